@@ -1,0 +1,5 @@
+//! Generators of realistic workloads shared by the criterion benches in `benches/benches/`.
+//!
+//! Each stage gets its own module so a team can benchmark its stage alone:
+//! `cargo bench -p panewise-benches --bench <name>`.
+#![deny(missing_docs)]

@@ -1,0 +1,53 @@
+//! The `panewise` binary: record, replay, window and decode agent sessions from the command line.
+
+mod decode_cmd;
+mod replay;
+mod window_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "panewise",
+    version,
+    about = "Host AI coding agents: replay, window, decode"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Fold a recorded session log twice, check both folds agree, and print the final state.
+    Replay(replay::Args),
+    /// Run a context-window strategy over a conversation file and print the window and its record.
+    Window(window_cmd::Args),
+    /// Decode a captured provider CLI stream, fold it through the reducer, and print the result.
+    Decode(decode_cmd::Args),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PANEWISE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Replay(args) => replay::run(args),
+        Command::Window(args) => window_cmd::run(args),
+        Command::Decode(args) => decode_cmd::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("panewise: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! # panewise-protocol
+//!
+//! The vocabulary shared between panewise crates, and nothing else: plain data types that derive
+//! `serde`, `Clone`, `PartialEq` and `Debug`, with no logic beyond trivial accessors.
+//!
+//! ## Invariants
+//! - Depends on `serde` only. No I/O, no clock, no async, no parsing of provider formats.
+//! - Every type here is stable on the wire: field names are `snake_case` and enums are tagged, so
+//!   logs written by one crate are readable by every other.
+//!
+//! ## API boundary
+//! [`SessionStats`] (per-turn and cumulative usage and cost), [`Failure`] with its closed
+//! [`FailureKind`], [`CompactionTrigger`] and [`TurnId`]. `panewise-pane-state` folds these;
+//! `panewise-providers` produces them; `panewise-window` reads [`SessionStats`]-free usage only
+//! through its own input type, so it does not need this crate at all.
+//!
+//! Start reading at [`Failure`].
+#![deny(missing_docs)]
+
+use serde::{Deserialize, Serialize};
+
+/// Identifies one user-visible turn. Effect results carry the turn they belong to, so results
+/// that arrive after their turn was cancelled or replaced can be recognised and dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TurnId(pub u64);
+
+/// Who asked for a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The user asked for it (for example `/compact`).
+    Manual,
+    /// The agent decided on its own because the context was filling up.
+    Auto,
+}
+
+/// Usage and cost figures of one turn, or the running sum of several.
+///
+/// Every field is optional because providers report different subsets; a missing figure is
+/// "not reported", never zero.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionStats {
+    /// Cost in US dollars, when the provider prices its calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Wall time of the turn in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Input (prompt) tokens, excluding cached reads where the provider separates them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Output (completion) tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Input tokens served from the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Tokens spent on hidden reasoning, where the provider reports them separately.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// Number of model round trips ("turns" in Claude Code's result line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_turns: Option<u64>,
+}
+
+/// The closed set of failure kinds every provider's errors are classified into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The provider refused the call because a rate or quota limit was hit (HTTP 429).
+    RateLimited,
+    /// The provider is temporarily overloaded (HTTP 529, or 503 with an overload message).
+    Overloaded,
+    /// The provider failed on its side (HTTP 5xx).
+    ServerError,
+    /// Credentials are missing, wrong or lack permission (HTTP 401/403).
+    Auth,
+    /// The request did not fit the model's context window.
+    ContextOverflow,
+    /// The response stream broke off before it finished.
+    StreamDisconnected,
+    /// The agent process exited without finishing its turn.
+    ProcessExited,
+    /// Anything the classifier could not place; the provider's message is kept verbatim.
+    Unknown,
+}
+
+impl FailureKind {
+    /// Whether retrying the same request later can succeed without the user changing anything.
+    pub fn default_retryable(self) -> bool {
+        matches!(
+            self,
+            FailureKind::RateLimited
+                | FailureKind::Overloaded
+                | FailureKind::ServerError
+                | FailureKind::StreamDisconnected
+        )
+    }
+}
+
+/// A classified failure as the user should see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// Which kind of failure this is.
+    pub kind: FailureKind,
+    /// Whether the same request may succeed if retried.
+    pub retryable: bool,
+    /// The provider's own message, verbatim.
+    pub message: String,
+    /// The HTTP status the provider reported, when it reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_round_trips_through_json_with_snake_case_kind() {
+        let failure = Failure {
+            kind: FailureKind::RateLimited,
+            retryable: true,
+            message: "429 Too Many Requests".into(),
+            http_status: Some(429),
+        };
+        let json = serde_json::to_string(&failure).unwrap_or_default();
+        assert!(json.contains("\"rate_limited\""), "{json}");
+        let back: Failure = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+        assert_eq!(back, failure);
+    }
+
+    #[test]
+    fn only_transient_kinds_are_retryable_by_default() {
+        assert!(FailureKind::RateLimited.default_retryable());
+        assert!(!FailureKind::Auth.default_retryable());
+        assert!(!FailureKind::ContextOverflow.default_retryable());
+    }
+}

@@ -1,0 +1,4 @@
+//! # panewise-providers
+//!
+//! Provider stream decoders (being built; see issue 4).
+#![deny(missing_docs)]
