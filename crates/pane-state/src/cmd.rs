@@ -1,0 +1,300 @@
+//! What the reducer asks for: effects for the host to run, and events for views and telemetry.
+//!
+//! `Cmd` is plain comparable data, so tests call [`crate::update`] and compare the commands it
+//! returned. Effects name what to do, never how: arming a timer, cancelling a turn's tasks,
+//! unblocking a tool. Events (`Cmd::Emit`) only report.
+
+use panewise_protocol::{CompactionTrigger, TurnId};
+use serde::{Deserialize, Serialize};
+
+use crate::context::{ReadingSource, WindowSource};
+use crate::state::{DisconnectReason, TurnOutcome, WaitingReason, WorkingKind};
+
+/// One command returned by [`crate::update`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Cmd {
+    /// Arm a timer that sends `SubmitTimeoutElapsed` at `deadline_ms` (R27).
+    ScheduleSubmitTimeout {
+        /// When it fires.
+        deadline_ms: u64,
+    },
+    /// Arm a timer that sends `InterruptTimeoutElapsed` at `deadline_ms` (R27).
+    ScheduleInterruptTimeout {
+        /// When it fires.
+        deadline_ms: u64,
+    },
+    /// Interrupt the agent and cancel every task of `turn`; report with `TurnCancelled` (R84).
+    CancelScope {
+        /// The turn to cancel.
+        turn: Option<TurnId>,
+    },
+    /// Unblock the tool waiting on approval `id` (R86).
+    ResolveApproval {
+        /// The approval's id.
+        id: String,
+        /// Whether it was approved.
+        approved: bool,
+    },
+    /// Unblock the tool waiting on question set `id` (R86).
+    ResolveQuestion {
+        /// The question set's id.
+        id: String,
+        /// The answers.
+        answers: Vec<String>,
+    },
+    /// Carry out an action the user confirmed in the modal.
+    RunConfirmed {
+        /// The action.
+        action: String,
+    },
+    /// Attach buffered context to the model request now starting (R89).
+    AttachRequestContext {
+        /// Hook context, in arrival order.
+        hook_context: Vec<String>,
+        /// Task notices, in arrival order.
+        task_notices: Vec<String>,
+    },
+    /// Drain effects and exit (R85).
+    Exit,
+    /// Report an event to views and telemetry.
+    Emit(Event),
+}
+
+/// Events for views and telemetry (R76).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Event {
+    /// History loaded.
+    InitReady,
+    /// History failed to load.
+    InitFailed {
+        /// Why.
+        reason: String,
+    },
+    /// The stream was attached.
+    StreamSubscribed,
+    /// The stream was torn down mid-turn.
+    StreamUnsubscribed,
+    /// A working turn lost its stream.
+    StreamDisconnected {
+        /// The phase it was in.
+        last_kind: WorkingKind,
+        /// Why.
+        reason: DisconnectReason,
+    },
+    /// Live content was rendered.
+    StreamFlushObserved {
+        /// How many items.
+        added_count: u64,
+    },
+    /// No activity for a while, but not long enough to recover.
+    StreamStuck {
+        /// Milliseconds without activity.
+        idle_since_ms: u64,
+        /// The threshold that was crossed.
+        threshold_ms: u64,
+    },
+    /// The watchdog ended a turn that stopped producing anything.
+    WorkingRecovered {
+        /// Milliseconds without activity.
+        idle_since_ms: u64,
+        /// The recovery threshold.
+        threshold_ms: u64,
+    },
+    /// A turn started.
+    TurnStarted {
+        /// When.
+        at: u64,
+        /// Its id.
+        turn: TurnId,
+    },
+    /// The backend says a turn is running.
+    TurnActiveReconciled,
+    /// The backend says no turn is running.
+    TurnInactiveReconciled {
+        /// When.
+        at: u64,
+    },
+    /// A turn ended.
+    TurnEnded {
+        /// How.
+        outcome: TurnOutcome,
+        /// Whether stats were merged.
+        stats_merged: bool,
+        /// Whether a stop was pending.
+        stopping_cleared: bool,
+    },
+    /// The runner confirmed a cancelled turn drained.
+    TurnCancelled {
+        /// The turn.
+        turn: TurnId,
+    },
+    /// Everything per-turn and per-session was wiped.
+    TurnReset,
+    /// An optimistic start was undone.
+    TurnStartFailed,
+    /// A start was refused.
+    TurnStartSuppressed {
+        /// Why: `stream not active` or `init still loading`.
+        reason: String,
+    },
+    /// A tool started.
+    ToolStarted {
+        /// Its name.
+        name: String,
+    },
+    /// A tool ended.
+    ToolEnded,
+    /// Token figures changed.
+    TokensUpdated,
+    /// A history seed landed.
+    ContextReconciledAtMount {
+        /// Its tokens.
+        tokens: u64,
+    },
+    /// The context was compacted.
+    ContextCompacted {
+        /// Tokens before.
+        tokens_before: u64,
+        /// Tokens after.
+        tokens_after: u64,
+        /// Whether a real boundary or the token-drop heuristic saw it.
+        source: CompactionSource,
+        /// Who asked, for real boundaries.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trigger: Option<CompactionTrigger>,
+        /// How long it took, for real boundaries.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+        /// The boundary's own time, for real boundaries.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        frame_timestamp: Option<u64>,
+    },
+    /// A reading became implausible and is not shown.
+    ContextReadingRejected {
+        /// Its tokens.
+        tokens: u64,
+        /// Its window.
+        window: Option<u64>,
+        /// Its model.
+        model: Option<String>,
+        /// Where the tokens came from.
+        source: ReadingSource,
+        /// Why it is implausible.
+        reason: String,
+    },
+    /// A prompt larger than the reported window proved the report wrong.
+    ContextWindowRefuted {
+        /// The model.
+        model: String,
+        /// The reported window.
+        reported: u64,
+        /// The prompt's tokens.
+        tokens: u64,
+        /// The window now assumed.
+        window: u64,
+        /// Its source.
+        window_source: WindowSource,
+    },
+    /// A compaction started.
+    CompactionStarted {
+        /// Who asked.
+        trigger: CompactionTrigger,
+    },
+    /// A compaction start was held until the turn is known to be working.
+    CompactionStartedBuffered {
+        /// Who asked.
+        trigger: CompactionTrigger,
+    },
+    /// The provider is waiting to retry.
+    ProviderWaiting {
+        /// Why.
+        reason: WaitingReason,
+        /// For how long.
+        retry_after_ms: Option<u64>,
+    },
+    /// A failure arrived.
+    FailureObserved {
+        /// Its kind, snake_case.
+        code: String,
+        /// Whether it ended a working turn.
+        turn_was_ended: bool,
+    },
+    /// The failure was cleared.
+    FailureCleared,
+    /// The user asked to stop.
+    StopRequested,
+    /// The stop failed.
+    StopFailed,
+    /// The interrupt deadline passed.
+    InterruptTimedOut {
+        /// When.
+        at: u64,
+    },
+    /// The submit deadline passed.
+    SubmitTimedOut {
+        /// When.
+        at: u64,
+    },
+    /// A message was queued.
+    PendingQueued {
+        /// Its id.
+        id: String,
+    },
+    /// A pending message was delivered.
+    PendingAccepted {
+        /// Its id.
+        id: String,
+        /// Whether it was in the queue.
+        was_present: bool,
+    },
+    /// A pending message was refused.
+    PendingRejected {
+        /// Its id.
+        id: String,
+        /// Whether it was in the queue.
+        was_present: bool,
+    },
+    /// A pending message expired.
+    PendingExpired {
+        /// Its id.
+        id: String,
+        /// When it was queued (0 when unknown).
+        queued_at: u64,
+        /// How long it waited (0 when unknown).
+        age_ms: u64,
+        /// Whether it was in the queue.
+        was_present: bool,
+    },
+    /// Delivery of a held message began.
+    PendingFlushStarted {
+        /// Its id.
+        id: String,
+    },
+    /// A modal waits for the user (approval, question or confirmation).
+    WaitingForInput,
+    /// No modal waits any more.
+    WaitingEnded,
+    /// An attached task was seen.
+    AttachedTaskObserved,
+    /// The attached task went away.
+    AttachedTaskCleared,
+    /// A message could not be applied in the current state; it was counted.
+    MessageIgnored {
+        /// The message's kind.
+        kind: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Who saw a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionSource {
+    /// A real boundary frame from the provider.
+    Real,
+    /// The ≥50% token-drop heuristic (R49).
+    Heuristic,
+}

@@ -1,0 +1,1293 @@
+//! `update`: the one function that folds a [`Msg`] into the [`State`].
+//!
+//! Every handler edits the state in place (the state is moved in and out, never cloned) and
+//! pushes the commands it needs. Rule numbers refer to the pane-state behaviour catalog.
+
+use panewise_protocol::{CompactionTrigger, Failure, SessionStats, TurnId};
+
+use crate::cmd::{Cmd, CompactionSource, Event};
+use crate::context::{plausible_reading, resolve_window, ContextReading, ReadingSource};
+use crate::msg::Msg;
+use crate::state::{
+    AttachedTask, CompactionInProgress, Confirmation, DisconnectReason, InitPhase, InterruptReason,
+    PaneFailure, PendingApproval, PendingMessage, PendingQuestionSet, ResumeRetry, State,
+    TurnOutcome, TurnPhase, TurnTokens, WaitingReason, CONTEXT_BUFFER_CAP_BYTES,
+};
+
+/// Idle time after which the watchdog reports a stuck stream (R24).
+pub const STUCK_THRESHOLD_MS: u64 = 45_000;
+/// Idle time after which the watchdog ends a silent streaming turn (R24).
+pub const LIVENESS_RECOVERY_MS: u64 = 180_000;
+/// Deadline for an interrupt to take effect (R24).
+pub const INTERRUPT_TIMEOUT_MS: u64 = 5_000;
+/// Deadline for a submitted turn to show activity (R24).
+pub const SUBMIT_TIMEOUT_MS: u64 = 30_000;
+/// A token drop this soon after a real boundary is not a second compaction (R24, R49).
+pub const COMPACTION_HEURISTIC_SUPPRESS_MS: u64 = 120_000;
+/// The heuristic needs a baseline above this many tokens (R24, R49).
+pub const HEURISTIC_BASELINE_FLOOR: u64 = 10_000;
+
+/// Folds one message into the state at the state's injected time (`state.now_ms`).
+///
+/// Total and deterministic: it never panics, reads no clock and does no I/O. A message scoped
+/// to a turn that is no longer current is dropped before any handler runs (R81).
+pub fn update(mut state: State, msg: Msg) -> (State, Vec<Cmd>) {
+    let mut out = Vec::new();
+    if let Some(turn) = msg.turn_id() {
+        if state.current_turn != Some(turn) {
+            return (state, out);
+        }
+    }
+    apply(&mut state, msg, &mut out);
+    (state, out)
+}
+
+/// Sets the injected clock to `now_ms`, then folds `msg` (R90).
+pub fn step(mut state: State, now_ms: u64, msg: Msg) -> (State, Vec<Cmd>) {
+    state.now_ms = now_ms;
+    update(state, msg)
+}
+
+fn emit(out: &mut Vec<Cmd>, event: Event) {
+    out.push(Cmd::Emit(event));
+}
+
+fn apply(s: &mut State, msg: Msg, out: &mut Vec<Cmd>) {
+    // The match is exhaustive on purpose: a new message kind must be handled here (R79).
+    match msg {
+        Msg::InitStart => {}
+        Msg::InitReady { at } => {
+            if matches!(s.init_phase, InitPhase::InitPending) {
+                s.init_phase = InitPhase::InitReady { at };
+                emit(out, Event::InitReady);
+            }
+        }
+        Msg::InitFailed { at, reason } => {
+            if matches!(s.init_phase, InitPhase::InitPending) {
+                s.init_phase = InitPhase::InitFailed {
+                    at,
+                    reason: reason.clone(),
+                };
+                emit(out, Event::InitFailed { reason });
+            }
+        }
+        Msg::StreamSubscribe { at } => stream_subscribe(s, at, out),
+        Msg::StreamUnsubscribe { at } => stream_unsubscribe(s, at, out),
+        Msg::StreamFlushObserved { added_count, at } => flush(s, added_count, at, out),
+        Msg::StreamWatchdogTick { now_ms } => watchdog(s, now_ms, out),
+        Msg::StreamSessionStarted => s.turn_tokens = None,
+        Msg::ReconcileTurnActive { at, active } => reconcile_turn_active(s, at, active, out),
+        Msg::ReconcileContextFromHistory {
+            tokens,
+            model,
+            at,
+            reported_windows,
+        } => {
+            for (model, window) in reported_windows {
+                s.reported_context_windows.entry(model).or_insert(window);
+            }
+            re_resolve_reading(s, None, out);
+            seed_from_history(s, tokens, model, at, out);
+        }
+        Msg::ContextWindowsReported { windows } => {
+            let mut changed_models = Vec::new();
+            for (model, window) in windows {
+                if s.reported_context_windows.get(&model) != Some(&window) {
+                    s.reported_context_windows.insert(model.clone(), window);
+                    changed_models.push(model);
+                }
+            }
+            if !changed_models.is_empty() {
+                re_resolve_reading(s, Some(&changed_models), out);
+            }
+        }
+        Msg::ContextInvalidated { .. } => {
+            s.context = None;
+            s.context_seedable = false;
+        }
+        Msg::ContextModelSwitched { model } => model_switched(s, model, out),
+        Msg::TurnStart { at, content } => turn_start(s, at, content, out),
+        Msg::TurnEnd { stats, .. } => turn_end(s, stats, out),
+        Msg::TurnReset => turn_reset(s, out),
+        Msg::TurnStartFailed => {
+            s.turn_phase = TurnPhase::Idle;
+            s.compacting = None;
+            s.pending_compaction_ping = None;
+            emit(out, Event::TurnStartFailed);
+        }
+        Msg::TurnCancelled { turn } => {
+            if matches!(s.turn_phase, TurnPhase::Interrupting { .. }) {
+                s.turn_phase = TurnPhase::Done {
+                    outcome: TurnOutcome::Stopped,
+                    finished_at: s.now_ms,
+                };
+                clear_turn_activity(s);
+                emit(out, Event::TurnCancelled { turn });
+            }
+        }
+        Msg::ToolStart { name, arg, .. } => {
+            s.current_tool = Some(name.clone());
+            s.current_tool_arg = arg;
+            bump(s, 1);
+            emit(out, Event::ToolStarted { name });
+        }
+        Msg::ToolEnd { .. } => {
+            s.current_tool = None;
+            s.current_tool_arg = None;
+            bump(s, -1);
+            emit(out, Event::ToolEnded);
+        }
+        Msg::TokensIn { input, model, .. } => tokens_in(s, input, model, out),
+        Msg::TokensOut { output, .. } => {
+            let tokens = s.turn_tokens.get_or_insert_with(TurnTokens::default);
+            tokens.output = output;
+            tokens.raise_shown();
+            bump(s, 0);
+            emit(out, Event::TokensUpdated);
+        }
+        Msg::OutputStreamed { chars, .. } => {
+            if let Some(tokens) = s.turn_tokens.as_mut() {
+                tokens.streamed_chars = tokens.streamed_chars.saturating_add(chars);
+                tokens.requesting = false;
+                tokens.raise_shown();
+                emit(out, Event::TokensUpdated);
+            }
+        }
+        Msg::RequestStarted { .. } => {
+            if !s.pending_hook_context.is_empty() || !s.pending_task_notices.is_empty() {
+                out.push(Cmd::AttachRequestContext {
+                    hook_context: std::mem::take(&mut s.pending_hook_context),
+                    task_notices: std::mem::take(&mut s.pending_task_notices),
+                });
+            }
+            if let Some(tokens) = s.turn_tokens.as_mut() {
+                tokens.requesting = true;
+            }
+        }
+        Msg::RequestStop { at } => request_stop(s, at, out),
+        Msg::StopFailed => {
+            if matches!(s.turn_phase, TurnPhase::Interrupting { .. }) {
+                s.turn_phase = match s.last_event_ms {
+                    Some(last) => streaming_phase(s.streaming.buffer_size, 0, last),
+                    None => TurnPhase::Idle,
+                };
+                emit(out, Event::StopFailed);
+            }
+        }
+        Msg::InterruptTimeoutElapsed { at } => {
+            if matches!(s.turn_phase, TurnPhase::Interrupting { .. }) {
+                end_turn_hard(s, TurnOutcome::Interrupted, at);
+                emit(out, Event::InterruptTimedOut { at });
+            }
+        }
+        Msg::SubmitTimeoutElapsed { at } => {
+            if matches!(s.turn_phase, TurnPhase::Submitting { .. }) {
+                end_turn_hard(s, TurnOutcome::Errored, at);
+                emit(out, Event::SubmitTimedOut { at });
+            }
+        }
+        Msg::PendingMessageQueued {
+            id,
+            text,
+            at,
+            enqueued_while_busy,
+        } => {
+            s.pending.push(PendingMessage {
+                id: id.clone(),
+                text,
+                created_at: at,
+                enqueued_while_busy,
+                flushing: false,
+            });
+            emit(out, Event::PendingQueued { id });
+        }
+        Msg::PendingMessageAccepted { id } => {
+            let was_present = remove_pending(s, &id).is_some();
+            emit(out, Event::PendingAccepted { id, was_present });
+        }
+        Msg::PendingMessageRejected { id } => {
+            let was_present = remove_pending(s, &id).is_some();
+            emit(out, Event::PendingRejected { id, was_present });
+        }
+        Msg::PendingMessageExpired { id } => {
+            let event = match remove_pending(s, &id) {
+                Some(message) => Event::PendingExpired {
+                    id,
+                    queued_at: message.created_at,
+                    age_ms: s.now_ms.saturating_sub(message.created_at),
+                    was_present: true,
+                },
+                None => Event::PendingExpired {
+                    id,
+                    queued_at: 0,
+                    age_ms: 0,
+                    was_present: false,
+                },
+            };
+            emit(out, event);
+        }
+        Msg::PendingMessageFlushStarted { id } => {
+            if let Some(message) = s.pending.iter_mut().find(|m| m.id == id && !m.flushing) {
+                message.flushing = true;
+                emit(out, Event::PendingFlushStarted { id });
+            }
+        }
+        Msg::ProviderWaiting {
+            reason,
+            retry_after_ms,
+            at,
+        } => provider_waiting(s, reason, retry_after_ms, at, out),
+        Msg::FailureObserved { failure, at } => failure_observed(s, failure, at, out),
+        Msg::FailureCleared => {
+            if s.failure.take().is_some() {
+                emit(out, Event::FailureCleared);
+            }
+        }
+        Msg::DetailsToggle => s.details_open = !s.details_open,
+        Msg::DetailsExpand => s.details_open = true,
+        Msg::DetailsCollapse => s.details_open = false,
+        Msg::StashToggle => s.stash_open = !s.stash_open,
+        Msg::CompactionStarted { trigger, at } => compaction_started(s, trigger, at, out),
+        Msg::CompactionBoundary {
+            trigger,
+            pre_tokens,
+            post_tokens,
+            duration_ms,
+            at,
+            frame_timestamp,
+        } => compaction_boundary(
+            s,
+            Boundary {
+                trigger,
+                pre_tokens,
+                post_tokens,
+                duration_ms,
+                at,
+                frame_timestamp,
+            },
+            out,
+        ),
+        Msg::AttachedTaskObserved { at } => {
+            if s.attached_task.is_none() {
+                s.attached_task = Some(AttachedTask { since: at });
+                emit(out, Event::AttachedTaskObserved);
+            }
+        }
+        Msg::AttachedTaskCleared => {
+            if s.attached_task.take().is_some() {
+                emit(out, Event::AttachedTaskCleared);
+            }
+        }
+        Msg::RegistryAttachedTaskObserved { since } => {
+            s.registry_attached_task_since = Some(since);
+        }
+        Msg::RegistryAttachedTaskCleared => s.registry_attached_task_since = None,
+        Msg::ResumeRetryStarted {
+            at,
+            stale_session_id,
+        } => {
+            s.reconnecting = Some(ResumeRetry {
+                started_at: at,
+                stale_session_id,
+            });
+        }
+        Msg::ResumeRetryResolved => s.reconnecting = None,
+        Msg::TurnLedgerObserved { ledger } => {
+            let replaces = s
+                .turn_ledger
+                .as_ref()
+                .is_none_or(|current| ledger.supersedes(current));
+            if replaces {
+                s.turn_ledger = Some(ledger);
+            }
+        }
+        Msg::ApprovalRequested {
+            id, tool, summary, ..
+        } => {
+            let was_waiting = is_waiting_for_input(s);
+            s.pending_approvals
+                .push_back(PendingApproval { id, tool, summary });
+            if !was_waiting {
+                emit(out, Event::WaitingForInput);
+            }
+        }
+        Msg::ApprovalAnswered { approved } => match s.pending_approvals.pop_front() {
+            Some(front) => {
+                out.push(Cmd::ResolveApproval {
+                    id: front.id,
+                    approved,
+                });
+                if !is_waiting_for_input(s) {
+                    emit(out, Event::WaitingEnded);
+                }
+            }
+            None => ignore(s, "approval_answered", "no approval is pending", out),
+        },
+        Msg::QuestionAsked { id, questions, .. } => {
+            let was_waiting = is_waiting_for_input(s);
+            s.pending_questions
+                .push_back(PendingQuestionSet { id, questions });
+            if !was_waiting {
+                emit(out, Event::WaitingForInput);
+            }
+        }
+        Msg::QuestionAnswered { answers } => match s.pending_questions.pop_front() {
+            Some(front) => {
+                out.push(Cmd::ResolveQuestion {
+                    id: front.id,
+                    answers,
+                });
+                if !is_waiting_for_input(s) {
+                    emit(out, Event::WaitingEnded);
+                }
+            }
+            None => ignore(s, "question_answered", "no question is pending", out),
+        },
+        Msg::ConfirmRequested { action, prompt } => {
+            let was_waiting = is_waiting_for_input(s);
+            s.confirm = Some(Confirmation { action, prompt });
+            if !was_waiting {
+                emit(out, Event::WaitingForInput);
+            }
+        }
+        Msg::ConfirmAnswered { accepted } => match s.confirm.take() {
+            Some(confirmation) => {
+                if accepted {
+                    out.push(Cmd::RunConfirmed {
+                        action: confirmation.action,
+                    });
+                }
+                if !is_waiting_for_input(s) {
+                    emit(out, Event::WaitingEnded);
+                }
+            }
+            None => ignore(s, "confirm_answered", "no confirmation is pending", out),
+        },
+        Msg::HookContextAdded { text, .. } => {
+            push_capped(s, BufferKind::HookContext, text, out);
+        }
+        Msg::TaskNoticeAdded { text } => push_capped(s, BufferKind::TaskNotice, text, out),
+        Msg::Quit => quit(s, out),
+    }
+}
+
+fn streaming_phase(buffer_size: u64, tools_active: u32, last_event_ms: u64) -> TurnPhase {
+    TurnPhase::Streaming {
+        buffer_size,
+        tools_active,
+        last_event_ms,
+        waiting_reason: None,
+        retry_after_ms: None,
+    }
+}
+
+/// The shared live-activity helper (R25).
+fn bump(s: &mut State, tools_delta: i32) {
+    if s.last_event_ms.is_none() {
+        return;
+    }
+    let now = s.now_ms;
+    s.last_event_ms = Some(now);
+    match &mut s.turn_phase {
+        TurnPhase::Streaming {
+            tools_active,
+            last_event_ms,
+            waiting_reason,
+            retry_after_ms,
+            ..
+        } => {
+            *last_event_ms = now;
+            *tools_active = apply_delta(*tools_active, tools_delta);
+            *waiting_reason = None;
+            *retry_after_ms = None;
+        }
+        phase if phase.is_activity_promotable() => {
+            *phase = streaming_phase(s.streaming.buffer_size, apply_delta(0, tools_delta), now);
+        }
+        _ => {}
+    }
+}
+
+/// Adds `delta` to a tool count without going below zero (R37).
+fn apply_delta(count: u32, delta: i32) -> u32 {
+    if delta >= 0 {
+        count.saturating_add(delta.unsigned_abs())
+    } else {
+        count.saturating_sub(delta.unsigned_abs())
+    }
+}
+
+/// Clears the tool chip, the live tokens, the compaction and the buffered ping: what every hard
+/// end of a working turn clears (R38, R47, R48, R70).
+fn clear_turn_activity(s: &mut State) {
+    s.current_tool = None;
+    s.current_tool_arg = None;
+    s.turn_tokens = None;
+    s.compacting = None;
+    s.pending_compaction_ping = None;
+}
+
+fn end_turn_hard(s: &mut State, outcome: TurnOutcome, at: u64) {
+    s.turn_phase = TurnPhase::Done {
+        outcome,
+        finished_at: at,
+    };
+    clear_turn_activity(s);
+}
+
+fn stream_subscribe(s: &mut State, at: u64, out: &mut Vec<Cmd>) {
+    s.last_event_ms = Some(at);
+    s.streaming.last_event_time = at;
+    match &mut s.turn_phase {
+        TurnPhase::Submitting { .. } => {
+            s.turn_phase = streaming_phase(s.streaming.buffer_size, 0, at);
+        }
+        TurnPhase::Streaming { last_event_ms, .. } => *last_event_ms = at,
+        TurnPhase::Disconnected { .. } => s.turn_phase = TurnPhase::Idle,
+        _ => {}
+    }
+    emit(out, Event::StreamSubscribed);
+}
+
+/// A working unsubscribe disconnects the turn (R25 table). An idle unsubscribe also closes the
+/// subscription gate: the original left `lastEventMs` set there (a quirk, R2), which let a turn
+/// start on a stream that no longer exists; a person would expect the start to be suppressed.
+fn stream_unsubscribe(s: &mut State, at: u64, out: &mut Vec<Cmd>) {
+    match s.turn_phase.working_kind() {
+        Some(last_kind) => {
+            let last_connected_at = s.last_event_ms.unwrap_or(at);
+            s.turn_phase = TurnPhase::Disconnected {
+                last_kind,
+                last_connected_at,
+                reason: DisconnectReason::StreamUnsubscribed,
+            };
+            clear_turn_activity(s);
+            s.last_event_ms = None;
+            emit(out, Event::StreamUnsubscribed);
+            emit(
+                out,
+                Event::StreamDisconnected {
+                    last_kind,
+                    reason: DisconnectReason::StreamUnsubscribed,
+                },
+            );
+        }
+        None => {
+            s.pending_compaction_ping = None;
+            if s.last_event_ms.take().is_some() {
+                emit(out, Event::StreamUnsubscribed);
+            }
+        }
+    }
+}
+
+fn flush(s: &mut State, added_count: u64, at: u64, out: &mut Vec<Cmd>) {
+    if s.last_event_ms.is_none() {
+        return;
+    }
+    s.streaming.buffer_size = s.streaming.buffer_size.saturating_add(added_count);
+    s.streaming.last_event_time = at;
+    s.last_event_ms = Some(at);
+    let buffer = s.streaming.buffer_size;
+    let mut promoted = false;
+    match &mut s.turn_phase {
+        TurnPhase::Streaming {
+            buffer_size,
+            last_event_ms,
+            waiting_reason,
+            retry_after_ms,
+            ..
+        } => {
+            *buffer_size = buffer;
+            *last_event_ms = at;
+            *waiting_reason = None;
+            *retry_after_ms = None;
+        }
+        phase if phase.is_activity_promotable() => {
+            *phase = streaming_phase(buffer, 0, at);
+            promoted = true;
+        }
+        _ => {}
+    }
+    emit(out, Event::StreamFlushObserved { added_count });
+    if promoted {
+        promote_ping(s, out);
+    }
+}
+
+/// Applies a buffered compaction-start ping once the turn is known to be working (R46).
+fn promote_ping(s: &mut State, out: &mut Vec<Cmd>) {
+    if let Some(ping) = s.pending_compaction_ping.take() {
+        s.compacting = Some(ping);
+        emit(
+            out,
+            Event::CompactionStarted {
+                trigger: ping.trigger,
+            },
+        );
+    }
+}
+
+fn watchdog(s: &mut State, now_ms: u64, out: &mut Vec<Cmd>) {
+    let Some(last) = s.last_event_ms else {
+        return;
+    };
+    if s.compacting.is_some() {
+        return;
+    }
+    let idle = now_ms.saturating_sub(last);
+    if idle < STUCK_THRESHOLD_MS {
+        return;
+    }
+    if let TurnPhase::Streaming {
+        tools_active: 0,
+        waiting_reason,
+        retry_after_ms,
+        ..
+    } = &s.turn_phase
+    {
+        let threshold = match waiting_reason {
+            Some(WaitingReason::RateLimited) => retry_after_ms
+                .unwrap_or(0)
+                .saturating_add(LIVENESS_RECOVERY_MS),
+            None => LIVENESS_RECOVERY_MS,
+        };
+        if idle >= threshold {
+            s.turn_phase = TurnPhase::Idle;
+            s.current_tool = None;
+            s.current_tool_arg = None;
+            emit(
+                out,
+                Event::WorkingRecovered {
+                    idle_since_ms: idle,
+                    threshold_ms: threshold,
+                },
+            );
+            return;
+        }
+    }
+    emit(
+        out,
+        Event::StreamStuck {
+            idle_since_ms: idle,
+            threshold_ms: STUCK_THRESHOLD_MS,
+        },
+    );
+}
+
+fn reconcile_turn_active(s: &mut State, at: u64, active: bool, out: &mut Vec<Cmd>) {
+    if active {
+        if s.turn_phase.is_reconcile_promotable() {
+            s.turn_phase = streaming_phase(0, 0, at);
+            emit(out, Event::TurnActiveReconciled);
+            promote_ping(s, out);
+        }
+        return;
+    }
+    let had_ping = s.pending_compaction_ping.take().is_some();
+    let demoted = matches!(s.turn_phase, TurnPhase::Streaming { .. });
+    if demoted {
+        s.turn_phase = TurnPhase::Idle;
+        s.current_tool = None;
+        s.current_tool_arg = None;
+        s.compacting = None;
+    }
+    if demoted || had_ping {
+        emit(out, Event::TurnInactiveReconciled { at });
+    }
+}
+
+fn turn_start(s: &mut State, at: u64, content: Option<String>, out: &mut Vec<Cmd>) {
+    if s.last_event_ms.is_none() {
+        emit(
+            out,
+            Event::TurnStartSuppressed {
+                reason: "stream not active".into(),
+            },
+        );
+        return;
+    }
+    if matches!(s.init_phase, InitPhase::InitPending) {
+        emit(
+            out,
+            Event::TurnStartSuppressed {
+                reason: "init still loading".into(),
+            },
+        );
+        return;
+    }
+    let was_submitting = matches!(s.turn_phase, TurnPhase::Submitting { .. });
+    let content = content.unwrap_or_default();
+    s.pending_compact_turn = content == "/compact";
+    s.turn_phase = TurnPhase::Submitting {
+        submitted_at: at,
+        pending_content: content,
+    };
+    s.session_stats = None;
+    s.last_event_ms = Some(at);
+    s.pending_compaction_ping = None;
+    let turn = TurnId(s.next_turn_id);
+    s.next_turn_id = s.next_turn_id.saturating_add(1);
+    s.current_turn = Some(turn);
+    emit(out, Event::TurnStarted { at, turn });
+    if !was_submitting {
+        out.push(Cmd::ScheduleSubmitTimeout {
+            deadline_ms: at.saturating_add(SUBMIT_TIMEOUT_MS),
+        });
+    }
+    if s.failure.take().is_some() {
+        emit(out, Event::FailureCleared);
+    }
+}
+
+/// Merges a turn's reported stats with its live tokens; the reported totals win (R60).
+pub fn merge_stats(
+    stats: Option<SessionStats>,
+    tokens: Option<&TurnTokens>,
+) -> Option<SessionStats> {
+    let missing = |value: Option<u64>| value.is_none_or(|v| v == 0);
+    match (stats, tokens) {
+        (Some(mut stats), tokens) => {
+            if let Some(tokens) = tokens {
+                if missing(stats.input_tokens) && tokens.input > 0 {
+                    stats.input_tokens = Some(tokens.input);
+                }
+                let output = tokens.output_shown();
+                if missing(stats.output_tokens) && output > 0 {
+                    stats.output_tokens = Some(output);
+                }
+            }
+            Some(stats)
+        }
+        (None, Some(tokens)) => Some(SessionStats {
+            input_tokens: Some(tokens.input),
+            output_tokens: Some(tokens.output_shown()),
+            ..SessionStats::default()
+        }),
+        (None, None) => None,
+    }
+}
+
+/// Adds a turn's merged stats into the running totals (R61).
+pub fn accumulate(
+    totals: Option<SessionStats>,
+    merged: Option<&SessionStats>,
+) -> Option<SessionStats> {
+    let Some(merged) = merged else {
+        return totals;
+    };
+    let totals = totals.unwrap_or_default();
+    fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+        match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+        }
+    }
+    Some(SessionStats {
+        cost_usd: match (totals.cost_usd, merged.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        },
+        duration_ms: add(totals.duration_ms, merged.duration_ms),
+        input_tokens: add(totals.input_tokens, merged.input_tokens),
+        output_tokens: add(totals.output_tokens, merged.output_tokens),
+        cached_input_tokens: add(totals.cached_input_tokens, merged.cached_input_tokens),
+        reasoning_tokens: add(totals.reasoning_tokens, merged.reasoning_tokens),
+        num_turns: Some(
+            totals
+                .num_turns
+                .unwrap_or(0)
+                .saturating_add(merged.num_turns.unwrap_or(1)),
+        ),
+    })
+}
+
+fn turn_end(s: &mut State, stats: Option<SessionStats>, out: &mut Vec<Cmd>) {
+    if matches!(s.turn_phase, TurnPhase::Disconnected { .. }) {
+        // The disconnect is the authoritative outcome (R32).
+        s.pending_compaction_ping = None;
+        return;
+    }
+    let merged = merge_stats(stats, s.turn_tokens.as_ref());
+    let stopping = matches!(s.turn_phase, TurnPhase::Interrupting { .. });
+    let outcome = match s.turn_phase {
+        TurnPhase::Done { outcome, .. } => outcome,
+        _ => {
+            let outcome = if stopping {
+                TurnOutcome::Stopped
+            } else {
+                TurnOutcome::Completed
+            };
+            s.turn_phase = TurnPhase::Done {
+                outcome,
+                finished_at: s.now_ms,
+            };
+            if outcome == TurnOutcome::Completed {
+                s.turns_completed = s.turns_completed.saturating_add(1);
+            }
+            outcome
+        }
+    };
+    s.session_totals = accumulate(s.session_totals.take(), merged.as_ref());
+    let stats_merged = merged.is_some();
+    s.session_stats = merged;
+    s.pending_compact_turn = false;
+    clear_turn_activity(s);
+    emit(
+        out,
+        Event::TurnEnded {
+            outcome,
+            stats_merged,
+            stopping_cleared: stopping,
+        },
+    );
+}
+
+fn turn_reset(s: &mut State, out: &mut Vec<Cmd>) {
+    s.session_stats = None;
+    s.session_totals = None;
+    s.turns_completed = 0;
+    s.compactions = 0;
+    clear_turn_activity(s);
+    s.context = None;
+    s.context_seedable = false;
+    s.turn_phase = TurnPhase::Idle;
+    s.current_turn = None;
+    s.pending_compact_turn = false;
+    clear_waiting_queues(s, out);
+    emit(out, Event::TurnReset);
+}
+
+fn request_stop(s: &mut State, at: u64, out: &mut Vec<Cmd>) {
+    emit(out, Event::StopRequested);
+    if !matches!(
+        s.turn_phase,
+        TurnPhase::Submitting { .. } | TurnPhase::Streaming { .. }
+    ) {
+        // Not working, or already Interrupting: keep the original deadline (R36).
+        return;
+    }
+    s.turn_phase = TurnPhase::Interrupting {
+        reason: InterruptReason::User,
+        sigint_sent_at: at,
+    };
+    out.push(Cmd::ScheduleInterruptTimeout {
+        deadline_ms: at.saturating_add(INTERRUPT_TIMEOUT_MS),
+    });
+    out.push(Cmd::CancelScope {
+        turn: s.current_turn,
+    });
+    clear_waiting_queues(s, out);
+}
+
+fn is_waiting_for_input(s: &State) -> bool {
+    !s.pending_approvals.is_empty() || !s.pending_questions.is_empty() || s.confirm.is_some()
+}
+
+/// Clears both parked queues: a cancelled task can never receive an answer (R86).
+fn clear_waiting_queues(s: &mut State, out: &mut Vec<Cmd>) {
+    let was_waiting = !s.pending_approvals.is_empty() || !s.pending_questions.is_empty();
+    s.pending_approvals.clear();
+    s.pending_questions.clear();
+    if was_waiting && !is_waiting_for_input(s) {
+        emit(out, Event::WaitingEnded);
+    }
+}
+
+fn remove_pending(s: &mut State, id: &str) -> Option<PendingMessage> {
+    let index = s.pending.iter().position(|m| m.id == id)?;
+    Some(s.pending.remove(index))
+}
+
+fn provider_waiting(
+    s: &mut State,
+    reason: WaitingReason,
+    retry: Option<u64>,
+    at: u64,
+    out: &mut Vec<Cmd>,
+) {
+    if s.last_event_ms.is_none() {
+        return;
+    }
+    s.last_event_ms = Some(at);
+    if let TurnPhase::Streaming {
+        waiting_reason,
+        retry_after_ms,
+        last_event_ms,
+        ..
+    } = &mut s.turn_phase
+    {
+        *waiting_reason = Some(reason);
+        *retry_after_ms = retry;
+        *last_event_ms = at;
+    }
+    emit(
+        out,
+        Event::ProviderWaiting {
+            reason,
+            retry_after_ms: retry,
+        },
+    );
+}
+
+fn failure_observed(s: &mut State, failure: Failure, at: u64, out: &mut Vec<Cmd>) {
+    let code = serde_json::to_value(failure.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned());
+    let turn_was_ended = s.turn_phase.is_working();
+    if turn_was_ended {
+        end_turn_hard(s, TurnOutcome::Errored, at);
+    }
+    s.failure = Some(PaneFailure { failure, at });
+    emit(
+        out,
+        Event::FailureObserved {
+            code,
+            turn_was_ended,
+        },
+    );
+}
+
+fn compaction_started(s: &mut State, trigger: CompactionTrigger, at: u64, out: &mut Vec<Cmd>) {
+    if s.last_event_ms.is_none() {
+        return;
+    }
+    if s.last_compaction_boundary_at.is_some_and(|b| at <= b) {
+        // A stale start echoing a compaction that already finished (R44).
+        return;
+    }
+    let ping = CompactionInProgress {
+        trigger,
+        started_at: at,
+    };
+    if s.turn_phase.is_working() {
+        s.compacting = Some(ping);
+        s.last_event_ms = Some(at);
+        if let TurnPhase::Streaming { last_event_ms, .. } = &mut s.turn_phase {
+            *last_event_ms = at;
+        }
+        emit(out, Event::CompactionStarted { trigger });
+    } else if s.turn_phase.is_activity_promotable() {
+        s.pending_compaction_ping = Some(ping);
+        emit(out, Event::CompactionStartedBuffered { trigger });
+    }
+}
+
+struct Boundary {
+    trigger: CompactionTrigger,
+    pre_tokens: u64,
+    post_tokens: u64,
+    duration_ms: Option<u64>,
+    at: u64,
+    frame_timestamp: Option<u64>,
+}
+
+fn compaction_boundary(s: &mut State, b: Boundary, out: &mut Vec<Cmd>) {
+    let preserves_newer = matches!(
+        (s.compacting, b.frame_timestamp),
+        (Some(c), Some(frame)) if frame < c.started_at
+    );
+    if !preserves_newer {
+        s.compacting = None;
+    }
+    let boundary_time = b.frame_timestamp.unwrap_or(b.at);
+    s.last_compaction_boundary_at = Some(boundary_time);
+    if s.pending_compaction_ping
+        .is_some_and(|ping| boundary_time >= ping.started_at)
+    {
+        s.pending_compaction_ping = None;
+    }
+    // The summary's size is not a context size, so the reading goes unless it is newer (R52).
+    let reading_is_newer = s
+        .context
+        .as_ref()
+        .and_then(|r| r.at)
+        .is_some_and(|taken| taken > boundary_time);
+    if !preserves_newer && !reading_is_newer {
+        s.context = None;
+    }
+    s.context_seedable = false;
+    if s.last_event_ms.is_some() {
+        s.last_event_ms = Some(b.at);
+        if let TurnPhase::Streaming { last_event_ms, .. } = &mut s.turn_phase {
+            *last_event_ms = b.at;
+        }
+    }
+    if b.trigger == CompactionTrigger::Manual && s.pending_compact_turn && s.turn_phase.is_working()
+    {
+        let stopping = matches!(s.turn_phase, TurnPhase::Interrupting { .. });
+        let outcome = if stopping {
+            TurnOutcome::Stopped
+        } else {
+            TurnOutcome::Completed
+        };
+        s.turn_phase = TurnPhase::Done {
+            outcome,
+            finished_at: b.at,
+        };
+        if outcome == TurnOutcome::Completed {
+            s.turns_completed = s.turns_completed.saturating_add(1);
+        }
+        s.current_tool = None;
+        s.current_tool_arg = None;
+        s.turn_tokens = None;
+        s.pending_compact_turn = false;
+        emit(
+            out,
+            Event::TurnEnded {
+                outcome,
+                stats_merged: false,
+                stopping_cleared: stopping,
+            },
+        );
+    }
+    s.compactions = s.compactions.saturating_add(1);
+    emit(
+        out,
+        Event::ContextCompacted {
+            tokens_before: b.pre_tokens,
+            tokens_after: b.post_tokens,
+            source: CompactionSource::Real,
+            trigger: Some(b.trigger),
+            duration_ms: b.duration_ms,
+            frame_timestamp: b.frame_timestamp,
+        },
+    );
+}
+
+fn is_plausible_or_absent(reading: Option<&ContextReading>) -> bool {
+    reading.is_none_or(|r| plausible_reading(r).is_ok())
+}
+
+fn tokens_in(s: &mut State, input: u64, model: Option<String>, out: &mut Vec<Cmd>) {
+    let previous = s.context.take();
+    let previous_plausible = is_plausible_or_absent(previous.as_ref());
+
+    // The token-drop heuristic compares only against a plausible live reading (R49).
+    let baseline = previous
+        .as_ref()
+        .filter(|r| r.source == ReadingSource::Live && plausible_reading(r).is_ok())
+        .map(|r| r.tokens);
+    let boundary_is_recent = s
+        .last_compaction_boundary_at
+        .is_some_and(|b| s.now_ms.saturating_sub(b) < COMPACTION_HEURISTIC_SUPPRESS_MS);
+    let heuristic_drop = baseline.filter(|&before| {
+        before > HEURISTIC_BASELINE_FLOOR && input.saturating_mul(2) < before && !boundary_is_recent
+    });
+
+    if model.is_some() {
+        s.last_context_model.clone_from(&model);
+    }
+    let model = model.or_else(|| s.last_context_model.clone());
+    let reading = build_reading(s, input, model, ReadingSource::Live, Some(s.now_ms), out);
+    if let Err(reason) = plausible_reading(&reading) {
+        if previous_plausible {
+            emit(out, rejected_event(&reading, reason.as_str()));
+        }
+    }
+    s.context = Some(reading);
+    s.context_seedable = false;
+
+    // A new call: the previous call's output is folded into the turn's done output (R67).
+    let (ledger_turn_id, ledger_pass) = match &s.turn_ledger {
+        Some(ledger) if ledger.is_open(s.now_ms) => (Some(ledger.turn_id), Some(ledger.passes)),
+        _ => (None, None),
+    };
+    let previous_tokens = s.turn_tokens.take();
+    let (output_done, shown_output) = previous_tokens
+        .as_ref()
+        .map_or((0, 0), |t| (t.output_so_far(), t.output_shown()));
+    s.turn_tokens = Some(TurnTokens {
+        input,
+        output: 0,
+        output_done,
+        streamed_chars: 0,
+        shown_output,
+        requesting: false,
+        ledger_turn_id,
+        ledger_pass,
+    });
+
+    bump(s, 0);
+    emit(out, Event::TokensUpdated);
+    if let Some(before) = heuristic_drop {
+        s.compactions = s.compactions.saturating_add(1);
+        emit(
+            out,
+            Event::ContextCompacted {
+                tokens_before: before,
+                tokens_after: input,
+                source: CompactionSource::Heuristic,
+                trigger: None,
+                duration_ms: None,
+                frame_timestamp: None,
+            },
+        );
+    }
+}
+
+fn rejected_event(reading: &ContextReading, reason: &str) -> Event {
+    Event::ContextReadingRejected {
+        tokens: reading.tokens,
+        window: reading.window,
+        model: reading.model.clone(),
+        source: reading.source,
+        reason: reason.to_owned(),
+    }
+}
+
+/// Builds a reading with its window resolved (R51), learning windows and reporting a refuted
+/// report once per model (R54).
+fn build_reading(
+    s: &mut State,
+    tokens: u64,
+    model: Option<String>,
+    source: ReadingSource,
+    at: Option<u64>,
+    out: &mut Vec<Cmd>,
+) -> ContextReading {
+    let resolved = resolve_window(
+        model.as_deref(),
+        tokens,
+        &s.reported_context_windows,
+        &s.learned_context_windows,
+    );
+    if let Some(model_id) = model.as_deref() {
+        learn_window(s, model_id, &resolved, tokens, out);
+    }
+    ContextReading {
+        tokens,
+        model,
+        window: resolved.window,
+        window_source: resolved.source,
+        source,
+        at,
+        switched_to: None,
+    }
+}
+
+fn learn_window(
+    s: &mut State,
+    model: &str,
+    resolved: &crate::context::Resolved,
+    tokens: u64,
+    out: &mut Vec<Cmd>,
+) {
+    let (Some(window), Some(crate::context::WindowSource::Learned)) =
+        (resolved.window, resolved.source)
+    else {
+        return;
+    };
+    let known = crate::context::lookup_window(&s.learned_context_windows, model);
+    if known.is_none_or(|k| k < window) {
+        s.learned_context_windows.insert(model.to_owned(), window);
+    }
+    if let Some(reported) = resolved.refuted_report {
+        if s.refuted_models.insert(model.to_owned()) {
+            emit(
+                out,
+                Event::ContextWindowRefuted {
+                    model: model.to_owned(),
+                    reported,
+                    tokens,
+                    window,
+                    window_source: crate::context::WindowSource::Learned,
+                },
+            );
+        }
+    }
+}
+
+/// Re-resolves the current reading's window after the reported map changed (R53, R56). A
+/// switched reading and a reading about another model are left alone.
+fn re_resolve_reading(s: &mut State, changed_models: Option<&[String]>, out: &mut Vec<Cmd>) {
+    let Some(reading) = s.context.as_ref() else {
+        return;
+    };
+    if reading.switched_to.is_some() {
+        return;
+    }
+    let Some(model) = reading.model.clone() else {
+        return;
+    };
+    if let Some(changed) = changed_models {
+        let concerns_reading = changed.iter().any(|m| {
+            m.eq_ignore_ascii_case(&model)
+                || model
+                    .to_ascii_lowercase()
+                    .strip_suffix("[1m]")
+                    .is_some_and(|stripped| m.eq_ignore_ascii_case(stripped))
+        });
+        if !concerns_reading {
+            return;
+        }
+    }
+    let tokens = reading.tokens;
+    let was_plausible = plausible_reading(reading).is_ok();
+    let resolved = resolve_window(
+        Some(&model),
+        tokens,
+        &s.reported_context_windows,
+        &s.learned_context_windows,
+    );
+    learn_window(s, &model, &resolved, tokens, out);
+    if let Some(reading) = s.context.as_mut() {
+        reading.window = resolved.window;
+        reading.window_source = resolved.source;
+        if let Err(reason) = plausible_reading(reading) {
+            if was_plausible {
+                let event = rejected_event(reading, reason.as_str());
+                emit(out, event);
+            }
+        }
+    }
+}
+
+fn seed_from_history(
+    s: &mut State,
+    tokens: Option<u64>,
+    model: Option<String>,
+    at: Option<u64>,
+    out: &mut Vec<Cmd>,
+) {
+    let Some(tokens) = tokens else {
+        return;
+    };
+    if !s.context_seedable {
+        return;
+    }
+    let reading = build_reading(s, tokens, model.clone(), ReadingSource::History, at, out);
+    match plausible_reading(&reading) {
+        Ok(()) => {
+            s.context = Some(reading);
+            s.context_seedable = false;
+            if model.is_some() {
+                s.last_context_model = model;
+            }
+            emit(out, Event::ContextReconciledAtMount { tokens });
+        }
+        Err(reason) => emit(out, rejected_event(&reading, reason.as_str())),
+    }
+}
+
+fn model_switched(s: &mut State, model: String, out: &mut Vec<Cmd>) {
+    let Some(reading) = s.context.as_mut() else {
+        return;
+    };
+    let back_to_own = reading
+        .model
+        .as_deref()
+        .is_some_and(|own| own.eq_ignore_ascii_case(&model));
+    if back_to_own {
+        if reading.switched_to.take().is_some() {
+            re_resolve_reading(s, None, out);
+        }
+    } else {
+        reading.window = None;
+        reading.window_source = None;
+        reading.switched_to = Some(model);
+    }
+}
+
+/// Which byte-capped buffer a text goes to (R89).
+#[derive(Clone, Copy)]
+enum BufferKind {
+    HookContext,
+    TaskNotice,
+}
+
+fn push_capped(s: &mut State, kind: BufferKind, text: String, out: &mut Vec<Cmd>) {
+    let (buffer, label) = match kind {
+        BufferKind::HookContext => (&mut s.pending_hook_context, "hook_context_added"),
+        BufferKind::TaskNotice => (&mut s.pending_task_notices, "task_notice_added"),
+    };
+    let used: usize = buffer.iter().map(String::len).sum();
+    let room = CONTEXT_BUFFER_CAP_BYTES.saturating_sub(used);
+    if text.len() <= room {
+        buffer.push(text);
+        return;
+    }
+    // Keep what fits, cut on a character boundary, and count the cut so it is not silent.
+    let mut cut = room;
+    while cut > 0 && !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if cut > 0 {
+        buffer.push(text[..cut].to_owned());
+    }
+    ignore(s, label, "the 16 KiB buffer is full; the rest was cut", out);
+}
+
+fn quit(s: &mut State, out: &mut Vec<Cmd>) {
+    if s.should_exit {
+        return;
+    }
+    if s.turn_phase.is_working() {
+        out.push(Cmd::CancelScope {
+            turn: s.current_turn,
+        });
+    }
+    clear_waiting_queues(s, out);
+    s.confirm = None;
+    s.pending_hook_context.clear();
+    s.pending_task_notices.clear();
+    s.should_exit = true;
+    out.push(Cmd::Exit);
+}
+
+/// Counts a message that makes no sense in the current state, so it is never lost silently.
+fn ignore(s: &mut State, kind: &str, reason: &str, out: &mut Vec<Cmd>) {
+    s.diagnostics.ignored = s.diagnostics.ignored.saturating_add(1);
+    s.diagnostics.last = Some(format!("{kind}: {reason}"));
+    emit(
+        out,
+        Event::MessageIgnored {
+            kind: kind.to_owned(),
+            reason: reason.to_owned(),
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r37_tool_delta_never_goes_below_zero() {
+        assert_eq!(apply_delta(0, -1), 0);
+        assert_eq!(apply_delta(2, -1), 1);
+        assert_eq!(apply_delta(u32::MAX, 1), u32::MAX);
+    }
+
+    #[test]
+    fn r60_reported_stats_win_and_live_tokens_fill_gaps() {
+        let tokens = TurnTokens {
+            input: 100,
+            output: 40,
+            ..TurnTokens::default()
+        };
+        let stats = SessionStats {
+            input_tokens: Some(500),
+            output_tokens: Some(0),
+            ..SessionStats::default()
+        };
+        let merged = merge_stats(Some(stats), Some(&tokens));
+        assert_eq!(merged.as_ref().and_then(|m| m.input_tokens), Some(500));
+        assert_eq!(merged.as_ref().and_then(|m| m.output_tokens), Some(40));
+        assert_eq!(merge_stats(None, None), None);
+    }
+
+    #[test]
+    fn r61_accumulate_counts_a_turn_without_num_turns_as_one() {
+        let merged = SessionStats {
+            cost_usd: Some(0.5),
+            ..SessionStats::default()
+        };
+        let totals = accumulate(None, Some(&merged));
+        let totals = accumulate(totals, Some(&merged));
+        assert_eq!(totals.as_ref().and_then(|t| t.num_turns), Some(2));
+        assert_eq!(totals.as_ref().and_then(|t| t.cost_usd), Some(1.0));
+        assert_eq!(accumulate(None, None), None);
+    }
+}
