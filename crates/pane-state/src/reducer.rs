@@ -575,9 +575,16 @@ fn watchdog(s: &mut State, now_ms: u64, out: &mut Vec<Cmd>) {
     );
 }
 
+/// The backend's authoritative turn flag (R23, R46, R47).
+///
+/// Deliberate deviation from R30: the original promoted to Streaming even while the stream was
+/// unsubscribed. That shows "Working…" on a pane that cannot receive the turn's output and
+/// breaks the invariant "no working phase while unsubscribed", so an `active: true` while
+/// unsubscribed is ignored here; the first live activity after the next subscribe promotes the
+/// phase instead. `active: false` still applies without the gate.
 fn reconcile_turn_active(s: &mut State, at: u64, active: bool, out: &mut Vec<Cmd>) {
     if active {
-        if s.turn_phase.is_reconcile_promotable() {
+        if s.last_event_ms.is_some() && s.turn_phase.is_reconcile_promotable() {
             s.turn_phase = streaming_phase(0, 0, at);
             emit(out, Event::TurnActiveReconciled);
             promote_ping(s, out);
