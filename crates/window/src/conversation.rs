@@ -1,0 +1,645 @@
+//! The caller-owned conversation: the window as a list of messages plus everything the stage
+//! learned about them when they were pushed.
+//!
+//! Each message is read once. Its character count, token count, span-key hash, recovered tool
+//! name and role are cached, running sums of characters and tokens are kept, and the turn
+//! segmentation (W6) is extended as messages arrive. A visit therefore answers "how large is
+//! this span" or "which turn holds this message" in O(1) or O(log n) and never rescans the
+//! conversation; applying an edit costs time proportional to what moved.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::error::WindowError;
+use crate::message::{fnv1a_continue, Message, Role, WindowMessage, FNV_OFFSET};
+use crate::notice::{is_compaction_frame, is_drop_notice, is_masked_placeholder};
+use crate::plan::{WindowEdit, WindowPlan};
+use crate::tokens::{ApproxCounter, TokenCounter};
+
+/// The interned id of "no tool name could be recovered".
+pub(crate) const NO_TOOL: u32 = u32::MAX;
+
+/// Tool results of at most this many characters are never masked: a placeholder would not be
+/// smaller, and skipping them keeps masking proportional to what it changes.
+pub const MASKABLE_MIN_CHARS: u64 = 200;
+
+/// How the stage classifies a message for the anchor and notice rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A user message a person said: a candidate for the current request (W19).
+    PersonSaid,
+    /// A drop notice the stage wrote (W38).
+    DropNotice,
+    /// A summary frame the stage wrote (W44).
+    CompactionFrame,
+    /// A tool result replaced by a masking placeholder.
+    MaskedResult,
+    /// Anything else.
+    Other,
+}
+
+/// What the stage cached about one message.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MessageMeta {
+    pub(crate) role: Role,
+    pub(crate) kind: Kind,
+    pub(crate) chars: u64,
+    pub(crate) tokens: u64,
+    /// The recovered tool name of a tool result, or [`NO_TOOL`].
+    pub(crate) tool: u32,
+    /// Calls on this message that no tool result in the window answers.
+    pub(crate) unanswered: u32,
+    /// FNV-1a of `role:content`, the message's part of a span key.
+    pub(crate) hash: u32,
+}
+
+/// One turn as the stage keeps it (W6): a non-tool message and the tool messages after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TurnMeta {
+    pub(crate) start: usize,
+    pub(crate) len: usize,
+    pub(crate) has_system: bool,
+    pub(crate) unanswered: u32,
+    pub(crate) starts_with_frame: bool,
+}
+
+impl TurnMeta {
+    pub(crate) fn end(&self) -> usize {
+        self.start + self.len
+    }
+}
+
+/// A turn of the window, as callers see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turn {
+    /// The turn's position among the window's turns.
+    pub index: usize,
+    /// The index of its first message.
+    pub start: usize,
+    /// How many messages it holds.
+    pub len: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CallSite {
+    /// The sequence number of the assistant message making the call.
+    seq: u64,
+    tool: u32,
+}
+
+/// The window the stage works on, owned by the caller, with its cached facts.
+///
+/// Push messages as the run appends them; hand the conversation to
+/// [`crate::WindowStage::visit`] at each iteration boundary; apply the returned plan with
+/// [`Conversation::apply`].
+pub struct Conversation<M: WindowMessage = Message> {
+    messages: Vec<M>,
+    meta: Vec<MessageMeta>,
+    /// A strictly increasing number per message; it survives removals, so maps keyed by it do
+    /// not need re-indexing when earlier messages leave.
+    seqs: Vec<u64>,
+    next_seq: u64,
+    char_prefix: Vec<u64>,
+    token_prefix: Vec<u64>,
+    turns: Vec<TurnMeta>,
+    tool_names: Vec<String>,
+    tool_ids: HashMap<String, u32>,
+    calls: HashMap<String, CallSite>,
+    answers: HashMap<String, u32>,
+    /// The newest result per call id, as a sequence number.
+    results: HashMap<String, u64>,
+    /// Sequence numbers of results per interned tool, oldest first.
+    results_by_tool: Vec<Vec<u64>>,
+    /// Sequence numbers of every tool result, oldest first.
+    tool_results: Vec<u64>,
+    /// Sequence numbers of every message a person said, oldest first.
+    person_said: Vec<u64>,
+    /// Sequence numbers of tool results large enough to be worth masking and not yet masked.
+    maskable: Vec<u64>,
+    counter: Box<dyn TokenCounter>,
+}
+
+impl<M: WindowMessage> Default for Conversation<M> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<M: WindowMessage> std::fmt::Debug for Conversation<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conversation")
+            .field("messages", &self.messages.len())
+            .field("turns", &self.turns.len())
+            .field("chars", &self.window_chars())
+            .finish()
+    }
+}
+
+impl<M: WindowMessage> Conversation<M> {
+    /// An empty conversation counting tokens with the default [`ApproxCounter`].
+    pub fn new() -> Self {
+        Self::with_counter(Box::new(ApproxCounter))
+    }
+
+    /// An empty conversation counting tokens with `counter`.
+    pub fn with_counter(counter: Box<dyn TokenCounter>) -> Self {
+        Self {
+            messages: Vec::new(),
+            meta: Vec::new(),
+            seqs: Vec::new(),
+            next_seq: 0,
+            char_prefix: vec![0],
+            token_prefix: vec![0],
+            turns: Vec::new(),
+            tool_names: Vec::new(),
+            tool_ids: HashMap::new(),
+            calls: HashMap::new(),
+            answers: HashMap::new(),
+            results: HashMap::new(),
+            results_by_tool: Vec::new(),
+            tool_results: Vec::new(),
+            person_said: Vec::new(),
+            maskable: Vec::new(),
+            counter,
+        }
+    }
+
+    /// A conversation holding `messages`, counted with the default counter.
+    pub fn from_messages(messages: impl IntoIterator<Item = M>) -> Self {
+        let mut conversation = Self::new();
+        conversation.extend(messages);
+        conversation
+    }
+
+    /// Appends every message in order.
+    pub fn extend(&mut self, messages: impl IntoIterator<Item = M>) {
+        for message in messages {
+            self.push(message);
+        }
+    }
+
+    /// Appends one message, counting it once. Costs O(its length), independent of the window.
+    pub fn push(&mut self, message: M) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let index = self.messages.len();
+        let mut meta = self.read_meta(&message);
+        match meta.role {
+            Role::Assistant => {
+                for call_index in 0..message.tool_call_count() {
+                    let Some(call) = message.tool_call(call_index) else {
+                        continue;
+                    };
+                    let tool = self.intern(call.name);
+                    self.calls
+                        .insert(call.id.to_string(), CallSite { seq, tool });
+                    if !self.answers.contains_key(call.id) {
+                        meta.unanswered += 1;
+                    }
+                }
+            }
+            Role::Tool => {
+                self.tool_results.push(seq);
+                if let Some(call_id) = message.tool_call_id() {
+                    let count = self.answers.entry(call_id.to_string()).or_insert(0);
+                    *count += 1;
+                    let first_answer = *count == 1;
+                    self.results.insert(call_id.to_string(), seq);
+                    if first_answer {
+                        if let Some(site) = self.calls.get(call_id).copied() {
+                            self.mark_answered(site.seq);
+                        }
+                    }
+                }
+                if meta.tool != NO_TOOL {
+                    self.results_by_tool[meta.tool as usize].push(seq);
+                }
+                if meta.kind != Kind::MaskedResult && meta.chars > MASKABLE_MIN_CHARS {
+                    self.maskable.push(seq);
+                }
+            }
+            Role::User | Role::System => {}
+        }
+        if meta.kind == Kind::PersonSaid {
+            self.person_said.push(seq);
+        }
+        self.char_prefix.push(self.char_prefix[index] + meta.chars);
+        self.token_prefix
+            .push(self.token_prefix[index] + meta.tokens);
+        self.extend_turns(index, &meta);
+        self.messages.push(message);
+        self.meta.push(meta);
+        self.seqs.push(seq);
+    }
+
+    fn read_meta(&mut self, message: &M) -> MessageMeta {
+        let role = message.role();
+        let content = message.content();
+        let kind = classify(message);
+        let tool = if role == Role::Tool {
+            match message.tool_name() {
+                Some(name) => self.intern(name),
+                None => message
+                    .tool_call_id()
+                    .and_then(|id| self.calls.get(id))
+                    .map_or(NO_TOOL, |site| site.tool),
+            }
+        } else {
+            NO_TOOL
+        };
+        let hash = fnv1a_continue(fnv1a_continue(FNV_OFFSET, role.as_str()), ":");
+        MessageMeta {
+            role,
+            kind,
+            chars: content.chars().count() as u64,
+            tokens: self.counter.count(content),
+            tool,
+            unanswered: 0,
+            hash: fnv1a_continue(hash, content),
+        }
+    }
+
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(id) = self.tool_ids.get(name) {
+            return *id;
+        }
+        let id = self.tool_names.len() as u32;
+        self.tool_names.push(name.to_string());
+        self.tool_ids.insert(name.to_string(), id);
+        self.results_by_tool.push(Vec::new());
+        id
+    }
+
+    fn mark_answered(&mut self, call_seq: u64) {
+        if let Some(index) = self.index_of_seq(call_seq) {
+            if let Some(meta) = self.meta.get_mut(index) {
+                meta.unanswered = meta.unanswered.saturating_sub(1);
+            }
+            if let Some(turn) = self.turn_index_of(index) {
+                let turn = &mut self.turns[turn];
+                turn.unanswered = turn.unanswered.saturating_sub(1);
+            }
+        }
+    }
+
+    fn extend_turns(&mut self, index: usize, meta: &MessageMeta) {
+        let joins_open_turn = meta.role == Role::Tool && !self.turns.is_empty();
+        if joins_open_turn {
+            if let Some(turn) = self.turns.last_mut() {
+                turn.len += 1;
+                turn.unanswered += meta.unanswered;
+                turn.has_system |= meta.role == Role::System;
+            }
+        } else {
+            self.turns.push(TurnMeta {
+                start: index,
+                len: 1,
+                has_system: meta.role == Role::System,
+                unanswered: meta.unanswered,
+                starts_with_frame: meta.kind == Kind::CompactionFrame,
+            });
+        }
+    }
+
+    /// The messages of the window, in order.
+    pub fn messages(&self) -> &[M] {
+        &self.messages
+    }
+
+    /// Takes the messages out, leaving an empty conversation behind.
+    pub fn into_messages(self) -> Vec<M> {
+        self.messages
+    }
+
+    /// How many messages the window holds.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// True when the window holds no message.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// How many turns the window holds (W6).
+    pub fn turn_count(&self) -> usize {
+        self.turns.len()
+    }
+
+    /// The turns of the window, oldest first (W6).
+    pub fn turns(&self) -> impl Iterator<Item = Turn> + '_ {
+        self.turns.iter().enumerate().map(|(index, turn)| Turn {
+            index,
+            start: turn.start,
+            len: turn.len,
+        })
+    }
+
+    /// The sum of content characters over the window (W4), in O(1).
+    pub fn window_chars(&self) -> u64 {
+        self.char_prefix[self.messages.len()]
+    }
+
+    /// The content characters of the messages in `range`, in O(1).
+    pub fn chars_in(&self, range: Range<usize>) -> u64 {
+        let end = range.end.min(self.messages.len());
+        let start = range.start.min(end);
+        self.char_prefix[end] - self.char_prefix[start]
+    }
+
+    /// The counted tokens of the messages in `range`, in O(1).
+    pub fn tokens_in(&self, range: Range<usize>) -> u64 {
+        let end = range.end.min(self.messages.len());
+        let start = range.start.min(end);
+        self.token_prefix[end] - self.token_prefix[start]
+    }
+
+    /// Counts `text` with this conversation's counter.
+    pub fn count_tokens(&self, text: &str) -> u64 {
+        self.counter.count(text)
+    }
+
+    /// The set of call ids that some tool result in the window answers (W8).
+    pub fn is_answered(&self, call_id: &str) -> bool {
+        self.answers.get(call_id).is_some_and(|count| *count > 0)
+    }
+
+    pub(crate) fn meta(&self, index: usize) -> Option<&MessageMeta> {
+        self.meta.get(index)
+    }
+
+    pub(crate) fn turn_meta(&self) -> &[TurnMeta] {
+        &self.turns
+    }
+
+    pub(crate) fn tool_name(&self, tool: u32) -> Option<&str> {
+        self.tool_names.get(tool as usize).map(String::as_str)
+    }
+
+    pub(crate) fn index_of_seq(&self, seq: u64) -> Option<usize> {
+        self.seqs.binary_search(&seq).ok()
+    }
+
+    /// The turn holding message `index`, in O(log turns).
+    pub(crate) fn turn_index_of(&self, index: usize) -> Option<usize> {
+        if index >= self.messages.len() {
+            return None;
+        }
+        let after = self.turns.partition_point(|turn| turn.start <= index);
+        after.checked_sub(1)
+    }
+
+    /// The newest result of each tool, as message indices.
+    pub(crate) fn newest_result_per_tool(&self) -> impl Iterator<Item = (u32, usize)> + '_ {
+        self.results_by_tool
+            .iter()
+            .enumerate()
+            .filter_map(|(tool, seqs)| {
+                let seq = seqs.last()?;
+                Some((tool as u32, self.index_of_seq(*seq)?))
+            })
+    }
+
+    /// The message index of the assistant message making call `call_id`.
+    pub(crate) fn call_index(&self, call_id: &str) -> Option<usize> {
+        self.calls
+            .get(call_id)
+            .and_then(|site| self.index_of_seq(site.seq))
+    }
+
+    /// The message index of the newest result answering `call_id`.
+    pub(crate) fn result_index(&self, call_id: &str) -> Option<usize> {
+        self.results
+            .get(call_id)
+            .and_then(|seq| self.index_of_seq(*seq))
+    }
+
+    /// Message indices of maskable results older than the newest `keep_recent` tool results,
+    /// oldest first. Costs O(log n) plus the number returned.
+    pub(crate) fn maskable_older_than(&self, keep_recent: usize) -> Vec<usize> {
+        let results = self.tool_results.len();
+        if results <= keep_recent {
+            return Vec::new();
+        }
+        let boundary = match keep_recent {
+            0 => u64::MAX,
+            keep => self.tool_results[results - keep],
+        };
+        let end = self.maskable.partition_point(|seq| *seq < boundary);
+        self.maskable[..end]
+            .iter()
+            .filter_map(|seq| self.index_of_seq(*seq))
+            .collect()
+    }
+
+    /// The current request (W19): the newest message a person said whose content equals
+    /// `said`, else the newest message a person said, else none.
+    pub(crate) fn current_request_index(&self, said: Option<&str>) -> Option<usize> {
+        if let Some(said) = said {
+            for seq in self.person_said.iter().rev() {
+                if let Some(index) = self.index_of_seq(*seq) {
+                    if self.messages[index].content() == said {
+                        return Some(index);
+                    }
+                }
+            }
+        }
+        self.person_said
+            .last()
+            .and_then(|seq| self.index_of_seq(*seq))
+    }
+
+    /// Applies a plan's edit to the window and, for a fold that retains its originals, moves
+    /// the folded messages into the plan's [`crate::FoldedSpan`]. A plan without an edit
+    /// changes nothing.
+    pub fn apply(&mut self, plan: &mut WindowPlan<M>) -> Result<(), WindowError> {
+        let Some(edit) = plan.edit.as_ref() else {
+            return Ok(());
+        };
+        let removed = self.apply_edit(edit)?;
+        if let Some(span) = plan.folded.first_mut() {
+            if span.retained == crate::record::Retain::Conversation {
+                span.messages = Some(removed);
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_edit(&mut self, edit: &WindowEdit) -> Result<Vec<M>, WindowError> {
+        let len = self.messages.len();
+        let range = edit.removed.clone();
+        if range.start > range.end || range.end > len {
+            return Err(WindowError::EditMismatch(format!(
+                "removal {}..{} outside a window of {len} messages",
+                range.start, range.end
+            )));
+        }
+        if range.is_empty() && edit.inserted.is_some() {
+            return Err(WindowError::EditMismatch(
+                "a note can only take the place of removed messages".to_string(),
+            ));
+        }
+        for replacement in &edit.replaced {
+            if replacement.index >= len || range.contains(&replacement.index) {
+                return Err(WindowError::EditMismatch(format!(
+                    "replacement at message {} is outside the kept window",
+                    replacement.index
+                )));
+            }
+        }
+        let mut first_changed = len;
+        let mut masked_seqs: Vec<u64> = Vec::new();
+        // Replacements first: their indices refer to the window before the removal.
+        for replacement in &edit.replaced {
+            let index = replacement.index;
+            let message = self.messages[index].with_content(replacement.content.clone());
+            let unanswered = self.meta[index].unanswered;
+            let mut meta = self.read_meta(&message);
+            meta.unanswered = unanswered;
+            self.messages[index] = message;
+            self.meta[index] = meta;
+            masked_seqs.push(self.seqs[index]);
+            first_changed = first_changed.min(index);
+        }
+        if !masked_seqs.is_empty() {
+            masked_seqs.sort_unstable();
+            self.maskable
+                .retain(|seq| masked_seqs.binary_search(seq).is_err());
+        }
+        let mut removed = Vec::new();
+        if !range.is_empty() {
+            first_changed = first_changed.min(range.start);
+            self.forget_span(range.clone());
+            let first_seq = self.seqs[range.start];
+            removed = self.messages.drain(range.clone()).collect();
+            self.meta.drain(range.clone());
+            self.seqs.drain(range.clone());
+            if let Some(content) = &edit.inserted {
+                let message = M::stage_note(content.clone(), edit.inserted_at_ms);
+                let meta = self.read_meta(&message);
+                self.messages.insert(range.start, message);
+                self.meta.insert(range.start, meta);
+                // The first removed message's number is free and sorts between head and tail.
+                self.seqs.insert(range.start, first_seq);
+            }
+        }
+        self.rebuild_from(first_changed);
+        Ok(removed)
+    }
+
+    /// Drops every cached fact about the messages in `range`, before they are drained.
+    fn forget_span(&mut self, range: Range<usize>) {
+        let low = self.seqs[range.start];
+        let high = self.seqs[range.end - 1];
+        let in_span = |seq: u64| seq >= low && seq <= high;
+        for index in range.clone() {
+            let message = &self.messages[index];
+            for call_index in 0..message.tool_call_count() {
+                if let Some(call) = message.tool_call(call_index) {
+                    if self
+                        .calls
+                        .get(call.id)
+                        .is_some_and(|site| in_span(site.seq))
+                    {
+                        self.calls.remove(call.id);
+                    }
+                }
+            }
+            if message.role() == Role::Tool {
+                if let Some(call_id) = message.tool_call_id() {
+                    let mut now_unanswered = false;
+                    if let Some(count) = self.answers.get_mut(call_id) {
+                        *count = count.saturating_sub(1);
+                        now_unanswered = *count == 0;
+                    }
+                    if now_unanswered {
+                        self.answers.remove(call_id);
+                        if let Some(site) = self.calls.get(call_id).copied() {
+                            // A call that stays while its only result leaves is unresolved again.
+                            if !in_span(site.seq) {
+                                if let Some(call_index) = self.index_of_seq(site.seq) {
+                                    self.meta[call_index].unanswered += 1;
+                                }
+                            }
+                        }
+                    }
+                    if self.results.get(call_id).is_some_and(|seq| in_span(*seq)) {
+                        self.results.remove(call_id);
+                    }
+                }
+            }
+        }
+        for seqs in &mut self.results_by_tool {
+            drain_sorted(seqs, low, high);
+        }
+        drain_sorted(&mut self.tool_results, low, high);
+        drain_sorted(&mut self.person_said, low, high);
+        drain_sorted(&mut self.maskable, low, high);
+    }
+
+    /// Recomputes the running sums and the turns from message `from` on.
+    fn rebuild_from(&mut self, from: usize) {
+        let len = self.messages.len();
+        let from = from.min(len);
+        self.char_prefix.truncate(from + 1);
+        self.token_prefix.truncate(from + 1);
+        for index in from..len {
+            let meta = self.meta[index];
+            self.char_prefix.push(self.char_prefix[index] + meta.chars);
+            self.token_prefix
+                .push(self.token_prefix[index] + meta.tokens);
+        }
+        // Re-segment from the start of the turn that held the message before `from`, since a
+        // removal can change which turn the following tool messages join.
+        let keep_turns = if from == 0 {
+            0
+        } else {
+            self.turns.partition_point(|turn| turn.start < from)
+        };
+        let keep_turns = keep_turns.saturating_sub(1);
+        let restart = self.turns.get(keep_turns).map_or(0, |turn| turn.start);
+        self.turns.truncate(keep_turns);
+        for index in restart..len {
+            let meta = self.meta[index];
+            self.extend_turns(index, &meta);
+        }
+    }
+}
+
+/// Removes the values between `low` and `high` (inclusive) from a sorted list.
+fn drain_sorted(values: &mut Vec<u64>, low: u64, high: u64) {
+    let start = values.partition_point(|value| *value < low);
+    let end = values.partition_point(|value| *value <= high);
+    if start < end {
+        values.drain(start..end);
+    }
+}
+
+fn classify<M: WindowMessage>(message: &M) -> Kind {
+    let content = message.content();
+    match message.role() {
+        Role::User if is_drop_notice(content) => Kind::DropNotice,
+        Role::User if is_compaction_frame(content) => Kind::CompactionFrame,
+        Role::User if message.injected_by().is_none() => Kind::PersonSaid,
+        Role::Tool if is_masked_placeholder(content) => Kind::MaskedResult,
+        _ => Kind::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_keeps_sums_and_turns() {
+        let conversation: Conversation = Conversation::from_messages([
+            Message::user("hello"),
+            Message::assistant_calls("", &[("c1", "grep", "{}")]),
+            Message::tool_result("c1", "found"),
+        ]);
+        assert_eq!(conversation.window_chars(), 10);
+        assert_eq!(conversation.turn_count(), 2);
+        assert_eq!(conversation.turn_meta()[1].unanswered, 0);
+        assert_eq!(conversation.meta(2).map(|m| m.tool), Some(0));
+    }
+}

@@ -1,0 +1,387 @@
+//! The records the stage files: one [`WindowRecord`] per engaged visit, plus the
+//! [`FoldedSpan`]s of a fold. They are plain serde types; the caller appends them to a ledger
+//! it owns.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a turn refused to leave the window: a closed set every strategy shares (W14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefusalReason {
+    /// The turn contains a system message.
+    SystemEnvelope,
+    /// The turn contains the message this run is executing.
+    CurrentRequest,
+    /// A tool call in the turn has no result anywhere in the window.
+    UnresolvedToolCall,
+    /// The turn holds the tool call the run is paused on.
+    PausedTool,
+    /// The turn holds the paused call, and the pause waits for a human consent check-in.
+    PendingCheckIn,
+    /// The turn is one of the last `keepRecentTurns` turns.
+    InsideKeepWindow,
+    /// The turn holds a pinned latest result of some tool.
+    LastToolResult,
+    /// The turn holds a result the model declared as a fact.
+    LedgerFact,
+    /// The only removable candidate is a summary from an earlier fold.
+    OnlyExistingSummary,
+    /// The summarizer returned an error.
+    SummarizerFailed,
+    /// The replacement is not smaller, in characters, than the span it would replace.
+    ReplacementNotSmaller,
+}
+
+impl RefusalReason {
+    /// True for the two pin reasons, which the stand-down treats as one group (W28).
+    pub fn is_pin(self) -> bool {
+        matches!(
+            self,
+            RefusalReason::LastToolResult | RefusalReason::LedgerFact
+        )
+    }
+}
+
+/// One turn that refused to leave (W14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Refusal {
+    /// Why it stayed.
+    pub reason: RefusalReason,
+    /// The turn's index in the pre-removal window.
+    pub turn_index: usize,
+    /// The index of the turn's first message in the pre-removal window.
+    pub message_index: usize,
+}
+
+/// One turn a pin held (W27).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PinnedTurn {
+    /// The tool the pin is named after.
+    pub tool_name: String,
+    /// The held turn.
+    pub turn_index: usize,
+    /// The turn's total content characters: what the pin cost.
+    pub chars: u64,
+}
+
+/// What one pin did on a visit (W27, W28).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowObservations {
+    /// The admitted pins, newest first.
+    pub pinned: Vec<PinnedTurn>,
+    /// Contested pins turned away at the ceiling.
+    pub yielded: usize,
+    /// The ceiling.
+    pub limit: usize,
+    /// Present and true when the pin stood down on this visit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stand_down: Option<bool>,
+}
+
+/// How the model judged a tool result in a findings ledger (W24).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Standing {
+    /// Judged to be noise.
+    Noise,
+    /// Judged and ruled out.
+    RuledOut,
+    /// Still open.
+    Open,
+    /// Declared a fact.
+    Fact,
+}
+
+/// The standing of one tool result that left the window (W26). `standing` absent means the
+/// model never declared one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DroppedStanding {
+    /// The tool call id the result answered.
+    pub id: String,
+    /// The model's declared standing, when it declared one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standing: Option<Standing>,
+}
+
+/// What one engaged visit put in the ledger (W45). Character counts are exact; there is
+/// deliberately no "tokens after", because an unsent window cannot be counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowRecord {
+    /// The deciding strategy's name.
+    pub strategy: String,
+    /// The iteration this visit belongs to.
+    pub iteration: u32,
+    /// Stage ids of the messages that left, in order of first appearance.
+    pub removed_stage_ids: Vec<String>,
+    /// How many messages left the window.
+    pub removed_message_count: usize,
+    /// Exact content characters of the window before the visit.
+    pub window_chars_before: u64,
+    /// Exact content characters of the window the visit leaves.
+    pub window_chars_after: u64,
+    /// Every turn that refused to leave, named.
+    pub refusals: Vec<Refusal>,
+    /// Every tool whose result left on this visit, in first-appearance order, unfiltered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_observations: Option<Vec<String>>,
+    /// What the last-tool-result pin did, when it did something.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observations: Option<WindowObservations>,
+    /// What the ledger-fact pin did, when it did something (armed agents only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_facts: Option<WindowObservations>,
+    /// Standings of the tool results that left (armed agents only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_standings: Option<Vec<DroppedStanding>>,
+    /// The strategy-specific part.
+    #[serde(flatten)]
+    pub detail: RecordDetail,
+}
+
+impl WindowRecord {
+    /// A record with the always-present fields and no strategy detail.
+    pub fn new(strategy: impl Into<String>, iteration: u32, chars: u64) -> Self {
+        Self {
+            strategy: strategy.into(),
+            iteration,
+            removed_stage_ids: Vec::new(),
+            removed_message_count: 0,
+            window_chars_before: chars,
+            window_chars_after: chars,
+            refusals: Vec::new(),
+            dropped_observations: None,
+            observations: None,
+            ledger_facts: None,
+            dropped_standings: None,
+            detail: RecordDetail::Custom {},
+        }
+    }
+
+    /// True when the visit removed nothing and names a pin refusal (W28). Other refusals,
+    /// such as the system envelope and the current request, are always present and do not
+    /// count against it.
+    pub fn blocked_by_pins(&self) -> bool {
+        self.removed_message_count == 0 && self.refusals.iter().any(|r| r.reason.is_pin())
+    }
+}
+
+/// The strategy-specific fields of a record (W46), flattened into it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RecordDetail {
+    /// Filed by `summarize-oldest`.
+    Compaction(CompactionRecord),
+    /// Filed by `hybrid`.
+    Hybrid(HybridRecord),
+    /// Filed by `observation-masking`.
+    Masking(MaskingRecord),
+    /// Filed by `token-budget`.
+    TokenBudget(TokenBudgetRecord),
+    /// Filed by `sliding-window`.
+    SlidingWindow(SlidingWindowRecord),
+    /// A custom strategy's record carries no extra field.
+    Custom {},
+}
+
+/// `sliding-window`'s fields (W46).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlidingWindowRecord {
+    /// The configured number of recent turns kept.
+    pub keep_recent_turns: usize,
+    /// Turns before the visit.
+    pub turns_before: usize,
+    /// Turns after the visit.
+    pub turns_after: usize,
+}
+
+/// `token-budget`'s fields (W46).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenBudgetRecord {
+    /// Provider-reported input tokens of the last call.
+    pub measured_tokens: u64,
+    /// Counted tokens of the messages appended since that call.
+    pub tokens_since_measured: u64,
+    /// The configured threshold.
+    pub threshold_tokens: u64,
+    /// Always true: the strategy files a record only when over budget.
+    pub over_budget: bool,
+    /// The configured number of recent turns kept.
+    pub keep_recent_turns: usize,
+    /// Turns before the visit.
+    pub turns_before: usize,
+    /// Turns after the visit.
+    pub turns_after: usize,
+}
+
+/// What one over-budget visit to `summarize-oldest` filed (W46).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionRecord {
+    /// Provider-reported input tokens of the last call: what tripped the check.
+    pub measured_tokens: u64,
+    /// The configured threshold.
+    pub threshold_tokens: u64,
+    /// True when the measurement was over budget, so a fold was attempted.
+    pub over_budget: bool,
+    /// Characters of the summary message; 0 when nothing was produced.
+    pub summary_chars: u64,
+    /// Tokens the summarizer reported spending, when it ran and reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarizer_tokens: Option<u64>,
+    /// Present and true when the summarizer was deliberately not called: this exact span had
+    /// already come back not smaller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarizer_skipped: Option<bool>,
+    /// The configured number of recent turns kept.
+    pub keep_recent_turns: usize,
+}
+
+/// `observation-masking`'s fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MaskingRecord {
+    /// The configured number of most recent tool results left unmasked.
+    pub keep_recent_observations: usize,
+    /// Tool results replaced by a placeholder on this visit.
+    pub masked_message_count: usize,
+    /// Tools whose results were masked, in first-appearance order.
+    pub masked_tools: Vec<String>,
+}
+
+/// `hybrid`'s fields: masking first, a fold only when masking was not enough.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HybridRecord {
+    /// Provider-reported input tokens of the last call.
+    pub measured_tokens: u64,
+    /// The configured threshold.
+    pub threshold_tokens: u64,
+    /// The masking half.
+    pub masking: MaskingRecord,
+    /// Counted tokens the window is judged to hold after masking.
+    pub tokens_after_masking: u64,
+    /// The summarizing half, present when masking was not enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<CompactionRecord>,
+}
+
+/// How a fold keeps its originals (W47).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Retain {
+    /// The folded messages stay with the conversation and can be produced.
+    #[default]
+    Conversation,
+    /// Only the summary carries them forward.
+    Discard,
+}
+
+/// A span a fold replaced (W47). Looked up by fingerprint, never by index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FoldedSpan<M> {
+    /// FNV-1a of the summary message's content.
+    pub summary_fingerprint: String,
+    /// The run's id, or `unknown`.
+    pub run_id: String,
+    /// The iteration of the fold.
+    pub iteration: u32,
+    /// When the fold happened, from the visit's clock value.
+    pub folded_at_ms: u64,
+    /// The summarizer model.
+    pub model: String,
+    /// How many messages were folded.
+    pub message_count: usize,
+    /// Stage ids of the folded messages.
+    pub removed_stage_ids: Vec<String>,
+    /// How the originals are kept.
+    pub retained: Retain,
+    /// The folded messages, present only under `conversation` retention once the plan has
+    /// been applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<M>>,
+}
+
+/// The span a summary message replaced, found by the summary's fingerprint (W48).
+pub fn folded_span_for<'a, M>(
+    spans: &'a [FoldedSpan<M>],
+    summary_content: &str,
+) -> Option<&'a FoldedSpan<M>> {
+    let fingerprint = crate::message::fnv1a_hex(summary_content);
+    spans
+        .iter()
+        .find(|span| span.summary_fingerprint == fingerprint)
+}
+
+/// Every retained folded message, oldest fold first (W48). Discarded spans add nothing.
+pub fn folded_messages<M: Clone>(spans: &[FoldedSpan<M>]) -> Vec<M> {
+    spans
+        .iter()
+        .filter_map(|span| span.messages.as_ref())
+        .flat_map(|messages| messages.iter().cloned())
+        .collect()
+}
+
+/// One message that left the window (W13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Eviction {
+    /// Its index in the pre-change window.
+    pub index: usize,
+    /// How long it was in the window, or 0 when its birth time is unknown.
+    pub survival_ms: u64,
+}
+
+/// What a strategy decided about a budget (W11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanAction {
+    /// Messages were dropped.
+    Evict,
+    /// Messages were folded into a summary.
+    Summarize,
+    /// Tool results were masked.
+    Mask,
+    /// Nothing changed.
+    None,
+}
+
+/// Budget pressure a token-triggered strategy reports (W11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetPressure {
+    /// The threshold.
+    pub cap_tokens: u64,
+    /// The reading the decision was made on.
+    pub projected_tokens: u64,
+    /// What the strategy did about it.
+    pub plan_action: PlanAction,
+}
+
+/// Token usage, as a provider reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+/// A paid call the strategy made (W11).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spend {
+    /// The model billed.
+    pub model: String,
+    /// What it reported, when it reported anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}

@@ -1,0 +1,102 @@
+//! `hybrid`: observation masking first; a summary fold only when masking alone does not bring
+//! the window under the threshold.
+
+use async_trait::async_trait;
+
+use super::masking::plan_masks;
+use super::{fresh_reading, Billing, SummarizeOldest, WindowStrategy};
+use crate::error::WindowError;
+use crate::message::WindowMessage;
+use crate::plan::{WindowEdit, WindowPlan};
+use crate::record::{BudgetPressure, HybridRecord, PlanAction, RecordDetail};
+use crate::visit::Visit;
+
+/// Masks old tool results, then folds the oldest span if the window is still over budget.
+#[derive(Debug)]
+pub struct Hybrid {
+    keep_recent_observations: usize,
+    summarize: SummarizeOldest,
+}
+
+impl Hybrid {
+    /// The strategy's name in records.
+    pub const NAME: &'static str = "hybrid";
+
+    /// Masking that keeps `keep_recent_observations` results, backed by `summarize`, whose
+    /// threshold is the hybrid's threshold.
+    pub fn new(keep_recent_observations: usize, summarize: SummarizeOldest) -> Self {
+        Self {
+            keep_recent_observations,
+            summarize,
+        }
+    }
+}
+
+#[async_trait]
+impl<M: WindowMessage> WindowStrategy<M> for Hybrid {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn billing(&self) -> Option<Billing> {
+        WindowStrategy::<M>::billing(&self.summarize)
+    }
+
+    async fn plan(&self, visit: &Visit<'_, M>) -> Result<Option<WindowPlan<M>>, WindowError> {
+        let Some((measured, since)) = fresh_reading(visit)? else {
+            return Ok(None);
+        };
+        let threshold = self.summarize.threshold_tokens();
+        let judged = measured.saturating_add(since);
+        if judged <= threshold {
+            return Ok(None);
+        }
+        let masks = plan_masks(visit, self.keep_recent_observations);
+        let tokens_after_masking = judged.saturating_sub(masks.saved_tokens);
+        let mut record = visit.empty_record(Self::NAME);
+        if tokens_after_masking <= threshold {
+            record.window_chars_after = record.window_chars_before - masks.saved_chars;
+            record.detail = RecordDetail::Hybrid(HybridRecord {
+                measured_tokens: measured,
+                threshold_tokens: threshold,
+                masking: masks.record,
+                tokens_after_masking,
+                compaction: None,
+            });
+            let mut plan = WindowPlan::unchanged(record);
+            plan.edit = Some(WindowEdit {
+                removed: 0..0,
+                inserted: None,
+                inserted_at_ms: visit.context().now_ms,
+                replaced: masks.replacements,
+            });
+            plan.budget_pressure = Some(BudgetPressure {
+                cap_tokens: threshold,
+                projected_tokens: judged,
+                plan_action: PlanAction::Mask,
+            });
+            return Ok(Some(plan));
+        }
+        let saved_chars = masks.saved_chars;
+        let (mut plan, compaction) = self
+            .summarize
+            .fold(visit, measured, judged, record, masks.replacements)
+            .await;
+        if plan
+            .edit
+            .as_ref()
+            .is_some_and(|edit| edit.removed.is_empty())
+        {
+            // Only the masks apply: the fold changed nothing.
+            plan.record.window_chars_after = plan.record.window_chars_before - saved_chars;
+        }
+        plan.record.detail = RecordDetail::Hybrid(HybridRecord {
+            measured_tokens: measured,
+            threshold_tokens: threshold,
+            masking: masks.record,
+            tokens_after_masking,
+            compaction: Some(compaction),
+        });
+        Ok(Some(plan))
+    }
+}
