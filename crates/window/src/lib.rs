@@ -51,8 +51,8 @@ pub use record::{
 };
 pub use stage::{complete_now, WindowStage};
 pub use strategy::{
-    Hybrid, ObservationMasking, SlidingWindow, SummarizeOldest, Summarizer, SummaryRequest,
-    SummaryResponse, TokenBudget, WindowStrategy,
+    ExtractiveSummarizer, Hybrid, ObservationMasking, SlidingWindow, SummarizeOldest, Summarizer,
+    SummaryRequest, SummaryResponse, TokenBudget, WindowStrategy,
 };
 pub use tokens::{ApproxCounter, TokenCounter};
 pub use visit::{Findings, Measured, Paused, PinSettings, Visit, VisitContext};

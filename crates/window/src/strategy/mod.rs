@@ -1,12 +1,14 @@
 //! The strategy interface (W9) and the built-in strategies.
 
 mod drop;
+mod extractive;
 mod hybrid;
 mod masking;
 mod sliding;
 mod summarize;
 mod token_budget;
 
+pub use extractive::ExtractiveSummarizer;
 pub use hybrid::Hybrid;
 pub use masking::ObservationMasking;
 pub use sliding::SlidingWindow;

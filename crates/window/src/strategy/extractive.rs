@@ -1,0 +1,54 @@
+//! A summarizer that calls no model: it keeps the label and the opening characters of each
+//! transcript line. It exists so `summarize-oldest` and `hybrid` can run offline (the
+//! `panewise window` command uses it) and so the stage can be exercised without a provider.
+
+use async_trait::async_trait;
+
+use super::{Summarizer, SummaryRequest, SummaryResponse};
+use crate::error::SummarizerError;
+
+/// Keeps, per message, its label and its first line cut to `chars_per_line` characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExtractiveSummarizer {
+    chars_per_line: usize,
+}
+
+impl Default for ExtractiveSummarizer {
+    fn default() -> Self {
+        Self { chars_per_line: 80 }
+    }
+}
+
+impl ExtractiveSummarizer {
+    /// The model name to configure with it: the summary frame names its author honestly.
+    pub const MODEL: &'static str = "extractive";
+
+    /// Keeps `chars_per_line` characters of each message's first line.
+    pub fn new(chars_per_line: usize) -> Self {
+        Self { chars_per_line }
+    }
+}
+
+#[async_trait]
+impl Summarizer for ExtractiveSummarizer {
+    async fn summarize(
+        &self,
+        request: SummaryRequest<'_>,
+    ) -> Result<SummaryResponse, SummarizerError> {
+        let mut text = String::new();
+        for line in &request.lines {
+            let first_line = line.content.lines().next().unwrap_or("");
+            let kept: String = first_line.chars().take(self.chars_per_line).collect();
+            let cut = if kept.len() < first_line.len() || line.content.lines().nth(1).is_some() {
+                " …"
+            } else {
+                ""
+            };
+            text.push_str(&format!("- {}: {kept}{cut}\n", line.label));
+        }
+        Ok(SummaryResponse {
+            text: text.trim_end().to_string(),
+            usage: None,
+        })
+    }
+}
