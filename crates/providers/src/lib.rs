@@ -1,4 +1,44 @@
 //! # panewise-providers
 //!
-//! Provider stream decoders (being built; see issue 4).
+//! Pure decoders of the streaming JSON that coding-agent CLIs write (Claude Code
+//! `--output-format stream-json`, Codex `exec --json`, Gemini CLI `--output-format stream-json`),
+//! normalised into one event vocabulary, [`ProviderEvent`].
+//!
+//! ## Invariants
+//! - No I/O, no clock, no async: bytes go in, events come out. Reading files and pipes is the
+//!   host's job.
+//! - Bytes may arrive split anywhere; splitting a stream at any byte gives the same events as
+//!   reading it whole.
+//! - Bad input never panics and never stops decoding: a malformed line becomes a [`DecodeError`]
+//!   with its line number, and decoding goes on with the next line.
+//! - Nothing is dropped silently: a well-formed line of an unknown type becomes
+//!   [`ProviderEvent::Unknown`] (kept verbatim) and is counted in [`DecodeCounts`].
+//! - Figures are the provider's own, each token counted once: per-call usage is reported once per
+//!   model call even when the CLI repeats it, and turn figures are the turn's own, never a running
+//!   total of the session.
+//!
+//! ## API boundary
+//! [`Decoder`] (one per stream, [`Provider`] chooses the format) with [`decode_all`] as a
+//! shortcut; [`classify_failure`] for errors seen outside a stream (a process exit, say);
+//! [`ModelTable`] for context windows the CLIs do not report.
+//!
+//! ## Where to start reading
+//! [`event`] for the vocabulary, then [`decoder`] for the byte front end, then one of
+//! `claude`, `codex`, `gemini` for a format.
 #![deny(missing_docs)]
+
+mod args;
+mod classify;
+mod claude;
+mod codex;
+pub mod decoder;
+mod error;
+pub mod event;
+mod gemini;
+mod model_table;
+
+pub use classify::classify_failure;
+pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
+pub use error::{DecodeError, ModelTableError};
+pub use event::{ProviderEvent, ToolStatus, UsageScope};
+pub use model_table::{ModelTable, WindowRule};

@@ -1,0 +1,293 @@
+//! Codex `exec --json`: `thread.started`, `turn.started`, `item.started` / `item.updated` /
+//! `item.completed` (agent_message, reasoning, command_execution, file_change, mcp_tool_call,
+//! web_search, error…), `turn.completed` with the turn's summed usage, `turn.failed` and `error`.
+//!
+//! The format names no model and reports usage only per turn, summed over the turn's calls; it
+//! reports no context window and no compaction.
+
+use std::borrow::Cow;
+
+use panewise_protocol::SessionStats;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::args::{first_significant_arg, unwrap_shell_command};
+use crate::classify::classify_failure;
+use crate::decoder::LineDecoder;
+use crate::event::{ProviderEvent, ToolStatus, UsageScope};
+
+/// State carried between lines of one Codex stream.
+#[derive(Debug, Default)]
+pub(crate) struct CodexDecoder {
+    /// Items whose start was reported, so that a completion without a start still reports both.
+    started_items: Vec<String>,
+    /// The message of the failure last reported in this turn: `turn.failed` repeats `error`.
+    reported_failure: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thread_id: Option<Cow<'a, str>>,
+    usage: Option<Usage>,
+    #[serde(borrow)]
+    item: Option<Item<'a>>,
+    #[serde(borrow)]
+    error: Option<ErrorBody<'a>>,
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    input_tokens: Option<u64>,
+    cached_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    reasoning_output_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody<'a> {
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Item<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    command: Option<Cow<'a, str>>,
+    exit_code: Option<i64>,
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    changes: Option<Vec<FileChange<'a>>>,
+    #[serde(borrow)]
+    server: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    query: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct FileChange<'a> {
+    #[serde(borrow)]
+    path: Option<Cow<'a, str>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Started,
+    Updated,
+    Completed,
+}
+
+impl LineDecoder for CodexDecoder {
+    fn decode_line(&mut self, raw: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), String> {
+        let line: Line<'_> = serde_json::from_slice(raw).map_err(|error| error.to_string())?;
+        match line.kind.as_deref() {
+            Some("thread.started") => out.push(ProviderEvent::SessionStarted {
+                session_id: line.thread_id.as_deref().map(str::to_owned),
+                model: None,
+                cwd: None,
+                tools: Vec::new(),
+            }),
+            Some("turn.started") => {
+                self.reported_failure = None;
+                self.started_items.clear();
+                out.push(ProviderEvent::TurnStarted { prompt: None });
+            }
+            Some("turn.completed") => {
+                let stats = line.usage.as_ref().map(turn_stats).unwrap_or_default();
+                if let Some(usage) = &line.usage {
+                    out.push(ProviderEvent::Usage {
+                        scope: UsageScope::Turn,
+                        model: None,
+                        input_tokens: stats.input_tokens.unwrap_or(0),
+                        cached_input_tokens: usage.cached_input_tokens.unwrap_or(0),
+                        output_tokens: usage.output_tokens,
+                        reasoning_tokens: usage.reasoning_output_tokens,
+                    });
+                }
+                out.push(ProviderEvent::TurnEnded { stats });
+            }
+            Some("turn.failed") => {
+                let message = line
+                    .error
+                    .as_ref()
+                    .and_then(|error| error.message.as_deref())
+                    .unwrap_or("the turn failed");
+                self.report_failure(message, out);
+                out.push(ProviderEvent::TurnEnded {
+                    stats: SessionStats::default(),
+                });
+            }
+            Some("error") => {
+                let message = line.message.as_deref().unwrap_or_default();
+                match reconnect_attempt(message) {
+                    Some((attempt, max_retries)) => out.push(ProviderEvent::ProviderRetrying {
+                        attempt: Some(attempt),
+                        max_retries: Some(max_retries),
+                        retry_delay_ms: None,
+                        http_status: None,
+                        reason: Some(message.to_owned()),
+                    }),
+                    None => self.report_failure(message, out),
+                }
+            }
+            Some("item.started") => self.item(&line, Phase::Started, raw, out),
+            Some("item.updated") => self.item(&line, Phase::Updated, raw, out),
+            Some("item.completed") => self.item(&line, Phase::Completed, raw, out),
+            _ => push_unknown(line.kind.as_deref(), raw, out),
+        }
+        Ok(())
+    }
+}
+
+impl CodexDecoder {
+    fn report_failure(&mut self, message: &str, out: &mut Vec<ProviderEvent>) {
+        if self.reported_failure.as_deref() == Some(message) {
+            return;
+        }
+        self.reported_failure = Some(message.to_owned());
+        out.push(ProviderEvent::Failure {
+            failure: classify_failure(None, None, message),
+        });
+    }
+
+    fn item(&mut self, line: &Line<'_>, phase: Phase, raw: &[u8], out: &mut Vec<ProviderEvent>) {
+        let Some(item) = &line.item else {
+            return push_unknown(line.kind.as_deref(), raw, out);
+        };
+        let id = item.id.as_deref().unwrap_or_default();
+        let kind = item.kind.as_deref().unwrap_or_default();
+        let tool = match kind {
+            "agent_message" => {
+                if phase == Phase::Completed {
+                    out.push(ProviderEvent::TextDelta {
+                        text: text_of(&item.text),
+                    });
+                }
+                return;
+            }
+            "reasoning" => {
+                if phase == Phase::Completed {
+                    out.push(ProviderEvent::ThinkingDelta {
+                        text: text_of(&item.text),
+                    });
+                }
+                return;
+            }
+            "error" => {
+                if phase == Phase::Completed {
+                    out.push(ProviderEvent::Warning {
+                        message: text_of(&item.message),
+                    });
+                }
+                return;
+            }
+            "command_execution" => (
+                kind.to_owned(),
+                item.command.as_deref().map(unwrap_shell_command),
+            ),
+            "file_change" => (
+                kind.to_owned(),
+                item.changes
+                    .iter()
+                    .flatten()
+                    .find_map(|change| change.path.as_deref().map(str::to_owned)),
+            ),
+            "mcp_tool_call" => (
+                match (item.server.as_deref(), item.tool.as_deref()) {
+                    (Some(server), Some(tool)) => format!("{server}.{tool}"),
+                    (None, Some(tool)) => tool.to_owned(),
+                    _ => kind.to_owned(),
+                },
+                item.arguments.and_then(first_significant_arg),
+            ),
+            "web_search" => (kind.to_owned(), item.query.as_deref().map(str::to_owned)),
+            _ => return push_unknown(Some(&format!("item/{kind}")), raw, out),
+        };
+        let already_started = self.started_items.iter().any(|started| started == id);
+        if !already_started && phase != Phase::Updated {
+            self.started_items.push(id.to_owned());
+            let (name, arg) = tool;
+            out.push(ProviderEvent::ToolStarted {
+                name,
+                call_id: id.to_owned(),
+                arg,
+            });
+        }
+        if phase == Phase::Completed {
+            self.started_items.retain(|started| started != id);
+            let status = match item.status.as_deref() {
+                Some("failed") => ToolStatus::Error,
+                Some("declined") => ToolStatus::Declined,
+                _ if item.exit_code.is_some_and(|code| code != 0) => ToolStatus::Error,
+                _ => ToolStatus::Success,
+            };
+            out.push(ProviderEvent::ToolEnded {
+                call_id: id.to_owned(),
+                status,
+                exit_code: item.exit_code,
+            });
+        }
+    }
+}
+
+/// Codex counts cached prompt tokens inside `input_tokens`; the vocabulary keeps them apart.
+fn turn_stats(usage: &Usage) -> SessionStats {
+    let cached = usage.cached_input_tokens.unwrap_or(0);
+    SessionStats {
+        input_tokens: usage.input_tokens.map(|input| input.saturating_sub(cached)),
+        cached_input_tokens: usage.cached_input_tokens,
+        output_tokens: usage.output_tokens,
+        reasoning_tokens: usage.reasoning_output_tokens,
+        ..SessionStats::default()
+    }
+}
+
+/// `Reconnecting... 2/5 (…)`: Codex's notice that it lost the stream and tries again.
+fn reconnect_attempt(message: &str) -> Option<(u64, u64)> {
+    let rest = message.strip_prefix("Reconnecting...")?.trim_start();
+    let counts = rest.split_whitespace().next()?;
+    let (attempt, max_retries) = counts.split_once('/')?;
+    Some((attempt.parse().ok()?, max_retries.parse().ok()?))
+}
+
+fn text_of(text: &Option<Cow<'_, str>>) -> String {
+    text.as_deref().unwrap_or_default().to_owned()
+}
+
+fn push_unknown(kind: Option<&str>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
+    out.push(ProviderEvent::Unknown {
+        event_type: kind.map(str::to_owned),
+        raw: String::from_utf8_lossy(raw).into_owned(),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reconnect_notices_are_recognised() {
+        assert_eq!(
+            reconnect_attempt("Reconnecting... 2/5 (stream disconnected before completion)"),
+            Some((2, 5))
+        );
+        assert_eq!(reconnect_attempt("exceeded retry limit"), None);
+    }
+}

@@ -1,0 +1,207 @@
+//! The normalised event vocabulary every provider decoder produces.
+
+use std::collections::BTreeMap;
+
+use panewise_protocol::{CompactionTrigger, Failure, SessionStats};
+use serde::{Deserialize, Serialize};
+
+/// One thing that happened in a provider's stream, in words every provider shares.
+///
+/// Decoders never drop what they do not understand: such a line becomes [`ProviderEvent::Unknown`]
+/// and is counted, so a new CLI release shows up as a number rather than as silence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ProviderEvent {
+    /// The CLI announced a (possibly resumed) session.
+    SessionStarted {
+        /// The provider's session or thread id, used to resume it.
+        session_id: Option<String>,
+        /// The model the CLI says it will use (`auto` for Gemini's router).
+        model: Option<String>,
+        /// The working directory the agent runs in.
+        cwd: Option<String>,
+        /// The tools the agent may call, as the CLI names them.
+        tools: Vec<String>,
+    },
+    /// The agent began working on a user message.
+    TurnStarted {
+        /// The user's message, when the stream repeats it.
+        prompt: Option<String>,
+    },
+    /// The agent finished a turn, successfully or not, with the turn's own figures (never a
+    /// running total of the session).
+    TurnEnded {
+        /// Usage and cost of this turn alone.
+        stats: SessionStats,
+    },
+    /// A piece of assistant text.
+    TextDelta {
+        /// The text, verbatim.
+        text: String,
+    },
+    /// A piece of the model's visible reasoning.
+    ThinkingDelta {
+        /// The text, verbatim.
+        text: String,
+    },
+    /// The CLI's running estimate of reasoning tokens produced so far in the current call.
+    ThinkingProgress {
+        /// Estimated reasoning tokens so far.
+        estimated_tokens: u64,
+    },
+    /// A user-role message that is not a tool result (for example a compaction summary).
+    UserMessage {
+        /// Its text, verbatim.
+        text: String,
+        /// True when the CLI wrote it itself rather than the person.
+        synthetic: bool,
+    },
+    /// The CLI sent a request to the model and is waiting for the answer.
+    RequestStarted,
+    /// The agent started a tool.
+    ToolStarted {
+        /// The tool's name as the provider spells it.
+        name: String,
+        /// The provider's id of this call, matching the [`ProviderEvent::ToolEnded`].
+        call_id: String,
+        /// The first significant argument: the command, the file path, the pattern…
+        arg: Option<String>,
+    },
+    /// A tool finished.
+    ToolEnded {
+        /// The id from the matching [`ProviderEvent::ToolStarted`].
+        call_id: String,
+        /// Whether it succeeded.
+        status: ToolStatus,
+        /// The process exit code, for shell tools that report one.
+        exit_code: Option<i64>,
+    },
+    /// Token usage, either of one model call as it starts (`scope: call`), or summed over a turn
+    /// when the format reports nothing finer (`scope: turn`).
+    Usage {
+        /// What the figures cover.
+        scope: UsageScope,
+        /// The model that was called, when known.
+        model: Option<String>,
+        /// Prompt tokens not read from the cache (cache writes included).
+        input_tokens: u64,
+        /// Prompt tokens read from the provider's cache.
+        cached_input_tokens: u64,
+        /// Output tokens so far, when reported.
+        output_tokens: Option<u64>,
+        /// Reasoning tokens, when reported separately.
+        reasoning_tokens: Option<u64>,
+    },
+    /// The running output-token count of the current model call.
+    OutputTokens {
+        /// Output tokens of the call so far (cumulative within the call).
+        output_tokens: u64,
+    },
+    /// Context windows the provider reported, per model id.
+    ContextWindows {
+        /// Window size in tokens, per model id.
+        windows: BTreeMap<String, u64>,
+    },
+    /// The CLI began compacting the conversation.
+    CompactionStarted {
+        /// Who asked for it, when the stream says.
+        trigger: Option<CompactionTrigger>,
+    },
+    /// The CLI reported the outcome of a compaction (`success` or the provider's word for failure).
+    CompactionEnded {
+        /// The provider's result word.
+        result: String,
+    },
+    /// The conversation was replaced by its compacted form.
+    CompactionBoundary {
+        /// Who asked for it.
+        trigger: CompactionTrigger,
+        /// Context tokens before.
+        pre_tokens: u64,
+        /// Tokens of the compacted summary.
+        post_tokens: u64,
+        /// How long compaction took.
+        duration_ms: Option<u64>,
+    },
+    /// A model call failed and the CLI will retry it after a delay.
+    ProviderRetrying {
+        /// Which attempt this is.
+        attempt: Option<u64>,
+        /// How many retries the CLI allows.
+        max_retries: Option<u64>,
+        /// How long the CLI waits before retrying.
+        retry_delay_ms: Option<u64>,
+        /// The HTTP status of the failed call.
+        http_status: Option<u16>,
+        /// The provider's short reason (for example `rate_limit`).
+        reason: Option<String>,
+    },
+    /// A classified failure.
+    Failure {
+        /// What failed, classified, with the provider's own message.
+        failure: Failure,
+    },
+    /// A non-fatal notice from the CLI.
+    Warning {
+        /// The CLI's message, verbatim.
+        message: String,
+    },
+    /// A well-formed line this decoder does not know, kept verbatim.
+    Unknown {
+        /// The line's `type` (and subtype, as `type/subtype`), when it has one.
+        event_type: Option<String>,
+        /// The whole line.
+        raw: String,
+    },
+}
+
+impl ProviderEvent {
+    /// The snake_case name of this event's variant, as written in its `type` field.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            ProviderEvent::SessionStarted { .. } => "session_started",
+            ProviderEvent::TurnStarted { .. } => "turn_started",
+            ProviderEvent::TurnEnded { .. } => "turn_ended",
+            ProviderEvent::TextDelta { .. } => "text_delta",
+            ProviderEvent::ThinkingDelta { .. } => "thinking_delta",
+            ProviderEvent::ThinkingProgress { .. } => "thinking_progress",
+            ProviderEvent::UserMessage { .. } => "user_message",
+            ProviderEvent::RequestStarted => "request_started",
+            ProviderEvent::ToolStarted { .. } => "tool_started",
+            ProviderEvent::ToolEnded { .. } => "tool_ended",
+            ProviderEvent::Usage { .. } => "usage",
+            ProviderEvent::OutputTokens { .. } => "output_tokens",
+            ProviderEvent::ContextWindows { .. } => "context_windows",
+            ProviderEvent::CompactionStarted { .. } => "compaction_started",
+            ProviderEvent::CompactionEnded { .. } => "compaction_ended",
+            ProviderEvent::CompactionBoundary { .. } => "compaction_boundary",
+            ProviderEvent::ProviderRetrying { .. } => "provider_retrying",
+            ProviderEvent::Failure { .. } => "failure",
+            ProviderEvent::Warning { .. } => "warning",
+            ProviderEvent::Unknown { .. } => "unknown",
+        }
+    }
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    /// The tool did what it was asked.
+    Success,
+    /// The tool reported an error (or a non-zero exit).
+    Error,
+    /// The call was refused or cancelled before it ran to the end.
+    Declined,
+}
+
+/// What a [`ProviderEvent::Usage`] covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageScope {
+    /// One model call: the prompt is the context as sent.
+    Call,
+    /// The sum over every call of a turn, for formats that report nothing finer. Its prompt
+    /// total is an upper bound of the context of the turn's last call.
+    Turn,
+}

@@ -1,0 +1,173 @@
+//! Gemini CLI `--output-format stream-json`: `init`, `message` (user, and assistant deltas),
+//! `tool_use`, `tool_result`, `error` (non-fatal notices) and `result` with the turn's stats,
+//! per model, summed over the turn's calls (the routing model's call included).
+//!
+//! The format reports no context window and no compression.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use panewise_protocol::SessionStats;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::args::first_significant_arg;
+use crate::classify::classify_failure;
+use crate::decoder::LineDecoder;
+use crate::event::{ProviderEvent, ToolStatus, UsageScope};
+
+/// Gemini's stream needs no state between lines.
+#[derive(Debug, Default)]
+pub(crate) struct GeminiDecoder;
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool_name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    parameters: Option<&'a RawValue>,
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    error: Option<ErrorBody<'a>>,
+    stats: Option<Stats>,
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Stats {
+    #[serde(flatten)]
+    totals: ModelStats,
+    duration_ms: Option<u64>,
+    models: Option<BTreeMap<String, ModelStats>>,
+}
+
+#[derive(Deserialize, Default)]
+struct ModelStats {
+    /// Prompt tokens, cached ones included.
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    /// Prompt tokens read from the cache.
+    cached: Option<u64>,
+    /// Prompt tokens not read from the cache.
+    input: Option<u64>,
+}
+
+impl ModelStats {
+    fn uncached_input(&self) -> Option<u64> {
+        self.input.or_else(|| {
+            self.input_tokens
+                .map(|input| input.saturating_sub(self.cached.unwrap_or(0)))
+        })
+    }
+}
+
+impl LineDecoder for GeminiDecoder {
+    fn decode_line(&mut self, raw: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), String> {
+        let line: Line<'_> = serde_json::from_slice(raw).map_err(|error| error.to_string())?;
+        match (line.kind.as_deref(), line.role.as_deref()) {
+            (Some("init"), _) => out.push(ProviderEvent::SessionStarted {
+                session_id: owned(&line.session_id),
+                model: owned(&line.model),
+                cwd: None,
+                tools: Vec::new(),
+            }),
+            (Some("message"), Some("user")) => out.push(ProviderEvent::TurnStarted {
+                prompt: owned(&line.content),
+            }),
+            (Some("message"), Some("assistant")) => out.push(ProviderEvent::TextDelta {
+                text: owned(&line.content).unwrap_or_default(),
+            }),
+            (Some("tool_use"), _) => out.push(ProviderEvent::ToolStarted {
+                name: owned(&line.tool_name).unwrap_or_default(),
+                call_id: owned(&line.tool_id).unwrap_or_default(),
+                arg: line.parameters.and_then(first_significant_arg),
+            }),
+            (Some("tool_result"), _) => out.push(ProviderEvent::ToolEnded {
+                call_id: owned(&line.tool_id).unwrap_or_default(),
+                status: match line.status.as_deref() {
+                    Some("success") => ToolStatus::Success,
+                    _ => ToolStatus::Error,
+                },
+                exit_code: None,
+            }),
+            // Fatal errors arrive in `result`; these are notices the run survives.
+            (Some("error"), _) => out.push(ProviderEvent::Warning {
+                message: owned(&line.message).unwrap_or_default(),
+            }),
+            (Some("result"), _) => result(&line, out),
+            (kind, _) => out.push(ProviderEvent::Unknown {
+                event_type: kind.map(str::to_owned),
+                raw: String::from_utf8_lossy(raw).into_owned(),
+            }),
+        }
+        Ok(())
+    }
+}
+
+fn result(line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
+    let mut stats = SessionStats::default();
+    if let Some(reported) = &line.stats {
+        let totals = &reported.totals;
+        stats.input_tokens = totals.uncached_input();
+        stats.cached_input_tokens = totals.cached;
+        stats.output_tokens = totals.output_tokens;
+        stats.duration_ms = reported.duration_ms;
+        // The context meter follows the model that did the work: the one that read the most
+        // prompt tokens, not the small routing model Gemini CLI calls first.
+        let main_model = reported
+            .models
+            .iter()
+            .flatten()
+            .max_by_key(|(_, model)| model.input_tokens.unwrap_or(0));
+        let (model, usage) = match main_model {
+            Some((name, usage)) => (Some(name.clone()), usage),
+            None => (None, totals),
+        };
+        if usage.input_tokens.unwrap_or(0) > 0 {
+            out.push(ProviderEvent::Usage {
+                scope: UsageScope::Turn,
+                model,
+                input_tokens: usage.uncached_input().unwrap_or(0),
+                cached_input_tokens: usage.cached.unwrap_or(0),
+                output_tokens: usage.output_tokens,
+                reasoning_tokens: None,
+            });
+        }
+    }
+    if line.status.as_deref() == Some("error") {
+        let error = line.error.as_ref();
+        let message = error
+            .and_then(|error| error.message.as_deref())
+            .unwrap_or("the turn ended with an error");
+        out.push(ProviderEvent::Failure {
+            failure: classify_failure(None, error.and_then(|error| error.kind.as_deref()), message),
+        });
+    }
+    out.push(ProviderEvent::TurnEnded { stats });
+}
+
+fn owned(text: &Option<Cow<'_, str>>) -> Option<String> {
+    text.as_deref().map(str::to_owned)
+}

@@ -1,0 +1,160 @@
+//! Context windows of models whose CLI does not report them (Codex, Gemini CLI), as data.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::decoder::Provider;
+use crate::error::ModelTableError;
+
+/// The built-in table, in the same JSON shape a configuration file uses.
+const BUILT_IN: &str = r#"{
+  "windows": [
+    { "model": "gpt-5*", "window": 400000 },
+    { "model": "gpt-4.1*", "window": 1047576 },
+    { "model": "o3*", "window": 200000 },
+    { "model": "o4-mini*", "window": 200000 },
+    { "model": "codex-mini*", "window": 200000 },
+    { "model": "gemini-1.5-pro*", "window": 2097152 },
+    { "model": "gemini-*", "window": 1048576 }
+  ],
+  "default_models": { "codex": "gpt-5.5" }
+}"#;
+
+/// Context windows per model id, for providers that do not report them, plus the model to assume
+/// for a provider whose stream never names one (Codex).
+///
+/// Patterns are exact ids, or prefixes ending in `*`; matching ignores ASCII case, an exact id
+/// beats any prefix and a longer prefix beats a shorter one. Configuration overrides the
+/// built-in table entry by entry: [`ModelTable::built_in`] then [`ModelTable::overridden_by`].
+///
+/// ```
+/// use panewise_providers::{ModelTable, Provider};
+///
+/// let table = ModelTable::built_in()
+///     .overridden_by(ModelTable::from_json(r#"{"windows":[{"model":"gpt-5.5","window":272000}]}"#)?);
+/// assert_eq!(table.window_for("gpt-5.5"), Some(272_000));
+/// assert_eq!(table.window_for("GPT-5-mini"), Some(400_000));
+/// assert_eq!(table.default_model(Provider::Codex), Some("gpt-5.5"));
+/// # Ok::<(), panewise_providers::ModelTableError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelTable {
+    /// The window rules, in no particular order (precedence is by specificity).
+    #[serde(default)]
+    pub windows: Vec<WindowRule>,
+    /// The model to assume per provider (keyed `claude-code`, `codex`, `gemini-cli`) when its
+    /// stream names none. The host should put here the model it starts the CLI with.
+    #[serde(default)]
+    pub default_models: BTreeMap<String, String>,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowRule {
+    /// An exact model id, or a prefix followed by `*`.
+    pub model: String,
+    /// The context window in tokens.
+    pub window: u64,
+}
+
+impl ModelTable {
+    /// The table this crate ships with.
+    pub fn built_in() -> Self {
+        // The constant is tested to parse; an empty table is the harmless fallback.
+        Self::from_json(BUILT_IN).unwrap_or_default()
+    }
+
+    /// Reads a table from JSON of the shape `{"windows":[{"model":"gpt-5*","window":400000}],
+    /// "default_models":{"codex":"gpt-5.5"}}` (both keys optional).
+    pub fn from_json(text: &str) -> Result<Self, ModelTableError> {
+        Ok(serde_json::from_str(text)?)
+    }
+
+    /// This table with `overrides` laid over it: a rule for the same pattern, or a default
+    /// model for the same provider, replaces this table's.
+    pub fn overridden_by(mut self, overrides: ModelTable) -> Self {
+        for rule in overrides.windows {
+            self.windows
+                .retain(|existing| !existing.model.eq_ignore_ascii_case(&rule.model));
+            self.windows.push(rule);
+        }
+        self.default_models.extend(overrides.default_models);
+        self
+    }
+
+    /// The window of `model`, if a rule matches it.
+    pub fn window_for(&self, model: &str) -> Option<u64> {
+        let model = model.to_ascii_lowercase();
+        let mut best: Option<(usize, u64)> = None;
+        for rule in &self.windows {
+            let pattern = rule.model.to_ascii_lowercase();
+            let specificity = match pattern.strip_suffix('*') {
+                Some(prefix) if model.starts_with(prefix) => prefix.len(),
+                Some(_) => continue,
+                None if pattern == model => usize::MAX,
+                None => continue,
+            };
+            if best.is_none_or_less(specificity) {
+                best = Some((specificity, rule.window));
+            }
+        }
+        best.map(|(_, window)| window)
+    }
+
+    /// The model to assume for `provider` when its stream names none.
+    pub fn default_model(&self, provider: Provider) -> Option<&str> {
+        self.default_models
+            .get(provider.as_str())
+            .map(String::as_str)
+    }
+}
+
+trait BestSoFar {
+    fn is_none_or_less(&self, specificity: usize) -> bool;
+}
+
+impl BestSoFar for Option<(usize, u64)> {
+    fn is_none_or_less(&self, specificity: usize) -> bool {
+        match self {
+            None => true,
+            Some((best, _)) => *best < specificity,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_table_parses_and_covers_the_fixture_models() {
+        let table = ModelTable::built_in();
+        assert!(!table.windows.is_empty());
+        assert_eq!(table.window_for("gemini-3.8-flash"), Some(1_048_576));
+        assert_eq!(table.window_for("gemini-1.5-pro-002"), Some(2_097_152));
+        assert_eq!(table.window_for("gpt-5.5"), Some(400_000));
+        assert_eq!(table.window_for("claude-opus-5-5"), None);
+    }
+
+    #[test]
+    fn exact_ids_beat_prefixes_and_overrides_replace_rules() {
+        let table = ModelTable::built_in().overridden_by(ModelTable {
+            windows: vec![
+                WindowRule {
+                    model: "gemini-*".into(),
+                    window: 32_000,
+                },
+                WindowRule {
+                    model: "gemini-x".into(),
+                    window: 7,
+                },
+            ],
+            default_models: BTreeMap::from([("codex".into(), "o3".into())]),
+        });
+        assert_eq!(table.window_for("gemini-3.8-flash"), Some(32_000));
+        assert_eq!(table.window_for("Gemini-X"), Some(7));
+        assert_eq!(table.default_model(Provider::Codex), Some("o3"));
+        assert!(ModelTable::from_json("{").is_err());
+    }
+}
