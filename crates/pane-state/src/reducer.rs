@@ -730,7 +730,7 @@ fn turn_end(s: &mut State, stats: Option<SessionStats>, out: &mut Vec<Cmd>) {
                 finished_at: s.now_ms,
             };
             if outcome == TurnOutcome::Completed {
-                s.turns_completed = s.turns_completed.saturating_add(1);
+                count_completed_turn(s);
             }
             outcome
         }
@@ -750,10 +750,20 @@ fn turn_end(s: &mut State, stats: Option<SessionStats>, out: &mut Vec<Cmd>) {
     );
 }
 
+/// Counts a completed turn once: a `Done.completed` that later rounds of the same turn promote
+/// back to Streaming (R23) must not count that turn again when it ends a second time.
+fn count_completed_turn(s: &mut State) {
+    if s.current_turn.is_none() || s.last_counted_turn != s.current_turn {
+        s.turns_completed = s.turns_completed.saturating_add(1);
+        s.last_counted_turn = s.current_turn;
+    }
+}
+
 fn turn_reset(s: &mut State, out: &mut Vec<Cmd>) {
     s.session_stats = None;
     s.session_totals = None;
     s.turns_completed = 0;
+    s.last_counted_turn = None;
     s.compactions = 0;
     clear_turn_activity(s);
     s.context = None;
@@ -934,7 +944,7 @@ fn compaction_boundary(s: &mut State, b: Boundary, out: &mut Vec<Cmd>) {
             finished_at: b.at,
         };
         if outcome == TurnOutcome::Completed {
-            s.turns_completed = s.turns_completed.saturating_add(1);
+            count_completed_turn(s);
         }
         s.current_tool = None;
         s.current_tool_arg = None;

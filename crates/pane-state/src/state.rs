@@ -35,8 +35,10 @@ pub struct State {
     pub session_stats: Option<SessionStats>,
     /// The running sum over every turn (R6).
     pub session_totals: Option<SessionStats>,
-    /// Turns that ended as completed.
+    /// Turns that ended as completed, each counted once.
     pub turns_completed: u64,
+    /// The turn last counted in `turns_completed`.
+    pub last_counted_turn: Option<TurnId>,
     /// Compactions seen, real and heuristic.
     pub compactions: u64,
     /// The running tool's name (R7).
@@ -115,6 +117,7 @@ impl State {
             session_stats: None,
             session_totals: None,
             turns_completed: 0,
+            last_counted_turn: None,
             compactions: 0,
             current_tool: None,
             current_tool_arg: None,

@@ -19,5 +19,7 @@ pub fn panewise(args: &[&str]) -> Output {
 
 /// The path of a file under the workspace root, for test data owned by other crates.
 pub fn workspace_path(relative: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(relative)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(relative)
 }

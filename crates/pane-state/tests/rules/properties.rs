@@ -1,0 +1,420 @@
+//! Property tests over random message sequences (R77, R91): the reducer's invariants hold after
+//! every step, and folding is deterministic and compositional.
+
+use std::collections::BTreeMap;
+
+use panewise_pane_state::log::{fold_entries, LogEntry};
+use panewise_pane_state::msg::Msg;
+use panewise_pane_state::state::{ContextInvalidation, WaitingReason};
+use panewise_pane_state::{
+    step, CompactionTrigger, Failure, FailureKind, SessionStats, State, TurnId, TurnPhase,
+};
+use proptest::prelude::*;
+
+const MODELS: [&str; 5] = [
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+    "claude-opus-4-1[1m]",
+    "gpt-5.5",
+    "gemini-2.5-pro",
+];
+
+fn model() -> impl Strategy<Value = String> {
+    prop::sample::select(MODELS.to_vec()).prop_map(str::to_owned)
+}
+
+fn tokens() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0u64),
+        1u64..50_000,
+        50_000u64..400_000,
+        400_000u64..2_000_000,
+    ]
+}
+
+fn stats() -> impl Strategy<Value = Option<SessionStats>> {
+    prop::option::of(
+        (
+            prop::option::of(0.0f64..5.0),
+            prop::option::of(0u64..100_000),
+            prop::option::of(0u64..500_000),
+            prop::option::of(0u64..50_000),
+            prop::option::of(0u64..5),
+        )
+            .prop_map(
+                |(cost_usd, duration_ms, input, output, turns)| SessionStats {
+                    cost_usd,
+                    duration_ms,
+                    input_tokens: input,
+                    output_tokens: output,
+                    num_turns: turns,
+                    ..SessionStats::default()
+                },
+            ),
+    )
+}
+
+fn turn() -> impl Strategy<Value = Option<TurnId>> {
+    prop::option::of((1u64..4).prop_map(TurnId))
+}
+
+fn trigger() -> impl Strategy<Value = CompactionTrigger> {
+    prop_oneof![
+        Just(CompactionTrigger::Auto),
+        Just(CompactionTrigger::Manual)
+    ]
+}
+
+/// A message whose times are offsets from the current clock, resolved in [`sequence`].
+#[derive(Debug, Clone)]
+struct Planned {
+    advance_ms: u64,
+    msg: Msg,
+}
+
+/// Any message kind, with small value ranges so that interesting collisions happen often.
+fn any_msg() -> impl Strategy<Value = Msg> {
+    let at = 0u64..400_000;
+    prop_oneof![
+        Just(Msg::InitStart),
+        at.clone().prop_map(|at| Msg::InitReady { at }),
+        at.clone().prop_map(|at| Msg::InitFailed {
+            at,
+            reason: "boom".into()
+        }),
+        at.clone().prop_map(|at| Msg::StreamSubscribe { at }),
+        at.clone().prop_map(|at| Msg::StreamUnsubscribe { at }),
+        (0u64..5, at.clone()).prop_map(|(n, at)| Msg::StreamFlushObserved { added_count: n, at }),
+        at.clone()
+            .prop_map(|now_ms| Msg::StreamWatchdogTick { now_ms }),
+        Just(Msg::StreamSessionStarted),
+        (at.clone(), any::<bool>())
+            .prop_map(|(at, active)| Msg::ReconcileTurnActive { at, active }),
+        (
+            prop::option::of(tokens()),
+            prop::option::of(model()),
+            prop::option::of(at.clone()),
+            prop::option::of((model(), 1_000u64..2_000_000))
+        )
+            .prop_map(
+                |(tokens, model, at, window)| Msg::ReconcileContextFromHistory {
+                    tokens,
+                    model,
+                    at,
+                    reported_windows: window.into_iter().collect(),
+                }
+            ),
+        prop::collection::btree_map(model(), prop_oneof![Just(0u64), 1_000u64..2_000_000], 0..3)
+            .prop_map(|windows| Msg::ContextWindowsReported { windows }),
+        Just(Msg::ContextInvalidated {
+            reason: ContextInvalidation::FreshSession
+        }),
+        model().prop_map(|model| Msg::ContextModelSwitched { model }),
+        (
+            at.clone(),
+            prop::option::of(prop_oneof![
+                Just("/compact".to_string()),
+                Just("hi".to_string())
+            ])
+        )
+            .prop_map(|(at, content)| Msg::TurnStart { at, content }),
+        (stats(), turn()).prop_map(|(stats, turn)| Msg::TurnEnd { stats, turn }),
+        Just(Msg::TurnReset),
+        Just(Msg::TurnStartFailed),
+        (1u64..4).prop_map(|t| Msg::TurnCancelled { turn: TurnId(t) }),
+        (prop::option::of(Just("src/main.rs".to_string())), turn()).prop_map(|(arg, turn)| {
+            Msg::ToolStart {
+                name: "Bash".into(),
+                arg,
+                turn,
+            }
+        }),
+        turn().prop_map(|turn| Msg::ToolEnd { turn }),
+        (tokens(), prop::option::of(model()), turn())
+            .prop_map(|(input, model, turn)| Msg::TokensIn { input, model, turn }),
+        (0u64..10_000, turn()).prop_map(|(output, turn)| Msg::TokensOut { output, turn }),
+        (0u64..10_000, turn()).prop_map(|(chars, turn)| Msg::OutputStreamed { chars, turn }),
+        turn().prop_map(|turn| Msg::RequestStarted { turn }),
+        at.clone().prop_map(|at| Msg::RequestStop { at }),
+        Just(Msg::StopFailed),
+        at.clone()
+            .prop_map(|at| Msg::InterruptTimeoutElapsed { at }),
+        at.clone().prop_map(|at| Msg::SubmitTimeoutElapsed { at }),
+        ((0u8..3), at.clone(), any::<bool>()).prop_map(|(id, at, busy)| {
+            Msg::PendingMessageQueued {
+                id: format!("m{id}"),
+                text: "later".into(),
+                at,
+                enqueued_while_busy: busy,
+            }
+        }),
+        (0u8..3).prop_map(|id| Msg::PendingMessageAccepted {
+            id: format!("m{id}")
+        }),
+        (0u8..3).prop_map(|id| Msg::PendingMessageExpired {
+            id: format!("m{id}")
+        }),
+        (0u8..3).prop_map(|id| Msg::PendingMessageFlushStarted {
+            id: format!("m{id}")
+        }),
+        (prop::option::of(0u64..100_000), at.clone()).prop_map(|(retry_after_ms, at)| {
+            Msg::ProviderWaiting {
+                reason: WaitingReason::RateLimited,
+                retry_after_ms,
+                at,
+            }
+        }),
+        at.clone().prop_map(|at| Msg::FailureObserved {
+            failure: Failure {
+                kind: FailureKind::RateLimited,
+                retryable: true,
+                message: "429".into(),
+                http_status: Some(429)
+            },
+            at
+        }),
+        Just(Msg::FailureCleared),
+        Just(Msg::DetailsToggle),
+        Just(Msg::StashToggle),
+        (trigger(), at.clone()).prop_map(|(trigger, at)| Msg::CompactionStarted { trigger, at }),
+        (
+            trigger(),
+            tokens(),
+            tokens(),
+            at.clone(),
+            prop::option::of(at.clone())
+        )
+            .prop_map(|(trigger, pre_tokens, post_tokens, at, frame_timestamp)| {
+                Msg::CompactionBoundary {
+                    trigger,
+                    pre_tokens,
+                    post_tokens,
+                    duration_ms: None,
+                    at,
+                    frame_timestamp,
+                }
+            }),
+        at.clone().prop_map(|at| Msg::AttachedTaskObserved { at }),
+        Just(Msg::AttachedTaskCleared),
+        ((0u8..3), turn()).prop_map(|(id, turn)| Msg::ApprovalRequested {
+            id: format!("a{id}"),
+            tool: "Bash".into(),
+            summary: "rm".into(),
+            turn
+        }),
+        any::<bool>().prop_map(|approved| Msg::ApprovalAnswered { approved }),
+        (1u64..4, "[a-z]{0,40}").prop_map(|(t, text)| Msg::HookContextAdded {
+            text,
+            turn: TurnId(t)
+        }),
+        Just(Msg::Quit),
+    ]
+}
+
+/// Sequences of messages with a clock that only moves forward, as a recorder would write them.
+fn sequence(max_len: usize) -> impl Strategy<Value = Vec<LogEntry>> {
+    prop::collection::vec(
+        (0u64..120_000, any_msg()).prop_map(|(advance_ms, msg)| Planned { advance_ms, msg }),
+        0..max_len,
+    )
+    .prop_map(|planned| {
+        let mut now = 1_000_000u64;
+        planned
+            .into_iter()
+            .map(|p| {
+                now += p.advance_ms;
+                LogEntry {
+                    ts: now,
+                    msg: shift_times(p.msg, now),
+                }
+            })
+            .collect()
+    })
+}
+
+/// Message times are generated as offsets around the clock so they land near it.
+fn shift_times(msg: Msg, now: u64) -> Msg {
+    let near = |at: u64| now.saturating_sub(200_000) + at;
+    match msg {
+        Msg::InitReady { at } => Msg::InitReady { at: near(at) },
+        Msg::StreamSubscribe { at } => Msg::StreamSubscribe { at: near(at) },
+        Msg::StreamUnsubscribe { at } => Msg::StreamUnsubscribe { at: near(at) },
+        Msg::StreamFlushObserved { added_count, at } => Msg::StreamFlushObserved {
+            added_count,
+            at: near(at),
+        },
+        Msg::StreamWatchdogTick { now_ms } => Msg::StreamWatchdogTick {
+            now_ms: near(now_ms),
+        },
+        Msg::TurnStart { at, content } => Msg::TurnStart {
+            at: near(at),
+            content,
+        },
+        Msg::CompactionStarted { trigger, at } => Msg::CompactionStarted {
+            trigger,
+            at: near(at),
+        },
+        Msg::CompactionBoundary {
+            trigger,
+            pre_tokens,
+            post_tokens,
+            duration_ms,
+            at,
+            frame_timestamp,
+        } => Msg::CompactionBoundary {
+            trigger,
+            pre_tokens,
+            post_tokens,
+            duration_ms,
+            at: near(at),
+            frame_timestamp: frame_timestamp.map(near),
+        },
+        other => other,
+    }
+}
+
+fn fresh() -> State {
+    State::new("prop")
+}
+
+fn totals_field(stats: &Option<SessionStats>) -> (f64, u64, u64, u64, u64) {
+    let s = stats.clone().unwrap_or_default();
+    (
+        s.cost_usd.unwrap_or(0.0),
+        s.duration_ms.unwrap_or(0),
+        s.input_tokens.unwrap_or(0),
+        s.output_tokens.unwrap_or(0),
+        s.num_turns.unwrap_or(0),
+    )
+}
+
+fn check_step(
+    before: &State,
+    msg: &Msg,
+    after: &State,
+    tool_starts: u64,
+) -> Result<(), TestCaseError> {
+    // No working phase while the stream is unsubscribed (R28, R30).
+    prop_assert!(
+        !(after.is_working() && after.last_event_ms.is_none()),
+        "working while unsubscribed after {:?}: {:?}",
+        msg,
+        after.turn_phase
+    );
+    // The tool count never wraps below zero (R37): it can never exceed the starts seen.
+    if let TurnPhase::Streaming { tools_active, .. } = after.turn_phase {
+        prop_assert!(u64::from(tools_active) <= tool_starts);
+    }
+    // Learned windows never shrink and their keys are never lost (R54, R77.6).
+    for (model, window) in &before.learned_context_windows {
+        let now = after.learned_context_windows.get(model).copied();
+        prop_assert!(now.is_some_and(|w| w >= *window), "learned {model} shrank");
+    }
+    // Reported keys are never lost (R77.5).
+    for model in before.reported_context_windows.keys() {
+        prop_assert!(after.reported_context_windows.contains_key(model));
+    }
+    // Totals never decrease, except through the wholesale reset (R6, R61).
+    if !matches!(msg, Msg::TurnReset) {
+        let (c0, d0, i0, o0, n0) = totals_field(&before.session_totals);
+        let (c1, d1, i1, o1, n1) = totals_field(&after.session_totals);
+        prop_assert!(c1 >= c0 && d1 >= d0 && i1 >= i0 && o1 >= o0 && n1 >= n0);
+        prop_assert!(after.turns_completed >= before.turns_completed);
+    }
+    // A shown reading never exceeds its window, or 1M when the window is unknown (R55, R77.1).
+    if let Some(reading) = after.plausible_reading() {
+        let window = reading.window.unwrap_or(1_000_000);
+        prop_assert!(reading.tokens <= window && reading.tokens > 0);
+    }
+    // A switched reading has no window (R77.3).
+    if let Some(reading) = &after.context {
+        if reading.switched_to.is_some() {
+            prop_assert!(reading.window.is_none());
+        }
+    }
+    // Invalidation and reset leave no reading and make the pane non-seedable (R77.7).
+    if matches!(msg, Msg::ContextInvalidated { .. } | Msg::TurnReset) {
+        prop_assert!(after.context.is_none() && !after.context_seedable);
+    }
+    // These leave the reading untouched (R77.8).
+    if matches!(
+        msg,
+        Msg::TurnStart { .. }
+            | Msg::TurnEnd { .. }
+            | Msg::TurnStartFailed
+            | Msg::CompactionStarted { .. }
+    ) {
+        prop_assert_eq!(&before.context, &after.context);
+    }
+    // A boundary makes the pane non-seedable and never invents a reading (R77.9).
+    if matches!(msg, Msg::CompactionBoundary { .. }) {
+        prop_assert!(!after.context_seedable);
+        prop_assert!(after.context.is_none() || after.context == before.context);
+    }
+    // A late seed lands nothing (R77.10): the reading's tokens and source stay. Its windows may
+    // still be merged underneath the live ones and re-resolve the window (R56).
+    if matches!(msg, Msg::ReconcileContextFromHistory { .. }) && !before.context_seedable {
+        let key = |s: &State| s.context.as_ref().map(|r| (r.tokens, r.source, r.at));
+        prop_assert_eq!(key(before), key(after));
+    }
+    // Hook context and task notices stay within their byte cap (R89).
+    let hook_bytes: usize = after.pending_hook_context.iter().map(String::len).sum();
+    prop_assert!(hook_bytes <= 16 * 1024);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn r77_invariants_hold_after_every_step(entries in sequence(60)) {
+        let mut state = fresh();
+        let mut tool_starts = 0u64;
+        for entry in &entries {
+            if matches!(entry.msg, Msg::ToolStart { .. }) {
+                tool_starts += 1;
+            }
+            let before = state.clone();
+            let (after, _cmds) = step(state, entry.ts, entry.msg.clone());
+            check_step(&before, &entry.msg, &after, tool_starts)?;
+            state = after;
+        }
+    }
+
+    #[test]
+    fn r91_folding_twice_gives_equal_states(entries in sequence(80)) {
+        let first = fold_entries(fresh(), &entries);
+        let second = fold_entries(fresh(), &entries);
+        prop_assert_eq!(first, second);
+    }
+
+    #[test]
+    fn r90_fold_of_concatenation_equals_fold_from_prefix(a in sequence(40), b in sequence(40)) {
+        // Shift `b` after `a` so the clock still only moves forward.
+        let offset = a.last().map_or(0, |e| e.ts);
+        let b: Vec<LogEntry> = b
+            .into_iter()
+            .map(|e| LogEntry { ts: e.ts + offset, msg: e.msg })
+            .collect();
+        let whole: Vec<LogEntry> = a.iter().chain(b.iter()).cloned().collect();
+        let at_once = fold_entries(fresh(), &whole);
+        let in_two = fold_entries(fold_entries(fresh(), &a), &b);
+        prop_assert_eq!(at_once, in_two);
+    }
+
+    #[test]
+    fn r91_every_generated_message_round_trips_through_json(msg in any_msg()) {
+        let json = serde_json::to_string(&msg).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let back: Msg = serde_json::from_str(&json).map_err(|e| TestCaseError::fail(format!("{e}: {json}")))?;
+        prop_assert_eq!(back, msg);
+    }
+}
+
+#[test]
+fn r19_reported_windows_map_is_a_btree_so_serialisation_is_stable() {
+    // Determinism of the JSON form matters for replay comparisons and snapshots.
+    let mut state = fresh();
+    state.reported_context_windows = BTreeMap::from([("b".into(), 2), ("a".into(), 1)]);
+    let json = serde_json::to_string(&state.reported_context_windows).unwrap();
+    assert_eq!(json, r#"{"a":1,"b":2}"#);
+}
