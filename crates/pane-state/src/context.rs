@@ -180,7 +180,9 @@ pub fn resolve_window(
     let Some(model) = model else {
         return unknown;
     };
-    let reported_window = lookup_window(reported, model);
+    // A report outside the plausible range is not a context window (R24).
+    let reported_window =
+        lookup_window(reported, model).filter(|w| PLAUSIBLE_REPORTED_WINDOW.contains(w));
     let learned_window = lookup_window(learned, model);
     let table_window = model_table_window(model);
     let (window, source) = match (reported_window, learned_window) {
