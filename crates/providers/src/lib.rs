@@ -20,7 +20,8 @@
 //! ## API boundary
 //! [`Decoder`] (one per stream, [`Provider`] chooses the format) with [`decode_all`] as a
 //! shortcut; [`classify_failure`] for errors seen outside a stream (a process exit, say);
-//! [`ModelTable`] for context windows the CLIs do not report.
+//! [`ModelTable`] for context windows the CLIs do not report; [`Mapper`] from events to the
+//! reducer's `Msg`s, with [`fold_events`] and [`summarize`] for a whole captured stream.
 //!
 //! ## Where to start reading
 //! [`event`] for the vocabulary, then [`decoder`] for the byte front end, then one of
@@ -35,10 +36,14 @@ pub mod decoder;
 mod error;
 pub mod event;
 mod gemini;
+pub mod mapping;
 mod model_table;
 
 pub use classify::classify_failure;
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
 pub use error::{DecodeError, ModelTableError};
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
+pub use mapping::{fold_events, summarize, Fold, Mapper, PaneSummary, SummaryFailure};
 pub use model_table::{ModelTable, WindowRule};
+
+pub use panewise_protocol::{CompactionTrigger, Failure, FailureKind, SessionStats};

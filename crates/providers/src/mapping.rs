@@ -1,0 +1,356 @@
+//! From normalised events to the reducer's messages, and a fold of a whole captured stream into
+//! the pane state a person would see.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use panewise_pane_state::state::{ContextInvalidation, WaitingReason};
+use panewise_pane_state::{step, Msg, State};
+use panewise_protocol::{CompactionTrigger, Failure, FailureKind, SessionStats};
+use serde::{Deserialize, Serialize};
+
+use crate::decoder::{DecodeCounts, Provider};
+use crate::event::ProviderEvent;
+use crate::model_table::ModelTable;
+
+/// The model name Gemini CLI announces when its router picks the model per request.
+const ROUTED_MODEL: &str = "auto";
+
+/// Turns one stream's [`ProviderEvent`]s into reducer [`Msg`]s.
+///
+/// It keeps what the events alone do not carry: the model in use (for formats that name it only
+/// once, or never), which context windows were already reported from the [`ModelTable`], and
+/// the session id (a different one means the conversation was replaced).
+#[derive(Debug, Clone)]
+pub struct Mapper {
+    provider: Provider,
+    table: ModelTable,
+    model: Option<String>,
+    windows_sent: BTreeSet<String>,
+    session_id: Option<String>,
+    last_prompt: Option<String>,
+}
+
+impl Mapper {
+    /// A mapper for `provider`'s events, with `table` supplying windows the provider does not
+    /// report. For a provider whose stream names no model (Codex), the table's default model for
+    /// it is assumed until [`Mapper::with_model`] says otherwise.
+    pub fn new(provider: Provider, table: ModelTable) -> Self {
+        let model = table.default_model(provider).map(str::to_owned);
+        Mapper {
+            provider,
+            table,
+            model,
+            windows_sent: BTreeSet::new(),
+            session_id: None,
+            last_prompt: None,
+        }
+    }
+
+    /// The same mapper, told which model the CLI was started with.
+    pub fn with_model(mut self, model: Option<String>) -> Self {
+        if model.is_some() {
+            self.model = model;
+        }
+        self
+    }
+
+    /// Which provider's events this mapper expects.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// The messages that open a captured stream: history is loaded (there is none) and the
+    /// stream is subscribed, so that the stream's turns count.
+    pub fn prologue(&self, at: u64) -> Vec<Msg> {
+        vec![Msg::InitReady { at }, Msg::StreamSubscribe { at }]
+    }
+
+    /// Appends the messages for `event`, which arrived at `at` (ms), to `out`.
+    pub fn map(&mut self, event: &ProviderEvent, at: u64, out: &mut Vec<Msg>) {
+        match event {
+            ProviderEvent::SessionStarted {
+                session_id, model, ..
+            } => {
+                if let (Some(previous), Some(new)) = (&self.session_id, session_id) {
+                    if previous != new {
+                        out.push(Msg::ContextInvalidated {
+                            reason: ContextInvalidation::FreshSession,
+                        });
+                    }
+                }
+                if session_id.is_some() {
+                    self.session_id.clone_from(session_id);
+                }
+                if let Some(model) = model.as_deref().filter(|model| *model != ROUTED_MODEL) {
+                    self.model = Some(model.to_owned());
+                }
+                out.push(Msg::StreamSessionStarted);
+            }
+            ProviderEvent::TurnStarted { prompt } => {
+                self.last_prompt.clone_from(prompt);
+                out.push(Msg::TurnStart {
+                    at,
+                    content: prompt.clone(),
+                });
+            }
+            ProviderEvent::TurnEnded { stats } => out.push(Msg::TurnEnd {
+                stats: (*stats != SessionStats::default()).then(|| stats.clone()),
+                turn: None,
+            }),
+            ProviderEvent::TextDelta { text } | ProviderEvent::ThinkingDelta { text } => {
+                out.push(Msg::OutputStreamed {
+                    chars: text.chars().count() as u64,
+                    turn: None,
+                })
+            }
+            ProviderEvent::RequestStarted => out.push(Msg::RequestStarted { turn: None }),
+            ProviderEvent::ToolStarted { name, arg, .. } => out.push(Msg::ToolStart {
+                name: name.clone(),
+                arg: arg.clone(),
+                turn: None,
+            }),
+            ProviderEvent::ToolEnded { .. } => out.push(Msg::ToolEnd { turn: None }),
+            ProviderEvent::Usage {
+                model,
+                input_tokens,
+                cached_input_tokens,
+                output_tokens,
+                ..
+            } => {
+                if let Some(model) = model {
+                    self.model = Some(model.clone());
+                }
+                self.report_table_window(out);
+                out.push(Msg::TokensIn {
+                    input: input_tokens.saturating_add(*cached_input_tokens),
+                    model: self.model.clone(),
+                    turn: None,
+                });
+                if let Some(output) = output_tokens.filter(|output| *output > 0) {
+                    out.push(Msg::TokensOut { output, turn: None });
+                }
+            }
+            ProviderEvent::OutputTokens { output_tokens } => out.push(Msg::TokensOut {
+                output: *output_tokens,
+                turn: None,
+            }),
+            ProviderEvent::ContextWindows { windows } => {
+                self.windows_sent.extend(windows.keys().cloned());
+                out.push(Msg::ContextWindowsReported {
+                    windows: windows.clone(),
+                });
+            }
+            ProviderEvent::CompactionStarted { trigger } => out.push(Msg::CompactionStarted {
+                trigger: trigger.unwrap_or_else(|| self.implied_trigger()),
+                at,
+            }),
+            ProviderEvent::CompactionBoundary {
+                trigger,
+                pre_tokens,
+                post_tokens,
+                duration_ms,
+            } => out.push(Msg::CompactionBoundary {
+                trigger: *trigger,
+                pre_tokens: *pre_tokens,
+                post_tokens: *post_tokens,
+                duration_ms: *duration_ms,
+                at,
+                frame_timestamp: None,
+            }),
+            ProviderEvent::ProviderRetrying {
+                retry_delay_ms,
+                http_status,
+                reason,
+                ..
+            } => {
+                // The reducer's waiting state names only rate limits; other retries (overload,
+                // server errors) leave the phase as it is rather than be mislabelled.
+                let rate_limited = *http_status == Some(429)
+                    || reason
+                        .as_deref()
+                        .is_some_and(|reason| reason.to_ascii_lowercase().contains("rate"));
+                if rate_limited {
+                    // The retry notice is live output of the CLI: it moves a turn that is still
+                    // submitting to streaming, the only phase that can show a wait (R42).
+                    out.push(Msg::StreamFlushObserved { added_count: 1, at });
+                    out.push(Msg::ProviderWaiting {
+                        reason: WaitingReason::RateLimited,
+                        retry_after_ms: *retry_delay_ms,
+                        at,
+                    });
+                }
+            }
+            ProviderEvent::Failure { failure } => out.push(Msg::FailureObserved {
+                failure: failure.clone(),
+                at,
+            }),
+            // These inform a transcript view, not the pane state: the reasoning estimate
+            // duplicates the reasoning text already counted, user text is not output, a
+            // compaction's outcome arrives as its boundary, and unknown lines are counted by
+            // the decoder.
+            ProviderEvent::ThinkingProgress { .. }
+            | ProviderEvent::UserMessage { .. }
+            | ProviderEvent::CompactionEnded { .. }
+            | ProviderEvent::Warning { .. }
+            | ProviderEvent::Unknown { .. } => {}
+        }
+    }
+
+    /// A compaction start without a trigger is manual only when the turn was `/compact`.
+    fn implied_trigger(&self) -> CompactionTrigger {
+        if self.last_prompt.as_deref().map(str::trim) == Some("/compact") {
+            CompactionTrigger::Manual
+        } else {
+            CompactionTrigger::Auto
+        }
+    }
+
+    /// Reports the table's window for the current model once, when the provider has not.
+    fn report_table_window(&mut self, out: &mut Vec<Msg>) {
+        let Some(model) = &self.model else { return };
+        if self.windows_sent.contains(model) {
+            return;
+        }
+        self.windows_sent.insert(model.clone());
+        if let Some(window) = self.table.window_for(model) {
+            out.push(Msg::ContextWindowsReported {
+                windows: BTreeMap::from([(model.clone(), window)]),
+            });
+        }
+    }
+}
+
+/// What `panewise decode --json` prints last: the pane a person would see after the stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaneSummary {
+    /// The provider whose stream was decoded.
+    pub provider: Provider,
+    /// Events decoded, unknown ones included.
+    pub events: u64,
+    /// Events of a type the decoder does not know.
+    pub unknown_events: u64,
+    /// Lines that could not be decoded.
+    pub decode_errors: u64,
+    /// The final turn phase: `idle`, `submitting`, `streaming`, `interrupting`, `done` or
+    /// `disconnected`.
+    pub turn_phase: String,
+    /// Turns that completed successfully.
+    pub turns_completed: u64,
+    /// Tool names in the order they started.
+    pub tools: Vec<String>,
+    /// Session total of uncached input tokens.
+    pub input_tokens: Option<u64>,
+    /// Session total of output tokens.
+    pub output_tokens: Option<u64>,
+    /// Session total of input tokens read from the cache.
+    pub cached_input_tokens: Option<u64>,
+    /// Session cost in US dollars; `None` where the provider reports none.
+    pub cost_usd: Option<f64>,
+    /// Tokens in context, as the meter shows them.
+    pub context_tokens: Option<u64>,
+    /// The context window the meter uses.
+    pub context_window: Option<u64>,
+    /// Compactions seen, reported or detected by the token-drop heuristic.
+    pub compactions: u64,
+    /// The failure shown, if any.
+    pub failure: Option<SummaryFailure>,
+}
+
+/// The failure part of a [`PaneSummary`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryFailure {
+    /// Its kind.
+    pub kind: FailureKind,
+    /// Whether retrying may succeed.
+    pub retryable: bool,
+    /// The provider's message.
+    pub message: String,
+}
+
+impl From<&Failure> for SummaryFailure {
+    fn from(failure: &Failure) -> Self {
+        SummaryFailure {
+            kind: failure.kind,
+            retryable: failure.retryable,
+            message: failure.message.clone(),
+        }
+    }
+}
+
+/// The result of folding a captured stream: the final state and the messages that made it.
+#[derive(Debug, Clone)]
+pub struct Fold {
+    /// The pane state after the last message.
+    pub state: State,
+    /// Every message folded, with the clock value it was folded at.
+    pub messages: Vec<(u64, Msg)>,
+}
+
+/// Time of the first message of a replayed capture, and the spacing between events. Captures
+/// carry no usable clock for every line, so a replay runs on a synthetic one.
+pub const REPLAY_START_MS: u64 = 1_000_000;
+/// See [`REPLAY_START_MS`].
+pub const REPLAY_STEP_MS: u64 = 10;
+
+/// Folds a whole captured stream's events through the reducer, opening it with
+/// [`Mapper::prologue`] and stepping a synthetic clock by [`REPLAY_STEP_MS`] per event.
+pub fn fold_events<'a>(
+    mapper: &mut Mapper,
+    events: impl IntoIterator<Item = &'a ProviderEvent>,
+) -> Fold {
+    let mut state = State::new(mapper.provider().as_str());
+    let mut messages = Vec::new();
+    let mut now = REPLAY_START_MS;
+    for msg in mapper.prologue(now) {
+        messages.push((now, msg));
+    }
+    let mut batch = Vec::new();
+    for event in events {
+        now += REPLAY_STEP_MS;
+        batch.clear();
+        mapper.map(event, now, &mut batch);
+        messages.extend(batch.drain(..).map(|msg| (now, msg)));
+    }
+    for (at, msg) in &messages {
+        state = step(state, *at, msg.clone()).0;
+    }
+    Fold { state, messages }
+}
+
+/// The summary of a folded stream.
+pub fn summarize<'a>(
+    provider: Provider,
+    counts: DecodeCounts,
+    events: impl IntoIterator<Item = &'a ProviderEvent>,
+    state: &State,
+) -> PaneSummary {
+    let tools = events
+        .into_iter()
+        .filter_map(|event| match event {
+            ProviderEvent::ToolStarted { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    let totals = state.session_totals.as_ref();
+    let reading = state.plausible_reading();
+    PaneSummary {
+        provider,
+        events: counts.events,
+        unknown_events: counts.unknown_events,
+        decode_errors: counts.decode_errors,
+        turn_phase: state.turn_phase.kind_name().to_owned(),
+        turns_completed: state.turns_completed,
+        tools,
+        input_tokens: totals.and_then(|totals| totals.input_tokens),
+        output_tokens: totals.and_then(|totals| totals.output_tokens),
+        cached_input_tokens: totals.and_then(|totals| totals.cached_input_tokens),
+        cost_usd: totals.and_then(|totals| totals.cost_usd),
+        context_tokens: reading.map(|reading| reading.tokens),
+        context_window: reading.and_then(|reading| reading.window),
+        compactions: state.compactions,
+        failure: state
+            .failure
+            .as_ref()
+            .map(|failure| SummaryFailure::from(&failure.failure)),
+    }
+}

@@ -1,0 +1,256 @@
+//! Folding each fixture through decoder, mapping and reducer gives the state a person should see.
+
+use panewise_providers::{
+    decode_all, fold_events, summarize, FailureKind, Mapper, ModelTable, PaneSummary, Provider,
+};
+
+use crate::fixture;
+
+fn summary_of(provider: Provider, path: &str) -> PaneSummary {
+    let (decoded, counts) = decode_all(provider, &fixture(path));
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let mut mapper = Mapper::new(provider, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    summarize(provider, counts, &events, &fold.state)
+}
+
+fn assert_clean(summary: &PaneSummary) {
+    assert_eq!(summary.unknown_events, 0);
+    assert_eq!(summary.decode_errors, 0);
+}
+
+fn assert_cost(summary: &PaneSummary, expected: f64) {
+    let cost = summary.cost_usd.expect("a cost");
+    assert!((cost - expected).abs() < 1e-9, "{cost} != {expected}");
+}
+
+#[test]
+fn claude_tool_call_ends_done_with_one_bash_call_and_the_reported_window() {
+    for path in [
+        "claude-code/tool-call.ndjson",
+        "claude-code/tool-call-partial-messages.ndjson",
+    ] {
+        let summary = summary_of(Provider::ClaudeCode, path);
+        assert_clean(&summary);
+        assert_eq!(summary.turn_phase, "done", "{path}");
+        assert_eq!(summary.turns_completed, 1);
+        assert_eq!(summary.tools, vec!["Bash"]);
+        // Uncached input includes cache writes: 6240 + 2400.
+        assert_eq!(summary.input_tokens, Some(8_640));
+        assert_eq!(summary.output_tokens, Some(90));
+        assert_eq!(summary.cached_input_tokens, Some(18_000));
+        assert_cost(&summary, 0.042_36);
+        // The last call's whole prompt: 3160 + 1200 written + 9000 read.
+        assert_eq!(summary.context_tokens, Some(13_360));
+        assert_eq!(summary.context_window, Some(1_000_000));
+        assert_eq!(summary.compactions, 0);
+        assert_eq!(summary.failure, None);
+    }
+}
+
+#[test]
+fn claude_auto_compact_counts_one_real_compaction_and_a_fresh_context_reading() {
+    let summary = summary_of(Provider::ClaudeCode, "claude-code/auto-compact.ndjson");
+    assert_clean(&summary);
+    assert_eq!(summary.turn_phase, "done");
+    assert_eq!(summary.turns_completed, 1);
+    assert_eq!(summary.tools, vec!["Bash", "Bash", "Bash"]);
+    // The per-turn model breakdown includes the compaction call, which `usage` leaves out.
+    assert_eq!(summary.input_tokens, Some(202_680 + 6_000));
+    assert_eq!(summary.output_tokens, Some(235));
+    assert_eq!(summary.cached_input_tokens, Some(45_000));
+    assert_cost(&summary, 0.854_42);
+    assert_eq!(summary.context_tokens, Some(3_200 + 1_200 + 9_000));
+    assert_eq!(summary.context_window, Some(1_000_000));
+    assert_eq!(summary.compactions, 1);
+    assert_eq!(summary.failure, None);
+}
+
+#[test]
+fn claude_rate_limit_is_a_retryable_rate_limited_failure_not_a_crash() {
+    let summary = summary_of(Provider::ClaudeCode, "claude-code/error-429.ndjson");
+    assert_clean(&summary);
+    assert_eq!(summary.turn_phase, "done");
+    assert_eq!(summary.turns_completed, 0);
+    assert!(summary.tools.is_empty());
+    assert_eq!(summary.input_tokens, Some(0));
+    assert_eq!(summary.output_tokens, Some(0));
+    assert_cost(&summary, 0.0);
+    assert_eq!(summary.context_tokens, None);
+    assert_eq!(summary.compactions, 0);
+    let failure = summary.failure.expect("a failure");
+    assert_eq!(failure.kind, FailureKind::RateLimited);
+    assert!(failure.retryable);
+    assert!(failure.message.contains("(429)"), "{}", failure.message);
+}
+
+#[test]
+fn claude_multi_turn_session_adds_per_turn_costs_once() {
+    let summary = summary_of(Provider::ClaudeCode, "claude-code/multi-turn-stdin.ndjson");
+    assert_clean(&summary);
+    assert_eq!(summary.turn_phase, "done");
+    assert_eq!(summary.turns_completed, 2);
+    assert_eq!(summary.tools, vec!["Bash", "Bash"]);
+    assert_eq!(summary.input_tokens, Some(8_640 + 8_960));
+    assert_eq!(summary.output_tokens, Some(180));
+    assert_eq!(summary.cached_input_tokens, Some(36_000));
+    // The CLI's running total after turn two, not turn one's total plus the running total.
+    assert_cost(&summary, 0.086);
+    assert_eq!(summary.context_tokens, Some(3_320 + 1_200 + 9_000));
+    assert_eq!(summary.context_window, Some(1_000_000));
+    assert_eq!(summary.compactions, 0);
+    assert_eq!(summary.failure, None);
+}
+
+#[test]
+fn codex_tool_call_takes_its_window_from_the_model_table() {
+    let summary = summary_of(Provider::Codex, "codex/tool-call.jsonl");
+    assert_clean(&summary);
+    assert_eq!(summary.turn_phase, "done");
+    assert_eq!(summary.turns_completed, 1);
+    assert_eq!(summary.tools, vec!["command_execution"]);
+    // Codex counts cached tokens inside input_tokens; they are kept apart here.
+    assert_eq!(summary.input_tokens, Some(5_330 - 2_048));
+    assert_eq!(summary.output_tokens, Some(60));
+    assert_eq!(summary.cached_input_tokens, Some(2_048));
+    assert_eq!(summary.cost_usd, None);
+    // Codex reports only the turn's sum over its calls: an upper bound of the context.
+    assert_eq!(summary.context_tokens, Some(5_330));
+    assert_eq!(summary.context_window, Some(400_000));
+    assert_eq!(summary.compactions, 0);
+    assert_eq!(summary.failure, None);
+}
+
+#[test]
+fn codex_rate_limit_is_one_retryable_failure_with_no_invented_usage() {
+    let summary = summary_of(Provider::Codex, "codex/error-429.jsonl");
+    assert_clean(&summary);
+    assert_eq!(summary.events, 4);
+    assert_eq!(summary.turn_phase, "done");
+    assert_eq!(summary.turns_completed, 0);
+    assert!(summary.tools.is_empty());
+    assert_eq!(summary.input_tokens, None);
+    assert_eq!(summary.output_tokens, None);
+    assert_eq!(summary.cost_usd, None);
+    assert_eq!(summary.context_tokens, None);
+    assert_eq!(summary.compactions, 0);
+    let failure = summary.failure.expect("a failure");
+    assert_eq!(failure.kind, FailureKind::RateLimited);
+    assert!(failure.retryable);
+}
+
+#[test]
+fn gemini_tool_call_follows_the_working_model_not_the_router() {
+    let summary = summary_of(Provider::GeminiCli, "gemini-cli/tool-call.jsonl");
+    assert_clean(&summary);
+    assert_eq!(summary.turn_phase, "done");
+    assert_eq!(summary.turns_completed, 1);
+    assert_eq!(summary.tools, vec!["run_shell_command"]);
+    assert_eq!(summary.input_tokens, Some(4_404));
+    assert_eq!(summary.output_tokens, Some(60));
+    assert_eq!(summary.cached_input_tokens, Some(4_096));
+    assert_eq!(summary.cost_usd, None);
+    assert_eq!(summary.context_tokens, Some(8_200));
+    assert_eq!(summary.context_window, Some(1_048_576));
+    assert_eq!(summary.compactions, 0);
+    assert_eq!(summary.failure, None);
+}
+
+#[test]
+fn gemini_quota_error_is_a_retryable_rate_limited_failure() {
+    let summary = summary_of(Provider::GeminiCli, "gemini-cli/error-429.jsonl");
+    assert_clean(&summary);
+    assert_eq!(summary.turn_phase, "done");
+    assert_eq!(summary.turns_completed, 0);
+    assert!(summary.tools.is_empty());
+    assert_eq!(summary.input_tokens, Some(300));
+    assert_eq!(summary.output_tokens, Some(20));
+    assert_eq!(summary.cost_usd, None);
+    assert_eq!(summary.compactions, 0);
+    let failure = summary.failure.expect("a failure");
+    assert_eq!(failure.kind, FailureKind::RateLimited);
+    assert!(failure.retryable);
+    assert!(failure
+        .message
+        .starts_with("[API Error: Resource has been exhausted"));
+}
+
+#[test]
+fn a_configured_table_overrides_the_built_in_window() {
+    let (decoded, counts) = decode_all(Provider::Codex, &fixture("codex/tool-call.jsonl"));
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let table = ModelTable::built_in().overridden_by(
+        ModelTable::from_json(r#"{"windows":[{"model":"gpt-5.5","window":272000}]}"#).unwrap(),
+    );
+    let mut mapper = Mapper::new(Provider::Codex, table);
+    let fold = fold_events(&mut mapper, &events);
+    let summary = summarize(Provider::Codex, counts, &events, &fold.state);
+    assert_eq!(summary.context_window, Some(272_000));
+    let mut mapper =
+        Mapper::new(Provider::Codex, ModelTable::built_in()).with_model(Some("o3".into()));
+    let fold = fold_events(&mut mapper, &events);
+    assert_eq!(
+        fold.state
+            .plausible_reading()
+            .and_then(|reading| reading.window),
+        Some(200_000)
+    );
+}
+
+#[test]
+fn a_token_drop_without_a_reported_compaction_counts_as_a_heuristic_compaction() {
+    // Two Codex turns whose prompt shrinks from 60k to 20k: Codex reports no compaction, so the
+    // reducer's drop heuristic must.
+    let stream = concat!(
+        r#"{"type":"thread.started","thread_id":"t"}"#,
+        "\n",
+        r#"{"type":"turn.started"}"#,
+        "\n",
+        r#"{"type":"turn.completed","usage":{"input_tokens":60000,"cached_input_tokens":0,"output_tokens":10}}"#,
+        "\n",
+        r#"{"type":"turn.started"}"#,
+        "\n",
+        r#"{"type":"turn.completed","usage":{"input_tokens":20000,"cached_input_tokens":0,"output_tokens":10}}"#,
+        "\n",
+    );
+    let (decoded, counts) = decode_all(Provider::Codex, stream.as_bytes());
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let mut mapper = Mapper::new(Provider::Codex, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    let summary = summarize(Provider::Codex, counts, &events, &fold.state);
+    assert_eq!(summary.turns_completed, 2);
+    assert_eq!(summary.compactions, 1);
+    assert_eq!(summary.context_tokens, Some(20_000));
+}
+
+#[test]
+fn a_rate_limit_retry_shows_as_waiting_with_the_retry_delay_before_the_failure() {
+    let (decoded, _) = decode_all(
+        Provider::ClaudeCode,
+        &fixture("claude-code/error-429.ndjson"),
+    );
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let retry = events
+        .iter()
+        .position(|event| {
+            matches!(
+                event,
+                panewise_providers::ProviderEvent::ProviderRetrying { .. }
+            )
+        })
+        .expect("a retry event");
+    let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events[..=retry]);
+    match &fold.state.turn_phase {
+        panewise_pane_state::TurnPhase::Streaming {
+            waiting_reason,
+            retry_after_ms,
+            ..
+        } => {
+            assert!(waiting_reason.is_some());
+            assert_eq!(*retry_after_ms, Some(1_024));
+        }
+        other => panic!("expected a waiting streaming phase, got {other:?}"),
+    }
+    assert!(fold.state.failure.is_none());
+}
