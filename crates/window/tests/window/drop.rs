@@ -1,0 +1,359 @@
+//! W30–W39: the shared drop mechanism, sliding-window, token-budget and the drop notice.
+
+use panewise_window::record::{PlanAction, RecordDetail};
+use panewise_window::{Message, RefusalReason, SlidingWindow, TokenBudget, WindowError};
+
+use crate::support::*;
+
+#[test]
+fn w30_a_drop_from_the_head_puts_a_notice_in_its_place() {
+    let mut messages = vec![];
+    messages.extend(tool_turn("c1", "grep", 600));
+    messages.extend(tool_turn("c2", "read_file", 600));
+    messages.push(Message::assistant("now"));
+    let mut conversation = conversation(messages);
+    let stage = stage_without_pins(SlidingWindow::new(1).unwrap());
+    let plan = visit_and_apply(&stage, &mut conversation, context(3)).unwrap();
+    assert_eq!(plan.record.removed_message_count, 4);
+    assert_eq!(plan.evictions.len(), 4);
+    let notice = &conversation.messages()[0];
+    assert!(notice.content.starts_with("[dropped history"));
+    assert_eq!(conversation.len(), 2);
+    assert_eq!(
+        plan.record.window_chars_after,
+        conversation.window_chars(),
+        "the record's after figure is the window's exact size"
+    );
+    match plan.record.detail {
+        RecordDetail::SlidingWindow(detail) => {
+            assert_eq!((detail.turns_before, detail.turns_after), (3, 2));
+        }
+        other => panic!("unexpected detail {other:?}"),
+    }
+}
+
+#[test]
+fn w31_an_assistant_head_with_nothing_fitting_refuses_replacement_not_smaller() {
+    let conversation = conversation(vec![
+        Message::assistant("tiny"),
+        Message::assistant("also tiny"),
+        Message::assistant("now"),
+    ]);
+    let stage = stage(SlidingWindow::new(1).unwrap());
+    let plan = visit(&stage, &conversation, context(1)).unwrap();
+    assert!(plan.edit.is_none());
+    assert_eq!(
+        plan.record.refusals[0].reason,
+        RefusalReason::ReplacementNotSmaller
+    );
+    assert_eq!(plan.record.refusals[0].turn_index, 0);
+}
+
+#[test]
+fn w31_a_user_head_allows_a_silent_drop_of_a_small_span() {
+    let conversation = conversation(vec![
+        Message::assistant("tiny"),
+        Message::user("question"),
+        Message::assistant("answer"),
+    ]);
+    let stage = stage(SlidingWindow::new(2).unwrap());
+    let plan = visit(&stage, &conversation, context(1)).unwrap();
+    let edit = plan.edit.unwrap();
+    assert_eq!(edit.removed, 0..1);
+    assert!(edit.inserted.is_none());
+}
+
+#[test]
+fn w31_the_plain_notice_is_used_when_the_rich_one_does_not_fit() {
+    let conversation = conversation(vec![
+        Message::assistant_calls("", &[("c1", "a_rather_long_tool_name_for_this_test", "{}")]),
+        Message::tool_result("c1", text(250)),
+        Message::assistant("now"),
+    ]);
+    let stage = stage_without_pins(SlidingWindow::new(1).unwrap());
+    let plan = visit(&stage, &conversation, context(1)).unwrap();
+    let notice = plan.edit.unwrap().inserted.unwrap();
+    assert!((notice.chars().count() as u64) < 250);
+    assert!(!notice.contains("a_rather_long_tool_name"));
+    assert_eq!(
+        plan.record.dropped_observations,
+        Some(vec!["a_rather_long_tool_name_for_this_test".to_string()])
+    );
+}
+
+#[test]
+fn w32_sliding_window_disengages_at_or_below_keep_and_needs_no_usage() {
+    let conversation = conversation(vec![Message::user("a"), Message::assistant("b")]);
+    let stage = stage(SlidingWindow::new(2).unwrap());
+    assert!(visit(&stage, &conversation, context(1)).is_none());
+    let bigger = crate::support::conversation(vec![
+        Message::assistant(text(500)),
+        Message::user("a"),
+        Message::assistant("b"),
+    ]);
+    let plan = visit(&stage, &bigger, context(1)).unwrap();
+    assert!(plan.budget_pressure.is_none());
+    assert!(plan.spend.is_none());
+    assert_eq!(plan.evictions.len(), 1);
+    assert!(SlidingWindow::new(0).is_err());
+}
+
+#[test]
+fn w33_token_budget_waits_for_the_first_call() {
+    let conversation = conversation(vec![Message::assistant(text(5000)), Message::user("q")]);
+    let stage = stage(TokenBudget::with_keep_recent_turns(10, 1).unwrap());
+    assert!(visit(&stage, &conversation, context(1)).is_none());
+}
+
+#[test]
+fn w33_w55_token_budget_rejects_a_zero_reading_by_name() {
+    let conversation = conversation(vec![Message::assistant(text(5000)), Message::user("q")]);
+    let stage = stage(TokenBudget::with_keep_recent_turns(10, 1).unwrap());
+    let mut context = measured_context(&conversation, 2, 0);
+    if let Some(measured) = context.measured.as_mut() {
+        measured.usage.output = 0;
+    }
+    context.provider = "acme";
+    let error = panewise_window::complete_now(stage.visit(&conversation, context))
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        error,
+        WindowError::Unmeasurable {
+            provider: "acme".to_string()
+        }
+    );
+    assert!(error.to_string().contains("CompactionUnmeasurableError"));
+}
+
+#[test]
+fn w33_only_a_reading_strictly_above_the_threshold_triggers() {
+    let conversation = conversation(vec![Message::assistant(text(5000)), Message::user("q")]);
+    let stage = stage(TokenBudget::with_keep_recent_turns(1000, 1).unwrap());
+    assert!(visit(
+        &stage,
+        &conversation,
+        measured_context(&conversation, 2, 1000)
+    )
+    .is_none());
+    let plan = visit(
+        &stage,
+        &conversation,
+        measured_context(&conversation, 2, 1001),
+    )
+    .unwrap();
+    let pressure = plan.budget_pressure.unwrap();
+    assert_eq!(pressure.plan_action, PlanAction::Evict);
+    assert_eq!(
+        (pressure.cap_tokens, pressure.projected_tokens),
+        (1000, 1001)
+    );
+    assert!(plan.spend.is_none());
+}
+
+#[test]
+fn w33_token_budget_drops_the_oldest_turns_only_until_under_the_threshold() {
+    let mut messages = vec![Message::system("sys"), Message::user("request")];
+    for i in 0..10 {
+        messages.extend(tool_turn(&format!("c{i}"), "read_file", 4_000));
+    }
+    let mut conversation = conversation(messages);
+    let total = conversation.tokens_in(0..conversation.len());
+    let stage = stage_without_pins(TokenBudget::with_keep_recent_turns(total - 2_500, 2).unwrap());
+    let context = measured_context(&conversation, 2, total);
+    let plan = visit_and_apply(&stage, &mut conversation, context).unwrap();
+    // Each tool turn is ~1000 tokens: three turns are the fewest that free 2500.
+    assert_eq!(plan.record.removed_message_count, 6);
+    assert!(conversation.tokens_in(0..conversation.len()) <= total - 2_500);
+    match plan.record.detail {
+        RecordDetail::TokenBudget(detail) => {
+            assert_eq!(detail.measured_tokens, total);
+            assert!(detail.over_budget);
+        }
+        other => panic!("unexpected detail {other:?}"),
+    }
+}
+
+#[test]
+fn w33_counted_tokens_since_the_call_are_added_to_the_reading() {
+    let mut conversation = conversation(vec![
+        Message::assistant(text(4_000)),
+        Message::user("request"),
+    ]);
+    let context = measured_context(&conversation, 2, 900);
+    conversation.push(Message::assistant(text(800)));
+    let stage = stage(TokenBudget::with_keep_recent_turns(1_000, 1).unwrap());
+    // 900 measured + 200 counted since: over the threshold of 1000.
+    let plan = visit(&stage, &conversation, context).unwrap();
+    match plan.record.detail {
+        RecordDetail::TokenBudget(detail) => assert_eq!(detail.tokens_since_measured, 200),
+        other => panic!("unexpected detail {other:?}"),
+    }
+}
+
+#[test]
+fn w36_the_notice_states_its_clauses_in_order() {
+    let mut messages = vec![Message::user("request")];
+    messages.extend(tool_turn("c1", "grep", 900));
+    messages.push(Message::assistant("now"));
+    let conversation = conversation(messages);
+    let stage = stage_without_pins(SlidingWindow::new(1).unwrap());
+    let plan = visit(&stage, &conversation, context(7)).unwrap();
+    let notice = plan.edit.unwrap().inserted.unwrap();
+    assert!(notice.starts_with("[dropped history"));
+    assert!(notice.ends_with(']'));
+    let order = [
+        "2 earlier messages",
+        "iteration 7",
+        "\"sliding-window\"",
+        "current request is still in the window",
+        "grep",
+        "Nothing was summarized",
+        "commit log",
+    ];
+    let positions: Vec<usize> = order
+        .iter()
+        .map(|part| notice.find(part).unwrap())
+        .collect();
+    assert!(
+        positions.windows(2).all(|pair| pair[0] < pair[1]),
+        "{notice}"
+    );
+}
+
+#[test]
+fn w37_at_most_four_plain_identifier_names_are_printed() {
+    let mut messages = vec![];
+    let names: Vec<String> = (0..20).map(|i| format!("tool_{i}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        messages.extend(tool_turn(&format!("c{i}"), name, 200));
+    }
+    messages.push(Message::assistant_calls(
+        "",
+        &[("bad", "rm -rf /; echo", "{}")],
+    ));
+    messages.push(Message::tool_result("bad", text(200)));
+    messages.push(Message::assistant("now"));
+    let conversation = conversation(messages);
+    let plan = visit(
+        &stage_without_pins(SlidingWindow::new(1).unwrap()),
+        &conversation,
+        context(1),
+    )
+    .unwrap();
+    let notice = plan.edit.unwrap().inserted.unwrap();
+    assert!(
+        notice.contains("tool_0, tool_1, tool_2, tool_3, …"),
+        "{notice}"
+    );
+    assert!(!notice.contains("tool_4"));
+    assert!(!notice.contains("rm -rf"));
+    let dropped = plan.record.dropped_observations.unwrap();
+    assert_eq!(dropped.len(), 21, "the record is uncapped and unfiltered");
+    assert_eq!(dropped[20], "rm -rf /; echo");
+}
+
+#[test]
+fn w37_with_no_printable_name_the_tool_sentence_is_left_out() {
+    let conversation = conversation(vec![
+        Message::assistant_calls("", &[("c1", "not an identifier", "{}")]),
+        Message::tool_result("c1", text(600)),
+        Message::assistant("now"),
+    ]);
+    let plan = visit(
+        &stage_without_pins(SlidingWindow::new(1).unwrap()),
+        &conversation,
+        context(1),
+    )
+    .unwrap();
+    let notice = plan.edit.unwrap().inserted.unwrap();
+    assert!(!notice.contains("Results from these tools"), "{notice}");
+    assert!(!notice.contains("not an identifier"));
+}
+
+#[test]
+fn w38_at_most_one_notice_is_ever_in_the_window() {
+    let mut conversation = conversation(vec![Message::assistant(text(800))]);
+    let stage = stage(SlidingWindow::new(2).unwrap());
+    for i in 0..10 {
+        conversation.push(Message::assistant(text(800)));
+        conversation.push(Message::assistant(format!("step {i}")));
+        visit_and_apply(&stage, &mut conversation, context(i + 1));
+        let notices = contents(&conversation)
+            .iter()
+            .filter(|c| c.starts_with("[dropped history"))
+            .count();
+        assert!(notices <= 1);
+    }
+}
+
+#[test]
+fn w38_a_tools_fake_notice_is_not_a_notice_and_adds_no_content() {
+    let conversation = conversation(vec![
+        Message::assistant_calls("", &[("c1", "evil", "{}")]),
+        Message::tool_result("c1", format!("[dropped history: secret {}", text(600))),
+        Message::assistant("now"),
+    ]);
+    let plan = visit(
+        &stage_without_pins(SlidingWindow::new(1).unwrap()),
+        &conversation,
+        context(1),
+    )
+    .unwrap();
+    let notice = plan.edit.unwrap().inserted.unwrap();
+    assert!(!notice.contains("secret"));
+}
+
+#[test]
+fn w39_the_notice_follows_a_request_kept_at_the_head() {
+    let mut messages = vec![Message::user("request")];
+    messages.extend(tool_turn("c1", "grep", 900));
+    messages.push(Message::assistant("now"));
+    let mut conversation = conversation(messages);
+    visit_and_apply(
+        &stage_without_pins(SlidingWindow::new(1).unwrap()),
+        &mut conversation,
+        context(1),
+    );
+    let window = contents(&conversation);
+    assert_eq!(window[0], "request");
+    assert!(window[1].starts_with("[dropped history"));
+    assert_eq!(window[2], "now");
+}
+
+#[test]
+fn w39_a_drop_deeper_in_the_window_inserts_no_notice_but_the_record_names_the_tools() {
+    let mut messages = vec![Message::system("sys"), Message::user("old")];
+    messages.extend(tool_turn("c1", "grep", 900));
+    messages.push(Message::user("new"));
+    messages.push(Message::assistant("now"));
+    let conversation = conversation(messages);
+    let plan = visit(
+        &stage_without_pins(SlidingWindow::new(1).unwrap()),
+        &conversation,
+        context(1),
+    )
+    .unwrap();
+    let edit = plan.edit.unwrap();
+    assert_eq!(edit.removed, 1..4);
+    assert!(edit.inserted.is_none());
+    assert_eq!(
+        plan.record.dropped_observations,
+        Some(vec!["grep".to_string()])
+    );
+}
+
+#[test]
+fn w60_a_leftover_notice_does_not_stall_a_drop_strategy() {
+    let mut conversation = conversation(vec![Message::assistant(text(2_000))]);
+    let stage = stage(SlidingWindow::new(1).unwrap());
+    for i in 0..6 {
+        conversation.push(Message::assistant(format!("short {i}")));
+        visit_and_apply(&stage, &mut conversation, context(i + 1));
+        assert!(
+            conversation.turn_count() <= 2,
+            "{:?}",
+            contents(&conversation)
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! Tests of the window stage, one module per rule group of `window-behaviour.md` (W1–W61).
+//! Test names cite the rule they check.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod anchor;
+mod drop;
+mod engine;
+mod masking;
+mod model;
+mod pins;
+mod properties;
+mod stage;
+mod summarize;
+mod support;

@@ -1,0 +1,218 @@
+//! Property tests over generated conversations: what every output window must satisfy,
+//! whatever the strategy.
+
+use panewise_window::{Message, PinSettings, Role, StrategyConfig, Visit, WindowPlan};
+use proptest::prelude::*;
+
+use crate::support::*;
+
+/// One generated turn.
+#[derive(Debug, Clone)]
+enum TurnShape {
+    Person(usize),
+    Injected(usize),
+    Thought(usize),
+    Tools(Vec<(u8, usize, bool)>),
+    System(usize),
+}
+
+fn turn_shape() -> impl Strategy<Value = TurnShape> {
+    prop_oneof![
+        3 => (1usize..400).prop_map(TurnShape::Person),
+        1 => (1usize..200).prop_map(TurnShape::Injected),
+        2 => (0usize..300).prop_map(TurnShape::Thought),
+        5 => prop::collection::vec((0u8..5, 0usize..3_000, prop::bool::weighted(0.95)), 1..4)
+            .prop_map(TurnShape::Tools),
+        1 => (1usize..100).prop_map(TurnShape::System),
+    ]
+}
+
+fn build(shapes: &[TurnShape]) -> Vec<Message> {
+    let mut messages = Vec::new();
+    let mut call = 0;
+    for shape in shapes {
+        match shape {
+            TurnShape::Person(chars) => messages.push(Message::user(text(*chars))),
+            TurnShape::Injected(chars) => {
+                messages.push(Message::user(text(*chars)).injected("harness"))
+            }
+            TurnShape::Thought(chars) => messages.push(Message::assistant(text(*chars))),
+            TurnShape::System(chars) => messages.push(Message::system(text(*chars))),
+            TurnShape::Tools(calls) => {
+                let ids: Vec<(String, String)> = calls
+                    .iter()
+                    .map(|(tool, _, _)| {
+                        call += 1;
+                        (format!("call_{call}"), format!("tool_{tool}"))
+                    })
+                    .collect();
+                let refs: Vec<(&str, &str, &str)> = ids
+                    .iter()
+                    .map(|(id, name)| (id.as_str(), name.as_str(), "{}"))
+                    .collect();
+                messages.push(Message::assistant_calls("", &refs));
+                for ((id, _), (_, chars, answered)) in ids.iter().zip(calls) {
+                    if *answered {
+                        messages.push(Message::tool_result(id.clone(), text(*chars)));
+                    }
+                }
+            }
+        }
+    }
+    messages
+}
+
+fn config_for(choice: u8, keep: usize, threshold: u64) -> String {
+    match choice % 5 {
+        0 => format!(r#"{{"strategy":"sliding-window","keepRecentTurns":{keep}}}"#),
+        1 => format!(
+            r#"{{"strategy":"token-budget","thresholdTokens":{threshold},"keepRecentTurns":{keep}}}"#
+        ),
+        2 => format!(
+            r#"{{"strategy":"summarize-oldest","thresholdTokens":{threshold},"keepRecentTurns":{keep},"model":"m"}}"#
+        ),
+        3 => r#"{"strategy":"observation-masking","keepRecentObservations":3}"#.to_string(),
+        _ => format!(
+            r#"{{"strategy":"hybrid","thresholdTokens":{threshold},"keepRecentTurns":{keep},"keepRecentObservations":3,"model":"m"}}"#
+        ),
+    }
+}
+
+fn run(
+    messages: &[Message],
+    config: &str,
+    measured_input: u64,
+) -> (Option<WindowPlan<Message>>, Vec<Message>) {
+    let stage = configured(config, Some(Box::new(FixedSummarizer::new("summary"))));
+    let mut conversation = conversation(messages.to_vec());
+    let context = measured_context(&conversation, 2, measured_input);
+    let plan = visit(&stage, &conversation, context);
+    if let Some(mut applied) = plan.clone() {
+        conversation.apply(&mut applied).unwrap();
+    }
+    (plan, conversation.into_messages())
+}
+
+fn is_stage_note(message: &Message) -> bool {
+    message.role == Role::User
+        && (message.content.starts_with("[dropped history")
+            || message.content.starts_with("[compacted history"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn kept_and_removed_partition_the_input_in_order(
+        shapes in prop::collection::vec(turn_shape(), 0..30),
+        choice in 0u8..5,
+        keep in 1usize..6,
+        threshold in 1u64..3_000,
+    ) {
+        let messages = build(&shapes);
+        let (plan, window) = run(&messages, &config_for(choice, keep, threshold), 5_000);
+        let Some(plan) = plan else {
+            prop_assert_eq!(window, messages);
+            return Ok(());
+        };
+        let kept = plan.kept_indices(messages.len());
+        let removed = plan.edit.as_ref().map_or(0..0, |edit| edit.removed.clone());
+        let mut union: Vec<usize> = kept.clone();
+        union.extend(removed.clone());
+        union.sort_unstable();
+        prop_assert_eq!(union, (0..messages.len()).collect::<Vec<_>>());
+        prop_assert!(kept.windows(2).all(|pair| pair[0] < pair[1]));
+        // The window after the edit is the kept messages, in order, plus at most one note,
+        // with masked tool results keeping their role and call id.
+        let survivors: Vec<&Message> = window.iter().filter(|m| !is_stage_note(m) || messages.contains(m)).collect();
+        prop_assert_eq!(survivors.len(), kept.len());
+        for (message, index) in survivors.iter().zip(&kept) {
+            let original = &messages[*index];
+            prop_assert_eq!(message.role, original.role);
+            prop_assert_eq!(&message.tool_call_id, &original.tool_call_id);
+            if !message.content.starts_with("[masked tool result") {
+                prop_assert_eq!(&message.content, &original.content);
+            }
+        }
+        prop_assert_eq!(plan.record.removed_message_count, removed.len());
+    }
+
+    #[test]
+    fn no_tool_result_is_left_without_its_call(
+        shapes in prop::collection::vec(turn_shape(), 0..30),
+        choice in 0u8..5,
+        keep in 1usize..6,
+        threshold in 1u64..3_000,
+    ) {
+        let messages = build(&shapes);
+        let (_, window) = run(&messages, &config_for(choice, keep, threshold), 5_000);
+        prop_assert!(no_orphaned_results(&window));
+    }
+
+    #[test]
+    fn the_current_request_is_always_kept(
+        shapes in prop::collection::vec(turn_shape(), 0..30),
+        choice in 0u8..5,
+        keep in 1usize..6,
+        threshold in 1u64..3_000,
+    ) {
+        let messages = build(&shapes);
+        let conversation = conversation(messages.clone());
+        let anchor = Visit::new(&conversation, context(1), PinSettings::default())
+            .current_request_index();
+        let (_, window) = run(&messages, &config_for(choice, keep, threshold), 50_000);
+        if let Some(anchor) = anchor {
+            prop_assert!(window.iter().any(|m| m == &messages[anchor]));
+        }
+    }
+
+    #[test]
+    fn token_budget_is_within_budget_whenever_the_planned_span_allows_it(
+        shapes in prop::collection::vec(turn_shape(), 1..30),
+        keep in 1usize..6,
+        fraction in 1u64..100,
+    ) {
+        let messages = build(&shapes);
+        let conversation = conversation(messages.clone());
+        let total = conversation.tokens_in(0..conversation.len());
+        prop_assume!(total > 0);
+        let threshold = (total * fraction / 100).max(1);
+        let config = format!(
+            r#"{{"strategy":"token-budget","thresholdTokens":{threshold},"keepRecentTurns":{keep},"keepLastToolResults":0}}"#
+        );
+        let visit_view = Visit::new(&conversation, context(2), PinSettings { keep_last_tool_results: 0, keep_ledger_facts: 0 });
+        let full_span = visit_view.plan_removal(keep, false).span;
+        let (_, window) = run(&messages, &config, total);
+        let after = crate::support::conversation(window);
+        let after_tokens = after.tokens_in(0..after.len());
+        if let Some(span) = full_span {
+            // Freed by the whole span, less the largest notice that could take its place.
+            let freed = conversation.tokens_in(span.messages());
+            if total > threshold && total.saturating_sub(freed) + 200 <= threshold {
+                prop_assert!(after_tokens <= threshold, "{} > {}", after_tokens, threshold);
+            }
+        }
+    }
+
+    #[test]
+    fn identical_inputs_give_identical_plans_and_records(
+        shapes in prop::collection::vec(turn_shape(), 0..30),
+        choice in 0u8..5,
+        keep in 1usize..6,
+        threshold in 1u64..3_000,
+    ) {
+        let messages = build(&shapes);
+        let config = config_for(choice, keep, threshold);
+        let (first, first_window) = run(&messages, &config, 5_000);
+        let (second, second_window) = run(&messages, &config, 5_000);
+        prop_assert_eq!(first_window, second_window);
+        prop_assert_eq!(first, second);
+    }
+
+    #[test]
+    fn configurations_round_trip(choice in 0u8..5, keep in 1usize..10, threshold in 1u64..100_000) {
+        let config = StrategyConfig::from_json(&config_for(choice, keep, threshold)).unwrap();
+        let json = serde_json::to_string(&config).unwrap();
+        prop_assert_eq!(StrategyConfig::from_json(&json).unwrap(), config);
+    }
+}

@@ -1,0 +1,196 @@
+//! Builders shared by the test modules.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use panewise_window::{
+    complete_now, Conversation, Measured, Message, PinSettings, Role, StrategyConfig, Summarizer,
+    SummarizerError, SummaryRequest, SummaryResponse, Usage, VisitContext, WindowPlan, WindowStage,
+    WindowStrategy,
+};
+
+/// A text of exactly `chars` characters.
+pub fn text(chars: usize) -> String {
+    "x".repeat(chars)
+}
+
+/// An assistant call of `name` with id `id` and its result of `chars` characters.
+pub fn tool_turn(id: &str, name: &str, chars: usize) -> Vec<Message> {
+    vec![
+        Message::assistant_calls("", &[(id, name, "{}")]),
+        Message::tool_result(id, text(chars)),
+    ]
+}
+
+/// A conversation from messages.
+pub fn conversation(messages: Vec<Message>) -> Conversation {
+    Conversation::from_messages(messages)
+}
+
+/// A visit context at `iteration` with no reading.
+pub fn context(iteration: u32) -> VisitContext<'static> {
+    VisitContext::new(iteration, 1_000)
+}
+
+/// A context with a fresh reading of `input` tokens covering the whole conversation.
+pub fn measured_context(
+    conversation: &Conversation,
+    iteration: u32,
+    input: u64,
+) -> VisitContext<'static> {
+    let mut context = context(iteration);
+    context.measured = Some(Measured {
+        usage: Usage { input, output: 10 },
+        sent_messages: conversation.len(),
+        iteration: iteration.saturating_sub(1),
+    });
+    context
+}
+
+/// A stage running `strategy` with default pins.
+pub fn stage(strategy: impl WindowStrategy<Message> + 'static) -> WindowStage<Message> {
+    WindowStage::new(Box::new(strategy))
+}
+
+/// A stage running `strategy` with the recency pin off, for tests about other rules.
+pub fn stage_without_pins(
+    strategy: impl WindowStrategy<Message> + 'static,
+) -> WindowStage<Message> {
+    WindowStage::with_pins(
+        Box::new(strategy),
+        PinSettings {
+            keep_last_tool_results: 0,
+            keep_ledger_facts: 0,
+        },
+    )
+}
+
+/// A stage from a JSON configuration.
+pub fn configured(json: &str, summarizer: Option<Box<dyn Summarizer>>) -> WindowStage<Message> {
+    StrategyConfig::from_json(json)
+        .unwrap()
+        .build_stage(summarizer)
+        .unwrap()
+}
+
+/// Runs one visit to completion.
+pub fn visit(
+    stage: &WindowStage<Message>,
+    conversation: &Conversation,
+    context: VisitContext<'_>,
+) -> Option<WindowPlan<Message>> {
+    complete_now(stage.visit(conversation, context))
+        .unwrap()
+        .unwrap()
+}
+
+/// Runs one visit and applies its plan, returning the plan.
+pub fn visit_and_apply(
+    stage: &WindowStage<Message>,
+    conversation: &mut Conversation,
+    context: VisitContext<'_>,
+) -> Option<WindowPlan<Message>> {
+    let mut plan = visit(stage, conversation, context)?;
+    conversation.apply(&mut plan).unwrap();
+    Some(plan)
+}
+
+/// The contents of the window, for compact assertions.
+pub fn contents(conversation: &Conversation) -> Vec<String> {
+    conversation
+        .messages()
+        .iter()
+        .map(|message| message.content.clone())
+        .collect()
+}
+
+/// True when every tool result in the window follows a call with its id.
+pub fn no_orphaned_results(messages: &[Message]) -> bool {
+    let mut calls: Vec<&str> = Vec::new();
+    for message in messages {
+        if message.role == Role::Assistant {
+            calls.extend(message.tool_calls.iter().map(|call| call.id.as_str()));
+        }
+        if message.role == Role::Tool {
+            match &message.tool_call_id {
+                Some(id) if calls.contains(&id.as_str()) => {}
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// A summarizer that answers `text` and counts its calls.
+#[derive(Clone)]
+pub struct FixedSummarizer {
+    pub text: String,
+    pub calls: Arc<AtomicUsize>,
+}
+
+impl FixedSummarizer {
+    pub fn new(text: &str) -> Self {
+        Self {
+            text: text.to_string(),
+            calls: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl Summarizer for FixedSummarizer {
+    async fn summarize(
+        &self,
+        _request: SummaryRequest<'_>,
+    ) -> Result<SummaryResponse, SummarizerError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(SummaryResponse {
+            text: self.text.clone(),
+            usage: Some(Usage {
+                input: 100,
+                output: 20,
+            }),
+        })
+    }
+}
+
+/// A summarizer that always fails.
+pub struct FailingSummarizer;
+
+#[async_trait]
+impl Summarizer for FailingSummarizer {
+    async fn summarize(
+        &self,
+        _request: SummaryRequest<'_>,
+    ) -> Result<SummaryResponse, SummarizerError> {
+        Err(SummarizerError::new("provider unavailable"))
+    }
+}
+
+/// A summarizer that captures the rendered request.
+#[derive(Clone, Default)]
+pub struct CapturingSummarizer {
+    pub seen: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[async_trait]
+impl Summarizer for CapturingSummarizer {
+    async fn summarize(
+        &self,
+        request: SummaryRequest<'_>,
+    ) -> Result<SummaryResponse, SummarizerError> {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("{}\n{}", request.system_prompt, request.render()));
+        Ok(SummaryResponse {
+            text: "short".to_string(),
+            usage: None,
+        })
+    }
+}
