@@ -1,0 +1,18 @@
+//! Rule tests for the pane-state reducer: one module per rule group of the behaviour catalog
+//! (Parts A–D, R1–R93). Every test is named after the rule it checks.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod compaction;
+mod context;
+mod part_a_fields;
+mod phases;
+mod root;
+mod stats_failures_pending;
+mod tokens_ledger;
+mod watchdog;
+
+// The lead's golden logs and property tests live in this directory and join this binary.
+mod golden;
+mod properties;

@@ -1,0 +1,807 @@
+//! Part D as built: stale turn results, the one cancel path, parked approvals and questions,
+//! the confirmation modal, quitting, the request-context buffers, the injected clock and the
+//! Msg serde parity test (R78–R93).
+
+use std::collections::BTreeMap;
+
+use panewise_pane_state::ledger::TurnLedger;
+use panewise_pane_state::state::{
+    Confirmation, ContextInvalidation, PendingApproval, PendingQuestionSet, WaitingReason,
+    CONTEXT_BUFFER_CAP_BYTES,
+};
+use panewise_pane_state::{
+    step, update, Cmd, CompactionTrigger, Event, FailureKind, Msg, SessionStats, State, TurnId,
+    TurnOutcome, TurnPhase,
+};
+
+use crate::support::*;
+
+fn approval(id: &str, turn: u64) -> Msg {
+    Msg::ApprovalRequested {
+        id: id.to_owned(),
+        tool: "Bash".to_owned(),
+        summary: format!("run {id}"),
+        turn: Some(TurnId(turn)),
+    }
+}
+
+fn question(id: &str, turn: u64) -> Msg {
+    Msg::QuestionAsked {
+        id: id.to_owned(),
+        questions: vec![format!("{id}?")],
+        turn: Some(TurnId(turn)),
+    }
+}
+
+fn hook(text: &str, turn: u64) -> Msg {
+    Msg::HookContextAdded {
+        text: text.to_owned(),
+        turn: TurnId(turn),
+    }
+}
+
+fn notice(text: &str) -> Msg {
+    Msg::TaskNoticeAdded {
+        text: text.to_owned(),
+    }
+}
+
+/// Turn 2 is current; turn 1 was replaced by a message accepted mid-turn.
+fn second_turn() -> State {
+    settle(
+        streaming(T0),
+        &[(T0 + 1, turn_start(T0 + 1)), (T0 + 2, flush(1, T0 + 2))],
+    )
+}
+
+#[test]
+fn r78_r90_update_is_a_pure_function_of_state_and_msg() {
+    let s = second_turn();
+    let msg = tokens_in(40_000, Some("claude-opus-4"));
+    assert_eq!(update(s.clone(), msg.clone()), update(s, msg));
+}
+
+#[test]
+fn r90_step_stamps_the_injected_clock_and_update_reads_only_it() {
+    let (s, _) = step(fresh(), 42, Msg::InitStart);
+    assert_eq!(s.now_ms, 42);
+    // TurnEnd's finish time is the stamped clock, never a wall clock.
+    let mut s = streaming(T0);
+    s.now_ms = T0 + 777;
+    let (s, _) = update(s, turn_end());
+    assert_eq!(s.turn_phase, done(TurnOutcome::Completed, T0 + 777));
+}
+
+#[test]
+fn r81_a_stale_turn_id_is_dropped_unchanged_with_no_cmds() {
+    let s = settle(
+        second_turn(),
+        &[(
+            T0 + 3,
+            Msg::ApprovalRequested {
+                id: "keep".into(),
+                tool: "t".into(),
+                summary: "s".into(),
+                turn: Some(TurnId(2)),
+            },
+        )],
+    );
+    let stale: Vec<Msg> = vec![
+        Msg::TurnEnd {
+            stats: Some(SessionStats::default()),
+            turn: Some(TurnId(1)),
+        },
+        Msg::ToolStart {
+            name: "Bash".into(),
+            arg: None,
+            turn: Some(TurnId(1)),
+        },
+        Msg::ToolEnd {
+            turn: Some(TurnId(1)),
+        },
+        Msg::TokensIn {
+            input: 5,
+            model: None,
+            turn: Some(TurnId(1)),
+        },
+        Msg::TokensOut {
+            output: 5,
+            turn: Some(TurnId(1)),
+        },
+        Msg::OutputStreamed {
+            chars: 5,
+            turn: Some(TurnId(1)),
+        },
+        Msg::RequestStarted {
+            turn: Some(TurnId(1)),
+        },
+        approval("old", 1),
+        question("old", 1),
+        hook("old context", 1),
+        Msg::TurnCancelled { turn: TurnId(1) },
+    ];
+    for msg in stale {
+        let kind = msg.kind();
+        // `update` itself, without the clock stamp, hands the state back as it was.
+        assert_eq!(update(s.clone(), msg), (s.clone(), vec![]), "stale {kind}");
+    }
+}
+
+#[test]
+fn r81_the_current_turn_id_is_accepted() {
+    let (s, cmds) = step(
+        second_turn(),
+        T0 + 3,
+        Msg::ToolStart {
+            name: "Read".into(),
+            arg: None,
+            turn: Some(TurnId(2)),
+        },
+    );
+    assert_eq!(s.current_tool.as_deref(), Some("Read"));
+    assert_eq!(
+        cmds,
+        vec![ev(Event::ToolStarted {
+            name: "Read".into()
+        })]
+    );
+}
+
+#[test]
+fn r81_messages_not_tied_to_a_turn_skip_the_check() {
+    let (s, _) = step(second_turn(), T0 + 3, tool_start("Read", None));
+    assert_eq!(s.current_tool.as_deref(), Some("Read"));
+}
+
+#[test]
+fn r81_after_a_reset_no_turn_is_current_so_tagged_results_are_stale() {
+    let s = settle(second_turn(), &[(T0 + 3, Msg::TurnReset)]);
+    assert_eq!(s.current_turn, None);
+    let msg = Msg::ToolStart {
+        name: "Read".into(),
+        arg: None,
+        turn: Some(TurnId(2)),
+    };
+    assert_eq!(update(s.clone(), msg), (s, vec![]));
+}
+
+#[test]
+fn r84_request_stop_is_the_one_cancel_path_and_clears_both_queues() {
+    let s = settle(
+        streaming(T0),
+        &[(T0 + 1, approval("a", 1)), (T0 + 2, question("q", 1))],
+    );
+    let (s, cmds) = step(s, T0 + 3, Msg::RequestStop { at: T0 + 3 });
+    assert_eq!(s.turn_phase, interrupting_phase(T0 + 3));
+    assert!(s.pending_approvals.is_empty() && s.pending_questions.is_empty());
+    assert_eq!(
+        cmds,
+        vec![
+            ev(Event::StopRequested),
+            Cmd::ScheduleInterruptTimeout {
+                deadline_ms: T0 + 5_003
+            },
+            Cmd::CancelScope {
+                turn: Some(TurnId(1))
+            },
+            ev(Event::WaitingEnded),
+        ]
+    );
+}
+
+#[test]
+fn r84_no_cancel_scope_when_idle_or_already_cancelling() {
+    for s in [subscribed_ready(T0), interrupting(T0)] {
+        let cmds = unchanged(s, T0 + 9, Msg::RequestStop { at: T0 + 9 });
+        assert_eq!(cmds, vec![ev(Event::StopRequested)]);
+    }
+}
+
+#[test]
+fn r84_turn_cancelled_is_what_ends_a_cancelling_turn() {
+    let s = settle(
+        streaming(T0),
+        &[
+            (T0 + 1, tool_start("Bash", Some("sleep 60"))),
+            (T0 + 2, tokens_in(2_000, None)),
+            (T0 + 3, compaction_started(CompactionTrigger::Auto, T0 + 3)),
+            (T0 + 4, Msg::RequestStop { at: T0 + 4 }),
+        ],
+    );
+    let (s, cmds) = step(s, T0 + 2_000, Msg::TurnCancelled { turn: TurnId(1) });
+    assert_eq!(s.turn_phase, done(TurnOutcome::Stopped, T0 + 2_000));
+    assert_eq!((s.current_tool, s.current_tool_arg), (None, None));
+    assert_eq!(s.turn_tokens, None);
+    assert_eq!(s.compacting, None);
+    assert_eq!(cmds, vec![ev(Event::TurnCancelled { turn: TurnId(1) })]);
+}
+
+#[test]
+fn r84_turn_cancelled_outside_cancelling_changes_nothing() {
+    // The stop failed and the turn streams on; a late drain report must not end it.
+    let s = settle(interrupting(T0), &[(T0 + 1, Msg::StopFailed)]);
+    assert!(matches!(s.turn_phase, TurnPhase::Streaming { .. }));
+    assert_eq!(
+        unchanged(s, T0 + 2, Msg::TurnCancelled { turn: TurnId(1) }),
+        vec![]
+    );
+}
+
+#[test]
+fn r86_approvals_queue_first_in_first_out() {
+    let (s, cmds) = step(streaming(T0), T0 + 1, approval("a", 1));
+    assert_eq!(cmds, vec![ev(Event::WaitingForInput)]);
+    let (s, cmds) = step(s, T0 + 2, approval("b", 1));
+    assert_eq!(cmds, vec![]);
+    assert_eq!(
+        s.pending_approvals.front(),
+        Some(&PendingApproval {
+            id: "a".into(),
+            tool: "Bash".into(),
+            summary: "run a".into()
+        })
+    );
+    let (s, cmds) = step(s, T0 + 3, Msg::ApprovalAnswered { approved: true });
+    assert_eq!(
+        cmds,
+        vec![Cmd::ResolveApproval {
+            id: "a".into(),
+            approved: true
+        }]
+    );
+    let (s, cmds) = step(s, T0 + 4, Msg::ApprovalAnswered { approved: false });
+    assert_eq!(
+        cmds,
+        vec![
+            Cmd::ResolveApproval {
+                id: "b".into(),
+                approved: false
+            },
+            ev(Event::WaitingEnded)
+        ]
+    );
+    assert!(s.pending_approvals.is_empty());
+}
+
+#[test]
+fn r86_questions_queue_first_in_first_out() {
+    let s = settle(
+        streaming(T0),
+        &[(T0 + 1, question("q1", 1)), (T0 + 2, question("q2", 1))],
+    );
+    assert_eq!(
+        s.pending_questions.front(),
+        Some(&PendingQuestionSet {
+            id: "q1".into(),
+            questions: vec!["q1?".into()]
+        })
+    );
+    let (s, cmds) = step(
+        s,
+        T0 + 3,
+        Msg::QuestionAnswered {
+            answers: vec!["yes".into()],
+        },
+    );
+    assert_eq!(
+        cmds,
+        vec![Cmd::ResolveQuestion {
+            id: "q1".into(),
+            answers: vec!["yes".into()]
+        }]
+    );
+    let (s, cmds) = step(
+        s,
+        T0 + 4,
+        Msg::QuestionAnswered {
+            answers: vec!["no".into()],
+        },
+    );
+    assert_eq!(
+        cmds,
+        vec![
+            Cmd::ResolveQuestion {
+                id: "q2".into(),
+                answers: vec!["no".into()]
+            },
+            ev(Event::WaitingEnded)
+        ]
+    );
+    assert!(s.pending_questions.is_empty());
+}
+
+#[test]
+fn r86_waiting_ends_only_when_no_modal_is_left() {
+    let s = settle(streaming(T0), &[(T0 + 1, approval("a", 1))]);
+    let (s, cmds) = step(s, T0 + 2, question("q", 1));
+    assert_eq!(cmds, vec![], "already waiting");
+    let (s, cmds) = step(s, T0 + 3, Msg::ApprovalAnswered { approved: true });
+    assert_eq!(
+        cmds,
+        vec![Cmd::ResolveApproval {
+            id: "a".into(),
+            approved: true
+        }]
+    );
+    let (_, cmds) = step(s, T0 + 4, Msg::QuestionAnswered { answers: vec![] });
+    assert_eq!(
+        cmds,
+        vec![
+            Cmd::ResolveQuestion {
+                id: "q".into(),
+                answers: vec![]
+            },
+            ev(Event::WaitingEnded)
+        ]
+    );
+}
+
+#[test]
+fn r86_an_answer_with_nothing_pending_is_counted_not_lost() {
+    let (s, cmds) = step(
+        streaming(T0),
+        T0 + 1,
+        Msg::ApprovalAnswered { approved: true },
+    );
+    assert_eq!(s.diagnostics.ignored, 1);
+    assert_eq!(
+        cmds,
+        vec![ev(Event::MessageIgnored {
+            kind: "approval_answered".into(),
+            reason: "no approval is pending".into()
+        })]
+    );
+    let (s, cmds) = step(s, T0 + 2, Msg::QuestionAnswered { answers: vec![] });
+    assert_eq!(s.diagnostics.ignored, 2);
+    assert_eq!(
+        cmds,
+        vec![ev(Event::MessageIgnored {
+            kind: "question_answered".into(),
+            reason: "no question is pending".into()
+        })]
+    );
+}
+
+#[test]
+fn r86_turn_reset_clears_both_queues() {
+    let s = settle(
+        streaming(T0),
+        &[(T0 + 1, approval("a", 1)), (T0 + 2, question("q", 1))],
+    );
+    let (s, cmds) = step(s, T0 + 3, Msg::TurnReset);
+    assert!(s.pending_approvals.is_empty() && s.pending_questions.is_empty());
+    assert_eq!(cmds, vec![ev(Event::WaitingEnded), ev(Event::TurnReset)]);
+}
+
+#[test]
+fn confirmation_modal_runs_the_action_only_when_accepted() {
+    let ask = Msg::ConfirmRequested {
+        action: "clear".into(),
+        prompt: "Clear the conversation?".into(),
+    };
+    let (s, cmds) = step(subscribed_ready(T0), T0 + 1, ask);
+    assert_eq!(
+        s.confirm,
+        Some(Confirmation {
+            action: "clear".into(),
+            prompt: "Clear the conversation?".into()
+        })
+    );
+    assert_eq!(cmds, vec![ev(Event::WaitingForInput)]);
+    let (yes, cmds) = step(s.clone(), T0 + 2, Msg::ConfirmAnswered { accepted: true });
+    assert_eq!(yes.confirm, None);
+    assert_eq!(
+        cmds,
+        vec![
+            Cmd::RunConfirmed {
+                action: "clear".into()
+            },
+            ev(Event::WaitingEnded)
+        ]
+    );
+    let (no, cmds) = step(s, T0 + 2, Msg::ConfirmAnswered { accepted: false });
+    assert_eq!(no.confirm, None);
+    assert_eq!(cmds, vec![ev(Event::WaitingEnded)]);
+    let (_, cmds) = step(no, T0 + 3, Msg::ConfirmAnswered { accepted: true });
+    assert_eq!(
+        cmds,
+        vec![ev(Event::MessageIgnored {
+            kind: "confirm_answered".into(),
+            reason: "no confirmation is pending".into()
+        })]
+    );
+}
+
+#[test]
+fn r85_quit_cancels_the_live_turn_clears_everything_parked_and_exits() {
+    let s = settle(
+        streaming(T0),
+        &[
+            (T0 + 1, approval("a", 1)),
+            (T0 + 2, question("q", 1)),
+            (T0 + 3, hook("ctx", 1)),
+            (T0 + 4, notice("todo")),
+        ],
+    );
+    let (s, cmds) = step(s, T0 + 5, Msg::Quit);
+    assert!(s.should_exit);
+    assert!(s.pending_approvals.is_empty() && s.pending_questions.is_empty());
+    assert!(s.pending_hook_context.is_empty() && s.pending_task_notices.is_empty());
+    assert_eq!(
+        cmds,
+        vec![
+            Cmd::CancelScope {
+                turn: Some(TurnId(1))
+            },
+            ev(Event::WaitingEnded),
+            Cmd::Exit
+        ]
+    );
+    // Idempotent: a second quit changes nothing and asks for nothing.
+    assert_eq!(unchanged(s, T0 + 6, Msg::Quit), vec![]);
+}
+
+#[test]
+fn r85_quit_while_idle_only_exits() {
+    let (s, cmds) = step(subscribed_ready(T0), T0 + 1, Msg::Quit);
+    assert!(s.should_exit);
+    assert_eq!(cmds, vec![Cmd::Exit]);
+}
+
+#[test]
+fn r89_buffered_context_is_consumed_once_by_the_next_request() {
+    let s = settle(
+        streaming(T0),
+        &[
+            (T0 + 1, hook("first", 1)),
+            (T0 + 2, notice("todos changed")),
+            (T0 + 3, hook("second", 1)),
+        ],
+    );
+    let (s, cmds) = step(
+        s,
+        T0 + 4,
+        Msg::RequestStarted {
+            turn: Some(TurnId(1)),
+        },
+    );
+    assert_eq!(
+        cmds,
+        vec![Cmd::AttachRequestContext {
+            hook_context: vec!["first".into(), "second".into()],
+            task_notices: vec!["todos changed".into()],
+        }]
+    );
+    assert!(s.pending_hook_context.is_empty() && s.pending_task_notices.is_empty());
+    let (_, cmds) = step(
+        s,
+        T0 + 5,
+        Msg::RequestStarted {
+            turn: Some(TurnId(1)),
+        },
+    );
+    assert_eq!(cmds, vec![]);
+}
+
+#[test]
+fn r89_hook_context_from_another_turn_is_not_accepted() {
+    assert_eq!(
+        update(second_turn(), hook("late", 1)),
+        (second_turn(), vec![])
+    );
+    let (s, _) = step(second_turn(), T0 + 3, hook("now", 2));
+    assert_eq!(s.pending_hook_context, vec!["now".to_string()]);
+}
+
+#[test]
+fn r89_hook_context_is_capped_at_16_kib_and_the_cut_is_counted() {
+    let big = "a".repeat(CONTEXT_BUFFER_CAP_BYTES - 10);
+    let s = settle(streaming(T0), &[(T0 + 1, hook(&big, 1))]);
+    let (s, cmds) = step(s, T0 + 2, hook(&"b".repeat(20), 1));
+    assert_eq!(s.pending_hook_context, vec![big.clone(), "b".repeat(10)]);
+    assert_eq!(s.diagnostics.ignored, 1);
+    let cut = ev(Event::MessageIgnored {
+        kind: "hook_context_added".into(),
+        reason: "the 16 KiB buffer is full; the rest was cut".into(),
+    });
+    assert_eq!(cmds, vec![cut.clone()]);
+    let (s, cmds) = step(s, T0 + 3, hook("c", 1));
+    assert_eq!(
+        s.pending_hook_context.len(),
+        2,
+        "a full buffer takes nothing more"
+    );
+    assert_eq!(cmds, vec![cut]);
+}
+
+#[test]
+fn r89_task_notices_are_capped_on_a_character_boundary() {
+    let s = settle(
+        fresh(),
+        &[(T0, notice(&"n".repeat(CONTEXT_BUFFER_CAP_BYTES - 3)))],
+    );
+    let (s, cmds) = step(s, T0 + 1, notice("ééé"));
+    assert_eq!(s.pending_task_notices.last().map(String::as_str), Some("é"));
+    assert_eq!(
+        cmds,
+        vec![ev(Event::MessageIgnored {
+            kind: "task_notice_added".into(),
+            reason: "the 16 KiB buffer is full; the rest was cut".into(),
+        })]
+    );
+}
+
+/// One index per `Msg` variant. The match has no wildcard, so a new variant fails to compile
+/// here until the parity test below covers it (R79, R91).
+fn variant_index(msg: &Msg) -> usize {
+    match msg {
+        Msg::InitStart => 0,
+        Msg::InitReady { .. } => 1,
+        Msg::InitFailed { .. } => 2,
+        Msg::StreamSubscribe { .. } => 3,
+        Msg::StreamUnsubscribe { .. } => 4,
+        Msg::StreamFlushObserved { .. } => 5,
+        Msg::StreamWatchdogTick { .. } => 6,
+        Msg::StreamSessionStarted => 7,
+        Msg::ReconcileTurnActive { .. } => 8,
+        Msg::ReconcileContextFromHistory { .. } => 9,
+        Msg::ContextWindowsReported { .. } => 10,
+        Msg::ContextInvalidated { .. } => 11,
+        Msg::ContextModelSwitched { .. } => 12,
+        Msg::TurnStart { .. } => 13,
+        Msg::TurnEnd { .. } => 14,
+        Msg::TurnReset => 15,
+        Msg::TurnStartFailed => 16,
+        Msg::TurnCancelled { .. } => 17,
+        Msg::ToolStart { .. } => 18,
+        Msg::ToolEnd { .. } => 19,
+        Msg::TokensIn { .. } => 20,
+        Msg::TokensOut { .. } => 21,
+        Msg::OutputStreamed { .. } => 22,
+        Msg::RequestStarted { .. } => 23,
+        Msg::RequestStop { .. } => 24,
+        Msg::StopFailed => 25,
+        Msg::InterruptTimeoutElapsed { .. } => 26,
+        Msg::SubmitTimeoutElapsed { .. } => 27,
+        Msg::PendingMessageQueued { .. } => 28,
+        Msg::PendingMessageAccepted { .. } => 29,
+        Msg::PendingMessageRejected { .. } => 30,
+        Msg::PendingMessageExpired { .. } => 31,
+        Msg::PendingMessageFlushStarted { .. } => 32,
+        Msg::ProviderWaiting { .. } => 33,
+        Msg::FailureObserved { .. } => 34,
+        Msg::FailureCleared => 35,
+        Msg::DetailsToggle => 36,
+        Msg::DetailsExpand => 37,
+        Msg::DetailsCollapse => 38,
+        Msg::StashToggle => 39,
+        Msg::CompactionStarted { .. } => 40,
+        Msg::CompactionBoundary { .. } => 41,
+        Msg::AttachedTaskObserved { .. } => 42,
+        Msg::AttachedTaskCleared => 43,
+        Msg::RegistryAttachedTaskObserved { .. } => 44,
+        Msg::RegistryAttachedTaskCleared => 45,
+        Msg::ResumeRetryStarted { .. } => 46,
+        Msg::ResumeRetryResolved => 47,
+        Msg::TurnLedgerObserved { .. } => 48,
+        Msg::ApprovalRequested { .. } => 49,
+        Msg::ApprovalAnswered { .. } => 50,
+        Msg::QuestionAsked { .. } => 51,
+        Msg::QuestionAnswered { .. } => 52,
+        Msg::ConfirmRequested { .. } => 53,
+        Msg::ConfirmAnswered { .. } => 54,
+        Msg::HookContextAdded { .. } => 55,
+        Msg::TaskNoticeAdded { .. } => 56,
+        Msg::Quit => 57,
+    }
+}
+
+const VARIANTS: usize = 58;
+
+/// One sample of every variant, with every optional field filled so nothing is skipped.
+fn every_msg() -> Vec<Msg> {
+    let turn = Some(TurnId(3));
+    let ledger: TurnLedger = serde_json::from_value(serde_json::json!({
+        "turn_id": 4, "seq": 2, "origin": "user", "started_at_ms": T0, "passes": 2,
+        "active": false, "inputs": 1, "counted_passes": 1, "output_tokens": 300,
+        "cost_usd": 0.25, "steps": 3, "duration_api_ms": 900,
+        "last_pass_ended_at_ms": T0 + 5, "settle_until_ms": T0 + 9, "ended_at_ms": T0 + 10,
+        "end": "completed"
+    }))
+    .unwrap();
+    vec![
+        Msg::InitStart,
+        Msg::InitReady { at: T0 },
+        Msg::InitFailed {
+            at: T0,
+            reason: "boom".into(),
+        },
+        Msg::StreamSubscribe { at: T0 },
+        Msg::StreamUnsubscribe { at: T0 },
+        Msg::StreamFlushObserved {
+            added_count: 3,
+            at: T0,
+        },
+        Msg::StreamWatchdogTick { now_ms: T0 },
+        Msg::StreamSessionStarted,
+        Msg::ReconcileTurnActive {
+            at: T0,
+            active: true,
+        },
+        Msg::ReconcileContextFromHistory {
+            tokens: Some(9),
+            model: Some("m".into()),
+            at: Some(T0),
+            reported_windows: BTreeMap::from([("m".to_string(), 200_000)]),
+        },
+        Msg::ContextWindowsReported {
+            windows: BTreeMap::from([("m".to_string(), 200_000)]),
+        },
+        Msg::ContextInvalidated {
+            reason: ContextInvalidation::TranscriptReplaced,
+        },
+        Msg::ContextModelSwitched { model: "m2".into() },
+        Msg::TurnStart {
+            at: T0,
+            content: Some("/compact".into()),
+        },
+        Msg::TurnEnd {
+            stats: Some(SessionStats {
+                cost_usd: Some(0.125),
+                duration_ms: Some(1),
+                input_tokens: Some(2),
+                output_tokens: Some(3),
+                cached_input_tokens: Some(4),
+                reasoning_tokens: Some(5),
+                num_turns: Some(6),
+            }),
+            turn,
+        },
+        Msg::TurnReset,
+        Msg::TurnStartFailed,
+        Msg::TurnCancelled { turn: TurnId(3) },
+        Msg::ToolStart {
+            name: "Bash".into(),
+            arg: Some("ls".into()),
+            turn,
+        },
+        Msg::ToolEnd { turn },
+        Msg::TokensIn {
+            input: 10,
+            model: Some("m".into()),
+            turn,
+        },
+        Msg::TokensOut { output: 11, turn },
+        Msg::OutputStreamed { chars: 12, turn },
+        Msg::RequestStarted { turn },
+        Msg::RequestStop { at: T0 },
+        Msg::StopFailed,
+        Msg::InterruptTimeoutElapsed { at: T0 },
+        Msg::SubmitTimeoutElapsed { at: T0 },
+        Msg::PendingMessageQueued {
+            id: "p".into(),
+            text: "t".into(),
+            at: T0,
+            enqueued_while_busy: true,
+        },
+        Msg::PendingMessageAccepted { id: "p".into() },
+        Msg::PendingMessageRejected { id: "p".into() },
+        Msg::PendingMessageExpired { id: "p".into() },
+        Msg::PendingMessageFlushStarted { id: "p".into() },
+        Msg::ProviderWaiting {
+            reason: WaitingReason::RateLimited,
+            retry_after_ms: Some(5),
+            at: T0,
+        },
+        Msg::FailureObserved {
+            failure: failure(FailureKind::ContextOverflow),
+            at: T0,
+        },
+        Msg::FailureCleared,
+        Msg::DetailsToggle,
+        Msg::DetailsExpand,
+        Msg::DetailsCollapse,
+        Msg::StashToggle,
+        Msg::CompactionStarted {
+            trigger: CompactionTrigger::Manual,
+            at: T0,
+        },
+        Msg::CompactionBoundary {
+            trigger: CompactionTrigger::Auto,
+            pre_tokens: 1,
+            post_tokens: 2,
+            duration_ms: Some(3),
+            at: T0,
+            frame_timestamp: Some(T0 - 1),
+        },
+        Msg::AttachedTaskObserved { at: T0 },
+        Msg::AttachedTaskCleared,
+        Msg::RegistryAttachedTaskObserved { since: T0 },
+        Msg::RegistryAttachedTaskCleared,
+        Msg::ResumeRetryStarted {
+            at: T0,
+            stale_session_id: "s".into(),
+        },
+        Msg::ResumeRetryResolved,
+        Msg::TurnLedgerObserved { ledger },
+        Msg::ApprovalRequested {
+            id: "a".into(),
+            tool: "t".into(),
+            summary: "s".into(),
+            turn,
+        },
+        Msg::ApprovalAnswered { approved: false },
+        Msg::QuestionAsked {
+            id: "q".into(),
+            questions: vec!["?".into()],
+            turn,
+        },
+        Msg::QuestionAnswered {
+            answers: vec!["!".into()],
+        },
+        Msg::ConfirmRequested {
+            action: "clear".into(),
+            prompt: "sure?".into(),
+        },
+        Msg::ConfirmAnswered { accepted: true },
+        Msg::HookContextAdded {
+            text: "h".into(),
+            turn: TurnId(3),
+        },
+        Msg::TaskNoticeAdded { text: "n".into() },
+        Msg::Quit,
+    ]
+}
+
+#[test]
+fn r91_every_msg_variant_survives_a_serde_round_trip() {
+    let msgs = every_msg();
+    let mut covered: Vec<usize> = msgs.iter().map(variant_index).collect();
+    covered.sort_unstable();
+    covered.dedup();
+    assert_eq!(
+        covered,
+        (0..VARIANTS).collect::<Vec<_>>(),
+        "every variant is sampled once"
+    );
+    for msg in msgs {
+        let json = serde_json::to_string(&msg).unwrap();
+        let back: Msg = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, msg, "{json}");
+        // The serde tag is the kind the logs and diagnostics name.
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["type"], msg.kind(), "{json}");
+    }
+}
+
+#[test]
+fn r91_a_message_kind_from_a_newer_version_does_not_parse() {
+    assert!(serde_json::from_str::<Msg>(r#"{"type":"teleport","at":1}"#).is_err());
+}
+
+#[test]
+fn r91_optional_fields_may_be_absent_in_a_recorded_message() {
+    let msg: Msg = serde_json::from_str(r#"{"type":"turn_end"}"#).unwrap();
+    assert_eq!(msg, turn_end());
+    let msg: Msg =
+        serde_json::from_str(r#"{"type":"reconcile_context_from_history","tokens":null}"#).unwrap();
+    assert_eq!(
+        msg,
+        Msg::ReconcileContextFromHistory {
+            tokens: None,
+            model: None,
+            at: None,
+            reported_windows: BTreeMap::new()
+        }
+    );
+}
+
+#[test]
+fn r93_a_replayed_sequence_folds_to_the_same_state_twice() {
+    let msgs: Vec<(u64, Msg)> = every_msg()
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| (T0 + i as u64 * 1_000, m))
+        .collect();
+    assert_eq!(run(fresh(), &msgs), run(fresh(), &msgs));
+}
