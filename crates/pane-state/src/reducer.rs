@@ -738,7 +738,8 @@ fn turn_end(s: &mut State, stats: Option<SessionStats>, out: &mut Vec<Cmd>) {
     s.session_totals = accumulate(s.session_totals.take(), merged.as_ref());
     let stats_merged = merged.is_some();
     s.session_stats = merged;
-    s.pending_compact_turn = false;
+    // `pending_compact_turn` stays: the result can overtake the /compact boundary, which is
+    // what ends that turn (R14, R43); the next TurnStart resets it anyway.
     clear_turn_activity(s);
     emit(
         out,
