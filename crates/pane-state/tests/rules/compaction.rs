@@ -745,3 +745,74 @@ fn r49_r52_first_tokens_after_a_boundary_have_no_baseline() {
     assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
     assert_eq!(s.context.as_ref().map(|r| r.tokens), Some(20_000));
 }
+
+#[test]
+fn r52_a_reading_taken_after_the_boundary_completed_survives_it() {
+    // The boundary frame completed at T0 + 50 but arrived late, after a newer call's reading.
+    let s = settle(
+        streaming(T0),
+        &[(T0 + 100, tokens_in(30_000, Some("claude-opus-4")))],
+    );
+    let reading = s.context.clone();
+    let (s, _) = step(s, T0 + 120, boundary(Auto, T0 + 120, Some(T0 + 50)));
+    assert_eq!(s.context, reading);
+    assert!(!s.context_seedable);
+}
+
+#[test]
+fn r52_a_boundary_never_invents_a_reading() {
+    let (s, _) = step(streaming(T0), T0 + 1, boundary(Auto, T0 + 1, None));
+    assert_eq!(s.context, None);
+}
+
+#[test]
+fn r14_r43_a_compact_turn_promoted_again_after_its_turn_end_still_ends_at_its_boundary() {
+    // The result (TurnEnd) can overtake the boundary, and a late "turn active" can promote the
+    // same turn again; only the boundary or the next TurnStart resets the compact-turn flag
+    // (R14), so the boundary still ends the turn instead of leaving "Working…" up.
+    let s = settle(
+        subscribed_ready(T0),
+        &[
+            (T0 + 1, turn_start_with(T0 + 1, "/compact")),
+            (T0 + 20, turn_end()),
+            (
+                T0 + 21,
+                Msg::ReconcileTurnActive {
+                    at: T0 + 21,
+                    active: true,
+                },
+            ),
+        ],
+    );
+    assert!(s.pending_compact_turn);
+    assert_eq!(s.turn_phase, streaming_phase(0, 0, T0 + 21));
+    let (s, cmds) = step(s, T0 + 30, boundary(Manual, T0 + 30, None));
+    assert_eq!(s.turn_phase, done(TurnOutcome::Completed, T0 + 30));
+    assert!(!s.pending_compact_turn);
+    assert_eq!(
+        cmds,
+        vec![
+            ev(Event::TurnEnded {
+                outcome: TurnOutcome::Completed,
+                stats_merged: false,
+                stopping_cleared: false
+            }),
+            compacted_real(Manual, None),
+        ]
+    );
+}
+
+#[test]
+fn r14_a_late_compact_boundary_does_not_end_the_next_turn() {
+    let s = settle(
+        subscribed_ready(T0),
+        &[
+            (T0 + 1, turn_start_with(T0 + 1, "/compact")),
+            (T0 + 20, turn_end()),
+            (T0 + 25, turn_start_with(T0 + 25, "thanks, now continue")),
+            (T0 + 26, flush(1, T0 + 26)),
+        ],
+    );
+    let (s, _) = step(s, T0 + 30, boundary(Manual, T0 + 30, None));
+    assert_eq!(s.turn_phase, streaming_phase(1, 0, T0 + 30));
+}
