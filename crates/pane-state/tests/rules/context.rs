@@ -730,3 +730,20 @@ fn r59_otherwise_the_point_is_assumed_from_the_window() {
     let unknown = live(1_000, Some(GPT), None, None, T0);
     assert_eq!(auto_compact_point(Some(&unknown), None), None);
 }
+
+#[test]
+fn r77_turn_messages_and_compaction_starts_leave_the_reading_identical() {
+    let s = with_reading(100_000, OPUS);
+    let reading = s.context.clone();
+    assert!(reading.is_some());
+    let (s, _) = run(
+        s,
+        &[
+            (T0 + 2, compaction_started(CompactionTrigger::Auto, T0 + 2)),
+            (T0 + 3, turn_start(T0 + 3)),
+            (T0 + 4, Msg::TurnStartFailed),
+            (T0 + 5, turn_end()),
+        ],
+    );
+    assert_eq!(s.context, reading);
+}

@@ -612,3 +612,57 @@ fn r20_last_context_model_follows_tokens_in_and_keeps_it_when_absent() {
         Some("claude-opus-4")
     );
 }
+
+#[test]
+fn seed_stash_drawer_is_independent_of_the_details_drawer() {
+    let (s, cmds) = step(fresh(), T0, Msg::StashToggle);
+    assert!(s.stash_open && !s.details_open);
+    assert_eq!(cmds, vec![]);
+    let s = settle(s, &[(T0, Msg::DetailsExpand), (T0, Msg::StashToggle)]);
+    assert!(!s.stash_open && s.details_open);
+    // Like the details drawer, sending a message does not close it.
+    let s = settle(
+        subscribed_ready(T0),
+        &[(T0, Msg::StashToggle), (T0 + 1, turn_start(T0 + 1))],
+    );
+    assert!(s.stash_open);
+}
+
+#[test]
+fn seed_attached_task_floor_is_the_earliest_of_transcript_and_registry() {
+    let s = fresh();
+    assert_eq!(s.attached_task_since(), None);
+    let (s, cmds) = step(s, T0, Msg::RegistryAttachedTaskObserved { since: T0 - 500 });
+    assert_eq!(cmds, vec![]);
+    assert_eq!(s.attached_task_since(), Some(T0 - 500));
+    let (s, _) = step(s, T0, Msg::AttachedTaskObserved { at: T0 });
+    assert_eq!(s.attached_task_since(), Some(T0 - 500));
+    // Each axis is owned by its own messages only.
+    let (s, _) = step(s, T0 + 1, Msg::AttachedTaskCleared);
+    assert_eq!(s.registry_attached_task_since, Some(T0 - 500));
+    let (s, _) = step(s, T0 + 2, Msg::RegistryAttachedTaskCleared);
+    assert_eq!(s.attached_task_since(), None);
+}
+
+#[test]
+fn seed_resume_retry_state_is_owned_by_its_two_messages() {
+    let (s, _) = step(
+        subscribed_ready(T0),
+        T0 + 1,
+        Msg::ResumeRetryStarted {
+            at: T0 + 1,
+            stale_session_id: "abc".into(),
+        },
+    );
+    assert_eq!(
+        s.reconnecting,
+        Some(panewise_pane_state::state::ResumeRetry {
+            started_at: T0 + 1,
+            stale_session_id: "abc".into()
+        })
+    );
+    let s = settle(s, &[(T0 + 2, Msg::TurnReset)]);
+    assert!(s.reconnecting.is_some(), "a reset does not touch it");
+    let (s, _) = step(s, T0 + 3, Msg::ResumeRetryResolved);
+    assert_eq!(s.reconnecting, None);
+}
