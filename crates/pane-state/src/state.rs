@@ -185,8 +185,9 @@ impl State {
     pub fn turn_output_tokens(&self) -> u64 {
         let live = self.turn_tokens.as_ref().map(TurnTokens::output_shown);
         match (&self.turn_ledger, &self.turn_tokens) {
-            (Some(ledger), Some(tokens)) if ledger.is_open(self.now_ms) => {
-                let uncounted = tokens.is_uncounted_by(ledger);
+            (Some(ledger), tokens) if ledger.is_open(self.now_ms) => {
+                // Between passes the live tokens are gone, but the counted output still shows.
+                let uncounted = tokens.as_ref().is_some_and(|t| t.is_uncounted_by(ledger));
                 let live = live.unwrap_or(0);
                 if ledger.counted_passes == 0 {
                     if uncounted {
