@@ -413,3 +413,23 @@ fn r74_a_settling_turn_is_still_open_for_the_carry_rule() {
         "once settled the pass shows its own count"
     );
 }
+
+#[test]
+fn r74_between_passes_of_an_open_turn_the_counter_keeps_the_counted_output() {
+    // The pass's result cleared its live tokens, but the ledger turn is still settling: the
+    // working row must keep showing what the ledger counted, not drop to zero (R69).
+    let s = carried(40, 1, 500);
+    assert_eq!(s.turn_output_tokens(), 540);
+    let mut settling = s.turn_ledger.clone().unwrap();
+    settling.seq = 3;
+    settling.active = false;
+    settling.counted_passes = 2;
+    settling.output_tokens = 540;
+    settling.settle_until_ms = Some(T0 + 1_000);
+    let s = settle(s, &[(T0 + 10, turn_end()), (T0 + 11, observed(settling))]);
+    assert_eq!(s.turn_tokens, None);
+    assert_eq!(s.turn_output_tokens(), 540);
+    // Once the turn is closed there is no carry, and nothing live to show.
+    let (s, _) = step(s, T0 + 1_001, Msg::InitStart);
+    assert_eq!(s.turn_output_tokens(), 0);
+}
