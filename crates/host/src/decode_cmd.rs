@@ -1,12 +1,183 @@
-//! `panewise decode` (issue 4).
+//! `panewise decode --provider claude-code|codex|gemini-cli FILE [--json]`: decode a captured
+//! provider CLI stream, fold it through the reducer, and print the normalised events and the
+//! final pane state.
+//!
+//! With `--json`, stdout is one JSON object per event (a malformed line appears as
+//! `{"type":"decode_error","line":N,"message":…}`), then a summary object whose keys are
+//! `provider`, `events`, `unknown_events`, `decode_errors`, `turn_phase`, `turns_completed`,
+//! `tools`, `input_tokens`, `output_tokens`, `cached_input_tokens`, `cost_usd`,
+//! `context_tokens`, `context_window`, `compactions` and `failure`.
+//!
+//! Exit codes: 0 when the file was decoded (decode errors are reported, not fatal), 2 when the
+//! file or the model table cannot be read.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use panewise_providers::{
+    fold_events, summarize, DecodeError, Decoder, Mapper, ModelTable, PaneSummary, Provider,
+    ProviderEvent,
+};
+
+/// Bytes handed to the decoder at a time, as a pipe would deliver them.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
 
 /// Arguments of `panewise decode`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Which CLI wrote the stream: claude-code, codex or gemini-cli.
+    #[arg(long)]
+    provider: Provider,
+    /// The captured stream (one JSON object per line).
+    file: PathBuf,
+    /// Print one JSON object per event and a JSON summary last.
+    #[arg(long)]
+    json: bool,
+    /// The model the CLI was started with, for streams that never name it (Codex).
+    #[arg(long)]
+    model: Option<String>,
+    /// A JSON model table laid over the built-in one:
+    /// `{"windows":[{"model":"gpt-5*","window":400000}],"default_models":{"codex":"gpt-5.5"}}`.
+    #[arg(long)]
+    model_table: Option<PathBuf>,
+}
 
 /// Runs `panewise decode`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`panewise decode` is not built yet (issue 4)")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let bytes = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let mut table = ModelTable::built_in();
+    if let Some(path) = &args.model_table {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let overrides =
+            ModelTable::from_json(&text).with_context(|| format!("{}", path.display()))?;
+        table = table.overridden_by(overrides);
+    }
+
+    let mut decoder = Decoder::new(args.provider);
+    let mut decoded = Vec::new();
+    for chunk in bytes.chunks(READ_CHUNK_BYTES) {
+        decoder.feed(chunk, &mut decoded);
+    }
+    decoder.finish(&mut decoded);
+    let counts = decoder.counts();
+
+    let events: Vec<&ProviderEvent> = decoded
+        .iter()
+        .filter_map(|item| item.as_ref().ok())
+        .collect();
+    let mut mapper = Mapper::new(args.provider, table).with_model(args.model);
+    let fold = fold_events(&mut mapper, events.iter().copied());
+    let summary = summarize(args.provider, counts, events.iter().copied(), &fold.state);
+
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if args.json {
+        for item in &decoded {
+            let line = match item {
+                Ok(event) => serde_json::to_string(event)?,
+                Err(error) => serde_json::to_string(&decode_error_json(error))?,
+            };
+            writeln!(out, "{line}")?;
+        }
+        writeln!(out, "{}", serde_json::to_string(&summary)?)?;
+    } else {
+        for item in &decoded {
+            match item {
+                Ok(event) => writeln!(out, "{}", event_line(event)?)?,
+                Err(error) => writeln!(out, "{:<20}{error}", "decode_error")?,
+            }
+        }
+        write!(out, "{}", human_summary(&summary))?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn decode_error_json(error: &DecodeError) -> serde_json::Value {
+    serde_json::json!({ "type": "decode_error", "line": error.line, "message": error.message })
+}
+
+/// `kind                field=value …`, with the event's fields as compact JSON.
+fn event_line(event: &ProviderEvent) -> anyhow::Result<String> {
+    let mut value = serde_json::to_value(event)?;
+    if let Some(object) = value.as_object_mut() {
+        object.remove("type");
+    }
+    let fields = match &value {
+        serde_json::Value::Object(object) if object.is_empty() => String::new(),
+        other => other.to_string(),
+    };
+    Ok(format!("{:<20}{fields}", event.kind_name()))
+}
+
+fn human_summary(summary: &PaneSummary) -> String {
+    let mut text = String::from("\nfinal pane state\n");
+    let mut line = |label: &str, value: String| text.push_str(&format!("  {label:<18}{value}\n"));
+    let number =
+        |value: Option<u64>| value.map_or_else(|| "not reported".into(), |v| v.to_string());
+    line("provider", summary.provider.to_string());
+    line(
+        "decoded",
+        format!(
+            "{} events, {} unknown, {} decode errors",
+            summary.events, summary.unknown_events, summary.decode_errors
+        ),
+    );
+    line("turn phase", summary.turn_phase.clone());
+    line("turns completed", summary.turns_completed.to_string());
+    line(
+        "tools",
+        if summary.tools.is_empty() {
+            "none".into()
+        } else {
+            summary.tools.join(", ")
+        },
+    );
+    line("input tokens", number(summary.input_tokens));
+    line("cached input", number(summary.cached_input_tokens));
+    line("output tokens", number(summary.output_tokens));
+    line(
+        "cost",
+        summary
+            .cost_usd
+            .map_or_else(|| "not reported".into(), |cost| format!("${cost:.4}")),
+    );
+    line(
+        "context",
+        match (summary.context_tokens, summary.context_window) {
+            (Some(tokens), Some(window)) if window > 0 => format!(
+                "{tokens} / {window} tokens ({:.1}%)",
+                tokens as f64 * 100.0 / window as f64
+            ),
+            (Some(tokens), _) => format!("{tokens} tokens, window unknown"),
+            (None, _) => "no reading".into(),
+        },
+    );
+    line("compactions", summary.compactions.to_string());
+    line(
+        "failure",
+        summary.failure.as_ref().map_or_else(
+            || "none".into(),
+            |failure| {
+                format!(
+                    "{} ({}): {}",
+                    serde_json::to_value(failure.kind)
+                        .ok()
+                        .and_then(|kind| kind.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    if failure.retryable {
+                        "retryable"
+                    } else {
+                        "not retryable"
+                    },
+                    failure.message
+                )
+            },
+        ),
+    );
+    text
 }

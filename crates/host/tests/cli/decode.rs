@@ -1,1 +1,266 @@
-//! Tests of `panewise decode`.
+//! Tests of `panewise decode`: every captured stream (copied into the providers crate's test
+//! data) decodes to the summary a person watching the pane should see.
+
+use serde_json::{json, Value};
+
+use super::{panewise, workspace_path};
+
+fn data(relative: &str) -> String {
+    workspace_path(&format!("crates/providers/tests/data/{relative}"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Runs `panewise decode --json` and returns every stdout line as JSON; the summary is last.
+fn decode_json(provider: &str, relative: &str) -> Vec<Value> {
+    let out = panewise(&["decode", "--provider", provider, &data(relative), "--json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{relative}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+fn summary(provider: &str, relative: &str) -> Value {
+    let lines = decode_json(provider, relative);
+    let summary = lines.last().cloned().expect("a summary line");
+    let events = summary["events"].as_u64().expect("an event count");
+    assert_eq!(
+        lines.len() as u64,
+        events + 1,
+        "{relative}: one line per event"
+    );
+    summary
+}
+
+fn rate_limited(message_start: &str) -> impl Fn(&Value) {
+    let start = message_start.to_owned();
+    move |failure: &Value| {
+        assert_eq!(failure["kind"], "rate_limited");
+        assert_eq!(failure["retryable"], true);
+        let message = failure["message"].as_str().expect("a message");
+        assert!(message.starts_with(&start), "{message}");
+    }
+}
+
+#[test]
+fn decode_json_summaries_of_the_claude_code_captures() {
+    let tool_call = json!({
+        "provider": "claude-code", "unknown_events": 0, "decode_errors": 0,
+        "turn_phase": "done", "turns_completed": 1, "tools": ["Bash"],
+        "input_tokens": 8640, "output_tokens": 90, "cached_input_tokens": 18000,
+        "cost_usd": 0.042359999999999995, "context_tokens": 13360, "context_window": 1000000,
+        "compactions": 0, "failure": null,
+    });
+    for (file, events) in [
+        ("claude-code/tool-call.ndjson", 15),
+        ("claude-code/tool-call-partial-messages.ndjson", 25),
+    ] {
+        let mut expected = tool_call.clone();
+        expected["events"] = json!(events);
+        assert_eq!(summary("claude-code", file), expected, "{file}");
+    }
+
+    assert_eq!(
+        summary("claude-code", "claude-code/auto-compact.ndjson"),
+        json!({
+            "provider": "claude-code", "events": 37, "unknown_events": 0, "decode_errors": 0,
+            "turn_phase": "done", "turns_completed": 1, "tools": ["Bash", "Bash", "Bash"],
+            "input_tokens": 208680, "output_tokens": 235, "cached_input_tokens": 45000,
+            "cost_usd": 0.8544200000000001, "context_tokens": 13400, "context_window": 1000000,
+            "compactions": 1, "failure": null,
+        })
+    );
+
+    assert_eq!(
+        summary("claude-code", "claude-code/multi-turn-stdin.ndjson"),
+        json!({
+            "provider": "claude-code", "events": 30, "unknown_events": 0, "decode_errors": 0,
+            "turn_phase": "done", "turns_completed": 2, "tools": ["Bash", "Bash"],
+            "input_tokens": 17600, "output_tokens": 180, "cached_input_tokens": 36000,
+            "cost_usd": 0.086, "context_tokens": 13520, "context_window": 1000000,
+            "compactions": 0, "failure": null,
+        })
+    );
+
+    let mut error = summary("claude-code", "claude-code/error-429.ndjson");
+    rate_limited("API Error: Request rejected (429)")(&error["failure"]);
+    error["failure"] = Value::Null;
+    assert_eq!(
+        error,
+        json!({
+            "provider": "claude-code", "events": 5, "unknown_events": 0, "decode_errors": 0,
+            "turn_phase": "done", "turns_completed": 0, "tools": [],
+            "input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0,
+            "cost_usd": 0.0, "context_tokens": null, "context_window": null,
+            "compactions": 0, "failure": null,
+        })
+    );
+}
+
+#[test]
+fn decode_json_summaries_of_the_codex_captures() {
+    assert_eq!(
+        summary("codex", "codex/tool-call.jsonl"),
+        json!({
+            "provider": "codex", "events": 8, "unknown_events": 0, "decode_errors": 0,
+            "turn_phase": "done", "turns_completed": 1, "tools": ["command_execution"],
+            "input_tokens": 3282, "output_tokens": 60, "cached_input_tokens": 2048,
+            "cost_usd": null, "context_tokens": 5330, "context_window": 400000,
+            "compactions": 0, "failure": null,
+        })
+    );
+    let mut error = summary("codex", "codex/error-429.jsonl");
+    rate_limited("exceeded retry limit, last status: 429")(&error["failure"]);
+    error["failure"] = Value::Null;
+    assert_eq!(
+        error,
+        json!({
+            "provider": "codex", "events": 4, "unknown_events": 0, "decode_errors": 0,
+            "turn_phase": "done", "turns_completed": 0, "tools": [],
+            "input_tokens": null, "output_tokens": null, "cached_input_tokens": null,
+            "cost_usd": null, "context_tokens": null, "context_window": null,
+            "compactions": 0, "failure": null,
+        })
+    );
+}
+
+#[test]
+fn decode_json_summaries_of_the_gemini_cli_captures() {
+    assert_eq!(
+        summary("gemini-cli", "gemini-cli/tool-call.jsonl"),
+        json!({
+            "provider": "gemini-cli", "events": 10, "unknown_events": 0, "decode_errors": 0,
+            "turn_phase": "done", "turns_completed": 1, "tools": ["run_shell_command"],
+            "input_tokens": 4404, "output_tokens": 60, "cached_input_tokens": 4096,
+            "cost_usd": null, "context_tokens": 8200, "context_window": 1048576,
+            "compactions": 0, "failure": null,
+        })
+    );
+    let error = summary("gemini-cli", "gemini-cli/error-429.jsonl");
+    rate_limited("[API Error: Resource has been exhausted")(&error["failure"]);
+    assert_eq!(error["turn_phase"], "done");
+    assert_eq!(error["turns_completed"], 0);
+    assert_eq!(error["tools"], json!([]));
+    assert_eq!(error["cost_usd"], Value::Null);
+    assert_eq!(error["unknown_events"], 0);
+    assert_eq!(error["decode_errors"], 0);
+}
+
+#[test]
+fn decode_json_lists_each_event_before_the_summary() {
+    let lines = decode_json("codex", "codex/tool-call.jsonl");
+    let kinds: Vec<&str> = lines
+        .iter()
+        .filter_map(|line| line["type"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "session_started",
+            "turn_started",
+            "thinking_delta",
+            "tool_started",
+            "tool_ended",
+            "text_delta",
+            "usage",
+            "turn_ended"
+        ]
+    );
+    assert_eq!(lines[3]["arg"], "echo hello");
+    assert_eq!(lines[4]["exit_code"], 0);
+}
+
+#[test]
+fn decode_reports_malformed_lines_by_number_and_goes_on() {
+    let dir = std::env::temp_dir().join(format!("panewise-decode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("broken.jsonl");
+    std::fs::write(
+        &path,
+        "{\"type\":\"turn.started\"}\nnot json\n{\"type\":\"brand.new\"}\n",
+    )
+    .unwrap();
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "codex",
+        path.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[1]["type"], "decode_error");
+    assert_eq!(lines[1]["line"], 2);
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["decode_errors"], 1);
+    assert_eq!(summary["unknown_events"], 1);
+    assert_eq!(summary["events"], 2);
+}
+
+#[test]
+fn decode_without_json_prints_events_and_the_final_pane_state() {
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "gemini-cli",
+        &data("gemini-cli/tool-call.jsonl"),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("tool_started        "), "{stdout}");
+    assert!(stdout.contains("final pane state"), "{stdout}");
+    assert!(
+        stdout.contains("context           8200 / 1048576 tokens (0.8%)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn decode_takes_the_model_and_a_model_table_from_the_command_line() {
+    let dir = std::env::temp_dir().join(format!("panewise-decode-table-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let table = dir.join("models.json");
+    std::fs::write(&table, r#"{"windows":[{"model":"o3","window":123456}]}"#).unwrap();
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "codex",
+        &data("codex/tool-call.jsonl"),
+        "--json",
+        "--model",
+        "o3",
+        "--model-table",
+        table.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["context_window"], 123456);
+}
+
+#[test]
+fn decode_refuses_an_unknown_provider_and_a_missing_file() {
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "cursor",
+        &data("codex/tool-call.jsonl"),
+    ]);
+    assert!(!out.status.success());
+    let out = panewise(&["decode", "--provider", "codex", "/nonexistent/stream.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+}
