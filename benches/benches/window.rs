@@ -1,0 +1,136 @@
+//! The window stage in isolation: one visit over generated conversations of 1k, 10k and 100k
+//! messages (about 2 KB each), with per-message counts cached in the conversation, as a run
+//! would hold them. The conversation is built once per size; each iteration is one visit.
+//!
+//! Run: `cargo bench -p panewise-benches --bench window` (or `cargo xtask bench --bench window`).
+// A bench that cannot set up its input has nothing to measure, so setup failures panic; and
+// criterion's macros generate undocumented public functions.
+#![allow(clippy::expect_used, missing_docs)]
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use panewise_benches::window::conversation;
+use panewise_window::{
+    complete_now, Conversation, Measured, Message, StrategyConfig, Summarizer, SummarizerError,
+    SummaryRequest, SummaryResponse, Usage, VisitContext, WindowStage,
+};
+
+const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
+
+/// Answers at once with a short summary, so the bench measures the stage, not a model.
+struct InstantSummarizer;
+
+#[async_trait]
+impl Summarizer for InstantSummarizer {
+    async fn summarize(
+        &self,
+        _request: SummaryRequest<'_>,
+    ) -> Result<SummaryResponse, SummarizerError> {
+        Ok(SummaryResponse {
+            text: "The agent read the parser, fixed empty input, and the tests pass.".into(),
+            usage: None,
+        })
+    }
+}
+
+fn stage(json: &str) -> WindowStage<Message> {
+    let config = StrategyConfig::from_json(json).expect("a valid bench configuration");
+    let summarizer: Option<Box<dyn Summarizer>> = config
+        .needs_summarizer()
+        .then(|| Box::new(InstantSummarizer) as Box<dyn Summarizer>);
+    config.build_stage(summarizer).expect("a buildable stage")
+}
+
+/// A context whose reading is the conversation's counted size, as if the provider reported it.
+fn context(conversation: &Conversation) -> VisitContext<'static> {
+    let mut context = VisitContext::new(2, 1_000);
+    context.measured = Some(Measured {
+        usage: Usage {
+            input: conversation.tokens_in(0..conversation.len()),
+            output: 100,
+        },
+        sent_messages: conversation.len(),
+        iteration: 1,
+    });
+    context
+}
+
+fn bench_strategy(c: &mut Criterion, name: &str, config: impl Fn(u64) -> String) {
+    let mut group = c.benchmark_group(format!("window/{name}"));
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(30);
+    for size in SIZES {
+        let conversation: Conversation = Conversation::from_messages(conversation(size, 42));
+        let total = conversation.tokens_in(0..conversation.len());
+        // A quarter over budget: a realistic visit drops or folds a large, but not whole, span.
+        let stage = stage(&config(total * 3 / 4));
+        let context = context(&conversation);
+        let engaged = complete_now(stage.visit(&conversation, context))
+            .expect("no waiting")
+            .expect("the visit succeeds");
+        assert!(engaged.is_some(), "{name} engages at {size}");
+        group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
+            b.iter(|| complete_now(stage.visit(&conversation, context)))
+        });
+    }
+    group.finish();
+}
+
+fn token_budget(c: &mut Criterion) {
+    bench_strategy(c, "token-budget", |threshold| {
+        format!(
+            r#"{{"strategy":"token-budget","thresholdTokens":{threshold},"keepRecentTurns":6}}"#
+        )
+    });
+}
+
+fn sliding_window(c: &mut Criterion) {
+    bench_strategy(c, "sliding-window", |_| {
+        r#"{"strategy":"sliding-window","keepRecentTurns":20}"#.to_string()
+    });
+}
+
+fn summarize_oldest(c: &mut Criterion) {
+    bench_strategy(c, "summarize-oldest", |threshold| {
+        format!(
+            r#"{{"strategy":"summarize-oldest","thresholdTokens":{threshold},"keepRecentTurns":6,"model":"instant"}}"#
+        )
+    });
+}
+
+fn observation_masking(c: &mut Criterion) {
+    bench_strategy(c, "observation-masking", |_| {
+        r#"{"strategy":"observation-masking","keepRecentObservations":10}"#.to_string()
+    });
+}
+
+/// The cost of caching: pushing one ~2 KB message onto a conversation that already holds
+/// 10k, which is what a run pays per appended message so that visits stay cheap.
+fn push_one(c: &mut Criterion) {
+    let messages = conversation(10_001, 42);
+    let mut base: Conversation = Conversation::from_messages(messages[..10_000].to_vec());
+    let next = messages[10_000].clone();
+    c.bench_function("window/push-one-at-10k", |b| {
+        b.iter_batched(
+            || next.clone(),
+            |message| {
+                base.push(message);
+            },
+            criterion::BatchSize::SmallInput,
+        )
+    });
+}
+
+criterion_group!(
+    benches,
+    token_budget,
+    sliding_window,
+    summarize_oldest,
+    observation_masking,
+    push_one
+);
+criterion_main!(benches);
