@@ -206,7 +206,10 @@ pub struct SlidingWindowRecord {
 pub struct TokenBudgetRecord {
     /// Provider-reported input tokens of the last call.
     pub measured_tokens: u64,
-    /// Counted tokens of the messages appended since that call.
+    /// Exact content characters of the messages appended since that call.
+    pub chars_since_measured: u64,
+    /// Those messages' tokens as the conversation's token counter counts them: the part of
+    /// the trigger that the provider has not reported yet. Never a figure for the window after.
     pub tokens_since_measured: u64,
     /// The configured threshold.
     pub threshold_tokens: u64,
@@ -265,8 +268,6 @@ pub struct HybridRecord {
     pub threshold_tokens: u64,
     /// The masking half.
     pub masking: MaskingRecord,
-    /// Counted tokens the window is judged to hold after masking.
-    pub tokens_after_masking: u64,
     /// The summarizing half, present when masking was not enough.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<CompactionRecord>,

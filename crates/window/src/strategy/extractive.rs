@@ -44,7 +44,7 @@ impl Summarizer for ExtractiveSummarizer {
             } else {
                 ""
             };
-            text.push_str(&format!("- {}: {kept}{cut}\n", line.label));
+            text.push_str(&format!("- {}: {kept}{cut}\n", line.label()));
         }
         Ok(SummaryResponse {
             text: text.trim_end().to_string(),

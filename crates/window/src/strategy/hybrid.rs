@@ -60,7 +60,6 @@ impl<M: WindowMessage> WindowStrategy<M> for Hybrid {
                 measured_tokens: measured,
                 threshold_tokens: threshold,
                 masking: masks.record,
-                tokens_after_masking,
                 compaction: None,
             });
             let mut plan = WindowPlan::unchanged(record);
@@ -94,7 +93,6 @@ impl<M: WindowMessage> WindowStrategy<M> for Hybrid {
             measured_tokens: measured,
             threshold_tokens: threshold,
             masking: masks.record,
-            tokens_after_masking,
             compaction: Some(compaction),
         });
         Ok(Some(plan))

@@ -12,7 +12,9 @@ pub use extractive::ExtractiveSummarizer;
 pub use hybrid::Hybrid;
 pub use masking::ObservationMasking;
 pub use sliding::SlidingWindow;
-pub use summarize::{SummarizeOldest, Summarizer, SummaryRequest, SummaryResponse, TranscriptLine};
+pub use summarize::{
+    LineLabel, SummarizeOldest, Summarizer, SummaryRequest, SummaryResponse, TranscriptLine,
+};
 pub use token_budget::TokenBudget;
 
 use async_trait::async_trait;

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 
 use super::{fresh_reading, Billing, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
 use crate::error::{SummarizerError, WindowError};
-use crate::message::{fnv1a_hex, Role, WindowMessage};
+use crate::message::{fnv1a_hex, Role, ToolCallRef, WindowMessage};
 use crate::notice::{summary_frame, SUMMARIZER_SYSTEM_PROMPT};
 use crate::plan::{ContentReplacement, WindowEdit, WindowPlan};
 use crate::record::{
@@ -19,13 +19,45 @@ use crate::record::{
 };
 use crate::visit::{TurnSpan, Visit};
 
+/// How a transcript line is labelled (W41). Kept unformatted so building a request costs no
+/// string formatting; [`TranscriptLine::label`] renders it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineLabel<'a> {
+    /// A message labelled by its role.
+    Role(Role),
+    /// A tool result, with its recovered tool name when there is one.
+    ToolResult(Option<&'a str>),
+    /// An assistant message that makes tool calls.
+    Calls(Vec<ToolCallRef<'a>>),
+}
+
 /// One transcript line of a summary request (W41): a label and the content, borrowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TranscriptLine<'a> {
-    /// `tool_result[name]`, `assistant (calls: name(args), …)`, or the role.
-    pub label: Cow<'a, str>,
+    /// What the line is labelled with.
+    pub label: LineLabel<'a>,
     /// The message content.
     pub content: &'a str,
+}
+
+impl TranscriptLine<'_> {
+    /// `tool_result[name]` (or `tool_result[unknown]`), `assistant (calls: name(args), …)`, or
+    /// the role.
+    pub fn label(&self) -> Cow<'_, str> {
+        match &self.label {
+            LineLabel::Role(role) => Cow::Borrowed(role.as_str()),
+            LineLabel::ToolResult(name) => {
+                Cow::Owned(format!("tool_result[{}]", name.unwrap_or("unknown")))
+            }
+            LineLabel::Calls(calls) => {
+                let calls: Vec<String> = calls
+                    .iter()
+                    .map(|call| format!("{}({})", call.name, call.args))
+                    .collect();
+                Cow::Owned(format!("assistant (calls: {})", calls.join(", ")))
+            }
+        }
+    }
 }
 
 /// What the stage asks a summarizer. The transcript is borrowed line by line; call
@@ -43,15 +75,11 @@ pub struct SummaryRequest<'a> {
 impl SummaryRequest<'_> {
     /// The single user message: the delimiters around one `label: content` line per message.
     pub fn render(&self) -> String {
-        let size: usize = self
-            .lines
-            .iter()
-            .map(|line| line.label.len() + line.content.len() + 3)
-            .sum();
+        let size: usize = self.lines.iter().map(|line| line.content.len() + 24).sum();
         let mut text = String::with_capacity(size + 40);
         text.push_str("<<<TRANSCRIPT>>>\n");
         for line in &self.lines {
-            text.push_str(&line.label);
+            text.push_str(&line.label());
             text.push_str(": ");
             text.push_str(line.content);
             text.push('\n');
@@ -343,22 +371,18 @@ fn transcript<'a, M: WindowMessage>(
         .iter()
         .zip(range)
         .map(|(message, index)| {
-            let label: Cow<'a, str> = match message.role() {
-                Role::Tool => {
-                    let name = conversation
+            let label = match message.role() {
+                Role::Tool => LineLabel::ToolResult(
+                    conversation
                         .meta(index)
-                        .and_then(|meta| conversation.tool_name(meta.tool))
-                        .unwrap_or("unknown");
-                    Cow::Owned(format!("tool_result[{name}]"))
-                }
-                Role::Assistant if message.tool_call_count() > 0 => {
-                    let calls: Vec<String> = (0..message.tool_call_count())
+                        .and_then(|meta| conversation.tool_name(meta.tool)),
+                ),
+                Role::Assistant if message.tool_call_count() > 0 => LineLabel::Calls(
+                    (0..message.tool_call_count())
                         .filter_map(|i| message.tool_call(i))
-                        .map(|call| format!("{}({})", call.name, call.args))
-                        .collect();
-                    Cow::Owned(format!("assistant (calls: {})", calls.join(", ")))
-                }
-                role => Cow::Borrowed(role.as_str()),
+                        .collect(),
+                ),
+                role => LineLabel::Role(role),
             };
             TranscriptLine {
                 label,

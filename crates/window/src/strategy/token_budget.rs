@@ -120,12 +120,18 @@ impl<M: WindowMessage> WindowStrategy<M> for TokenBudget {
             return Ok(None);
         }
         let turns_before = visit.conversation().turn_count();
+        let chars_since = visit.measured().map_or(0, |measured| {
+            visit
+                .conversation()
+                .chars_in(measured.sent_messages..visit.conversation().len())
+        });
         let removal = visit.plan_removal(self.keep_recent_turns, false);
         let mut record = visit.empty_record(Self::NAME);
         record.refusals = removal.refusals.clone();
         let detail = |turns_after| {
             RecordDetail::TokenBudget(TokenBudgetRecord {
                 measured_tokens: measured,
+                chars_since_measured: chars_since,
                 tokens_since_measured: since,
                 threshold_tokens: self.threshold_tokens,
                 over_budget: true,

@@ -1,0 +1,96 @@
+//! The Rust side of `cargo xtask bench --compare`: writes the generated conversation as JSON
+//! Lines (the file LangChain reads too) and times a token-budget visit over it.
+//!
+//! Usage: `window_compare OUT_DIR SIZE...`. For each size it writes
+//! `OUT_DIR/conversation-SIZE.jsonl` and prints one JSON line: the size, the threshold (half
+//! the counted tokens), the median visit time with counts cached, and the median time of a cold
+//! visit that first builds the conversation (counting every message) from the parsed file.
+#![allow(clippy::expect_used, missing_docs)]
+
+use std::time::{Duration, Instant};
+
+use panewise_benches::window::{conversation, to_jsonl};
+use panewise_window::{
+    complete_now, openai, Conversation, Measured, Message, StrategyConfig, Usage, VisitContext,
+};
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+/// Times `work` repeatedly for about `budget`, at least `min_runs` times, returning the median.
+fn time(budget: Duration, min_runs: usize, mut work: impl FnMut()) -> Duration {
+    let started = Instant::now();
+    let mut samples = Vec::new();
+    while samples.len() < min_runs || started.elapsed() < budget {
+        let run = Instant::now();
+        work();
+        samples.push(run.elapsed());
+        if samples.len() >= 10_000 {
+            break;
+        }
+    }
+    median(samples)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let out_dir = args.next().expect("usage: window_compare OUT_DIR SIZE...");
+    std::fs::create_dir_all(&out_dir).expect("the output directory can be created");
+    for size in args {
+        let size: usize = size.parse().expect("a size is a whole number");
+        let messages = conversation(size, 42);
+        let path = format!("{out_dir}/conversation-{size}.jsonl");
+        std::fs::write(&path, to_jsonl(&messages)).expect("the conversation file is written");
+
+        // Read back the very file LangChain reads, so both sides trim the same bytes.
+        let text = std::fs::read_to_string(&path).expect("the file reads back");
+        let parsed: Vec<Message> = openai::parse_jsonl(&text).expect("the file parses");
+        let window: Conversation = Conversation::from_messages(parsed.clone());
+        let total = window.tokens_in(0..window.len());
+        let threshold = total / 2;
+        let stage = StrategyConfig::from_json(&format!(
+            r#"{{"strategy":"token-budget","thresholdTokens":{threshold},"keepRecentTurns":1,"keepLastToolResults":false}}"#
+        ))
+        .expect("a valid configuration")
+        .build_stage::<Message>(None)
+        .expect("a buildable stage");
+        let mut context = VisitContext::new(2, 0);
+        context.measured = Some(Measured {
+            usage: Usage {
+                input: total,
+                output: 1,
+            },
+            sent_messages: window.len(),
+            iteration: 1,
+        });
+        let plan = complete_now(stage.visit(&window, context))
+            .expect("no waiting")
+            .expect("the visit succeeds")
+            .expect("the visit engages");
+        let kept = window.len() - plan.record.removed_message_count;
+
+        let cached = time(Duration::from_secs(2), 20, || {
+            std::hint::black_box(complete_now(stage.visit(&window, context)).ok());
+        });
+        // Cold: count every message, then visit. The copy of the parsed messages is made
+        // outside the timed region, as LangChain's side also starts from loaded messages.
+        let cold = median(
+            (0..7)
+                .map(|_| {
+                    let copy = parsed.clone();
+                    let run = Instant::now();
+                    let fresh: Conversation = Conversation::from_messages(copy);
+                    std::hint::black_box(complete_now(stage.visit(&fresh, context)).ok());
+                    run.elapsed()
+                })
+                .collect(),
+        );
+        println!(
+            "{{\"size\":{size},\"path\":{path:?},\"totalTokens\":{total},\"threshold\":{threshold},\"kept\":{kept},\"visitCachedNs\":{},\"visitColdNs\":{}}}",
+            cached.as_nanos(),
+            cold.as_nanos()
+        );
+    }
+}
