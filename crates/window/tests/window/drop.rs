@@ -357,3 +357,31 @@ fn w60_a_leftover_notice_does_not_stall_a_drop_strategy() {
         );
     }
 }
+
+#[test]
+fn w35_tool_names_are_recovered_from_calls_listed_once_in_order_and_never_unknown() {
+    let mut named = Message::tool_result("c3", text(300));
+    named.tool_name = Some("declared_name".to_string());
+    let conversation = conversation(vec![
+        Message::assistant_calls("", &[("c1", "grep", "{}"), ("c2", "ls", "{}")]),
+        Message::tool_result("c2", text(300)),
+        Message::tool_result("c1", text(300)),
+        Message::assistant_calls("", &[("c3", "ignored_call_name", "{}")]),
+        named,
+        Message::tool_result("no-such-call", text(300)),
+        Message::assistant_calls("", &[("c4", "grep", "{}")]),
+        Message::tool_result("c4", text(300)),
+        Message::assistant("now"),
+    ]);
+    let plan = visit(
+        &stage_without_pins(SlidingWindow::new(1).unwrap()),
+        &conversation,
+        context(1),
+    )
+    .unwrap();
+    assert_eq!(
+        plan.record.dropped_observations.unwrap(),
+        vec!["ls", "grep", "declared_name"]
+    );
+    assert!(!plan.edit.unwrap().inserted.unwrap().contains("unknown"));
+}

@@ -287,3 +287,64 @@ fn w13_removed_stage_ids_and_survival_come_from_message_origins() {
     assert_eq!(plan.evictions[0].survival_ms, 600);
     assert_eq!(plan.evictions[1].survival_ms, 0, "unknown birth time");
 }
+
+#[test]
+fn w42_the_summarizer_gets_one_attempt_per_visit_and_no_retry() {
+    let conversation = conversation(vec![
+        Message::user("old"),
+        Message::assistant(text(2_000)),
+        Message::user("now"),
+    ]);
+    let counting = FixedSummarizer::new("s");
+    let stage = configured(
+        r#"{"strategy":"summarize-oldest","thresholdTokens":10,"keepRecentTurns":1,"model":"m"}"#,
+        Some(Box::new(counting.clone())),
+    );
+    visit(
+        &stage,
+        &conversation,
+        measured_context(&conversation, 2, 900),
+    );
+    assert_eq!(counting.calls(), 1);
+}
+
+#[test]
+fn w49_a_strategy_warning_reaches_the_caller_once_per_stage() {
+    let conversation = conversation(vec![
+        Message::user("old"),
+        Message::assistant(text(2_000)),
+        Message::user("now"),
+    ]);
+    let stage = configured(
+        r#"{"strategy":"summarize-oldest","thresholdTokens":10,"keepRecentTurns":1,"model":"m"}"#,
+        Some(Box::new(FailingSummarizer)),
+    );
+    let warnings: Vec<bool> = (2..6)
+        .map(|iteration| {
+            visit(
+                &stage,
+                &conversation,
+                measured_context(&conversation, iteration, 900),
+            )
+            .unwrap()
+            .warning
+            .is_some()
+        })
+        .collect();
+    assert_eq!(warnings, vec![true, false, false, false]);
+}
+
+#[test]
+fn w61_sliding_window_works_with_a_provider_that_reports_no_usage() {
+    let conversation = conversation(vec![
+        Message::assistant(text(500)),
+        Message::user("q"),
+        Message::assistant("a"),
+    ]);
+    let mut context = measured_context(&conversation, 2, 0);
+    if let Some(measured) = context.measured.as_mut() {
+        measured.usage.output = 0;
+    }
+    let stage = configured(r#"{"strategy":"sliding-window","keepRecentTurns":1}"#, None);
+    assert!(visit(&stage, &conversation, context).is_some());
+}
