@@ -1,1 +1,81 @@
-//! Tests of `panewise replay`.
+//! Tests of `panewise replay` (R91): fold twice, print, and report bad lines by number.
+
+use super::{panewise, workspace_path};
+
+fn golden(name: &str) -> String {
+    workspace_path(&format!("crates/pane-state/tests/data/golden/{name}"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn write_temp(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("panewise-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn replay_prints_the_final_state_of_a_golden_log() {
+    let out = panewise(&["replay", &golden("tool-call-turn.jsonl")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("determinism     ok"), "{stdout}");
+    assert!(
+        stdout.contains("turn phase      done (completed)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("context         15420 / 200000 tokens (7.7%)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn replay_json_prints_the_full_state() {
+    let out = panewise(&["replay", "--json", &golden("stop-and-quit.jsonl")]);
+    assert!(out.status.success());
+    let state: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(state["should_exit"], true);
+    assert_eq!(state["turn_phase"]["outcome"], "interrupted");
+}
+
+#[test]
+fn replay_reports_a_malformed_line_by_number() {
+    let log = "{\"v\":1,\"ts\":1,\"msg\":{\"type\":\"init_start\"}}\nnot json\n{\"v\":1,\"ts\":2,\"msg\":{\"type\":\"turn_reset\"}}\n";
+    let out = panewise(&["replay", &write_temp("malformed.jsonl", log)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("line 2: malformed log entry"), "{stderr}");
+}
+
+#[test]
+fn replay_skips_a_truncated_last_line_with_a_warning() {
+    let log = "{\"v\":1,\"ts\":1,\"msg\":{\"type\":\"stream_subscribe\",\"at\":1}}\n{\"v\":1,\"ts\":2,\"msg\":{\"type\":\"tur";
+    let out = panewise(&["replay", &write_temp("truncated.jsonl", log)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("line 2: truncated last line"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("messages        1"));
+}
+
+#[test]
+fn replay_skips_unknown_message_kinds_from_newer_versions() {
+    let log = "{\"v\":1,\"ts\":1,\"msg\":{\"type\":\"teleport\"}}\n";
+    let out = panewise(&["replay", &write_temp("newer.jsonl", log)]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown message type `teleport`"));
+}
+
+#[test]
+fn replay_refuses_a_log_from_a_newer_schema() {
+    let log = "{\"v\":99,\"ts\":1,\"msg\":{\"type\":\"init_start\"}}\n";
+    let out = panewise(&["replay", &write_temp("future.jsonl", log)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 99 is newer"));
+}
