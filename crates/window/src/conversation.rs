@@ -51,6 +51,8 @@ pub(crate) struct MessageMeta {
     pub(crate) unanswered: u32,
     /// FNV-1a of `role:content`, the message's part of a span key.
     pub(crate) hash: u32,
+    /// When the message was appended, if known.
+    pub(crate) born_at_ms: Option<u64>,
 }
 
 /// One turn as the stage keeps it (W6): a non-tool message and the tool messages after it.
@@ -116,6 +118,13 @@ pub struct Conversation<M: WindowMessage = Message> {
     person_said: Vec<u64>,
     /// Sequence numbers of tool results large enough to be worth masking and not yet masked.
     maskable: Vec<u64>,
+    /// Turns that refuse whatever the visit: they hold a system message or an unanswered
+    /// call. Sorted, so the refusal engine jumps from one to the next instead of walking.
+    blocked: Vec<usize>,
+    stage_names: Vec<String>,
+    stage_ids: HashMap<String, u32>,
+    /// Sequence numbers of messages per interned stage id, oldest first.
+    messages_by_stage: Vec<Vec<u64>>,
     counter: Box<dyn TokenCounter>,
 }
 
@@ -160,6 +169,10 @@ impl<M: WindowMessage> Conversation<M> {
             tool_results: Vec::new(),
             person_said: Vec::new(),
             maskable: Vec::new(),
+            blocked: Vec::new(),
+            stage_names: Vec::new(),
+            stage_ids: HashMap::new(),
+            messages_by_stage: Vec::new(),
             counter,
         }
     }
@@ -223,6 +236,10 @@ impl<M: WindowMessage> Conversation<M> {
         if meta.kind == Kind::PersonSaid {
             self.person_said.push(seq);
         }
+        if let Some(stage) = message.stage_id() {
+            let stage = self.intern_stage(stage);
+            self.messages_by_stage[stage as usize].push(seq);
+        }
         self.char_prefix.push(self.char_prefix[index] + meta.chars);
         self.token_prefix
             .push(self.token_prefix[index] + meta.tokens);
@@ -256,6 +273,7 @@ impl<M: WindowMessage> Conversation<M> {
             tool,
             unanswered: 0,
             hash: fnv1a_continue(hash, content),
+            born_at_ms: message.born_at_ms(),
         }
     }
 
@@ -270,14 +288,41 @@ impl<M: WindowMessage> Conversation<M> {
         id
     }
 
+    fn intern_stage(&mut self, name: &str) -> u32 {
+        if let Some(id) = self.stage_ids.get(name) {
+            return *id;
+        }
+        let id = self.stage_names.len() as u32;
+        self.stage_names.push(name.to_string());
+        self.stage_ids.insert(name.to_string(), id);
+        self.messages_by_stage.push(Vec::new());
+        id
+    }
+
+    /// Keeps the blocked-turn list in step with one turn's facts.
+    fn sync_blocked(&mut self, turn: usize) {
+        let Some(facts) = self.turns.get(turn) else {
+            return;
+        };
+        let blocked = facts.has_system || facts.unanswered > 0;
+        match self.blocked.binary_search(&turn) {
+            Ok(position) if !blocked => {
+                self.blocked.remove(position);
+            }
+            Err(position) if blocked => self.blocked.insert(position, turn),
+            _ => {}
+        }
+    }
+
     fn mark_answered(&mut self, call_seq: u64) {
         if let Some(index) = self.index_of_seq(call_seq) {
             if let Some(meta) = self.meta.get_mut(index) {
                 meta.unanswered = meta.unanswered.saturating_sub(1);
             }
             if let Some(turn) = self.turn_index_of(index) {
-                let turn = &mut self.turns[turn];
-                turn.unanswered = turn.unanswered.saturating_sub(1);
+                let facts = &mut self.turns[turn];
+                facts.unanswered = facts.unanswered.saturating_sub(1);
+                self.sync_blocked(turn);
             }
         }
     }
@@ -298,6 +343,68 @@ impl<M: WindowMessage> Conversation<M> {
                 unanswered: meta.unanswered,
                 starts_with_frame: meta.kind == Kind::CompactionFrame,
             });
+        }
+        self.sync_blocked(self.turns.len() - 1);
+    }
+
+    /// The first turn at or after `from` that refuses whatever the visit, if any.
+    pub(crate) fn next_blocked_turn(&self, from: usize) -> Option<usize> {
+        let position = self.blocked.partition_point(|turn| *turn < from);
+        self.blocked.get(position).copied()
+    }
+
+    /// The sequence numbers bounding a non-empty message range.
+    fn seq_bounds(&self, range: &Range<usize>) -> Option<(u64, u64)> {
+        if range.is_empty() || range.end > self.seqs.len() {
+            return None;
+        }
+        Some((self.seqs[range.start], self.seqs[range.end - 1]))
+    }
+
+    /// Of the names whose sorted sequence lists are given, those with a message inside the
+    /// bounds, in order of first appearance there. Costs O(names × log n).
+    fn names_in<'a>(
+        lists: &[Vec<u64>],
+        names: impl Fn(usize) -> Option<&'a str>,
+        (low, high): (u64, u64),
+    ) -> Vec<&'a str> {
+        let mut found: Vec<(u64, usize)> = lists
+            .iter()
+            .enumerate()
+            .filter_map(|(name, seqs)| {
+                let first = *seqs.get(seqs.partition_point(|seq| *seq < low))?;
+                (first <= high).then_some((first, name))
+            })
+            .collect();
+        found.sort_unstable();
+        found
+            .into_iter()
+            .filter_map(|(_, name)| names(name))
+            .collect()
+    }
+
+    /// The stage ids of the messages in `range`, in order of first appearance.
+    pub(crate) fn stages_in(&self, range: Range<usize>) -> Vec<&str> {
+        match self.seq_bounds(&range) {
+            None => Vec::new(),
+            Some(bounds) => Self::names_in(
+                &self.messages_by_stage,
+                |stage| self.stage_names.get(stage).map(String::as_str),
+                bounds,
+            ),
+        }
+    }
+
+    /// The recovered tool names of the results in `range`, in order of first appearance
+    /// (W35).
+    pub(crate) fn tools_in(&self, range: Range<usize>) -> Vec<&str> {
+        match self.seq_bounds(&range) {
+            None => Vec::new(),
+            Some(bounds) => Self::names_in(
+                &self.results_by_tool,
+                |tool| self.tool_names.get(tool).map(String::as_str),
+                bounds,
+            ),
         }
     }
 
@@ -508,8 +615,7 @@ impl<M: WindowMessage> Conversation<M> {
         }
         let mut removed = Vec::new();
         if !range.is_empty() {
-            first_changed = first_changed.min(range.start);
-            self.forget_span(range.clone());
+            first_changed = first_changed.min(self.forget_span(range.clone()));
             let first_seq = self.seqs[range.start];
             removed = self.messages.drain(range.clone()).collect();
             self.meta.drain(range.clone());
@@ -528,7 +634,10 @@ impl<M: WindowMessage> Conversation<M> {
     }
 
     /// Drops every cached fact about the messages in `range`, before they are drained.
-    fn forget_span(&mut self, range: Range<usize>) {
+    /// Returns the earliest message outside the span whose facts changed (a call whose only
+    /// result left), so its turn is rebuilt too.
+    fn forget_span(&mut self, range: Range<usize>) -> usize {
+        let mut earliest_changed = range.start;
         let low = self.seqs[range.start];
         let high = self.seqs[range.end - 1];
         let in_span = |seq: u64| seq >= low && seq <= high;
@@ -559,6 +668,7 @@ impl<M: WindowMessage> Conversation<M> {
                             if !in_span(site.seq) {
                                 if let Some(call_index) = self.index_of_seq(site.seq) {
                                     self.meta[call_index].unanswered += 1;
+                                    earliest_changed = earliest_changed.min(call_index);
                                 }
                             }
                         }
@@ -575,6 +685,10 @@ impl<M: WindowMessage> Conversation<M> {
         drain_sorted(&mut self.tool_results, low, high);
         drain_sorted(&mut self.person_said, low, high);
         drain_sorted(&mut self.maskable, low, high);
+        for seqs in &mut self.messages_by_stage {
+            drain_sorted(seqs, low, high);
+        }
+        earliest_changed
     }
 
     /// Recomputes the running sums and the turns from message `from` on.
@@ -599,6 +713,8 @@ impl<M: WindowMessage> Conversation<M> {
         let keep_turns = keep_turns.saturating_sub(1);
         let restart = self.turns.get(keep_turns).map_or(0, |turn| turn.start);
         self.turns.truncate(keep_turns);
+        let blocked_kept = self.blocked.partition_point(|turn| *turn < keep_turns);
+        self.blocked.truncate(blocked_kept);
         for index in restart..len {
             let meta = self.meta[index];
             self.extend_turns(index, &meta);

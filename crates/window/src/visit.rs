@@ -292,22 +292,51 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
         }
         let mut refusals = Vec::new();
         let mut span: Option<(usize, usize)> = None;
-        for (index, turn) in turns[..candidate_count].iter().enumerate() {
-            match self.refusal_for(index, turn, &tool_admitted, &fact_admitted) {
-                None => {
-                    span = Some(span.map_or((index, index), |(from, _)| (from, index)));
-                }
-                Some(reason) => {
-                    refusals.push(Refusal {
-                        reason,
-                        turn_index: index,
-                        message_index: turn.start,
-                    });
-                    if span.is_some() {
-                        break;
-                    }
-                }
+        // Turns that may refuse on this visit: the statically blocked ones (system, unanswered
+        // calls) come from the conversation's index; the rest are few. The walk jumps between
+        // them, so it costs O(refusing turns × log n) rather than O(turns).
+        let mut dynamic: Vec<usize> = self
+            .anchor_turn
+            .into_iter()
+            .chain(self.paused_turns.iter().map(|(turn, _)| *turn))
+            .chain(tool_admitted.iter().copied())
+            .chain(fact_admitted.iter().copied())
+            .filter(|turn| *turn < candidate_count)
+            .collect();
+        dynamic.sort_unstable();
+        dynamic.dedup();
+        let mut position = 0;
+        while position < candidate_count {
+            let next_static = self
+                .conversation
+                .next_blocked_turn(position)
+                .unwrap_or(usize::MAX);
+            let next_dynamic = dynamic[dynamic.partition_point(|turn| *turn < position)..]
+                .first()
+                .copied()
+                .unwrap_or(usize::MAX);
+            let next_refusing = next_static.min(next_dynamic).min(candidate_count);
+            if next_refusing > position {
+                span = Some((position, next_refusing - 1));
             }
+            if next_refusing >= candidate_count {
+                break;
+            }
+            let turn = &turns[next_refusing];
+            if let Some(reason) =
+                self.refusal_for(next_refusing, turn, &tool_admitted, &fact_admitted)
+            {
+                refusals.push(Refusal {
+                    reason,
+                    turn_index: next_refusing,
+                    message_index: turn.start,
+                });
+            }
+            if span.is_some() {
+                // A refusing turn after the span began ends the scan (W16).
+                break;
+            }
+            position = next_refusing + 1;
         }
         let Some((from, to)) = span else {
             refusals.extend(keep_refusals);
@@ -402,47 +431,32 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
         }
     }
 
-    /// Stage ids and evictions of the messages in `range` (W13).
+    /// Stage ids and evictions of the messages in `range` (W13). The stage ids come from
+    /// per-stage indexes in O(stages × log n); the evictions read only the cached birth times.
     pub fn removal_facts(&self, range: Range<usize>) -> (Vec<String>, Vec<Eviction>) {
-        let messages = self.conversation.messages();
-        let range = range.start.min(messages.len())..range.end.min(messages.len());
-        let mut stage_ids: Vec<String> = Vec::new();
-        let mut evictions = Vec::with_capacity(range.len());
-        for index in range {
-            let message = &messages[index];
-            if let Some(stage) = message.stage_id() {
-                // Stage ids repeat in long runs of the same stage, so the last one is checked
-                // before the whole list.
-                let seen = stage_ids.last().is_some_and(|last| last == stage)
-                    || stage_ids.iter().any(|known| known == stage);
-                if !seen {
-                    stage_ids.push(stage.to_string());
-                }
-            }
-            let survival_ms = message
-                .born_at_ms()
-                .map_or(0, |born| self.context.now_ms.saturating_sub(born));
-            evictions.push(Eviction { index, survival_ms });
-        }
+        let conversation = self.conversation;
+        let range = range.start.min(conversation.len())..range.end.min(conversation.len());
+        let stage_ids = conversation
+            .stages_in(range.clone())
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let now = self.context.now_ms;
+        let evictions = range
+            .filter_map(|index| {
+                let meta = conversation.meta(index)?;
+                let survival_ms = meta.born_at_ms.map_or(0, |born| now.saturating_sub(born));
+                Some(Eviction { index, survival_ms })
+            })
+            .collect();
         (stage_ids, evictions)
     }
 
     /// The recoverable tool names of the results in `range`, each once, in first-appearance
-    /// order (W35). A result whose name cannot be recovered contributes nothing.
+    /// order (W35). A result whose name cannot be recovered contributes nothing. Costs
+    /// O(tools × log n), independent of the range's length.
     pub fn tool_names_in(&self, range: Range<usize>) -> Vec<&'a str> {
-        let conversation = self.conversation;
-        let mut seen: Vec<u32> = Vec::new();
-        for index in range {
-            let Some(meta) = conversation.meta(index) else {
-                break;
-            };
-            if meta.role == Role::Tool && meta.tool != NO_TOOL && !seen.contains(&meta.tool) {
-                seen.push(meta.tool);
-            }
-        }
-        seen.into_iter()
-            .filter_map(|tool| conversation.tool_name(tool))
-            .collect()
+        self.conversation.tools_in(range)
     }
 }
 
