@@ -475,6 +475,11 @@ impl<M: WindowMessage> Conversation<M> {
         self.meta.get(index)
     }
 
+    pub(crate) fn meta_slice(&self, range: Range<usize>) -> &[MessageMeta] {
+        let end = range.end.min(self.meta.len());
+        &self.meta[range.start.min(end)..end]
+    }
+
     pub(crate) fn turn_meta(&self) -> &[TurnMeta] {
         &self.turns
     }

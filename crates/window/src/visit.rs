@@ -442,11 +442,13 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
             .map(str::to_string)
             .collect();
         let now = self.context.now_ms;
-        let evictions = range
-            .filter_map(|index| {
-                let meta = conversation.meta(index)?;
-                let survival_ms = meta.born_at_ms.map_or(0, |born| now.saturating_sub(born));
-                Some(Eviction { index, survival_ms })
+        let evictions = conversation
+            .meta_slice(range.clone())
+            .iter()
+            .zip(range)
+            .map(|(meta, index)| Eviction {
+                index,
+                survival_ms: meta.born_at_ms.map_or(0, |born| now.saturating_sub(born)),
             })
             .collect();
         (stage_ids, evictions)

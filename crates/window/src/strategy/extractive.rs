@@ -36,7 +36,7 @@ impl Summarizer for ExtractiveSummarizer {
         request: SummaryRequest<'_>,
     ) -> Result<SummaryResponse, SummarizerError> {
         let mut text = String::new();
-        for line in &request.lines {
+        for line in request.lines() {
             let first_line = line.content.lines().next().unwrap_or("");
             let kept: String = first_line.chars().take(self.chars_per_line).collect();
             let cut = if kept.len() < first_line.len() || line.content.lines().nth(1).is_some() {

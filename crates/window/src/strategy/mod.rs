@@ -14,6 +14,7 @@ pub use masking::ObservationMasking;
 pub use sliding::SlidingWindow;
 pub use summarize::{
     LineLabel, SummarizeOldest, Summarizer, SummaryRequest, SummaryResponse, TranscriptLine,
+    TranscriptLines,
 };
 pub use token_budget::TokenBudget;
 

@@ -60,25 +60,54 @@ impl TranscriptLine<'_> {
     }
 }
 
-/// What the stage asks a summarizer. The transcript is borrowed line by line; call
+/// The span a summarizer is asked about, read line by line on demand: building a request
+/// copies nothing, so a summarizer that answers from a cache, or a benchmark's instant one,
+/// costs the stage nothing per message.
+pub trait TranscriptLines: Send + Sync {
+    /// How many lines (messages) the span has.
+    fn len(&self) -> usize;
+    /// True for an empty span.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The `index`-th line.
+    fn line(&self, index: usize) -> Option<TranscriptLine<'_>>;
+}
+
+/// What the stage asks a summarizer. Read the span with [`SummaryRequest::lines`], or call
 /// [`SummaryRequest::render`] for the text of the single user message (W41).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct SummaryRequest<'a> {
     /// The fixed, library-written system prompt (W40).
     pub system_prompt: &'static str,
     /// The model to ask.
     pub model: &'a str,
     /// The span, one line per message.
-    pub lines: Vec<TranscriptLine<'a>>,
+    pub transcript: &'a dyn TranscriptLines,
 }
 
-impl SummaryRequest<'_> {
+impl std::fmt::Debug for SummaryRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SummaryRequest")
+            .field("model", &self.model)
+            .field("lines", &self.transcript.len())
+            .finish()
+    }
+}
+
+impl<'a> SummaryRequest<'a> {
+    /// The span's lines, in order.
+    pub fn lines(&self) -> impl Iterator<Item = TranscriptLine<'a>> + 'a {
+        let transcript = self.transcript;
+        (0..transcript.len()).filter_map(move |index| transcript.line(index))
+    }
+
     /// The single user message: the delimiters around one `label: content` line per message.
     pub fn render(&self) -> String {
-        let size: usize = self.lines.iter().map(|line| line.content.len() + 24).sum();
+        let size: usize = self.lines().map(|line| line.content.len() + 24).sum();
         let mut text = String::with_capacity(size + 40);
         text.push_str("<<<TRANSCRIPT>>>\n");
-        for line in &self.lines {
+        for line in self.lines() {
             text.push_str(&line.label());
             text.push_str(": ");
             text.push_str(line.content);
@@ -244,10 +273,14 @@ impl SummarizeOldest {
             plan.budget_pressure = Some(pressure(PlanAction::None));
             return (plan, compaction);
         }
+        let transcript = SpanTranscript {
+            conversation,
+            range: range.clone(),
+        };
         let request = SummaryRequest {
             system_prompt: SUMMARIZER_SYSTEM_PROMPT,
             model: &self.model,
-            lines: transcript(visit, range.clone()),
+            transcript: &transcript,
         };
         let response = match self.summarizer.summarize(request).await {
             Ok(response) => response,
@@ -360,36 +393,42 @@ fn span_key<M: WindowMessage>(visit: &Visit<'_, M>, span: TurnSpan) -> u64 {
     hash ^ (span.messages().len() as u64).rotate_left(32) ^ conversation.chars_in(span.messages())
 }
 
-/// The transcript lines of W41, borrowing the content.
-fn transcript<'a, M: WindowMessage>(
-    visit: &Visit<'a, M>,
+/// A span of the conversation as transcript lines (W41), built on demand.
+struct SpanTranscript<'a, M: WindowMessage> {
+    conversation: &'a crate::Conversation<M>,
     range: std::ops::Range<usize>,
-) -> Vec<TranscriptLine<'a>> {
-    let conversation = visit.conversation();
-    let messages = &conversation.messages()[range.clone()];
-    messages
-        .iter()
-        .zip(range)
-        .map(|(message, index)| {
-            let label = match message.role() {
-                Role::Tool => LineLabel::ToolResult(
-                    conversation
-                        .meta(index)
-                        .and_then(|meta| conversation.tool_name(meta.tool)),
-                ),
-                Role::Assistant if message.tool_call_count() > 0 => LineLabel::Calls(
-                    (0..message.tool_call_count())
-                        .filter_map(|i| message.tool_call(i))
-                        .collect(),
-                ),
-                role => LineLabel::Role(role),
-            };
-            TranscriptLine {
-                label,
-                content: message.content(),
-            }
+}
+
+impl<M: WindowMessage> TranscriptLines for SpanTranscript<'_, M> {
+    fn len(&self) -> usize {
+        self.range.len()
+    }
+
+    fn line(&self, offset: usize) -> Option<TranscriptLine<'_>> {
+        let index = self.range.start + offset;
+        if index >= self.range.end {
+            return None;
+        }
+        let conversation = self.conversation;
+        let message = conversation.messages().get(index)?;
+        let label = match message.role() {
+            Role::Tool => LineLabel::ToolResult(
+                conversation
+                    .meta(index)
+                    .and_then(|meta| conversation.tool_name(meta.tool)),
+            ),
+            Role::Assistant if message.tool_call_count() > 0 => LineLabel::Calls(
+                (0..message.tool_call_count())
+                    .filter_map(|i| message.tool_call(i))
+                    .collect(),
+            ),
+            role => LineLabel::Role(role),
+        };
+        Some(TranscriptLine {
+            label,
+            content: message.content(),
         })
-        .collect()
+    }
 }
 
 #[async_trait]
