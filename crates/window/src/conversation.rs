@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::error::WindowError;
-use crate::message::{fnv1a_continue, Message, Role, WindowMessage, FNV_OFFSET};
+use crate::message::{content_hash, Message, Role, WindowMessage};
 use crate::notice::{is_compaction_frame, is_drop_notice, is_masked_placeholder};
 use crate::plan::{WindowEdit, WindowPlan};
 use crate::tokens::{ApproxCounter, TokenCounter};
@@ -49,8 +49,8 @@ pub(crate) struct MessageMeta {
     pub(crate) tool: u32,
     /// Calls on this message that no tool result in the window answers.
     pub(crate) unanswered: u32,
-    /// FNV-1a of `role:content`, the message's part of a span key.
-    pub(crate) hash: u32,
+    /// A hash of role and content, the message's part of a span key.
+    pub(crate) hash: u64,
     /// When the message was appended, if known.
     pub(crate) born_at_ms: Option<u64>,
 }
@@ -264,7 +264,6 @@ impl<M: WindowMessage> Conversation<M> {
         } else {
             NO_TOOL
         };
-        let hash = fnv1a_continue(fnv1a_continue(FNV_OFFSET, role.as_str()), ":");
         MessageMeta {
             role,
             kind,
@@ -272,7 +271,7 @@ impl<M: WindowMessage> Conversation<M> {
             tokens: self.counter.count(content),
             tool,
             unanswered: 0,
-            hash: fnv1a_continue(hash, content),
+            hash: content_hash(role, content),
             born_at_ms: message.born_at_ms(),
         }
     }
