@@ -3,3 +3,5 @@
 //! Each stage gets its own module so a team can benchmark its stage alone:
 //! `cargo bench -p panewise-benches --bench <name>`.
 #![deny(missing_docs)]
+
+pub mod window;
