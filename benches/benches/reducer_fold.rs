@@ -6,13 +6,11 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use panewise_benches::reducer::realistic_log;
-use panewise_pane_state::log::{fold_entries, LogEntry};
-use panewise_pane_state::{step, State};
+use panewise_pane_state::log::{fold_entries, fold_messages, LogEntry};
+use panewise_pane_state::State;
 
 fn fold_owned(state: State, entries: Vec<LogEntry>) -> State {
-    entries
-        .into_iter()
-        .fold(state, |state, entry| step(state, entry.ts, entry.msg).0)
+    fold_messages(state, entries.into_iter().map(|e| (e.ts, e.msg)))
 }
 
 fn reducer_fold(c: &mut Criterion) {

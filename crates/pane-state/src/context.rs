@@ -100,41 +100,70 @@ pub fn plausible_reading(reading: &ContextReading) -> Result<(), Implausible> {
 
 /// The window the model-name table gives a model id (R51).
 pub fn model_table_window(model: &str) -> Option<u64> {
-    let lower = model.to_ascii_lowercase();
-    if lower.ends_with("[1m]") {
+    if ends_with_ignore_case(model, "[1m]") {
         return Some(1_000_000);
     }
-    if lower.contains("haiku") {
-        return Some(200_000);
+    // Called on every model call, so one pass over the bytes finds every family name, and the
+    // table's precedence (haiku, then opus/fable/mythos, then sonnet) is applied afterwards.
+    let id = model.as_bytes();
+    let at = |i: usize, name: &[u8]| {
+        id.len() - i >= name.len()
+            && id[i..i + name.len()]
+                .iter()
+                .zip(name)
+                .all(|(b, n)| b.to_ascii_lowercase() == *n)
+    };
+    let (mut haiku, mut large, mut sonnet) = (false, false, false);
+    for (i, byte) in id.iter().enumerate() {
+        match byte.to_ascii_lowercase() {
+            b'h' => haiku |= at(i, b"haiku"),
+            b'o' => large |= at(i, b"opus"),
+            b'f' => large |= at(i, b"fable"),
+            b'm' => large |= at(i, b"mythos"),
+            b's' => sonnet |= at(i, b"sonnet"),
+            _ => {}
+        }
     }
-    if ["opus", "fable", "mythos"]
-        .iter()
-        .any(|m| lower.contains(m))
-    {
-        return Some(1_000_000);
-    }
-    if lower.contains("sonnet") {
-        return Some(if sonnet_major_version(&lower) >= 5 {
+    if haiku {
+        Some(200_000)
+    } else if large {
+        Some(1_000_000)
+    } else if sonnet {
+        Some(if sonnet_major_version(model) >= 5 {
             1_000_000
         } else {
             200_000
-        });
+        })
+    } else {
+        None
     }
-    None
+}
+
+fn ends_with_ignore_case(haystack: &str, suffix: &str) -> bool {
+    haystack.len() >= suffix.len()
+        && haystack.as_bytes()[haystack.len() - suffix.len()..]
+            .eq_ignore_ascii_case(suffix.as_bytes())
 }
 
 /// The major version of a Sonnet id: the number after `sonnet-` (`claude-sonnet-4-5`), else the
 /// first number before it (`claude-3-5-sonnet`), else 0 for a bare `sonnet`.
-fn sonnet_major_version(lower: &str) -> u64 {
-    let parts: Vec<&str> = lower.split(['-', '.', '_', ' ']).collect();
-    let Some(position) = parts.iter().position(|p| p.starts_with("sonnet")) else {
-        return 0;
-    };
+fn sonnet_major_version(model: &str) -> u64 {
     let is_version =
-        |p: &&str| !p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit());
-    let after = parts[position + 1..].iter().find(|p| is_version(p));
-    let before = parts[..position].iter().find(|p| is_version(p));
-    after.or(before).and_then(|p| p.parse().ok()).unwrap_or(0)
+        |p: &str| !p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit());
+    let mut before = None;
+    let mut seen_sonnet = false;
+    for part in model.split(['-', '.', '_', ' ']) {
+        if seen_sonnet {
+            if is_version(part) {
+                return part.parse().unwrap_or(0);
+            }
+        } else if part.len() >= 6 && part.as_bytes()[..6].eq_ignore_ascii_case(b"sonnet") {
+            seen_sonnet = true;
+        } else if before.is_none() && is_version(part) {
+            before = Some(part);
+        }
+    }
+    before.and_then(|p| p.parse().ok()).unwrap_or(0)
 }
 
 /// Looks a model up in a per-model map: exact key, then ignoring case, then without `[1m]` (R51).
@@ -145,8 +174,10 @@ pub fn lookup_window(map: &BTreeMap<String, u64>, model: &str) -> Option<u64> {
     if let Some((_, window)) = map.iter().find(|(k, _)| k.eq_ignore_ascii_case(model)) {
         return Some(*window);
     }
-    let lower = model.to_ascii_lowercase();
-    let stripped = lower.strip_suffix("[1m]")?;
+    if !ends_with_ignore_case(model, "[1m]") {
+        return None;
+    }
+    let stripped = &model[..model.len() - 4];
     map.iter()
         .find(|(k, _)| k.eq_ignore_ascii_case(stripped))
         .map(|(_, window)| *window)

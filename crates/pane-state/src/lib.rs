@@ -46,7 +46,7 @@ pub use context::{ContextReading, ReadingSource, WindowSource};
 pub use error::LogError;
 pub use log::{parse_log, LogEntry, LogHeader, SessionLog};
 pub use msg::Msg;
-pub use reducer::{step, update};
-pub use state::{State, TurnOutcome, TurnPhase};
+pub use reducer::{step, step_into, update, update_into};
+pub use state::{PaneState, State, TurnOutcome, TurnPhase};
 
 pub use panewise_protocol::{CompactionTrigger, Failure, FailureKind, SessionStats, TurnId};

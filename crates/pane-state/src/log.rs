@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::error::LogError;
 use crate::msg::Msg;
-use crate::reducer::step;
+use crate::reducer::step_into;
 use crate::state::State;
 
 /// The schema version this build writes and the newest it reads.
@@ -106,8 +106,15 @@ impl SessionLog {
 
 /// Folds entries into `state`, stamping each entry's `ts` as the injected clock.
 pub fn fold_entries(state: State, entries: &[LogEntry]) -> State {
-    entries.iter().fold(state, |state, entry| {
-        step(state, entry.ts, entry.msg.clone()).0
+    fold_messages(state, entries.iter().map(|e| (e.ts, e.msg.clone())))
+}
+
+/// Folds owned `(ts, msg)` pairs into `state`, reusing one command buffer for every message.
+pub fn fold_messages(state: State, messages: impl IntoIterator<Item = (u64, Msg)>) -> State {
+    let mut commands = Vec::new();
+    messages.into_iter().fold(state, |state, (ts, msg)| {
+        commands.clear();
+        step_into(state, ts, msg, &mut commands)
     })
 }
 

@@ -292,8 +292,9 @@ pub enum Msg {
     ResumeRetryResolved,
     /// The server published a turn-ledger snapshot (R71, R72).
     TurnLedgerObserved {
-        /// The snapshot.
-        ledger: TurnLedger,
+        /// The snapshot (boxed: it is large and rare, and every message is as big as its
+        /// largest variant).
+        ledger: Box<TurnLedger>,
     },
     /// A tool asks the user to approve an action; queued FIFO (R86).
     ApprovalRequested {

@@ -10,8 +10,8 @@ use crate::context::{plausible_reading, resolve_window, ContextReading, ReadingS
 use crate::msg::Msg;
 use crate::state::{
     AttachedTask, CompactionInProgress, Confirmation, DisconnectReason, InitPhase, InterruptReason,
-    PaneFailure, PendingApproval, PendingMessage, PendingQuestionSet, ResumeRetry, State,
-    TurnOutcome, TurnPhase, TurnTokens, WaitingReason, CONTEXT_BUFFER_CAP_BYTES,
+    PaneFailure, PaneState, PendingApproval, PendingMessage, PendingQuestionSet, ResumeRetry,
+    State, TurnOutcome, TurnPhase, TurnTokens, WaitingReason, CONTEXT_BUFFER_CAP_BYTES,
 };
 
 /// Idle time after which the watchdog reports a stuck stream (R24).
@@ -31,28 +31,45 @@ pub const HEURISTIC_BASELINE_FLOOR: u64 = 10_000;
 ///
 /// Total and deterministic: it never panics, reads no clock and does no I/O. A message scoped
 /// to a turn that is no longer current is dropped before any handler runs (R81).
-pub fn update(mut state: State, msg: Msg) -> (State, Vec<Cmd>) {
+#[inline]
+pub fn update(state: State, msg: Msg) -> (State, Vec<Cmd>) {
     let mut out = Vec::new();
-    if let Some(turn) = msg.turn_id() {
-        if state.current_turn != Some(turn) {
-            return (state, out);
-        }
-    }
-    apply(&mut state, msg, &mut out);
+    let state = update_into(state, msg, &mut out);
     (state, out)
 }
 
+/// [`update`], appending the commands to `out` instead of returning a new vector, so a fold
+/// can reuse one buffer for every message.
+#[inline]
+pub fn update_into(mut state: State, msg: Msg, out: &mut Vec<Cmd>) -> State {
+    if let Some(turn) = msg.turn_id() {
+        if state.current_turn != Some(turn) {
+            return state;
+        }
+    }
+    apply(&mut state, msg, out);
+    state
+}
+
 /// Sets the injected clock to `now_ms`, then folds `msg` (R90).
+#[inline]
 pub fn step(mut state: State, now_ms: u64, msg: Msg) -> (State, Vec<Cmd>) {
     state.now_ms = now_ms;
     update(state, msg)
+}
+
+/// [`step`], appending the commands to `out`.
+#[inline]
+pub fn step_into(mut state: State, now_ms: u64, msg: Msg, out: &mut Vec<Cmd>) -> State {
+    state.now_ms = now_ms;
+    update_into(state, msg, out)
 }
 
 fn emit(out: &mut Vec<Cmd>, event: Event) {
     out.push(Cmd::Emit(event));
 }
 
-fn apply(s: &mut State, msg: Msg, out: &mut Vec<Cmd>) {
+fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
     // The match is exhaustive on purpose: a new message kind must be handled here (R79).
     match msg {
         Msg::InitStart => {}
@@ -147,10 +164,14 @@ fn apply(s: &mut State, msg: Msg, out: &mut Vec<Cmd>) {
         }
         Msg::OutputStreamed { chars, .. } => {
             if let Some(tokens) = s.turn_tokens.as_mut() {
+                let shown_before = tokens.shown_output;
                 tokens.streamed_chars = tokens.streamed_chars.saturating_add(chars);
                 tokens.requesting = false;
                 tokens.raise_shown();
-                emit(out, Event::TokensUpdated);
+                // Characters arrive far more often than the counter moves; report only moves.
+                if tokens.shown_output != shown_before {
+                    emit(out, Event::TokensUpdated);
+                }
             }
         }
         Msg::RequestStarted { .. } => {
@@ -298,7 +319,7 @@ fn apply(s: &mut State, msg: Msg, out: &mut Vec<Cmd>) {
                 .as_ref()
                 .is_none_or(|current| ledger.supersedes(current));
             if replaces {
-                s.turn_ledger = Some(ledger);
+                s.turn_ledger = Some(*ledger);
             }
         }
         Msg::ApprovalRequested {
@@ -382,7 +403,7 @@ fn streaming_phase(buffer_size: u64, tools_active: u32, last_event_ms: u64) -> T
 }
 
 /// The shared live-activity helper (R25).
-fn bump(s: &mut State, tools_delta: i32) {
+fn bump(s: &mut PaneState, tools_delta: i32) {
     if s.last_event_ms.is_none() {
         return;
     }
@@ -419,7 +440,7 @@ fn apply_delta(count: u32, delta: i32) -> u32 {
 
 /// Clears the tool chip, the live tokens, the compaction and the buffered ping: what every hard
 /// end of a working turn clears (R38, R47, R48, R70).
-fn clear_turn_activity(s: &mut State) {
+fn clear_turn_activity(s: &mut PaneState) {
     s.current_tool = None;
     s.current_tool_arg = None;
     s.turn_tokens = None;
@@ -427,7 +448,7 @@ fn clear_turn_activity(s: &mut State) {
     s.pending_compaction_ping = None;
 }
 
-fn end_turn_hard(s: &mut State, outcome: TurnOutcome, at: u64) {
+fn end_turn_hard(s: &mut PaneState, outcome: TurnOutcome, at: u64) {
     s.turn_phase = TurnPhase::Done {
         outcome,
         finished_at: at,
@@ -435,7 +456,7 @@ fn end_turn_hard(s: &mut State, outcome: TurnOutcome, at: u64) {
     clear_turn_activity(s);
 }
 
-fn stream_subscribe(s: &mut State, at: u64, out: &mut Vec<Cmd>) {
+fn stream_subscribe(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
     s.last_event_ms = Some(at);
     s.streaming.last_event_time = at;
     match &mut s.turn_phase {
@@ -452,7 +473,7 @@ fn stream_subscribe(s: &mut State, at: u64, out: &mut Vec<Cmd>) {
 /// A working unsubscribe disconnects the turn (R25 table). An idle unsubscribe also closes the
 /// subscription gate: the original left `lastEventMs` set there (a quirk, R2), which let a turn
 /// start on a stream that no longer exists; a person would expect the start to be suppressed.
-fn stream_unsubscribe(s: &mut State, at: u64, out: &mut Vec<Cmd>) {
+fn stream_unsubscribe(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
     match s.turn_phase.working_kind() {
         Some(last_kind) => {
             let last_connected_at = s.last_event_ms.unwrap_or(at);
@@ -481,7 +502,7 @@ fn stream_unsubscribe(s: &mut State, at: u64, out: &mut Vec<Cmd>) {
     }
 }
 
-fn flush(s: &mut State, added_count: u64, at: u64, out: &mut Vec<Cmd>) {
+fn flush(s: &mut PaneState, added_count: u64, at: u64, out: &mut Vec<Cmd>) {
     if s.last_event_ms.is_none() {
         return;
     }
@@ -516,7 +537,7 @@ fn flush(s: &mut State, added_count: u64, at: u64, out: &mut Vec<Cmd>) {
 }
 
 /// Applies a buffered compaction-start ping once the turn is known to be working (R46).
-fn promote_ping(s: &mut State, out: &mut Vec<Cmd>) {
+fn promote_ping(s: &mut PaneState, out: &mut Vec<Cmd>) {
     if let Some(ping) = s.pending_compaction_ping.take() {
         s.compacting = Some(ping);
         emit(
@@ -528,7 +549,7 @@ fn promote_ping(s: &mut State, out: &mut Vec<Cmd>) {
     }
 }
 
-fn watchdog(s: &mut State, now_ms: u64, out: &mut Vec<Cmd>) {
+fn watchdog(s: &mut PaneState, now_ms: u64, out: &mut Vec<Cmd>) {
     let Some(last) = s.last_event_ms else {
         return;
     };
@@ -582,7 +603,7 @@ fn watchdog(s: &mut State, now_ms: u64, out: &mut Vec<Cmd>) {
 /// breaks the invariant "no working phase while unsubscribed", so an `active: true` while
 /// unsubscribed is ignored here; the first live activity after the next subscribe promotes the
 /// phase instead. `active: false` still applies without the gate.
-fn reconcile_turn_active(s: &mut State, at: u64, active: bool, out: &mut Vec<Cmd>) {
+fn reconcile_turn_active(s: &mut PaneState, at: u64, active: bool, out: &mut Vec<Cmd>) {
     if active {
         if s.last_event_ms.is_some() && s.turn_phase.is_reconcile_promotable() {
             s.turn_phase = streaming_phase(0, 0, at);
@@ -604,7 +625,7 @@ fn reconcile_turn_active(s: &mut State, at: u64, active: bool, out: &mut Vec<Cmd
     }
 }
 
-fn turn_start(s: &mut State, at: u64, content: Option<String>, out: &mut Vec<Cmd>) {
+fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec<Cmd>) {
     if s.last_event_ms.is_none() {
         emit(
             out,
@@ -709,7 +730,7 @@ pub fn accumulate(
     })
 }
 
-fn turn_end(s: &mut State, stats: Option<SessionStats>, out: &mut Vec<Cmd>) {
+fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, out: &mut Vec<Cmd>) {
     if matches!(s.turn_phase, TurnPhase::Disconnected { .. }) {
         // The disconnect is the authoritative outcome (R32).
         s.pending_compaction_ping = None;
@@ -753,14 +774,14 @@ fn turn_end(s: &mut State, stats: Option<SessionStats>, out: &mut Vec<Cmd>) {
 
 /// Counts a completed turn once: a `Done.completed` that later rounds of the same turn promote
 /// back to Streaming (R23) must not count that turn again when it ends a second time.
-fn count_completed_turn(s: &mut State) {
+fn count_completed_turn(s: &mut PaneState) {
     if s.current_turn.is_none() || s.last_counted_turn != s.current_turn {
         s.turns_completed = s.turns_completed.saturating_add(1);
         s.last_counted_turn = s.current_turn;
     }
 }
 
-fn turn_reset(s: &mut State, out: &mut Vec<Cmd>) {
+fn turn_reset(s: &mut PaneState, out: &mut Vec<Cmd>) {
     s.session_stats = None;
     s.session_totals = None;
     s.turns_completed = 0;
@@ -776,7 +797,7 @@ fn turn_reset(s: &mut State, out: &mut Vec<Cmd>) {
     emit(out, Event::TurnReset);
 }
 
-fn request_stop(s: &mut State, at: u64, out: &mut Vec<Cmd>) {
+fn request_stop(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
     emit(out, Event::StopRequested);
     if !matches!(
         s.turn_phase,
@@ -798,12 +819,12 @@ fn request_stop(s: &mut State, at: u64, out: &mut Vec<Cmd>) {
     clear_waiting_queues(s, out);
 }
 
-fn is_waiting_for_input(s: &State) -> bool {
+fn is_waiting_for_input(s: &PaneState) -> bool {
     !s.pending_approvals.is_empty() || !s.pending_questions.is_empty() || s.confirm.is_some()
 }
 
 /// Clears both parked queues: a cancelled task can never receive an answer (R86).
-fn clear_waiting_queues(s: &mut State, out: &mut Vec<Cmd>) {
+fn clear_waiting_queues(s: &mut PaneState, out: &mut Vec<Cmd>) {
     let was_waiting = !s.pending_approvals.is_empty() || !s.pending_questions.is_empty();
     s.pending_approvals.clear();
     s.pending_questions.clear();
@@ -812,13 +833,13 @@ fn clear_waiting_queues(s: &mut State, out: &mut Vec<Cmd>) {
     }
 }
 
-fn remove_pending(s: &mut State, id: &str) -> Option<PendingMessage> {
+fn remove_pending(s: &mut PaneState, id: &str) -> Option<PendingMessage> {
     let index = s.pending.iter().position(|m| m.id == id)?;
     Some(s.pending.remove(index))
 }
 
 fn provider_waiting(
-    s: &mut State,
+    s: &mut PaneState,
     reason: WaitingReason,
     retry: Option<u64>,
     at: u64,
@@ -848,7 +869,7 @@ fn provider_waiting(
     );
 }
 
-fn failure_observed(s: &mut State, failure: Failure, at: u64, out: &mut Vec<Cmd>) {
+fn failure_observed(s: &mut PaneState, failure: Failure, at: u64, out: &mut Vec<Cmd>) {
     let code = serde_json::to_value(failure.kind)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -867,7 +888,7 @@ fn failure_observed(s: &mut State, failure: Failure, at: u64, out: &mut Vec<Cmd>
     );
 }
 
-fn compaction_started(s: &mut State, trigger: CompactionTrigger, at: u64, out: &mut Vec<Cmd>) {
+fn compaction_started(s: &mut PaneState, trigger: CompactionTrigger, at: u64, out: &mut Vec<Cmd>) {
     if s.last_event_ms.is_none() {
         return;
     }
@@ -901,7 +922,7 @@ struct Boundary {
     frame_timestamp: Option<u64>,
 }
 
-fn compaction_boundary(s: &mut State, b: Boundary, out: &mut Vec<Cmd>) {
+fn compaction_boundary(s: &mut PaneState, b: Boundary, out: &mut Vec<Cmd>) {
     let preserves_newer = matches!(
         (s.compacting, b.frame_timestamp),
         (Some(c), Some(frame)) if frame < c.started_at
@@ -978,7 +999,7 @@ fn is_plausible_or_absent(reading: Option<&ContextReading>) -> bool {
     reading.is_none_or(|r| plausible_reading(r).is_ok())
 }
 
-fn tokens_in(s: &mut State, input: u64, model: Option<String>, out: &mut Vec<Cmd>) {
+fn tokens_in(s: &mut PaneState, input: u64, model: Option<String>, out: &mut Vec<Cmd>) {
     let previous = s.context.take();
     let previous_plausible = is_plausible_or_absent(previous.as_ref());
 
@@ -1058,7 +1079,7 @@ fn rejected_event(reading: &ContextReading, reason: &str) -> Event {
 /// Builds a reading with its window resolved (R51), learning windows and reporting a refuted
 /// report once per model (R54).
 fn build_reading(
-    s: &mut State,
+    s: &mut PaneState,
     tokens: u64,
     model: Option<String>,
     source: ReadingSource,
@@ -1086,7 +1107,7 @@ fn build_reading(
 }
 
 fn learn_window(
-    s: &mut State,
+    s: &mut PaneState,
     model: &str,
     resolved: &crate::context::Resolved,
     tokens: u64,
@@ -1119,7 +1140,7 @@ fn learn_window(
 
 /// Re-resolves the current reading's window after the reported map changed (R53, R56). A
 /// switched reading and a reading about another model are left alone.
-fn re_resolve_reading(s: &mut State, changed_models: Option<&[String]>, out: &mut Vec<Cmd>) {
+fn re_resolve_reading(s: &mut PaneState, changed_models: Option<&[String]>, out: &mut Vec<Cmd>) {
     let Some(reading) = s.context.as_ref() else {
         return;
     };
@@ -1163,7 +1184,7 @@ fn re_resolve_reading(s: &mut State, changed_models: Option<&[String]>, out: &mu
 }
 
 fn seed_from_history(
-    s: &mut State,
+    s: &mut PaneState,
     tokens: Option<u64>,
     model: Option<String>,
     at: Option<u64>,
@@ -1189,7 +1210,7 @@ fn seed_from_history(
     }
 }
 
-fn model_switched(s: &mut State, model: String, out: &mut Vec<Cmd>) {
+fn model_switched(s: &mut PaneState, model: String, out: &mut Vec<Cmd>) {
     let Some(reading) = s.context.as_mut() else {
         return;
     };
@@ -1215,7 +1236,7 @@ enum BufferKind {
     TaskNotice,
 }
 
-fn push_capped(s: &mut State, kind: BufferKind, text: String, out: &mut Vec<Cmd>) {
+fn push_capped(s: &mut PaneState, kind: BufferKind, text: String, out: &mut Vec<Cmd>) {
     let (buffer, label) = match kind {
         BufferKind::HookContext => (&mut s.pending_hook_context, "hook_context_added"),
         BufferKind::TaskNotice => (&mut s.pending_task_notices, "task_notice_added"),
@@ -1237,7 +1258,7 @@ fn push_capped(s: &mut State, kind: BufferKind, text: String, out: &mut Vec<Cmd>
     ignore(s, label, "the 16 KiB buffer is full; the rest was cut", out);
 }
 
-fn quit(s: &mut State, out: &mut Vec<Cmd>) {
+fn quit(s: &mut PaneState, out: &mut Vec<Cmd>) {
     if s.should_exit {
         return;
     }
@@ -1255,7 +1276,7 @@ fn quit(s: &mut State, out: &mut Vec<Cmd>) {
 }
 
 /// Counts a message that makes no sense in the current state, so it is never lost silently.
-fn ignore(s: &mut State, kind: &str, reason: &str, out: &mut Vec<Cmd>) {
+fn ignore(s: &mut PaneState, kind: &str, reason: &str, out: &mut Vec<Cmd>) {
     s.diagnostics.ignored = s.diagnostics.ignored.saturating_add(1);
     s.diagnostics.last = Some(format!("{kind}: {reason}"));
     emit(

@@ -11,12 +11,40 @@ use crate::ledger::TurnLedger;
 /// Byte cap of the buffered hook context (R89) and of the buffered task notices.
 pub const CONTEXT_BUFFER_CAP_BYTES: usize = 16 * 1024;
 
-/// Everything a person watching one agent session sees, folded from its messages.
+/// The pane's state as one owned value: a box around [`PaneState`], so that moving it into and
+/// out of [`crate::update`] copies one pointer, not the whole record.
 ///
-/// Fields are public for reading; change them only through [`crate::update`], which keeps the
-/// cross-field invariants (for example: no working phase while the stream is unsubscribed).
+/// It dereferences to [`PaneState`], so fields read as `state.turn_phase`. Change them only
+/// through [`crate::update`], which keeps the cross-field invariants (for example: no working
+/// phase while the stream is unsubscribed). It serialises exactly as [`PaneState`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct State {
+#[serde(transparent)]
+pub struct State(Box<PaneState>);
+
+impl State {
+    /// A fresh pane for `agent_id`: idle, unsubscribed, history still loading.
+    pub fn new(agent_id: impl Into<String>) -> Self {
+        State(Box::new(PaneState::new(agent_id)))
+    }
+}
+
+impl std::ops::Deref for State {
+    type Target = PaneState;
+
+    fn deref(&self) -> &PaneState {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for State {
+    fn deref_mut(&mut self) -> &mut PaneState {
+        &mut self.0
+    }
+}
+
+/// Everything a person watching one agent session sees, folded from its messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaneState {
     /// The injected clock: the time of the message being folded (R90).
     pub now_ms: u64,
     /// Stream bookkeeping (R1).
@@ -69,7 +97,7 @@ pub struct State {
     pub registry_attached_task_since: Option<u64>,
     /// Reconnecting after a stale resume id.
     pub reconnecting: Option<ResumeRetry>,
-    /// The context meter's reading (R17); display it through [`State::plausible_reading`].
+    /// The context meter's reading (R17); display it through [`PaneState::plausible_reading`].
     pub context: Option<ContextReading>,
     /// Whether a history seed may still land (R18).
     pub context_seedable: bool,
@@ -99,10 +127,10 @@ pub struct State {
     pub diagnostics: Diagnostics,
 }
 
-impl State {
+impl PaneState {
     /// A fresh pane for `agent_id`: idle, unsubscribed, history still loading.
     pub fn new(agent_id: impl Into<String>) -> Self {
-        State {
+        PaneState {
             now_ms: 0,
             streaming: StreamingInfo {
                 agent_id: agent_id.into(),

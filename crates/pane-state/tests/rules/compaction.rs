@@ -246,7 +246,7 @@ fn r14_r45_manual_compact_turn_ends_at_its_boundary_and_reports_turn_ended() {
     assert!(!s.pending_compact_turn);
     assert_eq!(s.compacting, None);
     assert_eq!(s.turn_tokens, None);
-    assert_eq!((s.current_tool, s.current_tool_arg), (None, None));
+    assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
     assert_eq!(
         cmds,
         vec![

@@ -145,7 +145,7 @@ fn r51_a_reported_window_beats_the_table() {
 fn r51_lookup_ignores_case_and_a_1m_suffix() {
     let s = settle(streaming(T0), &[(T0, report(&[(OPUS, 500_000)]))]);
     let (s, _) = step(s, T0 + 1, tokens_in(100_000, Some("Claude-Opus-4[1m]")));
-    let r = s.context.unwrap();
+    let r = s.context.clone().unwrap();
     assert_eq!(
         (r.window, r.window_source),
         (Some(500_000), Some(WindowSource::Reported))
@@ -377,7 +377,7 @@ fn r53_a_report_merges_and_rewindows_the_reading() {
     // The live report wins over the earlier one.
     let (s, _) = step(s, T0 + 4, report(&[(OPUS, 600_000)]));
     assert_eq!(s.reported_context_windows.get(OPUS), Some(&600_000));
-    assert_eq!(s.context.and_then(|r| r.window), Some(600_000));
+    assert_eq!(s.context.clone().and_then(|r| r.window), Some(600_000));
 }
 
 #[test]

@@ -333,14 +333,14 @@ fn r7_tool_end_and_turn_end_clear_the_tool_chip() {
     let s = settle(streaming(T0), &[(T0 + 1, tool_start("Bash", Some("ls")))]);
     let (after_end, cmds) = step(s.clone(), T0 + 2, tool_end());
     assert_eq!(
-        (after_end.current_tool, after_end.current_tool_arg),
-        (None, None)
+        (&after_end.current_tool, &after_end.current_tool_arg),
+        (&None, &None)
     );
     assert_eq!(cmds, vec![ev(Event::ToolEnded)]);
     let (after_turn, _) = step(s, T0 + 2, turn_end());
     assert_eq!(
-        (after_turn.current_tool, after_turn.current_tool_arg),
-        (None, None)
+        (&after_turn.current_tool, &after_turn.current_tool_arg),
+        (&None, &None)
     );
 }
 
@@ -354,7 +354,7 @@ fn r7_the_boundary_ending_a_manual_compact_turn_clears_the_tool_chip() {
         ],
     );
     let (s, _) = step(s, T0 + 3, boundary(CompactionTrigger::Manual, T0 + 3, None));
-    assert_eq!((s.current_tool, s.current_tool_arg), (None, None));
+    assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
 }
 
 #[test]

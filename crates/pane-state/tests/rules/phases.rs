@@ -281,7 +281,7 @@ fn r25_working_unsubscribe_disconnects_and_clears_the_turn_activity() {
             reason: DisconnectReason::StreamUnsubscribed,
         }
     );
-    assert_eq!((s.current_tool, s.current_tool_arg), (None, None));
+    assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
     assert_eq!(s.turn_tokens, None);
     assert_eq!(s.compacting, None);
     assert_eq!(s.last_event_ms, None);
@@ -437,7 +437,7 @@ fn r25_reconcile_inactive_demotes_streaming_and_keeps_turn_tokens() {
         },
     );
     assert_eq!(s.turn_phase, TurnPhase::Idle);
-    assert_eq!((s.current_tool, s.current_tool_arg), (None, None));
+    assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
     assert_eq!(s.compacting, None);
     assert_eq!(s.turn_tokens, tokens);
     assert_eq!(cmds, vec![ev(Event::TurnInactiveReconciled { at: T0 + 4 })]);

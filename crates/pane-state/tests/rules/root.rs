@@ -210,7 +210,7 @@ fn r84_turn_cancelled_is_what_ends_a_cancelling_turn() {
     );
     let (s, cmds) = step(s, T0 + 2_000, Msg::TurnCancelled { turn: TurnId(1) });
     assert_eq!(s.turn_phase, done(TurnOutcome::Stopped, T0 + 2_000));
-    assert_eq!((s.current_tool, s.current_tool_arg), (None, None));
+    assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
     assert_eq!(s.turn_tokens, None);
     assert_eq!(s.compacting, None);
     assert_eq!(cmds, vec![ev(Event::TurnCancelled { turn: TurnId(1) })]);
@@ -723,7 +723,9 @@ fn every_msg() -> Vec<Msg> {
             stale_session_id: "s".into(),
         },
         Msg::ResumeRetryResolved,
-        Msg::TurnLedgerObserved { ledger },
+        Msg::TurnLedgerObserved {
+            ledger: Box::new(ledger),
+        },
         Msg::ApprovalRequested {
             id: "a".into(),
             tool: "t".into(),

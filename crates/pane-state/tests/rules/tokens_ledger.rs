@@ -19,7 +19,9 @@ fn ledger(turn_id: u64, seq: u64, active: bool) -> TurnLedger {
 }
 
 fn observed(ledger: TurnLedger) -> Msg {
-    Msg::TurnLedgerObserved { ledger }
+    Msg::TurnLedgerObserved {
+        ledger: Box::new(ledger),
+    }
 }
 
 fn request_started() -> Msg {
@@ -74,12 +76,12 @@ fn r67_a_call_is_stamped_with_the_open_ledger_turn_and_pass() {
     open.passes = 2;
     let s = settle(streaming(T0), &[(T0, observed(open))]);
     let (s, _) = step(s, T0 + 1, tokens_in(1_000, None));
-    let t = s.turn_tokens.unwrap();
+    let t = s.turn_tokens.clone().unwrap();
     assert_eq!((t.ledger_turn_id, t.ledger_pass), (Some(7), Some(2)));
     // A closed ledger turn stamps nothing.
     let s = settle(streaming(T0), &[(T0, observed(ledger(7, 1, false)))]);
     let (s, _) = step(s, T0 + 1, tokens_in(1_000, None));
-    let t = s.turn_tokens.unwrap();
+    let t = s.turn_tokens.clone().unwrap();
     assert_eq!((t.ledger_turn_id, t.ledger_pass), (None, None));
 }
 

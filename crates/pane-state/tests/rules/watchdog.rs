@@ -85,7 +85,7 @@ fn r39_a_silent_streaming_turn_recovers_to_idle_and_keeps_its_tokens() {
     let tokens = s.turn_tokens.clone();
     let (s, cmds) = step(s, T0 + 1 + 180_000, tick(T0 + 1 + 180_000));
     assert_eq!(s.turn_phase, TurnPhase::Idle);
-    assert_eq!((s.current_tool, s.current_tool_arg), (None, None));
+    assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
     assert_eq!(s.turn_tokens, tokens);
     assert_eq!(
         cmds,
