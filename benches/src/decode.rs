@@ -11,8 +11,26 @@ const MESSAGE: &str = "msg_01700919d9b7ba4172a3b3857c";
 
 /// Words the generated prose is made of (escapes included on purpose).
 const WORDS: &[&str] = &[
-    "the", "command", "printed", "`hello`", "and", "then", "I", "ran", "cargo", "test", "--",
-    "\\\"quoted\\\"", "path/to/file.rs", "line\\n", "ok", "so", "next", "we", "check", "it",
+    "the",
+    "command",
+    "printed",
+    "`hello`",
+    "and",
+    "then",
+    "I",
+    "ran",
+    "cargo",
+    "test",
+    "--",
+    "\\\"quoted\\\"",
+    "path/to/file.rs",
+    "line\\n",
+    "ok",
+    "so",
+    "next",
+    "we",
+    "check",
+    "it",
 ];
 
 /// Deterministic prose of at least `min_len` bytes, varied by `seed`.
@@ -35,7 +53,7 @@ pub fn claude_stream_event_lines(count: usize) -> Vec<u8> {
         let _ = writeln!(
             out,
             r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":1,"delta":{{"type":"text_delta","text":"{}"}}}},"session_id":"{SESSION}","parent_tool_use_id":null,"uuid":"7fb75f32-0225-4ed7-b67d-{index:012x}","api_message_id":"{MESSAGE}"}}"#,
-            prose(index, 16).trim_end()
+            prose(index, 1).trim_end()
         );
     }
     out.into_bytes()

@@ -1,6 +1,5 @@
 //! Picking the one argument of a tool call worth showing next to its name.
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// Argument names in the order they are worth showing: what runs, then what is touched, then
@@ -24,8 +23,8 @@ const SIGNIFICANT_KEYS: &[&str] = &[
 /// The first significant argument of a tool call given as a JSON object: the command, the file
 /// path, the pattern… falling back to the first string argument. Shell commands lose the
 /// `bash -lc '…'` wrapper some CLIs put around them.
-pub(crate) fn first_significant_arg(input: &RawValue) -> Option<String> {
-    let object: Map<String, Value> = serde_json::from_str(input.get()).ok()?;
+pub(crate) fn first_significant_arg(input: &str) -> Option<String> {
+    let object: Map<String, Value> = serde_json::from_str(input).ok()?;
     let found = SIGNIFICANT_KEYS
         .iter()
         .find_map(|key| object.get(*key).and_then(argument_text))
@@ -75,21 +74,21 @@ pub(crate) fn unwrap_shell_command(command: &str) -> String {
 mod tests {
     use super::*;
 
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
+    fn raw(text: &str) -> &str {
+        text
     }
 
     #[test]
     fn command_wins_over_description() {
         let input = raw(r#"{"description":"Print hello","command":"echo hello"}"#);
-        assert_eq!(first_significant_arg(&input).as_deref(), Some("echo hello"));
+        assert_eq!(first_significant_arg(input).as_deref(), Some("echo hello"));
     }
 
     #[test]
     fn falls_back_to_the_first_string() {
         let input = raw(r#"{"n":3,"zeta":"z"}"#);
-        assert_eq!(first_significant_arg(&input).as_deref(), Some("z"));
-        assert_eq!(first_significant_arg(&raw("[1]")), None);
+        assert_eq!(first_significant_arg(input).as_deref(), Some("z"));
+        assert_eq!(first_significant_arg(raw("[1]")), None);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::args::first_significant_arg;
 use crate::classify::classify_failure;
 use crate::decoder::LineDecoder;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
+use crate::scan::{GiveUp, Scan, Scanner};
 
 /// The model name Claude Code gives the assistant messages it writes itself (API errors).
 const SYNTHETIC_MODEL: &str = "<synthetic>";
@@ -98,7 +99,7 @@ struct Message<'a> {
     usage: Option<Usage>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct ContentBlock<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
@@ -111,13 +112,45 @@ struct ContentBlock<'a> {
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    input: Option<&'a RawValue>,
+    input: Option<RawJson<'a>>,
     #[serde(borrow)]
     tool_use_id: Option<Cow<'a, str>>,
     is_error: Option<bool>,
 }
 
-#[derive(Deserialize, Default)]
+/// A JSON value kept as its text, whichever path read it.
+#[derive(Debug, Clone, Copy)]
+struct RawJson<'a>(&'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|raw| RawJson(raw.get()))
+    }
+}
+
+/// What the emitters need of an `assistant` line, read by either path.
+struct AssistantView<'a> {
+    message_id: Option<Cow<'a, str>>,
+    model: Option<Cow<'a, str>>,
+    usage: Option<Usage>,
+    blocks: Vec<ContentBlock<'a>>,
+    main_agent: bool,
+}
+
+/// What the emitters need of a `user` line whose content is a list of blocks.
+struct UserView<'a> {
+    blocks: Vec<ContentBlock<'a>>,
+    synthetic: bool,
+}
+
+/// A `content_block_delta` stream event.
+struct DeltaView<'a> {
+    kind: Option<Cow<'a, str>>,
+    text: Option<Cow<'a, str>>,
+    thinking: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default, Clone)]
 struct Usage {
     input_tokens: Option<u64>,
     cache_creation_input_tokens: Option<u64>,
@@ -126,7 +159,7 @@ struct Usage {
     output_tokens_details: Option<OutputDetails>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct OutputDetails {
     thinking_tokens: Option<u64>,
 }
@@ -175,6 +208,18 @@ struct Delta<'a> {
 
 impl LineDecoder for ClaudeDecoder {
     fn decode_line(&mut self, raw: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), String> {
+        if let Ok(text) = std::str::from_utf8(raw) {
+            if self.fast_line(text, raw, out).is_ok() {
+                return Ok(());
+            }
+        }
+        self.serde_line(raw, out)
+    }
+}
+
+impl ClaudeDecoder {
+    /// The reference path: every line type, through serde.
+    fn serde_line(&mut self, raw: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), String> {
         let line: Line<'_> = serde_json::from_slice(raw).map_err(|error| error.to_string())?;
         match line.kind.as_deref() {
             Some("stream_event") => self.stream_event(&line, raw, out),
@@ -263,14 +308,6 @@ impl ClaudeDecoder {
             }
             return;
         }
-        let message_id = message.id.as_deref();
-        if line.parent_tool_use_id.is_none() && message_id != self.usage_reported_for.as_deref() {
-            self.usage_reported_for = message_id.map(str::to_owned);
-            if let Some(usage) = &message.usage {
-                out.push(call_usage(usage, &message.model));
-            }
-        }
-        let streamed = message_id.is_some() && message_id == self.streamed_message.as_deref();
         let blocks = message
             .content
             .map(|content| serde_json::from_str::<Vec<ContentBlock<'_>>>(content.get()))
@@ -278,19 +315,44 @@ impl ClaudeDecoder {
         let Ok(blocks) = blocks else {
             return push_unknown(line, raw, out);
         };
-        for block in blocks.iter().flatten() {
+        let view = AssistantView {
+            message_id: message.id.clone(),
+            model: message.model.clone(),
+            usage: message.usage.clone(),
+            blocks: blocks.unwrap_or_default(),
+            main_agent: line.parent_tool_use_id.is_none(),
+        };
+        self.emit_assistant(view, raw, out);
+    }
+
+    /// Emits an assistant line's usage (once per model call), text and tool starts.
+    fn emit_assistant(
+        &mut self,
+        view: AssistantView<'_>,
+        raw: &[u8],
+        out: &mut Vec<ProviderEvent>,
+    ) {
+        let message_id = view.message_id.as_deref();
+        if view.main_agent && message_id != self.usage_reported_for.as_deref() {
+            self.usage_reported_for = message_id.map(str::to_owned);
+            if let Some(usage) = &view.usage {
+                out.push(call_usage(usage, &view.model));
+            }
+        }
+        let streamed = message_id.is_some() && message_id == self.streamed_message.as_deref();
+        for block in view.blocks {
             match block.kind.as_ref() {
                 "text" if !streamed => out.push(ProviderEvent::TextDelta {
-                    text: owned(&block.text).unwrap_or_default(),
+                    text: block.text.map(Cow::into_owned).unwrap_or_default(),
                 }),
                 "thinking" if !streamed => out.push(ProviderEvent::ThinkingDelta {
-                    text: owned(&block.thinking).unwrap_or_default(),
+                    text: block.thinking.map(Cow::into_owned).unwrap_or_default(),
                 }),
                 "text" | "thinking" | "redacted_thinking" => {}
                 "tool_use" | "server_tool_use" => out.push(ProviderEvent::ToolStarted {
                     name: owned(&block.name).unwrap_or_default(),
                     call_id: owned(&block.id).unwrap_or_default(),
-                    arg: block.input.and_then(first_significant_arg),
+                    arg: block.input.and_then(|input| first_significant_arg(input.0)),
                 }),
                 other => out.push(ProviderEvent::Unknown {
                     event_type: Some(format!("assistant/{other}")),
@@ -321,16 +383,13 @@ impl ClaudeDecoder {
             }
             "content_block_delta" => {
                 let Some(delta) = &event.delta else { return };
-                match delta.kind.as_deref() {
-                    Some("text_delta") => out.push(ProviderEvent::TextDelta {
-                        text: owned(&delta.text).unwrap_or_default(),
-                    }),
-                    Some("thinking_delta") => out.push(ProviderEvent::ThinkingDelta {
-                        text: owned(&delta.thinking).unwrap_or_default(),
-                    }),
-                    // Tool input and signatures are reported whole by the assistant line.
-                    Some("input_json_delta" | "signature_delta" | "citations_delta") => {}
-                    _ => push_unknown(line, raw, out),
+                let view = DeltaView {
+                    kind: delta.kind.clone(),
+                    text: delta.text.clone(),
+                    thinking: delta.thinking.clone(),
+                };
+                if !emit_delta(view, out) {
+                    push_unknown(line, raw, out);
                 }
             }
             "message_delta" => {
@@ -451,7 +510,12 @@ fn user(line: &Line<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
     let Ok(blocks) = serde_json::from_str::<Vec<ContentBlock<'_>>>(content.get()) else {
         return push_unknown(line, raw, out);
     };
-    for block in &blocks {
+    emit_user(UserView { blocks, synthetic }, raw, out);
+}
+
+/// Emits a user line's tool results and text.
+fn emit_user(view: UserView<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
+    for block in view.blocks {
         match block.kind.as_ref() {
             "tool_result" => out.push(ProviderEvent::ToolEnded {
                 call_id: owned(&block.tool_use_id).unwrap_or_default(),
@@ -463,8 +527,8 @@ fn user(line: &Line<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
                 exit_code: None,
             }),
             "text" => out.push(ProviderEvent::UserMessage {
-                text: owned(&block.text).unwrap_or_default(),
-                synthetic,
+                text: block.text.map(Cow::into_owned).unwrap_or_default(),
+                synthetic: view.synthetic,
             }),
             other => out.push(ProviderEvent::Unknown {
                 event_type: Some(format!("user/{other}")),
@@ -472,6 +536,22 @@ fn user(line: &Line<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
             }),
         }
     }
+}
+
+/// Emits a content-block delta; `false` when its type is unknown.
+fn emit_delta(view: DeltaView<'_>, out: &mut Vec<ProviderEvent>) -> bool {
+    match view.kind.as_deref() {
+        Some("text_delta") => out.push(ProviderEvent::TextDelta {
+            text: view.text.map(Cow::into_owned).unwrap_or_default(),
+        }),
+        Some("thinking_delta") => out.push(ProviderEvent::ThinkingDelta {
+            text: view.thinking.map(Cow::into_owned).unwrap_or_default(),
+        }),
+        // Tool input and signatures are reported whole by the assistant line.
+        Some("input_json_delta" | "signature_delta" | "citations_delta") => {}
+        _ => return false,
+    }
+    true
 }
 
 fn call_usage(usage: &Usage, model: &Option<Cow<'_, str>>) -> ProviderEvent {
@@ -526,4 +606,322 @@ fn push_unknown(line: &Line<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
         event_type,
         raw: String::from_utf8_lossy(raw).into_owned(),
     });
+}
+
+/// The line types the scanner reads without serde.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FastKind {
+    StreamEvent,
+    Assistant,
+    User,
+}
+
+impl ClaudeDecoder {
+    /// Reads the three hot line shapes (`stream_event` deltas, `assistant` and `user` lines
+    /// whose `type` comes first) with the [`Scanner`], in one pass and without building serde
+    /// structures for the fields it does not use. `Err` means the line is left to the serde path;
+    /// nothing has been emitted or changed then.
+    ///
+    /// Fields a line type does not use are checked for JSON syntax only, not for their type.
+    fn fast_line(&mut self, text: &str, raw: &[u8], out: &mut Vec<ProviderEvent>) -> Scan<()> {
+        let mut scanner = Scanner::new(text);
+        let mut kind = None;
+        let mut delta = None;
+        let mut message = None;
+        let mut main_agent = true;
+        let mut synthetic = false;
+        scanner.object(|key, scanner| {
+            let Some(kind) = kind else {
+                if !key.is("type") {
+                    return Err(GiveUp);
+                }
+                let value = scanner.string()?;
+                kind = Some(if value.is("stream_event") {
+                    FastKind::StreamEvent
+                } else if value.is("assistant") {
+                    FastKind::Assistant
+                } else if value.is("user") {
+                    FastKind::User
+                } else {
+                    return Err(GiveUp);
+                });
+                return Ok(());
+            };
+            match (kind, key) {
+                (FastKind::StreamEvent, key) if key.is("event") && delta.is_none() => {
+                    delta = Some(scan_delta_event(scanner)?);
+                }
+                (FastKind::Assistant | FastKind::User, key)
+                    if key.is("message") && message.is_none() =>
+                {
+                    message = Some(scan_message(scanner)?);
+                }
+                (_, key) if key.is("parent_tool_use_id") => {
+                    main_agent = scanner.null()?;
+                    if !main_agent {
+                        scanner.string()?;
+                    }
+                }
+                (FastKind::User, key) if key.is("isSynthetic") => {
+                    synthetic = scan_bool(scanner)?.unwrap_or(false);
+                }
+                // API-error messages and other rarities are the serde path's business.
+                (FastKind::Assistant, key) if key.is("is_api_error_message") || key.is("error") => {
+                    return Err(GiveUp)
+                }
+                _ => scanner.skip_value()?,
+            }
+            Ok(())
+        })?;
+        scanner.finish()?;
+        match kind {
+            Some(FastKind::StreamEvent) => {
+                let delta = delta.ok_or(GiveUp)?;
+                let before = out.len();
+                if emit_delta(delta, out) {
+                    Ok(())
+                } else {
+                    out.truncate(before);
+                    Err(GiveUp)
+                }
+            }
+            Some(FastKind::Assistant) => {
+                let message = message.ok_or(GiveUp)?;
+                if message.model.as_deref() == Some(SYNTHETIC_MODEL) {
+                    return Err(GiveUp);
+                }
+                let view = AssistantView {
+                    message_id: message.id,
+                    model: message.model,
+                    usage: message.usage,
+                    blocks: message.blocks,
+                    main_agent,
+                };
+                self.emit_assistant(view, raw, out);
+                Ok(())
+            }
+            Some(FastKind::User) => {
+                let message = message.ok_or(GiveUp)?;
+                emit_user(
+                    UserView {
+                        blocks: message.blocks,
+                        synthetic,
+                    },
+                    raw,
+                    out,
+                );
+                Ok(())
+            }
+            None => Err(GiveUp),
+        }
+    }
+}
+
+/// A `message` object as the scanner reads it.
+struct ScannedMessage<'a> {
+    id: Option<Cow<'a, str>>,
+    model: Option<Cow<'a, str>>,
+    usage: Option<Usage>,
+    blocks: Vec<ContentBlock<'a>>,
+}
+
+fn scan_optional_string<'a>(scanner: &mut Scanner<'a>) -> Scan<Option<Cow<'a, str>>> {
+    if scanner.null()? {
+        Ok(None)
+    } else {
+        scanner.string()?.value().map(Some)
+    }
+}
+
+fn scan_bool(scanner: &mut Scanner<'_>) -> Scan<Option<bool>> {
+    match scanner.raw_value()? {
+        "true" => Ok(Some(true)),
+        "false" => Ok(Some(false)),
+        "null" => Ok(None),
+        _ => Err(GiveUp),
+    }
+}
+
+fn scan_message<'a>(scanner: &mut Scanner<'a>) -> Scan<ScannedMessage<'a>> {
+    let mut message = ScannedMessage {
+        id: None,
+        model: None,
+        usage: None,
+        blocks: Vec::new(),
+    };
+    let mut has_content = false;
+    scanner.object(|key, scanner| {
+        if key.is("id") {
+            message.id = scan_optional_string(scanner)?;
+        } else if key.is("model") {
+            message.model = scan_optional_string(scanner)?;
+        } else if key.is("usage") {
+            let raw = scanner.raw_value()?;
+            message.usage = serde_json::from_str::<Option<Usage>>(raw).map_err(|_| GiveUp)?;
+        } else if key.is("content") && !has_content {
+            has_content = true;
+            // A plain-string content (a user's typed message) is left to the serde path.
+            if scanner.at_string() {
+                return Err(GiveUp);
+            }
+            scanner.array(|scanner| {
+                message.blocks.push(scan_block(scanner)?);
+                Ok(())
+            })?;
+        } else {
+            scanner.skip_value()?;
+        }
+        Ok(())
+    })?;
+    if has_content {
+        Ok(message)
+    } else {
+        Err(GiveUp)
+    }
+}
+
+fn scan_block<'a>(scanner: &mut Scanner<'a>) -> Scan<ContentBlock<'a>> {
+    let mut block = ContentBlock::default();
+    let mut has_kind = false;
+    scanner.object(|key, scanner| {
+        if key.is("type") {
+            block.kind = scanner.string()?.value()?;
+            has_kind = true;
+        } else if key.is("text") {
+            block.text = scan_optional_string(scanner)?;
+        } else if key.is("thinking") {
+            block.thinking = scan_optional_string(scanner)?;
+        } else if key.is("id") {
+            block.id = scan_optional_string(scanner)?;
+        } else if key.is("name") {
+            block.name = scan_optional_string(scanner)?;
+        } else if key.is("tool_use_id") {
+            block.tool_use_id = scan_optional_string(scanner)?;
+        } else if key.is("input") {
+            block.input = if scanner.null()? {
+                None
+            } else {
+                Some(RawJson(scanner.raw_value()?))
+            };
+        } else if key.is("is_error") {
+            block.is_error = scan_bool(scanner)?;
+        } else {
+            scanner.skip_value()?;
+        }
+        Ok(())
+    })?;
+    if has_kind {
+        Ok(block)
+    } else {
+        Err(GiveUp)
+    }
+}
+
+/// Reads a `stream_event`'s `event` when it is a `content_block_delta` whose `type` comes first.
+fn scan_delta_event<'a>(scanner: &mut Scanner<'a>) -> Scan<DeltaView<'a>> {
+    let mut first = true;
+    let mut delta = None;
+    scanner.object(|key, scanner| {
+        if std::mem::take(&mut first) {
+            if key.is("type") && scanner.string()?.is("content_block_delta") {
+                return Ok(());
+            }
+            return Err(GiveUp);
+        }
+        if key.is("delta") && delta.is_none() {
+            let mut view = DeltaView {
+                kind: None,
+                text: None,
+                thinking: None,
+            };
+            scanner.object(|key, scanner| {
+                if key.is("type") {
+                    view.kind = scan_optional_string(scanner)?;
+                } else if key.is("text") {
+                    view.text = scan_optional_string(scanner)?;
+                } else if key.is("thinking") {
+                    view.thinking = scan_optional_string(scanner)?;
+                } else {
+                    scanner.skip_value()?;
+                }
+                Ok(())
+            })?;
+            delta = Some(view);
+        } else {
+            scanner.skip_value()?;
+        }
+        Ok(())
+    })?;
+    delta.ok_or(GiveUp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURES: &[&[u8]] = &[
+        include_bytes!("../tests/data/claude-code/tool-call.ndjson"),
+        include_bytes!("../tests/data/claude-code/tool-call-partial-messages.ndjson"),
+        include_bytes!("../tests/data/claude-code/auto-compact.ndjson"),
+        include_bytes!("../tests/data/claude-code/error-429.ndjson"),
+        include_bytes!("../tests/data/claude-code/multi-turn-stdin.ndjson"),
+    ];
+
+    /// Runs both paths over each line from the same decoder state and compares what they emit.
+    fn assert_paths_agree(stream: &[u8]) -> usize {
+        let mut fast_taken = 0;
+        let mut decoder = ClaudeDecoder::default();
+        for line in stream
+            .split(|byte| *byte == b'\n')
+            .filter(|line| !line.is_empty())
+        {
+            let mut reference = ClaudeDecoder {
+                usage_reported_for: decoder.usage_reported_for.clone(),
+                streamed_message: decoder.streamed_message.clone(),
+                failure_reported: decoder.failure_reported,
+                previous_total_cost: decoder.previous_total_cost,
+            };
+            let mut expected = Vec::new();
+            let reference_result = reference.serde_line(line, &mut expected);
+            let mut fast = Vec::new();
+            let text = std::str::from_utf8(line).unwrap_or_default();
+            if decoder.fast_line(text, line, &mut fast).is_ok() {
+                fast_taken += 1;
+                assert!(reference_result.is_ok());
+                assert_eq!(fast, expected, "{}", String::from_utf8_lossy(line));
+                assert_eq!(decoder.usage_reported_for, reference.usage_reported_for);
+            } else {
+                assert!(fast.is_empty());
+                decoder = reference;
+            }
+        }
+        fast_taken
+    }
+
+    #[test]
+    fn the_scanner_path_and_the_serde_path_emit_the_same_events_on_every_fixture() {
+        let taken: usize = FIXTURES
+            .iter()
+            .map(|stream| assert_paths_agree(stream))
+            .sum();
+        assert!(
+            taken > 40,
+            "the scanner path was taken for only {taken} lines"
+        );
+    }
+
+    #[test]
+    fn the_scanner_path_agrees_on_escapes_subagents_and_errors_in_blocks() {
+        let stream = concat!(
+            r#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-5-5","content":[{"type":"text","text":"tab\there \u00e9 \"q\""},{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/a b/c.rs"}}],"usage":{"input_tokens":5,"cache_read_input_tokens":7,"output_tokens":1}},"parent_tool_use_id":"toolu_parent","session_id":"s"}"#,
+            "\n",
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":[{"type":"text","text":"x"}],"is_error":true},{"type":"image","source":{}}]},"isSynthetic":false}"#,
+            "\n",
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm\\m"}},"parent_tool_use_id":null}"#,
+            "\n",
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"new_delta"}}}"#,
+            "\n",
+        );
+        assert_eq!(assert_paths_agree(stream.as_bytes()), 3);
+    }
 }

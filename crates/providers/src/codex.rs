@@ -215,7 +215,9 @@ impl CodexDecoder {
                     (None, Some(tool)) => tool.to_owned(),
                     _ => kind.to_owned(),
                 },
-                item.arguments.and_then(first_significant_arg),
+                item.arguments
+                    .map(RawValue::get)
+                    .and_then(first_significant_arg),
             ),
             "web_search" => (kind.to_owned(), item.query.as_deref().map(str::to_owned)),
             _ => return push_unknown(Some(&format!("item/{kind}")), raw, out),

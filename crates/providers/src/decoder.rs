@@ -171,7 +171,7 @@ impl Decoder {
     /// last line is kept until a later call (or [`Decoder::finish`]) completes it.
     pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<Decoded>) {
         while !bytes.is_empty() {
-            match bytes.iter().position(|byte| *byte == b'\n') {
+            match crate::scan::find_byte(bytes, b'\n') {
                 Some(newline) => {
                     let (head, rest) = bytes.split_at(newline);
                     bytes = rest.get(1..).unwrap_or_default();

@@ -102,7 +102,10 @@ impl LineDecoder for GeminiDecoder {
             (Some("tool_use"), _) => out.push(ProviderEvent::ToolStarted {
                 name: owned(&line.tool_name).unwrap_or_default(),
                 call_id: owned(&line.tool_id).unwrap_or_default(),
-                arg: line.parameters.and_then(first_significant_arg),
+                arg: line
+                    .parameters
+                    .map(RawValue::get)
+                    .and_then(first_significant_arg),
             }),
             (Some("tool_result"), _) => out.push(ProviderEvent::ToolEnded {
                 call_id: owned(&line.tool_id).unwrap_or_default(),

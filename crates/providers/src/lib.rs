@@ -38,6 +38,7 @@ pub mod event;
 mod gemini;
 pub mod mapping;
 mod model_table;
+mod scan;
 
 pub use classify::classify_failure;
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
