@@ -3,6 +3,8 @@
 //! - `reducer_fold/100k`: a 100,000-message log folded from a fresh state.
 //! - `reducer_history/{1k,100k}`: the same 10,000 messages folded on top of 1k or 100k messages
 //!   of history, to show the per-message cost does not grow with the session.
+// criterion's macros generate undocumented public functions.
+#![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use panewise_benches::reducer::realistic_log;
