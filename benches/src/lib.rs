@@ -4,4 +4,5 @@
 //! `cargo bench -p panewise-benches --bench <name>`.
 #![deny(missing_docs)]
 
+pub mod reducer;
 pub mod window;
