@@ -13,6 +13,6 @@ mod stats_failures_pending;
 mod tokens_ledger;
 mod watchdog;
 
-// The lead's golden logs and property tests live in this directory and join this binary.
+// Golden session logs (insta snapshots) and property tests over random message sequences.
 mod golden;
 mod properties;
