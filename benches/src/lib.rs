@@ -4,5 +4,6 @@
 //! `cargo bench -p panewise-benches --bench <name>`.
 #![deny(missing_docs)]
 
+pub mod decode;
 pub mod reducer;
 pub mod window;
