@@ -1,7 +1,9 @@
 //! Property tests over generated conversations: what every output window must satisfy,
 //! whatever the strategy.
 
-use panewise_window::{Message, PinSettings, Role, StrategyConfig, Visit, WindowPlan};
+use panewise_window::{
+    Message, PinSettings, RefusalReason, Role, StrategyConfig, Visit, WindowPlan,
+};
 use proptest::prelude::*;
 
 use crate::support::*;
@@ -214,5 +216,114 @@ proptest! {
         let config = StrategyConfig::from_json(&config_for(choice, keep, threshold)).unwrap();
         let json = serde_json::to_string(&config).unwrap();
         prop_assert_eq!(StrategyConfig::from_json(&json).unwrap(), config);
+    }
+}
+
+/// The refusal engine of W15–W16 written the slow, obvious way: walk every candidate turn.
+/// Pins are off here, so the reasons come from the messages alone.
+fn naive_plan(
+    conversation: &panewise_window::Conversation,
+    anchor: Option<usize>,
+    keep: usize,
+) -> (Option<(usize, usize)>, Vec<(RefusalReason, usize)>) {
+    let turns: Vec<panewise_window::Turn> = conversation.turns().collect();
+    let messages = conversation.messages();
+    let candidates = turns.len().saturating_sub(keep);
+    let reason_of = |turn: &panewise_window::Turn| {
+        let range = turn.start..turn.start + turn.len;
+        if anchor.is_some_and(|anchor| range.contains(&anchor)) {
+            return Some(RefusalReason::CurrentRequest);
+        }
+        if messages[range.clone()]
+            .iter()
+            .any(|m| m.role == Role::System)
+        {
+            return Some(RefusalReason::SystemEnvelope);
+        }
+        let unresolved = messages[range]
+            .iter()
+            .flat_map(|m| m.tool_calls.iter())
+            .any(|call| !conversation.is_answered(&call.id));
+        unresolved.then_some(RefusalReason::UnresolvedToolCall)
+    };
+    let mut refusals = Vec::new();
+    let mut span: Option<(usize, usize)> = None;
+    for turn in &turns[..candidates] {
+        match reason_of(turn) {
+            None => {
+                span = Some(span.map_or((turn.index, turn.index), |(from, _)| (from, turn.index)))
+            }
+            Some(reason) => {
+                refusals.push((reason, turn.index));
+                if span.is_some() {
+                    break;
+                }
+            }
+        }
+    }
+    refusals.extend((candidates..turns.len()).map(|turn| (RefusalReason::InsideKeepWindow, turn)));
+    (span, refusals)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn w16_the_indexed_refusal_engine_matches_the_plain_walk(
+        shapes in prop::collection::vec(turn_shape(), 0..40),
+        keep in 1usize..8,
+    ) {
+        let messages = build(&shapes);
+        let conversation = conversation(messages);
+        let pins = PinSettings { keep_last_tool_results: 0, keep_ledger_facts: 0 };
+        let visit = Visit::new(&conversation, context(1), pins);
+        let plan = visit.plan_removal(keep, false);
+        let (span, refusals) = naive_plan(&conversation, visit.current_request_index(), keep);
+        prop_assert_eq!(plan.span.map(|span| (span.from_turn, span.to_turn)), span);
+        let found: Vec<(RefusalReason, usize)> =
+            plan.refusals.iter().map(|r| (r.reason, r.turn_index)).collect();
+        prop_assert_eq!(found, refusals);
+    }
+
+    #[test]
+    fn w16_the_engine_still_matches_after_edits_are_applied(
+        shapes in prop::collection::vec(turn_shape(), 1..40),
+        keep in 1usize..5,
+        more in prop::collection::vec(turn_shape(), 0..10),
+    ) {
+        // Apply a sliding-window drop, append more turns, and compare again: the cached turn
+        // table and blocked-turn index must follow every edit.
+        let mut conversation = conversation(build(&shapes));
+        let stage = stage_without_pins(panewise_window::SlidingWindow::new(keep).unwrap());
+        visit_and_apply(&stage, &mut conversation, context(1));
+        for message in build(&more) {
+            // Call ids restart in `build`; rename them so they stay unique in the window.
+            let mut message = message;
+            for call in &mut message.tool_calls {
+                call.id = format!("more_{}", call.id);
+            }
+            if let Some(id) = message.tool_call_id.as_mut() {
+                *id = format!("more_{id}");
+            }
+            conversation.push(message);
+        }
+        let rebuilt = crate::support::conversation(conversation.messages().to_vec());
+        let pins = PinSettings { keep_last_tool_results: 0, keep_ledger_facts: 0 };
+        let visit = Visit::new(&conversation, context(2), pins);
+        let plan = visit.plan_removal(keep, false);
+        let fresh = Visit::new(&rebuilt, context(2), pins);
+        let expected = fresh.plan_removal(keep, false);
+        prop_assert_eq!(plan.span, expected.span);
+        prop_assert_eq!(plan.refusals, expected.refusals.clone());
+        let (span, refusals) = naive_plan(&rebuilt, fresh.current_request_index(), keep);
+        prop_assert_eq!(expected.span.map(|span| (span.from_turn, span.to_turn)), span);
+        let found: Vec<(RefusalReason, usize)> =
+            expected.refusals.iter().map(|r| (r.reason, r.turn_index)).collect();
+        prop_assert_eq!(found, refusals);
+        prop_assert_eq!(conversation.window_chars(), rebuilt.window_chars());
+        prop_assert_eq!(
+            conversation.tokens_in(0..conversation.len()),
+            rebuilt.tokens_in(0..rebuilt.len())
+        );
     }
 }
