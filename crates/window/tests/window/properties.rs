@@ -219,13 +219,16 @@ proptest! {
     }
 }
 
+/// A span as `(first turn, last turn)` and the refusals as `(reason, turn)`.
+type PlainPlan = (Option<(usize, usize)>, Vec<(RefusalReason, usize)>);
+
 /// The refusal engine of W15–W16 written the slow, obvious way: walk every candidate turn.
 /// Pins are off here, so the reasons come from the messages alone.
 fn naive_plan(
     conversation: &panewise_window::Conversation,
     anchor: Option<usize>,
     keep: usize,
-) -> (Option<(usize, usize)>, Vec<(RefusalReason, usize)>) {
+) -> PlainPlan {
     let turns: Vec<panewise_window::Turn> = conversation.turns().collect();
     let messages = conversation.messages();
     let candidates = turns.len().saturating_sub(keep);
