@@ -31,6 +31,10 @@ pub struct Args {
     /// Token-triggered strategies do not engage without it.
     #[arg(long, value_name = "INPUT_TOKENS")]
     usage: Option<u64>,
+    /// How many leading messages of the file that call sent (default: all). Messages after
+    /// them are counted by the stage's token counter and added to the reading.
+    #[arg(long, value_name = "MESSAGES")]
+    sent_messages: Option<usize>,
     /// Output tokens of that call (with `--usage 0`, the default 0 makes the reading 0/0).
     #[arg(long, value_name = "OUTPUT_TOKENS", default_value_t = 0)]
     usage_output: u64,
@@ -94,7 +98,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             input,
             output: args.usage_output,
         },
-        sent_messages: conversation.len(),
+        sent_messages: args
+            .sent_messages
+            .unwrap_or(conversation.len())
+            .min(conversation.len()),
         iteration: args.iteration.saturating_sub(1),
     });
     let plan = complete_now(stage.visit(&conversation, context))??;

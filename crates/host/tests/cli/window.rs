@@ -161,3 +161,23 @@ fn window_a_bad_configuration_names_the_field() {
     assert!(stderr.contains("keepRecentTurns"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn window_token_budget_adds_what_was_appended_since_the_call() {
+    let output = window(
+        "token-budget.json",
+        &["--usage", "1800", "--sent-messages", "15"],
+    );
+    // The last four messages (reading and editing the test file) came after the call:
+    // 1,800 reported plus 408 counted is over the 2,000 threshold.
+    assert_eq!(output["engaged"], true);
+    assert_eq!(output["record"]["measuredTokens"], 1800);
+    assert_eq!(output["record"]["charsSinceMeasured"], 1627);
+    assert_eq!(output["record"]["tokensSinceMeasured"], 408);
+    assert_eq!(output["budgetPressure"]["projectedTokens"], 2208);
+    let quiet = window(
+        "token-budget.json",
+        &["--usage", "1500", "--sent-messages", "15"],
+    );
+    assert_eq!(quiet["engaged"], false);
+}
