@@ -729,8 +729,34 @@ fn scan_optional_string<'a>(scanner: &mut Scanner<'a>) -> Scan<Option<Cow<'a, st
     if scanner.null()? {
         Ok(None)
     } else {
-        scanner.string()?.value().map(Some)
+        scanner.string_value().map(Some)
     }
+}
+
+/// Reads a `usage` object: the four token counts a model call reports.
+fn scan_usage(scanner: &mut Scanner<'_>) -> Scan<Option<Usage>> {
+    if scanner.null()? {
+        return Ok(None);
+    }
+    let mut usage = Usage::default();
+    scanner.object(|key, scanner| {
+        if key.is("input_tokens") {
+            usage.input_tokens = scanner.optional_u64()?;
+        } else if key.is("cache_creation_input_tokens") {
+            usage.cache_creation_input_tokens = scanner.optional_u64()?;
+        } else if key.is("cache_read_input_tokens") {
+            usage.cache_read_input_tokens = scanner.optional_u64()?;
+        } else if key.is("output_tokens") {
+            usage.output_tokens = scanner.optional_u64()?;
+        } else if key.is("output_tokens_details") {
+            let raw = scanner.raw_value()?;
+            usage.output_tokens_details = serde_json::from_str(raw).map_err(|_| GiveUp)?;
+        } else {
+            scanner.skip_value()?;
+        }
+        Ok(())
+    })?;
+    Ok(Some(usage))
 }
 
 fn scan_bool(scanner: &mut Scanner<'_>) -> Scan<Option<bool>> {
@@ -756,8 +782,7 @@ fn scan_message<'a>(scanner: &mut Scanner<'a>) -> Scan<ScannedMessage<'a>> {
         } else if key.is("model") {
             message.model = scan_optional_string(scanner)?;
         } else if key.is("usage") {
-            let raw = scanner.raw_value()?;
-            message.usage = serde_json::from_str::<Option<Usage>>(raw).map_err(|_| GiveUp)?;
+            message.usage = scan_usage(scanner)?;
         } else if key.is("content") && !has_content {
             has_content = true;
             // A plain-string content (a user's typed message) is left to the serde path.

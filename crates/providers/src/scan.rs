@@ -26,31 +26,49 @@ fn zero_bytes(word: u64) -> u64 {
     word.wrapping_sub(ONES) & !word & HIGHS
 }
 
-/// The index of the first quote, backslash or control character in `word` (little-endian):
-/// the only bytes that end or interrupt the plain run of a JSON string.
-fn first_string_special(word: u64) -> Option<usize> {
-    let marks = zero_bytes(word ^ (ONES * u64::from(b'"')))
+/// High bits at the quotes, backslashes and control characters of `word` (little-endian): the
+/// only bytes that end or interrupt the plain run of a JSON string. The lowest mark is exact.
+fn string_special_marks(word: u64) -> u64 {
+    zero_bytes(word ^ (ONES * u64::from(b'"')))
         | zero_bytes(word ^ (ONES * u64::from(b'\\')))
-        | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS);
+        | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS)
+}
+
+/// The index of the first quote, backslash or control character in `word`.
+fn first_string_special(word: u64) -> Option<usize> {
+    let marks = string_special_marks(word);
     (marks != 0).then(|| (marks.trailing_zeros() / 8) as usize)
+}
+
+/// The little-endian word of the first eight bytes of `chunk` (zero-padded when shorter).
+fn word_at(chunk: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    let length = chunk.len().min(8);
+    word[..length].copy_from_slice(&chunk[..length]);
+    u64::from_le_bytes(word)
 }
 
 /// The index of the first `byte` in `haystack`, eight bytes at a time.
 pub(crate) fn find_byte(haystack: &[u8], byte: u8) -> Option<usize> {
     let pattern = ONES * u64::from(byte);
-    let mut chunks = haystack.chunks_exact(8);
     let mut offset = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let marks = zero_bytes(u64::from_le_bytes(word) ^ pattern);
+    // Sixteen bytes per step while nothing matches, then the matching half is searched.
+    while let Some(chunk) = haystack.get(offset..offset + 16) {
+        let (low, high) = chunk.split_at(8);
+        if zero_bytes(word_at(low) ^ pattern) | zero_bytes(word_at(high) ^ pattern) != 0 {
+            break;
+        }
+        offset += 16;
+    }
+    while let Some(chunk) = haystack.get(offset..offset + 8) {
+        let marks = zero_bytes(word_at(chunk) ^ pattern);
         if marks != 0 {
             return Some(offset + (marks.trailing_zeros() / 8) as usize);
         }
         offset += 8;
     }
-    chunks
-        .remainder()
+    haystack
+        .get(offset..)?
         .iter()
         .position(|candidate| *candidate == byte)
         .map(|index| offset + index)
@@ -86,29 +104,33 @@ fn unescape(inner: &str) -> Scan<String> {
     let mut rest = inner;
     while let Some(backslash) = rest.find('\\') {
         decoded.push_str(&rest[..backslash]);
-        let escape = rest.get(backslash + 1..).ok_or(GiveUp)?;
-        let mut consumed = 2;
-        decoded.push(match escape.as_bytes().first() {
-            Some(b'"') => '"',
-            Some(b'\\') => '\\',
-            Some(b'/') => '/',
-            Some(b'b') => '\u{8}',
-            Some(b'f') => '\u{c}',
-            Some(b'n') => '\n',
-            Some(b'r') => '\r',
-            Some(b't') => '\t',
-            Some(b'u') => {
-                let hex = escape.get(1..5).ok_or(GiveUp)?;
-                let code = u32::from_str_radix(hex, 16).map_err(|_| GiveUp)?;
-                consumed = 6;
-                char::from_u32(code).ok_or(GiveUp)?
-            }
-            _ => return Err(GiveUp),
-        });
+        let (character, consumed) = decode_escape(rest.get(backslash..).ok_or(GiveUp)?)?;
+        decoded.push(character);
         rest = rest.get(backslash + consumed..).ok_or(GiveUp)?;
     }
     decoded.push_str(rest);
     Ok(decoded)
+}
+
+/// The character an escape sequence at the start of `escape` stands for, and its length.
+fn decode_escape(escape: &str) -> Scan<(char, usize)> {
+    let character = match escape.as_bytes().get(1) {
+        Some(b'"') => '"',
+        Some(b'\\') => '\\',
+        Some(b'/') => '/',
+        Some(b'b') => '\u{8}',
+        Some(b'f') => '\u{c}',
+        Some(b'n') => '\n',
+        Some(b'r') => '\r',
+        Some(b't') => '\t',
+        Some(b'u') => {
+            let hex = escape.get(2..6).ok_or(GiveUp)?;
+            let code = u32::from_str_radix(hex, 16).map_err(|_| GiveUp)?;
+            return Ok((char::from_u32(code).ok_or(GiveUp)?, 6));
+        }
+        _ => return Err(GiveUp),
+    };
+    Ok((character, 2))
 }
 
 /// A cursor over one line of JSON text.
@@ -185,18 +207,7 @@ impl<'a> Scanner<'a> {
         let bytes = self.bytes();
         let mut escaped = false;
         loop {
-            // Plain runs are skipped eight bytes at a time.
-            while let Some(chunk) = bytes.get(self.pos..self.pos + 8) {
-                let mut word = [0u8; 8];
-                word.copy_from_slice(chunk);
-                match first_string_special(u64::from_le_bytes(word)) {
-                    Some(index) => {
-                        self.pos += index;
-                        break;
-                    }
-                    None => self.pos += 8,
-                }
-            }
+            self.skip_plain_run();
             match bytes.get(self.pos).copied() {
                 Some(b'"') => {
                     let end = self.pos;
@@ -215,6 +226,86 @@ impl<'a> Scanner<'a> {
                 None => return Err(GiveUp),
             }
         }
+    }
+
+    /// Moves the cursor to the next quote, backslash or control character (or near the end),
+    /// sixteen then eight bytes at a time: inside strings these are the only bytes that matter.
+    fn skip_plain_run(&mut self) {
+        let bytes = self.bytes();
+        while let Some(chunk) = bytes.get(self.pos..self.pos + 16) {
+            let (low, high) = chunk.split_at(8);
+            if string_special_marks(word_at(low)) | string_special_marks(word_at(high)) != 0 {
+                break;
+            }
+            self.pos += 16;
+        }
+        while let Some(chunk) = bytes.get(self.pos..self.pos + 8) {
+            match first_string_special(word_at(chunk)) {
+                Some(index) => {
+                    self.pos += index;
+                    return;
+                }
+                None => self.pos += 8,
+            }
+        }
+    }
+
+    /// Reads a string value and decodes it in the same pass: borrowed when it has no escapes.
+    pub(crate) fn string_value(&mut self) -> Scan<Cow<'a, str>> {
+        self.eat(b'"')?;
+        let bytes = self.bytes();
+        let mut run_start = self.pos;
+        let mut decoded: Option<String> = None;
+        loop {
+            self.skip_plain_run();
+            match bytes.get(self.pos).copied() {
+                Some(b'"') => {
+                    let run = self.text.get(run_start..self.pos).ok_or(GiveUp)?;
+                    self.pos += 1;
+                    return Ok(match decoded {
+                        None => Cow::Borrowed(run),
+                        Some(mut text) => {
+                            text.push_str(run);
+                            Cow::Owned(text)
+                        }
+                    });
+                }
+                Some(b'\\') => {
+                    let run = self.text.get(run_start..self.pos).ok_or(GiveUp)?;
+                    let escape_start = self.pos;
+                    self.escape()?;
+                    let escape = self.text.get(escape_start..self.pos).ok_or(GiveUp)?;
+                    let text = decoded.get_or_insert_with(|| String::with_capacity(64));
+                    text.push_str(run);
+                    text.push(decode_escape(escape)?.0);
+                    run_start = self.pos;
+                }
+                Some(byte) if byte < 0x20 => return Err(GiveUp),
+                Some(_) => self.pos += 1,
+                None => return Err(GiveUp),
+            }
+        }
+    }
+
+    /// Reads an unsigned integer, or `null`.
+    pub(crate) fn optional_u64(&mut self) -> Scan<Option<u64>> {
+        if self.null()? {
+            return Ok(None);
+        }
+        let start = self.pos;
+        let digits = self.digits();
+        if digits == 0 || (digits > 1 && self.bytes()[start] == b'0') {
+            return Err(GiveUp);
+        }
+        // A fraction or exponent is valid JSON but not an integer; serde decides what it means.
+        if let Some(b'.' | b'e' | b'E') = self.peek() {
+            return Err(GiveUp);
+        }
+        self.text
+            .get(start..self.pos)
+            .and_then(|number| number.parse().ok())
+            .map(Some)
+            .ok_or(GiveUp)
     }
 
     /// Checks one escape sequence at the cursor (which is on the backslash).
@@ -464,6 +555,32 @@ mod tests {
                 serde_json::from_str::<String>(&quoted).unwrap()
             );
         }
+    }
+
+    #[test]
+    fn fused_string_values_match_serde() {
+        for text in [
+            r#""plain and long enough to need a few words""#,
+            r#""a\"b\\c\n\u00e9 and more text after the escapes""#,
+            r#""\t""#,
+            r#""""#,
+        ] {
+            let mut scanner = Scanner::new(text);
+            assert_eq!(
+                scanner.string_value().unwrap(),
+                serde_json::from_str::<String>(text).unwrap(),
+                "{text}"
+            );
+        }
+        let mut scanner = Scanner::new("[12, null, 0, 01]");
+        scanner.eat(b'[').unwrap();
+        assert_eq!(scanner.optional_u64(), Ok(Some(12)));
+        scanner.eat(b',').unwrap();
+        assert_eq!(scanner.optional_u64(), Ok(None));
+        scanner.eat(b',').unwrap();
+        assert_eq!(scanner.optional_u64(), Ok(Some(0)));
+        scanner.eat(b',').unwrap();
+        assert_eq!(scanner.optional_u64(), Err(GiveUp));
     }
 
     #[test]
