@@ -24,21 +24,33 @@ pub(crate) fn drop_span<M: WindowMessage>(
     let conversation = visit.conversation();
     let turns_before = conversation.turn_count();
     let range = span.messages();
-    let kept_request_at_head = span.from_turn == 1
-        && removal
-            .refusals
-            .iter()
-            .any(|r| r.reason == RefusalReason::CurrentRequest && r.turn_index == 0);
+    // The turns before the span are the ones the engine stepped over. When they are only the
+    // system envelope and the current request, the drop starts at the earliest droppable
+    // position (W30 step 5): the original's `spanStart == 0` or request-at-head case, extended
+    // to a window that opens with system messages, as chat-completions windows do.
+    let stepped_over = removal
+        .refusals
+        .iter()
+        .filter(|r| r.turn_index < span.from_turn);
+    let at_earliest_position = stepped_over.clone().all(|r| {
+        matches!(
+            r.reason,
+            RefusalReason::SystemEnvelope | RefusalReason::CurrentRequest
+        )
+    });
+    let kept_request_at_head = at_earliest_position
+        && stepped_over
+            .clone()
+            .any(|r| r.reason == RefusalReason::CurrentRequest);
     let span_chars = conversation.chars_in(range.clone());
-    let at_earliest_position = range.start == 0 || kept_request_at_head;
     let mut inserted = None;
     if at_earliest_position {
         let messages = conversation.messages();
-        let new_head = if range.start > 0 {
-            messages.first()
-        } else {
-            messages.get(range.end)
-        };
+        // Providers want the conversation after the system envelope to open on a user turn.
+        let new_head = messages[..range.start]
+            .iter()
+            .find(|message| message.role() != Role::System)
+            .or_else(|| messages.get(range.end));
         let wire_needs_notice = new_head.is_none_or(|message| message.role() != Role::User);
         let tool_names = visit.tool_names_in(range.clone());
         let notice = DropNotice {

@@ -323,10 +323,16 @@ fn w39_the_notice_follows_a_request_kept_at_the_head() {
 
 #[test]
 fn w39_a_drop_deeper_in_the_window_inserts_no_notice_but_the_record_names_the_tools() {
-    let mut messages = vec![Message::system("sys"), Message::user("old")];
-    messages.extend(tool_turn("c1", "grep", 900));
-    messages.push(Message::user("new"));
-    messages.push(Message::assistant("now"));
+    // An unanswered call is stepped over before the span, so the span is not at the head.
+    let messages = vec![
+        Message::system("sys"),
+        Message::assistant_calls("", &[("pending", "long_job", "{}")]),
+        Message::user("old"),
+        Message::assistant_calls("", &[("c1", "grep", "{}")]),
+        Message::tool_result("c1", text(900)),
+        Message::user("new"),
+        Message::assistant("now"),
+    ];
     let conversation = conversation(messages);
     let plan = visit(
         &stage_without_pins(SlidingWindow::new(1).unwrap()),
@@ -335,12 +341,73 @@ fn w39_a_drop_deeper_in_the_window_inserts_no_notice_but_the_record_names_the_to
     )
     .unwrap();
     let edit = plan.edit.unwrap();
-    assert_eq!(edit.removed, 1..4);
+    assert_eq!(edit.removed, 2..5);
     assert!(edit.inserted.is_none());
     assert_eq!(
         plan.record.dropped_observations,
         Some(vec!["grep".to_string()])
     );
+}
+
+#[test]
+fn w39_a_window_opening_with_system_messages_gets_the_notice_right_after_them() {
+    let mut conversation = conversation(vec![
+        Message::system("sys"),
+        Message::assistant(text(900)),
+        Message::user("request"),
+        Message::assistant("now"),
+    ]);
+    visit_and_apply(
+        &stage_without_pins(SlidingWindow::new(1).unwrap()),
+        &mut conversation,
+        context(1),
+    );
+    let window = contents(&conversation);
+    assert_eq!(window[0], "sys");
+    assert!(window[1].starts_with("[dropped history"), "{window:?}");
+    assert_eq!(&window[2..], ["request", "now"]);
+}
+
+#[test]
+fn w39_after_system_and_a_kept_request_the_notice_follows_the_request() {
+    let mut messages = vec![Message::system("sys"), Message::user("request")];
+    messages.extend(tool_turn("c1", "grep", 900));
+    messages.push(Message::assistant("earlier progress"));
+    messages.push(Message::assistant("now"));
+    let mut conversation = conversation(messages);
+    visit_and_apply(
+        &stage_without_pins(SlidingWindow::new(1).unwrap()),
+        &mut conversation,
+        context(1),
+    );
+    let window = contents(&conversation);
+    assert_eq!(&window[..2], ["sys", "request"]);
+    assert!(window[2].starts_with("[dropped history"), "{window:?}");
+    assert!(window[2].contains("current request is still in the window"));
+    assert!(window[2].contains("grep"));
+    assert_eq!(window[3], "now");
+}
+
+#[test]
+fn w31_after_system_messages_an_assistant_head_with_nothing_fitting_refuses() {
+    let conversation = conversation(vec![
+        Message::system("sys"),
+        Message::assistant("tiny"),
+        Message::assistant("also tiny"),
+        Message::assistant("now"),
+    ]);
+    let plan = visit(
+        &stage(SlidingWindow::new(1).unwrap()),
+        &conversation,
+        context(1),
+    )
+    .unwrap();
+    assert!(plan.edit.is_none());
+    assert_eq!(
+        plan.record.refusals[0].reason,
+        RefusalReason::ReplacementNotSmaller
+    );
+    assert_eq!(plan.record.refusals[0].turn_index, 1);
 }
 
 #[test]
