@@ -6,6 +6,11 @@
 //! `message.id`), `user` (tool results, synthetic summaries), `stream_event` (raw API events,
 //! only with partial messages) and `result` (end of a turn). With partial messages the same text
 //! arrives twice, as deltas and then as the finished block; it is reported once, from the deltas.
+//!
+//! Two readers share the emitters: `fast_line` (the [`Scanner`], for `stream_event` deltas and
+//! `assistant`/`user` lines whose `type` comes first, which are nearly all of a long stream) and
+//! `serde_line` (everything, the reference). The fast reader hands any line it is unsure of to
+//! the serde one before emitting or changing anything.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -933,6 +938,24 @@ mod tests {
             taken > 40,
             "the scanner path was taken for only {taken} lines"
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_scanner_path_agrees_with_serde_on_arbitrary_text(text in proptest::prelude::any::<String>(), name in "[a-z_]{0,8}", spaces in " {0,2}") {
+            let text = serde_json::to_string(&text).unwrap();
+            let stream = format!(
+                concat!(
+                    r#"{{"type":"stream_event",{s}"event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{t}}}}},"x":[{t},1.5e3,{{}}]}}"#, "\n",
+                    r#"{{"type":"assistant","message":{{"id":"m","model":"claude-x","content":[{{"type":"text","text":{t}}},{{"type":"tool_use","id":"t","name":"{n}","input":{{"command":{t}}}}}],"usage":{{"input_tokens":1,"output_tokens":2}}}},{s}"parent_tool_use_id":null}}"#, "\n",
+                    r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":{t},"content":{t}}},{{"type":"text","text":{t}}}]}},"isSynthetic":true}}"#, "\n",
+                ),
+                t = text,
+                n = name,
+                s = spaces,
+            );
+            proptest::prop_assert_eq!(assert_paths_agree(stream.as_bytes()), 3);
+        }
     }
 
     #[test]

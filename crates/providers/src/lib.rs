@@ -13,6 +13,10 @@
 //!   with its line number, and decoding goes on with the next line.
 //! - Nothing is dropped silently: a well-formed line of an unknown type becomes
 //!   [`ProviderEvent::Unknown`] (kept verbatim) and is counted in [`DecodeCounts`].
+//! - Two readers, one meaning: Claude Code's hot lines (`stream_event` deltas, `assistant` and
+//!   `user` lines) go through a validating one-pass scanner, everything else through serde; the
+//!   scanner gives a line up to serde whenever it is unsure, and tests require both to emit the
+//!   same events. Fields a hot line does not use are checked for JSON syntax, not for type.
 //! - Figures are the provider's own, each token counted once: per-call usage is reported once per
 //!   model call even when the CLI repeats it, and turn figures are the turn's own, never a running
 //!   total of the session.
@@ -25,7 +29,8 @@
 //!
 //! ## Where to start reading
 //! [`event`] for the vocabulary, then [`decoder`] for the byte front end, then one of
-//! `claude`, `codex`, `gemini` for a format.
+//! `claude`, `codex`, `gemini` for a format (`scan` is the Claude hot path's JSON scanner), then
+//! [`mapping`] for what the reducer is told.
 #![deny(missing_docs)]
 
 mod args;
