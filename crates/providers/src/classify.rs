@@ -29,6 +29,23 @@ pub fn classify_failure(
     }
 }
 
+/// The failure to show when the agent's output ended in the middle of a turn: the process
+/// exited (or closed its output) without writing the turn's result.
+pub fn process_exited_failure(exit_code: Option<i32>) -> Failure {
+    let message = match exit_code {
+        Some(code) => {
+            format!("the agent process exited with code {code} before finishing its turn")
+        }
+        None => "the agent's output ended before its turn finished".to_owned(),
+    };
+    Failure {
+        kind: FailureKind::ProcessExited,
+        retryable: FailureKind::ProcessExited.default_retryable(),
+        message,
+        http_status: None,
+    }
+}
+
 fn kind_of(status: Option<u16>, text: &str) -> FailureKind {
     let says = |phrases: &[&str]| phrases.iter().any(|phrase| text.contains(phrase));
     // Context overflow comes first: providers send it as a plain 400 whose only clue is the text.

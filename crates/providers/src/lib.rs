@@ -23,7 +23,8 @@
 //!
 //! ## API boundary
 //! [`Decoder`] (one per stream, [`Provider`] chooses the format) with [`decode_all`] as a
-//! shortcut; [`classify_failure`] for errors seen outside a stream (a process exit, say);
+//! shortcut; [`classify_failure`] for errors seen outside a stream and
+//! [`process_exited_failure`] for a stream that ended mid-turn;
 //! [`ModelTable`] for context windows the CLIs do not report; [`Mapper`] from events to the
 //! reducer's `Msg`s, with [`fold_events`] and [`summarize`] for a whole captured stream.
 //!
@@ -45,7 +46,7 @@ pub mod mapping;
 mod model_table;
 mod scan;
 
-pub use classify::classify_failure;
+pub use classify::{classify_failure, process_exited_failure};
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
 pub use error::{DecodeError, ModelTableError};
 pub use event::{ProviderEvent, ToolStatus, UsageScope};

@@ -8,6 +8,7 @@ use panewise_pane_state::{step, Msg, State};
 use panewise_protocol::{CompactionTrigger, Failure, FailureKind, SessionStats};
 use serde::{Deserialize, Serialize};
 
+use crate::classify::process_exited_failure;
 use crate::decoder::{DecodeCounts, Provider};
 use crate::event::ProviderEvent;
 use crate::model_table::ModelTable;
@@ -28,6 +29,7 @@ pub struct Mapper {
     windows_sent: BTreeSet<String>,
     session_id: Option<String>,
     last_prompt: Option<String>,
+    turn_open: bool,
 }
 
 impl Mapper {
@@ -43,6 +45,7 @@ impl Mapper {
             windows_sent: BTreeSet::new(),
             session_id: None,
             last_prompt: None,
+            turn_open: false,
         }
     }
 
@@ -87,16 +90,20 @@ impl Mapper {
                 out.push(Msg::StreamSessionStarted);
             }
             ProviderEvent::TurnStarted { prompt } => {
+                self.turn_open = true;
                 self.last_prompt.clone_from(prompt);
                 out.push(Msg::TurnStart {
                     at,
                     content: prompt.clone(),
                 });
             }
-            ProviderEvent::TurnEnded { stats } => out.push(Msg::TurnEnd {
-                stats: (*stats != SessionStats::default()).then(|| stats.clone()),
-                turn: None,
-            }),
+            ProviderEvent::TurnEnded { stats } => {
+                self.turn_open = false;
+                out.push(Msg::TurnEnd {
+                    stats: (*stats != SessionStats::default()).then(|| stats.clone()),
+                    turn: None,
+                })
+            }
             ProviderEvent::TextDelta { text } | ProviderEvent::ThinkingDelta { text } => {
                 out.push(Msg::OutputStreamed {
                     chars: text.chars().count() as u64,
@@ -193,6 +200,18 @@ impl Mapper {
             | ProviderEvent::CompactionEnded { .. }
             | ProviderEvent::Warning { .. }
             | ProviderEvent::Unknown { .. } => {}
+        }
+    }
+
+    /// Appends the messages for the end of the CLI's output (`exit_code` when the host saw the
+    /// process exit): a turn still open then will never end, so it is shown as a
+    /// [`FailureKind::ProcessExited`] failure rather than as work in progress.
+    pub fn end_of_stream(&mut self, exit_code: Option<i32>, at: u64, out: &mut Vec<Msg>) {
+        if std::mem::take(&mut self.turn_open) {
+            out.push(Msg::FailureObserved {
+                failure: process_exited_failure(exit_code),
+                at,
+            });
         }
     }
 
@@ -293,7 +312,8 @@ pub const REPLAY_START_MS: u64 = 1_000_000;
 pub const REPLAY_STEP_MS: u64 = 10;
 
 /// Folds a whole captured stream's events through the reducer, opening it with
-/// [`Mapper::prologue`] and stepping a synthetic clock by [`REPLAY_STEP_MS`] per event.
+/// [`Mapper::prologue`], stepping a synthetic clock by [`REPLAY_STEP_MS`] per event, and closing
+/// it with [`Mapper::end_of_stream`] (the capture ends where the CLI's output ended).
 pub fn fold_events<'a>(
     mapper: &mut Mapper,
     events: impl IntoIterator<Item = &'a ProviderEvent>,
@@ -311,6 +331,10 @@ pub fn fold_events<'a>(
         mapper.map(event, now, &mut batch);
         messages.extend(batch.drain(..).map(|msg| (now, msg)));
     }
+    // A capture ends where the CLI's output ended.
+    now += REPLAY_STEP_MS;
+    mapper.end_of_stream(None, now, &mut batch);
+    messages.extend(batch.drain(..).map(|msg| (now, msg)));
     for (at, msg) in &messages {
         state = step(state, *at, msg.clone()).0;
     }

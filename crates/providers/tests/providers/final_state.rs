@@ -239,9 +239,17 @@ fn a_rate_limit_retry_shows_as_waiting_with_the_retry_delay_before_the_failure()
             )
         })
         .expect("a retry event");
+    // Fold only up to the retry, as a live pane would have it then (no end of stream yet).
     let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
-    let fold = fold_events(&mut mapper, &events[..=retry]);
-    match &fold.state.turn_phase {
+    let mut messages = mapper.prologue(1_000);
+    for (index, event) in events[..=retry].iter().enumerate() {
+        mapper.map(event, 1_010 + index as u64 * 10, &mut messages);
+    }
+    let mut state = panewise_pane_state::State::new("pane");
+    for msg in messages {
+        state = panewise_pane_state::step(state, 2_000, msg).0;
+    }
+    match &state.turn_phase {
         panewise_pane_state::TurnPhase::Streaming {
             waiting_reason,
             retry_after_ms,
@@ -252,5 +260,31 @@ fn a_rate_limit_retry_shows_as_waiting_with_the_retry_delay_before_the_failure()
         }
         other => panic!("expected a waiting streaming phase, got {other:?}"),
     }
-    assert!(fold.state.failure.is_none());
+    assert!(state.failure.is_none());
+}
+
+#[test]
+fn a_stream_cut_off_mid_turn_ends_as_process_exited_not_as_a_turn_that_never_ends() {
+    let whole = fixture("claude-code/tool-call.ndjson");
+    let cut: Vec<u8> = whole
+        .split_inclusive(|byte| *byte == b'\n')
+        .take(9)
+        .flatten()
+        .copied()
+        .collect();
+    let (decoded, counts) = decode_all(Provider::ClaudeCode, &cut);
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    let summary = summarize(Provider::ClaudeCode, counts, &events, &fold.state);
+    assert_eq!(summary.turn_phase, "done");
+    assert_eq!(summary.turns_completed, 0);
+    assert_eq!(summary.tools, vec!["Bash"]);
+    let failure = summary.failure.expect("a failure");
+    assert_eq!(failure.kind, FailureKind::ProcessExited);
+    assert!(!failure.retryable);
+    assert_eq!(
+        panewise_providers::process_exited_failure(Some(1)).message,
+        "the agent process exited with code 1 before finishing its turn"
+    );
 }
