@@ -60,11 +60,25 @@ print(json.dumps({"kept": len(kept), "medianNs": int(statistics.median(samples) 
                   "runs": len(samples), "version": langchain_core.__version__}))
 "#;
 
+/// The workspace root, asked of cargo at run time so the comparison runs in the checkout it was
+/// invoked from, whichever build of xtask runs it.
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let located = Command::new(cargo)
+        .args(["locate-project", "--workspace", "--message-format", "plain"])
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .and_then(|output| {
+            let manifest = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+            manifest.parent().map(Path::to_path_buf)
+        });
+    located.unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."))
+    })
 }
 
 /// Creates the virtual environment and installs langchain-core unless it is already there.
