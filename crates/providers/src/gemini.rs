@@ -148,7 +148,10 @@ fn result(line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
             Some((name, usage)) => (Some(name.clone()), usage),
             None => (None, totals),
         };
-        if usage.input_tokens.unwrap_or(0) > 0 {
+        // A failed turn's sums mostly come from the routing call, which says nothing about the
+        // conversation's context, so a failed turn gives no reading.
+        let failed = line.status.as_deref() == Some("error");
+        if !failed && usage.input_tokens.unwrap_or(0) > 0 {
             out.push(ProviderEvent::Usage {
                 scope: UsageScope::Turn,
                 model,

@@ -148,6 +148,8 @@ fn decode_json_summaries_of_the_gemini_cli_captures() {
     assert_eq!(error["turns_completed"], 0);
     assert_eq!(error["tools"], json!([]));
     assert_eq!(error["cost_usd"], Value::Null);
+    assert_eq!(error["input_tokens"], 300);
+    assert_eq!(error["context_tokens"], Value::Null);
     assert_eq!(error["unknown_events"], 0);
     assert_eq!(error["decode_errors"], 0);
 }

@@ -166,6 +166,9 @@ fn gemini_quota_error_is_a_retryable_rate_limited_failure() {
     assert_eq!(summary.input_tokens, Some(300));
     assert_eq!(summary.output_tokens, Some(20));
     assert_eq!(summary.cost_usd, None);
+    // Those 300 tokens are the router's prompt, not the conversation: no context reading.
+    assert_eq!(summary.context_tokens, None);
+    assert_eq!(summary.context_window, None);
     assert_eq!(summary.compactions, 0);
     let failure = summary.failure.expect("a failure");
     assert_eq!(failure.kind, FailureKind::RateLimited);
