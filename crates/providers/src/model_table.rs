@@ -7,19 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::decoder::Provider;
 use crate::error::ModelTableError;
 
-/// The built-in table, in the same JSON shape a configuration file uses.
-const BUILT_IN: &str = r#"{
-  "windows": [
-    { "model": "gpt-5*", "window": 400000 },
-    { "model": "gpt-4.1*", "window": 1047576 },
-    { "model": "o3*", "window": 200000 },
-    { "model": "o4-mini*", "window": 200000 },
-    { "model": "codex-mini*", "window": 200000 },
-    { "model": "gemini-1.5-pro*", "window": 2097152 },
-    { "model": "gemini-*", "window": 1048576 }
-  ],
-  "default_models": { "codex": "gpt-5.5" }
-}"#;
+/// The built-in table, in the same JSON shape a configuration file uses: `data/models.json`.
+const BUILT_IN: &str = include_str!("../data/models.json");
 
 /// Context windows per model id, for providers that do not report them, plus the model to assume
 /// for a provider whose stream never names one (Codex).
