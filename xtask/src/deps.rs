@@ -10,6 +10,7 @@ const PURE_CRATES: &[&str] = &[
     "panewise-pane-state",
     "panewise-window",
     "panewise-protocol",
+    "panewise-providers",
 ];
 
 /// Crates whose presence in a pure crate's graph means it can do I/O, run an executor or spawn.

@@ -567,8 +567,10 @@ fn watchdog(s: &mut PaneState, now_ms: u64, out: &mut Vec<Cmd>) {
         ..
     } = &s.turn_phase
     {
+        // A provider that announced a retry gets its delay on top of the recovery threshold
+        // (R39); the catalog names rate limits, and every waiting reason is the same wait.
         let threshold = match waiting_reason {
-            Some(WaitingReason::RateLimited) => retry_after_ms
+            Some(_) => retry_after_ms
                 .unwrap_or(0)
                 .saturating_add(LIVENESS_RECOVERY_MS),
             None => LIVENESS_RECOVERY_MS,

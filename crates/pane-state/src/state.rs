@@ -385,6 +385,11 @@ impl TurnPhase {
 pub enum WaitingReason {
     /// The provider rate-limited the call and will retry.
     RateLimited,
+    /// The provider is overloaded and the agent will retry. Beyond the original, which named
+    /// only rate limits: an overload retry is the same wait to the person watching.
+    Overloaded,
+    /// The provider failed on its side and the agent will retry.
+    ServerError,
 }
 
 /// Who asked for an interrupt (R62).

@@ -8,7 +8,7 @@ use panewise_pane_state::{step, Msg, State};
 use panewise_protocol::{CompactionTrigger, Failure, FailureKind, SessionStats};
 use serde::{Deserialize, Serialize};
 
-use crate::classify::process_exited_failure;
+use crate::classify::{classify_failure, process_exited_failure};
 use crate::decoder::{DecodeCounts, Provider};
 use crate::event::ProviderEvent;
 use crate::model_table::ModelTable;
@@ -170,18 +170,22 @@ impl Mapper {
                 reason,
                 ..
             } => {
-                // The reducer's waiting state names only rate limits; other retries (overload,
-                // server errors) leave the phase as it is rather than be mislabelled.
-                let rate_limited = *http_status == Some(429)
-                    || reason
-                        .as_deref()
-                        .is_some_and(|reason| reason.to_ascii_lowercase().contains("rate"));
-                if rate_limited {
+                // The retry is classified like a failure; only the transient kinds are a wait
+                // the person watching should see, anything else leaves the phase as it is.
+                let kind =
+                    classify_failure(*http_status, None, reason.as_deref().unwrap_or("")).kind;
+                let waiting = match kind {
+                    FailureKind::RateLimited => Some(WaitingReason::RateLimited),
+                    FailureKind::Overloaded => Some(WaitingReason::Overloaded),
+                    FailureKind::ServerError => Some(WaitingReason::ServerError),
+                    _ => None,
+                };
+                if let Some(reason) = waiting {
                     // The retry notice is live output of the CLI: it moves a turn that is still
                     // submitting to streaming, the only phase that can show a wait (R42).
                     out.push(Msg::StreamFlushObserved { added_count: 1, at });
                     out.push(Msg::ProviderWaiting {
-                        reason: WaitingReason::RateLimited,
+                        reason,
                         retry_after_ms: *retry_delay_ms,
                         at,
                     });
