@@ -8,6 +8,9 @@
 //! `tools`, `input_tokens`, `output_tokens`, `cached_input_tokens`, `cost_usd`,
 //! `context_tokens`, `context_window`, `compactions` and `failure`.
 //!
+//! With `--record LOG.jsonl` it also writes the reducer messages it folded as a session log,
+//! which `panewise replay` folds back to the same final state.
+//!
 //! Exit codes: 0 when the file was decoded (decode errors are reported, not fatal), 2 when the
 //! file or the model table cannot be read.
 
@@ -42,6 +45,9 @@ pub struct Args {
     /// `{"windows":[{"model":"gpt-5*","window":400000}],"default_models":{"codex":"gpt-5.5"}}`.
     #[arg(long)]
     model_table: Option<PathBuf>,
+    /// Also write the folded reducer messages as a session log (`panewise replay` reads it).
+    #[arg(long, value_name = "LOG")]
+    record: Option<PathBuf>,
 }
 
 /// Runs `panewise decode`.
@@ -72,6 +78,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut mapper = Mapper::new(args.provider, table).with_model(args.model);
     let fold = fold_events(&mut mapper, events.iter().copied());
     let summary = summarize(args.provider, counts, events.iter().copied(), &fold.state);
+    if let Some(path) = &args.record {
+        record_log(path, args.provider, &fold.messages)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
 
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -95,6 +105,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the folded messages as a session log: a header naming the provider, then one line per
+/// message stamped with the time the fold gave it.
+fn record_log(
+    path: &std::path::Path,
+    provider: Provider,
+    messages: &[(u64, panewise_pane_state::Msg)],
+) -> anyhow::Result<()> {
+    use panewise_pane_state::log::{encode_entry, encode_header, LogEntry, LogHeader};
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let header = LogHeader {
+        agent_id: provider.as_str().to_owned(),
+        started_at_ms: messages.first().map_or(0, |(at, _)| *at),
+        model: None,
+    };
+    writeln!(out, "{}", encode_header(&header)?)?;
+    for (ts, msg) in messages {
+        let entry = LogEntry {
+            ts: *ts,
+            msg: msg.clone(),
+        };
+        writeln!(out, "{}", encode_entry(&entry)?)?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 fn decode_error_json(error: &DecodeError) -> serde_json::Value {

@@ -266,3 +266,62 @@ fn decode_refuses_an_unknown_provider_and_a_missing_file() {
     let out = panewise(&["decode", "--provider", "codex", "/nonexistent/stream.jsonl"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn decode_records_a_session_log_that_replay_folds_to_the_same_state() {
+    let dir = std::env::temp_dir().join(format!("panewise-decode-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (provider, file) in [
+        ("claude-code", "claude-code/auto-compact.ndjson"),
+        ("codex", "codex/tool-call.jsonl"),
+        ("gemini-cli", "gemini-cli/error-429.jsonl"),
+    ] {
+        let log = dir.join(format!("{provider}.jsonl"));
+        let log = log.to_string_lossy().into_owned();
+        let out = panewise(&[
+            "decode",
+            "--provider",
+            provider,
+            &data(file),
+            "--json",
+            "--record",
+            &log,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let decoded: Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap())
+                .unwrap();
+
+        let out = panewise(&["replay", "--json", &log]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            replayed["turn_phase"]["kind"], decoded["turn_phase"],
+            "{provider}"
+        );
+        assert_eq!(
+            replayed["turns_completed"], decoded["turns_completed"],
+            "{provider}"
+        );
+        assert_eq!(
+            replayed["compactions"], decoded["compactions"],
+            "{provider}"
+        );
+        assert_eq!(
+            replayed["context"]["tokens"], decoded["context_tokens"],
+            "{provider}"
+        );
+        assert_eq!(
+            replayed["failure"]["failure"]["kind"], decoded["failure"]["kind"],
+            "{provider}"
+        );
+    }
+}
