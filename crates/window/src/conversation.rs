@@ -11,9 +11,10 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::error::WindowError;
-use crate::message::{content_hash, Message, Role, WindowMessage};
+use crate::message::{Message, Role, WindowMessage};
 use crate::notice::{is_compaction_frame, is_drop_notice, is_masked_placeholder};
 use crate::plan::{WindowEdit, WindowPlan};
+use crate::scan::{char_count, content_hash, KeyedState};
 use crate::tokens::{ApproxCounter, TokenCounter};
 
 /// The interned id of "no tool name could be recovered".
@@ -89,6 +90,25 @@ struct CallSite {
     tool: u32,
 }
 
+/// What the window holds about one call id: the call, how many results answer it, and the
+/// newest of them. One entry per id (instead of a map per fact) costs one key allocation and
+/// one lookup per message; the entry leaves when none of the three is left.
+#[derive(Debug, Clone, Copy, Default)]
+struct CallFacts {
+    site: Option<CallSite>,
+    answers: u32,
+    /// The newest result, as a sequence number.
+    result: Option<u64>,
+}
+
+impl CallFacts {
+    fn is_empty(&self) -> bool {
+        self.site.is_none() && self.answers == 0 && self.result.is_none()
+    }
+}
+
+type FastMap<V> = HashMap<Box<str>, V, KeyedState>;
+
 /// The window the stage works on, owned by the caller, with its cached facts.
 ///
 /// Push messages as the run appends them; hand the conversation to
@@ -105,11 +125,8 @@ pub struct Conversation<M: WindowMessage = Message> {
     token_prefix: Vec<u64>,
     turns: Vec<TurnMeta>,
     tool_names: Vec<String>,
-    tool_ids: HashMap<String, u32>,
-    calls: HashMap<String, CallSite>,
-    answers: HashMap<String, u32>,
-    /// The newest result per call id, as a sequence number.
-    results: HashMap<String, u64>,
+    tool_ids: FastMap<u32>,
+    calls: FastMap<CallFacts>,
     /// Sequence numbers of results per interned tool, oldest first.
     results_by_tool: Vec<Vec<u64>>,
     /// Sequence numbers of every tool result, oldest first.
@@ -122,7 +139,7 @@ pub struct Conversation<M: WindowMessage = Message> {
     /// call. Sorted, so the refusal engine jumps from one to the next instead of walking.
     blocked: Vec<usize>,
     stage_names: Vec<String>,
-    stage_ids: HashMap<String, u32>,
+    stage_ids: FastMap<u32>,
     /// Sequence numbers of messages per interned stage id, oldest first.
     messages_by_stage: Vec<Vec<u64>>,
     counter: Box<dyn TokenCounter>,
@@ -161,17 +178,15 @@ impl<M: WindowMessage> Conversation<M> {
             token_prefix: vec![0],
             turns: Vec::new(),
             tool_names: Vec::new(),
-            tool_ids: HashMap::new(),
-            calls: HashMap::new(),
-            answers: HashMap::new(),
-            results: HashMap::new(),
+            tool_ids: FastMap::default(),
+            calls: FastMap::default(),
             results_by_tool: Vec::new(),
             tool_results: Vec::new(),
             person_said: Vec::new(),
             maskable: Vec::new(),
             blocked: Vec::new(),
             stage_names: Vec::new(),
-            stage_ids: HashMap::new(),
+            stage_ids: FastMap::default(),
             messages_by_stage: Vec::new(),
             counter,
         }
@@ -186,17 +201,60 @@ impl<M: WindowMessage> Conversation<M> {
 
     /// Appends every message in order.
     pub fn extend(&mut self, messages: impl IntoIterator<Item = M>) {
-        for message in messages {
-            self.push(message);
+        let messages = messages.into_iter();
+        if self.messages.is_empty() {
+            // Collecting a `Vec` reuses its buffer, so a bulk load into an empty conversation
+            // reads each message where it already lies instead of moving it.
+            let messages: Vec<M> = messages.collect();
+            self.reserve_facts(messages.len());
+            for message in &messages {
+                self.register(message);
+            }
+            self.messages = messages;
+        } else {
+            let (additional, _) = messages.size_hint();
+            self.messages.reserve(additional);
+            self.reserve_facts(additional);
+            for message in messages {
+                self.push(message);
+            }
         }
+    }
+
+    /// Makes room for the facts of `additional` more messages, so a bulk load grows each
+    /// per-message list once instead of doubling its way up.
+    fn reserve_facts(&mut self, additional: usize) {
+        self.meta.reserve(additional);
+        self.seqs.reserve(additional);
+        self.char_prefix.reserve(additional);
+        self.token_prefix.reserve(additional);
+    }
+
+    /// Updates the facts about `call_id`, starting from empty ones when the window holds
+    /// none yet. Looking up before inserting allocates the key only for an id not seen before.
+    fn update_call<R>(&mut self, call_id: &str, update: impl FnOnce(&mut CallFacts) -> R) -> R {
+        if let Some(facts) = self.calls.get_mut(call_id) {
+            return update(facts);
+        }
+        let mut facts = CallFacts::default();
+        let out = update(&mut facts);
+        self.calls.insert(call_id.into(), facts);
+        out
     }
 
     /// Appends one message, counting it once. Costs O(its length), independent of the window.
     pub fn push(&mut self, message: M) {
+        self.register(&message);
+        self.messages.push(message);
+    }
+
+    /// Records everything about a message about to be appended at the end, except the message
+    /// itself, which the caller stores next.
+    fn register(&mut self, message: &M) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let index = self.messages.len();
-        let mut meta = self.read_meta(&message);
+        let index = self.meta.len();
+        let mut meta = self.read_meta(message);
         match meta.role {
             Role::Assistant => {
                 for call_index in 0..message.tool_call_count() {
@@ -204,9 +262,11 @@ impl<M: WindowMessage> Conversation<M> {
                         continue;
                     };
                     let tool = self.intern(call.name);
-                    self.calls
-                        .insert(call.id.to_string(), CallSite { seq, tool });
-                    if !self.answers.contains_key(call.id) {
+                    let answered = self.update_call(call.id, |facts| {
+                        facts.site = Some(CallSite { seq, tool });
+                        facts.answers > 0
+                    });
+                    if !answered {
                         meta.unanswered += 1;
                     }
                 }
@@ -214,14 +274,17 @@ impl<M: WindowMessage> Conversation<M> {
             Role::Tool => {
                 self.tool_results.push(seq);
                 if let Some(call_id) = message.tool_call_id() {
-                    let count = self.answers.entry(call_id.to_string()).or_insert(0);
-                    *count += 1;
-                    let first_answer = *count == 1;
-                    self.results.insert(call_id.to_string(), seq);
-                    if first_answer {
-                        if let Some(site) = self.calls.get(call_id).copied() {
-                            self.mark_answered(site.seq);
+                    let answered_site = self.update_call(call_id, |facts| {
+                        facts.answers += 1;
+                        facts.result = Some(seq);
+                        if facts.answers == 1 {
+                            facts.site
+                        } else {
+                            None
                         }
+                    });
+                    if let Some(site) = answered_site {
+                        self.mark_answered(site.seq);
                     }
                 }
                 if meta.tool != NO_TOOL {
@@ -244,7 +307,6 @@ impl<M: WindowMessage> Conversation<M> {
         self.token_prefix
             .push(self.token_prefix[index] + meta.tokens);
         self.extend_turns(index, &meta);
-        self.messages.push(message);
         self.meta.push(meta);
         self.seqs.push(seq);
     }
@@ -258,7 +320,7 @@ impl<M: WindowMessage> Conversation<M> {
                 Some(name) => self.intern(name),
                 None => message
                     .tool_call_id()
-                    .and_then(|id| self.calls.get(id))
+                    .and_then(|id| self.calls.get(id)?.site)
                     .map_or(NO_TOOL, |site| site.tool),
             }
         } else {
@@ -267,7 +329,7 @@ impl<M: WindowMessage> Conversation<M> {
         MessageMeta {
             role,
             kind,
-            chars: content.chars().count() as u64,
+            chars: char_count(content),
             tokens: self.counter.count(content),
             tool,
             unanswered: 0,
@@ -282,7 +344,7 @@ impl<M: WindowMessage> Conversation<M> {
         }
         let id = self.tool_names.len() as u32;
         self.tool_names.push(name.to_string());
-        self.tool_ids.insert(name.to_string(), id);
+        self.tool_ids.insert(name.into(), id);
         self.results_by_tool.push(Vec::new());
         id
     }
@@ -293,7 +355,7 @@ impl<M: WindowMessage> Conversation<M> {
         }
         let id = self.stage_names.len() as u32;
         self.stage_names.push(name.to_string());
-        self.stage_ids.insert(name.to_string(), id);
+        self.stage_ids.insert(name.into(), id);
         self.messages_by_stage.push(Vec::new());
         id
     }
@@ -467,7 +529,9 @@ impl<M: WindowMessage> Conversation<M> {
 
     /// The set of call ids that some tool result in the window answers (W8).
     pub fn is_answered(&self, call_id: &str) -> bool {
-        self.answers.get(call_id).is_some_and(|count| *count > 0)
+        self.calls
+            .get(call_id)
+            .is_some_and(|facts| facts.answers > 0)
     }
 
     pub(crate) fn meta(&self, index: usize) -> Option<&MessageMeta> {
@@ -493,7 +557,9 @@ impl<M: WindowMessage> Conversation<M> {
 
     /// The turn holding message `index`, in O(log turns).
     pub(crate) fn turn_index_of(&self, index: usize) -> Option<usize> {
-        if index >= self.messages.len() {
+        // The cached facts, not the messages, bound the index: during a bulk load the facts
+        // run ahead of the stored messages.
+        if index >= self.meta.len() {
             return None;
         }
         let after = self.turns.partition_point(|turn| turn.start <= index);
@@ -515,14 +581,16 @@ impl<M: WindowMessage> Conversation<M> {
     pub(crate) fn call_index(&self, call_id: &str) -> Option<usize> {
         self.calls
             .get(call_id)
+            .and_then(|facts| facts.site)
             .and_then(|site| self.index_of_seq(site.seq))
     }
 
     /// The message index of the newest result answering `call_id`.
     pub(crate) fn result_index(&self, call_id: &str) -> Option<usize> {
-        self.results
+        self.calls
             .get(call_id)
-            .and_then(|seq| self.index_of_seq(*seq))
+            .and_then(|facts| facts.result)
+            .and_then(|seq| self.index_of_seq(seq))
     }
 
     /// Message indices of maskable results older than the newest `keep_recent` tool results,
@@ -649,36 +717,41 @@ impl<M: WindowMessage> Conversation<M> {
             let message = &self.messages[index];
             for call_index in 0..message.tool_call_count() {
                 if let Some(call) = message.tool_call(call_index) {
-                    if self
-                        .calls
-                        .get(call.id)
-                        .is_some_and(|site| in_span(site.seq))
-                    {
-                        self.calls.remove(call.id);
+                    if let Some(facts) = self.calls.get_mut(call.id) {
+                        if facts.site.is_some_and(|site| in_span(site.seq)) {
+                            facts.site = None;
+                        }
+                        if facts.is_empty() {
+                            self.calls.remove(call.id);
+                        }
                     }
                 }
             }
             if message.role() == Role::Tool {
                 if let Some(call_id) = message.tool_call_id() {
+                    let Some(facts) = self.calls.get_mut(call_id) else {
+                        continue;
+                    };
                     let mut now_unanswered = false;
-                    if let Some(count) = self.answers.get_mut(call_id) {
-                        *count = count.saturating_sub(1);
-                        now_unanswered = *count == 0;
+                    if facts.answers > 0 {
+                        facts.answers -= 1;
+                        now_unanswered = facts.answers == 0;
                     }
-                    if now_unanswered {
-                        self.answers.remove(call_id);
-                        if let Some(site) = self.calls.get(call_id).copied() {
-                            // A call that stays while its only result leaves is unresolved again.
-                            if !in_span(site.seq) {
-                                if let Some(call_index) = self.index_of_seq(site.seq) {
-                                    self.meta[call_index].unanswered += 1;
-                                    earliest_changed = earliest_changed.min(call_index);
-                                }
+                    let site = facts.site;
+                    if facts.result.is_some_and(in_span) {
+                        facts.result = None;
+                    }
+                    if facts.is_empty() {
+                        self.calls.remove(call_id);
+                    }
+                    if let (true, Some(site)) = (now_unanswered, site) {
+                        // A call that stays while its only result leaves is unresolved again.
+                        if !in_span(site.seq) {
+                            if let Some(call_index) = self.index_of_seq(site.seq) {
+                                self.meta[call_index].unanswered += 1;
+                                earliest_changed = earliest_changed.min(call_index);
                             }
                         }
-                    }
-                    if self.results.get(call_id).is_some_and(|seq| in_span(*seq)) {
-                        self.results.remove(call_id);
                     }
                 }
             }

@@ -35,6 +35,7 @@ pub mod notice;
 pub mod openai;
 pub mod plan;
 pub mod record;
+mod scan;
 mod stage;
 pub mod strategy;
 pub mod tokens;

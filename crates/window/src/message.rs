@@ -229,26 +229,6 @@ pub fn fnv1a(text: &str) -> u32 {
 const FNV_OFFSET: u32 = 2_166_136_261;
 const FNV_PRIME: u32 = 16_777_619;
 
-/// A fast 64-bit hash of a message's role and content, eight bytes at a time. It is the
-/// message's part of the summarize-oldest latch key, computed once when the message is pushed;
-/// FNV-1a over UTF-16 units (W5) is kept for the fingerprints the records publish.
-pub(crate) fn content_hash(role: Role, content: &str) -> u64 {
-    const MULTIPLIER: u64 = 0x517c_c1b7_2722_0a95;
-    let mut hash = (role as u64 + 1).wrapping_mul(MULTIPLIER);
-    let bytes = content.as_bytes();
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(MULTIPLIER);
-    }
-    let mut last = [0u8; 8];
-    let rest = chunks.remainder();
-    last[..rest.len()].copy_from_slice(rest);
-    hash = (hash.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(MULTIPLIER);
-    hash ^ bytes.len() as u64
-}
-
 /// Continues an FNV-1a hash over more text, so a hash of several pieces needs no joined copy.
 fn fnv1a_continue(mut hash: u32, text: &str) -> u32 {
     for unit in text.encode_utf16() {

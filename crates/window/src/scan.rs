@@ -1,0 +1,241 @@
+//! The byte-level passes a message's content gets when it is pushed: its exact character
+//! count and its span-key hash. Both are read once per message in its life, but a cold start
+//! pays them for the whole conversation at once, so they work on 64-byte blocks that the
+//! compiler turns into vector code instead of walking the text character by character.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+
+use crate::message::Role;
+
+/// The block both passes work on: four 16-byte vector registers, or one cache line.
+const BLOCK: usize = 64;
+
+/// The exact number of `char`s in `text`, equal to `text.chars().count()`.
+///
+/// In valid UTF-8 every character has exactly one byte that is not a continuation byte
+/// (`0b10xx_xxxx`), so counting those bytes counts characters without decoding them.
+pub(crate) fn char_count(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    let mut total: u64 = 0;
+    // Per-lane byte counters take up to 255 blocks before they could overflow, so the
+    // horizontal sum runs once per 16 KB (or once per message), not once per block.
+    for stretch in bytes.chunks(BLOCK * 255) {
+        let mut lanes = [0u8; BLOCK];
+        let mut blocks = stretch.chunks_exact(BLOCK);
+        for block in &mut blocks {
+            count_block(&mut lanes, block);
+        }
+        let rest = blocks.remainder();
+        if !rest.is_empty() {
+            // The tail is padded with continuation bytes, which count nothing, so it takes the
+            // same vector path. A stretch with a tail holds at most 254 whole blocks, so the
+            // counters still cannot overflow.
+            let mut last = [0x80u8; BLOCK];
+            last[..rest.len()].copy_from_slice(rest);
+            count_block(&mut lanes, &last);
+        }
+        total += sum_lanes(&lanes);
+    }
+    total
+}
+
+#[inline(always)]
+fn count_block(lanes: &mut [u8; BLOCK], block: &[u8]) {
+    for (lane, byte) in lanes.iter_mut().zip(block) {
+        *lane += u8::from(starts_char(*byte));
+    }
+}
+
+/// Adds up 64 byte counters eight at a time: bytes are paired into 16-bit sums inside a word
+/// (at most 8 × 510, no overflow), then one multiplication adds the four 16-bit sums.
+#[inline(always)]
+fn sum_lanes(lanes: &[u8; BLOCK]) -> u64 {
+    const LOW_BYTES: u64 = 0x00ff_00ff_00ff_00ff;
+    let mut pairs: u64 = 0;
+    for word in lanes.chunks_exact(8) {
+        let word = read_word(word);
+        pairs += (word & LOW_BYTES) + ((word >> 8) & LOW_BYTES);
+    }
+    pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48
+}
+
+/// True for a byte that begins a character: anything but a continuation byte.
+#[inline(always)]
+fn starts_char(byte: u8) -> bool {
+    // Continuation bytes are 0x80..=0xBF, which are exactly the i8 values below -64.
+    (byte as i8) >= -64
+}
+
+const SECRET: [u64; 5] = [
+    0xa076_1d64_78bd_642f,
+    0xe703_7ed1_a0b4_28db,
+    0x8ebc_6af0_9c88_c6e3,
+    0x5899_65cc_7537_4cc3,
+    0x1d8e_4e27_c47d_124f,
+];
+
+/// Multiplies to 128 bits and folds the halves together: one multiplication mixes 16 bytes.
+#[inline(always)]
+fn fold(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    (product as u64) ^ ((product >> 64) as u64)
+}
+
+#[inline(always)]
+fn word(block: &[u8; BLOCK], at: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&block[at..at + 8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// Mixes one 64-byte block into four independent lanes, so the multiplications overlap
+/// instead of waiting on each other.
+#[inline(always)]
+fn mix_block(lanes: &mut [u64; 4], block: &[u8; BLOCK]) {
+    for (index, lane) in lanes.iter_mut().enumerate() {
+        let at = index * 16;
+        *lane = fold(
+            word(block, at) ^ SECRET[index + 1],
+            word(block, at + 8) ^ *lane,
+        );
+    }
+}
+
+/// A fast 64-bit hash of a message's role and content (a folded-multiply hash in the style of
+/// wyhash, 64 bytes per round). It is the message's part of the summarize-oldest latch key,
+/// computed once when the message is pushed and never published; FNV-1a over UTF-16 units
+/// (W5) is kept for the fingerprints the records publish.
+pub(crate) fn content_hash(role: Role, content: &str) -> u64 {
+    let bytes = content.as_bytes();
+    let seed = fold(
+        (role as u64 + 1) ^ SECRET[0],
+        (bytes.len() as u64) ^ SECRET[4],
+    );
+    let mut lanes = [seed, seed ^ SECRET[1], seed ^ SECRET[2], seed ^ SECRET[3]];
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        if let Ok(block) = <&[u8; BLOCK]>::try_from(block) {
+            mix_block(&mut lanes, block);
+        }
+    }
+    let rest = blocks.remainder();
+    if !rest.is_empty() {
+        // The tail is zero-padded to a whole block; the length in the seed keeps "a" and
+        // "a\0" apart.
+        let mut last = [0u8; BLOCK];
+        last[..rest.len()].copy_from_slice(rest);
+        mix_block(&mut lanes, &last);
+    }
+    let [a, b, c, d] = lanes;
+    fold(
+        fold(a ^ SECRET[1], b ^ SECRET[2]) ^ SECRET[4],
+        fold(c ^ SECRET[3], d ^ seed),
+    )
+}
+
+/// The hasher of the conversation's maps keyed by call id, tool name and stage id: the same
+/// folded multiply over short keys, which costs a fraction of the standard SipHash. The seed is
+/// drawn from [`RandomState`] per conversation, so keys a model writes cannot be chosen to
+/// collide.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyedState {
+    seed: u64,
+}
+
+impl Default for KeyedState {
+    fn default() -> Self {
+        Self {
+            seed: RandomState::new().hash_one(SECRET[0]),
+        }
+    }
+}
+
+impl BuildHasher for KeyedState {
+    type Hasher = KeyedHasher;
+
+    fn build_hasher(&self) -> KeyedHasher {
+        KeyedHasher { state: self.seed }
+    }
+}
+
+/// The hasher [`KeyedState`] builds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyedHasher {
+    state: u64,
+}
+
+impl Hasher for KeyedHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut pairs = bytes.chunks_exact(16);
+        for pair in &mut pairs {
+            self.state = fold(
+                read_word(&pair[..8]) ^ SECRET[1],
+                read_word(&pair[8..]) ^ self.state,
+            );
+        }
+        let rest = pairs.remainder();
+        let mut last = [0u8; 16];
+        last[..rest.len()].copy_from_slice(rest);
+        self.state = fold(
+            read_word(&last[..8]) ^ SECRET[2],
+            read_word(&last[8..]) ^ self.state ^ (bytes.len() as u64),
+        );
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.state = fold(self.state ^ SECRET[3], u64::from(byte) ^ SECRET[4]);
+    }
+
+    fn finish(&self) -> u64 {
+        self.state
+    }
+}
+
+/// The first eight bytes of `bytes` as a little-endian word, zero-padded when shorter.
+#[inline(always)]
+fn read_word(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    let len = bytes.len().min(8);
+    word[..len].copy_from_slice(&bytes[..len]);
+    u64::from_le_bytes(word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn char_count_equals_chars_count() {
+        let samples = [
+            String::new(),
+            "a".to_string(),
+            "héllo wörld, ünïcode ✓ 🚀".repeat(7),
+            "x".repeat(BLOCK * 255 * 2 + 17),
+            "ж".repeat(BLOCK * 300 + 3),
+            "🚀".repeat(5000),
+        ];
+        for sample in &samples {
+            assert_eq!(char_count(sample), sample.chars().count() as u64);
+        }
+    }
+
+    #[test]
+    fn content_hash_separates_role_content_and_padding() {
+        let text = "fn parse(input: &str) -> Result<Module, ParseError> {".repeat(3);
+        let base = content_hash(Role::Tool, &text);
+        assert_eq!(base, content_hash(Role::Tool, &text));
+        assert_ne!(base, content_hash(Role::User, &text));
+        assert_ne!(
+            content_hash(Role::User, "a"),
+            content_hash(Role::User, "a\0")
+        );
+        let mut changed = text.clone().into_bytes();
+        for at in [0, 63, 64, 100, changed.len() - 1] {
+            changed[at] ^= 1;
+            let changed_text = String::from_utf8(changed.clone()).unwrap_or_default();
+            assert_ne!(base, content_hash(Role::Tool, &changed_text));
+            changed[at] ^= 1;
+        }
+    }
+}
