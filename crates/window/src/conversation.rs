@@ -14,7 +14,7 @@ use crate::error::WindowError;
 use crate::message::{Message, Role, WindowMessage};
 use crate::notice::{is_compaction_frame, is_drop_notice, is_masked_placeholder};
 use crate::plan::{WindowEdit, WindowPlan};
-use crate::scan::{char_count, content_hash, KeyedState};
+use crate::scan::{scan, KeyedState};
 use crate::tokens::{ApproxCounter, TokenCounter};
 
 /// The interned id of "no tool name could be recovered".
@@ -326,14 +326,15 @@ impl<M: WindowMessage> Conversation<M> {
         } else {
             NO_TOOL
         };
+        let scanned = scan(role, content);
         MessageMeta {
             role,
             kind,
-            chars: char_count(content),
+            chars: scanned.chars,
             tokens: self.counter.count(content),
             tool,
             unanswered: 0,
-            hash: content_hash(role, content),
+            hash: scanned.hash,
             born_at_ms: message.born_at_ms(),
         }
     }
@@ -552,7 +553,16 @@ impl<M: WindowMessage> Conversation<M> {
     }
 
     pub(crate) fn index_of_seq(&self, seq: u64) -> Option<usize> {
-        self.seqs.binary_search(&seq).ok()
+        // Sequence numbers rise by at least one per message, so a message sits no later than
+        // its distance from the first number, and exactly there unless messages before it
+        // left. Checking that spot first makes the common lookup O(1).
+        let first = *self.seqs.first()?;
+        let bound = usize::try_from(seq.checked_sub(first)?).ok()?;
+        if self.seqs.get(bound) == Some(&seq) {
+            return Some(bound);
+        }
+        let searched = &self.seqs[..bound.min(self.seqs.len())];
+        searched.binary_search(&seq).ok()
     }
 
     /// The turn holding message `index`, in O(log turns).
@@ -561,6 +571,12 @@ impl<M: WindowMessage> Conversation<M> {
         // run ahead of the stored messages.
         if index >= self.meta.len() {
             return None;
+        }
+        // Results mostly answer calls of the newest turn, so it is checked before searching.
+        if let Some(last) = self.turns.last() {
+            if last.start <= index {
+                return Some(self.turns.len() - 1);
+            }
         }
         let after = self.turns.partition_point(|turn| turn.start <= index);
         after.checked_sub(1)

@@ -11,37 +11,10 @@ use crate::message::Role;
 /// The block both passes work on: four 16-byte vector registers, or one cache line.
 const BLOCK: usize = 64;
 
-/// The exact number of `char`s in `text`, equal to `text.chars().count()`.
-///
-/// In valid UTF-8 every character has exactly one byte that is not a continuation byte
-/// (`0b10xx_xxxx`), so counting those bytes counts characters without decoding them.
-pub(crate) fn char_count(text: &str) -> u64 {
-    let bytes = text.as_bytes();
-    let mut total: u64 = 0;
-    // Per-lane byte counters take up to 255 blocks before they could overflow, so the
-    // horizontal sum runs once per 16 KB (or once per message), not once per block.
-    for stretch in bytes.chunks(BLOCK * 255) {
-        let mut lanes = [0u8; BLOCK];
-        let mut blocks = stretch.chunks_exact(BLOCK);
-        for block in &mut blocks {
-            count_block(&mut lanes, block);
-        }
-        let rest = blocks.remainder();
-        if !rest.is_empty() {
-            // The tail is padded with continuation bytes, which count nothing, so it takes the
-            // same vector path. A stretch with a tail holds at most 254 whole blocks, so the
-            // counters still cannot overflow.
-            let mut last = [0x80u8; BLOCK];
-            last[..rest.len()].copy_from_slice(rest);
-            count_block(&mut lanes, &last);
-        }
-        total += sum_lanes(&lanes);
-    }
-    total
-}
-
+/// Adds one block's character starts to the per-lane counters; this loop is what LLVM
+/// vectorises.
 #[inline(always)]
-fn count_block(lanes: &mut [u8; BLOCK], block: &[u8]) {
+fn count_block(lanes: &mut [u8; BLOCK], block: &[u8; BLOCK]) {
     for (lane, byte) in lanes.iter_mut().zip(block) {
         *lane += u8::from(starts_char(*byte));
     }
@@ -100,38 +73,6 @@ fn mix_block(lanes: &mut [u64; 4], block: &[u8; BLOCK]) {
             word(block, at + 8) ^ *lane,
         );
     }
-}
-
-/// A fast 64-bit hash of a message's role and content (a folded-multiply hash in the style of
-/// wyhash, 64 bytes per round). It is the message's part of the summarize-oldest latch key,
-/// computed once when the message is pushed and never published; FNV-1a over UTF-16 units
-/// (W5) is kept for the fingerprints the records publish.
-pub(crate) fn content_hash(role: Role, content: &str) -> u64 {
-    let bytes = content.as_bytes();
-    let seed = fold(
-        (role as u64 + 1) ^ SECRET[0],
-        (bytes.len() as u64) ^ SECRET[4],
-    );
-    let mut lanes = [seed, seed ^ SECRET[1], seed ^ SECRET[2], seed ^ SECRET[3]];
-    let mut blocks = bytes.chunks_exact(BLOCK);
-    for block in &mut blocks {
-        if let Ok(block) = <&[u8; BLOCK]>::try_from(block) {
-            mix_block(&mut lanes, block);
-        }
-    }
-    let rest = blocks.remainder();
-    if !rest.is_empty() {
-        // The tail is zero-padded to a whole block; the length in the seed keeps "a" and
-        // "a\0" apart.
-        let mut last = [0u8; BLOCK];
-        last[..rest.len()].copy_from_slice(rest);
-        mix_block(&mut lanes, &last);
-    }
-    let [a, b, c, d] = lanes;
-    fold(
-        fold(a ^ SECRET[1], b ^ SECRET[2]) ^ SECRET[4],
-        fold(c ^ SECRET[3], d ^ seed),
-    )
 }
 
 /// The hasher of the conversation's maps keyed by call id, tool name and stage id: the same
@@ -201,41 +142,138 @@ fn read_word(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(word)
 }
 
+/// What one pass over a message's content learns.
+///
+/// `chars` is the exact number of `char`s, equal to `content.chars().count()`: in valid UTF-8
+/// every character has exactly one byte that is not a continuation byte (`0b10xx_xxxx`), so
+/// counting those bytes counts characters without decoding them.
+///
+/// `hash` is a fast 64-bit hash of role and content (a folded-multiply hash in the style of
+/// wyhash, 64 bytes per round). It is the message's part of the summarize-oldest latch key and
+/// is never published; FNV-1a over UTF-16 units (W5) is kept for the fingerprints the records
+/// publish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Scanned {
+    pub(crate) chars: u64,
+    pub(crate) hash: u64,
+}
+
+/// Counts and hashes `content` in one pass: each 64-byte block is loaded once and feeds both
+/// the vector character count and the multiplying hash lanes, which use different execution
+/// units and so overlap.
+pub(crate) fn scan(role: Role, content: &str) -> Scanned {
+    let bytes = content.as_bytes();
+    let seed = fold(
+        (role as u64 + 1) ^ SECRET[0],
+        (bytes.len() as u64) ^ SECRET[4],
+    );
+    let mut lanes = [seed, seed ^ SECRET[1], seed ^ SECRET[2], seed ^ SECRET[3]];
+    let mut chars: u64 = 0;
+    // Per-lane byte counters take up to 255 blocks before they could overflow, so their
+    // horizontal sum runs once per 16 KB (once per typical message), not once per block.
+    for stretch in bytes.chunks(BLOCK * 255) {
+        let mut counters = [0u8; BLOCK];
+        let mut blocks = stretch.chunks_exact(BLOCK);
+        for block in &mut blocks {
+            if let Ok(block) = <&[u8; BLOCK]>::try_from(block) {
+                count_block(&mut counters, block);
+                mix_block(&mut lanes, block);
+            }
+        }
+        let rest = blocks.remainder();
+        if !rest.is_empty() {
+            // The tail is padded to a whole block: with continuation bytes for the count, which
+            // count nothing (a stretch with a tail holds at most 254 whole blocks, so the
+            // counters still cannot overflow), then with zeros for the hash, whose seed holds
+            // the length, so "a" and "a\0" stay apart.
+            let mut padded = [0x80u8; BLOCK];
+            padded[..rest.len()].copy_from_slice(rest);
+            count_block(&mut counters, &padded);
+            padded[rest.len()..].fill(0);
+            mix_block(&mut lanes, &padded);
+        }
+        chars += sum_lanes(&counters);
+    }
+    let [a, b, c, d] = lanes;
+    Scanned {
+        chars,
+        hash: fold(
+            fold(a ^ SECRET[1], b ^ SECRET[2]) ^ SECRET[4],
+            fold(c ^ SECRET[3], d ^ seed),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn hash(role: Role, text: &str) -> u64 {
+        scan(role, text).hash
+    }
+
     #[test]
-    fn char_count_equals_chars_count() {
+    fn chars_equal_chars_count() {
         let samples = [
             String::new(),
             "a".to_string(),
             "héllo wörld, ünïcode ✓ 🚀".repeat(7),
             "x".repeat(BLOCK * 255 * 2 + 17),
+            "x".repeat(BLOCK * 255),
             "ж".repeat(BLOCK * 300 + 3),
             "🚀".repeat(5000),
         ];
         for sample in &samples {
-            assert_eq!(char_count(sample), sample.chars().count() as u64);
+            assert_eq!(
+                scan(Role::User, sample).chars,
+                sample.chars().count() as u64
+            );
         }
     }
 
     #[test]
-    fn content_hash_separates_role_content_and_padding() {
+    fn hash_separates_role_content_and_padding() {
         let text = "fn parse(input: &str) -> Result<Module, ParseError> {".repeat(3);
-        let base = content_hash(Role::Tool, &text);
-        assert_eq!(base, content_hash(Role::Tool, &text));
-        assert_ne!(base, content_hash(Role::User, &text));
-        assert_ne!(
-            content_hash(Role::User, "a"),
-            content_hash(Role::User, "a\0")
-        );
+        let base = hash(Role::Tool, &text);
+        assert_eq!(base, hash(Role::Tool, &text));
+        assert_ne!(base, hash(Role::User, &text));
+        assert_ne!(hash(Role::User, "a"), hash(Role::User, "a\0"));
+        assert_ne!(hash(Role::User, ""), hash(Role::User, "\0"));
         let mut changed = text.clone().into_bytes();
         for at in [0, 63, 64, 100, changed.len() - 1] {
             changed[at] ^= 1;
             let changed_text = String::from_utf8(changed.clone()).unwrap_or_default();
-            assert_ne!(base, content_hash(Role::Tool, &changed_text));
+            assert_ne!(base, hash(Role::Tool, &changed_text));
             changed[at] ^= 1;
+        }
+    }
+
+    #[test]
+    fn hash_depends_on_block_order() {
+        let first = "a".repeat(BLOCK);
+        let second = "b".repeat(BLOCK);
+        assert_ne!(
+            hash(Role::Tool, &format!("{first}{second}")),
+            hash(Role::Tool, &format!("{second}{first}"))
+        );
+    }
+
+    #[test]
+    fn keyed_hasher_tells_call_ids_apart() {
+        let state = KeyedState::default();
+        let ids = [
+            "call_1",
+            "call_10",
+            "call_01",
+            "",
+            "call_1\0",
+            "a_much_longer_call_id_0123456789",
+        ];
+        let hashes: Vec<u64> = ids.iter().map(|id| state.hash_one(id)).collect();
+        for (i, a) in hashes.iter().enumerate() {
+            for b in &hashes[i + 1..] {
+                assert_ne!(a, b);
+            }
         }
     }
 }
