@@ -324,64 +324,47 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         }
         Msg::ApprovalRequested {
             id, tool, summary, ..
-        } => {
-            let was_waiting = is_waiting_for_input(s);
+        } => open_modal(s, out, |s| {
             s.pending_approvals
                 .push_back(PendingApproval { id, tool, summary });
-            if !was_waiting {
-                emit(out, Event::WaitingForInput);
-            }
-        }
+        }),
         Msg::ApprovalAnswered { approved } => match s.pending_approvals.pop_front() {
-            Some(front) => {
-                out.push(Cmd::ResolveApproval {
+            Some(front) => close_modal(
+                s,
+                out,
+                Some(Cmd::ResolveApproval {
                     id: front.id,
                     approved,
-                });
-                if !is_waiting_for_input(s) {
-                    emit(out, Event::WaitingEnded);
-                }
-            }
+                }),
+            ),
             None => ignore(s, "approval_answered", "no approval is pending", out),
         },
-        Msg::QuestionAsked { id, questions, .. } => {
-            let was_waiting = is_waiting_for_input(s);
+        Msg::QuestionAsked { id, questions, .. } => open_modal(s, out, |s| {
             s.pending_questions
                 .push_back(PendingQuestionSet { id, questions });
-            if !was_waiting {
-                emit(out, Event::WaitingForInput);
-            }
-        }
+        }),
         Msg::QuestionAnswered { answers } => match s.pending_questions.pop_front() {
-            Some(front) => {
-                out.push(Cmd::ResolveQuestion {
+            Some(front) => close_modal(
+                s,
+                out,
+                Some(Cmd::ResolveQuestion {
                     id: front.id,
                     answers,
-                });
-                if !is_waiting_for_input(s) {
-                    emit(out, Event::WaitingEnded);
-                }
-            }
+                }),
+            ),
             None => ignore(s, "question_answered", "no question is pending", out),
         },
-        Msg::ConfirmRequested { action, prompt } => {
-            let was_waiting = is_waiting_for_input(s);
+        Msg::ConfirmRequested { action, prompt } => open_modal(s, out, |s| {
             s.confirm = Some(Confirmation { action, prompt });
-            if !was_waiting {
-                emit(out, Event::WaitingForInput);
-            }
-        }
+        }),
         Msg::ConfirmAnswered { accepted } => match s.confirm.take() {
-            Some(confirmation) => {
-                if accepted {
-                    out.push(Cmd::RunConfirmed {
-                        action: confirmation.action,
-                    });
-                }
-                if !is_waiting_for_input(s) {
-                    emit(out, Event::WaitingEnded);
-                }
-            }
+            Some(confirmation) => close_modal(
+                s,
+                out,
+                accepted.then_some(Cmd::RunConfirmed {
+                    action: confirmation.action,
+                }),
+            ),
             None => ignore(s, "confirm_answered", "no confirmation is pending", out),
         },
         Msg::HookContextAdded { text, .. } => {
@@ -389,6 +372,23 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         }
         Msg::TaskNoticeAdded { text } => push_capped(s, BufferKind::TaskNotice, text, out),
         Msg::Quit => quit(s, out),
+    }
+}
+
+/// Adds a modal for the user, announcing the wait when nothing was waiting before (R86).
+fn open_modal(s: &mut PaneState, out: &mut Vec<Cmd>, add: impl FnOnce(&mut PaneState)) {
+    let was_waiting = is_waiting_for_input(s);
+    add(s);
+    if !was_waiting {
+        emit(out, Event::WaitingForInput);
+    }
+}
+
+/// Emits the answered modal's command, then the end of the wait when no modal is left (R86).
+fn close_modal(s: &PaneState, out: &mut Vec<Cmd>, resolution: Option<Cmd>) {
+    out.extend(resolution);
+    if !is_waiting_for_input(s) {
+        emit(out, Event::WaitingEnded);
     }
 }
 
