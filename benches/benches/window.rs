@@ -1,6 +1,7 @@
 //! The window stage in isolation: one visit over generated conversations of 1k, 10k and 100k
 //! messages (about 2 KB each), with per-message counts cached in the conversation, as a run
 //! would hold them. The conversation is built once per size; each iteration is one visit.
+//! `window_cold/from_messages` times building that conversation from loaded messages.
 //!
 //! Run: `cargo bench -p panewise-benches --bench window` (or `cargo xtask bench --bench window`).
 // A bench that cannot set up its input has nothing to measure, so setup failures panic; and
@@ -125,12 +126,36 @@ fn push_one(c: &mut Criterion) {
     });
 }
 
+/// The cold path: counting every message of a freshly loaded conversation (characters, tokens,
+/// span-key hash, tool names, turns), which a run pays once per message and a one-shot caller
+/// pays on every call. The copy of the messages is made outside the timed region, and the
+/// built conversation is dropped outside it too.
+fn cold(c: &mut Criterion) {
+    let mut group = c.benchmark_group("window_cold/from_messages");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(30);
+    for size in [1_000, 10_000] {
+        let messages = conversation(size, 42);
+        group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
+            b.iter_batched(
+                || messages.clone(),
+                Conversation::<Message>::from_messages,
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     token_budget,
     sliding_window,
     summarize_oldest,
     observation_masking,
-    push_one
+    push_one,
+    cold
 );
 criterion_main!(benches);
