@@ -1,24 +1,30 @@
 //! The caller-owned conversation: the window as a list of messages plus everything the stage
 //! learned about them when they were pushed.
 //!
-//! Each message is read once. Its character count, token count, span-key hash, recovered tool
-//! name and role are cached, running sums of characters and tokens are kept, and the turn
-//! segmentation (W6) is extended as messages arrive. A visit therefore answers "how large is
+//! Each message is read once when it is pushed. Its character count, token count, recovered
+//! tool name and role are cached, running sums of characters and tokens are kept, and the turn
+//! segmentation (W6) is extended as messages arrive. Its span-key hash, which only
+//! summarize-oldest uses, is taken and cached the first time that strategy asks for it, so
+//! the other strategies never pay for it. A visit therefore answers "how large is
 //! this span" or "which turn holds this message" in O(1) or O(log n) and never rescans the
 //! conversation; applying an edit costs time proportional to what moved.
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::WindowError;
 use crate::message::{Message, Role, WindowMessage};
 use crate::notice::{is_compaction_frame, is_drop_notice, is_masked_placeholder};
 use crate::plan::{WindowEdit, WindowPlan};
-use crate::scan::{scan, KeyedState};
+use crate::scan::{char_count, content_hash, KeyedState};
 use crate::tokens::{ApproxCounter, TokenCounter};
 
 /// The interned id of "no tool name could be recovered".
 pub(crate) const NO_TOOL: u32 = u32::MAX;
+
+/// A span-key hash not taken yet. A computed hash that happens to be zero is stored as one.
+const NO_HASH: u64 = 0;
 
 /// Tool results of at most this many characters are never masked: a placeholder would not be
 /// smaller, and skipping them keeps masking proportional to what it changes.
@@ -50,8 +56,6 @@ pub(crate) struct MessageMeta {
     pub(crate) tool: u32,
     /// Calls on this message that no tool result in the window answers.
     pub(crate) unanswered: u32,
-    /// A hash of role and content, the message's part of a span key.
-    pub(crate) hash: u64,
     /// When the message was appended, if known.
     pub(crate) born_at_ms: Option<u64>,
 }
@@ -117,6 +121,10 @@ type FastMap<V> = HashMap<Box<str>, V, KeyedState>;
 pub struct Conversation<M: WindowMessage = Message> {
     messages: Vec<M>,
     meta: Vec<MessageMeta>,
+    /// Per message, the hash of role and content (its part of a span key), or [`NO_HASH`]
+    /// until summarize-oldest first asks for it. Atomic so that a visit, which holds the
+    /// conversation shared, can fill it in.
+    hashes: Vec<AtomicU64>,
     /// A strictly increasing number per message; it survives removals, so maps keyed by it do
     /// not need re-indexing when earlier messages leave.
     seqs: Vec<u64>,
@@ -172,6 +180,7 @@ impl<M: WindowMessage> Conversation<M> {
         Self {
             messages: Vec::new(),
             meta: Vec::new(),
+            hashes: Vec::new(),
             seqs: Vec::new(),
             next_seq: 0,
             char_prefix: vec![0],
@@ -225,6 +234,7 @@ impl<M: WindowMessage> Conversation<M> {
     /// per-message list once instead of doubling its way up.
     fn reserve_facts(&mut self, additional: usize) {
         self.meta.reserve(additional);
+        self.hashes.reserve(additional);
         self.seqs.reserve(additional);
         self.char_prefix.reserve(additional);
         self.token_prefix.reserve(additional);
@@ -308,6 +318,7 @@ impl<M: WindowMessage> Conversation<M> {
             .push(self.token_prefix[index] + meta.tokens);
         self.extend_turns(index, &meta);
         self.meta.push(meta);
+        self.hashes.push(AtomicU64::new(NO_HASH));
         self.seqs.push(seq);
     }
 
@@ -326,15 +337,13 @@ impl<M: WindowMessage> Conversation<M> {
         } else {
             NO_TOOL
         };
-        let scanned = scan(role, content);
         MessageMeta {
             role,
             kind,
-            chars: scanned.chars,
+            chars: char_count(content),
             tokens: self.counter.count(content),
             tool,
             unanswered: 0,
-            hash: scanned.hash,
             born_at_ms: message.born_at_ms(),
         }
     }
@@ -539,6 +548,23 @@ impl<M: WindowMessage> Conversation<M> {
         self.meta.get(index)
     }
 
+    /// The hash of message `index`'s role and content, its part of a span key: taken the first
+    /// time it is asked for, then cached, so each message is hashed at most once while it
+    /// stays. Zero for an index outside the window.
+    pub(crate) fn message_hash(&self, index: usize) -> u64 {
+        let (Some(slot), Some(message)) = (self.hashes.get(index), self.messages.get(index)) else {
+            return 0;
+        };
+        let cached = slot.load(Ordering::Relaxed);
+        if cached != NO_HASH {
+            return cached;
+        }
+        // Two visits racing here compute the same value, so a relaxed store is enough.
+        let hash = content_hash(message.role(), message.content()).max(1);
+        slot.store(hash, Ordering::Relaxed);
+        hash
+    }
+
     pub(crate) fn meta_slice(&self, range: Range<usize>) -> &[MessageMeta] {
         let end = range.end.min(self.meta.len());
         &self.meta[range.start.min(end)..end]
@@ -693,6 +719,7 @@ impl<M: WindowMessage> Conversation<M> {
             meta.unanswered = unanswered;
             self.messages[index] = message;
             self.meta[index] = meta;
+            self.hashes[index] = AtomicU64::new(NO_HASH);
             masked_seqs.push(self.seqs[index]);
             first_changed = first_changed.min(index);
         }
@@ -707,12 +734,14 @@ impl<M: WindowMessage> Conversation<M> {
             let first_seq = self.seqs[range.start];
             removed = self.messages.drain(range.clone()).collect();
             self.meta.drain(range.clone());
+            self.hashes.drain(range.clone());
             self.seqs.drain(range.clone());
             if let Some(content) = &edit.inserted {
                 let message = M::stage_note(content.clone(), edit.inserted_at_ms);
                 let meta = self.read_meta(&message);
                 self.messages.insert(range.start, message);
                 self.meta.insert(range.start, meta);
+                self.hashes.insert(range.start, AtomicU64::new(NO_HASH));
                 // The first removed message's number is free and sorts between head and tail.
                 self.seqs.insert(range.start, first_seq);
             }
@@ -850,5 +879,16 @@ mod tests {
         assert_eq!(conversation.turn_count(), 2);
         assert_eq!(conversation.turn_meta()[1].unanswered, 0);
         assert_eq!(conversation.meta(2).map(|m| m.tool), Some(0));
+    }
+
+    #[test]
+    fn message_hash_is_taken_once_and_follows_the_content() {
+        let conversation: Conversation =
+            Conversation::from_messages([Message::user("hello"), Message::user("world")]);
+        let first = conversation.message_hash(0);
+        assert_eq!(first, conversation.message_hash(0));
+        assert_eq!(first, content_hash(Role::User, "hello").max(1));
+        assert_ne!(first, conversation.message_hash(1));
+        assert_eq!(conversation.message_hash(2), 0);
     }
 }

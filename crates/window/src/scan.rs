@@ -1,7 +1,8 @@
-//! The byte-level passes a message's content gets when it is pushed: its exact character
-//! count and its span-key hash. Both are read once per message in its life, but a cold start
-//! pays them for the whole conversation at once, so they work on 64-byte blocks that the
-//! compiler turns into vector code instead of walking the text character by character.
+//! The byte-level passes over a message's content: its exact character count, taken when the
+//! message is pushed, and its span-key hash, taken the first time summarize-oldest needs it.
+//! Each runs at most once per message in its life, but a cold start pays the count for the
+//! whole conversation at once, so both work on 64-byte blocks that the compiler turns into
+//! vector or overlapping multiply code instead of walking the text character by character.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -142,33 +143,13 @@ fn read_word(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(word)
 }
 
-/// What one pass over a message's content learns.
+/// The exact number of `char`s in `text`, equal to `text.chars().count()`.
 ///
-/// `chars` is the exact number of `char`s, equal to `content.chars().count()`: in valid UTF-8
-/// every character has exactly one byte that is not a continuation byte (`0b10xx_xxxx`), so
-/// counting those bytes counts characters without decoding them.
-///
-/// `hash` is a fast 64-bit hash of role and content (a folded-multiply hash in the style of
-/// wyhash, 64 bytes per round). It is the message's part of the summarize-oldest latch key and
-/// is never published; FNV-1a over UTF-16 units (W5) is kept for the fingerprints the records
-/// publish.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Scanned {
-    pub(crate) chars: u64,
-    pub(crate) hash: u64,
-}
-
-/// Counts and hashes `content` in one pass: each 64-byte block is loaded once and feeds both
-/// the vector character count and the multiplying hash lanes, which use different execution
-/// units and so overlap.
-pub(crate) fn scan(role: Role, content: &str) -> Scanned {
-    let bytes = content.as_bytes();
-    let seed = fold(
-        (role as u64 + 1) ^ SECRET[0],
-        (bytes.len() as u64) ^ SECRET[4],
-    );
-    let mut lanes = [seed, seed ^ SECRET[1], seed ^ SECRET[2], seed ^ SECRET[3]];
-    let mut chars: u64 = 0;
+/// In valid UTF-8 every character has exactly one byte that is not a continuation byte
+/// (`0b10xx_xxxx`), so counting those bytes counts characters without decoding them.
+pub(crate) fn char_count(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    let mut total: u64 = 0;
     // Per-lane byte counters take up to 255 blocks before they could overflow, so their
     // horizontal sum runs once per 16 KB (once per typical message), not once per block.
     for stretch in bytes.chunks(BLOCK * 255) {
@@ -177,31 +158,52 @@ pub(crate) fn scan(role: Role, content: &str) -> Scanned {
         for block in &mut blocks {
             if let Ok(block) = <&[u8; BLOCK]>::try_from(block) {
                 count_block(&mut counters, block);
-                mix_block(&mut lanes, block);
             }
         }
         let rest = blocks.remainder();
         if !rest.is_empty() {
-            // The tail is padded to a whole block: with continuation bytes for the count, which
-            // count nothing (a stretch with a tail holds at most 254 whole blocks, so the
-            // counters still cannot overflow), then with zeros for the hash, whose seed holds
-            // the length, so "a" and "a\0" stay apart.
+            // The tail is padded with continuation bytes, which count nothing, so it takes the
+            // same vector path. A stretch with a tail holds at most 254 whole blocks, so the
+            // counters still cannot overflow.
             let mut padded = [0x80u8; BLOCK];
             padded[..rest.len()].copy_from_slice(rest);
             count_block(&mut counters, &padded);
-            padded[rest.len()..].fill(0);
-            mix_block(&mut lanes, &padded);
         }
-        chars += sum_lanes(&counters);
+        total += sum_lanes(&counters);
+    }
+    total
+}
+
+/// A fast 64-bit hash of a message's role and content (a folded-multiply hash in the style of
+/// wyhash, 64 bytes per round). It is the message's part of the summarize-oldest latch key and
+/// is never published; FNV-1a over UTF-16 units (W5) is kept for the fingerprints the records
+/// publish.
+pub(crate) fn content_hash(role: Role, content: &str) -> u64 {
+    let bytes = content.as_bytes();
+    let seed = fold(
+        (role as u64 + 1) ^ SECRET[0],
+        (bytes.len() as u64) ^ SECRET[4],
+    );
+    let mut lanes = [seed, seed ^ SECRET[1], seed ^ SECRET[2], seed ^ SECRET[3]];
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        if let Ok(block) = <&[u8; BLOCK]>::try_from(block) {
+            mix_block(&mut lanes, block);
+        }
+    }
+    let rest = blocks.remainder();
+    if !rest.is_empty() {
+        // The tail is zero-padded to a whole block; the length in the seed keeps "a" and
+        // "a\0" apart.
+        let mut padded = [0u8; BLOCK];
+        padded[..rest.len()].copy_from_slice(rest);
+        mix_block(&mut lanes, &padded);
     }
     let [a, b, c, d] = lanes;
-    Scanned {
-        chars,
-        hash: fold(
-            fold(a ^ SECRET[1], b ^ SECRET[2]) ^ SECRET[4],
-            fold(c ^ SECRET[3], d ^ seed),
-        ),
-    }
+    fold(
+        fold(a ^ SECRET[1], b ^ SECRET[2]) ^ SECRET[4],
+        fold(c ^ SECRET[3], d ^ seed),
+    )
 }
 
 #[cfg(test)]
@@ -209,7 +211,7 @@ mod tests {
     use super::*;
 
     fn hash(role: Role, text: &str) -> u64 {
-        scan(role, text).hash
+        content_hash(role, text)
     }
 
     #[test]
@@ -224,10 +226,7 @@ mod tests {
             "🚀".repeat(5000),
         ];
         for sample in &samples {
-            assert_eq!(
-                scan(Role::User, sample).chars,
-                sample.chars().count() as u64
-            );
+            assert_eq!(char_count(sample), sample.chars().count() as u64);
         }
     }
 

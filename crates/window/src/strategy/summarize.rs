@@ -379,14 +379,15 @@ fn invalid(field: &str, reason: &str) -> WindowError {
     }
 }
 
-/// The latch key of a span: built from the messages' cached role-and-content hashes, so it
-/// costs O(messages in the span) and never rereads their text. The count and characters are mixed
+/// The latch key of a span: built from the messages' role-and-content hashes, each taken once
+/// and cached by the conversation, so after a message's first visit it costs O(messages in the
+/// span) and never rereads their text. The count and characters are mixed
 /// in to make collisions between different spans even less likely.
 fn span_key<M: WindowMessage>(visit: &Visit<'_, M>, span: TurnSpan) -> u64 {
     let conversation = visit.conversation();
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for index in span.messages() {
-        let message_hash = conversation.meta(index).map_or(0, |meta| meta.hash);
+        let message_hash = conversation.message_hash(index);
         hash ^= message_hash;
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }
