@@ -127,7 +127,7 @@ fn push_one(c: &mut Criterion) {
 }
 
 /// The cold path: counting every message of a freshly loaded conversation (characters, tokens,
-/// span-key hash, tool names, turns), which a run pays once per message and a one-shot caller
+/// tool names, call answers, turns), which a run pays once per message and a one-shot caller
 /// pays on every call. The copy of the messages is made outside the timed region, and the
 /// built conversation is dropped outside it too.
 fn cold(c: &mut Criterion) {
