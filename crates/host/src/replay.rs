@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panewise_pane_state::{parse_log, State, TurnPhase};
+use panewise_pane_state::{parse_log_bytes, State, TurnPhase};
 
 /// Arguments of `panewise replay`.
 #[derive(clap::Args)]
@@ -23,11 +23,17 @@ pub struct Args {
 
 /// Runs `panewise replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.log)
-        .with_context(|| format!("cannot read {}", args.log.display()))?;
-    let log = parse_log(&text).with_context(|| format!("{}", args.log.display()))?;
+    let bytes =
+        std::fs::read(&args.log).with_context(|| format!("cannot read {}", args.log.display()))?;
+    let log = parse_log_bytes(&bytes).with_context(|| format!("{}", args.log.display()))?;
     for warning in &log.warnings {
         eprintln!("panewise: warning: {}: {warning}", args.log.display());
+    }
+    if log.entries.is_empty() {
+        eprintln!(
+            "panewise: warning: {}: the log holds no messages; the state is a fresh pane",
+            args.log.display()
+        );
     }
     let first = log.fold();
     let second = log.fold();

@@ -44,7 +44,7 @@ pub mod state;
 pub use cmd::{Cmd, CompactionSource, Event};
 pub use context::{ContextReading, ReadingSource, WindowSource};
 pub use error::LogError;
-pub use log::{parse_log, LogEntry, LogHeader, SessionLog};
+pub use log::{parse_log, parse_log_bytes, LogEntry, LogHeader, SessionLog};
 pub use msg::Msg;
 pub use reducer::{step, step_into, update, update_into};
 pub use state::{PaneState, State, TurnOutcome, TurnPhase};

@@ -157,90 +157,111 @@ pub fn upgrade(line: usize, version: u64, value: Value) -> Result<Value, LogErro
     }
 }
 
-/// Parses a whole log. Blank lines are skipped; a malformed line is an error naming its line;
-/// a cut-off last line (no trailing newline, not valid JSON) and unknown message kinds are
-/// skipped and reported as warnings.
+/// Parses a whole log given as text. See [`parse_log_bytes`].
 pub fn parse_log(text: &str) -> Result<SessionLog, LogError> {
+    parse_log_bytes(text.as_bytes())
+}
+
+/// Parses a whole log as it lies on disk.
+///
+/// Blank lines are skipped. A line that cannot be read (not UTF-8, not JSON, a known message
+/// with bad fields, a header after the log began) is an error naming its line. Two things are
+/// skipped and reported as warnings instead: a cut-off last line (no trailing newline, not
+/// readable: a crash mid-write), and a message whose `type` this build does not know (written by
+/// a newer version).
+pub fn parse_log_bytes(bytes: &[u8]) -> Result<SessionLog, LogError> {
     let mut log = SessionLog::default();
-    let ends_with_newline = text.ends_with('\n');
-    let last_content_line = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, _)| i + 1)
-        .last();
-    for (index, raw) in text.lines().enumerate() {
+    let ends_with_newline = bytes.ends_with(b"\n");
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let last_content_line = lines
+        .iter()
+        .rposition(|l| !l.trim_ascii().is_empty())
+        .map(|i| i + 1);
+    for (index, raw) in lines.iter().enumerate() {
         let line = index + 1;
-        if raw.trim().is_empty() {
+        if raw.trim_ascii().is_empty() {
             continue;
         }
-        let value: Value = match serde_json::from_str(raw) {
+        let is_cut_off = !ends_with_newline && Some(line) == last_content_line;
+        let parsed = std::str::from_utf8(raw)
+            .map_err(|e| format!("not valid UTF-8 ({e})"))
+            .and_then(|text| serde_json::from_str::<Value>(text).map_err(|e| json_reason(&e)));
+        let value = match parsed {
             Ok(value) => value,
-            Err(error) => {
-                if !ends_with_newline && Some(line) == last_content_line {
-                    log.warnings.push(LogWarning::TruncatedLastLine { line });
-                    continue;
-                }
-                return Err(LogError::Malformed {
-                    line,
-                    reason: error.to_string(),
-                });
+            Err(_) if is_cut_off => {
+                log.warnings.push(LogWarning::TruncatedLastLine { line });
+                continue;
             }
+            Err(reason) => return Err(LogError::Malformed { line, reason }),
         };
-        let version = value
-            .get("v")
-            .and_then(Value::as_u64)
-            .ok_or(LogError::MissingVersion { line })?;
-        let mut value = upgrade(line, version, value)?;
-        if let Some(header) = value.get_mut("header").map(Value::take) {
-            if line != 1 && !log.entries.is_empty() {
-                return Err(LogError::Malformed {
-                    line,
-                    reason: "a header may only open the log".into(),
-                });
-            }
-            log.header = Some(
-                serde_json::from_value(header).map_err(|e| LogError::Malformed {
-                    line,
-                    reason: format!("bad header: {e}"),
-                })?,
-            );
-            continue;
-        }
-        let ts = value
-            .get("ts")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| LogError::Malformed {
-                line,
-                reason: "missing or non-integer `ts`".into(),
-            })?;
-        let msg_value =
-            value
-                .get_mut("msg")
-                .map(Value::take)
-                .ok_or_else(|| LogError::Malformed {
-                    line,
-                    reason: "missing `msg`".into(),
-                })?;
-        let kind = msg_value
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        match serde_json::from_value::<Msg>(msg_value) {
-            Ok(msg) => log.entries.push(LogEntry { ts, msg }),
-            Err(error) if error.to_string().starts_with("unknown variant") => {
-                log.warnings.push(LogWarning::UnknownMessage {
-                    line,
-                    kind: kind.unwrap_or_default(),
-                });
-            }
-            Err(error) => {
-                return Err(LogError::Malformed {
-                    line,
-                    reason: error.to_string(),
-                })
-            }
-        }
+        parse_line(&mut log, line, value)?;
     }
     Ok(log)
+}
+
+fn parse_line(log: &mut SessionLog, line: usize, value: Value) -> Result<(), LogError> {
+    let malformed = |reason: String| LogError::Malformed { line, reason };
+    let version = value
+        .get("v")
+        .and_then(Value::as_u64)
+        .ok_or(LogError::MissingVersion { line })?;
+    let mut value = upgrade(line, version, value)?;
+    if let Some(header) = value.get_mut("header").map(Value::take) {
+        if value.get("msg").is_some() {
+            return Err(malformed(
+                "a line holds either a header or a message".into(),
+            ));
+        }
+        if log.header.is_some() || !log.entries.is_empty() || !log.warnings.is_empty() {
+            return Err(malformed("a header may only open the log".into()));
+        }
+        let header = serde_json::from_value(header)
+            .map_err(|e| malformed(format!("bad header: {}", json_reason(&e))))?;
+        log.header = Some(header);
+        return Ok(());
+    }
+    let ts = value
+        .get("ts")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| malformed("missing or non-integer `ts`".into()))?;
+    let msg_value = value
+        .get_mut("msg")
+        .map(Value::take)
+        .ok_or_else(|| malformed("missing `msg`".into()))?;
+    let kind = msg_value
+        .get("type")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| malformed("`msg` has no string `type`".into()))?;
+    match serde_json::from_value::<Msg>(msg_value) {
+        Ok(msg) => log.entries.push(LogEntry { ts, msg }),
+        // Only a message kind this build does not know is skipped; a known kind with a bad
+        // field (an unknown enum value inside it, say) is malformed, never silently lost.
+        Err(_) if !is_known_kind(&kind) => {
+            log.warnings.push(LogWarning::UnknownMessage { line, kind });
+        }
+        Err(error) => {
+            return Err(malformed(format!("`{kind}`: {}", json_reason(&error))));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `kind` names a [`Msg`] variant: a bare `{"type": kind}` fails to decode with
+/// "unknown variant" exactly when it does not.
+fn is_known_kind(kind: &str) -> bool {
+    match serde_json::from_value::<Msg>(serde_json::json!({ "type": kind })) {
+        Ok(_) => true,
+        Err(error) => !error.to_string().starts_with("unknown variant"),
+    }
+}
+
+/// A serde error without its position: positions count within one log line, which would read
+/// as if they were line numbers of the log.
+fn json_reason(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rsplit_once(" at line ") {
+        Some((reason, _)) => format!("{reason} (column {})", error.column()),
+        None => text,
+    }
 }

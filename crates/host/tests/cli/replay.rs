@@ -79,3 +79,75 @@ fn replay_refuses_a_log_from_a_newer_schema() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 99 is newer"));
 }
+
+fn write_temp_bytes(name: &str, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("panewise-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+const SUBSCRIBE: &[u8] = b"{\"v\":1,\"ts\":1,\"msg\":{\"type\":\"stream_subscribe\",\"at\":1}}\n";
+
+#[test]
+fn replay_skips_a_last_line_cut_inside_a_multibyte_character() {
+    let mut log = SUBSCRIBE.to_vec();
+    log.extend_from_slice(
+        b"{\"v\":1,\"ts\":2,\"msg\":{\"type\":\"task_notice_added\",\"text\":\"caf\xc3",
+    );
+    let out = panewise(&["replay", &write_temp_bytes("cut-utf8.jsonl", &log)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("line 2: truncated last line"), "{stderr}");
+}
+
+#[test]
+fn replay_names_a_middle_line_that_is_not_utf8() {
+    let mut log = b"\xff\xfe garbage\n".to_vec();
+    log.extend_from_slice(SUBSCRIBE);
+    let out = panewise(&["replay", &write_temp_bytes("binary.jsonl", &log)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("line 1: malformed log entry: not valid UTF-8"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn replay_refuses_a_known_message_with_a_bad_field_instead_of_skipping_it() {
+    let mut log = SUBSCRIBE.to_vec();
+    log.extend_from_slice(b"{\"v\":1,\"ts\":2,\"msg\":{\"type\":\"failure_observed\",\"at\":2,\"failure\":{\"kind\":\"brand_new_kind\",\"retryable\":false,\"message\":\"m\"}}}\n");
+    let out = panewise(&["replay", &write_temp_bytes("bad-field.jsonl", &log)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("line 2: malformed log entry: `failure_observed`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn replay_refuses_a_second_header_and_a_line_with_header_and_message() {
+    let header = b"{\"v\":1,\"header\":{\"agent_id\":\"a\"}}\n";
+    let mut twice = header.to_vec();
+    twice.extend_from_slice(b"{\"v\":1,\"header\":{\"agent_id\":\"b\"}}\n");
+    let out = panewise(&["replay", &write_temp_bytes("two-headers.jsonl", &twice)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("line 2: malformed log entry: a header may only open the log"));
+
+    let both =
+        b"{\"v\":1,\"header\":{\"agent_id\":\"a\"},\"ts\":1,\"msg\":{\"type\":\"init_start\"}}\n";
+    let out = panewise(&["replay", &write_temp_bytes("header-and-msg.jsonl", both)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("either a header or a message"));
+}
+
+#[test]
+fn replay_warns_that_an_empty_log_holds_no_messages() {
+    let out = panewise(&["replay", &write_temp_bytes("empty.jsonl", b"\n\n")]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the log holds no messages"));
+}
