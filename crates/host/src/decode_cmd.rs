@@ -190,7 +190,8 @@ fn human_summary(summary: &PaneSummary) -> String {
                 tokens as f64 * 100.0 / window as f64
             ),
             (Some(tokens), _) => format!("{tokens} tokens, window unknown"),
-            (None, _) => "no reading".into(),
+            (None, Some(window)) => format!("no reading, window {window} tokens"),
+            (None, None) => "no reading".into(),
         },
     );
     line("compactions", summary.compactions.to_string());

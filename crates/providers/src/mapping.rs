@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::{classify_failure, process_exited_failure};
 use crate::decoder::{DecodeCounts, Provider};
-use crate::event::ProviderEvent;
+use crate::event::{ProviderEvent, UsageScope};
 use crate::model_table::ModelTable;
 
 /// The model name Gemini CLI announces when its router picks the model per request.
@@ -30,6 +30,31 @@ pub struct Mapper {
     session_id: Option<String>,
     last_prompt: Option<String>,
     turn_open: bool,
+    /// What the stream showed of the current turn, to tell whether a turn-scoped usage sum is
+    /// the prompt of a single model call.
+    turn_calls: TurnCalls,
+}
+
+/// What a turn showed of its model calls, counted from [`ProviderEvent::TurnStarted`].
+///
+/// A format that reports usage only summed over a turn (Codex, Gemini CLI) does not say how
+/// many calls the sum covers. Each tool round costs one more call (calls = tool rounds + 1), so
+/// a turn that was seen from its start and showed no tool call and no retry made exactly one
+/// call, and only then is the sum that call's prompt.
+#[derive(Debug, Clone, Copy, Default)]
+struct TurnCalls {
+    /// The turn's start was seen, so the counts below cover the whole turn.
+    seen_from_start: bool,
+    /// Tool calls started in the turn.
+    tools: u64,
+    /// The CLI retried or reconnected during the turn.
+    retried: bool,
+}
+
+impl TurnCalls {
+    fn exactly_one_call(&self) -> bool {
+        self.seen_from_start && self.tools == 0 && !self.retried
+    }
 }
 
 impl Mapper {
@@ -46,6 +71,7 @@ impl Mapper {
             session_id: None,
             last_prompt: None,
             turn_open: false,
+            turn_calls: TurnCalls::default(),
         }
     }
 
@@ -91,6 +117,10 @@ impl Mapper {
             }
             ProviderEvent::TurnStarted { prompt } => {
                 self.turn_open = true;
+                self.turn_calls = TurnCalls {
+                    seen_from_start: true,
+                    ..TurnCalls::default()
+                };
                 self.last_prompt.clone_from(prompt);
                 out.push(Msg::TurnStart {
                     at,
@@ -99,6 +129,7 @@ impl Mapper {
             }
             ProviderEvent::TurnEnded { stats } => {
                 self.turn_open = false;
+                self.turn_calls = TurnCalls::default();
                 out.push(Msg::TurnEnd {
                     stats: (*stats != SessionStats::default()).then(|| stats.clone()),
                     turn: None,
@@ -111,13 +142,27 @@ impl Mapper {
                 })
             }
             ProviderEvent::RequestStarted => out.push(Msg::RequestStarted { turn: None }),
-            ProviderEvent::ToolStarted { name, arg, .. } => out.push(Msg::ToolStart {
-                name: name.clone(),
-                arg: arg.clone(),
-                turn: None,
-            }),
+            ProviderEvent::ToolStarted { name, arg, .. } => {
+                self.turn_calls.tools = self.turn_calls.tools.saturating_add(1);
+                out.push(Msg::ToolStart {
+                    name: name.clone(),
+                    arg: arg.clone(),
+                    turn: None,
+                })
+            }
             ProviderEvent::ToolEnded { .. } => out.push(Msg::ToolEnd { turn: None }),
+            // A context reading is the prompt of one model call: what the model saw. A usage
+            // summed over a turn of several calls adds each call's prompt, and every call
+            // resends the conversation, so the sum grows with the number of calls rather than
+            // with the context (Codex `tool-call`: calls of 2620 and 2710 tokens report 5330).
+            // Taken as a reading, it overstates the meter, and a later turn with fewer calls
+            // looks like a ≥50% drop to the reducer's compaction heuristic (R49), which then
+            // counts a compaction that never happened. So a turn-scoped sum is a reading only
+            // when the turn made exactly one call (see [`TurnCalls`]); otherwise the meter
+            // keeps its previous reading (older, never larger than the context now). The
+            // turn's token totals are unaffected: they arrive with its `TurnEnded` stats.
             ProviderEvent::Usage {
+                scope,
                 model,
                 input_tokens,
                 cached_input_tokens,
@@ -128,11 +173,17 @@ impl Mapper {
                     self.model = Some(model.clone());
                 }
                 self.report_table_window(out);
-                out.push(Msg::TokensIn {
-                    input: input_tokens.saturating_add(*cached_input_tokens),
-                    model: self.model.clone(),
-                    turn: None,
-                });
+                let is_reading = match scope {
+                    UsageScope::Call => true,
+                    UsageScope::Turn => self.turn_calls.exactly_one_call(),
+                };
+                if is_reading {
+                    out.push(Msg::TokensIn {
+                        input: input_tokens.saturating_add(*cached_input_tokens),
+                        model: self.model.clone(),
+                        turn: None,
+                    });
+                }
                 if let Some(output) = output_tokens.filter(|output| *output > 0) {
                     out.push(Msg::TokensOut { output, turn: None });
                 }
@@ -170,6 +221,7 @@ impl Mapper {
                 reason,
                 ..
             } => {
+                self.turn_calls.retried = true;
                 // The retry is classified like a failure; only the transient kinds are a wait
                 // the person watching should see, anything else leaves the phase as it is.
                 let kind =
@@ -271,7 +323,8 @@ pub struct PaneSummary {
     pub cost_usd: Option<f64>,
     /// Tokens in context, as the meter shows them.
     pub context_tokens: Option<u64>,
-    /// The context window the meter uses.
+    /// The context window the meter uses: the reading's, or without a reading the window
+    /// reported for the model in use (the model table's, for a provider that reports none).
     pub context_window: Option<u64>,
     /// Compactions seen, reported or detected by the token-drop heuristic.
     pub compactions: u64,
@@ -374,11 +427,32 @@ pub fn summarize<'a>(
         cached_input_tokens: totals.and_then(|totals| totals.cached_input_tokens),
         cost_usd: totals.and_then(|totals| totals.cost_usd),
         context_tokens: reading.map(|reading| reading.tokens),
-        context_window: reading.and_then(|reading| reading.window),
+        context_window: match reading {
+            Some(reading) => reading.window,
+            None => known_window(state),
+        },
         compactions: state.compactions,
         failure: state
             .failure
             .as_ref()
             .map(|failure| SummaryFailure::from(&failure.failure)),
+    }
+}
+
+/// The window of the model in use when there is no reading to take it from: the last model a
+/// reading named, or else the only model a window was reported for (the mapper reports the model
+/// table's window for the model it assumes as soon as usage arrives). More than one candidate
+/// and no reading to choose between them gives none.
+fn known_window(state: &State) -> Option<u64> {
+    let windows = &state.reported_context_windows;
+    if let Some(model) = &state.last_context_model {
+        if let Some(window) = windows.get(model) {
+            return Some(*window);
+        }
+    }
+    let mut only = windows.values();
+    match (only.next(), only.next()) {
+        (Some(window), None) => Some(*window),
+        _ => None,
     }
 }

@@ -1,7 +1,9 @@
 //! Folding each fixture through decoder, mapping and reducer gives the state a person should see.
 
+use panewise_pane_state::Msg;
 use panewise_providers::{
-    decode_all, fold_events, summarize, FailureKind, Mapper, ModelTable, PaneSummary, Provider,
+    decode_all, fold_events, summarize, FailureKind, Fold, Mapper, ModelTable, PaneSummary,
+    Provider,
 };
 
 use crate::fixture;
@@ -114,8 +116,9 @@ fn codex_tool_call_takes_its_window_from_the_model_table() {
     assert_eq!(summary.output_tokens, Some(60));
     assert_eq!(summary.cached_input_tokens, Some(2_048));
     assert_eq!(summary.cost_usd, None);
-    // Codex reports only the turn's sum over its calls: an upper bound of the context.
-    assert_eq!(summary.context_tokens, Some(5_330));
+    // Codex reports only the turn's sum over its two calls (2620 + 2710 prompt tokens): not a
+    // context reading. The meter still knows the model's window from the table.
+    assert_eq!(summary.context_tokens, None);
     assert_eq!(summary.context_window, Some(400_000));
     assert_eq!(summary.compactions, 0);
     assert_eq!(summary.failure, None);
@@ -150,7 +153,8 @@ fn gemini_tool_call_follows_the_working_model_not_the_router() {
     assert_eq!(summary.output_tokens, Some(60));
     assert_eq!(summary.cached_input_tokens, Some(4_096));
     assert_eq!(summary.cost_usd, None);
-    assert_eq!(summary.context_tokens, Some(8_200));
+    // 8200 is the working model's two calls summed (4050 + 4150 prompt tokens): not a reading.
+    assert_eq!(summary.context_tokens, None);
     assert_eq!(summary.context_window, Some(1_048_576));
     assert_eq!(summary.compactions, 0);
     assert_eq!(summary.failure, None);
@@ -192,17 +196,14 @@ fn a_configured_table_overrides_the_built_in_window() {
     let mut mapper =
         Mapper::new(Provider::Codex, ModelTable::built_in()).with_model(Some("o3".into()));
     let fold = fold_events(&mut mapper, &events);
-    assert_eq!(
-        fold.state
-            .plausible_reading()
-            .and_then(|reading| reading.window),
-        Some(200_000)
-    );
+    let summary = summarize(Provider::Codex, counts, &events, &fold.state);
+    assert_eq!(summary.context_window, Some(200_000));
 }
 
 #[test]
 fn a_token_drop_without_a_reported_compaction_counts_as_a_heuristic_compaction() {
-    // Two Codex turns whose prompt shrinks from 60k to 20k: Codex reports no compaction, so the
+    // Two Codex turns of one model call each (no tool), whose prompt shrinks from 60k to 20k:
+    // each turn's sum is that call's prompt, a real reading. Codex reports no compaction, so the
     // reducer's drop heuristic must.
     let stream = concat!(
         r#"{"type":"thread.started","thread_id":"t"}"#,
@@ -290,4 +291,119 @@ fn a_stream_cut_off_mid_turn_ends_as_process_exited_not_as_a_turn_that_never_end
         panewise_providers::process_exited_failure(Some(1)).message,
         "the agent process exited with code 1 before finishing its turn"
     );
+}
+
+/// Decodes and folds `stream` (lines joined with newlines) as `provider`'s output.
+fn fold_stream(provider: Provider, lines: &[&str]) -> (Fold, PaneSummary) {
+    let stream: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let (decoded, counts) = decode_all(provider, stream.as_bytes());
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let mut mapper = Mapper::new(provider, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    let summary = summarize(provider, counts, &events, &fold.state);
+    (fold, summary)
+}
+
+fn context_readings(fold: &Fold) -> Vec<u64> {
+    fold.messages
+        .iter()
+        .filter_map(|(_, msg)| match msg {
+            Msg::TokensIn { input, .. } => Some(*input),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn codex_turn_summed_usage_is_not_a_context_reading() {
+    // The capture's turn ran one tool, so two model calls: its usage (5330 prompt tokens) is
+    // their sum, while the context the model saw was 2710 tokens at most.
+    let (decoded, counts) = decode_all(Provider::Codex, &fixture("codex/tool-call.jsonl"));
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let mut mapper = Mapper::new(Provider::Codex, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    assert_eq!(context_readings(&fold), Vec::<u64>::new());
+    let summary = summarize(Provider::Codex, counts, &events, &fold.state);
+    assert_eq!(summary.context_tokens, None);
+    assert_eq!(summary.context_window, Some(400_000));
+    // The turn's totals still count every call.
+    assert_eq!(summary.input_tokens, Some(5_330 - 2_048));
+    assert_eq!(summary.cached_input_tokens, Some(2_048));
+    assert_eq!(summary.output_tokens, Some(60));
+}
+
+#[test]
+fn gemini_turn_summed_usage_is_not_a_context_reading() {
+    let (decoded, _) = decode_all(Provider::GeminiCli, &fixture("gemini-cli/tool-call.jsonl"));
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let mut mapper = Mapper::new(Provider::GeminiCli, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    assert_eq!(context_readings(&fold), Vec::<u64>::new());
+}
+
+#[test]
+fn codex_turn_sums_over_several_calls_do_not_count_a_false_compaction() {
+    // Three tools (four calls) summing 80k, then a one-call turn of 21k: the context did not
+    // shrink by half, the number of calls did. Only the second turn is a reading.
+    let tool = |id: &str| {
+        format!(
+            r#"{{"type":"item.completed","item":{{"id":"{id}","type":"command_execution","command":"ls","aggregated_output":"","exit_code":0,"status":"completed"}}}}"#
+        )
+    };
+    let (tool_1, tool_2, tool_3) = (tool("item_1"), tool("item_2"), tool("item_3"));
+    let (fold, summary) = fold_stream(
+        Provider::Codex,
+        &[
+            r#"{"type":"thread.started","thread_id":"t"}"#,
+            r#"{"type":"turn.started"}"#,
+            &tool_1,
+            &tool_2,
+            &tool_3,
+            r#"{"type":"turn.completed","usage":{"input_tokens":80000,"cached_input_tokens":0,"output_tokens":10}}"#,
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":21000,"cached_input_tokens":0,"output_tokens":10}}"#,
+        ],
+    );
+    assert_eq!(summary.turns_completed, 2);
+    assert_eq!(summary.compactions, 0);
+    assert_eq!(context_readings(&fold), vec![21_000]);
+    assert_eq!(summary.context_tokens, Some(21_000));
+    assert_eq!(summary.context_window, Some(400_000));
+    assert_eq!(summary.input_tokens, Some(101_000));
+}
+
+#[test]
+fn a_turn_sum_is_no_reading_after_a_retry_or_when_the_turn_start_was_not_seen() {
+    // A reconnect may have cost a call the sum includes; a turn seen only from its middle may
+    // have run tools before: either way the count of calls is unknown.
+    let (fold, summary) = fold_stream(
+        Provider::Codex,
+        &[
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":9000,"cached_input_tokens":0,"output_tokens":10}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":9500,"cached_input_tokens":0,"output_tokens":10}}"#,
+        ],
+    );
+    assert_eq!(context_readings(&fold), Vec::<u64>::new());
+    assert_eq!(summary.context_tokens, None);
+    assert_eq!(summary.input_tokens, Some(18_500));
+}
+
+#[test]
+fn gemini_single_call_turn_sum_is_the_context_reading() {
+    // No tool: the working model was called once, so its turn figures are that call's prompt.
+    let (fold, summary) = fold_stream(
+        Provider::GeminiCli,
+        &[
+            r#"{"type":"init","session_id":"s","model":"auto"}"#,
+            r#"{"type":"message","role":"user","content":"hi"}"#,
+            r#"{"type":"message","role":"assistant","content":"Hello.","delta":true}"#,
+            r#"{"type":"result","status":"success","stats":{"input_tokens":4300,"output_tokens":25,"cached":0,"input":4300,"duration_ms":5,"tool_calls":0,"models":{"gemini-3.5-flash-lite":{"input_tokens":300,"output_tokens":20,"cached":0,"input":300},"gemini-3.8-flash":{"input_tokens":4000,"output_tokens":5,"cached":0,"input":4000}}}}"#,
+        ],
+    );
+    assert_eq!(context_readings(&fold), vec![4_000]);
+    assert_eq!(summary.context_tokens, Some(4_000));
+    assert_eq!(summary.context_window, Some(1_048_576));
+    assert_eq!(summary.compactions, 0);
 }
