@@ -11,8 +11,11 @@
 //! With `--record LOG.jsonl` it also writes the reducer messages it folded as a session log,
 //! which `panewise replay` folds back to the same final state.
 //!
-//! Exit codes: 0 when the file was decoded (decode errors are reported, not fatal), 2 when the
-//! file or the model table cannot be read.
+//! Exit codes: 0 when the file was decoded (decode errors are reported, not fatal), 1 when not
+//! one line of it decoded (at least one decode error and no event: most likely the wrong
+//! `--provider` or not a stream at all; a warning says so on stderr), 2 when the file or the
+//! model table cannot be read. A file with nothing to decode prints `empty stream` on stderr and
+//! exits 0.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -104,7 +107,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write!(out, "{}", human_summary(&summary))?;
     }
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    drop(out);
+    Ok(match (counts.events, counts.decode_errors) {
+        (0, 0) => {
+            eprintln!("panewise decode: {}: empty stream", args.file.display());
+            ExitCode::SUCCESS
+        }
+        (0, errors) => {
+            eprintln!(
+                "panewise decode: warning: {}: no event decoded, {errors} decode error{} \
+                 (is it a {} stream?)",
+                args.file.display(),
+                if errors == 1 { "" } else { "s" },
+                args.provider,
+            );
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::SUCCESS,
+    })
 }
 
 /// Writes the folded messages as a session log: a header naming the provider, then one line per

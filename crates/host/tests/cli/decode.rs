@@ -325,3 +325,45 @@ fn decode_records_a_session_log_that_replay_folds_to_the_same_state() {
         );
     }
 }
+
+#[test]
+fn decode_warns_and_fails_when_nothing_decoded_and_says_so_for_an_empty_stream() {
+    let dir = std::env::temp_dir().join(format!("panewise-decode-nothing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let garbage = dir.join("garbage.jsonl");
+    std::fs::write(&garbage, "not json\nnor this\n").unwrap();
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "codex",
+        garbage.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("warning"), "{stderr}");
+    assert!(stderr.contains("2 decode errors"), "{stderr}");
+    // The report is still printed: each error, then the summary.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["events"], 0);
+    assert_eq!(summary["decode_errors"], 2);
+
+    let empty = dir.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let out = panewise(&["decode", "--provider", "codex", empty.to_str().unwrap()]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("empty stream"), "{stderr}");
+
+    // One good line among bad ones is a decode with errors, not a failure.
+    let mixed = dir.join("mixed.jsonl");
+    std::fs::write(&mixed, "not json\n{\"type\":\"turn.started\"}\n").unwrap();
+    let out = panewise(&["decode", "--provider", "codex", mixed.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
