@@ -96,6 +96,21 @@ impl Mapper {
 
     /// Appends the messages for `event`, which arrived at `at` (ms), to `out`.
     pub fn map(&mut self, event: &ProviderEvent, at: u64, out: &mut Vec<Msg>) {
+        // Work of a turn means a turn is open, even when its start was not in the stream (a
+        // capture begun mid-turn, a Claude stream without `system/init`): a stream ending then
+        // ends that turn as a failure instead of leaving it working forever.
+        if matches!(
+            event,
+            ProviderEvent::RequestStarted
+                | ProviderEvent::TextDelta { .. }
+                | ProviderEvent::ThinkingDelta { .. }
+                | ProviderEvent::ToolStarted { .. }
+                | ProviderEvent::ToolEnded { .. }
+                | ProviderEvent::Usage { .. }
+                | ProviderEvent::OutputTokens { .. }
+        ) {
+            self.turn_open = true;
+        }
         match event {
             ProviderEvent::SessionStarted {
                 session_id, model, ..

@@ -407,3 +407,47 @@ fn gemini_single_call_turn_sum_is_the_context_reading() {
     assert_eq!(summary.context_window, Some(1_048_576));
     assert_eq!(summary.compactions, 0);
 }
+
+#[test]
+fn a_stream_without_a_turn_start_that_ends_mid_turn_ends_as_process_exited() {
+    // A Claude stream captured without its `system/init` line (so no turn start) and cut off
+    // before its `result`: the turn's work opens the turn, and the end of the stream fails it.
+    let whole = fixture("claude-code/tool-call.ndjson");
+    let cut: Vec<u8> = whole
+        .split_inclusive(|byte| *byte == b'\n')
+        .filter(|line| !line.windows(16).any(|w| w == br#""subtype":"init""#))
+        .take(8)
+        .flatten()
+        .copied()
+        .collect();
+    let (decoded, counts) = decode_all(Provider::ClaudeCode, &cut);
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    assert!(!events
+        .iter()
+        .any(|event| matches!(event, panewise_providers::ProviderEvent::TurnStarted { .. })));
+    let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    let summary = summarize(Provider::ClaudeCode, counts, &events, &fold.state);
+    assert_ne!(summary.turn_phase, "streaming");
+    assert_eq!(summary.turns_completed, 0);
+    let failure = summary.failure.expect("a failure");
+    assert_eq!(failure.kind, FailureKind::ProcessExited);
+}
+
+#[test]
+fn a_whole_turn_without_a_turn_start_ends_without_a_failure() {
+    // The turn's end closes the turn its work opened: nothing is left to fail at the end.
+    let whole = fixture("claude-code/tool-call.ndjson");
+    let without_init: Vec<u8> = whole
+        .split_inclusive(|byte| *byte == b'\n')
+        .filter(|line| !line.windows(16).any(|w| w == br#""subtype":"init""#))
+        .flatten()
+        .copied()
+        .collect();
+    let (decoded, counts) = decode_all(Provider::ClaudeCode, &without_init);
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    let summary = summarize(Provider::ClaudeCode, counts, &events, &fold.state);
+    assert_eq!(summary.failure, None);
+}
