@@ -60,7 +60,8 @@ pub(crate) struct MessageMeta {
     pub(crate) born_at_ms: Option<u64>,
 }
 
-/// One turn as the stage keeps it (W6): a non-tool message and the tool messages after it.
+/// One turn as the stage keeps it (W6): a non-tool message and the tool messages after it,
+/// widened to every message from a call through its last result (W7, see `extend_turns`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TurnMeta {
     pub(crate) start: usize,
@@ -265,6 +266,8 @@ impl<M: WindowMessage> Conversation<M> {
         self.next_seq += 1;
         let index = self.meta.len();
         let mut meta = self.read_meta(message);
+        // The call a tool result answers, for the segmentation (W6, W7).
+        let mut call_seq = None;
         match meta.role {
             Role::Assistant => {
                 for call_index in 0..message.tool_call_count() {
@@ -284,18 +287,15 @@ impl<M: WindowMessage> Conversation<M> {
             Role::Tool => {
                 self.tool_results.push(seq);
                 if let Some(call_id) = message.tool_call_id() {
-                    let answered_site = self.update_call(call_id, |facts| {
+                    let (site, first_answer) = self.update_call(call_id, |facts| {
                         facts.answers += 1;
                         facts.result = Some(seq);
-                        if facts.answers == 1 {
-                            facts.site
-                        } else {
-                            None
-                        }
+                        (facts.site, facts.answers == 1)
                     });
-                    if let Some(site) = answered_site {
+                    if let (Some(site), true) = (site, first_answer) {
                         self.mark_answered(site.seq);
                     }
+                    call_seq = site.map(|site| site.seq);
                 }
                 if meta.tool != NO_TOOL {
                     self.results_by_tool[meta.tool as usize].push(seq);
@@ -316,7 +316,7 @@ impl<M: WindowMessage> Conversation<M> {
         self.char_prefix.push(self.char_prefix[index] + meta.chars);
         self.token_prefix
             .push(self.token_prefix[index] + meta.tokens);
-        self.extend_turns(index, &meta);
+        self.extend_turns(index, &meta, call_seq);
         self.meta.push(meta);
         self.hashes.push(AtomicU64::new(NO_HASH));
         self.seqs.push(seq);
@@ -398,7 +398,22 @@ impl<M: WindowMessage> Conversation<M> {
         }
     }
 
-    fn extend_turns(&mut self, index: usize, meta: &MessageMeta) {
+    /// Extends the segmentation by message `index`; `call_seq` is the call a tool result
+    /// answers, when that call is in the window.
+    ///
+    /// W6 alone (every non-tool message opens a turn, a tool message joins the open one) puts
+    /// a result in a later turn than its call whenever another message (assistant commentary,
+    /// an injected user message, a result of another call) sits between them, and removing
+    /// whole turns could then split the pair, which W7 forbids. So a result whose call lives
+    /// in an earlier turn merges the turns from the call's turn through its own into one unit
+    /// of removal. The refusal engine's rule (whole turns, one contiguous span) then keeps
+    /// every call with its results without checking pairs, and a merged turn refuses as a
+    /// whole when any part of it does. Each turn is merged away at most once and the call's
+    /// turn is found through the call-id map, so a push stays O(1) amortised.
+    ///
+    /// A result placed before its call (malformed on every wire) is not merged: segmentation
+    /// only looks back.
+    fn extend_turns(&mut self, index: usize, meta: &MessageMeta, call_seq: Option<u64>) {
         let joins_open_turn = meta.role == Role::Tool && !self.turns.is_empty();
         if joins_open_turn {
             if let Some(turn) = self.turns.last_mut() {
@@ -415,7 +430,32 @@ impl<M: WindowMessage> Conversation<M> {
                 starts_with_frame: meta.kind == Kind::CompactionFrame,
             });
         }
-        self.sync_blocked(self.turns.len() - 1);
+        let last = self.turns.len() - 1;
+        let call_turn = call_seq
+            .and_then(|seq| self.index_of_seq(seq))
+            .filter(|call| *call < index)
+            .and_then(|call| self.turn_index_of(call));
+        match call_turn {
+            Some(first) if first < last => self.merge_turns_from(first),
+            _ => self.sync_blocked(last),
+        }
+    }
+
+    /// Folds turn `first` and every turn after it into one turn (W7).
+    fn merge_turns_from(&mut self, first: usize) {
+        let Some(mut merged) = self.turns.get(first).copied() else {
+            return;
+        };
+        for turn in &self.turns[first + 1..] {
+            merged.len += turn.len;
+            merged.has_system |= turn.has_system;
+            merged.unanswered += turn.unanswered;
+        }
+        self.turns.truncate(first);
+        self.turns.push(merged);
+        let blocked_kept = self.blocked.partition_point(|turn| *turn < first);
+        self.blocked.truncate(blocked_kept);
+        self.sync_blocked(first);
     }
 
     /// The first turn at or after `from` that refuses whatever the visit, if any.
@@ -504,7 +544,8 @@ impl<M: WindowMessage> Conversation<M> {
         self.turns.len()
     }
 
-    /// The turns of the window, oldest first (W6).
+    /// The turns of the window, oldest first (W6). A result separated from its call by other
+    /// messages puts everything from the call's turn through its own in one turn (W7).
     pub fn turns(&self) -> impl Iterator<Item = Turn> + '_ {
         self.turns.iter().enumerate().map(|(index, turn)| Turn {
             index,
@@ -839,7 +880,14 @@ impl<M: WindowMessage> Conversation<M> {
         self.blocked.truncate(blocked_kept);
         for index in restart..len {
             let meta = self.meta[index];
-            self.extend_turns(index, &meta);
+            let call_seq = match meta.role {
+                Role::Tool => self.messages[index]
+                    .tool_call_id()
+                    .and_then(|id| self.calls.get(id)?.site)
+                    .map(|site| site.seq),
+                _ => None,
+            };
+            self.extend_turns(index, &meta, call_seq);
         }
     }
 }

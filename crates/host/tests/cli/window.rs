@@ -181,3 +181,108 @@ fn window_token_budget_adds_what_was_appended_since_the_call() {
     );
     assert_eq!(quiet["engaged"], false);
 }
+
+/// The reported case (W7): a tool result separated from its call by another message.
+fn separated_conversation(between: &str) -> String {
+    let long = "x".repeat(2_000);
+    [
+        format!(r#"{{"role":"user","content":"first {long}"}}"#),
+        format!(
+            r#"{{"role":"assistant","content":"calling {long}","tool_calls":[{{"id":"c1","type":"function","function":{{"name":"read","arguments":"{{}}"}}}}]}}"#
+        ),
+        between.to_string(),
+        r#"{"role":"tool","tool_call_id":"c1","content":"result one"}"#.to_string(),
+        r#"{"role":"assistant","content":"done"}"#.to_string(),
+        r#"{"role":"user","content":"second request"}"#.to_string(),
+        r#"{"role":"assistant","content":"ok"}"#.to_string(),
+    ]
+    .join("\n")
+}
+
+/// True when every tool result in the printed window follows a call with its id.
+fn every_result_follows_its_call(output: &Value) -> bool {
+    let mut calls: Vec<String> = Vec::new();
+    for message in output["window"].as_array().unwrap() {
+        if let Some(batch) = message["tool_calls"].as_array() {
+            calls.extend(batch.iter().map(|c| c["id"].as_str().unwrap().to_string()));
+        }
+        if message["role"] == "tool" {
+            let id = message["tool_call_id"].as_str().unwrap_or_default();
+            if !calls.iter().any(|call| call == id) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+#[test]
+fn window_w7_a_result_separated_from_its_call_leaves_with_its_call_under_every_strategy() {
+    let dir = std::env::temp_dir().join(format!("panewise-window-w7-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let betweens = [
+        r#"{"role":"assistant","content":"commentary"}"#,
+        r#"{"role":"user","content":"a reminder","injected_by":"harness"}"#,
+    ];
+    let configs = [
+        r#"{"strategy":"sliding-window","keepRecentTurns":4}"#,
+        r#"{"strategy":"sliding-window","keepRecentTurns":2}"#,
+        r#"{"strategy":"token-budget","thresholdTokens":10,"keepRecentTurns":4}"#,
+        r#"{"strategy":"summarize-oldest","thresholdTokens":10,"keepRecentTurns":4,"model":"m"}"#,
+        r#"{"strategy":"hybrid","thresholdTokens":10,"keepRecentTurns":4,"model":"m"}"#,
+        r#"{"strategy":"observation-masking","keepRecentObservations":0}"#,
+    ];
+    for (b, between) in betweens.iter().enumerate() {
+        let conversation = dir.join(format!("split{b}.jsonl"));
+        std::fs::write(&conversation, separated_conversation(between)).unwrap();
+        for (c, config_json) in configs.iter().enumerate() {
+            let config = dir.join(format!("config{c}.json"));
+            std::fs::write(&config, config_json).unwrap();
+            let output = panewise(&[
+                "window",
+                "--config",
+                config.to_str().unwrap(),
+                "--usage",
+                "5000",
+                conversation.to_str().unwrap(),
+            ]);
+            assert!(
+                output.status.success(),
+                "{config_json}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert!(
+                every_result_follows_its_call(&printed),
+                "{config_json} orphaned c1: {printed:#}"
+            );
+        }
+    }
+    // Four kept turns: only the first message leaves; the call, the message between and the
+    // result are one turn and all stay.
+    let config = dir.join("config0.json");
+    std::fs::write(&config, configs[0]).unwrap();
+    let conversation = dir.join("split0.jsonl");
+    let output = panewise(&[
+        "window",
+        "--config",
+        config.to_str().unwrap(),
+        conversation.to_str().unwrap(),
+    ]);
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed["record"]["removedMessageCount"], 1);
+    assert_eq!(printed["record"]["turnsBefore"], 5);
+    assert_eq!(
+        roles(&printed),
+        [
+            "user",
+            "assistant",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -8,23 +8,51 @@ use proptest::prelude::*;
 
 use crate::support::*;
 
+/// A message placed between a call and one of its results (W7).
+#[derive(Debug, Clone)]
+enum Interlude {
+    /// Assistant commentary.
+    Commentary(usize),
+    /// A user message the harness injected.
+    Injected(usize),
+    /// Another call with its own result, nested inside the outer call's batch.
+    Nested(u8, usize),
+}
+
+/// One generated call: tool, result size, whether it is answered, and what (if anything)
+/// sits right before its result.
+type CallShape = (u8, usize, bool, Option<Interlude>);
+
 /// One generated turn.
 #[derive(Debug, Clone)]
 enum TurnShape {
     Person(usize),
     Injected(usize),
     Thought(usize),
-    Tools(Vec<(u8, usize, bool)>),
+    Tools(Vec<CallShape>),
     System(usize),
 }
 
+fn interlude() -> impl Strategy<Value = Interlude> {
+    prop_oneof![
+        2 => (1usize..300).prop_map(Interlude::Commentary),
+        2 => (1usize..200).prop_map(Interlude::Injected),
+        1 => (0u8..5, 0usize..1_500).prop_map(|(tool, chars)| Interlude::Nested(tool, chars)),
+    ]
+}
+
 fn turn_shape() -> impl Strategy<Value = TurnShape> {
+    let call = (
+        0u8..5,
+        0usize..3_000,
+        prop::bool::weighted(0.95),
+        prop::option::weighted(0.25, interlude()),
+    );
     prop_oneof![
         3 => (1usize..400).prop_map(TurnShape::Person),
         1 => (1usize..200).prop_map(TurnShape::Injected),
         2 => (0usize..300).prop_map(TurnShape::Thought),
-        5 => prop::collection::vec((0u8..5, 0usize..3_000, prop::bool::weighted(0.95)), 1..4)
-            .prop_map(TurnShape::Tools),
+        5 => prop::collection::vec(call, 1..4).prop_map(TurnShape::Tools),
         1 => (1usize..100).prop_map(TurnShape::System),
     ]
 }
@@ -43,7 +71,7 @@ fn build(shapes: &[TurnShape]) -> Vec<Message> {
             TurnShape::Tools(calls) => {
                 let ids: Vec<(String, String)> = calls
                     .iter()
-                    .map(|(tool, _, _)| {
+                    .map(|(tool, _, _, _)| {
                         call += 1;
                         (format!("call_{call}"), format!("tool_{tool}"))
                     })
@@ -53,7 +81,28 @@ fn build(shapes: &[TurnShape]) -> Vec<Message> {
                     .map(|(id, name)| (id.as_str(), name.as_str(), "{}"))
                     .collect();
                 messages.push(Message::assistant_calls("", &refs));
-                for ((id, _), (_, chars, answered)) in ids.iter().zip(calls) {
+                // An interlude separates a result from its call, and the results of
+                // parallel calls from each other.
+                for ((id, _), (_, chars, answered, between)) in ids.iter().zip(calls) {
+                    match between {
+                        Some(Interlude::Commentary(chars)) => {
+                            messages.push(Message::assistant(text(*chars)))
+                        }
+                        Some(Interlude::Injected(chars)) => {
+                            messages.push(Message::user(text(*chars)).injected("harness"))
+                        }
+                        Some(Interlude::Nested(tool, chars)) => {
+                            call += 1;
+                            let nested = format!("call_{call}");
+                            let name = format!("tool_{tool}");
+                            messages.push(Message::assistant_calls(
+                                "",
+                                &[(nested.as_str(), name.as_str(), "{}")],
+                            ));
+                            messages.push(Message::tool_result(nested, text(*chars)));
+                        }
+                        None => {}
+                    }
                     if *answered {
                         messages.push(Message::tool_result(id.clone(), text(*chars)));
                     }
@@ -149,6 +198,18 @@ proptest! {
         let messages = build(&shapes);
         let (_, window) = run(&messages, &config_for(choice, keep, threshold), 5_000);
         prop_assert!(no_orphaned_results(&window));
+        prop_assert!(pairs_stay_or_leave_together(&messages, &window));
+    }
+
+    #[test]
+    fn w6_w7_turns_match_the_plain_segmentation_with_calls_joined_to_their_results(
+        shapes in prop::collection::vec(turn_shape(), 0..40),
+    ) {
+        let messages = build(&shapes);
+        let conversation = conversation(messages.clone());
+        let found: Vec<(usize, usize)> =
+            conversation.turns().map(|turn| (turn.start, turn.len)).collect();
+        prop_assert_eq!(found, plain_turns(&messages));
     }
 
     #[test]
@@ -217,6 +278,42 @@ proptest! {
         let json = serde_json::to_string(&config).unwrap();
         prop_assert_eq!(StrategyConfig::from_json(&json).unwrap(), config);
     }
+}
+
+/// W6 then W7 the slow, obvious way, as `(start, len)`: segment by role, then join every
+/// turn from a call's through its result's.
+fn plain_turns(messages: &[Message]) -> Vec<(usize, usize)> {
+    let mut turn_of = Vec::with_capacity(messages.len());
+    let mut count = 0usize;
+    for message in messages {
+        if message.role != Role::Tool || count == 0 {
+            count += 1;
+        }
+        turn_of.push(count - 1);
+    }
+    // `joined[t]` is true when turn t belongs with the turn before it.
+    let mut joined = vec![false; count];
+    for (index, message) in messages.iter().enumerate() {
+        let Some(id) = &message.tool_call_id else {
+            continue;
+        };
+        let call = messages[..index]
+            .iter()
+            .rposition(|m| m.tool_calls.iter().any(|call| &call.id == id));
+        if let Some(call) = call {
+            joined[turn_of[call] + 1..=turn_of[index]].fill(true);
+        }
+    }
+    let mut turns: Vec<(usize, usize)> = Vec::new();
+    for (index, turn) in turn_of.iter().enumerate() {
+        match turns.last_mut() {
+            Some((_, len)) if index > 0 && (turn_of[index - 1] == *turn || joined[*turn]) => {
+                *len += 1
+            }
+            _ => turns.push((index, 1)),
+        }
+    }
+    turns
 }
 
 /// A span as `(first turn, last turn)` and the refusals as `(reason, turn)`.

@@ -122,6 +122,29 @@ pub fn no_orphaned_results(messages: &[Message]) -> bool {
     true
 }
 
+/// True when every call of `input` whose results are in `input` is in `output` exactly when
+/// all of those results are (masked results keep their call id, so they still count).
+pub fn pairs_stay_or_leave_together(input: &[Message], output: &[Message]) -> bool {
+    let has_call = |messages: &[Message], id: &str| {
+        messages
+            .iter()
+            .any(|m| m.tool_calls.iter().any(|call| call.id == id))
+    };
+    let results = |messages: &[Message], id: &str| {
+        messages
+            .iter()
+            .filter(|m| m.tool_call_id.as_deref() == Some(id))
+            .count()
+    };
+    input.iter().flat_map(|m| m.tool_calls.iter()).all(|call| {
+        let answers = results(input, &call.id);
+        let kept = results(output, &call.id);
+        answers == 0
+            || (has_call(output, &call.id) && kept == answers)
+            || (!has_call(output, &call.id) && kept == 0)
+    })
+}
+
 /// A summarizer that answers `text` and counts its calls.
 #[derive(Clone)]
 pub struct FixedSummarizer {
