@@ -82,8 +82,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let conversation_text = std::fs::read_to_string(&args.conversation)
         .with_context(|| format!("cannot read {}", args.conversation.display()))?;
-    let messages = openai::parse_jsonl(&conversation_text)
+    let parsed = openai::read_jsonl(&conversation_text)
         .with_context(|| format!("bad conversation in {}", args.conversation.display()))?;
+    // Orphans are warned about, not rejected, so a real (imperfect) log still windows.
+    for orphan in &parsed.orphans {
+        let call = orphan.tool_call_id.as_deref().map_or_else(
+            || "without a `tool_call_id`".to_string(),
+            |id| format!("for call `{id}`"),
+        );
+        eprintln!(
+            "panewise window: warning: {} line {}: tool result {call} answers no earlier \
+             assistant tool call; it is kept",
+            args.conversation.display(),
+            orphan.line
+        );
+    }
+    let messages = parsed.messages;
 
     let summarizer: Option<Box<dyn Summarizer>> = config
         .needs_summarizer()

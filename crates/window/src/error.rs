@@ -33,6 +33,9 @@ pub enum WindowError {
         /// Why the message was rejected.
         reason: String,
     },
+    /// A JSON value is not a chat-completions message.
+    #[error("not a chat-completions message: {0}")]
+    MessageShape(String),
     /// A plan's edit does not fit the conversation it is applied to.
     #[error("the window edit does not fit this conversation: {0}")]
     EditMismatch(String),

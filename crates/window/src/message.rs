@@ -2,6 +2,7 @@
 //! own message type.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// Who speaks a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -52,12 +53,17 @@ pub struct ToolCallRef<'a> {
 }
 
 /// The crate's own message type: the shape of W3, plus the origin facts the records need.
+///
+/// A message read from chat-completions JSON keeps the JSON object it came from in
+/// [`Message::original`], so writing it back loses nothing the stage did not change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     /// Who speaks.
     pub role: Role,
-    /// The text. Every size in this crate is counted over this field.
+    /// The text. Every size in this crate is counted over this field: for a list of content
+    /// parts it holds only the text parts, so image and audio parts count 0 characters. Such a
+    /// part is never dropped on its own; it leaves only with its whole message.
     pub content: String,
     /// Tool calls made by an assistant message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -77,6 +83,12 @@ pub struct Message {
     /// When the message was appended, in milliseconds of the caller's clock, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub born_at_ms: Option<u64>,
+    /// The chat-completions JSON object the message was read from, when it was read from one
+    /// ([`crate::openai::from_value`]). [`crate::openai::to_value`] starts from it and rewrites
+    /// only the fields that differ from what it parses to, so non-text content parts, unknown
+    /// fields, `name`, `null` content and the `developer`/`function` roles survive a round trip.
+    #[serde(skip)]
+    pub original: Option<Map<String, Value>>,
 }
 
 impl Message {
@@ -91,6 +103,7 @@ impl Message {
             injected_by: None,
             stage_id: None,
             born_at_ms: None,
+            original: None,
         }
     }
 

@@ -7,6 +7,7 @@ mod drop;
 mod engine;
 mod masking;
 mod model;
+mod openai_round_trip;
 mod pairing;
 mod pins;
 mod properties;
