@@ -743,21 +743,7 @@ fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, out: &mut Vec<Cmd>) 
     let stopping = matches!(s.turn_phase, TurnPhase::Interrupting { .. });
     let outcome = match s.turn_phase {
         TurnPhase::Done { outcome, .. } => outcome,
-        _ => {
-            let outcome = if stopping {
-                TurnOutcome::Stopped
-            } else {
-                TurnOutcome::Completed
-            };
-            s.turn_phase = TurnPhase::Done {
-                outcome,
-                finished_at: s.now_ms,
-            };
-            if outcome == TurnOutcome::Completed {
-                count_completed_turn(s);
-            }
-            outcome
-        }
+        _ => finish_turn(s, s.now_ms),
     };
     s.session_totals = accumulate(s.session_totals.take(), merged.as_ref());
     let stats_merged = merged.is_some();
@@ -773,6 +759,24 @@ fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, out: &mut Vec<Cmd>) 
             stopping_cleared: stopping,
         },
     );
+}
+
+/// Ends the turn in `Done`: `stopped` when a stop was pending, else `completed` (counted once).
+/// This is the soft end a result or a manual compaction boundary brings (R32, R45).
+fn finish_turn(s: &mut PaneState, finished_at: u64) -> TurnOutcome {
+    let outcome = if matches!(s.turn_phase, TurnPhase::Interrupting { .. }) {
+        TurnOutcome::Stopped
+    } else {
+        TurnOutcome::Completed
+    };
+    s.turn_phase = TurnPhase::Done {
+        outcome,
+        finished_at,
+    };
+    if outcome == TurnOutcome::Completed {
+        count_completed_turn(s);
+    }
+    outcome
 }
 
 /// Counts a completed turn once: a `Done.completed` that later rounds of the same turn promote
@@ -959,18 +963,7 @@ fn compaction_boundary(s: &mut PaneState, b: Boundary, out: &mut Vec<Cmd>) {
     if b.trigger == CompactionTrigger::Manual && s.pending_compact_turn && s.turn_phase.is_working()
     {
         let stopping = matches!(s.turn_phase, TurnPhase::Interrupting { .. });
-        let outcome = if stopping {
-            TurnOutcome::Stopped
-        } else {
-            TurnOutcome::Completed
-        };
-        s.turn_phase = TurnPhase::Done {
-            outcome,
-            finished_at: b.at,
-        };
-        if outcome == TurnOutcome::Completed {
-            count_completed_turn(s);
-        }
+        let outcome = finish_turn(s, b.at);
         s.current_tool = None;
         s.current_tool_arg = None;
         s.turn_tokens = None;
