@@ -36,6 +36,18 @@ pub struct WindowEdit {
 }
 
 impl WindowEdit {
+    /// An edit that only swaps contents (masking): nothing removed, nothing inserted.
+    pub fn replacements_only(replaced: Vec<ContentReplacement>, at_ms: u64) -> Self {
+        Self {
+            removed: 0..0,
+            inserted: None,
+            inserted_at_ms: at_ms,
+            replaced,
+        }
+    }
+}
+
+impl WindowEdit {
     /// An edit that removes `removed` and inserts nothing.
     pub fn remove(removed: Range<usize>, at_ms: u64) -> Self {
         Self {

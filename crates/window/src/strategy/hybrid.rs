@@ -63,12 +63,10 @@ impl<M: WindowMessage> WindowStrategy<M> for Hybrid {
                 compaction: None,
             });
             let mut plan = WindowPlan::unchanged(record);
-            plan.edit = Some(WindowEdit {
-                removed: 0..0,
-                inserted: None,
-                inserted_at_ms: visit.context().now_ms,
-                replaced: masks.replacements,
-            });
+            plan.edit = Some(WindowEdit::replacements_only(
+                masks.replacements,
+                visit.context().now_ms,
+            ));
             plan.budget_pressure = Some(BudgetPressure {
                 cap_tokens: threshold,
                 projected_tokens: judged,

@@ -106,12 +106,10 @@ impl<M: WindowMessage> WindowStrategy<M> for ObservationMasking {
         record.window_chars_after = record.window_chars_before - masks.saved_chars;
         record.detail = RecordDetail::Masking(masks.record);
         let mut plan = WindowPlan::unchanged(record);
-        plan.edit = Some(WindowEdit {
-            removed: 0..0,
-            inserted: None,
-            inserted_at_ms: visit.context().now_ms,
-            replaced: masks.replacements,
-        });
+        plan.edit = Some(WindowEdit::replacements_only(
+            masks.replacements,
+            visit.context().now_ms,
+        ));
         Ok(Some(plan))
     }
 }
