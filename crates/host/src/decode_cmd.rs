@@ -5,8 +5,12 @@
 //! With `--json`, stdout is one JSON object per event (a malformed line appears as
 //! `{"type":"decode_error","line":N,"message":…}`), then a summary object whose keys are
 //! `provider`, `events`, `unknown_events`, `decode_errors`, `turn_phase`, `turns_completed`,
-//! `tools`, `input_tokens`, `output_tokens`, `cached_input_tokens`, `cost_usd`,
-//! `context_tokens`, `context_window`, `compactions` and `failure`.
+//! `tools`, `input_tokens`, `output_tokens`, `cached_input_tokens`, `cache_write_input_tokens`,
+//! `reasoning_tokens`, `cost_usd`, `cost_source` (`reported`, `estimated` or `unknown`),
+//! `model`, `model_assumed`, `plan`, `warnings`, `context_tokens`, `context_window`,
+//! `compactions` and `failure`. A cost the CLI does not report is estimated from the built-in
+//! price table (`--prices` lays a file over it); a model without a price gives `cost_usd: null`,
+//! `cost_source: "unknown"` and a warning on stderr naming the model.
 //!
 //! With `--record LOG.jsonl` it also writes the reducer messages it folded as a session log,
 //! which `panewise replay` folds back to the same final state.
@@ -23,8 +27,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use panewise_providers::{
-    fold_events, summarize, DecodeError, Decoder, Mapper, ModelTable, PaneSummary, Provider,
-    ProviderEvent,
+    fold_events, summarize, CostSource, DecodeError, Decoder, Mapper, ModelTable, PaneSummary,
+    PriceTable, Provider, ProviderEvent,
 };
 
 /// Bytes handed to the decoder at a time, as a pipe would deliver them.
@@ -48,6 +52,11 @@ pub struct Args {
     /// `{"windows":[{"model":"gpt-5*","window":400000}],"default_models":{"codex":"gpt-5.5"}}`.
     #[arg(long)]
     model_table: Option<PathBuf>,
+    /// A JSON price table laid over the built-in one, for models it lacks or prices it has
+    /// wrong: `{"prices":[{"model":"gemini-3.8-flash","input":0.5,"output":3,"cached_input":0.05}]}`
+    /// (US dollars per million tokens; `cache_write` and `reasoning` are optional too).
+    #[arg(long, value_name = "FILE")]
+    prices: Option<PathBuf>,
     /// Also write the folded reducer messages as a session log (`panewise replay` reads it).
     #[arg(long, value_name = "LOG")]
     record: Option<PathBuf>,
@@ -66,6 +75,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         table = table.overridden_by(overrides);
     }
 
+    let mut prices = PriceTable::built_in();
+    if let Some(path) = &args.prices {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let overrides =
+            PriceTable::from_json(&text).with_context(|| format!("{}", path.display()))?;
+        prices = prices.overridden_by(overrides);
+    }
+
     let mut decoder = Decoder::new(args.provider);
     let mut decoded = Vec::new();
     for chunk in bytes.chunks(READ_CHUNK_BYTES) {
@@ -78,9 +96,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .filter_map(|item| item.as_ref().ok())
         .collect();
-    let mut mapper = Mapper::new(args.provider, table).with_model(args.model);
+    let mut mapper = Mapper::new(args.provider, table)
+        .with_model(args.model)
+        .with_prices(prices);
     let fold = fold_events(&mut mapper, events.iter().copied());
-    let summary = summarize(args.provider, counts, events.iter().copied(), &fold.state);
+    let summary = summarize(&mapper, counts, events.iter().copied(), &fold.state);
+    for warning in &summary.warnings {
+        eprintln!("panewise decode: warning: {warning}");
+    }
     if let Some(path) = &args.record {
         record_log(path, args.provider, &fold.messages)
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -193,27 +216,69 @@ fn human_summary(summary: &PaneSummary) -> String {
             summary.tools.join(", ")
         },
     );
+    let assumed = if summary.model_assumed {
+        ", model assumed"
+    } else {
+        ""
+    };
+    line(
+        "model",
+        match &summary.model {
+            Some(model) if summary.model_assumed => {
+                format!("{model} (assumed: the stream names no model)")
+            }
+            Some(model) => model.clone(),
+            None => "not named".into(),
+        },
+    );
     line("input tokens", number(summary.input_tokens));
     line("cached input", number(summary.cached_input_tokens));
+    line("cache writes", number(summary.cache_write_input_tokens));
     line("output tokens", number(summary.output_tokens));
+    line("reasoning", number(summary.reasoning_tokens));
     line(
         "cost",
-        summary
-            .cost_usd
-            .map_or_else(|| "not reported".into(), |cost| format!("${cost:.4}")),
+        match (summary.cost_usd, summary.cost_source) {
+            (Some(cost), CostSource::Reported) => format!("${cost:.4} (reported)"),
+            (Some(cost), _) => format!("${cost:.4} (estimated{assumed})"),
+            (None, _) => "unknown".into(),
+        },
     );
     line(
         "context",
         match (summary.context_tokens, summary.context_window) {
             (Some(tokens), Some(window)) if window > 0 => format!(
-                "{tokens} / {window} tokens ({:.1}%)",
-                tokens as f64 * 100.0 / window as f64
+                "{tokens} / {window} tokens ({:.1}%){}",
+                tokens as f64 * 100.0 / window as f64,
+                if summary.model_assumed {
+                    ", window assumed"
+                } else {
+                    ""
+                }
             ),
             (Some(tokens), _) => format!("{tokens} tokens, window unknown"),
-            (None, Some(window)) => format!("no reading, window {window} tokens"),
+            (None, Some(window)) => format!(
+                "no reading, window {window} tokens{}",
+                if summary.model_assumed {
+                    " (assumed)"
+                } else {
+                    ""
+                }
+            ),
             (None, None) => "no reading".into(),
         },
     );
+    if !summary.plan.is_empty() {
+        let done = summary
+            .plan
+            .iter()
+            .filter(|step| step.status == panewise_providers::PlanStepStatus::Completed)
+            .count();
+        line(
+            "plan",
+            format!("{done} of {} steps done", summary.plan.len()),
+        );
+    }
     line("compactions", summary.compactions.to_string());
     line(
         "failure",

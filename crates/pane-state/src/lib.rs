@@ -49,4 +49,7 @@ pub use msg::Msg;
 pub use reducer::{step, step_into, update, update_into};
 pub use state::{PaneState, State, TurnOutcome, TurnPhase};
 
-pub use panewise_protocol::{CompactionTrigger, Failure, FailureKind, SessionStats, TurnId};
+pub use panewise_protocol::{
+    CompactionTrigger, CostSource, Failure, FailureKind, PlanStep, PlanStepStatus, SessionStats,
+    TurnId,
+};

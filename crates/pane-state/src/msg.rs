@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use panewise_protocol::{CompactionTrigger, Failure, SessionStats, TurnId};
+use panewise_protocol::{CompactionTrigger, Failure, PlanStep, SessionStats, TurnId};
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::TurnLedger;
@@ -80,6 +80,12 @@ pub enum Msg {
     ContextWindowsReported {
         /// Window size in tokens per model id.
         windows: BTreeMap<String, u64>,
+    },
+    /// The agent replaced its plan (a to-do list it keeps, such as Codex's `todo_list` item). The
+    /// pane shows the newest plan; it is not turn-scoped, a plan outlives the turn that wrote it.
+    PlanUpdated {
+        /// Every step of the plan, in the agent's order.
+        steps: Vec<PlanStep>,
     },
     /// The conversation was replaced (R57).
     ContextInvalidated {
@@ -388,6 +394,7 @@ impl Msg {
             Msg::ReconcileTurnActive { .. } => "reconcile_turn_active",
             Msg::ReconcileContextFromHistory { .. } => "reconcile_context_from_history",
             Msg::ContextWindowsReported { .. } => "context_windows_reported",
+            Msg::PlanUpdated { .. } => "plan_updated",
             Msg::ContextInvalidated { .. } => "context_invalidated",
             Msg::ContextModelSwitched { .. } => "context_model_switched",
             Msg::TurnStart { .. } => "turn_start",

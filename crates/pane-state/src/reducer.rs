@@ -3,7 +3,7 @@
 //! Every handler edits the state in place (the state is moved in and out, never cloned) and
 //! pushes the commands it needs. Rule numbers refer to the pane-state behaviour catalog.
 
-use panewise_protocol::{CompactionTrigger, Failure, SessionStats, TurnId};
+use panewise_protocol::{CompactionTrigger, CostSource, Failure, SessionStats, TurnId};
 
 use crate::cmd::{Cmd, CompactionSource, Event};
 use crate::context::{plausible_reading, resolve_window, ContextReading, ReadingSource};
@@ -119,6 +119,7 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 re_resolve_reading(s, Some(&changed_models), out);
             }
         }
+        Msg::PlanUpdated { steps } => s.plan = steps,
         Msg::ContextInvalidated { .. } => {
             s.context = None;
             s.context_seedable = false;
@@ -680,7 +681,14 @@ pub fn merge_stats(
     match (stats, tokens) {
         (Some(mut stats), tokens) => {
             if let Some(tokens) = tokens {
-                if missing(stats.input_tokens) && tokens.input > 0 {
+                // The live input is the whole prompt, so it stands in only when the stats give
+                // no prompt figure at all: a zero uncached input beside cached reads or cache
+                // writes is a real figure (a deliberate refinement of R60, whose stats did not
+                // separate the cache).
+                let no_prompt_figure = missing(stats.input_tokens)
+                    && missing(stats.cached_input_tokens)
+                    && missing(stats.cache_write_input_tokens);
+                if no_prompt_figure && tokens.input > 0 {
                     stats.input_tokens = Some(tokens.input);
                 }
                 let output = tokens.output_shown();
@@ -714,15 +722,18 @@ pub fn accumulate(
             (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
         }
     }
+    let (cost_usd, cost_source) = add_costs(&totals, merged);
     Some(SessionStats {
-        cost_usd: match (totals.cost_usd, merged.cost_usd) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-        },
+        cost_usd,
+        cost_source,
         duration_ms: add(totals.duration_ms, merged.duration_ms),
         input_tokens: add(totals.input_tokens, merged.input_tokens),
         output_tokens: add(totals.output_tokens, merged.output_tokens),
         cached_input_tokens: add(totals.cached_input_tokens, merged.cached_input_tokens),
+        cache_write_input_tokens: add(
+            totals.cache_write_input_tokens,
+            merged.cache_write_input_tokens,
+        ),
         reasoning_tokens: add(totals.reasoning_tokens, merged.reasoning_tokens),
         num_turns: Some(
             totals
@@ -731,6 +742,35 @@ pub fn accumulate(
                 .saturating_add(merged.num_turns.unwrap_or(1)),
         ),
     })
+}
+
+/// The running cost after one more turn (R61). A turn whose cost cannot be known (a model
+/// without a price) makes the whole total unknown: `None` with [`CostSource::Unknown`], never a
+/// partial sum shown as if it were complete. A reported and an estimated part add up to an
+/// estimate. A cost without a source (a log written before sources existed) counts as reported.
+fn add_costs(totals: &SessionStats, turn: &SessionStats) -> (Option<f64>, Option<CostSource>) {
+    let source_of = |stats: &SessionStats| {
+        stats
+            .cost_source
+            .or_else(|| stats.cost_usd.map(|_| CostSource::Reported))
+    };
+    match (source_of(totals), source_of(turn)) {
+        (None, None) => (None, None),
+        (Some(CostSource::Unknown), _) | (_, Some(CostSource::Unknown)) => {
+            (None, Some(CostSource::Unknown))
+        }
+        (a, b) => {
+            let source = if a == Some(CostSource::Estimated) || b == Some(CostSource::Estimated) {
+                CostSource::Estimated
+            } else {
+                CostSource::Reported
+            };
+            let sum = totals.cost_usd.unwrap_or(0.0) + turn.cost_usd.unwrap_or(0.0);
+            // Costs are checked finite and non-negative where they are read; a sum of two
+            // such values can still overflow to infinity, which is no figure to show.
+            (sum.is_finite().then_some(sum), Some(source))
+        }
+    }
 }
 
 fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, out: &mut Vec<Cmd>) {
@@ -791,6 +831,7 @@ fn count_completed_turn(s: &mut PaneState) {
 fn turn_reset(s: &mut PaneState, out: &mut Vec<Cmd>) {
     s.session_stats = None;
     s.session_totals = None;
+    s.plan.clear();
     s.turns_completed = 0;
     s.last_counted_turn = None;
     s.compactions = 0;

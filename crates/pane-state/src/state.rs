@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use panewise_protocol::{CompactionTrigger, Failure, SessionStats, TurnId};
+use panewise_protocol::{CompactionTrigger, Failure, PlanStep, SessionStats, TurnId};
 use serde::{Deserialize, Serialize};
 
 use crate::context::{plausible_reading, ContextReading};
@@ -103,6 +103,9 @@ pub struct PaneState {
     pub context_seedable: bool,
     /// Context windows the provider reported, per model (R19).
     pub reported_context_windows: BTreeMap<String, u64>,
+    /// The agent's newest plan, empty until it reports one.
+    #[serde(default)]
+    pub plan: Vec<PlanStep>,
     /// Context windows proven by accepted prompts, per model; only grow (R19, R54).
     pub learned_context_windows: BTreeMap<String, u64>,
     /// Models whose reported window was already refuted once (R54).
@@ -164,6 +167,7 @@ impl PaneState {
             context: None,
             context_seedable: true,
             reported_context_windows: BTreeMap::new(),
+            plan: Vec::new(),
             learned_context_windows: BTreeMap::new(),
             refuted_models: BTreeSet::new(),
             last_context_model: None,

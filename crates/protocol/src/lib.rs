@@ -10,7 +10,7 @@
 //!
 //! ## API boundary
 //! [`SessionStats`] (per-turn and cumulative usage and cost), [`Failure`] with its closed
-//! [`FailureKind`], [`CompactionTrigger`] and [`TurnId`]. `panewise-pane-state` folds these;
+//! [`FailureKind`], [`CostSource`], [`PlanStep`], [`CompactionTrigger`] and [`TurnId`]. `panewise-pane-state` folds these;
 //! `panewise-providers` produces them; `panewise-window` reads [`SessionStats`]-free usage only
 //! through its own input type, so it does not need this crate at all.
 //!
@@ -47,21 +47,60 @@ pub struct SessionStats {
     /// Wall time of the turn in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
-    /// Input (prompt) tokens, excluding cached reads where the provider separates them.
+    /// Input (prompt) tokens neither read from nor written to the provider's prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
-    /// Output (completion) tokens.
+    /// Output (completion) tokens, reasoning tokens included: everything the model generated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
     /// Input tokens served from the provider's prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input_tokens: Option<u64>,
-    /// Tokens spent on hidden reasoning, where the provider reports them separately.
+    /// Input tokens written to the provider's prompt cache (billed at the cache-write price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_input_tokens: Option<u64>,
+    /// The part of `output_tokens` spent on reasoning, where the provider reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
     /// Number of model round trips ("turns" in Claude Code's result line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_turns: Option<u64>,
+    /// Where `cost_usd` comes from. Absent in logs written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_source: Option<CostSource>,
+}
+
+/// Where a cost figure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostSource {
+    /// The agent reported the cost itself (Claude Code's `total_cost_usd`).
+    Reported,
+    /// panewise estimated it from the tokens and a price table (at least in part).
+    Estimated,
+    /// No cost can be given: a model without a price was used. The cost is then absent, never 0.
+    Unknown,
+}
+
+/// One step of an agent's plan (a to-do list the agent keeps and updates).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStep {
+    /// The step, in the agent's words.
+    pub text: String,
+    /// How far along it is.
+    pub status: PlanStepStatus,
+}
+
+/// The status of a [`PlanStep`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStepStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
 }
 
 /// The closed set of failure kinds every provider's errors are classified into.
@@ -88,7 +127,7 @@ pub enum FailureKind {
 
 impl FailureKind {
     /// Whether retrying the same request later can succeed without the user changing anything.
-    pub fn default_retryable(self) -> bool {
+    pub const fn default_retryable(self) -> bool {
         matches!(
             self,
             FailureKind::RateLimited

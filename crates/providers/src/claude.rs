@@ -15,21 +15,24 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use panewise_protocol::{CompactionTrigger, SessionStats};
+use panewise_protocol::{CompactionTrigger, CostSource, SessionStats};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::args::first_significant_arg;
-use crate::classify::classify_failure;
+use crate::classify::{classify, ErrorReport};
 use crate::decoder::LineDecoder;
+use crate::decoder::Provider;
+use crate::error::describe_json_error;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
+use crate::figures::{add_tokens, checked_cost, since, sum_costs};
 use crate::scan::{GiveUp, Scan, Scanner};
 
 /// The model name Claude Code gives the assistant messages it writes itself (API errors).
 const SYNTHETIC_MODEL: &str = "<synthetic>";
 
 /// State carried between lines of one Claude Code stream.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct ClaudeDecoder {
     /// The model call whose usage was last reported, so its repeated lines count once.
     usage_reported_for: Option<String>,
@@ -38,9 +41,14 @@ pub(crate) struct ClaudeDecoder {
     streamed_message: Option<String>,
     /// A failure was already reported in this turn (the API-error message precedes the result).
     failure_reported: bool,
+    /// The session the stream is in: its running totals below belong to it.
+    session_id: Option<String>,
     /// The session's running cost at the previous result, to turn running totals into per-turn
     /// figures when the per-turn breakdown is missing.
     previous_total_cost: Option<f64>,
+    /// The session's running per-model figures (`modelUsage`) at the previous result, for the
+    /// same purpose.
+    previous_model_usage: BTreeMap<String, SessionStats>,
 }
 
 #[derive(Deserialize)]
@@ -88,6 +96,9 @@ struct Line<'a> {
     api_error_status: Option<u16>,
     #[serde(borrow)]
     api_error_type: Option<Cow<'a, str>>,
+    /// Claude Code's own word for a failed call (`connection_failed`), finer than `error`.
+    #[serde(borrow)]
+    api_error: Option<Cow<'a, str>>,
     is_api_error_message: Option<bool>,
     #[serde(rename = "isSynthetic")]
     is_synthetic: Option<bool>,
@@ -225,13 +236,14 @@ impl LineDecoder for ClaudeDecoder {
 impl ClaudeDecoder {
     /// The reference path: every line type, through serde.
     fn serde_line(&mut self, raw: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), String> {
-        let line: Line<'_> = serde_json::from_slice(raw).map_err(|error| error.to_string())?;
+        let line: Line<'_> =
+            serde_json::from_slice(raw).map_err(|error| describe_json_error(raw, &error))?;
         match line.kind.as_deref() {
             Some("stream_event") => self.stream_event(&line, raw, out),
             Some("assistant") => self.assistant(&line, raw, out),
             Some("user") => user(&line, raw, out),
             Some("system") => self.system(&line, raw, out),
-            Some("result") => self.result(&line, out),
+            Some("result") => return self.result(&line, out),
             _ => push_unknown(&line, raw, out),
         }
         Ok(())
@@ -242,6 +254,14 @@ impl ClaudeDecoder {
     fn system(&mut self, line: &Line<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
         match line.subtype.as_deref() {
             Some("init") => {
+                let session_id = owned(&line.session_id);
+                // A different session starts its running totals afresh; the same one (a
+                // resumed run, or the next turn of a persistent process) carries them on.
+                if session_id.is_some() && session_id != self.session_id {
+                    self.session_id.clone_from(&session_id);
+                    self.previous_total_cost = None;
+                    self.previous_model_usage.clear();
+                }
                 self.failure_reported = false;
                 self.usage_reported_for = None;
                 self.streamed_message = None;
@@ -306,9 +326,21 @@ impl ClaudeDecoder {
                 self.failure_reported = true;
                 let text = content_text(message.content);
                 let error_word = line.error.and_then(raw_str);
-                let error_type = line.api_error_type.as_deref().or(error_word.as_deref());
+                let error_type = line
+                    .api_error_type
+                    .as_deref()
+                    .or(line.api_error.as_deref())
+                    .or(error_word.as_deref());
                 out.push(ProviderEvent::Failure {
-                    failure: classify_failure(line.api_error_status, error_type, &text),
+                    failure: classify(
+                        Some(Provider::ClaudeCode),
+                        &ErrorReport {
+                            http_status: line.api_error_status,
+                            error_type,
+                            message: &text,
+                            ..ErrorReport::default()
+                        },
+                    ),
                 });
             }
             return;
@@ -414,7 +446,8 @@ impl ClaudeDecoder {
         }
     }
 
-    fn result(&mut self, line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
+    fn result(&mut self, line: &Line<'_>, out: &mut Vec<ProviderEvent>) -> Result<(), String> {
+        let (stats, models) = self.turn_stats(line)?;
         let windows: BTreeMap<String, u64> = line
             .model_usage
             .iter()
@@ -431,72 +464,124 @@ impl ClaudeDecoder {
                 .or(line.subtype.as_deref())
                 .unwrap_or("the turn ended with an error");
             out.push(ProviderEvent::Failure {
-                failure: classify_failure(
-                    line.api_error_status,
-                    line.api_error_type.as_deref(),
-                    message,
+                failure: classify(
+                    Some(Provider::ClaudeCode),
+                    &ErrorReport {
+                        http_status: line.api_error_status,
+                        error_type: line.api_error_type.as_deref().or(line.api_error.as_deref()),
+                        message,
+                        ..ErrorReport::default()
+                    },
                 ),
             });
         }
-        let stats = self.turn_stats(line);
-        self.previous_total_cost = line.total_cost_usd.or(self.previous_total_cost);
         self.failure_reported = false;
         self.usage_reported_for = None;
         self.streamed_message = None;
-        out.push(ProviderEvent::TurnEnded { stats });
+        out.push(ProviderEvent::TurnEnded { stats, models });
+        Ok(())
     }
 
-    /// The turn's own figures. `model_usage_since_last_result` is per turn and covers every
-    /// call, compaction included, so it is preferred; `usage` (per turn, but without the
-    /// compaction call) and the running `total_cost_usd` are the fallback.
-    fn turn_stats(&self, line: &Line<'_>) -> SessionStats {
+    /// The turn's own figures, in total and per model, and the running totals kept for the
+    /// next turn. `model_usage_since_last_result` is per turn and covers every call,
+    /// compaction included, so it is preferred; then the running `modelUsage` less its value
+    /// at the previous result of the same session (a resumed run carries the session's totals
+    /// on); then `usage` (per turn, without the compaction call) with the running
+    /// `total_cost_usd` less its previous value.
+    fn turn_stats(
+        &mut self,
+        line: &Line<'_>,
+    ) -> Result<(SessionStats, BTreeMap<String, SessionStats>), String> {
+        let total_cost = checked_cost("total_cost_usd", line.total_cost_usd)?;
+        let running = per_model(line.model_usage.as_ref(), "modelUsage")?;
+        let since_last = per_model(
+            line.model_usage_since_last_result.as_ref(),
+            "model_usage_since_last_result",
+        )?;
+        let models = if !since_last.is_empty() {
+            since_last
+        } else if !running.is_empty() {
+            running
+                .iter()
+                .map(|(model, total)| {
+                    let turn = match self.previous_model_usage.get(model) {
+                        Some(before) => since(total, before).unwrap_or_else(|| total.clone()),
+                        None => total.clone(),
+                    };
+                    (model.clone(), turn)
+                })
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
         let mut stats = SessionStats {
             duration_ms: line.duration_ms,
             num_turns: line.num_turns,
             ..SessionStats::default()
         };
-        match line
-            .model_usage_since_last_result
-            .as_ref()
-            .filter(|models| !models.is_empty())
-        {
-            Some(models) => {
-                let sum = |field: fn(&ModelUsage) -> Option<u64>| {
-                    models.values().filter_map(field).sum::<u64>()
-                };
-                stats.input_tokens = Some(
-                    sum(|usage| usage.input_tokens)
-                        + sum(|usage| usage.cache_creation_input_tokens),
-                );
-                stats.cached_input_tokens = Some(sum(|usage| usage.cache_read_input_tokens));
-                stats.output_tokens = Some(sum(|usage| usage.output_tokens));
-                stats.reasoning_tokens = Some(sum(|usage| usage.thinking_tokens));
-                stats.cost_usd = Some(models.values().filter_map(|usage| usage.cost_usd).sum());
+        if models.is_empty() {
+            let usage = line.usage.clone().unwrap_or_default();
+            add_tokens(&mut stats, &usage.stats());
+            stats.cost_usd = total_cost.map(|total| match self.previous_total_cost {
+                Some(previous) if previous <= total => total - previous,
+                _ => total,
+            });
+        } else {
+            for turn in models.values() {
+                add_tokens(&mut stats, turn);
             }
-            None => {
-                let usage = line.usage.as_ref();
-                let field = |pick: fn(&Usage) -> Option<u64>| usage.and_then(pick);
-                stats.input_tokens = match (
-                    field(|usage| usage.input_tokens),
-                    field(|usage| usage.cache_creation_input_tokens),
-                ) {
-                    (None, None) => None,
-                    (input, written) => Some(input.unwrap_or(0) + written.unwrap_or(0)),
-                };
-                stats.cached_input_tokens = field(|usage| usage.cache_read_input_tokens);
-                stats.output_tokens = field(|usage| usage.output_tokens);
-                stats.reasoning_tokens = usage
-                    .and_then(|usage| usage.output_tokens_details.as_ref())
-                    .and_then(|details| details.thinking_tokens);
-                stats.cost_usd = line
-                    .total_cost_usd
-                    .map(|total| match self.previous_total_cost {
-                        Some(previous) if previous <= total => total - previous,
-                        _ => total,
-                    });
-            }
+            stats.cost_usd = sum_costs(models.values().map(|turn| turn.cost_usd));
         }
-        stats
+        if stats.cost_usd.is_some() {
+            stats.cost_source = Some(CostSource::Reported);
+        }
+        self.previous_total_cost = total_cost.or(self.previous_total_cost);
+        if !running.is_empty() {
+            self.previous_model_usage = running;
+        }
+        Ok((stats, models))
+    }
+}
+
+/// Per-model figures of a `modelUsage`-shaped map, each cost checked.
+fn per_model(
+    models: Option<&BTreeMap<String, ModelUsage>>,
+    field: &str,
+) -> Result<BTreeMap<String, SessionStats>, String> {
+    models
+        .into_iter()
+        .flatten()
+        .map(|(model, usage)| {
+            let cost = checked_cost(&format!("{field}.{model}.costUSD"), usage.cost_usd)?;
+            let stats = SessionStats {
+                input_tokens: usage.input_tokens,
+                cached_input_tokens: usage.cache_read_input_tokens,
+                cache_write_input_tokens: usage.cache_creation_input_tokens,
+                output_tokens: usage.output_tokens,
+                reasoning_tokens: usage.thinking_tokens,
+                cost_usd: cost,
+                cost_source: cost.map(|_| CostSource::Reported),
+                ..SessionStats::default()
+            };
+            Ok((model.clone(), stats))
+        })
+        .collect()
+}
+
+impl Usage {
+    /// The vocabulary's figures of a per-call or per-turn `usage` object.
+    fn stats(&self) -> SessionStats {
+        SessionStats {
+            input_tokens: self.input_tokens,
+            cached_input_tokens: self.cache_read_input_tokens,
+            cache_write_input_tokens: self.cache_creation_input_tokens,
+            output_tokens: self.output_tokens,
+            reasoning_tokens: self
+                .output_tokens_details
+                .as_ref()
+                .and_then(|details| details.thinking_tokens),
+            ..SessionStats::default()
+        }
     }
 }
 
@@ -563,8 +648,10 @@ fn call_usage(usage: &Usage, model: &Option<Cow<'_, str>>) -> ProviderEvent {
     ProviderEvent::Usage {
         scope: UsageScope::Call,
         model: owned(model),
-        input_tokens: usage.input_tokens.unwrap_or(0)
-            + usage.cache_creation_input_tokens.unwrap_or(0),
+        input_tokens: usage
+            .input_tokens
+            .unwrap_or(0)
+            .saturating_add(usage.cache_creation_input_tokens.unwrap_or(0)),
         cached_input_tokens: usage.cache_read_input_tokens.unwrap_or(0),
         output_tokens: usage.output_tokens,
         reasoning_tokens: None,
@@ -905,12 +992,7 @@ mod tests {
             .split(|byte| *byte == b'\n')
             .filter(|line| !line.is_empty())
         {
-            let mut reference = ClaudeDecoder {
-                usage_reported_for: decoder.usage_reported_for.clone(),
-                streamed_message: decoder.streamed_message.clone(),
-                failure_reported: decoder.failure_reported,
-                previous_total_cost: decoder.previous_total_cost,
-            };
+            let mut reference = decoder.clone();
             let mut expected = Vec::new();
             let reference_result = reference.serde_line(line, &mut expected);
             let mut fast = Vec::new();

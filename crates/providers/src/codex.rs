@@ -3,18 +3,25 @@
 //! web_search, error…), `turn.completed` with the turn's summed usage, `turn.failed` and `error`.
 //!
 //! The format names no model and reports usage only per turn, summed over the turn's calls; it
-//! reports no context window and no compaction.
+//! reports no context window and no compaction. The usage of a resumed thread (`codex exec
+//! resume`) is a running total of the whole thread, so each run's own figures are that total
+//! minus the total the thread's previous run reported in the same stream.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use panewise_protocol::SessionStats;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::args::{first_significant_arg, unwrap_shell_command};
-use crate::classify::classify_failure;
+use crate::classify::{classify, ErrorReport};
 use crate::decoder::LineDecoder;
+use crate::decoder::Provider;
+use crate::error::describe_json_error;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
+use crate::figures::since;
+use panewise_protocol::{PlanStep, PlanStepStatus};
 
 /// State carried between lines of one Codex stream.
 #[derive(Debug, Default)]
@@ -23,6 +30,11 @@ pub(crate) struct CodexDecoder {
     started_items: Vec<String>,
     /// The message of the failure last reported in this turn: `turn.failed` repeats `error`.
     reported_failure: Option<String>,
+    /// The thread the stream is in (from `thread.started`).
+    thread_id: Option<String>,
+    /// The running usage total each thread last reported, to take a resumed run's own figures
+    /// out of the thread's running total.
+    thread_totals: BTreeMap<String, SessionStats>,
 }
 
 #[derive(Deserialize)]
@@ -42,8 +54,11 @@ struct Line<'a> {
 
 #[derive(Deserialize)]
 struct Usage {
+    /// Prompt tokens, cached reads and cache writes included.
     input_tokens: Option<u64>,
     cached_input_tokens: Option<u64>,
+    cache_write_input_tokens: Option<u64>,
+    /// Output tokens, reasoning included.
     output_tokens: Option<u64>,
     reasoning_output_tokens: Option<u64>,
 }
@@ -79,6 +94,15 @@ struct Item<'a> {
     query: Option<Cow<'a, str>>,
     #[serde(borrow)]
     message: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    items: Option<Vec<TodoItem<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct TodoItem<'a> {
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    completed: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -96,32 +120,45 @@ enum Phase {
 
 impl LineDecoder for CodexDecoder {
     fn decode_line(&mut self, raw: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), String> {
-        let line: Line<'_> = serde_json::from_slice(raw).map_err(|error| error.to_string())?;
+        let line: Line<'_> =
+            serde_json::from_slice(raw).map_err(|error| describe_json_error(raw, &error))?;
         match line.kind.as_deref() {
-            Some("thread.started") => out.push(ProviderEvent::SessionStarted {
-                session_id: line.thread_id.as_deref().map(str::to_owned),
-                model: None,
-                cwd: None,
-                tools: Vec::new(),
-            }),
+            Some("thread.started") => {
+                self.thread_id = line.thread_id.as_deref().map(str::to_owned);
+                out.push(ProviderEvent::SessionStarted {
+                    session_id: self.thread_id.clone(),
+                    model: None,
+                    cwd: None,
+                    tools: Vec::new(),
+                })
+            }
             Some("turn.started") => {
                 self.reported_failure = None;
                 self.started_items.clear();
                 out.push(ProviderEvent::TurnStarted { prompt: None });
             }
             Some("turn.completed") => {
-                let stats = line.usage.as_ref().map(turn_stats).unwrap_or_default();
-                if let Some(usage) = &line.usage {
+                let stats = match &line.usage {
+                    Some(usage) => self.run_stats(turn_stats(usage), out),
+                    None => SessionStats::default(),
+                };
+                if line.usage.is_some() {
                     out.push(ProviderEvent::Usage {
                         scope: UsageScope::Turn,
                         model: None,
-                        input_tokens: stats.input_tokens.unwrap_or(0),
-                        cached_input_tokens: usage.cached_input_tokens.unwrap_or(0),
-                        output_tokens: usage.output_tokens,
-                        reasoning_tokens: usage.reasoning_output_tokens,
+                        input_tokens: stats
+                            .input_tokens
+                            .unwrap_or(0)
+                            .saturating_add(stats.cache_write_input_tokens.unwrap_or(0)),
+                        cached_input_tokens: stats.cached_input_tokens.unwrap_or(0),
+                        output_tokens: stats.output_tokens,
+                        reasoning_tokens: stats.reasoning_tokens,
                     });
                 }
-                out.push(ProviderEvent::TurnEnded { stats });
+                out.push(ProviderEvent::TurnEnded {
+                    stats,
+                    models: BTreeMap::new(),
+                });
             }
             Some("turn.failed") => {
                 let message = line
@@ -132,6 +169,7 @@ impl LineDecoder for CodexDecoder {
                 self.report_failure(message, out);
                 out.push(ProviderEvent::TurnEnded {
                     stats: SessionStats::default(),
+                    models: BTreeMap::new(),
                 });
             }
             Some("error") => {
@@ -157,13 +195,42 @@ impl LineDecoder for CodexDecoder {
 }
 
 impl CodexDecoder {
+    /// This run's own figures from the thread's running total `total`, remembering the total
+    /// for the thread's next run. A total lower than the previous one is not a running total
+    /// (the thread was started afresh): it is taken as the run's own, with a warning.
+    fn run_stats(&mut self, total: SessionStats, out: &mut Vec<ProviderEvent>) -> SessionStats {
+        let Some(thread) = self.thread_id.clone() else {
+            return total;
+        };
+        let run = match self.thread_totals.get(&thread) {
+            None => total.clone(),
+            Some(before) => since(&total, before).unwrap_or_else(|| {
+                out.push(ProviderEvent::Warning {
+                    message: format!(
+                        "thread {thread} reported less usage than its previous run; \
+                         taken as this run's own figures"
+                    ),
+                });
+                total.clone()
+            }),
+        };
+        self.thread_totals.insert(thread, total);
+        run
+    }
+
     fn report_failure(&mut self, message: &str, out: &mut Vec<ProviderEvent>) {
         if self.reported_failure.as_deref() == Some(message) {
             return;
         }
         self.reported_failure = Some(message.to_owned());
         out.push(ProviderEvent::Failure {
-            failure: classify_failure(None, None, message),
+            failure: classify(
+                Some(Provider::Codex),
+                &ErrorReport {
+                    message,
+                    ..ErrorReport::default()
+                },
+            ),
         });
     }
 
@@ -188,6 +255,24 @@ impl CodexDecoder {
                         text: text_of(&item.text),
                     });
                 }
+                return;
+            }
+            "todo_list" => {
+                out.push(ProviderEvent::PlanUpdated {
+                    steps: item
+                        .items
+                        .iter()
+                        .flatten()
+                        .map(|todo| PlanStep {
+                            text: text_of(&todo.text),
+                            status: if todo.completed == Some(true) {
+                                PlanStepStatus::Completed
+                            } else {
+                                PlanStepStatus::Pending
+                            },
+                        })
+                        .collect(),
+                });
                 return;
             }
             "error" => {
@@ -249,12 +334,17 @@ impl CodexDecoder {
     }
 }
 
-/// Codex counts cached prompt tokens inside `input_tokens`; the vocabulary keeps them apart.
+/// Codex counts cached reads and cache writes inside `input_tokens`; the vocabulary keeps the
+/// three apart. Reasoning tokens are part of `output_tokens`, as the vocabulary counts them.
 fn turn_stats(usage: &Usage) -> SessionStats {
     let cached = usage.cached_input_tokens.unwrap_or(0);
+    let written = usage.cache_write_input_tokens.unwrap_or(0);
     SessionStats {
-        input_tokens: usage.input_tokens.map(|input| input.saturating_sub(cached)),
+        input_tokens: usage
+            .input_tokens
+            .map(|input| input.saturating_sub(cached).saturating_sub(written)),
         cached_input_tokens: usage.cached_input_tokens,
+        cache_write_input_tokens: usage.cache_write_input_tokens,
         output_tokens: usage.output_tokens,
         reasoning_tokens: usage.reasoning_output_tokens,
         ..SessionStats::default()

@@ -19,3 +19,136 @@ pub enum ModelTableError {
     #[error("the model table is not valid JSON of the expected shape: {0}")]
     Parse(#[from] serde_json::Error),
 }
+
+/// A price table given as configuration could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PriceTableError {
+    /// The text is not a valid price table document.
+    #[error("the price table is not valid JSON of the expected shape: {0}")]
+    Parse(#[from] serde_json::Error),
+    /// A price is negative or not a finite number.
+    #[error("the price table's row for `{model}` has a bad `{field}` price {value}: prices are non-negative US dollars per million tokens")]
+    BadPrice {
+        /// The row's model pattern.
+        model: String,
+        /// The field with the bad value.
+        field: &'static str,
+        /// The value as written.
+        value: String,
+    },
+}
+
+/// Words for serde's error on `raw` (one line): the line's column instead of serde's
+/// "line 1 column N" (the caller knows the line's number in its file), the field by name, and
+/// a wrong value quoted as written (integers as integers) rather than as serde re-printed it.
+pub(crate) fn describe_json_error(raw: &[u8], error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let position = format!(" at line {} column {}", error.line(), error.column());
+    let message = text.strip_suffix(position.as_str()).unwrap_or(&text);
+    let wrong_value = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+        .and_then(|rest| rest.rsplit_once(", expected "));
+    let at = if error.line() == 1 {
+        error.column().min(raw.len())
+    } else {
+        raw.len()
+    };
+    match (wrong_value, value_at(raw, at)) {
+        (Some((_, expected)), Some((field, literal))) => format!(
+            "field `{field}`: `{literal}` is not {} (column {})",
+            expected_words(expected),
+            error.column()
+        ),
+        (None, Some((field, literal))) if message == "number out of range" => format!(
+            "field `{field}`: `{literal}` is out of range (column {})",
+            error.column()
+        ),
+        _ => format!("{message} (column {})", error.column()),
+    }
+}
+
+fn expected_words(expected: &str) -> String {
+    match expected {
+        "u64" => format!("a whole number from 0 to {}", u64::MAX),
+        "u32" => format!("a whole number from 0 to {}", u32::MAX),
+        "u16" => format!("a whole number from 0 to {}", u16::MAX),
+        "i64" => format!("a whole number from {} to {}", i64::MIN, i64::MAX),
+        "i32" => format!("a whole number from {} to {}", i32::MIN, i32::MAX),
+        "f64" | "f32" => "a number".to_owned(),
+        "a boolean" | "a string" | "a sequence" | "a map" => expected.to_owned(),
+        other => format!("a valid value ({other})"),
+    }
+}
+
+/// The key and the value text of the `"key": value` pair that ends at or around byte `at`.
+fn value_at(raw: &[u8], at: usize) -> Option<(String, String)> {
+    let before = raw.get(..at)?;
+    let colon = before.iter().rposition(|byte| *byte == b':')?;
+    let key_end = before[..colon].iter().rposition(|byte| *byte == b'"')?;
+    let key_start = before[..key_end].iter().rposition(|byte| *byte == b'"')?;
+    let key = std::str::from_utf8(raw.get(key_start + 1..key_end)?).ok()?;
+    let value_end = raw[colon + 1..]
+        .iter()
+        .position(|byte| matches!(byte, b',' | b'}' | b']'))
+        .map_or(raw.len(), |end| colon + 1 + end);
+    let value = std::str::from_utf8(raw.get(colon + 1..value_end)?)
+        .ok()?
+        .trim();
+    let shown: String = value.chars().take(40).collect();
+    Some((key.to_owned(), shown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn describe<T: serde::de::DeserializeOwned>(line: &str) -> String {
+        match serde_json::from_str::<T>(line) {
+            Ok(_) => String::from("parsed"),
+            Err(error) => describe_json_error(line.as_bytes(), &error),
+        }
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Usage {
+        input_tokens: Option<u64>,
+        output_tokens: Option<u64>,
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Line {
+        usage: Option<Usage>,
+    }
+
+    #[test]
+    fn a_wrong_number_names_its_field_and_is_quoted_as_written() {
+        let message = describe::<Line>(r#"{"usage":{"output_tokens":2,"input_tokens":-5}}"#);
+        assert!(
+            message.starts_with("field `input_tokens`: `-5` is not a whole number"),
+            "{message}"
+        );
+        assert!(!message.contains("line 1"), "{message}");
+        let message = describe::<Line>(
+            r#"{"usage":{"input_tokens":18446744073709551616,"output_tokens":1}}"#,
+        );
+        assert!(message.contains("`18446744073709551616`"), "{message}");
+        assert!(!message.contains("e19"), "{message}");
+        let message = describe::<Line>(r#"{"usage":{"input_tokens":1.5}}"#);
+        assert!(message.contains("field `input_tokens`: `1.5`"), "{message}");
+        let message = describe::<Line>(r#"{"usage":{"input_tokens":"many"}}"#);
+        assert!(
+            message.contains("field `input_tokens`: `\"many\"`"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_keeps_serde_words_with_the_column_only() {
+        let message = describe::<Line>(r#"{"usage":"#);
+        assert!(message.contains("(column"), "{message}");
+        assert!(!message.contains("line 1"), "{message}");
+    }
+}

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use panewise_protocol::{CompactionTrigger, Failure, SessionStats};
+use panewise_protocol::{CompactionTrigger, Failure, PlanStep, SessionStats};
 use serde::{Deserialize, Serialize};
 
 /// One thing that happened in a provider's stream, in words every provider shares.
@@ -31,8 +31,14 @@ pub enum ProviderEvent {
     /// The agent finished a turn, successfully or not, with the turn's own figures (never a
     /// running total of the session).
     TurnEnded {
-        /// Usage and cost of this turn alone.
+        /// Usage and cost of this turn alone (of this run alone, when the CLI reports running
+        /// totals of a resumed session).
         stats: SessionStats,
+        /// The same figures per model, when the CLI breaks them down (Gemini CLI's routing
+        /// model and main model, Claude Code's models); empty otherwise. Costs are estimated
+        /// per model from these.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        models: BTreeMap<String, SessionStats>,
     },
     /// A piece of assistant text.
     TextDelta {
@@ -83,7 +89,8 @@ pub enum ProviderEvent {
         scope: UsageScope,
         /// The model that was called, when known.
         model: Option<String>,
-        /// Prompt tokens not read from the cache (cache writes included).
+        /// Prompt tokens not read from the cache (cache writes included): with
+        /// `cached_input_tokens`, the whole prompt, which is what the context meter shows.
         input_tokens: u64,
         /// Prompt tokens read from the provider's cache.
         cached_input_tokens: u64,
@@ -141,6 +148,11 @@ pub enum ProviderEvent {
         /// What failed, classified, with the provider's own message.
         failure: Failure,
     },
+    /// The agent replaced its plan (Codex's `todo_list` item): every step, in its order.
+    PlanUpdated {
+        /// The steps and how far along each is.
+        steps: Vec<PlanStep>,
+    },
     /// A non-fatal notice from the CLI.
     Warning {
         /// The CLI's message, verbatim.
@@ -177,6 +189,7 @@ impl ProviderEvent {
             ProviderEvent::CompactionBoundary { .. } => "compaction_boundary",
             ProviderEvent::ProviderRetrying { .. } => "provider_retrying",
             ProviderEvent::Failure { .. } => "failure",
+            ProviderEvent::PlanUpdated { .. } => "plan_updated",
             ProviderEvent::Warning { .. } => "warning",
             ProviderEvent::Unknown { .. } => "unknown",
         }

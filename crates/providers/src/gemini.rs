@@ -2,7 +2,10 @@
 //! `tool_use`, `tool_result`, `error` (non-fatal notices) and `result` with the turn's stats,
 //! per model, summed over the turn's calls (the routing model's call included).
 //!
-//! The format reports no context window and no compression.
+//! The format reports no context window and no compression. Its `stats` are the run's own
+//! figures (a resumed session's run reports only itself). Reasoning ("thoughts") tokens are not
+//! listed apart; they are the part of `total_tokens` beyond input and output, and the
+//! vocabulary counts them inside the output tokens, as Gemini bills them.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -12,8 +15,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::args::first_significant_arg;
-use crate::classify::classify_failure;
+use crate::classify::{classify, ErrorReport};
 use crate::decoder::LineDecoder;
+use crate::decoder::Provider;
+use crate::error::describe_json_error;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
 
 /// Gemini's stream needs no state between lines.
@@ -65,6 +70,8 @@ struct Stats {
 
 #[derive(Deserialize, Default)]
 struct ModelStats {
+    /// Every token of the run: input, output, thoughts and tool-use prompts.
+    total_tokens: Option<u64>,
     /// Prompt tokens, cached ones included.
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
@@ -81,11 +88,39 @@ impl ModelStats {
                 .map(|input| input.saturating_sub(self.cached.unwrap_or(0)))
         })
     }
+
+    /// Thoughts tokens: what the total holds beyond input and output (tool-use prompt tokens,
+    /// rare in a CLI turn, would count here too).
+    fn reasoning(&self) -> Option<u64> {
+        let listed = self
+            .input_tokens
+            .unwrap_or(0)
+            .saturating_add(self.output_tokens.unwrap_or(0));
+        self.total_tokens.map(|total| total.saturating_sub(listed))
+    }
+
+    /// The vocabulary's figures: output includes reasoning.
+    fn stats(&self) -> SessionStats {
+        let reasoning = self.reasoning();
+        SessionStats {
+            input_tokens: self.uncached_input(),
+            cached_input_tokens: self.cached,
+            output_tokens: match (self.output_tokens, reasoning) {
+                (None, None) => None,
+                (output, reasoning) => {
+                    Some(output.unwrap_or(0).saturating_add(reasoning.unwrap_or(0)))
+                }
+            },
+            reasoning_tokens: reasoning,
+            ..SessionStats::default()
+        }
+    }
 }
 
 impl LineDecoder for GeminiDecoder {
     fn decode_line(&mut self, raw: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), String> {
-        let line: Line<'_> = serde_json::from_slice(raw).map_err(|error| error.to_string())?;
+        let line: Line<'_> =
+            serde_json::from_slice(raw).map_err(|error| describe_json_error(raw, &error))?;
         match (line.kind.as_deref(), line.role.as_deref()) {
             (Some("init"), _) => out.push(ProviderEvent::SessionStarted {
                 session_id: owned(&line.session_id),
@@ -131,12 +166,16 @@ impl LineDecoder for GeminiDecoder {
 
 fn result(line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
     let mut stats = SessionStats::default();
+    let mut models = BTreeMap::new();
     if let Some(reported) = &line.stats {
-        let totals = &reported.totals;
-        stats.input_tokens = totals.uncached_input();
-        stats.cached_input_tokens = totals.cached;
-        stats.output_tokens = totals.output_tokens;
+        stats = reported.totals.stats();
         stats.duration_ms = reported.duration_ms;
+        models = reported
+            .models
+            .iter()
+            .flatten()
+            .map(|(name, usage)| (name.clone(), usage.stats()))
+            .collect();
         // The context meter follows the model that did the work: the one that read the most
         // prompt tokens, not the small routing model Gemini CLI calls first.
         let main_model = reported
@@ -146,19 +185,20 @@ fn result(line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
             .max_by_key(|(_, model)| model.input_tokens.unwrap_or(0));
         let (model, usage) = match main_model {
             Some((name, usage)) => (Some(name.clone()), usage),
-            None => (None, totals),
+            None => (None, &reported.totals),
         };
         // A failed turn's sums mostly come from the routing call, which says nothing about the
         // conversation's context, so a failed turn gives no reading.
         let failed = line.status.as_deref() == Some("error");
         if !failed && usage.input_tokens.unwrap_or(0) > 0 {
+            let figures = usage.stats();
             out.push(ProviderEvent::Usage {
                 scope: UsageScope::Turn,
                 model,
-                input_tokens: usage.uncached_input().unwrap_or(0),
-                cached_input_tokens: usage.cached.unwrap_or(0),
-                output_tokens: usage.output_tokens,
-                reasoning_tokens: None,
+                input_tokens: figures.input_tokens.unwrap_or(0),
+                cached_input_tokens: figures.cached_input_tokens.unwrap_or(0),
+                output_tokens: figures.output_tokens,
+                reasoning_tokens: figures.reasoning_tokens,
             });
         }
     }
@@ -168,10 +208,17 @@ fn result(line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
             .and_then(|error| error.message.as_deref())
             .unwrap_or("the turn ended with an error");
         out.push(ProviderEvent::Failure {
-            failure: classify_failure(None, error.and_then(|error| error.kind.as_deref()), message),
+            failure: classify(
+                Some(Provider::GeminiCli),
+                &ErrorReport {
+                    error_type: error.and_then(|error| error.kind.as_deref()),
+                    message,
+                    ..ErrorReport::default()
+                },
+            ),
         });
     }
-    out.push(ProviderEvent::TurnEnded { stats });
+    out.push(ProviderEvent::TurnEnded { stats, models });
 }
 
 fn owned(text: &Option<Cow<'_, str>>) -> Option<String> {

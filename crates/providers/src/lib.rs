@@ -41,16 +41,23 @@ mod codex;
 pub mod decoder;
 mod error;
 pub mod event;
+mod figures;
 mod gemini;
 pub mod mapping;
 mod model_table;
+mod price_table;
 mod scan;
 
-pub use classify::{classify_failure, process_exited_failure};
+pub use classify::{
+    classify_cli_failure, classify_failure, gemini_exit_status, process_exited_failure, ErrorReport,
+};
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
-pub use error::{DecodeError, ModelTableError};
+pub use error::{DecodeError, ModelTableError, PriceTableError};
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
-pub use mapping::{fold_events, summarize, Fold, Mapper, PaneSummary, SummaryFailure};
+pub use mapping::{fold_events, summarize, Fold, Mapper, ModelSource, PaneSummary, SummaryFailure};
 pub use model_table::{ModelTable, WindowRule};
+pub use price_table::{ModelPrice, PriceTable};
 
-pub use panewise_protocol::{CompactionTrigger, Failure, FailureKind, SessionStats};
+pub use panewise_protocol::{
+    CompactionTrigger, CostSource, Failure, FailureKind, PlanStep, PlanStepStatus, SessionStats,
+};

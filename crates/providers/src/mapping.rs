@@ -5,13 +5,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use panewise_pane_state::state::{ContextInvalidation, WaitingReason};
 use panewise_pane_state::{step, Msg, State};
-use panewise_protocol::{CompactionTrigger, Failure, FailureKind, SessionStats};
+use panewise_protocol::{CompactionTrigger, CostSource, Failure, FailureKind, SessionStats};
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{classify_failure, process_exited_failure};
 use crate::decoder::{DecodeCounts, Provider};
 use crate::event::{ProviderEvent, UsageScope};
 use crate::model_table::ModelTable;
+use crate::price_table::PriceTable;
 
 /// The model name Gemini CLI announces when its router picks the model per request.
 const ROUTED_MODEL: &str = "auto";
@@ -25,7 +26,13 @@ const ROUTED_MODEL: &str = "auto";
 pub struct Mapper {
     provider: Provider,
     table: ModelTable,
+    prices: PriceTable,
     model: Option<String>,
+    /// Where `model` comes from: the stream named it, or it is assumed.
+    model_source: ModelSource,
+    /// Models already warned about for having no price.
+    unpriced: BTreeSet<String>,
+    warnings: Vec<String>,
     windows_sent: BTreeSet<String>,
     session_id: Option<String>,
     last_prompt: Option<String>,
@@ -51,6 +58,27 @@ struct TurnCalls {
     retried: bool,
 }
 
+/// Where the mapper's idea of the model in use comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelSource {
+    /// No model is known.
+    None,
+    /// The model table's default for the provider (the stream names none).
+    TableDefault,
+    /// The configuration the CLI was started with (the stream names none).
+    Configured,
+    /// The stream named it.
+    Stream,
+}
+
+impl ModelSource {
+    /// Whether the model is an assumption rather than the stream's own word.
+    pub fn is_assumed(self) -> bool {
+        matches!(self, ModelSource::TableDefault | ModelSource::Configured)
+    }
+}
+
 impl TurnCalls {
     fn exactly_one_call(&self) -> bool {
         self.seen_from_start && self.tools == 0 && !self.retried
@@ -66,7 +94,15 @@ impl Mapper {
         Mapper {
             provider,
             table,
+            prices: PriceTable::built_in(),
+            model_source: if model.is_some() {
+                ModelSource::TableDefault
+            } else {
+                ModelSource::None
+            },
             model,
+            unpriced: BTreeSet::new(),
+            warnings: Vec::new(),
             windows_sent: BTreeSet::new(),
             session_id: None,
             last_prompt: None,
@@ -79,8 +115,26 @@ impl Mapper {
     pub fn with_model(mut self, model: Option<String>) -> Self {
         if model.is_some() {
             self.model = model;
+            self.model_source = ModelSource::Configured;
         }
         self
+    }
+
+    /// The same mapper, estimating costs the CLI does not report with `prices` (the built-in
+    /// [`PriceTable`] otherwise).
+    pub fn with_prices(mut self, prices: PriceTable) -> Self {
+        self.prices = prices;
+        self
+    }
+
+    /// The model the mapper takes to be in use, and where that comes from.
+    pub fn model(&self) -> (Option<&str>, ModelSource) {
+        (self.model.as_deref(), self.model_source)
+    }
+
+    /// Warnings for the person, such as a model without a price (each said once).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Which provider's events this mapper expects.
@@ -127,6 +181,7 @@ impl Mapper {
                 }
                 if let Some(model) = model.as_deref().filter(|model| *model != ROUTED_MODEL) {
                     self.model = Some(model.to_owned());
+                    self.model_source = ModelSource::Stream;
                 }
                 out.push(Msg::StreamSessionStarted);
             }
@@ -142,11 +197,12 @@ impl Mapper {
                     content: prompt.clone(),
                 });
             }
-            ProviderEvent::TurnEnded { stats } => {
+            ProviderEvent::TurnEnded { stats, models } => {
                 self.turn_open = false;
                 self.turn_calls = TurnCalls::default();
+                let stats = self.priced(stats, models);
                 out.push(Msg::TurnEnd {
-                    stats: (*stats != SessionStats::default()).then(|| stats.clone()),
+                    stats: (stats != SessionStats::default()).then_some(stats),
                     turn: None,
                 })
             }
@@ -186,6 +242,7 @@ impl Mapper {
             } => {
                 if let Some(model) = model {
                     self.model = Some(model.clone());
+                    self.model_source = ModelSource::Stream;
                 }
                 self.report_table_window(out);
                 let is_reading = match scope {
@@ -258,6 +315,9 @@ impl Mapper {
                     });
                 }
             }
+            ProviderEvent::PlanUpdated { steps } => out.push(Msg::PlanUpdated {
+                steps: steps.clone(),
+            }),
             ProviderEvent::Failure { failure } => out.push(Msg::FailureObserved {
                 failure: failure.clone(),
                 at,
@@ -286,6 +346,76 @@ impl Mapper {
         }
     }
 
+    /// A turn's figures with their cost: the one the CLI reported, or else an estimate from the
+    /// price table, per model where the CLI breaks the figures down. A turn that used a model
+    /// without a price has no cost (`Unknown`), never a partial one, and the person is warned
+    /// once per model.
+    fn priced(
+        &mut self,
+        stats: &SessionStats,
+        models: &BTreeMap<String, SessionStats>,
+    ) -> SessionStats {
+        let mut stats = stats.clone();
+        if stats.cost_usd.is_some() {
+            stats.cost_source.get_or_insert(CostSource::Reported);
+            return stats;
+        }
+        if !used_tokens(&stats) {
+            return stats;
+        }
+        let parts: Vec<(&str, &SessionStats)> = if models.is_empty() {
+            self.model
+                .as_deref()
+                .map(|model| (model, &stats))
+                .into_iter()
+                .collect()
+        } else {
+            models
+                .iter()
+                .filter(|(_, usage)| used_tokens(usage))
+                .map(|(model, usage)| (model.as_str(), usage))
+                .collect()
+        };
+        let mut total = Some(0.0);
+        let mut missing = Vec::new();
+        for (model, usage) in &parts {
+            match self.prices.estimate(model, usage) {
+                Some(cost) => total = total.map(|sum| sum + cost),
+                None => {
+                    total = None;
+                    missing.push((*model).to_owned());
+                }
+            }
+        }
+        if parts.is_empty() {
+            total = None;
+            self.warn_once(
+                String::new(),
+                "the stream names no model, so its cost cannot be estimated".to_owned(),
+            );
+        }
+        for model in missing {
+            let warning = format!(
+                "no price for model `{model}`: the session's cost is unknown \
+                 (a price table given with --prices can add it)"
+            );
+            self.warn_once(model, warning);
+        }
+        stats.cost_source = Some(if total.is_some() {
+            CostSource::Estimated
+        } else {
+            CostSource::Unknown
+        });
+        stats.cost_usd = total;
+        stats
+    }
+
+    fn warn_once(&mut self, key: String, warning: String) {
+        if self.unpriced.insert(key) {
+            self.warnings.push(warning);
+        }
+    }
+
     /// A compaction start without a trigger is manual only when the turn was `/compact`.
     fn implied_trigger(&self) -> CompactionTrigger {
         if self.last_prompt.as_deref().map(str::trim) == Some("/compact") {
@@ -308,6 +438,18 @@ impl Mapper {
             });
         }
     }
+}
+
+/// Whether `usage` reports any token at all.
+fn used_tokens(usage: &SessionStats) -> bool {
+    [
+        usage.input_tokens,
+        usage.cached_input_tokens,
+        usage.cache_write_input_tokens,
+        usage.output_tokens,
+    ]
+    .into_iter()
+    .any(|count| count.unwrap_or(0) > 0)
 }
 
 /// What `panewise decode --json` prints last: the pane a person would see after the stream.
@@ -334,8 +476,24 @@ pub struct PaneSummary {
     pub output_tokens: Option<u64>,
     /// Session total of input tokens read from the cache.
     pub cached_input_tokens: Option<u64>,
-    /// Session cost in US dollars; `None` where the provider reports none.
+    /// Session total of input tokens written to the cache.
+    pub cache_write_input_tokens: Option<u64>,
+    /// Session total of reasoning tokens (part of the output tokens).
+    pub reasoning_tokens: Option<u64>,
+    /// Session cost in US dollars; `None` when it cannot be known.
     pub cost_usd: Option<f64>,
+    /// Where the cost comes from: `reported` by the CLI, `estimated` from the price table, or
+    /// `unknown` (then `cost_usd` is `None`).
+    pub cost_source: CostSource,
+    /// The model in use, as the stream named it or as assumed.
+    pub model: Option<String>,
+    /// True when the stream never named the model (Codex `exec --json`): the window and price
+    /// are those of a model taken from configuration or the model table's default.
+    pub model_assumed: bool,
+    /// The agent's newest plan.
+    pub plan: Vec<panewise_protocol::PlanStep>,
+    /// Warnings for the person (a model without a price, …).
+    pub warnings: Vec<String>,
     /// Tokens in context, as the meter shows them.
     pub context_tokens: Option<u64>,
     /// The context window the meter uses: the reading's, or without a reading the window
@@ -415,7 +573,7 @@ pub fn fold_events<'a>(
 
 /// The summary of a folded stream.
 pub fn summarize<'a>(
-    provider: Provider,
+    mapper: &Mapper,
     counts: DecodeCounts,
     events: impl IntoIterator<Item = &'a ProviderEvent>,
     state: &State,
@@ -429,8 +587,9 @@ pub fn summarize<'a>(
         .collect();
     let totals = state.session_totals.as_ref();
     let reading = state.plausible_reading();
+    let (model, model_source) = mapper.model();
     PaneSummary {
-        provider,
+        provider: mapper.provider(),
         events: counts.events,
         unknown_events: counts.unknown_events,
         decode_errors: counts.decode_errors,
@@ -440,7 +599,16 @@ pub fn summarize<'a>(
         input_tokens: totals.and_then(|totals| totals.input_tokens),
         output_tokens: totals.and_then(|totals| totals.output_tokens),
         cached_input_tokens: totals.and_then(|totals| totals.cached_input_tokens),
+        cache_write_input_tokens: totals.and_then(|totals| totals.cache_write_input_tokens),
+        reasoning_tokens: totals.and_then(|totals| totals.reasoning_tokens),
         cost_usd: totals.and_then(|totals| totals.cost_usd),
+        cost_source: totals
+            .and_then(|totals| totals.cost_source)
+            .unwrap_or(CostSource::Unknown),
+        model: model.map(str::to_owned),
+        model_assumed: model_source.is_assumed(),
+        plan: state.plan.clone(),
+        warnings: mapper.warnings().to_vec(),
         context_tokens: reading.map(|reading| reading.tokens),
         context_window: match reading {
             Some(reading) => reading.window,

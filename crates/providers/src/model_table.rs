@@ -28,6 +28,7 @@ const BUILT_IN: &str = include_str!("../data/models.json");
 /// # Ok::<(), panewise_providers::ModelTableError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ModelTable {
     /// The window rules, in no particular order (precedence is by specificity).
     #[serde(default)]
@@ -40,6 +41,7 @@ pub struct ModelTable {
 
 /// One row of the table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct WindowRule {
     /// An exact model id, or a prefix followed by `*`.
     pub model: String,
@@ -74,21 +76,7 @@ impl ModelTable {
 
     /// The window of `model`, if a rule matches it.
     pub fn window_for(&self, model: &str) -> Option<u64> {
-        let model = model.to_ascii_lowercase();
-        let mut best: Option<(usize, u64)> = None;
-        for rule in &self.windows {
-            let pattern = rule.model.to_ascii_lowercase();
-            let specificity = match pattern.strip_suffix('*') {
-                Some(prefix) if model.starts_with(prefix) => prefix.len(),
-                Some(_) => continue,
-                None if pattern == model => usize::MAX,
-                None => continue,
-            };
-            if best.is_none_or_less(specificity) {
-                best = Some((specificity, rule.window));
-            }
-        }
-        best.map(|(_, window)| window)
+        best_match(&self.windows, |rule| &rule.model, model).map(|rule| rule.window)
     }
 
     /// The model to assume for `provider` when its stream names none.
@@ -99,17 +87,29 @@ impl ModelTable {
     }
 }
 
-trait BestSoFar {
-    fn is_none_or_less(&self, specificity: usize) -> bool;
-}
-
-impl BestSoFar for Option<(usize, u64)> {
-    fn is_none_or_less(&self, specificity: usize) -> bool {
-        match self {
-            None => true,
-            Some((best, _)) => *best < specificity,
+/// The row of `rows` whose pattern matches `model` best: patterns are exact ids or prefixes
+/// ending in `*`, ASCII case is ignored, an exact id beats any prefix and a longer prefix beats a
+/// shorter one. The model table and the price table both match this way.
+pub(crate) fn best_match<'a, T>(
+    rows: &'a [T],
+    pattern_of: impl Fn(&T) -> &str,
+    model: &str,
+) -> Option<&'a T> {
+    let model = model.to_ascii_lowercase();
+    let mut best: Option<(usize, &T)> = None;
+    for row in rows {
+        let pattern = pattern_of(row).to_ascii_lowercase();
+        let specificity = match pattern.strip_suffix('*') {
+            Some(prefix) if model.starts_with(prefix) => prefix.len(),
+            Some(_) => continue,
+            None if pattern == model => usize::MAX,
+            None => continue,
+        };
+        if best.is_none_or(|(so_far, _)| so_far < specificity) {
+            best = Some((specificity, row));
         }
     }
+    best.map(|(_, row)| row)
 }
 
 #[cfg(test)]

@@ -53,8 +53,11 @@ fn decode_json_summaries_of_the_claude_code_captures() {
     let tool_call = json!({
         "provider": "claude-code", "unknown_events": 0, "decode_errors": 0,
         "turn_phase": "done", "turns_completed": 1, "tools": ["Bash"],
-        "input_tokens": 8640, "output_tokens": 90, "cached_input_tokens": 18000,
-        "cost_usd": 0.042359999999999995, "context_tokens": 13360, "context_window": 1000000,
+        "input_tokens": 6240, "output_tokens": 90, "cached_input_tokens": 18000,
+        "cache_write_input_tokens": 2400, "reasoning_tokens": 0,
+        "cost_usd": 0.042359999999999995, "cost_source": "reported",
+        "model": "claude-opus-5-5", "model_assumed": false, "plan": [], "warnings": [],
+        "context_tokens": 13360, "context_window": 1000000,
         "compactions": 0, "failure": null,
     });
     for (file, events) in [
@@ -71,8 +74,11 @@ fn decode_json_summaries_of_the_claude_code_captures() {
         json!({
             "provider": "claude-code", "events": 37, "unknown_events": 0, "decode_errors": 0,
             "turn_phase": "done", "turns_completed": 1, "tools": ["Bash", "Bash", "Bash"],
-            "input_tokens": 208680, "output_tokens": 235, "cached_input_tokens": 45000,
-            "cost_usd": 0.8544200000000001, "context_tokens": 13400, "context_window": 1000000,
+            "input_tokens": 202680, "output_tokens": 235, "cached_input_tokens": 45000,
+            "cache_write_input_tokens": 6000, "reasoning_tokens": 0,
+            "cost_usd": 0.8544200000000001, "cost_source": "reported",
+            "model": "claude-opus-5-5", "model_assumed": false, "plan": [], "warnings": [],
+            "context_tokens": 13400, "context_window": 1000000,
             "compactions": 1, "failure": null,
         })
     );
@@ -82,8 +88,11 @@ fn decode_json_summaries_of_the_claude_code_captures() {
         json!({
             "provider": "claude-code", "events": 30, "unknown_events": 0, "decode_errors": 0,
             "turn_phase": "done", "turns_completed": 2, "tools": ["Bash", "Bash"],
-            "input_tokens": 17600, "output_tokens": 180, "cached_input_tokens": 36000,
-            "cost_usd": 0.086, "context_tokens": 13520, "context_window": 1000000,
+            "input_tokens": 12800, "output_tokens": 180, "cached_input_tokens": 36000,
+            "cache_write_input_tokens": 4800, "reasoning_tokens": 0,
+            "cost_usd": 0.086, "cost_source": "reported",
+            "model": "claude-opus-5-5", "model_assumed": false, "plan": [], "warnings": [],
+            "context_tokens": 13520, "context_window": 1000000,
             "compactions": 0, "failure": null,
         })
     );
@@ -97,7 +106,10 @@ fn decode_json_summaries_of_the_claude_code_captures() {
             "provider": "claude-code", "events": 5, "unknown_events": 0, "decode_errors": 0,
             "turn_phase": "done", "turns_completed": 0, "tools": [],
             "input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0,
-            "cost_usd": 0.0, "context_tokens": null, "context_window": null,
+            "cache_write_input_tokens": 0, "reasoning_tokens": 0,
+            "cost_usd": 0.0, "cost_source": "reported",
+            "model": "claude-opus-5-5", "model_assumed": false, "plan": [], "warnings": [],
+            "context_tokens": null, "context_window": null,
             "compactions": 0, "failure": null,
         })
     );
@@ -111,7 +123,10 @@ fn decode_json_summaries_of_the_codex_captures() {
             "provider": "codex", "events": 8, "unknown_events": 0, "decode_errors": 0,
             "turn_phase": "done", "turns_completed": 1, "tools": ["command_execution"],
             "input_tokens": 3282, "output_tokens": 60, "cached_input_tokens": 2048,
-            "cost_usd": null, "context_tokens": null, "context_window": 400000,
+            "cache_write_input_tokens": 0, "reasoning_tokens": 16,
+            "cost_usd": 0.019234, "cost_source": "estimated",
+            "model": "gpt-5.5", "model_assumed": true, "plan": [], "warnings": [],
+            "context_tokens": null, "context_window": 400000,
             "compactions": 0, "failure": null,
         })
     );
@@ -124,7 +139,10 @@ fn decode_json_summaries_of_the_codex_captures() {
             "provider": "codex", "events": 4, "unknown_events": 0, "decode_errors": 0,
             "turn_phase": "done", "turns_completed": 0, "tools": [],
             "input_tokens": null, "output_tokens": null, "cached_input_tokens": null,
-            "cost_usd": null, "context_tokens": null, "context_window": null,
+            "cache_write_input_tokens": null, "reasoning_tokens": null,
+            "cost_usd": null, "cost_source": "unknown",
+            "model": "gpt-5.5", "model_assumed": true, "plan": [], "warnings": [],
+            "context_tokens": null, "context_window": null,
             "compactions": 0, "failure": null,
         })
     );
@@ -137,8 +155,12 @@ fn decode_json_summaries_of_the_gemini_cli_captures() {
         json!({
             "provider": "gemini-cli", "events": 10, "unknown_events": 0, "decode_errors": 0,
             "turn_phase": "done", "turns_completed": 1, "tools": ["run_shell_command"],
-            "input_tokens": 4404, "output_tokens": 60, "cached_input_tokens": 4096,
-            "cost_usd": null, "context_tokens": null, "context_window": 1048576,
+            "input_tokens": 4404, "output_tokens": 92, "cached_input_tokens": 4096,
+            "cache_write_input_tokens": null, "reasoning_tokens": 32,
+            "cost_usd": null, "cost_source": "unknown",
+            "model": "gemini-3.8-flash", "model_assumed": false, "plan": [],
+            "warnings": ["no price for model `gemini-3.8-flash`: the session's cost is unknown (a price table given with --prices can add it)"],
+            "context_tokens": null, "context_window": 1048576,
             "compactions": 0, "failure": null,
         })
     );
@@ -147,11 +169,71 @@ fn decode_json_summaries_of_the_gemini_cli_captures() {
     assert_eq!(error["turn_phase"], "done");
     assert_eq!(error["turns_completed"], 0);
     assert_eq!(error["tools"], json!([]));
-    assert_eq!(error["cost_usd"], Value::Null);
+    // Only Gemini CLI's routing model was called, and it has a price.
+    assert_eq!(error["cost_source"], "estimated");
+    assert_eq!(error["cost_usd"], 0.00014);
     assert_eq!(error["input_tokens"], 300);
     assert_eq!(error["context_tokens"], Value::Null);
     assert_eq!(error["unknown_events"], 0);
     assert_eq!(error["decode_errors"], 0);
+}
+
+#[test]
+fn decode_prices_a_model_from_a_price_file_and_warns_about_an_unpriced_one() {
+    let out = panewise(&["decode", "--provider", "gemini-cli", &data("gemini-cli/tool-call.jsonl")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success());
+    assert!(
+        stderr.contains("warning: no price for model `gemini-3.8-flash`"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("cost              unknown"), "{stdout}");
+    let dir = std::env::temp_dir().join(format!("panewise-prices-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prices = dir.join("prices.json");
+    std::fs::write(
+        &prices,
+        r#"{"prices":[{"model":"gemini-3.8-flash","input":2,"output":12,"cached_input":0.2}]}"#,
+    )
+    .unwrap();
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "gemini-cli",
+        &data("gemini-cli/tool-call.jsonl"),
+        "--json",
+        "--prices",
+        prices.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["cost_source"], "estimated");
+    assert_eq!(summary["warnings"], json!([]));
+    // gemini-3.8-flash: 4104 in × 2 + 4096 cached × 0.2 + 72 out × 12; the router
+    // gemini-3.5-flash-lite: 300 in × 0.3 + 20 out × 2.5 (per million).
+    let expected = (4104.0 * 2.0 + 4096.0 * 0.2 + 72.0 * 12.0 + 300.0 * 0.3 + 20.0 * 2.5) / 1e6;
+    let cost = summary["cost_usd"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-12, "{cost} != {expected}");
+    // A bad price file is refused by name.
+    std::fs::write(&prices, r#"{"prices":[{"model":"m","input":-1,"output":1}]}"#).unwrap();
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "codex",
+        &data("codex/tool-call.jsonl"),
+        "--prices",
+        prices.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`input`"));
+    // The human summary marks an assumed model's window and cost.
+    let out = panewise(&["decode", "--provider", "codex", &data("codex/tool-call.jsonl")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("gpt-5.5 (assumed"), "{stdout}");
+    assert!(stdout.contains("(estimated, model assumed)"), "{stdout}");
+    assert!(stdout.contains("window 400000 tokens (assumed)"), "{stdout}");
 }
 
 #[test]

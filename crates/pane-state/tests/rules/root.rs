@@ -10,8 +10,8 @@ use panewise_pane_state::state::{
     CONTEXT_BUFFER_CAP_BYTES,
 };
 use panewise_pane_state::{
-    step, update, Cmd, CompactionTrigger, Event, FailureKind, Msg, SessionStats, State, TurnId,
-    TurnOutcome, TurnPhase,
+    step, update, Cmd, CompactionTrigger, CostSource, Event, FailureKind, Msg, PlanStep,
+    PlanStepStatus, SessionStats, State, TurnId, TurnOutcome, TurnPhase,
 };
 
 use crate::support::*;
@@ -593,10 +593,11 @@ fn variant_index(msg: &Msg) -> usize {
         Msg::HookContextAdded { .. } => 55,
         Msg::TaskNoticeAdded { .. } => 56,
         Msg::Quit => 57,
+        Msg::PlanUpdated { .. } => 58,
     }
 }
 
-const VARIANTS: usize = 58;
+const VARIANTS: usize = 59;
 
 /// One sample of every variant, with every optional field filled so nothing is skipped.
 fn every_msg() -> Vec<Msg> {
@@ -652,8 +653,10 @@ fn every_msg() -> Vec<Msg> {
                 input_tokens: Some(2),
                 output_tokens: Some(3),
                 cached_input_tokens: Some(4),
+                cache_write_input_tokens: Some(7),
                 reasoning_tokens: Some(5),
                 num_turns: Some(6),
+                cost_source: Some(CostSource::Reported),
             }),
             turn,
         },
@@ -752,6 +755,12 @@ fn every_msg() -> Vec<Msg> {
         },
         Msg::TaskNoticeAdded { text: "n".into() },
         Msg::Quit,
+        Msg::PlanUpdated {
+            steps: vec![PlanStep {
+                text: "write the test".into(),
+                status: PlanStepStatus::InProgress,
+            }],
+        },
     ]
 }
 

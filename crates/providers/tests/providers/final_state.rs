@@ -2,8 +2,8 @@
 
 use panewise_pane_state::Msg;
 use panewise_providers::{
-    decode_all, fold_events, summarize, FailureKind, Fold, Mapper, ModelTable, PaneSummary,
-    Provider,
+    decode_all, fold_events, summarize, CostSource, FailureKind, Fold, Mapper, ModelTable,
+    PaneSummary, Provider,
 };
 
 use crate::fixture;
@@ -13,7 +13,7 @@ fn summary_of(provider: Provider, path: &str) -> PaneSummary {
     let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
     let mut mapper = Mapper::new(provider, ModelTable::built_in());
     let fold = fold_events(&mut mapper, &events);
-    summarize(provider, counts, &events, &fold.state)
+    summarize(&mapper, counts, &events, &fold.state)
 }
 
 fn assert_clean(summary: &PaneSummary) {
@@ -37,11 +37,15 @@ fn claude_tool_call_ends_done_with_one_bash_call_and_the_reported_window() {
         assert_eq!(summary.turn_phase, "done", "{path}");
         assert_eq!(summary.turns_completed, 1);
         assert_eq!(summary.tools, vec!["Bash"]);
-        // Uncached input includes cache writes: 6240 + 2400.
-        assert_eq!(summary.input_tokens, Some(8_640));
+        // Input, cache writes and cache reads apart: 6240 + 2400 + 18000.
+        assert_eq!(summary.input_tokens, Some(6_240));
+        assert_eq!(summary.cache_write_input_tokens, Some(2_400));
         assert_eq!(summary.output_tokens, Some(90));
         assert_eq!(summary.cached_input_tokens, Some(18_000));
         assert_cost(&summary, 0.042_36);
+        assert_eq!(summary.cost_source, CostSource::Reported);
+        assert_eq!(summary.model.as_deref(), Some("claude-opus-5-5"));
+        assert!(!summary.model_assumed);
         // The last call's whole prompt: 3160 + 1200 written + 9000 read.
         assert_eq!(summary.context_tokens, Some(13_360));
         assert_eq!(summary.context_window, Some(1_000_000));
@@ -58,10 +62,17 @@ fn claude_auto_compact_counts_one_real_compaction_and_a_fresh_context_reading() 
     assert_eq!(summary.turns_completed, 1);
     assert_eq!(summary.tools, vec!["Bash", "Bash", "Bash"]);
     // The per-turn model breakdown includes the compaction call, which `usage` leaves out.
-    assert_eq!(summary.input_tokens, Some(202_680 + 6_000));
+    assert_eq!(
+        summary
+            .input_tokens
+            .zip(summary.cache_write_input_tokens)
+            .map(|(a, b)| a + b),
+        Some(202_680 + 6_000)
+    );
     assert_eq!(summary.output_tokens, Some(235));
     assert_eq!(summary.cached_input_tokens, Some(45_000));
     assert_cost(&summary, 0.854_42);
+    assert_eq!(summary.cost_source, CostSource::Reported);
     assert_eq!(summary.context_tokens, Some(3_200 + 1_200 + 9_000));
     assert_eq!(summary.context_window, Some(1_000_000));
     assert_eq!(summary.compactions, 1);
@@ -93,7 +104,8 @@ fn claude_multi_turn_session_adds_per_turn_costs_once() {
     assert_eq!(summary.turn_phase, "done");
     assert_eq!(summary.turns_completed, 2);
     assert_eq!(summary.tools, vec!["Bash", "Bash"]);
-    assert_eq!(summary.input_tokens, Some(8_640 + 8_960));
+    assert_eq!(summary.input_tokens, Some(6_240 + 6_560));
+    assert_eq!(summary.cache_write_input_tokens, Some(2_400 + 2_400));
     assert_eq!(summary.output_tokens, Some(180));
     assert_eq!(summary.cached_input_tokens, Some(36_000));
     // The CLI's running total after turn two, not turn one's total plus the running total.
@@ -114,8 +126,17 @@ fn codex_tool_call_takes_its_window_from_the_model_table() {
     // Codex counts cached tokens inside input_tokens; they are kept apart here.
     assert_eq!(summary.input_tokens, Some(5_330 - 2_048));
     assert_eq!(summary.output_tokens, Some(60));
+    assert_eq!(summary.reasoning_tokens, Some(16));
     assert_eq!(summary.cached_input_tokens, Some(2_048));
-    assert_eq!(summary.cost_usd, None);
+    // Codex reports no cost: estimated at gpt-5.5's prices ($5 in, $0.50 cached, $30 out per
+    // million), the model the table assumes because the stream names none.
+    assert_cost(
+        &summary,
+        (3_282.0 * 5.0 + 2_048.0 * 0.5 + 60.0 * 30.0) / 1e6,
+    );
+    assert_eq!(summary.cost_source, CostSource::Estimated);
+    assert_eq!(summary.model.as_deref(), Some("gpt-5.5"));
+    assert!(summary.model_assumed);
     // Codex reports only the turn's sum over its two calls (2620 + 2710 prompt tokens): not a
     // context reading. The meter still knows the model's window from the table.
     assert_eq!(summary.context_tokens, None);
@@ -135,6 +156,7 @@ fn codex_rate_limit_is_one_retryable_failure_with_no_invented_usage() {
     assert_eq!(summary.input_tokens, None);
     assert_eq!(summary.output_tokens, None);
     assert_eq!(summary.cost_usd, None);
+    assert_eq!(summary.cost_source, CostSource::Unknown);
     assert_eq!(summary.context_tokens, None);
     assert_eq!(summary.compactions, 0);
     let failure = summary.failure.expect("a failure");
@@ -150,9 +172,20 @@ fn gemini_tool_call_follows_the_working_model_not_the_router() {
     assert_eq!(summary.turns_completed, 1);
     assert_eq!(summary.tools, vec!["run_shell_command"]);
     assert_eq!(summary.input_tokens, Some(4_404));
-    assert_eq!(summary.output_tokens, Some(60));
+    // 40 + 20 output plus 32 thoughts tokens (the total beyond input and output).
+    assert_eq!(summary.output_tokens, Some(92));
+    assert_eq!(summary.reasoning_tokens, Some(32));
     assert_eq!(summary.cached_input_tokens, Some(4_096));
+    // The working model is newer than the price list: no cost, and a warning naming it.
     assert_eq!(summary.cost_usd, None);
+    assert_eq!(summary.cost_source, CostSource::Unknown);
+    assert_eq!(summary.warnings.len(), 1);
+    assert!(
+        summary.warnings[0].contains("`gemini-3.8-flash`"),
+        "{:?}",
+        summary.warnings
+    );
+    assert!(!summary.model_assumed);
     // 8200 is the working model's two calls summed (4050 + 4150 prompt tokens): not a reading.
     assert_eq!(summary.context_tokens, None);
     assert_eq!(summary.context_window, Some(1_048_576));
@@ -169,7 +202,9 @@ fn gemini_quota_error_is_a_retryable_rate_limited_failure() {
     assert!(summary.tools.is_empty());
     assert_eq!(summary.input_tokens, Some(300));
     assert_eq!(summary.output_tokens, Some(20));
-    assert_eq!(summary.cost_usd, None);
+    // Only the routing model was called; it is priced ($0.30 in, $2.50 out per million).
+    assert_cost(&summary, (300.0 * 0.3 + 20.0 * 2.5) / 1e6);
+    assert_eq!(summary.cost_source, CostSource::Estimated);
     // Those 300 tokens are the router's prompt, not the conversation: no context reading.
     assert_eq!(summary.context_tokens, None);
     assert_eq!(summary.context_window, None);
@@ -191,12 +226,12 @@ fn a_configured_table_overrides_the_built_in_window() {
     );
     let mut mapper = Mapper::new(Provider::Codex, table);
     let fold = fold_events(&mut mapper, &events);
-    let summary = summarize(Provider::Codex, counts, &events, &fold.state);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
     assert_eq!(summary.context_window, Some(272_000));
     let mut mapper =
         Mapper::new(Provider::Codex, ModelTable::built_in()).with_model(Some("o3".into()));
     let fold = fold_events(&mut mapper, &events);
-    let summary = summarize(Provider::Codex, counts, &events, &fold.state);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
     assert_eq!(summary.context_window, Some(200_000));
 }
 
@@ -221,7 +256,7 @@ fn a_token_drop_without_a_reported_compaction_counts_as_a_heuristic_compaction()
     let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
     let mut mapper = Mapper::new(Provider::Codex, ModelTable::built_in());
     let fold = fold_events(&mut mapper, &events);
-    let summary = summarize(Provider::Codex, counts, &events, &fold.state);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
     assert_eq!(summary.turns_completed, 2);
     assert_eq!(summary.compactions, 1);
     assert_eq!(summary.context_tokens, Some(20_000));
@@ -280,7 +315,7 @@ fn a_stream_cut_off_mid_turn_ends_as_process_exited_not_as_a_turn_that_never_end
     let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
     let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
     let fold = fold_events(&mut mapper, &events);
-    let summary = summarize(Provider::ClaudeCode, counts, &events, &fold.state);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
     assert_eq!(summary.turn_phase, "done");
     assert_eq!(summary.turns_completed, 0);
     assert_eq!(summary.tools, vec!["Bash"]);
@@ -300,7 +335,7 @@ fn fold_stream(provider: Provider, lines: &[&str]) -> (Fold, PaneSummary) {
     let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
     let mut mapper = Mapper::new(provider, ModelTable::built_in());
     let fold = fold_events(&mut mapper, &events);
-    let summary = summarize(provider, counts, &events, &fold.state);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
     (fold, summary)
 }
 
@@ -323,7 +358,7 @@ fn codex_turn_summed_usage_is_not_a_context_reading() {
     let mut mapper = Mapper::new(Provider::Codex, ModelTable::built_in());
     let fold = fold_events(&mut mapper, &events);
     assert_eq!(context_readings(&fold), Vec::<u64>::new());
-    let summary = summarize(Provider::Codex, counts, &events, &fold.state);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
     assert_eq!(summary.context_tokens, None);
     assert_eq!(summary.context_window, Some(400_000));
     // The turn's totals still count every call.
@@ -427,7 +462,7 @@ fn a_stream_without_a_turn_start_that_ends_mid_turn_ends_as_process_exited() {
         .any(|event| matches!(event, panewise_providers::ProviderEvent::TurnStarted { .. })));
     let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
     let fold = fold_events(&mut mapper, &events);
-    let summary = summarize(Provider::ClaudeCode, counts, &events, &fold.state);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
     assert_ne!(summary.turn_phase, "streaming");
     assert_eq!(summary.turns_completed, 0);
     let failure = summary.failure.expect("a failure");
@@ -448,6 +483,237 @@ fn a_whole_turn_without_a_turn_start_ends_without_a_failure() {
     let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
     let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
     let fold = fold_events(&mut mapper, &events);
-    let summary = summarize(Provider::ClaudeCode, counts, &events, &fold.state);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
     assert_eq!(summary.failure, None);
+}
+
+/// What each captured failure must show: kind, retryable, HTTP status (when the stream says).
+const FAILURES: &[(&str, FailureKind, bool, Option<u16>)] = &[
+    (
+        "claude-code/error-429.ndjson",
+        FailureKind::RateLimited,
+        true,
+        Some(429),
+    ),
+    (
+        "claude-code/error-500.ndjson",
+        FailureKind::ServerError,
+        true,
+        Some(500),
+    ),
+    (
+        "claude-code/error-503.ndjson",
+        FailureKind::Overloaded,
+        true,
+        Some(503),
+    ),
+    (
+        "claude-code/error-529.ndjson",
+        FailureKind::Overloaded,
+        true,
+        Some(529),
+    ),
+    (
+        "claude-code/stream-cut.ndjson",
+        FailureKind::StreamDisconnected,
+        true,
+        None,
+    ),
+    (
+        "codex/error-429.jsonl",
+        FailureKind::RateLimited,
+        true,
+        Some(429),
+    ),
+    (
+        "codex/error-500.jsonl",
+        FailureKind::ServerError,
+        true,
+        None,
+    ),
+    (
+        "codex/error-503.jsonl",
+        FailureKind::Overloaded,
+        true,
+        Some(503),
+    ),
+    (
+        "codex/error-529.jsonl",
+        FailureKind::Overloaded,
+        true,
+        Some(529),
+    ),
+    (
+        "codex/stream-cut.jsonl",
+        FailureKind::StreamDisconnected,
+        true,
+        None,
+    ),
+    (
+        "gemini-cli/error-429.jsonl",
+        FailureKind::RateLimited,
+        true,
+        None,
+    ),
+    (
+        "gemini-cli/error-500.jsonl",
+        FailureKind::ServerError,
+        true,
+        Some(500),
+    ),
+    (
+        "gemini-cli/error-503.jsonl",
+        FailureKind::Overloaded,
+        true,
+        None,
+    ),
+    (
+        "gemini-cli/error-529.jsonl",
+        FailureKind::Overloaded,
+        true,
+        Some(529),
+    ),
+    (
+        "gemini-cli/stream-cut.jsonl",
+        FailureKind::StreamDisconnected,
+        true,
+        None,
+    ),
+];
+
+#[test]
+fn every_captured_server_error_is_classified_as_the_cli_reported_it() {
+    for (path, kind, retryable, status) in FAILURES {
+        let provider = crate::fixtures()
+            .into_iter()
+            .find(|(_, fixture)| fixture == path)
+            .map(|(provider, _)| provider)
+            .unwrap_or_else(|| panic!("{path} is not a fixture"));
+        let (decoded, _) = decode_all(provider, &fixture(path));
+        let failures: Vec<_> = decoded
+            .iter()
+            .filter_map(|event| match event {
+                Ok(panewise_providers::ProviderEvent::Failure { failure }) => Some(failure),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(failures.len(), 1, "{path}: one failure, reported once");
+        let failure = failures[0];
+        assert_eq!(
+            (failure.kind, failure.retryable, failure.http_status),
+            (*kind, *retryable, *status),
+            "{path}: {}",
+            failure.message
+        );
+        let summary = summary_of(provider, path);
+        assert_eq!(summary.turn_phase, "done", "{path}");
+        assert_eq!(summary.turns_completed, 0, "{path}");
+    }
+}
+
+#[test]
+fn every_error_capture_has_an_expected_classification() {
+    for (_, path) in crate::fixtures() {
+        let name = path.rsplit('/').next().unwrap_or_default();
+        if name.starts_with("error-") || name.starts_with("stream-cut") {
+            assert!(
+                FAILURES.iter().any(|(expected, ..)| *expected == path),
+                "{path} has no expected classification in FAILURES"
+            );
+        }
+    }
+}
+
+#[test]
+fn each_shared_capture_has_the_right_cost_source() {
+    let expected = [
+        ("claude-code/tool-call.ndjson", CostSource::Reported),
+        (
+            "claude-code/tool-call-partial-messages.ndjson",
+            CostSource::Reported,
+        ),
+        ("claude-code/auto-compact.ndjson", CostSource::Reported),
+        ("claude-code/multi-turn-stdin.ndjson", CostSource::Reported),
+        ("claude-code/error-429.ndjson", CostSource::Reported),
+        ("codex/tool-call.jsonl", CostSource::Estimated),
+        ("codex/error-429.jsonl", CostSource::Unknown),
+        ("gemini-cli/tool-call.jsonl", CostSource::Unknown),
+        ("gemini-cli/error-429.jsonl", CostSource::Estimated),
+    ];
+    for (path, source) in expected {
+        let provider = crate::fixtures()
+            .into_iter()
+            .find(|(_, fixture)| fixture == path)
+            .map(|(provider, _)| provider)
+            .unwrap_or_else(|| panic!("{path} is not a fixture"));
+        let summary = summary_of(provider, path);
+        assert_eq!(summary.cost_source, source, "{path}");
+        assert_eq!(
+            summary.cost_usd.is_some(),
+            source != CostSource::Unknown,
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn a_codex_todo_list_becomes_the_panes_plan() {
+    // The `todo_list` item of `codex exec --json`, started then updated as steps get done.
+    let stream = concat!(
+        r#"{"type":"thread.started","thread_id":"t"}"#,
+        "\n",
+        r#"{"type":"turn.started"}"#,
+        "\n",
+        r#"{"type":"item.started","item":{"id":"item_0","type":"todo_list","items":[{"text":"read the code","completed":false},{"text":"fix the bug","completed":false}]}}"#,
+        "\n",
+        r#"{"type":"item.updated","item":{"id":"item_0","type":"todo_list","items":[{"text":"read the code","completed":true},{"text":"fix the bug","completed":false}]}}"#,
+        "\n",
+    );
+    let (decoded, counts) = decode_all(Provider::Codex, stream.as_bytes());
+    assert_eq!(counts.unknown_events, 0);
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let mut mapper = Mapper::new(Provider::Codex, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
+    let steps: Vec<_> = summary
+        .plan
+        .iter()
+        .map(|step| (step.text.as_str(), step.status))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (
+                "read the code",
+                panewise_providers::PlanStepStatus::Completed
+            ),
+            ("fix the bug", panewise_providers::PlanStepStatus::Pending),
+        ]
+    );
+}
+
+#[test]
+fn a_model_from_configuration_is_marked_assumed_and_a_streamed_one_is_not() {
+    let (decoded, counts) = decode_all(Provider::Codex, &fixture("codex/tool-call.jsonl"));
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    let mut mapper =
+        Mapper::new(Provider::Codex, ModelTable::built_in()).with_model(Some("gpt-5.4".into()));
+    let fold = fold_events(&mut mapper, &events);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
+    assert_eq!(summary.model.as_deref(), Some("gpt-5.4"));
+    assert!(summary.model_assumed);
+    assert_eq!(summary.cost_source, CostSource::Estimated);
+    // A model with no price: no cost, never 0, and a warning naming it.
+    let mut mapper = Mapper::new(Provider::Codex, ModelTable::built_in())
+        .with_model(Some("gpt-unreleased".into()));
+    let fold = fold_events(&mut mapper, &events);
+    let summary = summarize(&mapper, counts, &events, &fold.state);
+    assert_eq!(
+        (summary.cost_usd, summary.cost_source),
+        (None, CostSource::Unknown)
+    );
+    assert!(summary
+        .warnings
+        .iter()
+        .any(|warning| warning.contains("`gpt-unreleased`")));
 }

@@ -2,7 +2,7 @@
 
 use panewise_providers::{decode_all, ProviderEvent};
 
-use crate::{fixture, FIXTURES};
+use crate::{fixture, fixtures};
 
 /// One compact JSON line per event, long strings shortened so the snapshots stay readable.
 fn render(events: &[ProviderEvent]) -> String {
@@ -38,8 +38,8 @@ fn shorten(value: &mut serde_json::Value) {
 
 #[test]
 fn every_fixture_decodes_without_errors_or_unknown_events_and_matches_its_snapshot() {
-    for (provider, path) in FIXTURES {
-        let (decoded, counts) = decode_all(*provider, &fixture(path));
+    for (provider, path) in fixtures() {
+        let (decoded, counts) = decode_all(provider, &fixture(&path));
         let errors: Vec<_> = decoded
             .iter()
             .filter_map(|item| item.as_ref().err())

@@ -1,8 +1,10 @@
 //! Integration tests of the provider decoders, run on the real CLI captures in `tests/data/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bad_figures;
 mod final_state;
 mod fixtures;
+mod resumed;
 mod robustness;
 mod splits;
 
@@ -10,21 +12,27 @@ use std::path::PathBuf;
 
 use panewise_providers::Provider;
 
-/// Every captured stream: provider, file under `tests/data/`, and the name of its snapshot.
-pub const FIXTURES: &[(Provider, &str)] = &[
-    (Provider::ClaudeCode, "claude-code/tool-call.ndjson"),
-    (
-        Provider::ClaudeCode,
-        "claude-code/tool-call-partial-messages.ndjson",
-    ),
-    (Provider::ClaudeCode, "claude-code/auto-compact.ndjson"),
-    (Provider::ClaudeCode, "claude-code/error-429.ndjson"),
-    (Provider::ClaudeCode, "claude-code/multi-turn-stdin.ndjson"),
-    (Provider::Codex, "codex/tool-call.jsonl"),
-    (Provider::Codex, "codex/error-429.jsonl"),
-    (Provider::GeminiCli, "gemini-cli/tool-call.jsonl"),
-    (Provider::GeminiCli, "gemini-cli/error-429.jsonl"),
-];
+/// Every captured stream under `tests/data/<provider>/` (`*.ndjson`, `*.jsonl`), with its
+/// provider, sorted by path. Found from the directory, so a new capture is tested (and fails
+/// until its snapshot and expectations exist) without being listed anywhere.
+pub fn fixtures() -> Vec<(Provider, String)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut found = Vec::new();
+    for provider in Provider::ALL {
+        let dir = root.join(provider.as_str());
+        for entry in
+            std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
+        {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".ndjson") || name.ends_with(".jsonl") {
+                found.push((provider, format!("{}/{name}", provider.as_str())));
+            }
+        }
+    }
+    found.sort_by(|a, b| a.1.cmp(&b.1));
+    assert!(found.len() >= 9, "fixtures went missing: {found:?}");
+    found
+}
 
 /// The bytes of a captured stream.
 pub fn fixture(relative: &str) -> Vec<u8> {

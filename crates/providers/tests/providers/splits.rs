@@ -4,7 +4,7 @@
 use panewise_providers::{decode_all, Decoded, Decoder, Provider};
 use proptest::prelude::*;
 
-use crate::{fixture, FIXTURES};
+use crate::{fixture, fixtures};
 
 fn decode_in_pieces(provider: Provider, bytes: &[u8], cuts: &[usize]) -> Vec<Decoded> {
     let mut decoder = Decoder::new(provider);
@@ -27,11 +27,11 @@ fn provider_strategy() -> impl Strategy<Value = Provider> {
 
 #[test]
 fn every_single_split_point_of_every_fixture_gives_the_whole_stream_events() {
-    for (provider, path) in FIXTURES {
-        let bytes = fixture(path);
-        let (whole, _) = decode_all(*provider, &bytes);
+    for (provider, path) in fixtures() {
+        let bytes = fixture(&path);
+        let (whole, _) = decode_all(provider, &bytes);
         for cut in 0..=bytes.len() {
-            let pieces = decode_in_pieces(*provider, &bytes, &[cut]);
+            let pieces = decode_in_pieces(provider, &bytes, &[cut]);
             assert!(pieces == whole, "{path}: split at byte {cut} differs");
         }
     }
@@ -39,10 +39,10 @@ fn every_single_split_point_of_every_fixture_gives_the_whole_stream_events() {
 
 #[test]
 fn byte_at_a_time_feeding_gives_the_whole_stream_events() {
-    for (provider, path) in FIXTURES {
-        let bytes = fixture(path);
-        let (whole, _) = decode_all(*provider, &bytes);
-        let mut decoder = Decoder::new(*provider);
+    for (provider, path) in fixtures() {
+        let bytes = fixture(&path);
+        let (whole, _) = decode_all(provider, &bytes);
+        let mut decoder = Decoder::new(provider);
         let mut out = Vec::new();
         for byte in &bytes {
             decoder.feed(std::slice::from_ref(byte), &mut out);
@@ -70,17 +70,17 @@ proptest! {
     }
 
     #[test]
-    fn arbitrary_splits_of_real_streams_give_the_same_events(index in 0..FIXTURES.len(), cuts in prop::collection::vec(any::<usize>(), 1..24)) {
-        let (provider, path) = FIXTURES[index];
-        let bytes = fixture(path);
+    fn arbitrary_splits_of_real_streams_give_the_same_events(index in 0..fixtures().len(), cuts in prop::collection::vec(any::<usize>(), 1..24)) {
+        let (provider, path) = fixtures()[index].clone();
+        let bytes = fixture(&path);
         let whole = decode_all(provider, &bytes).0;
         prop_assert_eq!(decode_in_pieces(provider, &bytes, &cuts), whole);
     }
 
     #[test]
-    fn corrupting_one_byte_of_a_real_stream_never_panics(index in 0..FIXTURES.len(), position in any::<usize>(), byte in any::<u8>()) {
-        let (provider, path) = FIXTURES[index];
-        let mut bytes = fixture(path);
+    fn corrupting_one_byte_of_a_real_stream_never_panics(index in 0..fixtures().len(), position in any::<usize>(), byte in any::<u8>()) {
+        let (provider, path) = fixtures()[index].clone();
+        let mut bytes = fixture(&path);
         let position = position % bytes.len();
         bytes[position] = byte;
         let (decoded, counts) = decode_all(provider, &bytes);

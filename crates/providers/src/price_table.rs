@@ -1,0 +1,249 @@
+//! Prices per model, as data, to estimate the cost of a session whose CLI reports none (Codex,
+//! Gemini CLI).
+
+use panewise_protocol::SessionStats;
+use serde::{Deserialize, Serialize};
+
+use crate::error::PriceTableError;
+use crate::model_table::best_match;
+
+/// The built-in table: `data/prices.json`, seeded from the public price list LiteLLM and
+/// ccusage ship (its `source` says which snapshot).
+const BUILT_IN: &str = include_str!("../data/prices.json");
+
+/// Tokens in a million: prices are per million tokens.
+const PER_MILLION: f64 = 1_000_000.0;
+
+/// US dollar prices per million tokens, per model.
+///
+/// Models are matched as in the [`ModelTable`](crate::ModelTable): exact ids or prefixes ending
+/// in `*`, ASCII case ignored, the most specific pattern wins. A user file overrides the
+/// built-in table row by row ([`PriceTable::overridden_by`]).
+///
+/// ```
+/// use panewise_providers::{PriceTable, SessionStats};
+///
+/// let table = PriceTable::built_in().overridden_by(PriceTable::from_json(
+///     r#"{"prices":[{"model":"my-model*","input":1.0,"output":2.0}]}"#,
+/// )?);
+/// let turn = SessionStats { input_tokens: Some(1_000_000), output_tokens: Some(500_000), ..Default::default() };
+/// assert_eq!(table.estimate("my-model-v2", &turn), Some(2.0));
+/// assert_eq!(table.estimate("no-such-model", &turn), None);
+/// # Ok::<(), panewise_providers::PriceTableError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceTable {
+    /// Where the prices come from, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// One row per model pattern.
+    #[serde(default)]
+    pub prices: Vec<ModelPrice>,
+}
+
+/// The prices of one model (or model pattern), in US dollars per million tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    /// An exact model id, or a prefix followed by `*`.
+    pub model: String,
+    /// Input tokens neither read from nor written to the cache.
+    pub input: f64,
+    /// Output tokens (reasoning tokens too, unless `reasoning` is set).
+    pub output: f64,
+    /// Input tokens read from the cache; the input price when absent (no discount).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input: Option<f64>,
+    /// Input tokens written to the cache; the input price when absent (no surcharge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
+    /// Reasoning tokens, when they are priced apart from other output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<f64>,
+}
+
+impl PriceTable {
+    /// The table this crate ships with.
+    pub fn built_in() -> Self {
+        // The constant is tested to parse; an empty table (every cost unknown) is the fallback.
+        Self::from_json(BUILT_IN).unwrap_or_default()
+    }
+
+    /// Reads a table of the shape `{"source": "…", "prices": [{"model": "gpt-5*", "input": 1.25,
+    /// "output": 10, "cached_input": 0.125}]}`. Unknown keys and prices that are negative or not
+    /// finite are refused, naming the model and the field.
+    pub fn from_json(text: &str) -> Result<Self, PriceTableError> {
+        let table: PriceTable = serde_json::from_str(text)?;
+        for row in &table.prices {
+            row.validate()?;
+        }
+        Ok(table)
+    }
+
+    /// This table with `overrides` laid over it: a row for the same pattern replaces this
+    /// table's.
+    pub fn overridden_by(mut self, overrides: PriceTable) -> Self {
+        for row in overrides.prices {
+            self.prices
+                .retain(|existing| !existing.model.eq_ignore_ascii_case(&row.model));
+            self.prices.push(row);
+        }
+        if overrides.source.is_some() {
+            self.source = overrides.source;
+        }
+        self
+    }
+
+    /// The prices of `model`, if a row matches it.
+    pub fn price_for(&self, model: &str) -> Option<&ModelPrice> {
+        best_match(&self.prices, |row| &row.model, model)
+    }
+
+    /// The estimated cost in US dollars of `usage` on `model`; `None` when the model has no price.
+    pub fn estimate(&self, model: &str, usage: &SessionStats) -> Option<f64> {
+        self.price_for(model).map(|price| price.cost_of(usage))
+    }
+}
+
+impl ModelPrice {
+    /// The cost of `usage` at these prices. Reasoning tokens are part of the output tokens
+    /// (the vocabulary's convention), so only a separate reasoning price changes their cost.
+    pub fn cost_of(&self, usage: &SessionStats) -> f64 {
+        let tokens = |count: Option<u64>| count.unwrap_or(0) as f64;
+        let reasoning = usage
+            .reasoning_tokens
+            .unwrap_or(0)
+            .min(usage.output_tokens.unwrap_or(0));
+        let other_output = usage.output_tokens.unwrap_or(0).saturating_sub(reasoning);
+        let micro_dollars = tokens(usage.input_tokens) * self.input
+            + tokens(usage.cached_input_tokens) * self.cached_input.unwrap_or(self.input)
+            + tokens(usage.cache_write_input_tokens) * self.cache_write.unwrap_or(self.input)
+            + other_output as f64 * self.output
+            + reasoning as f64 * self.reasoning.unwrap_or(self.output);
+        micro_dollars / PER_MILLION
+    }
+
+    fn validate(&self) -> Result<(), PriceTableError> {
+        let fields = [
+            ("input", Some(self.input)),
+            ("output", Some(self.output)),
+            ("cached_input", self.cached_input),
+            ("cache_write", self.cache_write),
+            ("reasoning", self.reasoning),
+        ];
+        for (field, value) in fields {
+            if let Some(value) = value {
+                if !value.is_finite() || value < 0.0 {
+                    return Err(PriceTableError::BadPrice {
+                        model: self.model.clone(),
+                        field,
+                        value: value.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_table_parses_and_prices_the_fixture_models() {
+        let table = PriceTable::built_in();
+        assert!(table.prices.len() > 100, "{}", table.prices.len());
+        assert!(table.source.is_some());
+        // Codex's default model and Gemini CLI's routing model are priced; the Gemini main
+        // model of the captures and Claude Code's model are newer than the list.
+        assert!(table.price_for("gpt-5.5").is_some());
+        assert!(table.price_for("gemini-3.5-flash-lite").is_some());
+        assert!(table.price_for("gemini-3.8-flash").is_none());
+        assert!(table.price_for("claude-opus-5-5").is_none());
+    }
+
+    #[test]
+    fn every_token_kind_has_its_own_price() {
+        let price = ModelPrice {
+            model: "m".into(),
+            input: 1.0,
+            output: 10.0,
+            cached_input: Some(0.1),
+            cache_write: Some(1.25),
+            reasoning: Some(20.0),
+        };
+        let usage = SessionStats {
+            input_tokens: Some(1_000_000),
+            cached_input_tokens: Some(2_000_000),
+            cache_write_input_tokens: Some(4_000_000),
+            output_tokens: Some(3_000_000),
+            reasoning_tokens: Some(1_000_000),
+            ..SessionStats::default()
+        };
+        // 1 + 0.2 + 5 + 2 × 10 + 1 × 20
+        assert!(
+            (price.cost_of(&usage) - 46.2).abs() < 1e-9,
+            "{}",
+            price.cost_of(&usage)
+        );
+    }
+
+    #[test]
+    fn missing_cache_prices_fall_back_to_the_input_price_and_reasoning_to_output() {
+        let price = ModelPrice {
+            model: "m".into(),
+            input: 2.0,
+            output: 8.0,
+            cached_input: None,
+            cache_write: None,
+            reasoning: None,
+        };
+        let usage = SessionStats {
+            cached_input_tokens: Some(500_000),
+            cache_write_input_tokens: Some(500_000),
+            output_tokens: Some(1_000_000),
+            reasoning_tokens: Some(u64::MAX),
+            ..SessionStats::default()
+        };
+        assert!((price.cost_of(&usage) - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_prices_and_unknown_keys_are_refused_by_name() {
+        let error = PriceTable::from_json(r#"{"prices":[{"model":"m","input":-1,"output":1}]}"#)
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("`m`") && error.contains("input"), "{error}");
+        let error =
+            PriceTable::from_json(r#"{"prices":[{"model":"m","input":1,"output":1,"cache":2}]}"#)
+                .err()
+                .map(|error| error.to_string())
+                .unwrap_or_default();
+        assert!(error.contains("cache"), "{error}");
+        assert!(PriceTable::from_json(r#"{"prises":[]}"#).is_err());
+    }
+
+    #[test]
+    fn an_override_replaces_the_row_for_the_same_pattern() {
+        let table = PriceTable::built_in().overridden_by(PriceTable {
+            source: None,
+            prices: vec![ModelPrice {
+                model: "GPT-5.5".into(),
+                input: 0.0,
+                output: 0.0,
+                cached_input: None,
+                cache_write: None,
+                reasoning: None,
+            }],
+        });
+        let usage = SessionStats {
+            input_tokens: Some(10),
+            ..SessionStats::default()
+        };
+        assert_eq!(table.estimate("gpt-5.5", &usage), Some(0.0));
+        assert!(table.source.is_some());
+    }
+}
