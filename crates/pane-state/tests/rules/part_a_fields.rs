@@ -136,7 +136,7 @@ fn r2_deliberate_deviation_turn_start_after_idle_unsubscribe_is_suppressed() {
     assert_eq!(
         cmds,
         vec![ev(Event::TurnStartSuppressed {
-            reason: "stream not active".into()
+            reason: SuppressReason::StreamNotActive
         })]
     );
 }
@@ -273,7 +273,13 @@ fn r5_r6_turn_start_failed_keeps_stats_and_totals() {
     let (s, cmds) = step(s, T0 + 3, Msg::TurnStartFailed);
     assert_eq!(s.session_stats, None, "the start already cleared the stats");
     assert_eq!(s.session_totals, totals);
-    assert_eq!(cmds, vec![ev(Event::TurnStartFailed)]);
+    assert_eq!(
+        cmds,
+        vec![
+            ev(Event::TurnStartFailed),
+            cancel(DeadlineKind::Submit, 2)
+        ]
+    );
 }
 
 #[test]
@@ -439,9 +445,7 @@ fn r11_r31_turn_start_clears_a_failure_and_reports_it_after_turn_started() {
                 at: T0 + 1,
                 turn: TurnId(1)
             }),
-            panewise_pane_state::Cmd::ScheduleSubmitTimeout {
-                deadline_ms: T0 + 1 + 30_000
-            },
+            schedule(DeadlineKind::Submit, 1, T0 + 1 + 30_000),
             ev(Event::FailureCleared),
         ]
     );

@@ -83,8 +83,7 @@ fn any_msg() -> impl Strategy<Value = Msg> {
         at.clone().prop_map(|at| Msg::StreamSubscribe { at }),
         at.clone().prop_map(|at| Msg::StreamUnsubscribe { at }),
         (0u64..5, at.clone()).prop_map(|(n, at)| Msg::StreamFlushObserved { added_count: n, at }),
-        at.clone()
-            .prop_map(|now_ms| Msg::StreamWatchdogTick { now_ms }),
+        Just(Msg::StreamWatchdogTick),
         Just(Msg::StreamSessionStarted),
         (at.clone(), any::<bool>())
             .prop_map(|(at, active)| Msg::ReconcileTurnActive { at, active }),
@@ -135,9 +134,11 @@ fn any_msg() -> impl Strategy<Value = Msg> {
         turn().prop_map(|turn| Msg::RequestStarted { turn }),
         at.clone().prop_map(|at| Msg::RequestStop { at }),
         Just(Msg::StopFailed),
-        at.clone()
-            .prop_map(|at| Msg::InterruptTimeoutElapsed { at }),
-        at.clone().prop_map(|at| Msg::SubmitTimeoutElapsed { at }),
+        (turn(), prop::option::of(at.clone())).prop_map(|(turn, deadline_ms)| {
+            Msg::InterruptTimeoutElapsed { turn, deadline_ms }
+        }),
+        (turn(), prop::option::of(at.clone()))
+            .prop_map(|(turn, deadline_ms)| Msg::SubmitTimeoutElapsed { turn, deadline_ms }),
         ((0u8..3), at.clone(), any::<bool>()).prop_map(|(id, at, busy)| {
             Msg::PendingMessageQueued {
                 id: format!("m{id}"),
@@ -240,9 +241,6 @@ fn shift_times(msg: Msg, now: u64) -> Msg {
         Msg::StreamFlushObserved { added_count, at } => Msg::StreamFlushObserved {
             added_count,
             at: near(at),
-        },
-        Msg::StreamWatchdogTick { now_ms } => Msg::StreamWatchdogTick {
-            now_ms: near(now_ms),
         },
         Msg::TurnStart { at, content } => Msg::TurnStart {
             at: near(at),

@@ -228,10 +228,13 @@ fn r62_any_failure_kind_ends_a_working_turn_as_errored() {
         assert_eq!(
             cmds,
             vec![ev(Event::FailureObserved {
-                code: code.into(),
+                code: kind,
                 turn_was_ended: true
             })]
         );
+        // The wire form is the kind's snake_case name, as when it was a string.
+        let wire = serde_json::to_value(&cmds).unwrap();
+        assert_eq!(wire[0]["code"], code);
     }
 }
 
@@ -252,7 +255,7 @@ fn r62_a_failure_after_the_turn_ended_is_only_recorded() {
     assert_eq!(
         cmds,
         vec![ev(Event::FailureObserved {
-            code: "rate_limited".into(),
+            code: FailureKind::RateLimited,
             turn_was_ended: false
         })]
     );
