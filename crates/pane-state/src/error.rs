@@ -36,7 +36,9 @@ pub enum LogError {
 /// A replay folded a different state than the one a log's checkpoint recorded: the build
 /// reading the log does not fold it as the build that wrote it did.
 #[derive(Debug, Clone, PartialEq, Error)]
-#[error("line {line}: the state folded after {after} messages differs from the recorded checkpoint")]
+#[error(
+    "line {line}: the state folded after {after} messages differs from the recorded checkpoint"
+)]
 pub struct CheckpointMismatch {
     /// 1-based line number of the checkpoint.
     pub line: usize,

@@ -137,8 +137,6 @@ pub struct SessionLog {
     pub checkpoints: Vec<RecordedCheckpoint>,
     /// What was skipped.
     pub warnings: Vec<LogWarning>,
-    /// Message lines read so far, decoded or skipped: what a checkpoint's `after` counts.
-    message_lines: usize,
 }
 
 impl SessionLog {
@@ -408,7 +406,7 @@ fn parse_line(log: &mut SessionLog, line: usize, value: Value) -> Result<(), Log
             ));
         }
         if log.header.is_some()
-            || log.message_lines > 0
+            || !log.entries.is_empty()
             || !log.checkpoints.is_empty()
             || !log.warnings.is_empty()
         {
@@ -432,7 +430,6 @@ fn parse_line(log: &mut SessionLog, line: usize, value: Value) -> Result<(), Log
         .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or_else(|| malformed("`msg` has no string `type`".into()))?;
-    log.message_lines = log.message_lines.saturating_add(1);
     match serde_json::from_value::<Msg>(msg_value) {
         Ok(msg) => log.entries.push(LogEntry { ts, msg }),
         // Only a message kind this build does not know is skipped; a known kind with a bad
@@ -459,10 +456,16 @@ fn parse_checkpoint(log: &mut SessionLog, line: usize, mut body: Value) -> Resul
         .and_then(Value::as_u64)
         .and_then(|after| usize::try_from(after).ok())
         .ok_or_else(|| malformed("checkpoint without an integer `after`".into()))?;
-    if after != log.message_lines {
+    // Every message line above counts, decoded or skipped as unknown.
+    let skipped = log
+        .warnings
+        .iter()
+        .filter(|w| matches!(w, LogWarning::UnknownMessage { .. }))
+        .count();
+    let message_lines = log.entries.len().saturating_add(skipped);
+    if after != message_lines {
         return Err(malformed(format!(
-            "checkpoint after {after} messages, but {} precede it",
-            log.message_lines
+            "checkpoint after {after} messages, but {message_lines} precede it"
         )));
     }
     let state_value = body

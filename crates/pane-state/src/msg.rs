@@ -392,8 +392,7 @@ impl Msg {
             | Msg::QuestionAsked { turn, .. }
             | Msg::InterruptTimeoutElapsed { turn, .. }
             | Msg::SubmitTimeoutElapsed { turn, .. } => *turn,
-            Msg::TurnCancelled { turn, .. }
-            | Msg::HookContextAdded { turn, .. } => Some(*turn),
+            Msg::TurnCancelled { turn, .. } | Msg::HookContextAdded { turn, .. } => Some(*turn),
             Msg::InitStart
             | Msg::InitReady { .. }
             | Msg::InitFailed { .. }

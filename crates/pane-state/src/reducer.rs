@@ -9,9 +9,10 @@ use crate::cmd::{Cmd, CompactionSource, DeadlineKind, Event, IgnoreReason, Suppr
 use crate::context::{plausible_reading, resolve_window, ContextReading, ReadingSource};
 use crate::msg::{Msg, MsgKind};
 use crate::state::{
-    ArmedDeadline, AttachedTask, CompactionInProgress, Confirmation, DisconnectReason, InitPhase, InterruptReason,
-    PaneFailure, PaneState, PendingApproval, PendingMessage, PendingQuestionSet, ResumeRetry,
-    State, TurnOutcome, TurnPhase, TurnTokens, WaitingReason, CONTEXT_BUFFER_CAP_BYTES,
+    ArmedDeadline, AttachedTask, CompactionInProgress, Confirmation, DisconnectReason, InitPhase,
+    InterruptReason, PaneFailure, PaneState, PendingApproval, PendingMessage, PendingQuestionSet,
+    ResumeRetry, State, TurnOutcome, TurnPhase, TurnTokens, WaitingReason,
+    CONTEXT_BUFFER_CAP_BYTES,
 };
 
 /// Idle time after which the watchdog reports a stuck stream (R24).
@@ -339,7 +340,12 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                     approved,
                 }),
             ),
-            None => ignore(s, MsgKind::ApprovalAnswered, IgnoreReason::NoApprovalPending, out),
+            None => ignore(
+                s,
+                MsgKind::ApprovalAnswered,
+                IgnoreReason::NoApprovalPending,
+                out,
+            ),
         },
         Msg::QuestionAsked { id, questions, .. } => open_modal(s, out, |s| {
             s.pending_questions
@@ -354,7 +360,12 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                     answers,
                 }),
             ),
-            None => ignore(s, MsgKind::QuestionAnswered, IgnoreReason::NoQuestionPending, out),
+            None => ignore(
+                s,
+                MsgKind::QuestionAnswered,
+                IgnoreReason::NoQuestionPending,
+                out,
+            ),
         },
         Msg::ConfirmRequested { action, prompt } => open_modal(s, out, |s| {
             s.confirm = Some(Confirmation { action, prompt });

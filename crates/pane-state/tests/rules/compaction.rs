@@ -530,19 +530,11 @@ fn r47_failure_timeouts_and_unsubscribe_ending_a_turn_discard_the_ping() {
         streaming_with_ping(),
         &[(T0 + 20, Msg::RequestStop { at: T0 + 20 })],
     );
-    let (s, _) = step(
-        s,
-        T0 + 5_020,
-        interrupt_elapsed(),
-    );
+    let (s, _) = step(s, T0 + 5_020, interrupt_elapsed());
     assert_eq!(s.pending_compaction_ping, None);
     let mut s = submitting(T0);
     s.pending_compaction_ping = ping(Auto, T0);
-    let (s, _) = step(
-        s,
-        T0 + 30_000,
-        submit_elapsed(),
-    );
+    let (s, _) = step(s, T0 + 30_000, submit_elapsed());
     assert_eq!(s.pending_compaction_ping, None);
     let (s, _) = step(
         streaming_with_ping(),
@@ -612,19 +604,11 @@ fn r48_compacting_is_cleared_by_every_turn_ending_message() {
         ping(Auto, T0 + 10),
         "a stop might fail"
     );
-    let (s, _) = step(
-        stopping,
-        T0 + 5_020,
-        interrupt_elapsed(),
-    );
+    let (s, _) = step(stopping, T0 + 5_020, interrupt_elapsed());
     assert_eq!(s.compacting, None);
     let mut s = submitting(T0);
     s.compacting = ping(Auto, T0);
-    let (s, _) = step(
-        s,
-        T0 + 30_000,
-        submit_elapsed(),
-    );
+    let (s, _) = step(s, T0 + 30_000, submit_elapsed());
     assert_eq!(s.compacting, None);
 }
 

@@ -275,10 +275,7 @@ fn r5_r6_turn_start_failed_keeps_stats_and_totals() {
     assert_eq!(s.session_totals, totals);
     assert_eq!(
         cmds,
-        vec![
-            ev(Event::TurnStartFailed),
-            cancel(DeadlineKind::Submit, 2)
-        ]
+        vec![ev(Event::TurnStartFailed), cancel(DeadlineKind::Submit, 2)]
     );
 }
 

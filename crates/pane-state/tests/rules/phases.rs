@@ -878,11 +878,7 @@ fn r35_submit_timeout_ends_a_submitting_turn_as_errored() {
         started_at: T0,
     });
     s.pending_compaction_ping = s.compacting;
-    let (s, cmds) = step(
-        s,
-        T0 + 30_000,
-        submit_elapsed(),
-    );
+    let (s, cmds) = step(s, T0 + 30_000, submit_elapsed());
     assert_eq!(s.turn_phase, done(TurnOutcome::Errored, T0 + 30_000));
     assert_eq!(s.current_tool, None);
     assert_eq!(s.turn_tokens, None);
@@ -899,11 +895,7 @@ fn r35_submit_timeout_outside_submitting_is_ignored() {
         interrupting(T0),
         done_completed(T0),
     ] {
-        let cmds = unchanged(
-            s,
-            T0 + 30_000,
-            submit_elapsed(),
-        );
+        let cmds = unchanged(s, T0 + 30_000, submit_elapsed());
         assert_eq!(cmds, vec![]);
     }
 }
@@ -917,11 +909,7 @@ fn r35_interrupt_timeout_ends_an_interrupting_turn_as_interrupted() {
             (T0 + 2, Msg::RequestStop { at: T0 + 2 }),
         ],
     );
-    let (s, cmds) = step(
-        s,
-        T0 + 5_002,
-        interrupt_elapsed(),
-    );
+    let (s, cmds) = step(s, T0 + 5_002, interrupt_elapsed());
     assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 5_002));
     assert_eq!(s.current_tool, None);
     assert_eq!(cmds, vec![ev(Event::InterruptTimedOut { at: T0 + 5_002 })]);
@@ -932,11 +920,7 @@ fn r35_interrupt_timeout_outside_interrupting_is_ignored() {
     // The stop took effect before the timer fired.
     let s = settle(interrupting(T0), &[(T0 + 1, turn_end())]);
     for s in [s, streaming(T0), submitting(T0)] {
-        let cmds = unchanged(
-            s,
-            T0 + 5_000,
-            interrupt_elapsed(),
-        );
+        let cmds = unchanged(s, T0 + 5_000, interrupt_elapsed());
         assert_eq!(cmds, vec![]);
     }
 }

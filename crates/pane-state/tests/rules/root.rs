@@ -11,8 +11,8 @@ use panewise_pane_state::state::{
     CONTEXT_BUFFER_CAP_BYTES,
 };
 use panewise_pane_state::{
-    parse_log_bytes, step, update, Cmd, CompactionTrigger, Event, FailureKind, Msg, SessionStats, State, TurnId,
-    TurnOutcome, TurnPhase,
+    parse_log_bytes, step, update, Cmd, CompactionTrigger, Event, FailureKind, Msg, SessionStats,
+    State, TurnId, TurnOutcome, TurnPhase,
 };
 
 use crate::support::*;
@@ -544,7 +544,6 @@ fn r89_task_notices_are_capped_on_a_character_boundary() {
     );
 }
 
-
 /// One sample of every variant, with every optional field filled so nothing is skipped.
 fn every_msg() -> Vec<Msg> {
     let turn = Some(TurnId(3));
@@ -714,7 +713,11 @@ fn r91_every_msg_variant_survives_a_serde_round_trip() {
     // `MsgKind` is closed and `Msg::kind` lists every variant without a wildcard (R79), so
     // covering every kind covers every variant.
     let covered: Vec<MsgKind> = msgs.iter().map(Msg::kind).collect();
-    assert_eq!(covered, MsgKind::ALL, "every variant is sampled once, in order");
+    assert_eq!(
+        covered,
+        MsgKind::ALL,
+        "every variant is sampled once, in order"
+    );
     for msg in msgs {
         let json = serde_json::to_string(&msg).unwrap();
         let back: Msg = serde_json::from_str(&json).unwrap();

@@ -238,13 +238,7 @@ fn r70_soft_ends_and_new_turns_keep_the_turn_tokens() {
     assert_eq!(s.turn_tokens, held, "reconcile promotion");
     let s = settle(s, &[(T0 + 5, turn_start(T0 + 5))]);
     assert_eq!(s.turn_tokens, held, "a new turn before the old one's end");
-    let s = settle(
-        base,
-        &[(
-            T0 + 2 + 180_000,
-            Msg::StreamWatchdogTick,
-        )],
-    );
+    let s = settle(base, &[(T0 + 2 + 180_000, Msg::StreamWatchdogTick)]);
     assert_eq!(s.turn_phase, panewise_pane_state::TurnPhase::Idle);
     assert_eq!(s.turn_tokens, held, "watchdog recovery");
 }

@@ -20,10 +20,7 @@ fn waiting(retry_after_ms: Option<u64>, at: u64) -> Msg {
 
 #[test]
 fn r39_watchdog_does_nothing_while_unsubscribed() {
-    assert_eq!(
-        unchanged(fresh(), T0 + 1_000_000, tick()),
-        vec![]
-    );
+    assert_eq!(unchanged(fresh(), T0 + 1_000_000, tick()), vec![]);
 }
 
 #[test]
@@ -38,10 +35,7 @@ fn r39_watchdog_does_nothing_while_compacting() {
 
 #[test]
 fn r39_under_45_seconds_of_silence_nothing_happens() {
-    assert_eq!(
-        unchanged(streaming(T0), T0 + 44_999, tick()),
-        vec![]
-    );
+    assert_eq!(unchanged(streaming(T0), T0 + 44_999, tick()), vec![]);
 }
 
 #[test]
