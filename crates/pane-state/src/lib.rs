@@ -24,7 +24,8 @@
 //!
 //! ## API boundary
 //! Public: [`State`] and its parts, [`Msg`], [`Cmd`], [`Event`], [`update`], [`step`], the
-//! context helpers in [`context`], the turn ledger in [`ledger`], and the log format in [`log`].
+//! context helpers in [`context`], the turn ledger in [`ledger`], and the log format in [`log`]
+//! (message lines, and checkpoint lines a replay compares its fold against).
 //! The crate knows nothing of providers or of the host that runs commands.
 //!
 //! ## Where to start reading
