@@ -3,26 +3,53 @@
 //! `Cmd` is plain comparable data, so tests call [`crate::update`] and compare the commands it
 //! returned. Effects name what to do, never how: arming a timer, cancelling a turn's tasks,
 //! unblocking a tool. Events (`Cmd::Emit`) only report.
+//!
+//! ## Deadlines, for the runner
+//! The reducer arms at most one deadline per [`DeadlineKind`], each for the turn it guards.
+//! A tokio runner keeps one timer per `(turn, kind)` key:
+//! - on [`Cmd::ScheduleDeadline`] it starts a sleep until `deadline_ms` (replacing a timer
+//!   already armed under the same key) and, when it fires, sends back
+//!   [`DeadlineKind::elapsed`]`(turn, deadline_ms)`, stamped with its clock as usual;
+//! - on [`Cmd::CancelDeadline`] it aborts the timer under that key, if any. The reducer emits
+//!   it as soon as the deadline stops mattering (the turn left the phase it guards, or a new
+//!   turn replaced it), so no timer outlives its turn.
+//!
+//! Cancelling is for tidiness, not correctness: a timer that fires anyway (it raced the
+//! cancel) comes back with its turn and deadline, and the reducer drops it as stale (R81),
+//! reporting it with [`Event::MessageIgnored`].
 
-use panewise_protocol::{CompactionTrigger, TurnId};
+use panewise_protocol::{CompactionTrigger, FailureKind, TurnId};
 use serde::{Deserialize, Serialize};
 
 use crate::context::{ReadingSource, WindowSource};
+use crate::msg::{Msg, MsgKind};
 use crate::state::{DisconnectReason, TurnOutcome, WaitingReason, WorkingKind};
 
 /// One command returned by [`crate::update`].
+///
+/// Non-exhaustive: a runner matches the commands it runs and must decide what to do with a
+/// kind added later (R79 keeps the reducer's own matches exhaustive).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Cmd {
-    /// Arm a timer that sends `SubmitTimeoutElapsed` at `deadline_ms` (R27).
-    ScheduleSubmitTimeout {
-        /// When it fires.
+    /// Arm a timer that sends [`DeadlineKind::elapsed`]`(turn, deadline_ms)` at `deadline_ms`
+    /// (R27). A deadline already armed for the same `(turn, kind)` is replaced.
+    ScheduleDeadline {
+        /// The turn the deadline guards; `None` only for a turn the reducer never numbered
+        /// (one the backend reported running after a reset).
+        turn: Option<TurnId>,
+        /// Which deadline.
+        kind: DeadlineKind,
+        /// When it fires, on the same clock as `state.now_ms`.
         deadline_ms: u64,
     },
-    /// Arm a timer that sends `InterruptTimeoutElapsed` at `deadline_ms` (R27).
-    ScheduleInterruptTimeout {
-        /// When it fires.
-        deadline_ms: u64,
+    /// Disarm the timer armed for `(turn, kind)`: it no longer matters.
+    CancelDeadline {
+        /// The turn it was armed for.
+        turn: Option<TurnId>,
+        /// Which deadline.
+        kind: DeadlineKind,
     },
     /// Interrupt the agent and cancel every task of `turn`; report with `TurnCancelled` (R84).
     CancelScope {
@@ -46,7 +73,7 @@ pub enum Cmd {
     /// Carry out an action the user confirmed in the modal.
     RunConfirmed {
         /// The action.
-        action: String,
+        action: ConfirmAction,
     },
     /// Attach buffered context to the model request now starting (R89).
     AttachRequestContext {
@@ -62,8 +89,11 @@ pub enum Cmd {
 }
 
 /// Events for views and telemetry (R76).
+///
+/// Non-exhaustive: a view matches the events it shows and ignores the rest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Event {
     /// History loaded.
     InitReady,
@@ -136,8 +166,8 @@ pub enum Event {
     TurnStartFailed,
     /// A start was refused.
     TurnStartSuppressed {
-        /// Why: `stream not active` or `init still loading`.
-        reason: String,
+        /// Why.
+        reason: SuppressReason,
     },
     /// A tool started.
     ToolStarted {
@@ -216,8 +246,8 @@ pub enum Event {
     },
     /// A failure arrived.
     FailureObserved {
-        /// Its kind, snake_case.
-        code: String,
+        /// Its kind.
+        code: FailureKind,
         /// Whether it ended a working turn.
         turn_was_ended: bool,
     },
@@ -283,10 +313,89 @@ pub enum Event {
     /// A message could not be applied in the current state; it was counted.
     MessageIgnored {
         /// The message's kind.
-        kind: String,
+        kind: MsgKind,
         /// Why.
-        reason: String,
+        reason: IgnoreReason,
     },
+}
+
+/// A deadline the reducer arms (R24, R27).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DeadlineKind {
+    /// A submitted turn must show activity in time, or it ends as errored (R35).
+    Submit,
+    /// An interrupt must take effect in time, or the turn ends as interrupted (R35).
+    Interrupt,
+}
+
+impl DeadlineKind {
+    /// The message a runner sends back when the deadline armed by
+    /// [`Cmd::ScheduleDeadline`]`{ turn, kind: self, deadline_ms }` fires.
+    pub fn elapsed(self, turn: Option<TurnId>, deadline_ms: u64) -> Msg {
+        let deadline_ms = Some(deadline_ms);
+        match self {
+            DeadlineKind::Submit => Msg::SubmitTimeoutElapsed { turn, deadline_ms },
+            DeadlineKind::Interrupt => Msg::InterruptTimeoutElapsed { turn, deadline_ms },
+        }
+    }
+}
+
+/// Why a turn start was refused (R28, R29).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SuppressReason {
+    /// The stream is not subscribed (R28).
+    StreamNotActive,
+    /// History is still loading (R29).
+    InitStillLoading,
+}
+
+/// Why a message was not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum IgnoreReason {
+    /// It belongs to a turn that is no longer current (R81). The state is unchanged.
+    StaleTurn,
+    /// A deadline re-armed since this one was set; only the newest counts. The state is
+    /// unchanged.
+    SupersededDeadline,
+    /// An approval answer arrived with no approval pending (R86).
+    NoApprovalPending,
+    /// A question answer arrived with no question set pending (R86).
+    NoQuestionPending,
+    /// A confirmation answer arrived with no confirmation pending.
+    NoConfirmationPending,
+    /// A byte-capped buffer was full; the text was cut to fit (R89).
+    BufferFull,
+}
+
+impl IgnoreReason {
+    /// A sentence for people, as kept in `state.diagnostics.last`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            IgnoreReason::StaleTurn => "it belongs to a turn that is no longer current",
+            IgnoreReason::SupersededDeadline => "a newer deadline replaced it",
+            IgnoreReason::NoApprovalPending => "no approval is pending",
+            IgnoreReason::NoQuestionPending => "no question is pending",
+            IgnoreReason::NoConfirmationPending => "no confirmation is pending",
+            IgnoreReason::BufferFull => "the 16 KiB buffer is full; the rest was cut",
+        }
+    }
+}
+
+/// A destructive action the user confirms in a modal before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ConfirmAction {
+    /// Clear the conversation.
+    Clear,
+    /// Quit while a turn is running.
+    Quit,
 }
 
 /// Who saw a compaction.

@@ -1,6 +1,8 @@
-//! Errors of reading a recorded session log.
+//! Errors of reading a recorded session log and of checking a replay against it.
 
 use thiserror::Error;
+
+use crate::state::State;
 
 /// Why a session log could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -29,4 +31,21 @@ pub enum LogError {
         /// The newest version this build reads.
         supported: u64,
     },
+}
+
+/// A replay folded a different state than the one a log's checkpoint recorded: the build
+/// reading the log does not fold it as the build that wrote it did.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error(
+    "line {line}: the state folded after {after} messages differs from the recorded checkpoint"
+)]
+pub struct CheckpointMismatch {
+    /// 1-based line number of the checkpoint.
+    pub line: usize,
+    /// How many messages had been folded.
+    pub after: usize,
+    /// The state the log recorded.
+    pub recorded: Box<State>,
+    /// The state this build folded.
+    pub folded: Box<State>,
 }

@@ -6,8 +6,8 @@
 //! The [`State`] holds what a pane shows: the turn phase (the single source of truth of "is the
 //! agent working?"), stream liveness, the context meter, compaction, tool activity, failures,
 //! queued messages, approvals and questions, and cost and token totals. [`Msg`] is everything
-//! that can happen; [`Cmd`] is everything the reducer asks the host to do (arm a timer, cancel
-//! a turn's tasks, unblock a tool) or to report ([`Event`]).
+//! that can happen; [`Cmd`] is everything the reducer asks the host to do (arm or cancel a
+//! turn's deadline, cancel a turn's tasks, unblock a tool) or to report ([`Event`]).
 //!
 //! ## Invariants
 //! - **Pure.** No I/O, no clock reads, no randomness, no threads, no tokio. Time arrives as
@@ -24,7 +24,8 @@
 //!
 //! ## API boundary
 //! Public: [`State`] and its parts, [`Msg`], [`Cmd`], [`Event`], [`update`], [`step`], the
-//! context helpers in [`context`], the turn ledger in [`ledger`], and the log format in [`log`].
+//! context helpers in [`context`], the turn ledger in [`ledger`], and the log format in [`log`]
+//! (message lines, and checkpoint lines a replay compares its fold against).
 //! The crate knows nothing of providers or of the host that runs commands.
 //!
 //! ## Where to start reading
@@ -41,11 +42,15 @@ pub mod msg;
 pub mod reducer;
 pub mod state;
 
-pub use cmd::{Cmd, CompactionSource, Event};
+pub use cmd::{
+    Cmd, CompactionSource, ConfirmAction, DeadlineKind, Event, IgnoreReason, SuppressReason,
+};
 pub use context::{ContextReading, ReadingSource, WindowSource};
-pub use error::LogError;
-pub use log::{parse_log, parse_log_bytes, LogEntry, LogHeader, SessionLog};
-pub use msg::Msg;
+pub use error::{CheckpointMismatch, LogError};
+pub use log::{
+    parse_log, parse_log_bytes, LogEntry, LogHeader, RecordedCheckpoint, Recorder, SessionLog,
+};
+pub use msg::{Msg, MsgKind};
 pub use reducer::{step, step_into, update, update_into};
 pub use state::{PaneState, State, TurnOutcome, TurnPhase};
 

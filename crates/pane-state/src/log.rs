@@ -1,24 +1,44 @@
 //! Recorded session logs: one JSON object per line, each with a schema version (R91).
 //!
 //! ```text
-//! {"v":1,"header":{"agent_id":"a1","started_at_ms":1700000000000}}
-//! {"v":1,"ts":1700000000000,"msg":{"type":"stream_subscribe","at":1700000000000}}
+//! {"v":2,"header":{"agent_id":"a1","started_at_ms":1700000000000}}
+//! {"v":2,"ts":1700000000000,"msg":{"type":"stream_subscribe","at":1700000000000}}
+//! {"v":2,"checkpoint":{"after":1,"state":{"now_ms":1700000000000,…}}}
 //! ```
 //!
-//! `ts` is exactly the `now_ms` the reducer saw, so folding the entries recomputes the state.
+//! Three kinds of line:
+//! - a **header** (optional, first line only): what the fold starts from;
+//! - a **message**: `ts` is exactly the `now_ms` the reducer saw, so folding the entries
+//!   recomputes the state;
+//! - a **checkpoint** (optional, anywhere after the header): the state the writer folded after
+//!   the first `after` messages, `after` counting every message line above it. A replay folds
+//!   the messages and compares its state with each checkpoint as it passes it
+//!   ([`SessionLog::fold_checked`]), so a log can prove that the build reading it folds the same
+//!   state as the build that wrote it, not merely the same state twice. A checkpoint whose
+//!   state this build cannot decode (a state shape from another version) is skipped with a
+//!   warning: checkpoints check a fold, they are never needed to do one.
+//!
+//! [`Recorder`] writes a log the way a host does: it folds each message live and appends its
+//! line, and appends a checkpoint when asked (typically at the end of a session).
+//!
 //! Lines are upgraded on read: [`upgrade`] turns any older schema into the current one before
 //! it is decoded, so logs written by older versions stay readable.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::LogError;
-use crate::msg::Msg;
+use crate::cmd::Cmd;
+use crate::error::{CheckpointMismatch, LogError};
+use crate::msg::{Msg, MsgKind};
 use crate::reducer::step_into;
 use crate::state::State;
 
 /// The schema version this build writes and the newest it reads.
-pub const LOG_SCHEMA_VERSION: u64 = 1;
+///
+/// - 1: headers and messages.
+/// - 2: checkpoint lines; deadline messages carry their turn and deadline, and the watchdog
+///   tick no longer carries its own `now_ms` (the line's `ts` is the one clock).
+pub const LOG_SCHEMA_VERSION: u64 = 2;
 
 /// The optional first line of a log: what the fold starts from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,6 +77,13 @@ pub enum LogWarning {
         /// The unknown `type`.
         kind: String,
     },
+    /// A checkpoint's state could not be decoded by this build and was skipped.
+    UnreadableCheckpoint {
+        /// 1-based line number.
+        line: usize,
+        /// Why it could not be decoded.
+        reason: String,
+    },
 }
 
 impl std::fmt::Display for LogWarning {
@@ -71,7 +98,31 @@ impl std::fmt::Display for LogWarning {
             LogWarning::UnknownMessage { line, kind } => {
                 write!(f, "line {line}: unknown message type `{kind}`, skipped")
             }
+            LogWarning::UnreadableCheckpoint { line, reason } => {
+                write!(f, "line {line}: unreadable checkpoint ({reason}), skipped")
+            }
         }
+    }
+}
+
+/// A checkpoint line as read back: the state recorded after the first `after` messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedCheckpoint {
+    /// 1-based line number of the checkpoint.
+    pub line: usize,
+    /// How many message lines precede it in the log, as the writer counted them.
+    pub after: usize,
+    /// How many decoded [`SessionLog::entries`] precede it. Smaller than `after` when message
+    /// lines of unknown kinds were skipped; such a checkpoint cannot be compared.
+    pub entries_before: usize,
+    /// The state the writer folded at that point.
+    pub state: State,
+}
+
+impl RecordedCheckpoint {
+    /// Whether every message before the checkpoint was decoded, so a fold can be compared.
+    pub fn is_comparable(&self) -> bool {
+        self.after == self.entries_before
     }
 }
 
@@ -82,6 +133,8 @@ pub struct SessionLog {
     pub header: Option<LogHeader>,
     /// The entries, in order.
     pub entries: Vec<LogEntry>,
+    /// The checkpoints, in order.
+    pub checkpoints: Vec<RecordedCheckpoint>,
     /// What was skipped.
     pub warnings: Vec<LogWarning>,
 }
@@ -101,6 +154,109 @@ impl SessionLog {
     /// Folds every entry from [`SessionLog::initial_state`].
     pub fn fold(&self) -> State {
         fold_entries(self.initial_state(), &self.entries)
+    }
+
+    /// The last checkpoint that covers every message of the log, when there is one: the
+    /// writer's final state, to compare a replay against.
+    pub fn final_checkpoint(&self) -> Option<&RecordedCheckpoint> {
+        self.checkpoints
+            .last()
+            .filter(|c| c.is_comparable() && c.entries_before == self.entries.len())
+    }
+
+    /// Folds every entry like [`SessionLog::fold`], comparing the state with each comparable
+    /// checkpoint as the fold reaches it; the first difference is the error. Checkpoints that
+    /// follow a skipped message (see [`RecordedCheckpoint::is_comparable`]) are not compared.
+    pub fn fold_checked(&self) -> Result<State, CheckpointMismatch> {
+        let mut state = self.initial_state();
+        let mut commands: Vec<Cmd> = Vec::new();
+        let mut folded = 0;
+        for checkpoint in self.checkpoints.iter().filter(|c| c.is_comparable()) {
+            let upto = checkpoint.entries_before.min(self.entries.len());
+            for entry in self.entries.get(folded..upto).unwrap_or_default() {
+                commands.clear();
+                state = step_into(state, entry.ts, entry.msg.clone(), &mut commands);
+            }
+            folded = folded.max(upto);
+            if state != checkpoint.state {
+                return Err(CheckpointMismatch {
+                    line: checkpoint.line,
+                    after: checkpoint.after,
+                    recorded: Box::new(checkpoint.state.clone()),
+                    folded: Box::new(state),
+                });
+            }
+        }
+        let rest = self.entries.get(folded..).unwrap_or_default();
+        Ok(fold_entries(state, rest))
+    }
+}
+
+/// Writes a session log while folding it live, the way a host records a session.
+///
+/// Each [`Recorder::record`] steps the state and appends the message's line; the bytes build up
+/// in memory for the caller to write out (this crate does no I/O). [`Recorder::checkpoint`]
+/// appends the current state as a checkpoint line.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    state: State,
+    messages: usize,
+    bytes: Vec<u8>,
+}
+
+impl Recorder {
+    /// Starts a log with `header` as its first line; the fold starts where
+    /// [`SessionLog::initial_state`] will start when the log is read back.
+    pub fn new(header: &LogHeader) -> Result<Self, serde_json::Error> {
+        let mut bytes = encode_header(header)?.into_bytes();
+        bytes.push(b'\n');
+        let log = SessionLog {
+            header: Some(header.clone()),
+            ..SessionLog::default()
+        };
+        Ok(Recorder {
+            state: log.initial_state(),
+            messages: 0,
+            bytes,
+        })
+    }
+
+    /// Appends the line of `msg` at `ts`, then folds it; returns the commands the reducer asked
+    /// for. The fold uses the message as it arrived, not its decoded line: if encoding ever
+    /// lost something, the live state and a replay differ, and a checkpoint shows it.
+    pub fn record(&mut self, ts: u64, msg: Msg) -> Result<Vec<Cmd>, serde_json::Error> {
+        let entry = LogEntry { ts, msg };
+        let line = encode_entry(&entry)?;
+        self.bytes.extend_from_slice(line.as_bytes());
+        self.bytes.push(b'\n');
+        self.messages = self.messages.saturating_add(1);
+        let mut commands = Vec::new();
+        let state = std::mem::replace(&mut self.state, State::new(String::new()));
+        self.state = step_into(state, entry.ts, entry.msg, &mut commands);
+        Ok(commands)
+    }
+
+    /// Appends a checkpoint of the current state.
+    pub fn checkpoint(&mut self) -> Result<(), serde_json::Error> {
+        let line = encode_checkpoint(self.messages, &self.state)?;
+        self.bytes.extend_from_slice(line.as_bytes());
+        self.bytes.push(b'\n');
+        Ok(())
+    }
+
+    /// The state folded so far.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Takes the bytes written since the last call, for the caller to append to its file.
+    pub fn take_bytes(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.bytes)
+    }
+
+    /// Ends recording: the final state and the bytes not yet taken.
+    pub fn finish(self) -> (State, Vec<u8>) {
+        (self.state, self.bytes)
     }
 }
 
@@ -138,13 +294,42 @@ pub fn encode_header(header: &LogHeader) -> Result<String, serde_json::Error> {
     serde_json::to_string(&serde_json::json!({"v": LOG_SCHEMA_VERSION, "header": header}))
 }
 
-/// Brings a line written at schema `version` up to [`LOG_SCHEMA_VERSION`].
+/// Encodes a checkpoint line (without the newline): `state` as folded after the first `after`
+/// message lines of the log.
+pub fn encode_checkpoint(after: usize, state: &State) -> Result<String, serde_json::Error> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        after: usize,
+        state: &'a State,
+    }
+    #[derive(Serialize)]
+    struct Line<'a> {
+        v: u64,
+        checkpoint: Body<'a>,
+    }
+    serde_json::to_string(&Line {
+        v: LOG_SCHEMA_VERSION,
+        checkpoint: Body { after, state },
+    })
+}
+
+/// Brings a line written at schema `version` up to [`LOG_SCHEMA_VERSION`], one step per
+/// older schema.
 ///
-/// Version 1 is the first published schema, so today every readable line is already current;
-/// a future version adds one arm here per older schema, each rewriting the line one step.
-pub fn upgrade(line: usize, version: u64, value: Value) -> Result<Value, LogError> {
+/// 1 → 2: a watchdog tick drops its own `now_ms` (v1 writers set it to the line's `ts`, the
+/// clock the reducer now reads). Deadline messages of v1 name no turn and no deadline; they
+/// decode with both absent and skip those checks, exactly as v1 folded them.
+pub fn upgrade(line: usize, version: u64, mut value: Value) -> Result<Value, LogError> {
     match version {
         LOG_SCHEMA_VERSION => Ok(value),
+        1 => {
+            if let Some(msg) = value.get_mut("msg").and_then(Value::as_object_mut) {
+                if msg.get("type").and_then(Value::as_str) == Some("stream_watchdog_tick") {
+                    msg.remove("now_ms");
+                }
+            }
+            upgrade(line, 2, value)
+        }
         found if found > LOG_SCHEMA_VERSION => Err(LogError::NewerVersion {
             line,
             found,
@@ -206,13 +391,25 @@ fn parse_line(log: &mut SessionLog, line: usize, value: Value) -> Result<(), Log
         .and_then(Value::as_u64)
         .ok_or(LogError::MissingVersion { line })?;
     let mut value = upgrade(line, version, value)?;
+    if let Some(checkpoint) = value.get_mut("checkpoint").map(Value::take) {
+        if value.get("msg").is_some() || value.get("header").is_some() {
+            return Err(malformed(
+                "a checkpoint line holds nothing but the checkpoint".into(),
+            ));
+        }
+        return parse_checkpoint(log, line, checkpoint);
+    }
     if let Some(header) = value.get_mut("header").map(Value::take) {
         if value.get("msg").is_some() {
             return Err(malformed(
                 "a line holds either a header or a message".into(),
             ));
         }
-        if log.header.is_some() || !log.entries.is_empty() || !log.warnings.is_empty() {
+        if log.header.is_some()
+            || !log.entries.is_empty()
+            || !log.checkpoints.is_empty()
+            || !log.warnings.is_empty()
+        {
             return Err(malformed("a header may only open the log".into()));
         }
         let header = serde_json::from_value(header)
@@ -247,13 +444,47 @@ fn parse_line(log: &mut SessionLog, line: usize, value: Value) -> Result<(), Log
     Ok(())
 }
 
-/// Whether `kind` names a [`Msg`] variant: a bare `{"type": kind}` fails to decode with
-/// "unknown variant" exactly when it does not.
+/// Whether `kind` names a [`Msg`] variant.
 fn is_known_kind(kind: &str) -> bool {
-    match serde_json::from_value::<Msg>(serde_json::json!({ "type": kind })) {
-        Ok(_) => true,
-        Err(error) => !error.to_string().starts_with("unknown variant"),
+    serde_json::from_value::<MsgKind>(Value::from(kind)).is_ok()
+}
+
+fn parse_checkpoint(log: &mut SessionLog, line: usize, mut body: Value) -> Result<(), LogError> {
+    let malformed = |reason: String| LogError::Malformed { line, reason };
+    let after = body
+        .get("after")
+        .and_then(Value::as_u64)
+        .and_then(|after| usize::try_from(after).ok())
+        .ok_or_else(|| malformed("checkpoint without an integer `after`".into()))?;
+    // Every message line above counts, decoded or skipped as unknown.
+    let skipped = log
+        .warnings
+        .iter()
+        .filter(|w| matches!(w, LogWarning::UnknownMessage { .. }))
+        .count();
+    let message_lines = log.entries.len().saturating_add(skipped);
+    if after != message_lines {
+        return Err(malformed(format!(
+            "checkpoint after {after} messages, but {message_lines} precede it"
+        )));
     }
+    let state_value = body
+        .get_mut("state")
+        .map(Value::take)
+        .ok_or_else(|| malformed("checkpoint without a `state`".into()))?;
+    match serde_json::from_value::<State>(state_value) {
+        Ok(state) => log.checkpoints.push(RecordedCheckpoint {
+            line,
+            after,
+            entries_before: log.entries.len(),
+            state,
+        }),
+        Err(error) => log.warnings.push(LogWarning::UnreadableCheckpoint {
+            line,
+            reason: json_reason(&error),
+        }),
+    }
+    Ok(())
 }
 
 /// A serde error without its position: positions count within one log line, which would read

@@ -9,13 +9,20 @@ use std::collections::BTreeMap;
 use panewise_protocol::{CompactionTrigger, Failure, PlanStep, SessionStats, TurnId};
 use serde::{Deserialize, Serialize};
 
+use crate::cmd::ConfirmAction;
+#[cfg(doc)]
+use crate::cmd::DeadlineKind;
 use crate::ledger::TurnLedger;
 use crate::state::{ContextInvalidation, WaitingReason};
 
 /// One thing that happened to the pane. See each variant for the rules (R-numbers refer to the
 /// pane-state behaviour catalog) it follows.
+///
+/// Non-exhaustive: code outside this crate that matches messages must handle kinds added later;
+/// [`Msg::kind`] gives a closed [`MsgKind`] to match on instead.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Msg {
     /// History load began. Always a no-op (R75).
     InitStart,
@@ -48,11 +55,8 @@ pub enum Msg {
         /// When it was rendered.
         at: u64,
     },
-    /// Periodic liveness check (R39).
-    StreamWatchdogTick {
-        /// The time of the check.
-        now_ms: u64,
-    },
+    /// Periodic liveness check (R39). The time of the check is `state.now_ms`, the one clock.
+    StreamWatchdogTick,
     /// A new CLI session began in the stream (R70).
     StreamSessionStarted,
     /// The backend's authoritative "a turn is in flight" flag (R23, R46, R47).
@@ -181,15 +185,29 @@ pub enum Msg {
     },
     /// The stop request failed (R25 table).
     StopFailed,
-    /// The interrupt deadline fired (R35).
+    /// The interrupt deadline fired (R35); build it with [`DeadlineKind::elapsed`]. It acts at
+    /// `state.now_ms`.
     InterruptTimeoutElapsed {
-        /// When it fired.
-        at: u64,
+        /// The turn the deadline was armed for; a stale one is dropped (R81). `None` (logs
+        /// older than turn-scoped deadlines) skips the check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<TurnId>,
+        /// The deadline as armed; one that a newer deadline replaced is dropped. `None` skips
+        /// the check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline_ms: Option<u64>,
     },
-    /// The submit deadline fired (R35).
+    /// The submit deadline fired (R35); build it with [`DeadlineKind::elapsed`]. It acts at
+    /// `state.now_ms`.
     SubmitTimeoutElapsed {
-        /// When it fired.
-        at: u64,
+        /// The turn the deadline was armed for; a stale one is dropped (R81). `None` (logs
+        /// older than turn-scoped deadlines) skips the check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<TurnId>,
+        /// The deadline as armed; one that a newer deadline replaced is dropped. `None` skips
+        /// the check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline_ms: Option<u64>,
     },
     /// Add a message to the pending queue (R63).
     PendingMessageQueued {
@@ -336,8 +354,8 @@ pub enum Msg {
     },
     /// Ask the user to confirm a destructive action in a modal.
     ConfirmRequested {
-        /// The action to confirm, e.g. `clear`.
-        action: String,
+        /// The action to confirm.
+        action: ConfirmAction,
         /// The text of the modal.
         prompt: String,
     },
@@ -364,84 +382,420 @@ pub enum Msg {
 
 impl Msg {
     /// The turn this message is scoped to, when it is an effect result tied to one turn (R81).
+    ///
+    /// Every variant is listed (no wildcard arm), so a new turn-scoped message cannot skip the
+    /// stale-turn drop by accident.
     pub fn turn_id(&self) -> Option<TurnId> {
         match self {
             Msg::TurnEnd { turn, .. }
             | Msg::ToolStart { turn, .. }
-            | Msg::ToolEnd { turn }
+            | Msg::ToolEnd { turn, .. }
             | Msg::TokensIn { turn, .. }
             | Msg::TokensOut { turn, .. }
             | Msg::OutputStreamed { turn, .. }
-            | Msg::RequestStarted { turn }
+            | Msg::RequestStarted { turn, .. }
             | Msg::ApprovalRequested { turn, .. }
-            | Msg::QuestionAsked { turn, .. } => *turn,
-            Msg::TurnCancelled { turn } | Msg::HookContextAdded { turn, .. } => Some(*turn),
-            _ => None,
+            | Msg::QuestionAsked { turn, .. }
+            | Msg::InterruptTimeoutElapsed { turn, .. }
+            | Msg::SubmitTimeoutElapsed { turn, .. } => *turn,
+            Msg::TurnCancelled { turn, .. } | Msg::HookContextAdded { turn, .. } => Some(*turn),
+            Msg::InitStart
+            | Msg::InitReady { .. }
+            | Msg::InitFailed { .. }
+            | Msg::StreamSubscribe { .. }
+            | Msg::StreamUnsubscribe { .. }
+            | Msg::StreamFlushObserved { .. }
+            | Msg::StreamWatchdogTick
+            | Msg::StreamSessionStarted
+            | Msg::ReconcileTurnActive { .. }
+            | Msg::ReconcileContextFromHistory { .. }
+            | Msg::ContextWindowsReported { .. }
+            | Msg::PlanUpdated { .. }
+            | Msg::ContextInvalidated { .. }
+            | Msg::ContextModelSwitched { .. }
+            | Msg::TurnStart { .. }
+            | Msg::TurnReset
+            | Msg::TurnStartFailed
+            | Msg::RequestStop { .. }
+            | Msg::StopFailed
+            | Msg::PendingMessageQueued { .. }
+            | Msg::PendingMessageAccepted { .. }
+            | Msg::PendingMessageRejected { .. }
+            | Msg::PendingMessageExpired { .. }
+            | Msg::PendingMessageFlushStarted { .. }
+            | Msg::ProviderWaiting { .. }
+            | Msg::FailureObserved { .. }
+            | Msg::FailureCleared
+            | Msg::DetailsToggle
+            | Msg::DetailsExpand
+            | Msg::DetailsCollapse
+            | Msg::StashToggle
+            | Msg::CompactionStarted { .. }
+            | Msg::CompactionBoundary { .. }
+            | Msg::AttachedTaskObserved { .. }
+            | Msg::AttachedTaskCleared
+            | Msg::RegistryAttachedTaskObserved { .. }
+            | Msg::RegistryAttachedTaskCleared
+            | Msg::ResumeRetryStarted { .. }
+            | Msg::ResumeRetryResolved
+            | Msg::TurnLedgerObserved { .. }
+            | Msg::ApprovalAnswered { .. }
+            | Msg::QuestionAnswered { .. }
+            | Msg::ConfirmRequested { .. }
+            | Msg::ConfirmAnswered { .. }
+            | Msg::TaskNoticeAdded { .. }
+            | Msg::Quit => None,
         }
     }
 
-    /// The serde tag of this message, for diagnostics and logs.
-    pub fn kind(&self) -> &'static str {
+    /// The closed kind of this message: its serde tag, for diagnostics and logs.
+    pub fn kind(&self) -> MsgKind {
         match self {
-            Msg::InitStart => "init_start",
-            Msg::InitReady { .. } => "init_ready",
-            Msg::InitFailed { .. } => "init_failed",
-            Msg::StreamSubscribe { .. } => "stream_subscribe",
-            Msg::StreamUnsubscribe { .. } => "stream_unsubscribe",
-            Msg::StreamFlushObserved { .. } => "stream_flush_observed",
-            Msg::StreamWatchdogTick { .. } => "stream_watchdog_tick",
-            Msg::StreamSessionStarted => "stream_session_started",
-            Msg::ReconcileTurnActive { .. } => "reconcile_turn_active",
-            Msg::ReconcileContextFromHistory { .. } => "reconcile_context_from_history",
-            Msg::ContextWindowsReported { .. } => "context_windows_reported",
-            Msg::PlanUpdated { .. } => "plan_updated",
-            Msg::ContextInvalidated { .. } => "context_invalidated",
-            Msg::ContextModelSwitched { .. } => "context_model_switched",
-            Msg::TurnStart { .. } => "turn_start",
-            Msg::TurnEnd { .. } => "turn_end",
-            Msg::TurnReset => "turn_reset",
-            Msg::TurnStartFailed => "turn_start_failed",
-            Msg::TurnCancelled { .. } => "turn_cancelled",
-            Msg::ToolStart { .. } => "tool_start",
-            Msg::ToolEnd { .. } => "tool_end",
-            Msg::TokensIn { .. } => "tokens_in",
-            Msg::TokensOut { .. } => "tokens_out",
-            Msg::OutputStreamed { .. } => "output_streamed",
-            Msg::RequestStarted { .. } => "request_started",
-            Msg::RequestStop { .. } => "request_stop",
-            Msg::StopFailed => "stop_failed",
-            Msg::InterruptTimeoutElapsed { .. } => "interrupt_timeout_elapsed",
-            Msg::SubmitTimeoutElapsed { .. } => "submit_timeout_elapsed",
-            Msg::PendingMessageQueued { .. } => "pending_message_queued",
-            Msg::PendingMessageAccepted { .. } => "pending_message_accepted",
-            Msg::PendingMessageRejected { .. } => "pending_message_rejected",
-            Msg::PendingMessageExpired { .. } => "pending_message_expired",
-            Msg::PendingMessageFlushStarted { .. } => "pending_message_flush_started",
-            Msg::ProviderWaiting { .. } => "provider_waiting",
-            Msg::FailureObserved { .. } => "failure_observed",
-            Msg::FailureCleared => "failure_cleared",
-            Msg::DetailsToggle => "details_toggle",
-            Msg::DetailsExpand => "details_expand",
-            Msg::DetailsCollapse => "details_collapse",
-            Msg::StashToggle => "stash_toggle",
-            Msg::CompactionStarted { .. } => "compaction_started",
-            Msg::CompactionBoundary { .. } => "compaction_boundary",
-            Msg::AttachedTaskObserved { .. } => "attached_task_observed",
-            Msg::AttachedTaskCleared => "attached_task_cleared",
-            Msg::RegistryAttachedTaskObserved { .. } => "registry_attached_task_observed",
-            Msg::RegistryAttachedTaskCleared => "registry_attached_task_cleared",
-            Msg::ResumeRetryStarted { .. } => "resume_retry_started",
-            Msg::ResumeRetryResolved => "resume_retry_resolved",
-            Msg::TurnLedgerObserved { .. } => "turn_ledger_observed",
-            Msg::ApprovalRequested { .. } => "approval_requested",
-            Msg::ApprovalAnswered { .. } => "approval_answered",
-            Msg::QuestionAsked { .. } => "question_asked",
-            Msg::QuestionAnswered { .. } => "question_answered",
-            Msg::ConfirmRequested { .. } => "confirm_requested",
-            Msg::ConfirmAnswered { .. } => "confirm_answered",
-            Msg::HookContextAdded { .. } => "hook_context_added",
-            Msg::TaskNoticeAdded { .. } => "task_notice_added",
-            Msg::Quit => "quit",
+            Msg::InitStart => MsgKind::InitStart,
+            Msg::InitReady { .. } => MsgKind::InitReady,
+            Msg::InitFailed { .. } => MsgKind::InitFailed,
+            Msg::StreamSubscribe { .. } => MsgKind::StreamSubscribe,
+            Msg::StreamUnsubscribe { .. } => MsgKind::StreamUnsubscribe,
+            Msg::StreamFlushObserved { .. } => MsgKind::StreamFlushObserved,
+            Msg::StreamWatchdogTick => MsgKind::StreamWatchdogTick,
+            Msg::StreamSessionStarted => MsgKind::StreamSessionStarted,
+            Msg::ReconcileTurnActive { .. } => MsgKind::ReconcileTurnActive,
+            Msg::ReconcileContextFromHistory { .. } => MsgKind::ReconcileContextFromHistory,
+            Msg::ContextWindowsReported { .. } => MsgKind::ContextWindowsReported,
+            Msg::PlanUpdated { .. } => MsgKind::PlanUpdated,
+            Msg::ContextInvalidated { .. } => MsgKind::ContextInvalidated,
+            Msg::ContextModelSwitched { .. } => MsgKind::ContextModelSwitched,
+            Msg::TurnStart { .. } => MsgKind::TurnStart,
+            Msg::TurnEnd { .. } => MsgKind::TurnEnd,
+            Msg::TurnReset => MsgKind::TurnReset,
+            Msg::TurnStartFailed => MsgKind::TurnStartFailed,
+            Msg::TurnCancelled { .. } => MsgKind::TurnCancelled,
+            Msg::ToolStart { .. } => MsgKind::ToolStart,
+            Msg::ToolEnd { .. } => MsgKind::ToolEnd,
+            Msg::TokensIn { .. } => MsgKind::TokensIn,
+            Msg::TokensOut { .. } => MsgKind::TokensOut,
+            Msg::OutputStreamed { .. } => MsgKind::OutputStreamed,
+            Msg::RequestStarted { .. } => MsgKind::RequestStarted,
+            Msg::RequestStop { .. } => MsgKind::RequestStop,
+            Msg::StopFailed => MsgKind::StopFailed,
+            Msg::InterruptTimeoutElapsed { .. } => MsgKind::InterruptTimeoutElapsed,
+            Msg::SubmitTimeoutElapsed { .. } => MsgKind::SubmitTimeoutElapsed,
+            Msg::PendingMessageQueued { .. } => MsgKind::PendingMessageQueued,
+            Msg::PendingMessageAccepted { .. } => MsgKind::PendingMessageAccepted,
+            Msg::PendingMessageRejected { .. } => MsgKind::PendingMessageRejected,
+            Msg::PendingMessageExpired { .. } => MsgKind::PendingMessageExpired,
+            Msg::PendingMessageFlushStarted { .. } => MsgKind::PendingMessageFlushStarted,
+            Msg::ProviderWaiting { .. } => MsgKind::ProviderWaiting,
+            Msg::FailureObserved { .. } => MsgKind::FailureObserved,
+            Msg::FailureCleared => MsgKind::FailureCleared,
+            Msg::DetailsToggle => MsgKind::DetailsToggle,
+            Msg::DetailsExpand => MsgKind::DetailsExpand,
+            Msg::DetailsCollapse => MsgKind::DetailsCollapse,
+            Msg::StashToggle => MsgKind::StashToggle,
+            Msg::CompactionStarted { .. } => MsgKind::CompactionStarted,
+            Msg::CompactionBoundary { .. } => MsgKind::CompactionBoundary,
+            Msg::AttachedTaskObserved { .. } => MsgKind::AttachedTaskObserved,
+            Msg::AttachedTaskCleared => MsgKind::AttachedTaskCleared,
+            Msg::RegistryAttachedTaskObserved { .. } => MsgKind::RegistryAttachedTaskObserved,
+            Msg::RegistryAttachedTaskCleared => MsgKind::RegistryAttachedTaskCleared,
+            Msg::ResumeRetryStarted { .. } => MsgKind::ResumeRetryStarted,
+            Msg::ResumeRetryResolved => MsgKind::ResumeRetryResolved,
+            Msg::TurnLedgerObserved { .. } => MsgKind::TurnLedgerObserved,
+            Msg::ApprovalRequested { .. } => MsgKind::ApprovalRequested,
+            Msg::ApprovalAnswered { .. } => MsgKind::ApprovalAnswered,
+            Msg::QuestionAsked { .. } => MsgKind::QuestionAsked,
+            Msg::QuestionAnswered { .. } => MsgKind::QuestionAnswered,
+            Msg::ConfirmRequested { .. } => MsgKind::ConfirmRequested,
+            Msg::ConfirmAnswered { .. } => MsgKind::ConfirmAnswered,
+            Msg::HookContextAdded { .. } => MsgKind::HookContextAdded,
+            Msg::TaskNoticeAdded { .. } => MsgKind::TaskNoticeAdded,
+            Msg::Quit => MsgKind::Quit,
         }
+    }
+}
+
+/// The kind of a [`Msg`] without its fields: one value per variant, serialised as the
+/// message's serde tag (`"tool_start"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+#[allow(missing_docs)] // Each kind is documented on its `Msg` variant.
+pub enum MsgKind {
+    InitStart,
+    InitReady,
+    InitFailed,
+    StreamSubscribe,
+    StreamUnsubscribe,
+    StreamFlushObserved,
+    StreamWatchdogTick,
+    StreamSessionStarted,
+    ReconcileTurnActive,
+    ReconcileContextFromHistory,
+    ContextWindowsReported,
+    ContextInvalidated,
+    ContextModelSwitched,
+    TurnStart,
+    TurnEnd,
+    TurnReset,
+    TurnStartFailed,
+    TurnCancelled,
+    ToolStart,
+    ToolEnd,
+    TokensIn,
+    TokensOut,
+    OutputStreamed,
+    RequestStarted,
+    RequestStop,
+    StopFailed,
+    InterruptTimeoutElapsed,
+    SubmitTimeoutElapsed,
+    PendingMessageQueued,
+    PendingMessageAccepted,
+    PendingMessageRejected,
+    PendingMessageExpired,
+    PendingMessageFlushStarted,
+    ProviderWaiting,
+    FailureObserved,
+    FailureCleared,
+    DetailsToggle,
+    DetailsExpand,
+    DetailsCollapse,
+    StashToggle,
+    CompactionStarted,
+    CompactionBoundary,
+    AttachedTaskObserved,
+    AttachedTaskCleared,
+    RegistryAttachedTaskObserved,
+    RegistryAttachedTaskCleared,
+    ResumeRetryStarted,
+    ResumeRetryResolved,
+    TurnLedgerObserved,
+    ApprovalRequested,
+    ApprovalAnswered,
+    QuestionAsked,
+    QuestionAnswered,
+    ConfirmRequested,
+    ConfirmAnswered,
+    HookContextAdded,
+    TaskNoticeAdded,
+    Quit,
+    PlanUpdated,
+}
+
+impl MsgKind {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [MsgKind] = &[
+        MsgKind::InitStart,
+        MsgKind::InitReady,
+        MsgKind::InitFailed,
+        MsgKind::StreamSubscribe,
+        MsgKind::StreamUnsubscribe,
+        MsgKind::StreamFlushObserved,
+        MsgKind::StreamWatchdogTick,
+        MsgKind::StreamSessionStarted,
+        MsgKind::ReconcileTurnActive,
+        MsgKind::ReconcileContextFromHistory,
+        MsgKind::ContextWindowsReported,
+        MsgKind::ContextInvalidated,
+        MsgKind::ContextModelSwitched,
+        MsgKind::TurnStart,
+        MsgKind::TurnEnd,
+        MsgKind::TurnReset,
+        MsgKind::TurnStartFailed,
+        MsgKind::TurnCancelled,
+        MsgKind::ToolStart,
+        MsgKind::ToolEnd,
+        MsgKind::TokensIn,
+        MsgKind::TokensOut,
+        MsgKind::OutputStreamed,
+        MsgKind::RequestStarted,
+        MsgKind::RequestStop,
+        MsgKind::StopFailed,
+        MsgKind::InterruptTimeoutElapsed,
+        MsgKind::SubmitTimeoutElapsed,
+        MsgKind::PendingMessageQueued,
+        MsgKind::PendingMessageAccepted,
+        MsgKind::PendingMessageRejected,
+        MsgKind::PendingMessageExpired,
+        MsgKind::PendingMessageFlushStarted,
+        MsgKind::ProviderWaiting,
+        MsgKind::FailureObserved,
+        MsgKind::FailureCleared,
+        MsgKind::DetailsToggle,
+        MsgKind::DetailsExpand,
+        MsgKind::DetailsCollapse,
+        MsgKind::StashToggle,
+        MsgKind::CompactionStarted,
+        MsgKind::CompactionBoundary,
+        MsgKind::AttachedTaskObserved,
+        MsgKind::AttachedTaskCleared,
+        MsgKind::RegistryAttachedTaskObserved,
+        MsgKind::RegistryAttachedTaskCleared,
+        MsgKind::ResumeRetryStarted,
+        MsgKind::ResumeRetryResolved,
+        MsgKind::TurnLedgerObserved,
+        MsgKind::ApprovalRequested,
+        MsgKind::ApprovalAnswered,
+        MsgKind::QuestionAsked,
+        MsgKind::QuestionAnswered,
+        MsgKind::ConfirmRequested,
+        MsgKind::ConfirmAnswered,
+        MsgKind::HookContextAdded,
+        MsgKind::TaskNoticeAdded,
+        MsgKind::Quit,
+        MsgKind::PlanUpdated,
+    ];
+
+    /// The serde tag, e.g. `tool_start`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MsgKind::InitStart => "init_start",
+            MsgKind::InitReady => "init_ready",
+            MsgKind::InitFailed => "init_failed",
+            MsgKind::StreamSubscribe => "stream_subscribe",
+            MsgKind::StreamUnsubscribe => "stream_unsubscribe",
+            MsgKind::StreamFlushObserved => "stream_flush_observed",
+            MsgKind::StreamWatchdogTick => "stream_watchdog_tick",
+            MsgKind::StreamSessionStarted => "stream_session_started",
+            MsgKind::ReconcileTurnActive => "reconcile_turn_active",
+            MsgKind::ReconcileContextFromHistory => "reconcile_context_from_history",
+            MsgKind::ContextWindowsReported => "context_windows_reported",
+            MsgKind::ContextInvalidated => "context_invalidated",
+            MsgKind::ContextModelSwitched => "context_model_switched",
+            MsgKind::TurnStart => "turn_start",
+            MsgKind::TurnEnd => "turn_end",
+            MsgKind::TurnReset => "turn_reset",
+            MsgKind::TurnStartFailed => "turn_start_failed",
+            MsgKind::TurnCancelled => "turn_cancelled",
+            MsgKind::ToolStart => "tool_start",
+            MsgKind::ToolEnd => "tool_end",
+            MsgKind::TokensIn => "tokens_in",
+            MsgKind::TokensOut => "tokens_out",
+            MsgKind::OutputStreamed => "output_streamed",
+            MsgKind::RequestStarted => "request_started",
+            MsgKind::RequestStop => "request_stop",
+            MsgKind::StopFailed => "stop_failed",
+            MsgKind::InterruptTimeoutElapsed => "interrupt_timeout_elapsed",
+            MsgKind::SubmitTimeoutElapsed => "submit_timeout_elapsed",
+            MsgKind::PendingMessageQueued => "pending_message_queued",
+            MsgKind::PendingMessageAccepted => "pending_message_accepted",
+            MsgKind::PendingMessageRejected => "pending_message_rejected",
+            MsgKind::PendingMessageExpired => "pending_message_expired",
+            MsgKind::PendingMessageFlushStarted => "pending_message_flush_started",
+            MsgKind::ProviderWaiting => "provider_waiting",
+            MsgKind::FailureObserved => "failure_observed",
+            MsgKind::FailureCleared => "failure_cleared",
+            MsgKind::DetailsToggle => "details_toggle",
+            MsgKind::DetailsExpand => "details_expand",
+            MsgKind::DetailsCollapse => "details_collapse",
+            MsgKind::StashToggle => "stash_toggle",
+            MsgKind::CompactionStarted => "compaction_started",
+            MsgKind::CompactionBoundary => "compaction_boundary",
+            MsgKind::AttachedTaskObserved => "attached_task_observed",
+            MsgKind::AttachedTaskCleared => "attached_task_cleared",
+            MsgKind::RegistryAttachedTaskObserved => "registry_attached_task_observed",
+            MsgKind::RegistryAttachedTaskCleared => "registry_attached_task_cleared",
+            MsgKind::ResumeRetryStarted => "resume_retry_started",
+            MsgKind::ResumeRetryResolved => "resume_retry_resolved",
+            MsgKind::TurnLedgerObserved => "turn_ledger_observed",
+            MsgKind::ApprovalRequested => "approval_requested",
+            MsgKind::ApprovalAnswered => "approval_answered",
+            MsgKind::QuestionAsked => "question_asked",
+            MsgKind::QuestionAnswered => "question_answered",
+            MsgKind::ConfirmRequested => "confirm_requested",
+            MsgKind::ConfirmAnswered => "confirm_answered",
+            MsgKind::HookContextAdded => "hook_context_added",
+            MsgKind::TaskNoticeAdded => "task_notice_added",
+            MsgKind::Quit => "quit",
+            MsgKind::PlanUpdated => "plan_updated",
+        }
+    }
+}
+
+impl std::fmt::Display for MsgKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MsgKind;
+
+    /// No wildcard: a kind added to the enum but not to `ALL` fails to compile here (R79).
+    fn position(kind: MsgKind) -> usize {
+        match kind {
+            MsgKind::InitStart => 0,
+            MsgKind::InitReady => 1,
+            MsgKind::InitFailed => 2,
+            MsgKind::StreamSubscribe => 3,
+            MsgKind::StreamUnsubscribe => 4,
+            MsgKind::StreamFlushObserved => 5,
+            MsgKind::StreamWatchdogTick => 6,
+            MsgKind::StreamSessionStarted => 7,
+            MsgKind::ReconcileTurnActive => 8,
+            MsgKind::ReconcileContextFromHistory => 9,
+            MsgKind::ContextWindowsReported => 10,
+            MsgKind::ContextInvalidated => 11,
+            MsgKind::ContextModelSwitched => 12,
+            MsgKind::TurnStart => 13,
+            MsgKind::TurnEnd => 14,
+            MsgKind::TurnReset => 15,
+            MsgKind::TurnStartFailed => 16,
+            MsgKind::TurnCancelled => 17,
+            MsgKind::ToolStart => 18,
+            MsgKind::ToolEnd => 19,
+            MsgKind::TokensIn => 20,
+            MsgKind::TokensOut => 21,
+            MsgKind::OutputStreamed => 22,
+            MsgKind::RequestStarted => 23,
+            MsgKind::RequestStop => 24,
+            MsgKind::StopFailed => 25,
+            MsgKind::InterruptTimeoutElapsed => 26,
+            MsgKind::SubmitTimeoutElapsed => 27,
+            MsgKind::PendingMessageQueued => 28,
+            MsgKind::PendingMessageAccepted => 29,
+            MsgKind::PendingMessageRejected => 30,
+            MsgKind::PendingMessageExpired => 31,
+            MsgKind::PendingMessageFlushStarted => 32,
+            MsgKind::ProviderWaiting => 33,
+            MsgKind::FailureObserved => 34,
+            MsgKind::FailureCleared => 35,
+            MsgKind::DetailsToggle => 36,
+            MsgKind::DetailsExpand => 37,
+            MsgKind::DetailsCollapse => 38,
+            MsgKind::StashToggle => 39,
+            MsgKind::CompactionStarted => 40,
+            MsgKind::CompactionBoundary => 41,
+            MsgKind::AttachedTaskObserved => 42,
+            MsgKind::AttachedTaskCleared => 43,
+            MsgKind::RegistryAttachedTaskObserved => 44,
+            MsgKind::RegistryAttachedTaskCleared => 45,
+            MsgKind::ResumeRetryStarted => 46,
+            MsgKind::ResumeRetryResolved => 47,
+            MsgKind::TurnLedgerObserved => 48,
+            MsgKind::ApprovalRequested => 49,
+            MsgKind::ApprovalAnswered => 50,
+            MsgKind::QuestionAsked => 51,
+            MsgKind::QuestionAnswered => 52,
+            MsgKind::ConfirmRequested => 53,
+            MsgKind::ConfirmAnswered => 54,
+            MsgKind::HookContextAdded => 55,
+            MsgKind::TaskNoticeAdded => 56,
+            MsgKind::Quit => 57,
+            MsgKind::PlanUpdated => 58,
+        }
+    }
+
+    #[test]
+    fn r91_all_lists_every_kind_once_in_order_and_as_str_is_the_serde_tag() {
+        for (index, kind) in MsgKind::ALL.iter().enumerate() {
+            assert_eq!(position(*kind), index, "{kind:?}");
+            assert_eq!(
+                serde_json::to_value(kind).ok(),
+                Some(serde_json::Value::from(kind.as_str()))
+            );
+        }
+        assert_eq!(MsgKind::ALL.len(), position(MsgKind::PlanUpdated) + 1);
     }
 }

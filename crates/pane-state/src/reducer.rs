@@ -5,13 +5,14 @@
 
 use panewise_protocol::{CompactionTrigger, CostSource, Failure, SessionStats, TurnId};
 
-use crate::cmd::{Cmd, CompactionSource, Event};
+use crate::cmd::{Cmd, CompactionSource, DeadlineKind, Event, IgnoreReason, SuppressReason};
 use crate::context::{plausible_reading, resolve_window, ContextReading, ReadingSource};
-use crate::msg::Msg;
+use crate::msg::{Msg, MsgKind};
 use crate::state::{
-    AttachedTask, CompactionInProgress, Confirmation, DisconnectReason, InitPhase, InterruptReason,
-    PaneFailure, PaneState, PendingApproval, PendingMessage, PendingQuestionSet, ResumeRetry,
-    State, TurnOutcome, TurnPhase, TurnTokens, WaitingReason, CONTEXT_BUFFER_CAP_BYTES,
+    ArmedDeadline, AttachedTask, CompactionInProgress, Confirmation, DisconnectReason, InitPhase,
+    InterruptReason, PaneFailure, PaneState, PendingApproval, PendingMessage, PendingQuestionSet,
+    ResumeRetry, State, TurnOutcome, TurnPhase, TurnTokens, WaitingReason,
+    CONTEXT_BUFFER_CAP_BYTES,
 };
 
 /// Idle time after which the watchdog reports a stuck stream (R24).
@@ -30,7 +31,12 @@ pub const HEURISTIC_BASELINE_FLOOR: u64 = 10_000;
 /// Folds one message into the state at the state's injected time (`state.now_ms`).
 ///
 /// Total and deterministic: it never panics, reads no clock and does no I/O. A message scoped
-/// to a turn that is no longer current is dropped before any handler runs (R81).
+/// to a turn that is no longer current is dropped before any handler runs (R81): the state
+/// comes back unchanged and the only command is a [`Event::MessageIgnored`] naming it.
+///
+/// Deliberate deviation from R81's "no Cmds": a stale result is reported, so a runner whose
+/// timer outlived its turn (or a provider that kept streaming after a cancel) is visible in
+/// telemetry. The state is still untouched, so nothing about the fold changes.
 #[inline]
 pub fn update(state: State, msg: Msg) -> (State, Vec<Cmd>) {
     let mut out = Vec::new();
@@ -44,10 +50,12 @@ pub fn update(state: State, msg: Msg) -> (State, Vec<Cmd>) {
 pub fn update_into(mut state: State, msg: Msg, out: &mut Vec<Cmd>) -> State {
     if let Some(turn) = msg.turn_id() {
         if state.current_turn != Some(turn) {
+            report_stale(msg.kind(), IgnoreReason::StaleTurn, out);
             return state;
         }
     }
     apply(&mut state, msg, out);
+    disarm_moot_deadlines(&mut state, out);
     state
 }
 
@@ -92,7 +100,7 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         Msg::StreamSubscribe { at } => stream_subscribe(s, at, out),
         Msg::StreamUnsubscribe { at } => stream_unsubscribe(s, at, out),
         Msg::StreamFlushObserved { added_count, at } => flush(s, added_count, at, out),
-        Msg::StreamWatchdogTick { now_ms } => watchdog(s, now_ms, out),
+        Msg::StreamWatchdogTick => watchdog(s, out),
         Msg::StreamSessionStarted => s.turn_tokens = None,
         Msg::ReconcileTurnActive { at, active } => reconcile_turn_active(s, at, active, out),
         Msg::ReconcileContextFromHistory {
@@ -197,17 +205,11 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 emit(out, Event::StopFailed);
             }
         }
-        Msg::InterruptTimeoutElapsed { at } => {
-            if matches!(s.turn_phase, TurnPhase::Interrupting { .. }) {
-                end_turn_hard(s, TurnOutcome::Interrupted, at);
-                emit(out, Event::InterruptTimedOut { at });
-            }
+        Msg::InterruptTimeoutElapsed { deadline_ms, .. } => {
+            deadline_elapsed(s, DeadlineKind::Interrupt, deadline_ms, out);
         }
-        Msg::SubmitTimeoutElapsed { at } => {
-            if matches!(s.turn_phase, TurnPhase::Submitting { .. }) {
-                end_turn_hard(s, TurnOutcome::Errored, at);
-                emit(out, Event::SubmitTimedOut { at });
-            }
+        Msg::SubmitTimeoutElapsed { deadline_ms, .. } => {
+            deadline_elapsed(s, DeadlineKind::Submit, deadline_ms, out);
         }
         Msg::PendingMessageQueued {
             id,
@@ -339,7 +341,12 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                     approved,
                 }),
             ),
-            None => ignore(s, "approval_answered", "no approval is pending", out),
+            None => ignore(
+                s,
+                MsgKind::ApprovalAnswered,
+                IgnoreReason::NoApprovalPending,
+                out,
+            ),
         },
         Msg::QuestionAsked { id, questions, .. } => open_modal(s, out, |s| {
             s.pending_questions
@@ -354,7 +361,12 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                     answers,
                 }),
             ),
-            None => ignore(s, "question_answered", "no question is pending", out),
+            None => ignore(
+                s,
+                MsgKind::QuestionAnswered,
+                IgnoreReason::NoQuestionPending,
+                out,
+            ),
         },
         Msg::ConfirmRequested { action, prompt } => open_modal(s, out, |s| {
             s.confirm = Some(Confirmation { action, prompt });
@@ -367,7 +379,12 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                     action: confirmation.action,
                 }),
             ),
-            None => ignore(s, "confirm_answered", "no confirmation is pending", out),
+            None => ignore(
+                s,
+                MsgKind::ConfirmAnswered,
+                IgnoreReason::NoConfirmationPending,
+                out,
+            ),
         },
         Msg::HookContextAdded { text, .. } => {
             push_capped(s, BufferKind::HookContext, text, out);
@@ -551,14 +568,15 @@ fn promote_ping(s: &mut PaneState, out: &mut Vec<Cmd>) {
     }
 }
 
-fn watchdog(s: &mut PaneState, now_ms: u64, out: &mut Vec<Cmd>) {
+/// The liveness check runs at the one clock, `state.now_ms` (R39, R90).
+fn watchdog(s: &mut PaneState, out: &mut Vec<Cmd>) {
     let Some(last) = s.last_event_ms else {
         return;
     };
     if s.compacting.is_some() {
         return;
     }
-    let idle = now_ms.saturating_sub(last);
+    let idle = s.now_ms.saturating_sub(last);
     if idle < STUCK_THRESHOLD_MS {
         return;
     }
@@ -634,7 +652,7 @@ fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec
         emit(
             out,
             Event::TurnStartSuppressed {
-                reason: "stream not active".into(),
+                reason: SuppressReason::StreamNotActive,
             },
         );
         return;
@@ -643,12 +661,22 @@ fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec
         emit(
             out,
             Event::TurnStartSuppressed {
-                reason: "init still loading".into(),
+                reason: SuppressReason::InitStillLoading,
             },
         );
         return;
     }
-    let was_submitting = matches!(s.turn_phase, TurnPhase::Submitting { .. });
+    // The submit deadline is armed only when the phase crosses into Submitting (R27, R31); a
+    // start accepted while Submitting keeps the armed time but moves it to the new turn, so the
+    // old turn's timer cannot end the new turn and the new turn is still guarded.
+    let kept_deadline = match s.submit_deadline.take() {
+        Some(armed) if matches!(s.turn_phase, TurnPhase::Submitting { .. }) => Some(armed),
+        Some(armed) => {
+            disarm(DeadlineKind::Submit, armed, out);
+            None
+        }
+        None => None,
+    };
     let content = content.unwrap_or_default();
     s.pending_compact_turn = content == "/compact";
     s.turn_phase = TurnPhase::Submitting {
@@ -662,11 +690,14 @@ fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec
     s.next_turn_id = s.next_turn_id.saturating_add(1);
     s.current_turn = Some(turn);
     emit(out, Event::TurnStarted { at, turn });
-    if !was_submitting {
-        out.push(Cmd::ScheduleSubmitTimeout {
-            deadline_ms: at.saturating_add(SUBMIT_TIMEOUT_MS),
-        });
-    }
+    let deadline_ms = match kept_deadline {
+        Some(armed) => {
+            disarm(DeadlineKind::Submit, armed, out);
+            armed.deadline_ms
+        }
+        None => at.saturating_add(SUBMIT_TIMEOUT_MS),
+    };
+    arm(s, DeadlineKind::Submit, deadline_ms, out);
     if s.failure.take().is_some() {
         emit(out, Event::FailureCleared);
     }
@@ -858,9 +889,12 @@ fn request_stop(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
         reason: InterruptReason::User,
         sigint_sent_at: at,
     };
-    out.push(Cmd::ScheduleInterruptTimeout {
-        deadline_ms: at.saturating_add(INTERRUPT_TIMEOUT_MS),
-    });
+    arm(
+        s,
+        DeadlineKind::Interrupt,
+        at.saturating_add(INTERRUPT_TIMEOUT_MS),
+        out,
+    );
     out.push(Cmd::CancelScope {
         turn: s.current_turn,
     });
@@ -918,10 +952,7 @@ fn provider_waiting(
 }
 
 fn failure_observed(s: &mut PaneState, failure: Failure, at: u64, out: &mut Vec<Cmd>) {
-    let code = serde_json::to_value(failure.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "unknown".to_owned());
+    let code = failure.kind;
     let turn_was_ended = s.turn_phase.is_working();
     if turn_was_ended {
         end_turn_hard(s, TurnOutcome::Errored, at);
@@ -1275,8 +1306,8 @@ enum BufferKind {
 
 fn push_capped(s: &mut PaneState, kind: BufferKind, text: String, out: &mut Vec<Cmd>) {
     let (buffer, label) = match kind {
-        BufferKind::HookContext => (&mut s.pending_hook_context, "hook_context_added"),
-        BufferKind::TaskNotice => (&mut s.pending_task_notices, "task_notice_added"),
+        BufferKind::HookContext => (&mut s.pending_hook_context, MsgKind::HookContextAdded),
+        BufferKind::TaskNotice => (&mut s.pending_task_notices, MsgKind::TaskNoticeAdded),
     };
     let used: usize = buffer.iter().map(String::len).sum();
     let room = CONTEXT_BUFFER_CAP_BYTES.saturating_sub(used);
@@ -1292,7 +1323,7 @@ fn push_capped(s: &mut PaneState, kind: BufferKind, text: String, out: &mut Vec<
     if cut > 0 {
         buffer.push(text[..cut].to_owned());
     }
-    ignore(s, label, "the 16 KiB buffer is full; the rest was cut", out);
+    ignore(s, label, IgnoreReason::BufferFull, out);
 }
 
 fn quit(s: &mut PaneState, out: &mut Vec<Cmd>) {
@@ -1313,16 +1344,108 @@ fn quit(s: &mut PaneState, out: &mut Vec<Cmd>) {
 }
 
 /// Counts a message that makes no sense in the current state, so it is never lost silently.
-fn ignore(s: &mut PaneState, kind: &str, reason: &str, out: &mut Vec<Cmd>) {
+fn ignore(s: &mut PaneState, kind: MsgKind, reason: IgnoreReason, out: &mut Vec<Cmd>) {
     s.diagnostics.ignored = s.diagnostics.ignored.saturating_add(1);
-    s.diagnostics.last = Some(format!("{kind}: {reason}"));
-    emit(
-        out,
-        Event::MessageIgnored {
-            kind: kind.to_owned(),
-            reason: reason.to_owned(),
-        },
+    s.diagnostics.last = Some(format!("{kind}: {}", reason.describe()));
+    emit(out, Event::MessageIgnored { kind, reason });
+}
+
+/// Reports a stale message without touching the state: a stale result is expected traffic in
+/// a live runner, not a fault of the state it arrived in (R81).
+fn report_stale(kind: MsgKind, reason: IgnoreReason, out: &mut Vec<Cmd>) {
+    emit(out, Event::MessageIgnored { kind, reason });
+}
+
+fn armed_slot(s: &mut PaneState, kind: DeadlineKind) -> &mut Option<ArmedDeadline> {
+    match kind {
+        DeadlineKind::Submit => &mut s.submit_deadline,
+        DeadlineKind::Interrupt => &mut s.interrupt_deadline,
+    }
+}
+
+/// Arms `kind` for the current turn and asks the runner for the timer (R27).
+fn arm(s: &mut PaneState, kind: DeadlineKind, deadline_ms: u64, out: &mut Vec<Cmd>) {
+    let turn = s.current_turn;
+    *armed_slot(s, kind) = Some(ArmedDeadline { turn, deadline_ms });
+    out.push(Cmd::ScheduleDeadline {
+        turn,
+        kind,
+        deadline_ms,
+    });
+}
+
+fn disarm(kind: DeadlineKind, armed: ArmedDeadline, out: &mut Vec<Cmd>) {
+    out.push(Cmd::CancelDeadline {
+        turn: armed.turn,
+        kind,
+    });
+}
+
+/// Disarms every deadline that stopped mattering in this message: its turn left the phase it
+/// guards, or another turn became current. Run after every handler, so no exit path from
+/// Submitting or Interrupting can forget its timer.
+fn disarm_moot_deadlines(s: &mut PaneState, out: &mut Vec<Cmd>) {
+    let submitting = matches!(s.turn_phase, TurnPhase::Submitting { .. });
+    let interrupting = matches!(s.turn_phase, TurnPhase::Interrupting { .. });
+    for (kind, guarded_phase) in [
+        (DeadlineKind::Submit, submitting),
+        (DeadlineKind::Interrupt, interrupting),
+    ] {
+        let current_turn = s.current_turn;
+        let slot = armed_slot(s, kind);
+        if let Some(armed) = *slot {
+            if !guarded_phase || armed.turn != current_turn {
+                *slot = None;
+                disarm(kind, armed, out);
+            }
+        }
+    }
+}
+
+/// A deadline fired for the current turn (the stale-turn drop already ran, R81). It acts only
+/// in the phase it guards (R35), and only if it is the deadline armed last: an earlier timer of
+/// the same turn (stop, stop failed, stop again) that raced its cancel is dropped as stale.
+fn deadline_elapsed(
+    s: &mut PaneState,
+    kind: DeadlineKind,
+    fired_deadline_ms: Option<u64>,
+    out: &mut Vec<Cmd>,
+) {
+    let (in_guarded_phase, msg_kind) = match kind {
+        DeadlineKind::Submit => (
+            matches!(s.turn_phase, TurnPhase::Submitting { .. }),
+            MsgKind::SubmitTimeoutElapsed,
+        ),
+        DeadlineKind::Interrupt => (
+            matches!(s.turn_phase, TurnPhase::Interrupting { .. }),
+            MsgKind::InterruptTimeoutElapsed,
+        ),
+    };
+    if !in_guarded_phase {
+        return;
+    }
+    let slot = armed_slot(s, kind);
+    let superseded = matches!(
+        (*slot, fired_deadline_ms),
+        (Some(armed), Some(fired)) if armed.deadline_ms != fired
     );
+    if superseded {
+        report_stale(msg_kind, IgnoreReason::SupersededDeadline, out);
+        return;
+    }
+    // It fired: nothing is left to cancel.
+    *slot = None;
+    let at = s.now_ms;
+    match kind {
+        DeadlineKind::Submit => {
+            end_turn_hard(s, TurnOutcome::Errored, at);
+            emit(out, Event::SubmitTimedOut { at });
+        }
+        DeadlineKind::Interrupt => {
+            end_turn_hard(s, TurnOutcome::Interrupted, at);
+            emit(out, Event::InterruptTimedOut { at });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use panewise_protocol::{CompactionTrigger, Failure, PlanStep, SessionStats, TurnId};
 use serde::{Deserialize, Serialize};
 
+use crate::cmd::ConfirmAction;
 use crate::context::{plausible_reading, ContextReading};
 use crate::ledger::TurnLedger;
 
@@ -59,6 +60,13 @@ pub struct PaneState {
     pub current_turn: Option<TurnId>,
     /// The id the next turn gets; ids come from the state, never from outside (R90).
     pub next_turn_id: u64,
+    /// The submit deadline armed while Submitting, for the turn it guards (R27). Cleared, with
+    /// a `CancelDeadline`, once the turn leaves Submitting or another turn replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_deadline: Option<ArmedDeadline>,
+    /// The interrupt deadline armed while Interrupting (R27); cleared like `submit_deadline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupt_deadline: Option<ArmedDeadline>,
     /// The last turn's merged stats (R5).
     pub session_stats: Option<SessionStats>,
     /// The running sum over every turn (R6).
@@ -145,6 +153,8 @@ impl PaneState {
             turn_phase: TurnPhase::Idle,
             current_turn: None,
             next_turn_id: 1,
+            submit_deadline: None,
+            interrupt_deadline: None,
             session_stats: None,
             session_totals: None,
             turns_completed: 0,
@@ -582,9 +592,19 @@ pub struct PendingQuestionSet {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Confirmation {
     /// The action to confirm.
-    pub action: String,
+    pub action: ConfirmAction,
     /// The modal's text.
     pub prompt: String,
+}
+
+/// A deadline the reducer armed: the `Cmd::ScheduleDeadline` it emitted, remembered so the
+/// elapsed message can be matched against it and the timer cancelled when it stops mattering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArmedDeadline {
+    /// The turn it guards.
+    pub turn: Option<TurnId>,
+    /// When it fires.
+    pub deadline_ms: u64,
 }
 
 /// Messages that could not be applied, counted so nothing is lost silently.

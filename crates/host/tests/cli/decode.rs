@@ -180,7 +180,12 @@ fn decode_json_summaries_of_the_gemini_cli_captures() {
 
 #[test]
 fn decode_prices_a_model_from_a_price_file_and_warns_about_an_unpriced_one() {
-    let out = panewise(&["decode", "--provider", "gemini-cli", &data("gemini-cli/tool-call.jsonl")]);
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "gemini-cli",
+        &data("gemini-cli/tool-call.jsonl"),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success());
     assert!(
@@ -217,7 +222,11 @@ fn decode_prices_a_model_from_a_price_file_and_warns_about_an_unpriced_one() {
     let cost = summary["cost_usd"].as_f64().unwrap();
     assert!((cost - expected).abs() < 1e-12, "{cost} != {expected}");
     // A bad price file is refused by name.
-    std::fs::write(&prices, r#"{"prices":[{"model":"m","input":-1,"output":1}]}"#).unwrap();
+    std::fs::write(
+        &prices,
+        r#"{"prices":[{"model":"m","input":-1,"output":1}]}"#,
+    )
+    .unwrap();
     let out = panewise(&[
         "decode",
         "--provider",
@@ -229,11 +238,19 @@ fn decode_prices_a_model_from_a_price_file_and_warns_about_an_unpriced_one() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("`input`"));
     // The human summary marks an assumed model's window and cost.
-    let out = panewise(&["decode", "--provider", "codex", &data("codex/tool-call.jsonl")]);
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "codex",
+        &data("codex/tool-call.jsonl"),
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("gpt-5.5 (assumed"), "{stdout}");
     assert!(stdout.contains("(estimated, model assumed)"), "{stdout}");
-    assert!(stdout.contains("window 400000 tokens (assumed)"), "{stdout}");
+    assert!(
+        stdout.contains("window 400000 tokens (assumed)"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -280,6 +280,8 @@ fn r45_manual_boundary_of_a_compact_turn_being_stopped_ends_it_stopped() {
                 stopping_cleared: true,
             }),
             compacted_real(Manual, None),
+            // The turn left Interrupting: its interrupt timer no longer matters.
+            cancel(DeadlineKind::Interrupt, 1),
         ]
     );
 }
@@ -528,19 +530,11 @@ fn r47_failure_timeouts_and_unsubscribe_ending_a_turn_discard_the_ping() {
         streaming_with_ping(),
         &[(T0 + 20, Msg::RequestStop { at: T0 + 20 })],
     );
-    let (s, _) = step(
-        s,
-        T0 + 5_020,
-        Msg::InterruptTimeoutElapsed { at: T0 + 5_020 },
-    );
+    let (s, _) = step(s, T0 + 5_020, interrupt_elapsed());
     assert_eq!(s.pending_compaction_ping, None);
     let mut s = submitting(T0);
     s.pending_compaction_ping = ping(Auto, T0);
-    let (s, _) = step(
-        s,
-        T0 + 30_000,
-        Msg::SubmitTimeoutElapsed { at: T0 + 30_000 },
-    );
+    let (s, _) = step(s, T0 + 30_000, submit_elapsed());
     assert_eq!(s.pending_compaction_ping, None);
     let (s, _) = step(
         streaming_with_ping(),
@@ -564,7 +558,7 @@ fn r47_failure_after_the_turn_ended_keeps_the_ping() {
     assert_eq!(
         cmds,
         vec![ev(Event::FailureObserved {
-            code: "overloaded".into(),
+            code: FailureKind::Overloaded,
             turn_was_ended: false
         })]
     );
@@ -610,19 +604,11 @@ fn r48_compacting_is_cleared_by_every_turn_ending_message() {
         ping(Auto, T0 + 10),
         "a stop might fail"
     );
-    let (s, _) = step(
-        stopping,
-        T0 + 5_020,
-        Msg::InterruptTimeoutElapsed { at: T0 + 5_020 },
-    );
+    let (s, _) = step(stopping, T0 + 5_020, interrupt_elapsed());
     assert_eq!(s.compacting, None);
     let mut s = submitting(T0);
     s.compacting = ping(Auto, T0);
-    let (s, _) = step(
-        s,
-        T0 + 30_000,
-        Msg::SubmitTimeoutElapsed { at: T0 + 30_000 },
-    );
+    let (s, _) = step(s, T0 + 30_000, submit_elapsed());
     assert_eq!(s.compacting, None);
 }
 

@@ -15,4 +15,5 @@ mod watchdog;
 
 // Golden session logs (insta snapshots) and property tests over random message sequences.
 mod golden;
+mod log_checkpoints;
 mod properties;

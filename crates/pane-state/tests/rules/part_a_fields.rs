@@ -6,7 +6,7 @@ use panewise_pane_state::state::{
     AttachedTask, ContextInvalidation, InitPhase, PaneFailure, StreamingInfo,
 };
 use panewise_pane_state::{
-    step, CompactionTrigger, Event, FailureKind, Msg, SessionStats, TurnId, TurnPhase,
+    step, CompactionTrigger, CostSource, Event, FailureKind, Msg, SessionStats, TurnId, TurnPhase,
 };
 
 use crate::support::*;
@@ -136,7 +136,7 @@ fn r2_deliberate_deviation_turn_start_after_idle_unsubscribe_is_suppressed() {
     assert_eq!(
         cmds,
         vec![ev(Event::TurnStartSuppressed {
-            reason: "stream not active".into()
+            reason: SuppressReason::StreamNotActive
         })]
     );
 }
@@ -273,7 +273,10 @@ fn r5_r6_turn_start_failed_keeps_stats_and_totals() {
     let (s, cmds) = step(s, T0 + 3, Msg::TurnStartFailed);
     assert_eq!(s.session_stats, None, "the start already cleared the stats");
     assert_eq!(s.session_totals, totals);
-    assert_eq!(cmds, vec![ev(Event::TurnStartFailed)]);
+    assert_eq!(
+        cmds,
+        vec![ev(Event::TurnStartFailed), cancel(DeadlineKind::Submit, 2)]
+    );
 }
 
 #[test]
@@ -294,6 +297,8 @@ fn r6_totals_sum_every_turn_end_and_only_reset_clears_them() {
             input_tokens: Some(150),
             output_tokens: Some(30),
             num_turns: Some(2),
+            // A cost without a source (a log from before sources) counts as reported.
+            cost_source: Some(CostSource::Reported),
             ..SessionStats::default()
         })
     );
@@ -439,9 +444,7 @@ fn r11_r31_turn_start_clears_a_failure_and_reports_it_after_turn_started() {
                 at: T0 + 1,
                 turn: TurnId(1)
             }),
-            panewise_pane_state::Cmd::ScheduleSubmitTimeout {
-                deadline_ms: T0 + 1 + 30_000
-            },
+            schedule(DeadlineKind::Submit, 1, T0 + 1 + 30_000),
             ev(Event::FailureCleared),
         ]
     );
@@ -665,4 +668,49 @@ fn seed_resume_retry_state_is_owned_by_its_two_messages() {
     assert!(s.reconnecting.is_some(), "a reset does not touch it");
     let (s, _) = step(s, T0 + 3, Msg::ResumeRetryResolved);
     assert_eq!(s.reconnecting, None);
+}
+
+/// R61 with cost sources: reported and estimated parts add up to an estimate; one turn whose
+/// cost cannot be known makes the whole total unknown, never a partial sum.
+#[test]
+fn r61_cost_sources_combine_and_an_unknown_cost_is_never_a_partial_sum() {
+    let priced = |cost: Option<f64>, source: CostSource| SessionStats {
+        cost_usd: cost,
+        cost_source: Some(source),
+        input_tokens: Some(10),
+        ..SessionStats::default()
+    };
+    let fold = |turns: &[SessionStats]| {
+        let mut msgs = Vec::new();
+        for (index, turn) in turns.iter().enumerate() {
+            let at = T0 + 10 * index as u64;
+            msgs.push((at + 1, turn_start(at + 1)));
+            msgs.push((at + 2, flush(1, at + 2)));
+            msgs.push((at + 3, turn_end_with(turn.clone())));
+        }
+        let totals = settle(streaming(T0), &msgs).session_totals.clone().unwrap();
+        (totals.cost_usd, totals.cost_source)
+    };
+    assert_eq!(
+        fold(&[
+            priced(Some(0.5), CostSource::Reported),
+            priced(Some(0.25), CostSource::Estimated)
+        ]),
+        (Some(0.75), Some(CostSource::Estimated))
+    );
+    assert_eq!(
+        fold(&[
+            priced(Some(0.5), CostSource::Estimated),
+            priced(None, CostSource::Unknown),
+            priced(Some(0.25), CostSource::Reported),
+        ]),
+        (None, Some(CostSource::Unknown))
+    );
+    assert_eq!(
+        fold(&[
+            priced(Some(0.5), CostSource::Reported),
+            priced(Some(0.5), CostSource::Reported)
+        ]),
+        (Some(1.0), Some(CostSource::Reported))
+    );
 }

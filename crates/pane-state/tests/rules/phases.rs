@@ -227,7 +227,10 @@ fn r25_subscribe_promotes_submitting_to_streaming_with_buffer_size() {
     s.streaming.buffer_size = 12;
     let (s, cmds) = step(s, T0 + 3, Msg::StreamSubscribe { at: T0 + 3 });
     assert_eq!(s.turn_phase, streaming_phase(12, 0, T0 + 3));
-    assert_eq!(cmds, vec![ev(Event::StreamSubscribed)]);
+    assert_eq!(
+        cmds,
+        vec![ev(Event::StreamSubscribed), cancel(DeadlineKind::Submit, 1)]
+    );
 }
 
 #[test]
@@ -464,7 +467,7 @@ fn r26_reconcile_inactive_on_a_quiet_pane_returns_the_same_state_without_events(
 }
 
 #[test]
-fn r27_submit_deadline_is_scheduled_only_when_entering_submitting() {
+fn r27_submit_deadline_is_armed_when_entering_submitting_and_kept_when_a_turn_replaces_it() {
     let (s, cmds) = step(subscribed_ready(T0), T0 + 1, turn_start(T0 + 1));
     assert_eq!(
         cmds,
@@ -473,18 +476,22 @@ fn r27_submit_deadline_is_scheduled_only_when_entering_submitting() {
                 at: T0 + 1,
                 turn: TurnId(1)
             }),
-            Cmd::ScheduleSubmitTimeout {
-                deadline_ms: T0 + 30_001
-            },
+            schedule(DeadlineKind::Submit, 1, T0 + 30_001),
         ]
     );
     let (s, cmds) = step(s, T0 + 2, turn_start(T0 + 2));
+    // No new time: the deadline armed on entering Submitting stands (R27). It moves to the new
+    // turn, so turn 1's timer cannot end turn 2 and turn 2 is still guarded.
     assert_eq!(
         cmds,
-        vec![ev(Event::TurnStarted {
-            at: T0 + 2,
-            turn: TurnId(2)
-        })]
+        vec![
+            ev(Event::TurnStarted {
+                at: T0 + 2,
+                turn: TurnId(2)
+            }),
+            cancel(DeadlineKind::Submit, 1),
+            schedule(DeadlineKind::Submit, 2, T0 + 30_001),
+        ]
     );
     assert_eq!(
         s.turn_phase,
@@ -502,9 +509,7 @@ fn r27_interrupt_deadline_is_scheduled_only_when_entering_interrupting() {
         cmds,
         vec![
             ev(Event::StopRequested),
-            Cmd::ScheduleInterruptTimeout {
-                deadline_ms: T0 + 5_001
-            },
+            schedule(DeadlineKind::Interrupt, 1, T0 + 5_001),
             Cmd::CancelScope {
                 turn: Some(TurnId(1))
             },
@@ -521,7 +526,7 @@ fn r28_turn_start_suppressed_while_unsubscribed() {
     assert_eq!(
         cmds,
         vec![ev(Event::TurnStartSuppressed {
-            reason: "stream not active".into()
+            reason: SuppressReason::StreamNotActive
         })]
     );
 }
@@ -533,7 +538,7 @@ fn r29_turn_start_suppressed_while_init_pending() {
     assert_eq!(
         cmds,
         vec![ev(Event::TurnStartSuppressed {
-            reason: "init still loading".into()
+            reason: SuppressReason::InitStillLoading
         })]
     );
 }
@@ -647,9 +652,7 @@ fn r31_turn_start_effects() {
                 at: T0 + 10,
                 turn: TurnId(2)
             }),
-            Cmd::ScheduleSubmitTimeout {
-                deadline_ms: T0 + 10 + 30_000
-            },
+            schedule(DeadlineKind::Submit, 2, T0 + 10 + 30_000),
         ]
     );
 }
@@ -671,9 +674,7 @@ fn r31_turn_start_mid_turn_moves_a_streaming_turn_back_to_submitting() {
                 at: T0 + 1,
                 turn: TurnId(2)
             }),
-            Cmd::ScheduleSubmitTimeout {
-                deadline_ms: T0 + 30_001
-            },
+            schedule(DeadlineKind::Submit, 2, T0 + 30_001),
         ]
     );
 }
@@ -707,11 +708,14 @@ fn r32_turn_end_from_interrupting_is_stopped() {
     assert_eq!(s.turn_phase, done(TurnOutcome::Stopped, T0 + 2));
     assert_eq!(
         cmds,
-        vec![ev(Event::TurnEnded {
-            outcome: TurnOutcome::Stopped,
-            stats_merged: false,
-            stopping_cleared: true,
-        })]
+        vec![
+            ev(Event::TurnEnded {
+                outcome: TurnOutcome::Stopped,
+                stats_merged: false,
+                stopping_cleared: true,
+            }),
+            cancel(DeadlineKind::Interrupt, 1),
+        ]
     );
 }
 
@@ -853,8 +857,14 @@ fn r34_turn_start_failed_touches_only_phase_compaction_and_ping() {
     expected.turn_phase = TurnPhase::Idle;
     expected.compacting = None;
     expected.pending_compaction_ping = None;
+    // Leaving Submitting also disarms its deadline, which is bookkeeping of the timer, not of
+    // the turn's figures.
+    expected.submit_deadline = None;
     assert_eq!(after, expected);
-    assert_eq!(cmds, vec![ev(Event::TurnStartFailed)]);
+    assert_eq!(
+        cmds,
+        vec![ev(Event::TurnStartFailed), cancel(DeadlineKind::Submit, 2)]
+    );
 }
 
 #[test]
@@ -868,11 +878,7 @@ fn r35_submit_timeout_ends_a_submitting_turn_as_errored() {
         started_at: T0,
     });
     s.pending_compaction_ping = s.compacting;
-    let (s, cmds) = step(
-        s,
-        T0 + 30_000,
-        Msg::SubmitTimeoutElapsed { at: T0 + 30_000 },
-    );
+    let (s, cmds) = step(s, T0 + 30_000, submit_elapsed());
     assert_eq!(s.turn_phase, done(TurnOutcome::Errored, T0 + 30_000));
     assert_eq!(s.current_tool, None);
     assert_eq!(s.turn_tokens, None);
@@ -889,11 +895,7 @@ fn r35_submit_timeout_outside_submitting_is_ignored() {
         interrupting(T0),
         done_completed(T0),
     ] {
-        let cmds = unchanged(
-            s,
-            T0 + 30_000,
-            Msg::SubmitTimeoutElapsed { at: T0 + 30_000 },
-        );
+        let cmds = unchanged(s, T0 + 30_000, submit_elapsed());
         assert_eq!(cmds, vec![]);
     }
 }
@@ -907,11 +909,7 @@ fn r35_interrupt_timeout_ends_an_interrupting_turn_as_interrupted() {
             (T0 + 2, Msg::RequestStop { at: T0 + 2 }),
         ],
     );
-    let (s, cmds) = step(
-        s,
-        T0 + 5_002,
-        Msg::InterruptTimeoutElapsed { at: T0 + 5_002 },
-    );
+    let (s, cmds) = step(s, T0 + 5_002, interrupt_elapsed());
     assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 5_002));
     assert_eq!(s.current_tool, None);
     assert_eq!(cmds, vec![ev(Event::InterruptTimedOut { at: T0 + 5_002 })]);
@@ -922,11 +920,7 @@ fn r35_interrupt_timeout_outside_interrupting_is_ignored() {
     // The stop took effect before the timer fired.
     let s = settle(interrupting(T0), &[(T0 + 1, turn_end())]);
     for s in [s, streaming(T0), submitting(T0)] {
-        let cmds = unchanged(
-            s,
-            T0 + 5_000,
-            Msg::InterruptTimeoutElapsed { at: T0 + 5_000 },
-        );
+        let cmds = unchanged(s, T0 + 5_000, interrupt_elapsed());
         assert_eq!(cmds, vec![]);
     }
 }
@@ -1012,9 +1006,7 @@ fn r38_every_forced_exit_clears_the_tool_chip_and_only_some_clear_tokens() {
             "recovery",
             quiet,
             T0 + 4 + 180_000,
-            Msg::StreamWatchdogTick {
-                now_ms: T0 + 4 + 180_000,
-            },
+            Msg::StreamWatchdogTick,
             true,
         ),
     ];
@@ -1046,7 +1038,10 @@ fn r25_stop_failed_returns_to_streaming_with_the_compaction_still_running() {
     let (s, cmds) = step(s, T0 + 3, Msg::StopFailed);
     assert_eq!(s.turn_phase, streaming_phase(1, 0, T0 + 1));
     assert!(s.compacting.is_some());
-    assert_eq!(cmds, vec![ev(Event::StopFailed)]);
+    assert_eq!(
+        cmds,
+        vec![ev(Event::StopFailed), cancel(DeadlineKind::Interrupt, 1)]
+    );
 }
 
 #[test]
@@ -1055,7 +1050,10 @@ fn r25_stop_failed_while_unsubscribed_goes_idle() {
     s.last_event_ms = None;
     let (s, cmds) = step(s, T0 + 3, Msg::StopFailed);
     assert_eq!(s.turn_phase, TurnPhase::Idle);
-    assert_eq!(cmds, vec![ev(Event::StopFailed)]);
+    assert_eq!(
+        cmds,
+        vec![ev(Event::StopFailed), cancel(DeadlineKind::Interrupt, 1)]
+    );
 }
 
 #[test]
@@ -1068,7 +1066,15 @@ fn r25_stop_failed_outside_interrupting_is_a_silent_noop() {
 
 #[test]
 fn r25_failure_ends_a_working_turn_as_errored_at_its_time() {
-    for s in [submitting(T0), streaming(T0), interrupting(T0)] {
+    let armed = [
+        vec![cancel(DeadlineKind::Submit, 1)],
+        vec![],
+        vec![cancel(DeadlineKind::Interrupt, 1)],
+    ];
+    for (s, disarmed) in [submitting(T0), streaming(T0), interrupting(T0)]
+        .into_iter()
+        .zip(armed)
+    {
         let (s, cmds) = step(
             s,
             T0 + 9,
@@ -1078,13 +1084,12 @@ fn r25_failure_ends_a_working_turn_as_errored_at_its_time() {
             },
         );
         assert_eq!(s.turn_phase, done(TurnOutcome::Errored, T0 + 8));
-        assert_eq!(
-            cmds,
-            vec![ev(Event::FailureObserved {
-                code: "rate_limited".into(),
-                turn_was_ended: true
-            })]
-        );
+        let mut expected = vec![ev(Event::FailureObserved {
+            code: FailureKind::RateLimited,
+            turn_was_ended: true,
+        })];
+        expected.extend(disarmed);
+        assert_eq!(cmds, expected);
     }
 }
 
@@ -1159,4 +1164,119 @@ fn r25_stream_session_started_clears_held_tokens_and_is_a_noop_without_them() {
     let (after, cmds) = step(held, T0 + 1, Msg::StreamSessionStarted);
     assert_eq!(after.turn_tokens, None);
     assert_eq!(cmds, vec![]);
+}
+
+/// Turn 1 submitted at T0 and produced output; turn 2 was sent at T0 + 20 s and is still
+/// Submitting. Turn 1's submit timer (armed for T0 + 30 s) is still out there.
+fn turn_two_submitting() -> State {
+    settle(
+        streaming(T0),
+        &[
+            (T0 + 10_000, turn_end()),
+            (T0 + 20_000, turn_start(T0 + 20_000)),
+        ],
+    )
+}
+
+#[test]
+fn r27_r81_every_deadline_names_the_turn_it_guards() {
+    let (_, cmds) = step(subscribed_ready(T0), T0 + 1, turn_start(T0 + 1));
+    assert!(cmds.contains(&schedule(DeadlineKind::Submit, 1, T0 + 30_001)));
+    let (_, cmds) = step(
+        turn_two_submitting(),
+        T0 + 20_001,
+        Msg::RequestStop { at: T0 + 20_001 },
+    );
+    assert!(cmds.contains(&schedule(DeadlineKind::Interrupt, 2, T0 + 25_001)));
+}
+
+#[test]
+fn r35_r81_an_earlier_turns_submit_deadline_does_not_end_the_current_turn() {
+    let s = turn_two_submitting();
+    assert_eq!(s.current_turn, Some(TurnId(2)));
+    // The runner echoes turn 1's timer back, as `DeadlineKind::elapsed` builds it.
+    let late = DeadlineKind::Submit.elapsed(Some(TurnId(1)), T0 + 30_000);
+    let cmds = unchanged(s, T0 + 30_000, late);
+    assert_eq!(cmds, vec![stale_turn(MsgKind::SubmitTimeoutElapsed)]);
+}
+
+#[test]
+fn r35_the_current_turns_submit_deadline_still_ends_it_as_errored() {
+    let s = turn_two_submitting();
+    let deadline = T0 + 20_000 + 30_000;
+    let (s, cmds) = step(
+        s,
+        deadline,
+        DeadlineKind::Submit.elapsed(Some(TurnId(2)), deadline),
+    );
+    assert_eq!(s.turn_phase, done(TurnOutcome::Errored, deadline));
+    assert_eq!(s.submit_deadline, None);
+    // It fired, so there is nothing left to cancel.
+    assert_eq!(cmds, vec![ev(Event::SubmitTimedOut { at: deadline })]);
+}
+
+#[test]
+fn r35_r81_an_earlier_turns_interrupt_deadline_does_not_end_the_current_turn() {
+    let s = settle(
+        interrupting(T0),
+        &[
+            (T0 + 1, turn_end()),
+            (T0 + 2, turn_start(T0 + 2)),
+            (T0 + 3, flush(1, T0 + 3)),
+            (T0 + 4, Msg::RequestStop { at: T0 + 4 }),
+        ],
+    );
+    assert!(matches!(s.turn_phase, TurnPhase::Interrupting { .. }));
+    let late = DeadlineKind::Interrupt.elapsed(Some(TurnId(1)), T0 + 5_000);
+    let cmds = unchanged(s.clone(), T0 + 5_000, late);
+    assert_eq!(cmds, vec![stale_turn(MsgKind::InterruptTimeoutElapsed)]);
+    let own = DeadlineKind::Interrupt.elapsed(Some(TurnId(2)), T0 + 5_004);
+    let (s, cmds) = step(s, T0 + 5_004, own);
+    assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 5_004));
+    assert_eq!(cmds, vec![ev(Event::InterruptTimedOut { at: T0 + 5_004 })]);
+}
+
+#[test]
+fn r36_a_superseded_interrupt_deadline_of_the_same_turn_is_dropped() {
+    // Stop, the stop fails, stop again: the first timer raced its cancel and fires while the
+    // turn is Interrupting for the second time. Only the newest deadline counts.
+    let s = settle(
+        streaming(T0),
+        &[
+            (T0 + 1, Msg::RequestStop { at: T0 + 1 }),
+            (T0 + 2, Msg::StopFailed),
+            (T0 + 3_000, Msg::RequestStop { at: T0 + 3_000 }),
+        ],
+    );
+    let first = DeadlineKind::Interrupt.elapsed(Some(TurnId(1)), T0 + 5_001);
+    let cmds = unchanged(s.clone(), T0 + 5_001, first);
+    assert_eq!(
+        cmds,
+        vec![ev(Event::MessageIgnored {
+            kind: MsgKind::InterruptTimeoutElapsed,
+            reason: IgnoreReason::SupersededDeadline,
+        })]
+    );
+    let second = DeadlineKind::Interrupt.elapsed(Some(TurnId(1)), T0 + 8_000);
+    let (s, _) = step(s, T0 + 8_000, second);
+    assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 8_000));
+}
+
+#[test]
+fn r27_a_deadline_is_cancelled_once_its_turn_leaves_the_phase_it_guards() {
+    let (s, cmds) = step(submitting(T0), T0 + 1, flush(1, T0 + 1));
+    assert!(matches!(s.turn_phase, TurnPhase::Streaming { .. }));
+    assert_eq!(s.submit_deadline, None);
+    assert_eq!(cmds.last(), Some(&cancel(DeadlineKind::Submit, 1)));
+    // Every command names a turn the runner can key its timers by.
+    let (_, cmds) = step(interrupting(T0), T0 + 1, Msg::TurnReset);
+    assert!(cmds.contains(&cancel(DeadlineKind::Interrupt, 1)));
+}
+
+#[test]
+fn r90_the_submit_timeout_ends_the_turn_at_the_stamped_clock() {
+    // The elapsed message carries no time of its own: one clock.
+    let (s, cmds) = step(submitting(T0), T0 + 31_234, submit_elapsed());
+    assert_eq!(s.turn_phase, done(TurnOutcome::Errored, T0 + 31_234));
+    assert_eq!(cmds, vec![ev(Event::SubmitTimedOut { at: T0 + 31_234 })]);
 }

@@ -1,11 +1,14 @@
 //! Property tests over random message sequences (R77, R91): the reducer's invariants hold after
-//! every step, and folding is deterministic and compositional.
+//! every step, and a session log written while folding live replays to the same state.
 
-use panewise_pane_state::log::{fold_entries, LogEntry};
+use panewise_pane_state::log::{
+    encode_checkpoint, encode_entry, encode_header, fold_entries, LogEntry, LogHeader, SessionLog,
+};
 use panewise_pane_state::msg::Msg;
 use panewise_pane_state::state::{ContextInvalidation, WaitingReason};
 use panewise_pane_state::{
-    step, CompactionTrigger, Failure, FailureKind, SessionStats, State, TurnId, TurnPhase,
+    parse_log_bytes, step, CompactionTrigger, Failure, FailureKind, SessionStats, State, TurnId,
+    TurnPhase,
 };
 use proptest::prelude::*;
 
@@ -83,8 +86,7 @@ fn any_msg() -> impl Strategy<Value = Msg> {
         at.clone().prop_map(|at| Msg::StreamSubscribe { at }),
         at.clone().prop_map(|at| Msg::StreamUnsubscribe { at }),
         (0u64..5, at.clone()).prop_map(|(n, at)| Msg::StreamFlushObserved { added_count: n, at }),
-        at.clone()
-            .prop_map(|now_ms| Msg::StreamWatchdogTick { now_ms }),
+        Just(Msg::StreamWatchdogTick),
         Just(Msg::StreamSessionStarted),
         (at.clone(), any::<bool>())
             .prop_map(|(at, active)| Msg::ReconcileTurnActive { at, active }),
@@ -135,9 +137,10 @@ fn any_msg() -> impl Strategy<Value = Msg> {
         turn().prop_map(|turn| Msg::RequestStarted { turn }),
         at.clone().prop_map(|at| Msg::RequestStop { at }),
         Just(Msg::StopFailed),
-        at.clone()
-            .prop_map(|at| Msg::InterruptTimeoutElapsed { at }),
-        at.clone().prop_map(|at| Msg::SubmitTimeoutElapsed { at }),
+        (turn(), prop::option::of(at.clone()))
+            .prop_map(|(turn, deadline_ms)| { Msg::InterruptTimeoutElapsed { turn, deadline_ms } }),
+        (turn(), prop::option::of(at.clone()))
+            .prop_map(|(turn, deadline_ms)| Msg::SubmitTimeoutElapsed { turn, deadline_ms }),
         ((0u8..3), at.clone(), any::<bool>()).prop_map(|(id, at, busy)| {
             Msg::PendingMessageQueued {
                 id: format!("m{id}"),
@@ -241,9 +244,6 @@ fn shift_times(msg: Msg, now: u64) -> Msg {
             added_count,
             at: near(at),
         },
-        Msg::StreamWatchdogTick { now_ms } => Msg::StreamWatchdogTick {
-            now_ms: near(now_ms),
-        },
         Msg::TurnStart { at, content } => Msg::TurnStart {
             at: near(at),
             content,
@@ -273,6 +273,27 @@ fn shift_times(msg: Msg, now: u64) -> Msg {
 
 fn fresh() -> State {
     State::new("prop")
+}
+
+fn header() -> LogHeader {
+    LogHeader {
+        agent_id: "prop".into(),
+        started_at_ms: 1_000_000,
+        model: None,
+    }
+}
+
+/// The state a log with [`header`] starts its fold from.
+fn fresh_at_header() -> State {
+    SessionLog {
+        header: Some(header()),
+        ..SessionLog::default()
+    }
+    .initial_state()
+}
+
+fn fail(error: impl std::fmt::Display) -> TestCaseError {
+    TestCaseError::fail(error.to_string())
 }
 
 fn totals_field(stats: &Option<SessionStats>) -> (f64, u64, u64, u64, u64) {
@@ -380,24 +401,56 @@ proptest! {
     }
 
     #[test]
-    fn r91_folding_twice_gives_equal_states(entries in sequence(80)) {
-        let first = fold_entries(fresh(), &entries);
-        let second = fold_entries(fresh(), &entries);
-        prop_assert_eq!(first, second);
+    fn r91_the_live_fold_equals_the_fold_of_the_written_and_read_back_log(
+        entries in sequence(80),
+        checkpoint_every in 1usize..40,
+    ) {
+        // Live: the reducer folds the messages as they arrive.
+        let live = entries
+            .iter()
+            .fold(fresh_at_header(), |state, e| step(state, e.ts, e.msg.clone()).0);
+        // Recorded: each message encoded as a log line, written to bytes, with a checkpoint of
+        // the live state now and then and at the end; then read back, decoded and folded.
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut push_line = |line: String| {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        };
+        push_line(encode_header(&header()).map_err(fail)?);
+        let mut state = fresh_at_header();
+        for (index, entry) in entries.iter().enumerate() {
+            push_line(encode_entry(entry).map_err(fail)?);
+            state = step(state, entry.ts, entry.msg.clone()).0;
+            if (index + 1) % checkpoint_every == 0 {
+                push_line(encode_checkpoint(index + 1, &state).map_err(fail)?);
+            }
+        }
+        push_line(encode_checkpoint(entries.len(), &state).map_err(fail)?);
+        let log = parse_log_bytes(&bytes).map_err(fail)?;
+        prop_assert_eq!(&log.warnings, &vec![]);
+        prop_assert_eq!(log.entries.len(), entries.len());
+        prop_assert_eq!(log.fold(), live.clone());
+        prop_assert_eq!(
+            log.final_checkpoint().map(|c| c.state.clone()),
+            Some(live.clone())
+        );
+        prop_assert_eq!(log.fold_checked(), Ok(live));
     }
 
     #[test]
-    fn r90_fold_of_concatenation_equals_fold_from_prefix(a in sequence(40), b in sequence(40)) {
-        // Shift `b` after `a` so the clock still only moves forward.
-        let offset = a.last().map_or(0, |e| e.ts);
-        let b: Vec<LogEntry> = b
-            .into_iter()
-            .map(|e| LogEntry { ts: e.ts + offset, msg: e.msg })
-            .collect();
-        let whole: Vec<LogEntry> = a.iter().chain(b.iter()).cloned().collect();
-        let at_once = fold_entries(fresh(), &whole);
-        let in_two = fold_entries(fold_entries(fresh(), &a), &b);
-        prop_assert_eq!(at_once, in_two);
+    fn r91_a_fold_resumed_from_a_decoded_checkpoint_state_equals_the_whole_fold(
+        entries in sequence(80),
+        split in 0usize..80,
+    ) {
+        // What a replay that starts from a checkpoint relies on: the state survives its own
+        // JSON round trip, so folding on from the decoded state changes nothing.
+        let split = split.min(entries.len());
+        let (head, tail) = entries.split_at(split);
+        let at_split = fold_entries(fresh(), head);
+        let json = serde_json::to_string(&at_split).map_err(fail)?;
+        let decoded: State = serde_json::from_str(&json).map_err(fail)?;
+        prop_assert_eq!(&decoded, &at_split);
+        prop_assert_eq!(fold_entries(decoded, tail), fold_entries(fresh(), &entries));
     }
 
     #[test]

@@ -5,13 +5,14 @@
 use std::collections::BTreeMap;
 
 use panewise_pane_state::ledger::TurnLedger;
+use panewise_pane_state::log::{LogHeader, Recorder};
 use panewise_pane_state::state::{
     Confirmation, ContextInvalidation, PendingApproval, PendingQuestionSet, WaitingReason,
     CONTEXT_BUFFER_CAP_BYTES,
 };
 use panewise_pane_state::{
-    step, update, Cmd, CompactionTrigger, CostSource, Event, FailureKind, Msg, PlanStep,
-    PlanStepStatus, SessionStats, State, TurnId, TurnOutcome, TurnPhase,
+    parse_log_bytes, step, update, Cmd, CompactionTrigger, CostSource, Event, FailureKind, Msg,
+    PlanStep, PlanStepStatus, SessionStats, State, TurnId, TurnOutcome, TurnPhase,
 };
 
 use crate::support::*;
@@ -73,7 +74,7 @@ fn r90_step_stamps_the_injected_clock_and_update_reads_only_it() {
 }
 
 #[test]
-fn r81_a_stale_turn_id_is_dropped_unchanged_with_no_cmds() {
+fn r81_a_stale_turn_id_is_dropped_unchanged_and_reported_as_ignored() {
     let s = settle(
         second_turn(),
         &[(
@@ -122,8 +123,13 @@ fn r81_a_stale_turn_id_is_dropped_unchanged_with_no_cmds() {
     ];
     for msg in stale {
         let kind = msg.kind();
-        // `update` itself, without the clock stamp, hands the state back as it was.
-        assert_eq!(update(s.clone(), msg), (s.clone(), vec![]), "stale {kind}");
+        // `update` itself, without the clock stamp, hands the state back as it was; the only
+        // command reports the drop (not counted in diagnostics: the state stays untouched).
+        assert_eq!(
+            update(s.clone(), msg),
+            (s.clone(), vec![stale_turn(kind)]),
+            "stale {kind}"
+        );
     }
 }
 
@@ -162,7 +168,10 @@ fn r81_after_a_reset_no_turn_is_current_so_tagged_results_are_stale() {
         arg: None,
         turn: Some(TurnId(2)),
     };
-    assert_eq!(update(s.clone(), msg), (s, vec![]));
+    assert_eq!(
+        update(s.clone(), msg),
+        (s, vec![stale_turn(MsgKind::ToolStart)])
+    );
 }
 
 #[test]
@@ -178,9 +187,7 @@ fn r84_request_stop_is_the_one_cancel_path_and_clears_both_queues() {
         cmds,
         vec![
             ev(Event::StopRequested),
-            Cmd::ScheduleInterruptTimeout {
-                deadline_ms: T0 + 5_003
-            },
+            schedule(DeadlineKind::Interrupt, 1, T0 + 5_003),
             Cmd::CancelScope {
                 turn: Some(TurnId(1))
             },
@@ -213,7 +220,13 @@ fn r84_turn_cancelled_is_what_ends_a_cancelling_turn() {
     assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
     assert_eq!(s.turn_tokens, None);
     assert_eq!(s.compacting, None);
-    assert_eq!(cmds, vec![ev(Event::TurnCancelled { turn: TurnId(1) })]);
+    assert_eq!(
+        cmds,
+        vec![
+            ev(Event::TurnCancelled { turn: TurnId(1) }),
+            cancel(DeadlineKind::Interrupt, 1)
+        ]
+    );
 }
 
 #[test]
@@ -347,8 +360,8 @@ fn r86_an_answer_with_nothing_pending_is_counted_not_lost() {
     assert_eq!(
         cmds,
         vec![ev(Event::MessageIgnored {
-            kind: "approval_answered".into(),
-            reason: "no approval is pending".into()
+            kind: MsgKind::ApprovalAnswered,
+            reason: IgnoreReason::NoApprovalPending
         })]
     );
     let (s, cmds) = step(s, T0 + 2, Msg::QuestionAnswered { answers: vec![] });
@@ -356,8 +369,8 @@ fn r86_an_answer_with_nothing_pending_is_counted_not_lost() {
     assert_eq!(
         cmds,
         vec![ev(Event::MessageIgnored {
-            kind: "question_answered".into(),
-            reason: "no question is pending".into()
+            kind: MsgKind::QuestionAnswered,
+            reason: IgnoreReason::NoQuestionPending
         })]
     );
 }
@@ -376,14 +389,14 @@ fn r86_turn_reset_clears_both_queues() {
 #[test]
 fn confirmation_modal_runs_the_action_only_when_accepted() {
     let ask = Msg::ConfirmRequested {
-        action: "clear".into(),
+        action: ConfirmAction::Clear,
         prompt: "Clear the conversation?".into(),
     };
     let (s, cmds) = step(subscribed_ready(T0), T0 + 1, ask);
     assert_eq!(
         s.confirm,
         Some(Confirmation {
-            action: "clear".into(),
+            action: ConfirmAction::Clear,
             prompt: "Clear the conversation?".into()
         })
     );
@@ -394,7 +407,7 @@ fn confirmation_modal_runs_the_action_only_when_accepted() {
         cmds,
         vec![
             Cmd::RunConfirmed {
-                action: "clear".into()
+                action: ConfirmAction::Clear
             },
             ev(Event::WaitingEnded)
         ]
@@ -406,8 +419,8 @@ fn confirmation_modal_runs_the_action_only_when_accepted() {
     assert_eq!(
         cmds,
         vec![ev(Event::MessageIgnored {
-            kind: "confirm_answered".into(),
-            reason: "no confirmation is pending".into()
+            kind: MsgKind::ConfirmAnswered,
+            reason: IgnoreReason::NoConfirmationPending
         })]
     );
 }
@@ -487,7 +500,7 @@ fn r89_buffered_context_is_consumed_once_by_the_next_request() {
 fn r89_hook_context_from_another_turn_is_not_accepted() {
     assert_eq!(
         update(second_turn(), hook("late", 1)),
-        (second_turn(), vec![])
+        (second_turn(), vec![stale_turn(MsgKind::HookContextAdded)])
     );
     let (s, _) = step(second_turn(), T0 + 3, hook("now", 2));
     assert_eq!(s.pending_hook_context, vec!["now".to_string()]);
@@ -501,8 +514,8 @@ fn r89_hook_context_is_capped_at_16_kib_and_the_cut_is_counted() {
     assert_eq!(s.pending_hook_context, vec![big.clone(), "b".repeat(10)]);
     assert_eq!(s.diagnostics.ignored, 1);
     let cut = ev(Event::MessageIgnored {
-        kind: "hook_context_added".into(),
-        reason: "the 16 KiB buffer is full; the rest was cut".into(),
+        kind: MsgKind::HookContextAdded,
+        reason: IgnoreReason::BufferFull,
     });
     assert_eq!(cmds, vec![cut.clone()]);
     let (s, cmds) = step(s, T0 + 3, hook("c", 1));
@@ -525,79 +538,11 @@ fn r89_task_notices_are_capped_on_a_character_boundary() {
     assert_eq!(
         cmds,
         vec![ev(Event::MessageIgnored {
-            kind: "task_notice_added".into(),
-            reason: "the 16 KiB buffer is full; the rest was cut".into(),
+            kind: MsgKind::TaskNoticeAdded,
+            reason: IgnoreReason::BufferFull,
         })]
     );
 }
-
-/// One index per `Msg` variant. The match has no wildcard, so a new variant fails to compile
-/// here until the parity test below covers it (R79, R91).
-fn variant_index(msg: &Msg) -> usize {
-    match msg {
-        Msg::InitStart => 0,
-        Msg::InitReady { .. } => 1,
-        Msg::InitFailed { .. } => 2,
-        Msg::StreamSubscribe { .. } => 3,
-        Msg::StreamUnsubscribe { .. } => 4,
-        Msg::StreamFlushObserved { .. } => 5,
-        Msg::StreamWatchdogTick { .. } => 6,
-        Msg::StreamSessionStarted => 7,
-        Msg::ReconcileTurnActive { .. } => 8,
-        Msg::ReconcileContextFromHistory { .. } => 9,
-        Msg::ContextWindowsReported { .. } => 10,
-        Msg::ContextInvalidated { .. } => 11,
-        Msg::ContextModelSwitched { .. } => 12,
-        Msg::TurnStart { .. } => 13,
-        Msg::TurnEnd { .. } => 14,
-        Msg::TurnReset => 15,
-        Msg::TurnStartFailed => 16,
-        Msg::TurnCancelled { .. } => 17,
-        Msg::ToolStart { .. } => 18,
-        Msg::ToolEnd { .. } => 19,
-        Msg::TokensIn { .. } => 20,
-        Msg::TokensOut { .. } => 21,
-        Msg::OutputStreamed { .. } => 22,
-        Msg::RequestStarted { .. } => 23,
-        Msg::RequestStop { .. } => 24,
-        Msg::StopFailed => 25,
-        Msg::InterruptTimeoutElapsed { .. } => 26,
-        Msg::SubmitTimeoutElapsed { .. } => 27,
-        Msg::PendingMessageQueued { .. } => 28,
-        Msg::PendingMessageAccepted { .. } => 29,
-        Msg::PendingMessageRejected { .. } => 30,
-        Msg::PendingMessageExpired { .. } => 31,
-        Msg::PendingMessageFlushStarted { .. } => 32,
-        Msg::ProviderWaiting { .. } => 33,
-        Msg::FailureObserved { .. } => 34,
-        Msg::FailureCleared => 35,
-        Msg::DetailsToggle => 36,
-        Msg::DetailsExpand => 37,
-        Msg::DetailsCollapse => 38,
-        Msg::StashToggle => 39,
-        Msg::CompactionStarted { .. } => 40,
-        Msg::CompactionBoundary { .. } => 41,
-        Msg::AttachedTaskObserved { .. } => 42,
-        Msg::AttachedTaskCleared => 43,
-        Msg::RegistryAttachedTaskObserved { .. } => 44,
-        Msg::RegistryAttachedTaskCleared => 45,
-        Msg::ResumeRetryStarted { .. } => 46,
-        Msg::ResumeRetryResolved => 47,
-        Msg::TurnLedgerObserved { .. } => 48,
-        Msg::ApprovalRequested { .. } => 49,
-        Msg::ApprovalAnswered { .. } => 50,
-        Msg::QuestionAsked { .. } => 51,
-        Msg::QuestionAnswered { .. } => 52,
-        Msg::ConfirmRequested { .. } => 53,
-        Msg::ConfirmAnswered { .. } => 54,
-        Msg::HookContextAdded { .. } => 55,
-        Msg::TaskNoticeAdded { .. } => 56,
-        Msg::Quit => 57,
-        Msg::PlanUpdated { .. } => 58,
-    }
-}
-
-const VARIANTS: usize = 59;
 
 /// One sample of every variant, with every optional field filled so nothing is skipped.
 fn every_msg() -> Vec<Msg> {
@@ -623,7 +568,7 @@ fn every_msg() -> Vec<Msg> {
             added_count: 3,
             at: T0,
         },
-        Msg::StreamWatchdogTick { now_ms: T0 },
+        Msg::StreamWatchdogTick,
         Msg::StreamSessionStarted,
         Msg::ReconcileTurnActive {
             at: T0,
@@ -679,8 +624,14 @@ fn every_msg() -> Vec<Msg> {
         Msg::RequestStarted { turn },
         Msg::RequestStop { at: T0 },
         Msg::StopFailed,
-        Msg::InterruptTimeoutElapsed { at: T0 },
-        Msg::SubmitTimeoutElapsed { at: T0 },
+        Msg::InterruptTimeoutElapsed {
+            turn,
+            deadline_ms: Some(T0),
+        },
+        Msg::SubmitTimeoutElapsed {
+            turn,
+            deadline_ms: Some(T0),
+        },
         Msg::PendingMessageQueued {
             id: "p".into(),
             text: "t".into(),
@@ -745,7 +696,7 @@ fn every_msg() -> Vec<Msg> {
             answers: vec!["!".into()],
         },
         Msg::ConfirmRequested {
-            action: "clear".into(),
+            action: ConfirmAction::Clear,
             prompt: "sure?".into(),
         },
         Msg::ConfirmAnswered { accepted: true },
@@ -767,13 +718,13 @@ fn every_msg() -> Vec<Msg> {
 #[test]
 fn r91_every_msg_variant_survives_a_serde_round_trip() {
     let msgs = every_msg();
-    let mut covered: Vec<usize> = msgs.iter().map(variant_index).collect();
-    covered.sort_unstable();
-    covered.dedup();
+    // `MsgKind` is closed and `Msg::kind` lists every variant without a wildcard (R79), so
+    // covering every kind covers every variant.
+    let covered: Vec<MsgKind> = msgs.iter().map(Msg::kind).collect();
     assert_eq!(
         covered,
-        (0..VARIANTS).collect::<Vec<_>>(),
-        "every variant is sampled once"
+        MsgKind::ALL,
+        "every variant is sampled once, in order"
     );
     for msg in msgs {
         let json = serde_json::to_string(&msg).unwrap();
@@ -781,7 +732,7 @@ fn r91_every_msg_variant_survives_a_serde_round_trip() {
         assert_eq!(back, msg, "{json}");
         // The serde tag is the kind the logs and diagnostics name.
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(value["type"], msg.kind(), "{json}");
+        assert_eq!(value["type"], msg.kind().as_str(), "{json}");
     }
 }
 
@@ -808,11 +759,25 @@ fn r91_optional_fields_may_be_absent_in_a_recorded_message() {
 }
 
 #[test]
-fn r93_a_replayed_sequence_folds_to_the_same_state_twice() {
-    let msgs: Vec<(u64, Msg)> = every_msg()
-        .into_iter()
-        .enumerate()
-        .map(|(i, m)| (T0 + i as u64 * 1_000, m))
-        .collect();
-    assert_eq!(run(fresh(), &msgs), run(fresh(), &msgs));
+fn r91_r93_every_msg_kind_folds_the_same_live_and_from_its_recorded_log() {
+    let header = LogHeader {
+        agent_id: "agent-1".into(),
+        started_at_ms: T0,
+        model: None,
+    };
+    let mut recorder = Recorder::new(&header).unwrap();
+    let mut live = fresh();
+    live.now_ms = T0;
+    for (i, msg) in every_msg().into_iter().enumerate() {
+        let ts = T0 + i as u64 * 1_000;
+        live = step(live, ts, msg.clone()).0;
+        recorder.record(ts, msg).unwrap();
+    }
+    recorder.checkpoint().unwrap();
+    let (recorded, bytes) = recorder.finish();
+    assert_eq!(recorded, live);
+    let log = parse_log_bytes(&bytes).unwrap();
+    assert_eq!(log.warnings, vec![]);
+    assert_eq!(log.fold(), live);
+    assert_eq!(log.fold_checked(), Ok(live));
 }

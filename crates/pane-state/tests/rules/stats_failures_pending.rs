@@ -161,6 +161,7 @@ fn r61_totals_add_field_by_field_and_count_a_turn_without_num_turns_as_one() {
             duration_ms: Some(1_000),
             input_tokens: Some(100),
             num_turns: Some(4),
+            cost_source: Some(panewise_pane_state::CostSource::Reported),
             ..SessionStats::default()
         })
     );
@@ -228,10 +229,13 @@ fn r62_any_failure_kind_ends_a_working_turn_as_errored() {
         assert_eq!(
             cmds,
             vec![ev(Event::FailureObserved {
-                code: code.into(),
+                code: kind,
                 turn_was_ended: true
             })]
         );
+        // The wire form is the kind's snake_case name, as when it was a string.
+        let wire = serde_json::to_value(&cmds).unwrap();
+        assert_eq!(wire[0]["code"], code);
     }
 }
 
@@ -252,7 +256,7 @@ fn r62_a_failure_after_the_turn_ended_is_only_recorded() {
     assert_eq!(
         cmds,
         vec![ev(Event::FailureObserved {
-            code: "rate_limited".into(),
+            code: FailureKind::RateLimited,
             turn_was_ended: false
         })]
     );

@@ -5,6 +5,10 @@ use panewise_pane_state::{
     step, Cmd, CompactionTrigger, Event, Failure, FailureKind, Msg, State, TurnOutcome, TurnPhase,
 };
 
+pub use panewise_pane_state::{
+    ConfirmAction, DeadlineKind, IgnoreReason, MsgKind, SuppressReason, TurnId,
+};
+
 /// A fixed epoch so times read like real milliseconds.
 pub const T0: u64 = 1_700_000_000_000;
 
@@ -61,7 +65,24 @@ pub fn done_completed(at: u64) -> State {
 
 /// A turn that errored (submit deadline) at `at`.
 pub fn done_errored(at: u64) -> State {
-    settle(submitting(at), &[(at, Msg::SubmitTimeoutElapsed { at })])
+    settle(submitting(at), &[(at, submit_elapsed())])
+}
+
+/// A submit deadline firing without naming its turn or deadline (as v1 logs recorded it): only
+/// the phase check applies (R35).
+pub fn submit_elapsed() -> Msg {
+    Msg::SubmitTimeoutElapsed {
+        turn: None,
+        deadline_ms: None,
+    }
+}
+
+/// An interrupt deadline firing without naming its turn or deadline (R35).
+pub fn interrupt_elapsed() -> Msg {
+    Msg::InterruptTimeoutElapsed {
+        turn: None,
+        deadline_ms: None,
+    }
 }
 
 /// Folds one message and checks the state did not change (apart from the stamped clock).
@@ -71,6 +92,31 @@ pub fn unchanged(state: State, now: u64, msg: Msg) -> Vec<Cmd> {
     let (after, cmds) = step(state, now, msg);
     assert_eq!(after, expected, "the state must come back unchanged");
     cmds
+}
+
+/// The command arming `kind` for turn `turn` at `deadline_ms` (R27).
+pub fn schedule(kind: DeadlineKind, turn: u64, deadline_ms: u64) -> Cmd {
+    Cmd::ScheduleDeadline {
+        turn: Some(TurnId(turn)),
+        kind,
+        deadline_ms,
+    }
+}
+
+/// The command disarming `kind` for turn `turn`.
+pub fn cancel(kind: DeadlineKind, turn: u64) -> Cmd {
+    Cmd::CancelDeadline {
+        turn: Some(TurnId(turn)),
+        kind,
+    }
+}
+
+/// The report of a message dropped because its turn is not current (R81).
+pub fn stale_turn(kind: MsgKind) -> Cmd {
+    ev(Event::MessageIgnored {
+        kind,
+        reason: IgnoreReason::StaleTurn,
+    })
 }
 
 pub fn ev(event: Event) -> Cmd {

@@ -177,7 +177,7 @@ fn r70_hard_ends_clear_the_turn_tokens() {
         (base.clone(), Msg::StreamUnsubscribe { at: T0 + 3 }),
         (
             settle(base.clone(), &[(T0 + 3, Msg::RequestStop { at: T0 + 3 })]),
-            Msg::InterruptTimeoutElapsed { at: T0 + 3 },
+            interrupt_elapsed(),
         ),
         (
             {
@@ -185,7 +185,7 @@ fn r70_hard_ends_clear_the_turn_tokens() {
                 s.turn_tokens = Some(tokens(1_000, 9));
                 s
             },
-            Msg::SubmitTimeoutElapsed { at: T0 + 3 },
+            submit_elapsed(),
         ),
         (
             {
@@ -238,15 +238,7 @@ fn r70_soft_ends_and_new_turns_keep_the_turn_tokens() {
     assert_eq!(s.turn_tokens, held, "reconcile promotion");
     let s = settle(s, &[(T0 + 5, turn_start(T0 + 5))]);
     assert_eq!(s.turn_tokens, held, "a new turn before the old one's end");
-    let s = settle(
-        base,
-        &[(
-            T0 + 2 + 180_000,
-            Msg::StreamWatchdogTick {
-                now_ms: T0 + 2 + 180_000,
-            },
-        )],
-    );
+    let s = settle(base, &[(T0 + 2 + 180_000, Msg::StreamWatchdogTick)]);
     assert_eq!(s.turn_phase, panewise_pane_state::TurnPhase::Idle);
     assert_eq!(s.turn_tokens, held, "watchdog recovery");
 }

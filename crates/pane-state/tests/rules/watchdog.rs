@@ -5,8 +5,9 @@ use panewise_pane_state::{step, CompactionTrigger, Event, Msg, TurnPhase};
 
 use crate::support::*;
 
-fn tick(now_ms: u64) -> Msg {
-    Msg::StreamWatchdogTick { now_ms }
+/// The tick carries no time: the watchdog reads the stamped clock, the one clock (R90).
+fn tick() -> Msg {
+    Msg::StreamWatchdogTick
 }
 
 fn waiting(retry_after_ms: Option<u64>, at: u64) -> Msg {
@@ -19,10 +20,7 @@ fn waiting(retry_after_ms: Option<u64>, at: u64) -> Msg {
 
 #[test]
 fn r39_watchdog_does_nothing_while_unsubscribed() {
-    assert_eq!(
-        unchanged(fresh(), T0 + 1_000_000, tick(T0 + 1_000_000)),
-        vec![]
-    );
+    assert_eq!(unchanged(fresh(), T0 + 1_000_000, tick()), vec![]);
 }
 
 #[test]
@@ -32,20 +30,17 @@ fn r39_watchdog_does_nothing_while_compacting() {
         streaming(T0),
         &[(T0 + 1, compaction_started(CompactionTrigger::Auto, T0 + 1))],
     );
-    assert_eq!(unchanged(s, T0 + 500_000, tick(T0 + 500_000)), vec![]);
+    assert_eq!(unchanged(s, T0 + 500_000, tick()), vec![]);
 }
 
 #[test]
 fn r39_under_45_seconds_of_silence_nothing_happens() {
-    assert_eq!(
-        unchanged(streaming(T0), T0 + 44_999, tick(T0 + 44_999)),
-        vec![]
-    );
+    assert_eq!(unchanged(streaming(T0), T0 + 44_999, tick()), vec![]);
 }
 
 #[test]
 fn r39_between_45_seconds_and_recovery_the_stream_is_reported_stuck() {
-    let cmds = unchanged(streaming(T0), T0 + 45_000, tick(T0 + 45_000));
+    let cmds = unchanged(streaming(T0), T0 + 45_000, tick());
     assert_eq!(
         cmds,
         vec![ev(Event::StreamStuck {
@@ -53,7 +48,7 @@ fn r39_between_45_seconds_and_recovery_the_stream_is_reported_stuck() {
             threshold_ms: 45_000
         })]
     );
-    let cmds = unchanged(streaming(T0), T0 + 179_999, tick(T0 + 179_999));
+    let cmds = unchanged(streaming(T0), T0 + 179_999, tick());
     assert_eq!(
         cmds,
         vec![ev(Event::StreamStuck {
@@ -64,9 +59,9 @@ fn r39_between_45_seconds_and_recovery_the_stream_is_reported_stuck() {
 }
 
 #[test]
-fn r39_the_tick_time_is_the_message_time_not_the_stamped_clock() {
-    // The host may stamp the step later than the tick it reports; the tick's own time counts.
-    let cmds = unchanged(streaming(T0), T0 + 200_000, tick(T0 + 50_000));
+fn r39_r90_the_watchdog_measures_idleness_on_the_stamped_clock() {
+    // There is no second clock in the tick: the stamp is the time of the check.
+    let cmds = unchanged(streaming(T0), T0 + 50_000, tick());
     assert_eq!(
         cmds,
         vec![ev(Event::StreamStuck {
@@ -83,7 +78,7 @@ fn r39_a_silent_streaming_turn_recovers_to_idle_and_keeps_its_tokens() {
     s.current_tool = Some("Bash".into());
     s.current_tool_arg = Some("ls".into());
     let tokens = s.turn_tokens.clone();
-    let (s, cmds) = step(s, T0 + 1 + 180_000, tick(T0 + 1 + 180_000));
+    let (s, cmds) = step(s, T0 + 1 + 180_000, tick());
     assert_eq!(s.turn_phase, TurnPhase::Idle);
     assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
     assert_eq!(s.turn_tokens, tokens);
@@ -99,7 +94,7 @@ fn r39_a_silent_streaming_turn_recovers_to_idle_and_keeps_its_tokens() {
 #[test]
 fn r39_a_rate_limited_turn_waits_out_its_retry_before_recovery() {
     let s = settle(streaming(T0), &[(T0 + 1, waiting(Some(60_000), T0 + 1))]);
-    let cmds = unchanged(s.clone(), T0 + 1 + 200_000, tick(T0 + 1 + 200_000));
+    let cmds = unchanged(s.clone(), T0 + 1 + 200_000, tick());
     assert_eq!(
         cmds,
         vec![ev(Event::StreamStuck {
@@ -107,7 +102,7 @@ fn r39_a_rate_limited_turn_waits_out_its_retry_before_recovery() {
             threshold_ms: 45_000
         })]
     );
-    let (s, cmds) = step(s, T0 + 1 + 240_000, tick(T0 + 1 + 240_000));
+    let (s, cmds) = step(s, T0 + 1 + 240_000, tick());
     assert_eq!(s.turn_phase, TurnPhase::Idle);
     assert_eq!(
         cmds,
@@ -121,7 +116,7 @@ fn r39_a_rate_limited_turn_waits_out_its_retry_before_recovery() {
 #[test]
 fn r39_a_rate_limit_without_retry_time_uses_the_plain_threshold() {
     let s = settle(streaming(T0), &[(T0 + 1, waiting(None, T0 + 1))]);
-    let (s, cmds) = step(s, T0 + 1 + 180_000, tick(T0 + 1 + 180_000));
+    let (s, cmds) = step(s, T0 + 1 + 180_000, tick());
     assert_eq!(s.turn_phase, TurnPhase::Idle);
     assert_eq!(
         cmds,
@@ -141,7 +136,7 @@ fn r39_outside_streaming_the_watchdog_only_reports_stuck_as_the_catalog_states()
         subscribed_ready(T0),
         done_completed(T0),
     ] {
-        let cmds = unchanged(s, T0 + 200_000, tick(T0 + 200_000));
+        let cmds = unchanged(s, T0 + 200_000, tick());
         assert_eq!(
             cmds,
             vec![ev(Event::StreamStuck {
@@ -158,7 +153,7 @@ fn r40_a_running_tool_keeps_the_turn_alive() {
         streaming(T0),
         &[(T0 + 1, tool_start("Bash", Some("cargo build")))],
     );
-    let cmds = unchanged(s.clone(), T0 + 1 + 3_600_000, tick(T0 + 1 + 3_600_000));
+    let cmds = unchanged(s.clone(), T0 + 1 + 3_600_000, tick());
     assert_eq!(
         cmds,
         vec![ev(Event::StreamStuck {
@@ -182,7 +177,7 @@ fn r40_a_running_tool_keeps_the_turn_alive() {
 
 #[test]
 fn r41_live_activity_after_a_late_recovery_resumes_streaming() {
-    let s = settle(streaming(T0), &[(T0 + 180_000, tick(T0 + 180_000))]);
+    let s = settle(streaming(T0), &[(T0 + 180_000, tick())]);
     assert_eq!(s.turn_phase, TurnPhase::Idle);
     let (s1, cmds) = step(s.clone(), T0 + 180_500, flush(2, T0 + 180_500));
     assert_eq!(s1.turn_phase, streaming_phase(3, 0, T0 + 180_500));
