@@ -388,10 +388,12 @@ fn imports_std_collection(tokens: &[Token], name: &str) -> bool {
             }
             ";" => in_use = false,
             "collections" | "hash_map" | "hash_set" if in_use => from_collections = true,
-            text if in_use && from_collections && text == name => {
-                if tokens.get(k + 1).map(|t| t.text.as_str()) != Some("as") {
-                    return true;
-                }
+            text if in_use
+                && from_collections
+                && text == name
+                && tokens.get(k + 1).map(|t| t.text.as_str()) != Some("as") =>
+            {
+                return true;
             }
             _ => {}
         }
