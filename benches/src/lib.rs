@@ -1,7 +1,23 @@
+//! # panewise-benches
+//!
 //! Generators of realistic workloads shared by the criterion benches in `benches/benches/`.
 //!
 //! Each stage gets its own module so a team can benchmark its stage alone:
 //! `cargo bench -p panewise-benches --bench <name>`.
+//!
+//! ## Invariants
+//! - Generation is deterministic for a given size (and seed), so two runs, and both sides of a
+//!   comparison, measure the same bytes.
+//! - Workloads are built before the timed loop; a bench times the stage, not the generator.
+//!
+//! ## API boundary
+//! [`reducer`] (session logs for the reducer fold), [`window`] (conversations for the window
+//! stage and the LangChain comparison), [`decode`] (Claude Code streams for the decoders). The
+//! benches in `benches/benches/` and `examples/window_compare.rs` are the only callers.
+//!
+//! ## Where to start reading
+//! The bench target for the stage you care about in `benches/benches/`, then the generator
+//! module it calls here.
 #![deny(missing_docs)]
 
 pub mod decode;

@@ -1,13 +1,13 @@
 //! `cargo xtask`: the workspace's automation, written in Rust so it runs wherever cargo does.
 //!
-//! - `cargo xtask ci` — format check, clippy with warnings denied, all tests, docs with warnings
-//!   denied, and the purity check of the dependency graph. This is what `.ci/run` executes.
-//! - `cargo xtask deps` — the purity check alone.
+//! - `cargo xtask ci` — format check, clippy with warnings denied, all tests (which include the
+//!   purity and tidy tests in `xtask/tests/tidy.rs`), and docs with warnings denied. This is
+//!   what `.ci/run` executes.
+//! - `cargo xtask deps` — the purity check alone (dependency allowlists and source scan).
 //! - `cargo xtask bench [--compare]` — the criterion benches; `--compare` also runs the external
 //!   baseline comparison of the window stage.
 
 mod compare;
-mod deps;
 
 use std::process::Command;
 
@@ -25,7 +25,8 @@ struct Cli {
 enum Task {
     /// Run every check CI runs, in order, stopping at the first failure.
     Ci,
-    /// Fail if a pure crate depends on tokio or an I/O crate.
+    /// Fail if a pure crate links a crate off its allowlist or its source does I/O, reads a
+    /// clock, spawns, draws randomness or uses async.
     Deps,
     /// Run the criterion benches.
     Bench {
@@ -42,7 +43,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.task {
         Task::Ci => ci(),
-        Task::Deps => deps::check(),
+        Task::Deps => xtask::purity::check(),
         Task::Bench { compare, bench } => {
             let mut args = vec!["bench", "-p", "panewise-benches"];
             if let Some(name) = bench.as_deref() {
@@ -77,7 +78,7 @@ fn ci() -> Result<()> {
         &["doc", "--workspace", "--no-deps"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
-    deps::check()?;
+    // The purity check ran above as part of `cargo test` (xtask/tests/tidy.rs).
     println!("xtask ci: all checks passed");
     Ok(())
 }

@@ -14,7 +14,8 @@
 //! `panewise-providers` produces them; `panewise-window` reads [`SessionStats`]-free usage only
 //! through its own input type, so it does not need this crate at all.
 //!
-//! Start reading at [`Failure`].
+//! ## Where to start reading
+//! [`Failure`].
 #![deny(missing_docs)]
 
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,26 @@
+//! # xtask
+//!
+//! The workspace's automation as a library, so the checks `cargo xtask` runs are also
+//! `#[test]`s under `cargo test` (in `xtask/tests/tidy.rs`): the purity check of the pure
+//! crates, and the tidy checks of rule citations and crate docs.
+//!
+//! ## Invariants
+//! - Every check can fail, and a test plants a violation to show that it does.
+//! - A check reports every violation it finds, not just the first, each with its file and line
+//!   or its package.
+//! - The lists the checks enforce (allowlists, scan exclusions, doc headings) are data in this
+//!   crate, each entry with the reason it is there.
+//!
+//! ## API boundary
+//! [`purity`] ([`purity::PURE_CRATES`], [`purity::check`], [`purity::scan_source`]),
+//! [`tidy`] (rule citations and crate docs) and [`metadata`], the slice of `cargo metadata`
+//! both read. The `cargo xtask` binary (`src/main.rs`) is a thin command line over these plus
+//! the CI and bench runners.
+//!
+//! ## Where to start reading
+//! [`purity::PURE_CRATES`] for what each pure crate may link, then [`purity::scan_source`] for
+//! what its source may not say, then `xtask/tests/tidy.rs` for the tests.
+
+pub mod metadata;
+pub mod purity;
+pub mod tidy;

@@ -1,0 +1,145 @@
+//! The slice of `cargo metadata --format-version 1` the checks read: packages, their library
+//! targets, and the resolved dependency graph with the kind of every edge.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+
+/// A workspace as `cargo metadata` describes it, resolved with every feature of every member on.
+#[derive(Debug, Deserialize)]
+pub struct Metadata {
+    /// Every package in the resolve, workspace members and dependencies alike.
+    pub packages: Vec<Package>,
+    /// The resolved graph.
+    pub resolve: Resolve,
+    /// The ids of the workspace members.
+    pub workspace_members: Vec<String>,
+}
+
+/// One package.
+#[derive(Debug, Deserialize)]
+pub struct Package {
+    /// The opaque package id the resolve refers to.
+    pub id: String,
+    /// The package name, as in `Cargo.toml`.
+    pub name: String,
+    /// The build targets (lib, bins, tests, benches).
+    #[serde(default)]
+    pub targets: Vec<Target>,
+}
+
+/// One build target of a package.
+#[derive(Debug, Deserialize)]
+pub struct Target {
+    /// `lib`, `bin`, `test`, `proc-macro`, ...
+    pub kind: Vec<String>,
+    /// The target's root source file.
+    pub src_path: PathBuf,
+}
+
+/// The resolved dependency graph.
+#[derive(Debug, Deserialize)]
+pub struct Resolve {
+    /// One node per package.
+    pub nodes: Vec<Node>,
+}
+
+/// One package's resolved dependencies.
+#[derive(Debug, Deserialize)]
+pub struct Node {
+    /// The package id.
+    pub id: String,
+    /// The edges out of this package.
+    pub deps: Vec<NodeDep>,
+}
+
+/// One edge of the graph; a dependency can be normal, dev and build at once.
+#[derive(Debug, Deserialize)]
+pub struct NodeDep {
+    /// The id of the package depended on.
+    pub pkg: String,
+    /// Each way this edge is declared.
+    pub dep_kinds: Vec<DepKind>,
+}
+
+/// One declaration of an edge.
+#[derive(Debug, Deserialize)]
+pub struct DepKind {
+    /// `None` for a normal dependency, otherwise `"dev"` or `"build"`.
+    pub kind: Option<String>,
+}
+
+impl Metadata {
+    /// Runs `cargo metadata --all-features` on the workspace at `root`.
+    pub fn load(root: &Path) -> Result<Self> {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let manifest = root.join("Cargo.toml");
+        let output = Command::new(&cargo)
+            .args(["metadata", "--format-version", "1", "--all-features"])
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .output()
+            .with_context(|| format!("could not run `{cargo} metadata`"))?;
+        if !output.status.success() {
+            bail!(
+                "`cargo metadata` failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Self::parse(&output.stdout)
+    }
+
+    /// Parses the JSON `cargo metadata --format-version 1` prints.
+    pub fn parse(json: &[u8]) -> Result<Self> {
+        serde_json::from_slice(json).context("`cargo metadata` printed JSON of an unexpected shape")
+    }
+
+    /// The workspace member called `name`.
+    pub fn member(&self, name: &str) -> Option<&Package> {
+        self.packages
+            .iter()
+            .find(|p| p.name == name && self.workspace_members.contains(&p.id))
+    }
+
+    /// The names of every package reachable from `root_id` through normal edges only.
+    ///
+    /// Dev edges are left out at every step (tests may do I/O), and so are build edges: a
+    /// build script runs on the build machine, not in the library. Edges for every target
+    /// platform are followed, so the answer holds on all of them.
+    pub fn normal_closure(&self, root_id: &str) -> BTreeSet<String> {
+        let nodes: BTreeMap<&str, &Node> = self
+            .resolve
+            .nodes
+            .iter()
+            .map(|n| (n.id.as_str(), n))
+            .collect();
+        let names: BTreeMap<&str, &str> = self
+            .packages
+            .iter()
+            .map(|p| (p.id.as_str(), p.name.as_str()))
+            .collect();
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut stack = vec![root_id];
+        while let Some(id) = stack.pop() {
+            let Some(node) = nodes.get(id) else { continue };
+            for dep in &node.deps {
+                let normal = dep.dep_kinds.iter().any(|k| k.kind.is_none());
+                if normal && seen.insert(dep.pkg.as_str()) {
+                    stack.push(dep.pkg.as_str());
+                }
+            }
+        }
+        seen.iter()
+            .map(|id| names.get(id).copied().unwrap_or(id).to_string())
+            .collect()
+    }
+}
+
+/// The workspace root: the parent of the `xtask` package.
+pub fn workspace_root() -> PathBuf {
+    let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));
+    xtask.parent().unwrap_or(xtask).to_path_buf()
+}

@@ -1,0 +1,626 @@
+//! The purity check. Each pure crate gets two tests that can fail:
+//!
+//! - an **allowlist** of the crates its library may link: every package reachable from it
+//!   through normal edges, with every feature of every workspace member on, must be listed;
+//! - a **source scan** of its `src/` for the ways Rust code reaches the outside world: the
+//!   `std` modules that do I/O, spawn or read the environment, the clocks, OS-seeded hashing,
+//!   tokio, and `async`. Comments, doc comments and string literals are skipped, so prose that
+//!   names these things does not trip it.
+//!
+//! `#[cfg(test)]` modules under `src/` are scanned too: a test that needs files belongs in
+//! `tests/`, where the crate's library stays out of it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::metadata::Metadata;
+
+/// One pure crate and what it may use.
+#[derive(Debug)]
+pub struct PureCrate {
+    /// The package name.
+    pub package: &'static str,
+    /// The crate's directory, relative to the workspace root.
+    pub dir: &'static str,
+    /// Groups of package names the library may link (through normal edges, all features).
+    pub allowed: &'static [&'static [&'static str]],
+    /// Paths under the crate directory left out of the source scan, each with the reason.
+    pub scan_exclusions: &'static [ScanExclusion],
+}
+
+/// A path the source scan skips, and why it may do what the rest of the crate may not.
+#[derive(Debug)]
+pub struct ScanExclusion {
+    /// A file or directory relative to the crate directory, for example `src/clients`.
+    pub path: &'static str,
+    /// Why this code is allowed effects.
+    pub why: &'static str,
+}
+
+/// serde and the proc-macro crates its derive is built from (they run in the compiler).
+const SERDE: &[&str] = &[
+    "serde",
+    "serde_core",
+    "serde_derive",
+    "proc-macro2",
+    "quote",
+    "syn",
+    "unicode-ident",
+];
+/// serde_json and what it links.
+const SERDE_JSON: &[&str] = &["serde_json", "itoa", "memchr", "zmij"];
+/// thiserror and its derive.
+const THISERROR: &[&str] = &["thiserror", "thiserror-impl"];
+/// The exact o200k token counter behind `panewise-window`'s `o200k` feature: an embedded
+/// vocabulary and pure string algorithms, no I/O.
+const O200K: &[&str] = &[
+    "bpe-openai",
+    "bpe",
+    "aneubeck-daachorse",
+    "aho-corasick",
+    "base64",
+    "either",
+    "fnv",
+    "itertools",
+    "num-traits",
+    "regex-automata",
+    "regex-syntax",
+    "rmp",
+    "rmp-serde",
+    "tinyvec",
+    "unicode-normalization",
+];
+
+/// The crates that must do no I/O, read no clock, spawn nothing, draw no randomness and have
+/// no `async`.
+pub const PURE_CRATES: &[PureCrate] = &[
+    PureCrate {
+        package: "panewise-protocol",
+        dir: "crates/protocol",
+        allowed: &[SERDE],
+        scan_exclusions: &[],
+    },
+    PureCrate {
+        package: "panewise-pane-state",
+        dir: "crates/pane-state",
+        allowed: &[SERDE, SERDE_JSON, THISERROR, &["panewise-protocol"]],
+        scan_exclusions: &[],
+    },
+    PureCrate {
+        package: "panewise-window",
+        dir: "crates/window",
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K],
+        scan_exclusions: &[],
+    },
+    PureCrate {
+        package: "panewise-providers",
+        dir: "crates/providers",
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            &["panewise-protocol", "panewise-pane-state"],
+        ],
+        // Everything under `src/` is a decoder today. A module that makes model API calls
+        // would be listed here, for example
+        // `ScanExclusion { path: "src/clients", why: "model API clients do network I/O" }`,
+        // and its I/O crates would then need a feature or a crate of their own, since the
+        // allowlist above covers the whole library.
+        scan_exclusions: &[],
+    },
+];
+
+impl PureCrate {
+    /// Whether `package` is on this crate's allowlist.
+    pub fn allows(&self, package: &str) -> bool {
+        self.allowed.iter().any(|group| group.contains(&package))
+    }
+}
+
+/// One way a pure crate broke the rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Violation {
+    /// A package outside the allowlist is reachable through normal edges.
+    Dependency {
+        /// The pure crate.
+        krate: String,
+        /// The package it should not link.
+        dependency: String,
+    },
+    /// A forbidden construct in the source.
+    Source {
+        /// The file, relative to the workspace root when it is inside it.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What was found.
+        what: String,
+    },
+    /// An excluded path that does not exist, so the exclusion is stale.
+    StaleExclusion {
+        /// The path as written in the table.
+        path: PathBuf,
+    },
+    /// The pure crate is not a workspace member.
+    MissingCrate {
+        /// The package name.
+        krate: String,
+    },
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::Dependency { krate, dependency } => write!(
+                f,
+                "{krate} links `{dependency}`, which is not on its allowlist (xtask/src/purity.rs)"
+            ),
+            Violation::Source { path, line, what } => {
+                write!(f, "{}:{line}: {what}", path.display())
+            }
+            Violation::StaleExclusion { path } => {
+                write!(
+                    f,
+                    "{}: excluded from the scan but does not exist",
+                    path.display()
+                )
+            }
+            Violation::MissingCrate { krate } => write!(f, "{krate} is not a workspace member"),
+        }
+    }
+}
+
+/// The packages `krate` links that are not on its allowlist.
+pub fn dependency_violations(metadata: &Metadata, krate: &PureCrate) -> Vec<Violation> {
+    let Some(package) = metadata.member(krate.package) else {
+        return vec![Violation::MissingCrate {
+            krate: krate.package.to_string(),
+        }];
+    };
+    metadata
+        .normal_closure(&package.id)
+        .into_iter()
+        .filter(|name| !krate.allows(name))
+        .map(|dependency| Violation::Dependency {
+            krate: krate.package.to_string(),
+            dependency,
+        })
+        .collect()
+}
+
+/// Scans `crate_dir/src` for forbidden constructs, skipping `exclusions`; paths in the
+/// findings are shown relative to `shown_from`.
+pub fn source_violations(
+    crate_dir: &Path,
+    exclusions: &[ScanExclusion],
+    shown_from: &Path,
+) -> Result<Vec<Violation>> {
+    let mut violations = Vec::new();
+    for exclusion in exclusions {
+        if !crate_dir.join(exclusion.path).exists() {
+            violations.push(Violation::StaleExclusion {
+                path: shown(&crate_dir.join(exclusion.path), shown_from),
+            });
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&crate_dir.join("src"), &mut files)?;
+    files.sort();
+    for file in files {
+        let relative = file.strip_prefix(crate_dir).unwrap_or(&file);
+        if exclusions
+            .iter()
+            .any(|e| relative.starts_with(Path::new(e.path)))
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("could not read {}", file.display()))?;
+        for finding in scan_source(&text) {
+            violations.push(Violation::Source {
+                path: shown(&file, shown_from),
+                line: finding.line,
+                what: finding.what,
+            });
+        }
+    }
+    Ok(violations)
+}
+
+/// Every violation of one pure crate in the workspace at `root`.
+pub fn crate_violations(
+    metadata: &Metadata,
+    root: &Path,
+    krate: &PureCrate,
+) -> Result<Vec<Violation>> {
+    let mut violations = dependency_violations(metadata, krate);
+    violations.extend(source_violations(
+        &root.join(krate.dir),
+        krate.scan_exclusions,
+        root,
+    )?);
+    Ok(violations)
+}
+
+/// The pure crate called `package`.
+pub fn pure_crate(package: &str) -> Option<&'static PureCrate> {
+    PURE_CRATES.iter().find(|k| k.package == package)
+}
+
+/// `cargo xtask deps`: runs both checks on every pure crate and fails listing every violation.
+pub fn check() -> Result<()> {
+    let root = crate::metadata::workspace_root();
+    let metadata = Metadata::load(&root)?;
+    let mut violations = Vec::new();
+    for krate in PURE_CRATES {
+        violations.extend(crate_violations(&metadata, &root, krate)?);
+    }
+    if !violations.is_empty() {
+        let lines: Vec<String> = violations.iter().map(ToString::to_string).collect();
+        anyhow::bail!(
+            "purity check failed ({} violations); pure crates do no I/O, read no clock, spawn \
+             nothing, draw no randomness and have no async:\n  {}",
+            lines.len(),
+            lines.join("\n  ")
+        );
+    }
+    println!(
+        "xtask deps: {} pure crates checked (allowlist over all features, source scan), clean",
+        PURE_CRATES.len()
+    );
+    Ok(())
+}
+
+fn shown(path: &Path, from: &Path) -> PathBuf {
+    path.strip_prefix(from).unwrap_or(path).to_path_buf()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("could not list {}", dir.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        if path.is_dir() {
+            rust_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// A forbidden construct found by [`scan_source`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// 1-based line.
+    pub line: usize,
+    /// What was found, for example `std::fs` or `RandomState`.
+    pub what: String,
+}
+
+/// `std` modules that do I/O, spawn, or read the process environment.
+const FORBIDDEN_STD_MODULES: &[&str] = &["fs", "net", "process", "thread", "env"];
+/// Names that mean a clock, OS-seeded hashing, or the async runtime.
+const FORBIDDEN_NAMES: &[&str] = &["SystemTime", "Instant", "RandomState", "tokio"];
+/// Constructors that exist only for std's maps with the OS-seeded `RandomState` hasher.
+const RANDOM_STATE_CONSTRUCTORS: &[&str] = &["new", "with_capacity", "from"];
+
+/// Scans Rust source for forbidden constructs, ignoring comments and literals.
+pub fn scan_source(text: &str) -> Vec<Finding> {
+    let tokens = tokenize(&blank_comments_and_literals(text));
+    let mut findings = Vec::new();
+    let mut found = |line: usize, what: String| findings.push(Finding { line, what });
+    let std_maps: Vec<&str> = ["HashMap", "HashSet"]
+        .into_iter()
+        .filter(|name| imports_std_collection(&tokens, name))
+        .collect();
+    // `std::collections::HashMap<..>` written out in full.
+    let after_collections =
+        |k: usize| k >= 2 && tokens[k - 1].text == "::" && tokens[k - 2].text == "collections";
+    for (k, token) in tokens.iter().enumerate() {
+        let at = |offset: usize| tokens.get(k + offset).map(|t| t.text.as_str());
+        match token.text.as_str() {
+            "std" if at(1) == Some("::") => match at(2) {
+                Some(module) if FORBIDDEN_STD_MODULES.contains(&module) => {
+                    found(token.line, format!("std::{module}"));
+                }
+                Some("{") => {
+                    for (line, module) in group_heads(&tokens[k + 2..]) {
+                        if FORBIDDEN_STD_MODULES.contains(&module) {
+                            found(line, format!("std::{{{module}}}"));
+                        }
+                    }
+                }
+                _ => {}
+            },
+            name if FORBIDDEN_NAMES.contains(&name) => found(token.line, name.to_string()),
+            "async" => {
+                let what = if at(1) == Some("fn") {
+                    "async fn"
+                } else {
+                    "async block"
+                };
+                found(token.line, what.to_string());
+            }
+            "." if at(1) == Some("await") => found(token.line, ".await".to_string()),
+            map @ ("HashMap" | "HashSet") => {
+                if at(1) == Some("::") {
+                    if let Some(ctor) = at(2).filter(|c| RANDOM_STATE_CONSTRUCTORS.contains(c)) {
+                        found(
+                            token.line,
+                            format!("{map}::{ctor} (hashes with the OS-seeded RandomState)"),
+                        );
+                    }
+                } else if at(1) == Some("<") && (std_maps.contains(&map) || after_collections(k)) {
+                    let defaults_hasher = match map {
+                        "HashMap" => generic_arity(&tokens[k + 1..]) == 2,
+                        _ => generic_arity(&tokens[k + 1..]) == 1,
+                    };
+                    if defaults_hasher {
+                        found(
+                            token.line,
+                            format!(
+                                "std {map} without a hasher parameter (defaults to RandomState)"
+                            ),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    findings
+}
+
+/// Whether a `use` declaration brings std's `name` (`HashMap` or `HashSet`) into scope under
+/// its own name, so that a bare `HashMap<K, V>` means std's type with its default hasher
+/// rather than a local alias.
+fn imports_std_collection(tokens: &[Token], name: &str) -> bool {
+    let mut in_use = false;
+    let mut from_collections = false;
+    for (k, token) in tokens.iter().enumerate() {
+        match token.text.as_str() {
+            "use" => {
+                in_use = true;
+                from_collections = false;
+            }
+            ";" => in_use = false,
+            "collections" | "hash_map" | "hash_set" if in_use => from_collections = true,
+            text if in_use
+                && from_collections
+                && text == name
+                && tokens.get(k + 1).map(|t| t.text.as_str()) != Some("as") =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The first identifier of each item of a `{ ... }` use group starting at `tokens[0]`, with
+/// its line: for `{fs, io::{self, Read}, thread}` that is `fs`, `io`, `thread`.
+fn group_heads(tokens: &[Token]) -> Vec<(usize, &str)> {
+    let mut heads = Vec::new();
+    let mut depth = 0usize;
+    let mut item_start = false;
+    for token in tokens {
+        match token.text.as_str() {
+            "{" => {
+                depth += 1;
+                item_start = depth == 1;
+            }
+            "}" => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    break;
+                }
+            }
+            "," if depth == 1 => item_start = true,
+            text => {
+                if item_start && depth == 1 && token.is_ident {
+                    heads.push((token.line, text));
+                }
+                item_start = false;
+            }
+        }
+    }
+    heads
+}
+
+/// The number of top-level generic arguments of the `<...>` starting at `tokens[0]`.
+fn generic_arity(tokens: &[Token]) -> usize {
+    let mut angle = 0usize;
+    let mut nested = 0usize;
+    let mut commas = 0usize;
+    let mut trailing_comma = false;
+    for token in tokens {
+        match token.text.as_str() {
+            "<" => angle += 1,
+            ">" => {
+                angle = angle.saturating_sub(1);
+                if angle == 0 {
+                    return commas + 1 - usize::from(trailing_comma && commas > 0);
+                }
+            }
+            "(" | "[" => nested += 1,
+            ")" | "]" => nested = nested.saturating_sub(1),
+            "," if angle == 1 && nested == 0 => {
+                commas += 1;
+                trailing_comma = true;
+                continue;
+            }
+            _ => {}
+        }
+        trailing_comma = false;
+    }
+    0
+}
+
+#[derive(Debug)]
+struct Token {
+    text: String,
+    line: usize,
+    is_ident: bool,
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Splits blanked source into identifiers, numbers, `::`, `->` and single punctuation.
+fn tokenize(text: &str) -> Vec<Token> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_whitespace() {
+            i += 1;
+        } else if is_ident_char(c) {
+            let start = i;
+            while chars.get(i).is_some_and(|&c| is_ident_char(c)) {
+                i += 1;
+            }
+            tokens.push(Token {
+                text: chars[start..i].iter().collect(),
+                line,
+                is_ident: !c.is_ascii_digit(),
+            });
+        } else {
+            let pair: String = chars[i..chars.len().min(i + 2)].iter().collect();
+            let text = if pair == "::" || pair == "->" {
+                pair
+            } else {
+                c.to_string()
+            };
+            i += text.chars().count();
+            tokens.push(Token {
+                text,
+                line,
+                is_ident: false,
+            });
+        }
+    }
+    tokens
+}
+
+/// Replaces comments (line, block, doc), string, byte-string, raw-string and char literals
+/// with spaces, keeping newlines so line numbers still match.
+fn blank_comments_and_literals(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |out: &mut String, ch: char| out.push(if ch == '\n' { '\n' } else { ' ' });
+    let mut i = 0;
+    while let Some(&ch) = c.get(i) {
+        let next = c.get(i + 1).copied();
+        if ch == '/' && next == Some('/') {
+            while let Some(&ch) = c.get(i).filter(|&&ch| ch != '\n') {
+                blank(&mut out, ch);
+                i += 1;
+            }
+        } else if ch == '/' && next == Some('*') {
+            let mut depth = 0usize;
+            while let Some(&ch) = c.get(i) {
+                let next = c.get(i + 1).copied();
+                if ch == '/' && next == Some('*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if ch == '*' && next == Some('/') {
+                    depth = depth.saturating_sub(1);
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    blank(&mut out, ch);
+                    i += 1;
+                }
+            }
+        } else if is_ident_char(ch) && (i == 0 || !c.get(i - 1).is_some_and(|&p| is_ident_char(p)))
+        {
+            let start = i;
+            while c.get(i).is_some_and(|&ch| is_ident_char(ch)) {
+                i += 1;
+            }
+            let word: String = c[start..i].iter().collect();
+            let hashes = c[i..].iter().take_while(|&&h| h == '#').count();
+            let raw = matches!(word.as_str(), "r" | "br" | "cr") && c.get(i + hashes) == Some(&'"');
+            if raw {
+                // r#"..."#: the literal ends at a quote followed by the same number of hashes.
+                for _ in 0..word.len() + hashes + 1 {
+                    out.push(' ');
+                }
+                i += hashes + 1;
+                while let Some(&ch) = c.get(i) {
+                    let closes = ch == '"'
+                        && c[i + 1..]
+                            .iter()
+                            .take(hashes)
+                            .filter(|&&h| h == '#')
+                            .count()
+                            == hashes;
+                    if closes {
+                        for _ in 0..hashes + 1 {
+                            out.push(' ');
+                        }
+                        i += hashes + 1;
+                        break;
+                    }
+                    blank(&mut out, ch);
+                    i += 1;
+                }
+            } else if matches!(word.as_str(), "b" | "c") && matches!(c.get(i), Some('"' | '\'')) {
+                // A byte or C string or a byte char: the prefix goes, the literal follows.
+                out.push(' ');
+            } else {
+                out.push_str(&word);
+            }
+        } else if ch == '"' {
+            out.push(' ');
+            i += 1;
+            while let Some(&ch) = c.get(i) {
+                if ch == '\\' {
+                    blank(&mut out, ch);
+                    if let Some(&escaped) = c.get(i + 1) {
+                        blank(&mut out, escaped);
+                    }
+                    i += 2;
+                    continue;
+                }
+                blank(&mut out, ch);
+                i += 1;
+                if ch == '"' {
+                    break;
+                }
+            }
+        } else if ch == '\'' && (next == Some('\\') || c.get(i + 2) == Some(&'\'')) {
+            // A char literal; a lone quote is a lifetime or a label and stays.
+            out.push(' ');
+            i += 1;
+            if next == Some('\\') {
+                out.push_str("  ");
+                i += 2;
+            }
+            while let Some(&ch) = c.get(i) {
+                blank(&mut out, ch);
+                i += 1;
+                if ch == '\'' {
+                    break;
+                }
+            }
+        } else {
+            out.push(ch);
+            i += 1;
+        }
+    }
+    out
+}

@@ -1,0 +1,201 @@
+//! Repository hygiene checks in the style of rust-analyzer's "tidy" tests: every rule number
+//! the code cites resolves in `docs/RULES.md`, and every library crate opens with a `//!` doc
+//! in the workspace's shape.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::metadata::Metadata;
+
+/// The headings every crate doc carries, in this order, each followed by some prose.
+pub const CRATE_DOC_SECTIONS: &[&str] = &[
+    "## Invariants",
+    "## API boundary",
+    "## Where to start reading",
+];
+
+/// The rule numbers cited in `text`: `R12`, `W6`, and every number of a range `R63–R66`
+/// (en dash or hyphen).
+pub fn cited_rules(text: &str) -> BTreeSet<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut rules = BTreeSet::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let Some((rule, end)) = rule_at(&chars, i) else {
+            i += 1;
+            continue;
+        };
+        i = end;
+        // A range: the same letter on both sides of a dash, no suffix letters.
+        let range_end = match chars.get(end) {
+            Some('–' | '-') => rule_at(&chars, end + 1),
+            _ => None,
+        };
+        if let Some((last, after)) = range_end {
+            if let (Some(from), Some(to)) = (plain_number(&rule), plain_number(&last)) {
+                if rule.starts_with(&last[..1]) && from < to && to - from <= 100 {
+                    let letter = &rule[..1];
+                    rules.extend((from..=to).map(|n| format!("{letter}{n}")));
+                    i = after;
+                    continue;
+                }
+            }
+        }
+        rules.insert(rule);
+    }
+    rules
+}
+
+/// A rule number starting at `chars[i]` on a word boundary, and the index after it.
+fn rule_at(chars: &[char], i: usize) -> Option<(String, usize)> {
+    let word = |c: &char| c.is_alphanumeric() || *c == '_';
+    let letter = *chars.get(i)?;
+    if !matches!(letter, 'R' | 'W') || (i > 0 && chars.get(i - 1).is_some_and(word)) {
+        return None;
+    }
+    let mut end = i + 1;
+    while chars.get(end).is_some_and(char::is_ascii_digit) {
+        end += 1;
+    }
+    if end == i + 1 {
+        return None;
+    }
+    if chars.get(end).is_some_and(char::is_ascii_lowercase) {
+        end += 1;
+    }
+    if chars.get(end).is_some_and(word) {
+        return None;
+    }
+    Some((chars[i..end].iter().collect(), end))
+}
+
+fn plain_number(rule: &str) -> Option<u32> {
+    rule[1..].parse().ok()
+}
+
+/// The rule numbers `docs/RULES.md` gives a line to: lines of the form `- **R12** ...`.
+pub fn documented_rules(rules_md: &str) -> BTreeSet<String> {
+    rules_md
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("- **"))
+        .filter_map(|rest| rest.split_once("**").map(|(rule, _)| rule.to_string()))
+        .collect()
+}
+
+/// Every rule number cited in the files under `dirs` (relative to `root`), with one file
+/// that cites it; `skip` files are left out.
+pub fn cited_rules_in(
+    root: &Path,
+    dirs: &[&str],
+    skip: &[PathBuf],
+) -> Result<Vec<(String, PathBuf)>> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        text_files(&root.join(dir), &mut files)?;
+    }
+    files.sort();
+    let mut cited: Vec<(String, PathBuf)> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for file in files.into_iter().filter(|f| !skip.contains(f)) {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue; // not text
+        };
+        for rule in cited_rules(&text) {
+            if seen.insert(rule.clone()) {
+                let shown = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+                cited.push((rule, shown));
+            }
+        }
+    }
+    Ok(cited)
+}
+
+fn text_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("could not list {}", dir.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.starts_with('.') || name == "target" {
+            continue;
+        }
+        if path.is_dir() {
+            text_files(&path, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// What is wrong with a crate's opening `//!` doc, if anything: it must open the file, start
+/// with `# <package name>` and a line saying what the crate is, and then carry each of
+/// [`CRATE_DOC_SECTIONS`] in order, each with prose under it.
+pub fn crate_doc_problems(package: &str, lib_rs: &str) -> Vec<String> {
+    let doc: Vec<&str> = lib_rs
+        .lines()
+        .take_while(|line| line.starts_with("//!"))
+        .map(|line| line.trim_start_matches("//!").trim())
+        .collect();
+    if doc.is_empty() {
+        return vec!["does not open with a `//!` doc".to_string()];
+    }
+    let mut problems = Vec::new();
+    let title = format!("# {package}");
+    if doc.first() != Some(&title.as_str()) {
+        problems.push(format!("first doc line is not `{title}`"));
+    }
+    let says_what = doc
+        .iter()
+        .skip(1)
+        .take_while(|line| !line.starts_with('#'))
+        .any(|line| !line.is_empty());
+    if !says_what {
+        problems.push("no prose under the title saying what the crate is".to_string());
+    }
+    let mut from = 0;
+    for section in CRATE_DOC_SECTIONS {
+        let Some(at) = doc[from..].iter().position(|line| line == section) else {
+            problems.push(format!("no `{section}` heading (after the ones before it)"));
+            continue;
+        };
+        let at = from + at;
+        let has_prose = doc[at + 1..]
+            .iter()
+            .take_while(|line| !line.starts_with('#'))
+            .any(|line| !line.is_empty());
+        if !has_prose {
+            problems.push(format!("`{section}` has nothing under it"));
+        }
+        from = at + 1;
+    }
+    problems
+}
+
+/// The library crates of the workspace (package name and `lib.rs` path), and the members
+/// that have no library target.
+pub fn workspace_libs(metadata: &Metadata) -> (Vec<(String, PathBuf)>, Vec<String>) {
+    let mut libs = Vec::new();
+    let mut without = Vec::new();
+    for package in &metadata.packages {
+        if !metadata.workspace_members.contains(&package.id) {
+            continue;
+        }
+        let lib = package
+            .targets
+            .iter()
+            .find(|t| t.kind.iter().any(|k| k == "lib" || k == "proc-macro"));
+        match lib {
+            Some(target) => libs.push((package.name.clone(), target.src_path.clone())),
+            None => without.push(package.name.clone()),
+        }
+    }
+    libs.sort();
+    without.sort();
+    (libs, without)
+}

@@ -1,0 +1,465 @@
+//! The purity check and the tidy checks, under `cargo test`.
+//!
+//! The real-crate tests run the same code as `cargo xtask deps`; the planted-violation tests
+//! show that each check fails when it should, on copies in a temporary directory, so the
+//! real crates are never edited.
+// Test helpers fail the test on a broken fixture, which is what `expect` is for here.
+#![allow(clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use xtask::metadata::{workspace_root, Metadata};
+use xtask::purity::{self, Finding, Violation};
+use xtask::tidy;
+
+/// One `cargo metadata` run shared by every test in this binary.
+fn metadata() -> &'static Metadata {
+    static METADATA: OnceLock<Metadata> = OnceLock::new();
+    METADATA.get_or_init(|| Metadata::load(&workspace_root()).expect("cargo metadata runs"))
+}
+
+fn assert_pure(package: &str) {
+    let krate = purity::pure_crate(package).expect("listed in PURE_CRATES");
+    let violations = purity::crate_violations(metadata(), &workspace_root(), krate)
+        .expect("the crate's sources are readable");
+    let lines: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    assert!(
+        lines.is_empty(),
+        "{package} is not pure ({} violations):\n  {}",
+        lines.len(),
+        lines.join("\n  ")
+    );
+}
+
+#[test]
+fn protocol_is_pure() {
+    assert_pure("panewise-protocol");
+}
+
+#[test]
+fn pane_state_is_pure() {
+    assert_pure("panewise-pane-state");
+}
+
+#[test]
+fn window_is_pure() {
+    assert_pure("panewise-window");
+}
+
+#[test]
+fn providers_decoders_are_pure() {
+    assert_pure("panewise-providers");
+}
+
+/// A directory under the system temp dir, removed when dropped.
+struct TempTree(PathBuf);
+
+impl TempTree {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("xtask-tidy-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempTree(dir)
+    }
+}
+
+impl Drop for TempTree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("list dir") {
+        let path = entry.expect("dir entry").path();
+        let target = to.join(path.file_name().expect("file name"));
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copy file");
+        }
+    }
+}
+
+/// Copies a real crate's `src/` into a temp tree, appends `planted` to `file`, and returns
+/// the findings the plant added (everything the scan reports after, minus before).
+fn planted_findings(package: &str, file: &str, planted: &str) -> Vec<Violation> {
+    let krate = purity::pure_crate(package).expect("listed in PURE_CRATES");
+    let tree = TempTree::new(package);
+    copy_tree(
+        &workspace_root().join(krate.dir).join("src"),
+        &tree.0.join("src"),
+    );
+    let scan = || purity::source_violations(&tree.0, &[], &tree.0).expect("scan");
+    let before = scan();
+    let path = tree.0.join("src").join(file);
+    let mut text = std::fs::read_to_string(&path).expect("file to plant in");
+    text.push_str(planted);
+    std::fs::write(&path, text).expect("write planted file");
+    scan().into_iter().filter(|v| !before.contains(v)).collect()
+}
+
+fn source_finding(path: &str, line: usize, what: &str) -> Violation {
+    Violation::Source {
+        path: PathBuf::from(path),
+        line,
+        what: what.to_string(),
+    }
+}
+
+#[test]
+fn planted_std_fs_read_in_pane_state_is_caught() {
+    let lines = std::fs::read_to_string(workspace_root().join("crates/pane-state/src/reducer.rs"))
+        .expect("reducer.rs")
+        .lines()
+        .count();
+    let added = planted_findings(
+        "panewise-pane-state",
+        "reducer.rs",
+        "\n/// Reads std::fs in prose only.\npub fn planted() -> Vec<u8> {\n    std::fs::read(\"log\").unwrap_or_default()\n}\n",
+    );
+    assert_eq!(
+        added,
+        vec![source_finding("src/reducer.rs", lines + 4, "std::fs")]
+    );
+}
+
+#[test]
+fn planted_random_state_in_window_is_caught() {
+    let lines = std::fs::read_to_string(workspace_root().join("crates/window/src/visit.rs"))
+        .expect("visit.rs")
+        .lines()
+        .count();
+    let added = planted_findings(
+        "panewise-window",
+        "visit.rs",
+        "\n// RandomState in a comment is fine.\nfn planted_seed() -> u64 {\n    use std::hash::BuildHasher;\n    std::hash::RandomState::new().hash_one(1u8)\n}\n",
+    );
+    assert_eq!(
+        added,
+        vec![source_finding("src/visit.rs", lines + 5, "RandomState")]
+    );
+}
+
+/// `(source, expected findings as (line, what))`: what the scan must and must not report.
+const SCAN_CASES: &[(&str, &[(usize, &str)])] = &[
+    ("let f = std::fs::read(p);", &[(1, "std::fs")]),
+    (
+        "use std::net::TcpStream;\nuse std::process::Command;",
+        &[(1, "std::net"), (2, "std::process")],
+    ),
+    (
+        "std::thread::spawn(f);\nlet v = ::std::env::var(k);",
+        &[(1, "std::thread"), (2, "std::env")],
+    ),
+    (
+        "use std::{collections::BTreeMap, fs, io::{self, Read},\n    env};",
+        &[(1, "std::{fs}"), (2, "std::{env}")],
+    ),
+    ("use std::{io, fmt::Write};", &[]),
+    ("let t = std::time::Instant::now();", &[(1, "Instant")]),
+    (
+        "use std::time::{Duration, SystemTime};",
+        &[(1, "SystemTime")],
+    ),
+    ("let s = RandomState::new();", &[(1, "RandomState")]),
+    ("tokio::spawn(x);", &[(1, "tokio")]),
+    ("pub async fn plan() {}", &[(1, "async fn")]),
+    ("let r = async move { 1 };", &[(1, "async block")]),
+    ("let r = fut\n    .await;", &[(2, ".await")]),
+    (
+        "let m = HashMap::new();\nlet s = HashSet::with_capacity(4);",
+        &[
+            (1, "HashMap::new (hashes with the OS-seeded RandomState)"),
+            (
+                2,
+                "HashSet::with_capacity (hashes with the OS-seeded RandomState)",
+            ),
+        ],
+    ),
+    (
+        "use std::collections::HashMap;\nstruct S { m: HashMap<String, Vec<u8>> }",
+        &[(
+            2,
+            "std HashMap without a hasher parameter (defaults to RandomState)",
+        )],
+    ),
+    (
+        "use std::collections::HashMap;\ntype M<V> = HashMap<Box<str>, V, Fixed>;",
+        &[],
+    ),
+    (
+        "type HashMap<K, V> = std::collections::HashMap<K, V, Fixed>;\nstruct S(HashMap<u8, u8>);",
+        &[],
+    ),
+    (
+        "struct S(std::collections::HashSet<u8>);",
+        &[(
+            1,
+            "std HashSet without a hasher parameter (defaults to RandomState)",
+        )],
+    ),
+    ("let m: HashMap<u8, u8> = HashMap::default();", &[]),
+    // Prose, doc comments and literals never count.
+    (
+        "// std::fs::read, Instant, tokio\n/// async fn x() { y.await }\nlet x = 1;",
+        &[],
+    ),
+    (
+        "//! RandomState\n/* std::process /* nested std::net */ SystemTime */",
+        &[],
+    ),
+    (
+        "let s = \"std::fs and tokio\";\nlet r = r#\"async fn \"quoted\" Instant\"#;",
+        &[],
+    ),
+    (
+        "let b = b\"std::env\"; let c = '\"'; let q = '\\''; fn f<'a>(x: &'a str) {}",
+        &[],
+    ),
+    (
+        "let s = \"escaped \\\" std::fs\"; let t = std::fs::read(p);",
+        &[(1, "std::fs")],
+    ),
+    (
+        "let instant = 1; let my_tokio = 2; let std_fs = 3; let awaited = x.awaited;",
+        &[],
+    ),
+];
+
+#[test]
+fn source_scan_finds_each_forbidden_construct_and_skips_prose() {
+    for (source, expected) in SCAN_CASES {
+        let found = purity::scan_source(source);
+        let expected: Vec<Finding> = expected
+            .iter()
+            .map(|&(line, what)| Finding {
+                line,
+                what: what.to_string(),
+            })
+            .collect();
+        assert_eq!(found, expected, "scanning {source:?}");
+    }
+}
+
+#[test]
+fn scan_exclusions_skip_their_path_and_must_exist() {
+    let tree = TempTree::new("exclusions");
+    std::fs::create_dir_all(tree.0.join("src/clients")).expect("dirs");
+    std::fs::write(tree.0.join("src/lib.rs"), "pub mod clients;\n").expect("lib.rs");
+    std::fs::write(tree.0.join("src/clients/mod.rs"), "async fn call() {}\n").expect("mod.rs");
+    let exclusions = [
+        purity::ScanExclusion {
+            path: "src/clients",
+            why: "model API clients do network I/O",
+        },
+        purity::ScanExclusion {
+            path: "src/gone.rs",
+            why: "was removed",
+        },
+    ];
+    let found = purity::source_violations(&tree.0, &exclusions, &tree.0).expect("scan");
+    assert_eq!(
+        found,
+        vec![Violation::StaleExclusion {
+            path: PathBuf::from("src/gone.rs")
+        }]
+    );
+    let unexcluded = purity::source_violations(&tree.0, &[], &tree.0).expect("scan");
+    assert_eq!(
+        unexcluded,
+        vec![source_finding("src/clients/mod.rs", 1, "async fn")]
+    );
+}
+
+/// A fixture resolve: the pure crate links serde (allowed), rayon through a feature (with
+/// rayon-core under it), and nix under serde; fastrand is a dev dependency and cc a build one.
+const PLANTED_METADATA: &str = r#"{
+  "workspace_members": ["w"],
+  "packages": [
+    {"id": "w", "name": "panewise-window"},
+    {"id": "serde", "name": "serde"},
+    {"id": "rayon", "name": "rayon"},
+    {"id": "rayon-core", "name": "rayon-core"},
+    {"id": "nix", "name": "nix"},
+    {"id": "fastrand", "name": "fastrand"},
+    {"id": "cc", "name": "cc"}
+  ],
+  "resolve": {"nodes": [
+    {"id": "w", "deps": [
+      {"pkg": "serde", "dep_kinds": [{"kind": null}]},
+      {"pkg": "rayon", "dep_kinds": [{"kind": null, "target": "cfg(unix)"}]},
+      {"pkg": "fastrand", "dep_kinds": [{"kind": "dev"}]},
+      {"pkg": "cc", "dep_kinds": [{"kind": "build"}]}
+    ]},
+    {"id": "serde", "deps": [{"pkg": "nix", "dep_kinds": [{"kind": null}]}]},
+    {"id": "rayon", "deps": [{"pkg": "rayon-core", "dep_kinds": [{"kind": null}]}]},
+    {"id": "rayon-core", "deps": []},
+    {"id": "nix", "deps": []},
+    {"id": "fastrand", "deps": []},
+    {"id": "cc", "deps": []}
+  ]}
+}"#;
+
+#[test]
+fn planted_disallowed_dependencies_are_caught() {
+    let metadata = Metadata::parse(PLANTED_METADATA.as_bytes()).expect("fixture parses");
+    let krate = purity::pure_crate("panewise-window").expect("listed");
+    let found: BTreeSet<String> = purity::dependency_violations(&metadata, krate)
+        .into_iter()
+        .map(|v| match v {
+            Violation::Dependency { dependency, .. } => dependency,
+            other => panic!("unexpected violation {other}"),
+        })
+        .collect();
+    let expected: BTreeSet<String> = ["nix", "rayon", "rayon-core"]
+        .map(String::from)
+        .into_iter()
+        .collect();
+    assert_eq!(found, expected);
+}
+
+#[test]
+fn a_pure_crate_missing_from_the_workspace_is_a_violation() {
+    let metadata = Metadata::parse(PLANTED_METADATA.as_bytes()).expect("fixture parses");
+    let krate = purity::pure_crate("panewise-protocol").expect("listed");
+    assert_eq!(
+        purity::dependency_violations(&metadata, krate),
+        vec![Violation::MissingCrate {
+            krate: "panewise-protocol".to_string()
+        }]
+    );
+}
+
+/// `(text, rule numbers cited)`.
+const CITATION_CASES: &[(&str, &[&str])] = &[
+    ("(R12)", &["R12"]),
+    ("W6/W7 and R38, R47", &["R38", "R47", "W6", "W7"]),
+    ("R63–R66", &["R63", "R64", "R65", "R66"]),
+    ("W19-W20", &["W19", "W20"]),
+    // Spelled in two halves so this file does not itself cite a rule with a letter suffix.
+    (concat!("R", "8a"), &[concat!("R", "8a")]),
+    ("WR12 R12x3 XR1 R 12 W", &[]),
+    ("R12–W14", &["R12", "W14"]),
+];
+
+#[test]
+fn citations_are_read_as_single_numbers_and_ranges() {
+    for (text, expected) in CITATION_CASES {
+        let expected: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
+        assert_eq!(tidy::cited_rules(text), expected, "reading {text:?}");
+    }
+}
+
+#[test]
+fn every_cited_rule_has_a_line_in_rules_md() {
+    let root = workspace_root();
+    let rules_md = root.join("docs/RULES.md");
+    let documented =
+        tidy::documented_rules(&std::fs::read_to_string(&rules_md).expect("docs/RULES.md"));
+    let cited = tidy::cited_rules_in(&root, &["crates", "benches", "xtask", "docs"], &[rules_md])
+        .expect("sources readable");
+    assert!(
+        cited.len() > 100,
+        "only {} rule numbers found; is the scan broken?",
+        cited.len()
+    );
+    let missing: Vec<String> = cited
+        .iter()
+        .filter(|(rule, _)| !documented.contains(rule))
+        .map(|(rule, file)| format!("{rule} (cited in {})", file.display()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rule numbers cited without a line in docs/RULES.md:\n  {}",
+        missing.join("\n  ")
+    );
+}
+
+#[test]
+fn rules_md_has_one_line_of_prose_per_rule() {
+    let text = std::fs::read_to_string(workspace_root().join("docs/RULES.md")).expect("RULES.md");
+    let mut seen = BTreeSet::new();
+    for line in text.lines().filter(|l| l.starts_with("- **")) {
+        let rules = tidy::documented_rules(line);
+        let rule = rules.iter().next().expect("one rule per line");
+        assert!(seen.insert(rule.clone()), "{rule} has two lines");
+        let prose = line.split_once("** ").map(|(_, p)| p.trim()).unwrap_or("");
+        assert!(prose.len() > 10, "{rule} has no paraphrase: {line:?}");
+    }
+}
+
+#[test]
+fn every_library_crate_opens_with_the_crate_doc() {
+    let (libs, without_lib) = tidy::workspace_libs(metadata());
+    // Members with no lib.rs (the host is a binary) have no crate doc to check.
+    eprintln!("no lib.rs, not checked: {}", without_lib.join(", "));
+    assert!(libs.len() >= 6, "libraries found: {libs:?}");
+    let mut problems = Vec::new();
+    for (package, lib_rs) in &libs {
+        let text = std::fs::read_to_string(lib_rs).expect("lib.rs readable");
+        for problem in tidy::crate_doc_problems(package, &text) {
+            let shown = lib_rs.strip_prefix(workspace_root()).unwrap_or(lib_rs);
+            problems.push(format!("{}: {problem}", shown.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "crate docs out of shape:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// A crate doc in the workspace's shape.
+const GOOD_DOC: &str = "//! # demo\n//!\n//! What it is.\n//!\n//! ## Invariants\n//! - Pure.\n//!\n\
+    //! ## API boundary\n//! [`f`].\n//!\n//! ## Where to start reading\n//! [`f`].\n\npub fn f() {}\n";
+
+/// `(text of GOOD_DOC to replace, replacement, expected problems)`.
+const CRATE_DOC_CASES: &[(&str, &str, &[&str])] = &[
+    ("", "", &[]),
+    (
+        "//! # demo\n",
+        "//! # other\n",
+        &["first doc line is not `# demo`"],
+    ),
+    (
+        "//! What it is.\n",
+        "",
+        &["no prose under the title saying what the crate is"],
+    ),
+    (
+        "//! ## Invariants\n//! - Pure.\n",
+        "",
+        &["no `## Invariants` heading (after the ones before it)"],
+    ),
+    (
+        "//! - Pure.\n",
+        "",
+        &["`## Invariants` has nothing under it"],
+    ),
+    (
+        "//! ## Where to start reading\n",
+        "//! Start reading at [`f`].\n",
+        &["no `## Where to start reading` heading (after the ones before it)"],
+    ),
+    (
+        "//! # demo\n",
+        "/// # demo\n",
+        &["does not open with a `//!` doc"],
+    ),
+];
+
+#[test]
+fn crate_doc_check_flags_each_missing_part() {
+    for (from, to, expected) in CRATE_DOC_CASES {
+        let doc = GOOD_DOC.replacen(from, to, 1);
+        assert_eq!(
+            tidy::crate_doc_problems("demo", &doc),
+            *expected,
+            "doc:\n{doc}"
+        );
+    }
+}
