@@ -1,4 +1,4 @@
-//! `panewise decode --provider claude-code|codex|gemini-cli FILE [--json]`: decode a captured
+//! `panewise decode [--provider claude-code|codex|gemini-cli] FILE|- [--json]`: decode a
 //! provider CLI stream, fold it through the reducer, and print the normalised events and the
 //! final pane state.
 //!
@@ -21,13 +21,13 @@
 //! model table cannot be read. A file with nothing to decode prints `empty stream` on stderr and
 //! exits 0.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use panewise_providers::{
-    fold_events, summarize, CostSource, DecodeError, Decoder, Mapper, ModelTable, PaneSummary,
+    summarize, CostSource, DecodeError, Decoder, LiveFold, Mapper, ModelTable, PaneSummary,
     PriceTable, Provider, ProviderEvent,
 };
 
@@ -37,10 +37,11 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// Arguments of `panewise decode`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which CLI wrote the stream: claude-code, codex or gemini-cli.
+    /// Which CLI wrote the stream: claude-code, codex or gemini-cli. Detected from the
+    /// stream's first lines when not given; a given one that disagrees is warned about.
     #[arg(long)]
-    provider: Provider,
-    /// The captured stream (one JSON object per line).
+    provider: Option<Provider>,
+    /// The stream (one JSON object per line); `-` reads standard input as it arrives.
     file: PathBuf,
     /// Print one JSON object per event and a JSON summary last.
     #[arg(long)]
@@ -62,10 +63,29 @@ pub struct Args {
     record: Option<PathBuf>,
 }
 
+/// Lines read to tell which CLI wrote a stream before giving up.
+const DETECT_LINES: usize = 20;
+
 /// Runs `panewise decode`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let name = args.file.display().to_string();
+    if let Some(record) = &args.record {
+        let same = record == &args.file
+            || matches!(
+                (std::fs::canonicalize(record), std::fs::canonicalize(&args.file)),
+                (Ok(a), Ok(b)) if a == b
+            );
+        anyhow::ensure!(
+            !same,
+            "--record {} would overwrite the input",
+            record.display()
+        );
+    }
+    let mut input: Box<dyn Read> = if args.file.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(&args.file).with_context(|| format!("cannot read {name}"))?)
+    };
     let mut table = ModelTable::built_in();
     if let Some(path) = &args.model_table {
         let text = std::fs::read_to_string(path)
@@ -74,7 +94,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ModelTable::from_json(&text).with_context(|| format!("{}", path.display()))?;
         table = table.overridden_by(overrides);
     }
-
     let mut prices = PriceTable::built_in();
     if let Some(path) = &args.prices {
         let text = std::fs::read_to_string(path)
@@ -84,70 +103,147 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         prices = prices.overridden_by(overrides);
     }
 
-    let mut decoder = Decoder::new(args.provider);
-    let mut decoded = Vec::new();
-    for chunk in bytes.chunks(READ_CHUNK_BYTES) {
-        decoder.feed(chunk, &mut decoded);
-    }
-    decoder.finish(&mut decoded);
-    let counts = decoder.counts();
+    // Read until a line names the CLI (or a few lines did not), then decode as bytes arrive.
+    let mut chunk = vec![0u8; READ_CHUNK_BYTES];
+    let mut head = Vec::new();
+    let mut ended = false;
+    let detected = loop {
+        if let Some(provider) = head
+            .split(|byte| *byte == b'\n')
+            .take(DETECT_LINES)
+            .find_map(Provider::detect)
+        {
+            break Some(provider);
+        }
+        let lines = head.iter().filter(|byte| **byte == b'\n').count();
+        if ended || lines >= DETECT_LINES {
+            break None;
+        }
+        let read =
+            read_some(&mut input, &mut chunk).with_context(|| format!("cannot read {name}"))?;
+        ended = read == 0;
+        head.extend_from_slice(&chunk[..read]);
+    };
+    let provider = match (args.provider, detected) {
+        (Some(given), Some(found)) if given != found => {
+            eprintln!(
+                "panewise decode: warning: {name}: the stream looks like {found}, \
+                 decoding it as {given} as asked"
+            );
+            given
+        }
+        (Some(given), _) => given,
+        (None, Some(found)) => found,
+        (None, None) if head.iter().all(u8::is_ascii_whitespace) => {
+            eprintln!("panewise decode: warning: {name}: empty stream");
+            return Ok(ExitCode::SUCCESS);
+        }
+        (None, None) => anyhow::bail!(
+            "{name}: cannot tell which CLI wrote this stream from its first lines; \
+             pass --provider claude-code|codex|gemini-cli"
+        ),
+    };
 
-    let events: Vec<&ProviderEvent> = decoded
-        .iter()
-        .filter_map(|item| item.as_ref().ok())
-        .collect();
-    let mut mapper = Mapper::new(args.provider, table)
+    let mapper = Mapper::new(provider, table)
         .with_model(args.model)
         .with_prices(prices);
-    let fold = fold_events(&mut mapper, events.iter().copied());
-    let summary = summarize(&mapper, counts, events.iter().copied(), &fold.state);
+    let mut live = LiveFold::new(mapper, args.record.is_some());
+    let mut decoder = Decoder::new(provider);
+    let mut tools = Vec::new();
+    let mut known_events = 0u64;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut decoded = Vec::new();
+    let mut pending: Vec<u8> = head;
+    loop {
+        decoder.feed(&pending, &mut decoded);
+        if ended {
+            decoder.finish(&mut decoded);
+        }
+        for item in decoded.drain(..) {
+            match &item {
+                Ok(event) => {
+                    live.push(event);
+                    if !matches!(event, ProviderEvent::Unknown { .. }) {
+                        known_events += 1;
+                    }
+                    if matches!(event, ProviderEvent::ToolStarted { .. }) {
+                        tools.push(event.clone());
+                    }
+                }
+                Err(_) => {}
+            }
+            write_item(&mut out, &item, args.json)?;
+        }
+        // What arrived is shown before waiting for more: a live pipe or `tail -f` works.
+        out.flush()?;
+        if ended {
+            break;
+        }
+        let read =
+            read_some(&mut input, &mut chunk).with_context(|| format!("cannot read {name}"))?;
+        ended = read == 0;
+        pending.clear();
+        pending.extend_from_slice(&chunk[..read]);
+    }
+    let counts = decoder.counts();
+    let (fold, mapper) = live.finish();
+    let summary = summarize(&mapper, counts, &tools, &fold.state);
     for warning in &summary.warnings {
         eprintln!("panewise decode: warning: {warning}");
     }
     if let Some(path) = &args.record {
-        record_log(path, args.provider, &fold.messages)
+        record_log(path, provider, &fold.messages, &fold.state)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        for item in &decoded {
-            let line = match item {
-                Ok(event) => serde_json::to_string(event)?,
-                Err(error) => serde_json::to_string(&decode_error_json(error))?,
-            };
-            writeln!(out, "{line}")?;
-        }
         writeln!(out, "{}", serde_json::to_string(&summary)?)?;
     } else {
-        for item in &decoded {
-            match item {
-                Ok(event) => writeln!(out, "{}", event_line(event)?)?,
-                Err(error) => writeln!(out, "{:<20}{error}", "decode_error")?,
-            }
-        }
         write!(out, "{}", human_summary(&summary))?;
     }
     out.flush()?;
     drop(out);
-    Ok(match (counts.events, counts.decode_errors) {
-        (0, 0) => {
-            eprintln!("panewise decode: {}: empty stream", args.file.display());
-            ExitCode::SUCCESS
+    if counts.events == 0 && counts.decode_errors == 0 {
+        eprintln!("panewise decode: warning: {name}: empty stream");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if known_events == 0 {
+        eprintln!(
+            "panewise decode: {name}: no line of it is a {provider} event \
+             ({} unknown, {} decode error{})",
+            counts.unknown_events,
+            counts.decode_errors,
+            if counts.decode_errors == 1 { "" } else { "s" },
+        );
+        return Ok(ExitCode::from(crate::exit::DATA));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads what is available (at least one byte, or 0 at the end), retrying interrupted reads.
+fn read_some(input: &mut dyn Read, chunk: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match input.read(chunk) {
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
         }
-        (0, errors) => {
-            eprintln!(
-                "panewise decode: warning: {}: no event decoded, {errors} decode error{} \
-                 (is it a {} stream?)",
-                args.file.display(),
-                if errors == 1 { "" } else { "s" },
-                args.provider,
-            );
-            ExitCode::FAILURE
+    }
+}
+
+fn write_item(
+    out: &mut impl Write,
+    item: &Result<ProviderEvent, DecodeError>,
+    json: bool,
+) -> anyhow::Result<()> {
+    match (item, json) {
+        (Ok(event), true) => writeln!(out, "{}", serde_json::to_string(event)?)?,
+        (Err(error), true) => {
+            writeln!(out, "{}", serde_json::to_string(&decode_error_json(error))?)?
         }
-        _ => ExitCode::SUCCESS,
-    })
+        (Ok(event), false) => writeln!(out, "{}", event_line(event)?)?,
+        (Err(error), false) => writeln!(out, "{:<20}{error}", "decode_error")?,
+    }
+    Ok(())
 }
 
 /// Writes the folded messages as a session log: a header naming the provider, then one line per
@@ -156,8 +252,11 @@ fn record_log(
     path: &std::path::Path,
     provider: Provider,
     messages: &[(u64, panewise_pane_state::Msg)],
+    state: &panewise_pane_state::State,
 ) -> anyhow::Result<()> {
-    use panewise_pane_state::log::{encode_entry, encode_header, LogEntry, LogHeader};
+    use panewise_pane_state::log::{
+        encode_checkpoint, encode_entry, encode_header, LogEntry, LogHeader,
+    };
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
     let header = LogHeader {
         agent_id: provider.as_str().to_owned(),
@@ -172,6 +271,8 @@ fn record_log(
         };
         writeln!(out, "{}", encode_entry(&entry)?)?;
     }
+    // The folded state closes the log, so a replay proves it folds the same state.
+    writeln!(out, "{}", encode_checkpoint(messages.len(), state)?)?;
     out.flush()?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The `panewise` binary: record, replay, window and decode agent sessions from the command line.
 
 mod decode_cmd;
+mod exit;
 mod replay;
 mod window_cmd;
 
@@ -12,7 +13,8 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "panewise",
     version,
-    about = "Host AI coding agents: replay, window, decode"
+    about = "Host AI coding agents: replay, window, decode",
+    after_help = exit::EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -21,11 +23,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Fold a recorded session log twice, check both folds agree, and print the final state.
+    /// Fold a recorded session log, check it against the checkpoints it holds, and print the
+    /// final state.
+    #[command(after_help = exit::EXIT_CODES)]
     Replay(replay::Args),
     /// Run a context-window strategy over a conversation file and print the window and its record.
+    #[command(after_help = exit::EXIT_CODES)]
     Window(window_cmd::Args),
-    /// Decode a captured provider CLI stream, fold it through the reducer, and print the result.
+    /// Decode a provider CLI stream as it arrives, fold it through the reducer, and print the
+    /// result.
+    #[command(after_help = exit::EXIT_CODES)]
     Decode(decode_cmd::Args),
 }
 
@@ -45,9 +52,12 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(error) => {
-            eprintln!("panewise: {error:#}");
-            ExitCode::from(2)
-        }
+        Err(error) => match exit::code_for(&error) {
+            Some(code) => {
+                eprintln!("panewise: {error:#}");
+                code
+            }
+            None => ExitCode::SUCCESS,
+        },
     }
 }

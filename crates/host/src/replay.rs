@@ -1,20 +1,23 @@
-//! `panewise replay LOG.jsonl`: fold a recorded session log twice, check that both folds agree,
-//! and print the final state (R91).
+//! `panewise replay LOG.jsonl`: fold a recorded session log, compare the fold with every
+//! checkpoint the log recorded (the writer's own folded state, R91), and print the final state.
 //!
-//! Exit codes: 0 when the folds agree, 1 when they differ (a determinism failure), 2 when the
-//! log cannot be read (a malformed line is named by its number). A cut-off last line and
-//! message kinds from a newer version are skipped with a warning on stderr.
+//! `-` reads the log from standard input. Exit codes are the table in [`crate::exit`]: 1 when
+//! a checkpoint differs from this build's fold, when a line is malformed (named by its number),
+//! or when the file holds no log line at all. A cut-off last line and message kinds from a newer
+//! version are skipped with a warning on stderr.
 
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use panewise_pane_state::log::LogWarning;
 use panewise_pane_state::{parse_log_bytes, State, TurnPhase};
 
 /// Arguments of `panewise replay`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The session log: one JSON object per line (`{"v":1,"ts":…,"msg":{…}}`).
+    /// The session log, one JSON object per line (`{"v":2,"ts":…,"msg":{…}}`); `-` for stdin.
     log: PathBuf,
     /// Print the full final state as JSON instead of a summary.
     #[arg(long)]
@@ -23,42 +26,74 @@ pub struct Args {
 
 /// Runs `panewise replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let bytes =
-        std::fs::read(&args.log).with_context(|| format!("cannot read {}", args.log.display()))?;
-    let log = parse_log_bytes(&bytes).with_context(|| format!("{}", args.log.display()))?;
+    let name = args.log.display().to_string();
+    let bytes = read_input(&args.log).with_context(|| format!("cannot read {name}"))?;
+    let log = parse_log_bytes(&bytes).with_context(|| name.clone())?;
     for warning in &log.warnings {
-        eprintln!("panewise: warning: {}: {warning}", args.log.display());
+        eprintln!("panewise replay: warning: {name}: {warning}");
+    }
+    let skipped_newer = log
+        .warnings
+        .iter()
+        .any(|warning| matches!(warning, LogWarning::UnknownMessage { .. }));
+    if log.entries.is_empty()
+        && log.header.is_none()
+        && log.checkpoints.is_empty()
+        && !skipped_newer
+    {
+        anyhow::bail!("{name}: no session log line in it (is it a session log?)");
     }
     if log.entries.is_empty() {
-        eprintln!(
-            "panewise: warning: {}: the log holds no messages; the state is a fresh pane",
-            args.log.display()
-        );
+        eprintln!("panewise replay: warning: {name}: the log holds no messages");
     }
-    let first = log.fold();
-    let second = log.fold();
-    if first != second {
-        eprintln!(
-            "panewise: determinism: FAIL: folding {} twice gave different states",
-            args.log.display()
-        );
-        return Ok(ExitCode::from(1));
-    }
+    let state = match log.fold_checked() {
+        Ok(state) => state,
+        Err(mismatch) => {
+            eprintln!(
+                "panewise replay: {name}: line {}: this build folds a different state than the \
+                 one recorded after {} messages",
+                mismatch.line, mismatch.after
+            );
+            return Ok(ExitCode::from(crate::exit::DATA));
+        }
+    };
+    let checked = match log.final_checkpoint() {
+        Some(checkpoint) => format!(
+            "matches the recorded state after {} messages",
+            checkpoint.after
+        ),
+        None if log.checkpoints.is_empty() => "no checkpoint recorded".to_owned(),
+        None => format!("{} checkpoint(s) matched", log.checkpoints.len()),
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&first)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&state)?)?;
     } else {
-        print!("{}", summary(&first, log.entries.len()));
+        write!(out, "{}", summary(&state, log.entries.len(), &checked))?;
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// The bytes of `path`, or of standard input for `-`.
+pub fn read_input(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut bytes)?;
+        Ok(bytes)
+    } else {
+        std::fs::read(path)
+    }
+}
+
 /// A human summary of the final state.
-fn summary(state: &State, messages: usize) -> String {
+fn summary(state: &State, messages: usize, checked: &str) -> String {
     let mut out = String::new();
     let mut line = |label: &str, value: String| out.push_str(&format!("{label:<16}{value}\n"));
     line("agent", state.streaming.agent_id.clone());
     line("messages", messages.to_string());
-    line("determinism", "ok (folded twice, states equal)".into());
+    line("checkpoint", checked.to_owned());
     let phase = match &state.turn_phase {
         TurnPhase::Done { outcome, .. } => format!("done ({})", json_word(outcome)),
         TurnPhase::Disconnected { last_kind, .. } => {

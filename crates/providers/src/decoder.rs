@@ -46,6 +46,36 @@ impl Provider {
     }
 }
 
+impl Provider {
+    /// Which CLI wrote `line`, told by the line's `type` (and, for a `result`, by its fields):
+    /// each CLI opens its stream with a line only it writes. `None` for a line that could be
+    /// any of them or none (not JSON, no `type`, an `error` notice).
+    pub fn detect(line: &[u8]) -> Option<Provider> {
+        #[derive(Deserialize)]
+        struct Probe<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow)]
+            subtype: Option<&'a serde_json::value::RawValue>,
+            #[serde(borrow)]
+            stats: Option<&'a serde_json::value::RawValue>,
+        }
+        let probe: Probe<'_> = serde_json::from_slice(line).ok()?;
+        match probe.kind.as_deref()? {
+            "system" | "assistant" | "user" | "stream_event" | "control_request"
+            | "control_response" => Some(Provider::ClaudeCode),
+            "thread.started" | "turn.started" | "turn.completed" | "turn.failed" => {
+                Some(Provider::Codex)
+            }
+            kind if kind.starts_with("item.") => Some(Provider::Codex),
+            "init" | "message" | "tool_use" | "tool_result" => Some(Provider::GeminiCli),
+            "result" if probe.stats.is_some() => Some(Provider::GeminiCli),
+            "result" if probe.subtype.is_some() => Some(Provider::ClaudeCode),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Provider {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str(self.as_str())

@@ -54,7 +54,9 @@ pub use classify::{
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
 pub use error::{DecodeError, ModelTableError, PriceTableError};
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
-pub use mapping::{fold_events, summarize, Fold, Mapper, ModelSource, PaneSummary, SummaryFailure};
+pub use mapping::{
+    fold_events, summarize, Fold, LiveFold, Mapper, ModelSource, PaneSummary, SummaryFailure,
+};
 pub use model_table::{ModelTable, WindowRule};
 pub use price_table::{ModelPrice, PriceTable};
 

@@ -548,27 +548,85 @@ pub fn fold_events<'a>(
     mapper: &mut Mapper,
     events: impl IntoIterator<Item = &'a ProviderEvent>,
 ) -> Fold {
-    let mut state = State::new(mapper.provider().as_str());
-    let mut messages = Vec::new();
-    let mut now = REPLAY_START_MS;
-    for msg in mapper.prologue(now) {
-        messages.push((now, msg));
-    }
-    let mut batch = Vec::new();
+    let mut live = LiveFold::new(mapper.clone(), true);
     for event in events {
-        now += REPLAY_STEP_MS;
-        batch.clear();
-        mapper.map(event, now, &mut batch);
-        messages.extend(batch.drain(..).map(|msg| (now, msg)));
+        live.push(event);
     }
-    // A capture ends where the CLI's output ended.
-    now += REPLAY_STEP_MS;
-    mapper.end_of_stream(None, now, &mut batch);
-    messages.extend(batch.drain(..).map(|msg| (now, msg)));
-    for (at, msg) in &messages {
-        state = step(state, *at, msg.clone()).0;
+    let (fold, finished) = live.finish();
+    *mapper = finished;
+    fold
+}
+
+/// The fold of [`fold_events`], one event at a time, for a stream that is still arriving: the
+/// state is current after every [`LiveFold::push`], and memory holds the state, not the stream
+/// (the messages are kept only when asked for, to record them).
+#[derive(Debug)]
+pub struct LiveFold {
+    mapper: Mapper,
+    state: State,
+    now: u64,
+    batch: Vec<Msg>,
+    keep_messages: bool,
+    messages: Vec<(u64, Msg)>,
+}
+
+impl LiveFold {
+    /// Starts a fold with `mapper`, keeping every folded message when `keep_messages`.
+    pub fn new(mapper: Mapper, keep_messages: bool) -> Self {
+        let mut live = LiveFold {
+            state: State::new(mapper.provider().as_str()),
+            mapper,
+            now: REPLAY_START_MS,
+            batch: Vec::new(),
+            keep_messages,
+            messages: Vec::new(),
+        };
+        live.batch = live.mapper.prologue(live.now);
+        live.step_batch();
+        live
     }
-    Fold { state, messages }
+
+    /// Folds one more event.
+    pub fn push(&mut self, event: &ProviderEvent) {
+        self.now = self.now.saturating_add(REPLAY_STEP_MS);
+        self.mapper.map(event, self.now, &mut self.batch);
+        self.step_batch();
+    }
+
+    /// The state so far.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The mapper, with what it learnt of the stream so far.
+    pub fn mapper(&self) -> &Mapper {
+        &self.mapper
+    }
+
+    /// Ends the stream (a turn still open ends as the process having exited) and returns the
+    /// fold and the mapper.
+    pub fn finish(mut self) -> (Fold, Mapper) {
+        self.now = self.now.saturating_add(REPLAY_STEP_MS);
+        self.mapper.end_of_stream(None, self.now, &mut self.batch);
+        self.step_batch();
+        let fold = Fold {
+            state: self.state,
+            messages: self.messages,
+        };
+        (fold, self.mapper)
+    }
+
+    fn step_batch(&mut self) {
+        let state = std::mem::replace(&mut self.state, State::new(""));
+        let mut state = state;
+        for msg in self.batch.drain(..) {
+            if self.keep_messages {
+                self.messages.push((self.now, msg.clone()));
+            }
+            state = step(state, self.now, msg).0;
+        }
+        self.state = state;
+    }
 }
 
 /// The summary of a folded stream.

@@ -362,8 +362,76 @@ fn decode_refuses_an_unknown_provider_and_a_missing_file() {
         &data("codex/tool-call.jsonl"),
     ]);
     assert!(!out.status.success());
-    let out = panewise(&["decode", "--provider", "codex", "/nonexistent/stream.jsonl"]);
+    // Usage errors are clap's (2); an unreadable input is an I/O error (3).
     assert_eq!(out.status.code(), Some(2));
+    let out = panewise(&["decode", "--provider", "codex", "/nonexistent/stream.jsonl"]);
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn decode_detects_the_cli_reads_stdin_as_it_arrives_and_names_a_wrong_provider() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    // No --provider: the first lines tell.
+    for (file, provider) in [
+        ("claude-code/tool-call.ndjson", "claude-code"),
+        ("codex/tool-call.jsonl", "codex"),
+        ("gemini-cli/tool-call.jsonl", "gemini-cli"),
+    ] {
+        let out = panewise(&["decode", &data(file), "--json"]);
+        assert!(out.status.success(), "{file}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(summary["provider"], provider, "{file}");
+    }
+    // A disagreeing --provider is warned about; every line unknown to it is a data error.
+    let out = panewise(&[
+        "decode",
+        "--provider",
+        "gemini-cli",
+        &data("codex/tool-call.jsonl"),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("looks like codex"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // `-` reads a live pipe: the first event is printed before the producer has finished.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_panewise"))
+        .args(["decode", "-", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, r#"{{"type":"thread.started","thread_id":"t"}}"#).unwrap();
+    stdin.flush().unwrap();
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let event: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(event["type"], "session_started");
+    // The producer is still open; now it finishes.
+    writeln!(stdin, r#"{{"type":"turn.started"}}"#).unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn decode_refuses_to_record_over_its_own_input() {
+    let dir = std::env::temp_dir().join(format!("panewise-decode-self-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("stream.jsonl");
+    std::fs::copy(data("codex/tool-call.jsonl"), &path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let out = panewise(&[
+        "decode",
+        path.to_str().unwrap(),
+        "--record",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("would overwrite the input"));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
 #[test]
@@ -440,7 +508,10 @@ fn decode_warns_and_fails_when_nothing_decoded_and_says_so_for_an_empty_stream()
     ]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("warning"), "{stderr}");
+    assert!(
+        stderr.contains("no line of it is a codex event"),
+        "{stderr}"
+    );
     assert!(stderr.contains("2 decode errors"), "{stderr}");
     // The report is still printed: each error, then the summary.
     let stdout = String::from_utf8_lossy(&out.stdout);

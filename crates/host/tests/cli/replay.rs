@@ -25,7 +25,11 @@ fn replay_prints_the_final_state_of_a_golden_log() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("determinism     ok"), "{stdout}");
+    // Golden logs predate checkpoints: the fold is checked against nothing and says so.
+    assert!(
+        stdout.contains("checkpoint      no checkpoint recorded"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("turn phase      done (completed)"),
         "{stdout}"
@@ -50,7 +54,7 @@ fn replay_reports_a_malformed_line_by_number() {
     let log = "{\"v\":1,\"ts\":1,\"msg\":{\"type\":\"init_start\"}}\nnot json\n{\"v\":1,\"ts\":2,\"msg\":{\"type\":\"turn_reset\"}}\n";
     let out = panewise(&["replay", &write_temp("malformed.jsonl", log)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("line 2: malformed log entry"), "{stderr}");
 }
 
@@ -76,7 +80,7 @@ fn replay_skips_unknown_message_kinds_from_newer_versions() {
 fn replay_refuses_a_log_from_a_newer_schema() {
     let log = "{\"v\":99,\"ts\":1,\"msg\":{\"type\":\"init_start\"}}\n";
     let out = panewise(&["replay", &write_temp("future.jsonl", log)]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 99 is newer"));
 }
 
@@ -108,7 +112,7 @@ fn replay_names_a_middle_line_that_is_not_utf8() {
     log.extend_from_slice(SUBSCRIBE);
     let out = panewise(&["replay", &write_temp_bytes("binary.jsonl", &log)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("line 1: malformed log entry: not valid UTF-8"),
         "{stderr}"
@@ -121,7 +125,7 @@ fn replay_refuses_a_known_message_with_a_bad_field_instead_of_skipping_it() {
     log.extend_from_slice(b"{\"v\":1,\"ts\":2,\"msg\":{\"type\":\"failure_observed\",\"at\":2,\"failure\":{\"kind\":\"brand_new_kind\",\"retryable\":false,\"message\":\"m\"}}}\n");
     let out = panewise(&["replay", &write_temp_bytes("bad-field.jsonl", &log)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("line 2: malformed log entry: `failure_observed`"),
         "{stderr}"
@@ -134,20 +138,53 @@ fn replay_refuses_a_second_header_and_a_line_with_header_and_message() {
     let mut twice = header.to_vec();
     twice.extend_from_slice(b"{\"v\":1,\"header\":{\"agent_id\":\"b\"}}\n");
     let out = panewise(&["replay", &write_temp_bytes("two-headers.jsonl", &twice)]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("line 2: malformed log entry: a header may only open the log"));
 
     let both =
         b"{\"v\":1,\"header\":{\"agent_id\":\"a\"},\"ts\":1,\"msg\":{\"type\":\"init_start\"}}\n";
     let out = panewise(&["replay", &write_temp_bytes("header-and-msg.jsonl", both)]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("either a header or a message"));
 }
 
 #[test]
-fn replay_warns_that_an_empty_log_holds_no_messages() {
-    let out = panewise(&["replay", &write_temp_bytes("empty.jsonl", b"\n\n")]);
+fn replay_refuses_a_file_with_no_log_line_and_warns_about_a_log_without_messages() {
+    for (name, bytes) in [
+        ("empty.jsonl", &b"\n\n"[..]),
+        ("cut.jsonl", &b"{\"not\": \"a log"[..]),
+    ] {
+        let out = panewise(&["replay", &write_temp_bytes(name, bytes)]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("no session log line"),
+            "{name}"
+        );
+    }
+    let header_only = b"{\"v\":1,\"header\":{\"agent_id\":\"a\"}}\n";
+    let out = panewise(&["replay", &write_temp_bytes("header.jsonl", header_only)]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("the log holds no messages"));
+}
+
+#[test]
+fn replay_ends_quietly_when_its_reader_closes_stdout() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let golden = super::workspace_path("crates/pane-state/tests/data/golden/tool-call-turn.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_panewise"))
+        .args(["replay", "--json"])
+        .arg(&golden)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte, then close the pipe as `head -c1` would.
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -69,3 +69,20 @@ fn an_endless_line_is_reported_once_and_skipped() {
     assert_eq!(out[0].as_ref().err().map(|error| error.line), Some(1));
     assert!(matches!(out[1], Ok(ProviderEvent::SessionStarted { .. })));
 }
+
+#[test]
+fn every_capture_names_its_cli_in_its_first_lines() {
+    for (provider, path) in crate::fixtures() {
+        let bytes = crate::fixture(&path);
+        let detected = bytes
+            .split(|byte| *byte == b'\n')
+            .take(3)
+            .find_map(panewise_providers::Provider::detect);
+        assert_eq!(detected, Some(provider), "{path}");
+    }
+    assert_eq!(
+        panewise_providers::Provider::detect(b"{\"type\":\"error\"}"),
+        None
+    );
+    assert_eq!(panewise_providers::Provider::detect(b"not json"), None);
+}

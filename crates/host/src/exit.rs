@@ -1,0 +1,30 @@
+//! One exit code table for every subcommand, and the mapping from an error to its code.
+
+use std::process::ExitCode;
+
+/// The table, printed after the options in every `--help` and in the README.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  data problem: the input was read but is wrong, of the wrong kind, or empty
+  2  usage error: unknown flag, missing argument (clap's own)
+  3  I/O error: the input cannot be read or the output cannot be written
+A closed standard output (as in `panewise … | head -1`) ends the command quietly with 0.";
+
+/// The input was read but is wrong or empty.
+pub const DATA: u8 = 1;
+/// The input cannot be read or the output cannot be written.
+pub const IO: u8 = 3;
+
+/// The exit code for a command that failed with `error`, or `None` when it should end quietly
+/// (standard output was closed by its reader).
+pub fn code_for(error: &anyhow::Error) -> Option<ExitCode> {
+    let io = error
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<std::io::Error>());
+    match io {
+        Some(io) if io.kind() == std::io::ErrorKind::BrokenPipe => None,
+        Some(_) => Some(ExitCode::from(IO)),
+        None => Some(ExitCode::from(DATA)),
+    }
+}
