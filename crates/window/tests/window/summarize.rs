@@ -18,7 +18,7 @@ fn folding_conversation() -> Vec<Message> {
 fn summarize_stage(
     summarizer: FixedSummarizer,
     retain: &str,
-) -> panewise_window::WindowStage<Message> {
+) -> Harness {
     configured(
         &format!(
             r#"{{"strategy":"summarize-oldest","thresholdTokens":100,"keepRecentTurns":2,"model":"small-model","retain":"{retain}","keepLastToolResults":false}}"#
@@ -257,10 +257,9 @@ fn w56_a_lone_summary_is_not_resummarized_until_a_real_turn_joins_it() {
 
 #[test]
 fn w52_the_builder_rejects_a_missing_model_and_a_zero_threshold() {
-    let summarizer = || Box::new(FixedSummarizer::new("s")) as Box<dyn panewise_window::Summarizer>;
-    assert!(SummarizeOldest::new(0, "m", summarizer()).is_err());
-    assert!(SummarizeOldest::new(10, " ", summarizer()).is_err());
-    assert!(SummarizeOldest::new(10, "m", summarizer())
+    assert!(SummarizeOldest::new(0, "m").is_err());
+    assert!(SummarizeOldest::new(10, " ").is_err());
+    assert!(SummarizeOldest::new(10, "m")
         .unwrap()
         .keep_recent_turns(0)
         .is_err());
