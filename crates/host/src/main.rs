@@ -2,6 +2,7 @@
 
 mod decode_cmd;
 mod replay;
+mod summarize;
 mod window_cmd;
 
 use std::process::ExitCode;
