@@ -264,6 +264,15 @@ mod tests {
     }
 
     #[test]
+    fn keyed_hasher_has_a_fixed_seed() {
+        // Two conversations (or two runs) must build their maps with the same hashes, so the
+        // value is pinned: a seed drawn from the OS would change it.
+        let first = KeyedState::default().hash_one("call_1");
+        assert_eq!(first, KeyedState::default().hash_one("call_1"));
+        assert_eq!(KeyedState::default().seed, fold(KEYED_SEED ^ SECRET[0], SECRET[4]));
+    }
+
+    #[test]
     fn keyed_hasher_tells_call_ids_apart() {
         let state = KeyedState::default();
         let ids = [

@@ -286,6 +286,7 @@ impl FoldBasis {
     /// A plan that folds nothing: only the masks (if any) apply. `refusal` names the reason
     /// the span itself stayed, filed first (W16).
     fn unchanged<M>(self, refusal: Option<(RefusalReason, TurnSpan)>) -> FoldResult<M> {
+        let pressure = self.pressure(PlanAction::None);
         let mut record = self.record;
         if let Some((reason, span)) = refusal {
             record.refusals.insert(
@@ -301,11 +302,7 @@ impl FoldBasis {
         if !self.masks.is_empty() {
             plan.edit = Some(WindowEdit::replacements_only(self.masks, self.now_ms));
         }
-        plan.budget_pressure = Some(BudgetPressure {
-            cap_tokens: self.threshold_tokens,
-            projected_tokens: self.reading.judged,
-            plan_action: PlanAction::None,
-        });
+        plan.budget_pressure = Some(pressure);
         FoldResult {
             plan,
             compaction: self.compaction,

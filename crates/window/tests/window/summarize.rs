@@ -2,7 +2,10 @@
 //! spans.
 
 use panewise_window::record::{folded_messages, folded_span_for, PlanAction, RecordDetail};
-use panewise_window::{message::fnv1a_hex, Message, RefusalReason, Retain, SummarizeOldest};
+use panewise_window::{
+    message::fnv1a_hex, Message, RefusalReason, Retain, StageMemory, StrategyConfig,
+    SummarizeOldest, SummaryResponse, VisitOutcome,
+};
 
 use crate::support::*;
 
@@ -145,6 +148,43 @@ fn w34_a_summary_not_smaller_latches_and_the_same_span_is_not_sent_again() {
     }
     let json = serde_json::to_value(&second.record).unwrap();
     assert_eq!(json["summarizerSkipped"], true);
+}
+
+/// The latch is the caller's memory, not the stage's: the same stage with a fresh memory asks
+/// again, and the memory that saw the refusal skips without asking.
+#[test]
+fn w34_the_not_smaller_latch_lives_in_the_callers_memory() {
+    let conversation = conversation(folding_conversation());
+    let stage = StrategyConfig::from_json(
+        r#"{"strategy":"summarize-oldest","thresholdTokens":100,"keepRecentTurns":2,"model":"m","keepLastToolResults":false}"#,
+    )
+    .unwrap()
+    .build_stage::<Message>()
+    .unwrap();
+    let too_long = || {
+        Ok(SummaryResponse {
+            text: text(5_000),
+            usage: None,
+        })
+    };
+    let mut seen = StageMemory::new();
+    let context = measured_context(&conversation, 2, 5_000);
+    let first = stage.visit(&conversation, context, &mut seen).unwrap();
+    assert!(matches!(first, VisitOutcome::NeedsSummary(_)));
+    first.resolve(|_| too_long()).unwrap();
+    assert_eq!(seen.refused_span_count(), 1);
+    let again = stage.visit(&conversation, context, &mut seen).unwrap();
+    let VisitOutcome::Ready(skipped) = again else {
+        panic!("a refused span is answered without a request: {again:?}");
+    };
+    assert_eq!(
+        skipped.record.refusals[0].reason,
+        RefusalReason::ReplacementNotSmaller
+    );
+    let mut fresh = StageMemory::new();
+    let asked = stage.visit(&conversation, context, &mut fresh).unwrap();
+    assert!(matches!(asked, VisitOutcome::NeedsSummary(_)));
+    asked.resolve(|_| too_long());
 }
 
 #[test]
