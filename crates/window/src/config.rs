@@ -13,8 +13,8 @@ use crate::message::WindowMessage;
 use crate::record::Retain;
 use crate::stage::WindowStage;
 use crate::strategy::{
-    Hybrid, ObservationMasking, SlidingWindow, SummarizeOldest, TokenBudget,
-    WindowStrategy, DEFAULT_KEEP_RECENT_OBSERVATIONS, DEFAULT_KEEP_RECENT_TURNS,
+    Hybrid, ObservationMasking, SlidingWindow, SummarizeOldest, TokenBudget, WindowStrategy,
+    DEFAULT_KEEP_RECENT_OBSERVATIONS, DEFAULT_KEEP_RECENT_TURNS,
 };
 use crate::visit::PinSettings;
 

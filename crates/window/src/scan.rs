@@ -269,7 +269,10 @@ mod tests {
         // value is pinned: a seed drawn from the OS would change it.
         let first = KeyedState::default().hash_one("call_1");
         assert_eq!(first, KeyedState::default().hash_one("call_1"));
-        assert_eq!(KeyedState::default().seed, fold(KEYED_SEED ^ SECRET[0], SECRET[4]));
+        assert_eq!(
+            KeyedState::default().seed,
+            fold(KEYED_SEED ^ SECRET[0], SECRET[4])
+        );
     }
 
     #[test]

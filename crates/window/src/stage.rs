@@ -83,6 +83,9 @@ impl StageMemory {
 /// the caller completes it.
 #[must_use = "a visit that needs a summary has no plan until `PendingSummary::complete`"]
 #[derive(Debug)]
+// The outcome is matched as soon as it is returned; boxing either large variant would cost an
+// allocation on every visit for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum VisitOutcome<'a, M: WindowMessage> {
     /// The strategy did not engage: nothing is to be applied or recorded.
     NotEngaged,

@@ -5,7 +5,6 @@
 //! This is the strategy the published comparison of observation masking and LLM summarisation
 //! for software-engineering agents measured as cheapest at an equal solve rate.
 
-
 use super::{Planned, WindowStrategy, DEFAULT_KEEP_RECENT_OBSERVATIONS};
 use crate::error::WindowError;
 use crate::message::WindowMessage;

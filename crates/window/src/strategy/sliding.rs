@@ -1,6 +1,5 @@
 //! `sliding-window` (W32): keep the last N turns. Needs no usage figures and calls no model.
 
-
 use super::drop::drop_span;
 use super::{Planned, WindowStrategy};
 use crate::error::WindowError;

@@ -331,8 +331,7 @@ impl<M> FoldResult<M> {
                     .is_some_and(|edit| edit.removed.is_empty())
                 {
                     // Only the masks apply: the fold changed nothing.
-                    plan.record.window_chars_after =
-                        plan.record.window_chars_before - saved_chars;
+                    plan.record.window_chars_after = plan.record.window_chars_before - saved_chars;
                 }
                 plan.record.detail = RecordDetail::Hybrid(HybridRecord {
                     measured_tokens: self.measured,
@@ -413,8 +412,7 @@ impl SummaryAsk {
         let frame_chars = frame.chars().count() as u64;
         let span_chars = conversation.chars_in(range.clone());
         basis.compaction.summary_chars = frame_chars;
-        basis.compaction.summarizer_tokens =
-            response.usage.map(|usage| usage.input + usage.output);
+        basis.compaction.summarizer_tokens = response.usage.map(|usage| usage.input + usage.output);
         let spend = Spend {
             model: basis.model.clone(),
             usage: response.usage,
@@ -499,7 +497,10 @@ impl SpanKey {
 
     /// The key of the span `range`: its size, and a hash over its messages' role-and-content
     /// hashes, which costs O(the span's bytes).
-    pub(crate) fn of<M: WindowMessage>(conversation: &Conversation<M>, range: Range<usize>) -> Self {
+    pub(crate) fn of<M: WindowMessage>(
+        conversation: &Conversation<M>,
+        range: Range<usize>,
+    ) -> Self {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         for index in range.clone() {
             hash ^= conversation.message_hash(index);

@@ -6,7 +6,6 @@
 //! fewest oldest turns of that span that bring the window under the threshold: the issue asks
 //! for "until under", and it keeps more evidence on the wire.
 
-
 use super::drop::drop_span;
 use super::{fresh_reading, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
 use crate::error::WindowError;

@@ -1,8 +1,6 @@
 //! W19–W20: the current request anchor.
 
-use panewise_window::{
-    Message, PinSettings, RefusalReason, SlidingWindow, TokenBudget, Visit,
-};
+use panewise_window::{Message, PinSettings, RefusalReason, SlidingWindow, TokenBudget, Visit};
 
 use crate::support::*;
 

@@ -139,7 +139,10 @@ fn w24_only_turns_declared_fact_are_pinned_and_refiling_releases_them() {
         keep_last_tool_results: 0,
         keep_ledger_facts: 4,
     };
-    let stage = Harness::from(WindowStage::with_pins(Box::new(SlidingWindow::new(1).unwrap()), pins));
+    let stage = Harness::from(WindowStage::with_pins(
+        Box::new(SlidingWindow::new(1).unwrap()),
+        pins,
+    ));
     let mut findings = Findings::new();
     findings.declare("c1", Standing::Fact);
     findings.declare("c2", Standing::Open);

@@ -2,8 +2,8 @@
 
 use panewise_window::record::RecordDetail;
 use panewise_window::{
-    Message, Planned, RefusalReason, StageMemory, StrategyConfig, TokenBudget, Visit,
-    VisitOutcome, WindowError, WindowPlan, WindowStage, WindowStrategy,
+    Message, Planned, RefusalReason, StageMemory, StrategyConfig, TokenBudget, Visit, VisitOutcome,
+    WindowError, WindowPlan, WindowStage, WindowStrategy,
 };
 
 use crate::support::*;
@@ -173,7 +173,10 @@ impl WindowStrategy<Message> for DropOne {
         "drop-one"
     }
 
-    fn plan(&self, visit: &mut Visit<'_, Message>) -> Result<Option<Planned<Message>>, WindowError> {
+    fn plan(
+        &self,
+        visit: &mut Visit<'_, Message>,
+    ) -> Result<Option<Planned<Message>>, WindowError> {
         let removal = visit.plan_removal(1, false);
         let mut record = visit.empty_record("drop-one");
         record.refusals = removal.refusals;

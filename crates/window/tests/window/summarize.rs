@@ -18,10 +18,7 @@ fn folding_conversation() -> Vec<Message> {
     messages
 }
 
-fn summarize_stage(
-    summarizer: FixedSummarizer,
-    retain: &str,
-) -> Harness {
+fn summarize_stage(summarizer: FixedSummarizer, retain: &str) -> Harness {
     configured(
         &format!(
             r#"{{"strategy":"summarize-oldest","thresholdTokens":100,"keepRecentTurns":2,"model":"small-model","retain":"{retain}","keepLastToolResults":false}}"#

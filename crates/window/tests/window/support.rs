@@ -223,10 +223,7 @@ impl FixedSummarizer {
 }
 
 impl Summarizer for FixedSummarizer {
-    fn summarize(
-        &self,
-        _request: SummaryRequest<'_>,
-    ) -> Result<SummaryResponse, SummarizerError> {
+    fn summarize(&self, _request: SummaryRequest<'_>) -> Result<SummaryResponse, SummarizerError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Ok(SummaryResponse {
             text: self.text.clone(),
@@ -242,10 +239,7 @@ impl Summarizer for FixedSummarizer {
 pub struct FailingSummarizer;
 
 impl Summarizer for FailingSummarizer {
-    fn summarize(
-        &self,
-        _request: SummaryRequest<'_>,
-    ) -> Result<SummaryResponse, SummarizerError> {
+    fn summarize(&self, _request: SummaryRequest<'_>) -> Result<SummaryResponse, SummarizerError> {
         Err(SummarizerError::new("provider unavailable"))
     }
 }
@@ -257,10 +251,7 @@ pub struct CapturingSummarizer {
 }
 
 impl Summarizer for CapturingSummarizer {
-    fn summarize(
-        &self,
-        request: SummaryRequest<'_>,
-    ) -> Result<SummaryResponse, SummarizerError> {
+    fn summarize(&self, request: SummaryRequest<'_>) -> Result<SummaryResponse, SummarizerError> {
         self.seen
             .lock()
             .unwrap()
