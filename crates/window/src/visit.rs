@@ -162,9 +162,10 @@ pub struct RemovalPlan {
 /// What a strategy sees of one visit. The guards are inside: a strategy can ask the refusal
 /// engine for a plan, but it cannot skip the refusal rules.
 ///
-/// A visit lives for one call of [`crate::WindowStage::visit`] and is the only thing the
-/// strategy writes to: [`Visit::plan_removal`] notes what the pins did so the stage can put it
-/// on the record. Nothing in it outlives the visit.
+/// A visit lives until its plan is returned (through [`crate::PendingSummary::complete`] when
+/// the strategy asked for a summary) and is the only thing the strategy writes to:
+/// [`Visit::plan_removal`] notes what the pins did so the stage can put it on the record.
+/// Nothing in it outlives the visit.
 pub struct Visit<'a, M: WindowMessage> {
     conversation: &'a Conversation<M>,
     context: VisitContext<'a>,
