@@ -2,6 +2,8 @@
 //! messages (about 2 KB each), with per-message counts cached in the conversation, as a run
 //! would hold them. The conversation is built once per size; each iteration is one visit.
 //! `window_cold/from_messages` times building that conversation from loaded messages.
+//! A visit that asks for a summary is answered at once with a fixed text, so summarize-oldest
+//! is timed as the stage, not as a model.
 //!
 //! Run: `cargo bench -p panewise-benches --bench window` (or `cargo xtask bench --bench window`).
 // A bench that cannot set up its input has nothing to measure, so setup failures panic; and
@@ -10,38 +12,39 @@
 
 use std::time::Duration;
 
-use async_trait::async_trait;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use panewise_benches::window::conversation;
 use panewise_window::{
-    complete_now, Conversation, Measured, Message, StrategyConfig, Summarizer, SummarizerError,
-    SummaryRequest, SummaryResponse, Usage, VisitContext, WindowStage,
+    Conversation, Measured, Message, StageMemory, StrategyConfig, SummarizerError, SummaryRequest,
+    SummaryResponse, Usage, VisitContext, WindowPlan, WindowStage,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 
 /// Answers at once with a short summary, so the bench measures the stage, not a model.
-struct InstantSummarizer;
-
-#[async_trait]
-impl Summarizer for InstantSummarizer {
-    async fn summarize(
-        &self,
-        _request: SummaryRequest<'_>,
-    ) -> Result<SummaryResponse, SummarizerError> {
-        Ok(SummaryResponse {
-            text: "The agent read the parser, fixed empty input, and the tests pass.".into(),
-            usage: None,
-        })
-    }
+fn instant_summary(_request: SummaryRequest<'_>) -> Result<SummaryResponse, SummarizerError> {
+    Ok(SummaryResponse {
+        text: "The agent read the parser, fixed empty input, and the tests pass.".into(),
+        usage: None,
+    })
 }
 
 fn stage(json: &str) -> WindowStage<Message> {
     let config = StrategyConfig::from_json(json).expect("a valid bench configuration");
-    let summarizer: Option<Box<dyn Summarizer>> = config
-        .needs_summarizer()
-        .then(|| Box::new(InstantSummarizer) as Box<dyn Summarizer>);
-    config.build_stage(summarizer).expect("a buildable stage")
+    config.build_stage().expect("a buildable stage")
+}
+
+/// One visit, a summary request answered on the spot.
+fn visit(
+    stage: &WindowStage<Message>,
+    conversation: &Conversation,
+    context: VisitContext<'_>,
+    memory: &mut StageMemory,
+) -> Option<WindowPlan<Message>> {
+    stage
+        .visit(conversation, context, memory)
+        .expect("the visit succeeds")
+        .resolve(instant_summary)
 }
 
 /// A context whose reading is the conversation's counted size, as if the provider reported it.
@@ -70,12 +73,13 @@ fn bench_strategy(c: &mut Criterion, name: &str, config: impl Fn(u64) -> String)
         // A quarter over budget: a realistic visit drops or folds a large, but not whole, span.
         let stage = stage(&config(total * 3 / 4));
         let context = context(&conversation);
-        let engaged = complete_now(stage.visit(&conversation, context))
-            .expect("no waiting")
-            .expect("the visit succeeds");
+        // One memory for the whole run, as a runner keeps it; the instant summary is always
+        // smaller than the span, so it never grows.
+        let mut memory = StageMemory::new();
+        let engaged = visit(&stage, &conversation, context, &mut memory);
         assert!(engaged.is_some(), "{name} engages at {size}");
         group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
-            b.iter(|| complete_now(stage.visit(&conversation, context)))
+            b.iter(|| visit(&stage, &conversation, context, &mut memory))
         });
     }
     group.finish();

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use panewise_benches::window::{conversation, to_jsonl};
 use panewise_window::{
-    complete_now, openai, Conversation, Measured, Message, StrategyConfig, Usage, VisitContext,
+    openai, Conversation, Measured, Message, StageMemory, StrategyConfig, Usage, VisitContext,
+    VisitOutcome,
 };
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -54,7 +55,7 @@ fn main() {
             r#"{{"strategy":"token-budget","thresholdTokens":{threshold},"keepRecentTurns":1,"keepLastToolResults":false}}"#
         ))
         .expect("a valid configuration")
-        .build_stage::<Message>(None)
+        .build_stage::<Message>()
         .expect("a buildable stage");
         let mut context = VisitContext::new(2, 0);
         context.measured = Some(Measured {
@@ -65,14 +66,18 @@ fn main() {
             sent_messages: window.len(),
             iteration: 1,
         });
-        let plan = complete_now(stage.visit(&window, context))
-            .expect("no waiting")
+        // token-budget never asks for a summary, so one memory serves every timed visit.
+        let mut memory = StageMemory::new();
+        let VisitOutcome::Ready(plan) = stage
+            .visit(&window, context, &mut memory)
             .expect("the visit succeeds")
-            .expect("the visit engages");
+        else {
+            panic!("the visit engages without a summary");
+        };
         let kept = window.len() - plan.record.removed_message_count;
 
         let cached = time(Duration::from_secs(2), 20, || {
-            std::hint::black_box(complete_now(stage.visit(&window, context)).ok());
+            std::hint::black_box(stage.visit(&window, context, &mut memory).ok());
         });
         // Cold: count every message, then visit. The copy of the parsed messages is made
         // outside the timed region, as LangChain's side also starts from loaded messages. Each
@@ -83,7 +88,7 @@ fn main() {
                     let copy = parsed.clone();
                     let run = Instant::now();
                     let fresh: Conversation = Conversation::from_messages(copy);
-                    std::hint::black_box(complete_now(stage.visit(&fresh, context)).ok());
+                    std::hint::black_box(stage.visit(&fresh, context, &mut memory).ok());
                     run.elapsed()
                 })
                 .collect(),

@@ -3,6 +3,7 @@
 mod decode_cmd;
 mod exit;
 mod replay;
+mod summarize;
 mod window_cmd;
 
 use std::process::ExitCode;

@@ -2,8 +2,9 @@
 //! as JSON, the kept window and the record the visit filed.
 //!
 //! The conversation is JSON Lines in the OpenAI chat-completions shape. The strategy comes from
-//! a JSON (or, by extension, TOML) configuration. Summarizing strategies run with the offline
-//! extractive summarizer, since the command calls no model.
+//! a JSON (or, by extension, TOML) configuration. Summarizing strategies are answered by the
+//! offline extractive summarizer, since the command calls no model; the visit is driven through
+//! the same [`WindowRunner`] a model-calling runner uses.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,11 +13,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use panewise_window::record::BudgetPressure;
 use panewise_window::{
-    complete_now, openai, Conversation, ExtractiveSummarizer, FoldedSpan, Measured, Message,
-    StrategyConfig, Summarizer, Usage, VisitContext, WindowRecord,
+    openai, Conversation, ExtractiveSummarizer, FoldedSpan, Measured, Message, StrategyConfig,
+    Usage, VisitContext, WindowRecord,
 };
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::summarize::{block_on, Summarizer, WindowRunner};
 
 /// Arguments of `panewise window`.
 #[derive(clap::Args)]
@@ -102,7 +105,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let summarizer: Option<Box<dyn Summarizer>> = config
         .needs_summarizer()
         .then(|| Box::new(ExtractiveSummarizer::default()) as Box<dyn Summarizer>);
-    let stage = config.build_stage::<Message>(summarizer)?;
+    let mut stage = WindowRunner::<Message>::from_config(&config, summarizer)?;
     let mut conversation: Conversation = Conversation::from_messages(messages);
 
     let mut context = VisitContext::new(args.iteration, args.now_ms);
@@ -118,7 +121,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .min(conversation.len()),
         iteration: args.iteration.saturating_sub(1),
     });
-    let plan = complete_now(stage.visit(&conversation, context))??;
+    let plan = block_on(stage.visit(&conversation, context))?;
 
     let output = match plan {
         None => Output {

@@ -13,8 +13,8 @@ use crate::message::WindowMessage;
 use crate::record::Retain;
 use crate::stage::WindowStage;
 use crate::strategy::{
-    Hybrid, ObservationMasking, SlidingWindow, SummarizeOldest, Summarizer, TokenBudget,
-    WindowStrategy, DEFAULT_KEEP_RECENT_OBSERVATIONS, DEFAULT_KEEP_RECENT_TURNS,
+    Hybrid, ObservationMasking, SlidingWindow, SummarizeOldest, TokenBudget, WindowStrategy,
+    DEFAULT_KEEP_RECENT_OBSERVATIONS, DEFAULT_KEEP_RECENT_TURNS,
 };
 use crate::visit::PinSettings;
 
@@ -136,7 +136,8 @@ impl StrategyConfig {
         }
     }
 
-    /// True when the strategy needs a [`Summarizer`].
+    /// True when the strategy's visits can ask the caller for a summary
+    /// ([`crate::VisitOutcome::NeedsSummary`]), so the caller must have a summarizer.
     pub fn needs_summarizer(&self) -> bool {
         matches!(
             self,
@@ -159,19 +160,11 @@ impl StrategyConfig {
         }
     }
 
-    /// Builds the strategy. A summarizing strategy needs `summarizer`; the error names the
-    /// `summarizer` field when it is missing.
+    /// Builds the strategy. A summarizing strategy writes no summary itself: its visits ask
+    /// the caller for one (see [`StrategyConfig::needs_summarizer`]).
     pub fn build<M: WindowMessage + 'static>(
         &self,
-        summarizer: Option<Box<dyn Summarizer>>,
     ) -> Result<Box<dyn WindowStrategy<M>>, WindowError> {
-        let missing_summarizer = || WindowError::InvalidConfig {
-            field: "summarizer".to_string(),
-            reason: format!(
-                "`{}` needs a summarizer and none was supplied",
-                self.strategy_name()
-            ),
-        };
         Ok(match self {
             StrategyConfig::SlidingWindow {
                 keep_recent_turns, ..
@@ -190,14 +183,11 @@ impl StrategyConfig {
                 model,
                 retain,
                 ..
-            } => {
-                let summarizer = summarizer.ok_or_else(missing_summarizer)?;
-                Box::new(
-                    SummarizeOldest::new(*threshold_tokens, model.clone(), summarizer)?
-                        .keep_recent_turns(*keep_recent_turns)?
-                        .retain(*retain),
-                )
-            }
+            } => Box::new(
+                SummarizeOldest::new(*threshold_tokens, model.clone())?
+                    .keep_recent_turns(*keep_recent_turns)?
+                    .retain(*retain),
+            ),
             StrategyConfig::ObservationMasking {
                 keep_recent_observations,
                 ..
@@ -210,8 +200,7 @@ impl StrategyConfig {
                 retain,
                 ..
             } => {
-                let summarizer = summarizer.ok_or_else(missing_summarizer)?;
-                let summarize = SummarizeOldest::new(*threshold_tokens, model.clone(), summarizer)?
+                let summarize = SummarizeOldest::new(*threshold_tokens, model.clone())?
                     .keep_recent_turns(*keep_recent_turns)?
                     .retain(*retain);
                 Box::new(Hybrid::new(*keep_recent_observations, summarize))
@@ -220,11 +209,8 @@ impl StrategyConfig {
     }
 
     /// Builds the whole stage: the strategy and the configured pin ceilings.
-    pub fn build_stage<M: WindowMessage + 'static>(
-        &self,
-        summarizer: Option<Box<dyn Summarizer>>,
-    ) -> Result<WindowStage<M>, WindowError> {
-        Ok(WindowStage::with_pins(self.build(summarizer)?, self.pins()))
+    pub fn build_stage<M: WindowMessage + 'static>(&self) -> Result<WindowStage<M>, WindowError> {
+        Ok(WindowStage::with_pins(self.build()?, self.pins()))
     }
 }
 

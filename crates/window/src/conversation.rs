@@ -3,15 +3,14 @@
 //!
 //! Each message is read once when it is pushed. Its character count, token count, recovered
 //! tool name and role are cached, running sums of characters and tokens are kept, and the turn
-//! segmentation (W6) is extended as messages arrive. Its span-key hash, which only
-//! summarize-oldest uses, is taken and cached the first time that strategy asks for it, so
-//! the other strategies never pay for it. A visit therefore answers "how large is
+//! segmentation (W6) is extended as messages arrive. The span-key hash, which only
+//! summarize-oldest uses, is not kept: it is taken on the rare visit that must recognise a span
+//! already refused, so pushing never pays for it. A visit therefore answers "how large is
 //! this span" or "which turn holds this message" in O(1) or O(log n) and never rescans the
 //! conversation; applying an edit costs time proportional to what moved.
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::WindowError;
 use crate::message::{Message, Role, WindowMessage};
@@ -22,9 +21,6 @@ use crate::tokens::{ApproxCounter, TokenCounter};
 
 /// The interned id of "no tool name could be recovered".
 pub(crate) const NO_TOOL: u32 = u32::MAX;
-
-/// A span-key hash not taken yet. A computed hash that happens to be zero is stored as one.
-const NO_HASH: u64 = 0;
 
 /// Tool results of at most this many characters are never masked: a placeholder would not be
 /// smaller, and skipping them keeps masking proportional to what it changes.
@@ -122,10 +118,6 @@ type FastMap<V> = HashMap<Box<str>, V, KeyedState>;
 pub struct Conversation<M: WindowMessage = Message> {
     messages: Vec<M>,
     meta: Vec<MessageMeta>,
-    /// Per message, the hash of role and content (its part of a span key), or [`NO_HASH`]
-    /// until summarize-oldest first asks for it. Atomic so that a visit, which holds the
-    /// conversation shared, can fill it in.
-    hashes: Vec<AtomicU64>,
     /// A strictly increasing number per message; it survives removals, so maps keyed by it do
     /// not need re-indexing when earlier messages leave.
     seqs: Vec<u64>,
@@ -181,7 +173,6 @@ impl<M: WindowMessage> Conversation<M> {
         Self {
             messages: Vec::new(),
             meta: Vec::new(),
-            hashes: Vec::new(),
             seqs: Vec::new(),
             next_seq: 0,
             char_prefix: vec![0],
@@ -235,7 +226,6 @@ impl<M: WindowMessage> Conversation<M> {
     /// per-message list once instead of doubling its way up.
     fn reserve_facts(&mut self, additional: usize) {
         self.meta.reserve(additional);
-        self.hashes.reserve(additional);
         self.seqs.reserve(additional);
         self.char_prefix.reserve(additional);
         self.token_prefix.reserve(additional);
@@ -318,7 +308,6 @@ impl<M: WindowMessage> Conversation<M> {
             .push(self.token_prefix[index] + meta.tokens);
         self.extend_turns(index, &meta, call_seq);
         self.meta.push(meta);
-        self.hashes.push(AtomicU64::new(NO_HASH));
         self.seqs.push(seq);
     }
 
@@ -589,21 +578,13 @@ impl<M: WindowMessage> Conversation<M> {
         self.meta.get(index)
     }
 
-    /// The hash of message `index`'s role and content, its part of a span key: taken the first
-    /// time it is asked for, then cached, so each message is hashed at most once while it
-    /// stays. Zero for an index outside the window.
+    /// The hash of message `index`'s role and content, its part of a span key. Not cached:
+    /// only a span that matches a refused one in size is ever hashed. Zero for an index
+    /// outside the window.
     pub(crate) fn message_hash(&self, index: usize) -> u64 {
-        let (Some(slot), Some(message)) = (self.hashes.get(index), self.messages.get(index)) else {
-            return 0;
-        };
-        let cached = slot.load(Ordering::Relaxed);
-        if cached != NO_HASH {
-            return cached;
-        }
-        // Two visits racing here compute the same value, so a relaxed store is enough.
-        let hash = content_hash(message.role(), message.content()).max(1);
-        slot.store(hash, Ordering::Relaxed);
-        hash
+        self.messages
+            .get(index)
+            .map_or(0, |message| content_hash(message.role(), message.content()))
     }
 
     pub(crate) fn meta_slice(&self, range: Range<usize>) -> &[MessageMeta] {
@@ -760,7 +741,6 @@ impl<M: WindowMessage> Conversation<M> {
             meta.unanswered = unanswered;
             self.messages[index] = message;
             self.meta[index] = meta;
-            self.hashes[index] = AtomicU64::new(NO_HASH);
             masked_seqs.push(self.seqs[index]);
             first_changed = first_changed.min(index);
         }
@@ -775,14 +755,12 @@ impl<M: WindowMessage> Conversation<M> {
             let first_seq = self.seqs[range.start];
             removed = self.messages.drain(range.clone()).collect();
             self.meta.drain(range.clone());
-            self.hashes.drain(range.clone());
             self.seqs.drain(range.clone());
             if let Some(content) = &edit.inserted {
                 let message = M::stage_note(content.clone(), edit.inserted_at_ms);
                 let meta = self.read_meta(&message);
                 self.messages.insert(range.start, message);
                 self.meta.insert(range.start, meta);
-                self.hashes.insert(range.start, AtomicU64::new(NO_HASH));
                 // The first removed message's number is free and sorts between head and tail.
                 self.seqs.insert(range.start, first_seq);
             }
@@ -930,12 +908,12 @@ mod tests {
     }
 
     #[test]
-    fn message_hash_is_taken_once_and_follows_the_content() {
+    fn message_hash_is_fixed_and_follows_the_content() {
         let conversation: Conversation =
             Conversation::from_messages([Message::user("hello"), Message::user("world")]);
         let first = conversation.message_hash(0);
         assert_eq!(first, conversation.message_hash(0));
-        assert_eq!(first, content_hash(Role::User, "hello").max(1));
+        assert_eq!(first, content_hash(Role::User, "hello"));
         assert_ne!(first, conversation.message_hash(1));
         assert_eq!(conversation.message_hash(2), 0);
     }

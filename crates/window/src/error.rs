@@ -39,14 +39,10 @@ pub enum WindowError {
     /// A plan's edit does not fit the conversation it is applied to.
     #[error("the window edit does not fit this conversation: {0}")]
     EditMismatch(String),
-    /// A summarizer future did not complete without waiting on I/O, but the caller asked for
-    /// an immediate answer (see [`crate::complete_now`]).
-    #[error("the summarizer did not complete immediately; drive the visit with an async executor")]
-    NotReady,
 }
 
-/// The error a [`crate::Summarizer`] returns. The stage never retries: any failure becomes the
-/// `summarizer-failed` refusal (W42).
+/// Why the caller could not obtain a summary, handed to [`crate::PendingSummary::complete`].
+/// The stage never retries: any failure becomes the `summarizer-failed` refusal (W42).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct SummarizerError {

@@ -12,19 +12,32 @@
 //! - Every engaged visit returns a [`WindowRecord`], including visits that removed nothing;
 //!   every turn that refused to leave is named in it with a [`RefusalReason`].
 //! - Character counts are exact; no record quotes a token count for a window not yet sent.
-//! - No I/O, no clock, no executor: the visit time and the provider's usage come in as data
-//!   ([`VisitContext`]).
+//! - Pure and synchronous: no I/O, no clock, no `async`, no executor. The visit time and the
+//!   provider's usage come in as data ([`VisitContext`]); a summary the strategy needs goes out
+//!   as data ([`SummaryRequest`]) and comes back as data ([`PendingSummary::complete`]).
+//! - No interior mutability and no hidden state: no `Mutex`, atomics or cells. What one visit
+//!   leaves for the next (the once-only warning, spans refused for a summary not smaller) is
+//!   the caller's [`StageMemory`], passed to every visit.
+//! - Deterministic: the same conversation, context and memory give the same plan and record.
+//!   Every hasher has a fixed seed; nothing is seeded from the OS.
 //!
 //! ## API boundary
-//! The caller owns a [`Conversation`] (messages plus cached counts and turns), builds a
-//! [`WindowStage`] from a [`StrategyConfig`] or from any [`WindowStrategy`] impl, calls
-//! [`WindowStage::visit`] at each iteration boundary, applies the returned [`WindowPlan`] with
-//! [`Conversation::apply`], and appends `plan.record` to its own ledger. A team with its own
-//! message type implements [`WindowMessage`].
+//! The caller owns a [`Conversation`] (messages plus cached counts and turns) and a
+//! [`StageMemory`], builds a [`WindowStage`] from a [`StrategyConfig`] or from any
+//! [`WindowStrategy`] impl, and calls [`WindowStage::visit`] at each iteration boundary. The
+//! [`VisitOutcome`] is `NotEngaged`, `Ready(plan)`, or `NeedsSummary(pending)`: the caller asks
+//! its summarizer with [`PendingSummary::request`] and gets the plan from
+//! [`PendingSummary::complete`], with the summary or the failure. It applies the plan with
+//! [`Conversation::apply`] and appends `plan.record` to its own ledger. Model calls, and the
+//! async summarizer interface, belong to the caller (`panewise-host`); [`ExtractiveSummarizer`]
+//! is a pure answer for offline use. A team with its own message type implements
+//! [`WindowMessage`].
 //!
 //! ## Where to start reading
-//! [`visit`] holds the refusal engine and the pins; [`strategy`] the built-in strategies;
-//! [`conversation`] the cached window that keeps a visit proportional to what changed.
+//! [`stage`]'s [`WindowStage::visit`] for the flow of one visit; [`visit`] holds the refusal
+//! engine and the pins; [`strategy`] the built-in strategies (`summarize` for the fold that asks
+//! for a summary); [`conversation`] the cached window that keeps a visit proportional to what
+//! changed.
 #![deny(missing_docs)]
 
 pub mod config;
@@ -36,7 +49,7 @@ pub mod openai;
 pub mod plan;
 pub mod record;
 mod scan;
-mod stage;
+pub mod stage;
 pub mod strategy;
 pub mod tokens;
 pub mod visit;
@@ -50,10 +63,10 @@ pub use record::{
     CompactionRecord, FoldedSpan, Refusal, RefusalReason, Retain, Standing, Usage,
     WindowObservations, WindowRecord,
 };
-pub use stage::{complete_now, WindowStage};
+pub use stage::{PendingSummary, StageMemory, VisitOutcome, WindowStage};
 pub use strategy::{
-    ExtractiveSummarizer, Hybrid, ObservationMasking, SlidingWindow, SummarizeOldest, Summarizer,
-    SummaryRequest, SummaryResponse, TokenBudget, WindowStrategy,
+    ExtractiveSummarizer, Hybrid, ObservationMasking, Planned, SlidingWindow, SummarizeOldest,
+    SummaryAsk, SummaryRequest, SummaryResponse, TokenBudget, WindowStrategy,
 };
 pub use tokens::{ApproxCounter, TokenCounter};
 pub use visit::{Findings, Measured, Paused, PinSettings, Visit, VisitContext};

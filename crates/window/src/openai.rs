@@ -6,7 +6,7 @@
 //! stage changed replaced. Image, audio and other non-text content parts count 0 characters
 //! and are never dropped on their own; they leave only with their whole message.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
@@ -40,7 +40,7 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<Message>, WindowError> {
 /// Reads a conversation like [`parse_jsonl`], and also reports orphan tool results.
 pub fn read_jsonl(text: &str) -> Result<ParsedConversation, WindowError> {
     let mut parsed = ParsedConversation::default();
-    let mut calls: HashSet<String> = HashSet::new();
+    let mut calls: BTreeSet<String> = BTreeSet::new();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;

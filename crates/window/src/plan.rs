@@ -72,9 +72,10 @@ pub struct WindowPlan<M> {
     pub folded: Vec<FoldedSpan<M>>,
     /// Budget pressure, from strategies with a token budget.
     pub budget_pressure: Option<BudgetPressure>,
-    /// A paid call the strategy made.
+    /// A paid call made for the plan: the summary the caller obtained for the strategy.
     pub spend: Option<Spend>,
-    /// A developer warning; the stage passes each strategy's first warning on once.
+    /// A developer warning; the stage passes the first one on once per
+    /// [`crate::StageMemory`].
     pub warning: Option<String>,
 }
 

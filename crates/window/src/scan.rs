@@ -1,10 +1,12 @@
 //! The byte-level passes over a message's content: its exact character count, taken when the
-//! message is pushed, and its span-key hash, taken the first time summarize-oldest needs it.
-//! Each runs at most once per message in its life, but a cold start pays the count for the
-//! whole conversation at once, so both work on 64-byte blocks that the compiler turns into
-//! vector or overlapping multiply code instead of walking the text character by character.
+//! message is pushed, and its span-key hash, taken only when summarize-oldest must recognise
+//! a span it was refused for. A cold start pays the count for the whole conversation at once,
+//! so both work on 64-byte blocks that the compiler turns into vector or overlapping multiply
+//! code instead of walking the text character by character.
+//!
+//! Every hash here has a fixed seed: the same input hashes the same in every run and process,
+//! so map iteration order and latch keys never depend on the OS.
 
-use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
 use crate::message::Role;
@@ -78,17 +80,21 @@ fn mix_block(lanes: &mut [u64; 4], block: &[u8; BLOCK]) {
 
 /// The hasher of the conversation's maps keyed by call id, tool name and stage id: the same
 /// folded multiply over short keys, which costs a fraction of the standard SipHash. The seed is
-/// drawn from [`RandomState`] per conversation, so keys a model writes cannot be chosen to
-/// collide.
+/// fixed, so two runs of the same visit build the same maps; the price is that someone who
+/// knows the seed could write colliding call ids, which slows those maps down but never
+/// changes a decision.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct KeyedState {
     seed: u64,
 }
 
+/// The fixed seed of [`KeyedState`].
+const KEYED_SEED: u64 = 0x243f_6a88_85a3_08d3;
+
 impl Default for KeyedState {
     fn default() -> Self {
         Self {
-            seed: RandomState::new().hash_one(SECRET[0]),
+            seed: fold(KEYED_SEED ^ SECRET[0], SECRET[4]),
         }
     }
 }
@@ -254,6 +260,18 @@ mod tests {
         assert_ne!(
             hash(Role::Tool, &format!("{first}{second}")),
             hash(Role::Tool, &format!("{second}{first}"))
+        );
+    }
+
+    #[test]
+    fn keyed_hasher_has_a_fixed_seed() {
+        // Two conversations (or two runs) must build their maps with the same hashes, so the
+        // value is pinned: a seed drawn from the OS would change it.
+        let first = KeyedState::default().hash_one("call_1");
+        assert_eq!(first, KeyedState::default().hash_one("call_1"));
+        assert_eq!(
+            KeyedState::default().seed,
+            fold(KEYED_SEED ^ SECRET[0], SECRET[4])
         );
     }
 

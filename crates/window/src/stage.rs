@@ -1,22 +1,30 @@
 //! The stage (W49): one visit per iteration boundary. It prepares the visit, asks the strategy,
 //! and completes the record with what only the stage knows (dropped tool names, pin
 //! observations, standings), so a custom strategy's records carry them too.
+//!
+//! A visit is synchronous. When the strategy needs a summary, the visit stops at
+//! [`VisitOutcome::NeedsSummary`]: the caller obtains the summary however it likes (a model
+//! call, a cache, a pure function) and hands it to [`PendingSummary::complete`], which is the
+//! only way to the plan. What the stage must remember from one visit to the next lives in the
+//! caller's [`StageMemory`], passed to every visit.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::BTreeSet;
+use std::ops::Range;
 
-use crate::error::WindowError;
+use crate::error::{SummarizerError, WindowError};
 use crate::message::{Role, WindowMessage};
 use crate::plan::WindowPlan;
 use crate::record::DroppedStanding;
-use crate::strategy::WindowStrategy;
+use crate::strategy::summarize::{SpanKey, SpanTranscript};
+use crate::strategy::{Planned, SummaryAsk, SummaryRequest, SummaryResponse, WindowStrategy};
 use crate::visit::{PinSettings, Visit, VisitContext};
 use crate::Conversation;
 
-/// The window stage: one strategy and its pin ceilings.
+/// The window stage: one strategy and its pin ceilings. It holds no state of its own; a
+/// visit's memory of earlier visits is the caller's [`StageMemory`].
 pub struct WindowStage<M: WindowMessage> {
     strategy: Box<dyn WindowStrategy<M>>,
     pins: PinSettings,
-    warned: AtomicBool,
 }
 
 impl<M: WindowMessage> std::fmt::Debug for WindowStage<M> {
@@ -28,6 +36,132 @@ impl<M: WindowMessage> std::fmt::Debug for WindowStage<M> {
     }
 }
 
+/// What the stage carries from one visit to the next, owned by the caller and passed to every
+/// [`WindowStage::visit`]: whether a strategy warning was already passed on (W49), and the
+/// spans whose summary came back not smaller, which are not sent to a summarizer again (W34).
+///
+/// Keep one per stage and run; a fresh one forgets both.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StageMemory {
+    warned: bool,
+    refused_spans: BTreeSet<SpanKey>,
+}
+
+impl StageMemory {
+    /// A memory of no visits.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True once a strategy warning has been passed on; later warnings are dropped.
+    pub fn warned(&self) -> bool {
+        self.warned
+    }
+
+    /// How many spans are remembered as refused for a summary not smaller than them.
+    pub fn refused_span_count(&self) -> usize {
+        self.refused_spans.len()
+    }
+
+    /// True when the span `range` of `conversation` was refused before. A span whose size
+    /// matches no refused span is answered without reading its text.
+    fn is_refused<M: WindowMessage>(
+        &self,
+        conversation: &Conversation<M>,
+        range: Range<usize>,
+    ) -> bool {
+        let (low, high) = SpanKey::size_bounds(range.len(), conversation.chars_in(range.clone()));
+        if self.refused_spans.range(low..=high).next().is_none() {
+            return false;
+        }
+        self.refused_spans
+            .contains(&SpanKey::of(conversation, range))
+    }
+}
+
+/// The result of one visit. `#[must_use]`: a visit that asked for a summary has no plan until
+/// the caller completes it.
+#[must_use = "a visit that needs a summary has no plan until `PendingSummary::complete`"]
+#[derive(Debug)]
+// The outcome is matched as soon as it is returned; boxing either large variant would cost an
+// allocation on every visit for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum VisitOutcome<'a, M: WindowMessage> {
+    /// The strategy did not engage: nothing is to be applied or recorded.
+    NotEngaged,
+    /// The plan: apply it with [`Conversation::apply`] and append `plan.record` to the ledger.
+    Ready(WindowPlan<M>),
+    /// The strategy folds a span into a summary the caller must obtain.
+    NeedsSummary(PendingSummary<'a, M>),
+}
+
+impl<M: WindowMessage> VisitOutcome<'_, M> {
+    /// The plan, answering a summary request, if there is one, with `summarize` on the spot.
+    /// For callers whose summarizer needs no waiting; `None` when the strategy did not engage.
+    pub fn resolve(
+        self,
+        summarize: impl FnOnce(SummaryRequest<'_>) -> Result<SummaryResponse, SummarizerError>,
+    ) -> Option<WindowPlan<M>> {
+        match self {
+            VisitOutcome::NotEngaged => None,
+            VisitOutcome::Ready(plan) => Some(plan),
+            VisitOutcome::NeedsSummary(pending) => {
+                let answer = summarize(pending.request());
+                Some(pending.complete(answer))
+            }
+        }
+    }
+}
+
+/// A visit waiting for its summary. Ask a summarizer with [`PendingSummary::request`], then
+/// finish the visit with [`PendingSummary::complete`], passing the summary or the failure.
+/// The summarizer is asked at most once per visit and never retried (W42).
+#[must_use = "the visit's plan comes from `PendingSummary::complete`"]
+pub struct PendingSummary<'a, M: WindowMessage> {
+    stage: &'a WindowStage<M>,
+    visit: Visit<'a, M>,
+    ask: SummaryAsk,
+    transcript: SpanTranscript<'a, M>,
+    memory: &'a mut StageMemory,
+}
+
+impl<M: WindowMessage> std::fmt::Debug for PendingSummary<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingSummary")
+            .field("span", &self.ask.span())
+            .field("model", &self.ask.model())
+            .finish()
+    }
+}
+
+impl<M: WindowMessage> PendingSummary<'_, M> {
+    /// What to ask the summarizer: the fixed system prompt, the model and the span's
+    /// transcript, borrowed from the conversation.
+    pub fn request(&self) -> SummaryRequest<'_> {
+        self.transcript.request(self.ask.model())
+    }
+
+    /// The messages to fold, as pre-change indices.
+    pub fn span(&self) -> Range<usize> {
+        self.ask.span()
+    }
+
+    /// Completes the visit with the summarizer's answer. A failure files the
+    /// `summarizer-failed` refusal and a warning, and changes nothing (W42); a summary not
+    /// smaller than the span files `summary-not-smaller` and is remembered, so the same span
+    /// is not sent again.
+    pub fn complete(self, answer: Result<SummaryResponse, SummarizerError>) -> WindowPlan<M> {
+        let span = self.ask.span();
+        let (plan, not_smaller) = self.ask.complete(&self.visit, answer);
+        if not_smaller {
+            self.memory
+                .refused_spans
+                .insert(SpanKey::of(self.visit.conversation(), span));
+        }
+        self.stage.finish(&self.visit, plan, self.memory)
+    }
+}
+
 impl<M: WindowMessage> WindowStage<M> {
     /// A stage running `strategy` with the default pin ceilings.
     pub fn new(strategy: Box<dyn WindowStrategy<M>>) -> Self {
@@ -36,11 +170,7 @@ impl<M: WindowMessage> WindowStage<M> {
 
     /// A stage running `strategy` with the given pin ceilings.
     pub fn with_pins(strategy: Box<dyn WindowStrategy<M>>, pins: PinSettings) -> Self {
-        Self {
-            strategy,
-            pins,
-            warned: AtomicBool::new(false),
-        }
+        Self { strategy, pins }
     }
 
     /// The strategy's name.
@@ -53,21 +183,51 @@ impl<M: WindowMessage> WindowStage<M> {
         self.pins
     }
 
-    /// Visits the window once. `Ok(None)`: the strategy did not engage, so nothing is to be
-    /// applied or recorded. Otherwise apply the plan with [`Conversation::apply`] and append
-    /// `plan.record` to the caller's ledger.
+    /// Visits the window once, synchronously. `memory` is what earlier visits of this run
+    /// left; the visit reads and updates it and nothing else.
     ///
     /// A strategy warning is returned on the first plan that carries one and dropped after,
-    /// so it reaches the developer once per stage.
-    pub async fn visit(
-        &self,
-        conversation: &Conversation<M>,
-        context: VisitContext<'_>,
-    ) -> Result<Option<WindowPlan<M>>, WindowError> {
-        let visit = Visit::new(conversation, context, self.pins);
-        let Some(mut plan) = self.strategy.plan(&visit).await? else {
-            return Ok(None);
+    /// so it reaches the developer once per memory. A span already refused for a summary not
+    /// smaller than it is answered at once (`summarizerSkipped`), without asking the caller.
+    pub fn visit<'a>(
+        &'a self,
+        conversation: &'a Conversation<M>,
+        context: VisitContext<'a>,
+        memory: &'a mut StageMemory,
+    ) -> Result<VisitOutcome<'a, M>, WindowError> {
+        let mut visit = Visit::new(conversation, context, self.pins);
+        let Some(planned) = self.strategy.plan(&mut visit)? else {
+            return Ok(VisitOutcome::NotEngaged);
         };
+        let ask = match planned {
+            Planned::Ready(plan) => {
+                return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory)));
+            }
+            Planned::Summarize(ask) => ask,
+        };
+        if memory.is_refused(conversation, ask.span()) {
+            let plan = ask.skip();
+            return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory)));
+        }
+        let transcript = SpanTranscript::new(conversation, ask.span());
+        Ok(VisitOutcome::NeedsSummary(PendingSummary {
+            stage: self,
+            visit,
+            ask,
+            transcript,
+            memory,
+        }))
+    }
+
+    /// Completes a strategy's plan with what only the stage knows, and passes a warning on
+    /// only if none was before.
+    fn finish(
+        &self,
+        visit: &Visit<'_, M>,
+        mut plan: WindowPlan<M>,
+        memory: &mut StageMemory,
+    ) -> WindowPlan<M> {
+        let conversation = visit.conversation();
         let (observations, ledger_facts) = visit.observations();
         if plan.record.observations.is_none() {
             plan.record.observations = observations;
@@ -84,8 +244,9 @@ impl<M: WindowMessage> WindowStage<M> {
                         Some(names.into_iter().map(str::to_string).collect());
                 }
             }
-            if let Some(findings) = context.findings {
-                let standings: Vec<DroppedStanding> = conversation.messages()[removed]
+            if let Some(findings) = visit.context().findings {
+                let removed_messages = conversation.messages().get(removed).unwrap_or(&[]);
+                let standings: Vec<DroppedStanding> = removed_messages
                     .iter()
                     .filter(|message| message.role() == Role::Tool)
                     .filter_map(|message| message.tool_call_id())
@@ -99,30 +260,13 @@ impl<M: WindowMessage> WindowStage<M> {
                 }
             }
         }
-        if plan.warning.is_some() && self.warned.swap(true, Ordering::Relaxed) {
-            plan.warning = None;
+        if plan.warning.is_some() {
+            if memory.warned {
+                plan.warning = None;
+            } else {
+                memory.warned = true;
+            }
         }
-        Ok(Some(plan))
-    }
-}
-
-/// Drives a future that needs no I/O to completion without an executor: a summarizer that
-/// answers immediately, or any strategy of this crate with no summarizer. A future that would
-/// wait is reported as [`WindowError::NotReady`] instead of blocking.
-pub fn complete_now<F: std::future::Future>(future: F) -> Result<F::Output, WindowError> {
-    use std::sync::Arc;
-    use std::task::{Context, Poll, Wake, Waker};
-
-    struct NoopWake;
-    impl Wake for NoopWake {
-        fn wake(self: Arc<Self>) {}
-    }
-
-    let waker = Waker::from(Arc::new(NoopWake));
-    let mut context = Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    match future.as_mut().poll(&mut context) {
-        Poll::Ready(output) => Ok(output),
-        Poll::Pending => Err(WindowError::NotReady),
+        plan
     }
 }

@@ -1,9 +1,8 @@
 //! One visit of the stage: the caller's data in ([`VisitContext`]), the strategy's view of the
 //! window ([`Visit`]), the refusal engine (W14–W18) and the pins (W21–W29).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::Mutex;
 
 use crate::conversation::{Conversation, TurnMeta, NO_TOOL};
 use crate::message::{Role, WindowMessage};
@@ -34,9 +33,10 @@ pub struct Paused<'a> {
 }
 
 /// The model's declared standings of tool results, by call id (W24). Last filing wins.
+/// Ordered by call id, so reading the facts never depends on a hasher's seed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Findings {
-    standings: HashMap<String, Standing>,
+    standings: BTreeMap<String, Standing>,
 }
 
 impl Findings {
@@ -161,6 +161,11 @@ pub struct RemovalPlan {
 
 /// What a strategy sees of one visit. The guards are inside: a strategy can ask the refusal
 /// engine for a plan, but it cannot skip the refusal rules.
+///
+/// A visit lives until its plan is returned (through [`crate::PendingSummary::complete`] when
+/// the strategy asked for a summary) and is the only thing the strategy writes to:
+/// [`Visit::plan_removal`] notes what the pins did so the stage can put it on the record.
+/// Nothing in it outlives the visit.
 pub struct Visit<'a, M: WindowMessage> {
     conversation: &'a Conversation<M>,
     context: VisitContext<'a>,
@@ -171,7 +176,8 @@ pub struct Visit<'a, M: WindowMessage> {
     fact_pins: Vec<PinCandidate>,
     pins: PinSettings,
     stand_down: bool,
-    observed: Mutex<(Option<WindowObservations>, Option<WindowObservations>)>,
+    /// What the pins did on the last [`Visit::plan_removal`]: recency, then ledger facts.
+    observed: (Option<WindowObservations>, Option<WindowObservations>),
 }
 
 impl<'a, M: WindowMessage> Visit<'a, M> {
@@ -211,7 +217,7 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
             fact_pins,
             pins,
             stand_down,
-            observed: Mutex::new((None, None)),
+            observed: (None, None),
         }
     }
 
@@ -257,8 +263,9 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
     }
 
     /// The shared refusal engine (W16). `summary_aware` passes the "is this turn an earlier
-    /// summary" predicate that only summarizing strategies use.
-    pub fn plan_removal(&self, keep_recent_turns: usize, summary_aware: bool) -> RemovalPlan {
+    /// summary" predicate that only summarizing strategies use. The pins' observations of
+    /// this call are kept on the visit for the record (W27); a later call replaces them.
+    pub fn plan_removal(&mut self, keep_recent_turns: usize, summary_aware: bool) -> RemovalPlan {
         let turns = self.conversation.turn_meta();
         let candidate_count = turns.len().saturating_sub(keep_recent_turns);
         let keep_refusals: Vec<Refusal> = turns[candidate_count..]
@@ -283,7 +290,7 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
             fact_limit,
             self.conversation,
         );
-        self.remember(tool_observations, fact_observations);
+        self.observed = (tool_observations, fact_observations);
         if candidate_count == 0 {
             return RemovalPlan {
                 span: None,
@@ -403,12 +410,6 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
         None
     }
 
-    fn remember(&self, tools: Option<WindowObservations>, facts: Option<WindowObservations>) {
-        if let Ok(mut observed) = self.observed.lock() {
-            *observed = (tools, facts);
-        }
-    }
-
     /// What the pins did on the last `plan_removal` call, for the record (W27, W28).
     pub(crate) fn observations(&self) -> (Option<WindowObservations>, Option<WindowObservations>) {
         let armed_facts = self.context.findings.is_some() && self.pins.keep_ledger_facts > 0;
@@ -425,10 +426,7 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
                 armed_facts.then(|| stood_down(self.pins.keep_ledger_facts)),
             );
         }
-        match self.observed.lock() {
-            Ok(observed) => observed.clone(),
-            Err(_) => (None, None),
-        }
+        self.observed.clone()
     }
 
     /// Stage ids and evictions of the messages in `range` (W13). The stage ids come from

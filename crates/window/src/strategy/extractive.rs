@@ -1,11 +1,9 @@
-//! A summarizer that calls no model: it keeps the label and the opening characters of each
-//! transcript line. It exists so `summarize-oldest` and `hybrid` can run offline (the
-//! `panewise window` command uses it) and so the stage can be exercised without a provider.
+//! A summary that needs no model: it keeps the label and the opening characters of each
+//! transcript line. It is a pure function of the request, so a caller can answer
+//! `summarize-oldest` and `hybrid` offline (the `panewise window` command does) and the stage
+//! can be exercised without a provider.
 
-use async_trait::async_trait;
-
-use super::{Summarizer, SummaryRequest, SummaryResponse};
-use crate::error::SummarizerError;
+use super::{SummaryRequest, SummaryResponse};
 
 /// Keeps, per message, its label and its first line cut to `chars_per_line` characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,14 +25,10 @@ impl ExtractiveSummarizer {
     pub fn new(chars_per_line: usize) -> Self {
         Self { chars_per_line }
     }
-}
 
-#[async_trait]
-impl Summarizer for ExtractiveSummarizer {
-    async fn summarize(
-        &self,
-        request: SummaryRequest<'_>,
-    ) -> Result<SummaryResponse, SummarizerError> {
+    /// The summary of the span in `request`: one `- label: first line` entry per message, with
+    /// ` …` where something was cut. It cannot fail and reports no usage.
+    pub fn summarize(&self, request: SummaryRequest<'_>) -> SummaryResponse {
         let mut text = String::new();
         for line in request.lines() {
             let first_line = line.content.lines().next().unwrap_or("");
@@ -46,9 +40,9 @@ impl Summarizer for ExtractiveSummarizer {
             };
             text.push_str(&format!("- {}: {kept}{cut}\n", line.label()));
         }
-        Ok(SummaryResponse {
+        SummaryResponse {
             text: text.trim_end().to_string(),
             usage: None,
-        })
+        }
     }
 }

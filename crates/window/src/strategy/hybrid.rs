@@ -1,10 +1,9 @@
 //! `hybrid`: observation masking first; a summary fold only when masking alone does not bring
 //! the window under the threshold.
 
-use async_trait::async_trait;
-
 use super::masking::plan_masks;
-use super::{fresh_reading, Billing, SummarizeOldest, WindowStrategy};
+use super::summarize::{FoldDetail, Reading};
+use super::{fresh_reading, Billing, Planned, SummarizeOldest, WindowStrategy};
 use crate::error::WindowError;
 use crate::message::WindowMessage;
 use crate::plan::{WindowEdit, WindowPlan};
@@ -12,7 +11,7 @@ use crate::record::{BudgetPressure, HybridRecord, PlanAction, RecordDetail};
 use crate::visit::Visit;
 
 /// Masks old tool results, then folds the oldest span if the window is still over budget.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hybrid {
     keep_recent_observations: usize,
     summarize: SummarizeOldest,
@@ -32,7 +31,6 @@ impl Hybrid {
     }
 }
 
-#[async_trait]
 impl<M: WindowMessage> WindowStrategy<M> for Hybrid {
     fn name(&self) -> &str {
         Self::NAME
@@ -42,7 +40,7 @@ impl<M: WindowMessage> WindowStrategy<M> for Hybrid {
         WindowStrategy::<M>::billing(&self.summarize)
     }
 
-    async fn plan(&self, visit: &Visit<'_, M>) -> Result<Option<WindowPlan<M>>, WindowError> {
+    fn plan(&self, visit: &mut Visit<'_, M>) -> Result<Option<Planned<M>>, WindowError> {
         let Some((measured, since)) = fresh_reading(visit)? else {
             return Ok(None);
         };
@@ -72,27 +70,18 @@ impl<M: WindowMessage> WindowStrategy<M> for Hybrid {
                 projected_tokens: judged,
                 plan_action: PlanAction::Mask,
             });
-            return Ok(Some(plan));
+            return Ok(Some(Planned::Ready(plan)));
         }
-        let saved_chars = masks.saved_chars;
-        let (mut plan, compaction) = self
-            .summarize
-            .fold(visit, measured, judged, record, masks.replacements)
-            .await;
-        if plan
-            .edit
-            .as_ref()
-            .is_some_and(|edit| edit.removed.is_empty())
-        {
-            // Only the masks apply: the fold changed nothing.
-            plan.record.window_chars_after = plan.record.window_chars_before - saved_chars;
-        }
-        plan.record.detail = RecordDetail::Hybrid(HybridRecord {
-            measured_tokens: measured,
-            threshold_tokens: threshold,
+        let detail = FoldDetail::Hybrid {
             masking: masks.record,
-            compaction: Some(compaction),
-        });
-        Ok(Some(plan))
+            saved_chars: masks.saved_chars,
+        };
+        Ok(Some(self.summarize.begin_fold(
+            visit,
+            Reading { measured, judged },
+            record,
+            masks.replacements,
+            detail,
+        )))
     }
 }

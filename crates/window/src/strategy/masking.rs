@@ -5,9 +5,7 @@
 //! This is the strategy the published comparison of observation masking and LLM summarisation
 //! for software-engineering agents measured as cheapest at an equal solve rate.
 
-use async_trait::async_trait;
-
-use super::{WindowStrategy, DEFAULT_KEEP_RECENT_OBSERVATIONS};
+use super::{Planned, WindowStrategy, DEFAULT_KEEP_RECENT_OBSERVATIONS};
 use crate::error::WindowError;
 use crate::message::WindowMessage;
 use crate::notice::masked_placeholder;
@@ -91,13 +89,12 @@ pub(crate) fn plan_masks<M: WindowMessage>(visit: &Visit<'_, M>, keep_recent: us
     }
 }
 
-#[async_trait]
 impl<M: WindowMessage> WindowStrategy<M> for ObservationMasking {
     fn name(&self) -> &str {
         Self::NAME
     }
 
-    async fn plan(&self, visit: &Visit<'_, M>) -> Result<Option<WindowPlan<M>>, WindowError> {
+    fn plan(&self, visit: &mut Visit<'_, M>) -> Result<Option<Planned<M>>, WindowError> {
         let masks = plan_masks(visit, self.keep_recent_observations);
         if masks.replacements.is_empty() {
             return Ok(None);
@@ -110,6 +107,6 @@ impl<M: WindowMessage> WindowStrategy<M> for ObservationMasking {
             masks.replacements,
             visit.context().now_ms,
         ));
-        Ok(Some(plan))
+        Ok(Some(Planned::Ready(plan)))
     }
 }

@@ -1,9 +1,7 @@
 //! `sliding-window` (W32): keep the last N turns. Needs no usage figures and calls no model.
 
-use async_trait::async_trait;
-
 use super::drop::drop_span;
-use super::WindowStrategy;
+use super::{Planned, WindowStrategy};
 use crate::error::WindowError;
 use crate::message::WindowMessage;
 use crate::plan::WindowPlan;
@@ -32,13 +30,12 @@ impl SlidingWindow {
     }
 }
 
-#[async_trait]
 impl<M: WindowMessage> WindowStrategy<M> for SlidingWindow {
     fn name(&self) -> &str {
         Self::NAME
     }
 
-    async fn plan(&self, visit: &Visit<'_, M>) -> Result<Option<WindowPlan<M>>, WindowError> {
+    fn plan(&self, visit: &mut Visit<'_, M>) -> Result<Option<Planned<M>>, WindowError> {
         let turns_before = visit.conversation().turn_count();
         if turns_before <= self.keep_recent_turns {
             return Ok(None);
@@ -55,10 +52,10 @@ impl<M: WindowMessage> WindowStrategy<M> for SlidingWindow {
         };
         let Some(span) = removal.span else {
             record.detail = detail(turns_before);
-            return Ok(Some(WindowPlan::unchanged(record)));
+            return Ok(Some(Planned::Ready(WindowPlan::unchanged(record))));
         };
         let mut dropped = drop_span(visit, &removal, span, record);
         dropped.plan.record.detail = detail(dropped.turns_after);
-        Ok(Some(dropped.plan))
+        Ok(Some(Planned::Ready(dropped.plan)))
     }
 }

@@ -1,21 +1,21 @@
-//! `summarize-oldest` (W34): fold the oldest removable span into a summary written by a
-//! [`Summarizer`]. One attempt; a failure becomes the `summarizer-failed` refusal; a span whose
-//! summary came back not smaller is not sent again.
+//! `summarize-oldest` (W34): fold the oldest removable span into a summary. The strategy
+//! does not write the summary: it returns a [`SummaryAsk`], the stage hands the caller a
+//! [`SummaryRequest`], and the caller completes the visit with the answer or the failure.
+//! One attempt; a failure becomes the `summarizer-failed` refusal; a span whose summary came
+//! back not smaller is not sent again (the caller's [`crate::StageMemory`] remembers it).
 
 use std::borrow::Cow;
-use std::collections::HashSet;
-use std::sync::Mutex;
+use std::ops::Range;
 
-use async_trait::async_trait;
-
-use super::{fresh_reading, Billing, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
+use super::{fresh_reading, Billing, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
+use crate::conversation::Conversation;
 use crate::error::{SummarizerError, WindowError};
 use crate::message::{fnv1a_hex, Role, ToolCallRef, WindowMessage};
 use crate::notice::{summary_frame, SUMMARIZER_SYSTEM_PROMPT};
 use crate::plan::{ContentReplacement, WindowEdit, WindowPlan};
 use crate::record::{
-    BudgetPressure, CompactionRecord, FoldedSpan, PlanAction, RecordDetail, Refusal, RefusalReason,
-    Retain, Spend, Usage, WindowRecord,
+    BudgetPressure, CompactionRecord, FoldedSpan, HybridRecord, MaskingRecord, PlanAction,
+    RecordDetail, Refusal, RefusalReason, Retain, Spend, Usage, WindowRecord,
 };
 use crate::visit::{TurnSpan, Visit};
 
@@ -74,8 +74,10 @@ pub trait TranscriptLines: Send + Sync {
     fn line(&self, index: usize) -> Option<TranscriptLine<'_>>;
 }
 
-/// What the stage asks a summarizer. Read the span with [`SummaryRequest::lines`], or call
-/// [`SummaryRequest::render`] for the text of the single user message (W41).
+/// What the caller must ask a summarizer for, from [`crate::PendingSummary::request`]: the
+/// system prompt, the model and the span's transcript. Read the span with
+/// [`SummaryRequest::lines`], or call [`SummaryRequest::render`] for the text of the single
+/// user message (W41).
 #[derive(Clone, Copy)]
 pub struct SummaryRequest<'a> {
     /// The fixed, library-written system prompt (W40).
@@ -118,7 +120,7 @@ impl<'a> SummaryRequest<'a> {
     }
 }
 
-/// What a summarizer answered.
+/// What a summarizer answered, handed back through [`crate::PendingSummary::complete`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SummaryResponse {
     /// The summary text, used exactly as returned.
@@ -127,49 +129,22 @@ pub struct SummaryResponse {
     pub usage: Option<Usage>,
 }
 
-/// Writes summaries. The stage calls it at most once per visit and never retries (W42).
-#[async_trait]
-pub trait Summarizer: Send + Sync {
-    /// Summarizes the span in `request`.
-    async fn summarize(
-        &self,
-        request: SummaryRequest<'_>,
-    ) -> Result<SummaryResponse, SummarizerError>;
-}
-
 /// Folds the oldest removable span into a summary when the window is over budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SummarizeOldest {
     threshold_tokens: u64,
     keep_recent_turns: usize,
     model: String,
     retain: Retain,
-    summarizer: Box<dyn Summarizer>,
-    /// Keys of spans whose summary came back not smaller; lives as long as the strategy.
-    refused_spans: Mutex<HashSet<u64>>,
-}
-
-impl std::fmt::Debug for SummarizeOldest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SummarizeOldest")
-            .field("threshold_tokens", &self.threshold_tokens)
-            .field("keep_recent_turns", &self.keep_recent_turns)
-            .field("model", &self.model)
-            .field("retain", &self.retain)
-            .finish()
-    }
 }
 
 impl SummarizeOldest {
     /// The strategy's name in records.
     pub const NAME: &'static str = "summarize-oldest";
 
-    /// Folds when over `threshold_tokens` (greater than 0), asking `summarizer` with `model`
+    /// Folds when over `threshold_tokens` (greater than 0), asking for summaries by `model`
     /// (non-empty), keeping the default 6 recent turns and the originals with the conversation.
-    pub fn new(
-        threshold_tokens: u64,
-        model: impl Into<String>,
-        summarizer: Box<dyn Summarizer>,
-    ) -> Result<Self, WindowError> {
+    pub fn new(threshold_tokens: u64, model: impl Into<String>) -> Result<Self, WindowError> {
         let model = model.into();
         if threshold_tokens == 0 {
             return Err(invalid("thresholdTokens", "must be greater than 0"));
@@ -182,8 +157,6 @@ impl SummarizeOldest {
             keep_recent_turns: DEFAULT_KEEP_RECENT_TURNS,
             model,
             retain: Retain::Conversation,
-            summarizer,
-            refused_spans: Mutex::new(HashSet::new()),
         })
     }
 
@@ -209,135 +182,264 @@ impl SummarizeOldest {
         self.threshold_tokens
     }
 
-    /// Folds the planned span. `masks` are replacements the hybrid strategy adds outside the
-    /// span; `record` already holds the strategy name and iteration.
-    pub(crate) async fn fold<M: WindowMessage>(
+    /// Plans the fold of the oldest removable span: a [`SummaryAsk`] for it, or the finished
+    /// plan when nothing may leave. `masks` are replacements the hybrid strategy adds outside
+    /// the span; `record` already holds the strategy name and iteration; `detail` says which
+    /// record detail the finished plan carries.
+    pub(crate) fn begin_fold<M: WindowMessage>(
         &self,
-        visit: &Visit<'_, M>,
-        measured: u64,
-        judged: u64,
+        visit: &mut Visit<'_, M>,
+        reading: Reading,
         record: WindowRecord,
         masks: Vec<ContentReplacement>,
-    ) -> (WindowPlan<M>, CompactionRecord) {
-        let conversation = visit.conversation();
+        detail: FoldDetail,
+    ) -> Planned<M> {
         let removal = visit.plan_removal(self.keep_recent_turns, true);
         let mut record = record;
-        record.refusals = removal.refusals.clone();
-        let mut compaction = CompactionRecord {
-            measured_tokens: measured,
+        record.refusals = removal.refusals;
+        let basis = FoldBasis {
+            model: self.model.clone(),
+            retain: self.retain,
             threshold_tokens: self.threshold_tokens,
-            over_budget: true,
-            summary_chars: 0,
-            summarizer_tokens: None,
-            summarizer_skipped: None,
-            keep_recent_turns: self.keep_recent_turns,
+            reading,
+            record,
+            compaction: CompactionRecord {
+                measured_tokens: reading.measured,
+                threshold_tokens: self.threshold_tokens,
+                over_budget: true,
+                summary_chars: 0,
+                summarizer_tokens: None,
+                summarizer_skipped: None,
+                keep_recent_turns: self.keep_recent_turns,
+            },
+            masks,
+            detail,
+            now_ms: visit.context().now_ms,
         };
-        let pressure = |action| BudgetPressure {
+        match removal.span {
+            None => Planned::Ready(basis.unchanged(None).finish()),
+            Some(span) => Planned::Summarize(SummaryAsk { basis, span }),
+        }
+    }
+}
+
+fn invalid(field: &str, reason: &str) -> WindowError {
+    WindowError::InvalidConfig {
+        field: field.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// The reading a token-triggered fold was judged on: the provider's measured input tokens,
+/// and those plus the counted tokens since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reading {
+    pub(crate) measured: u64,
+    pub(crate) judged: u64,
+}
+
+/// Which record detail a finished fold carries.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum FoldDetail {
+    /// summarize-oldest's own compaction detail.
+    Compaction,
+    /// hybrid's detail: the masking it did before folding, and the characters that saved.
+    Hybrid {
+        masking: MaskingRecord,
+        saved_chars: u64,
+    },
+}
+
+/// What a fold decided before any summary exists, shared by the ask and the plans that end it
+/// without one.
+#[derive(Debug, Clone, PartialEq)]
+struct FoldBasis {
+    model: String,
+    retain: Retain,
+    threshold_tokens: u64,
+    reading: Reading,
+    record: WindowRecord,
+    compaction: CompactionRecord,
+    masks: Vec<ContentReplacement>,
+    detail: FoldDetail,
+    now_ms: u64,
+}
+
+/// A plan that is not finished yet: its record still lacks the strategy's detail.
+struct FoldResult<M> {
+    plan: WindowPlan<M>,
+    compaction: CompactionRecord,
+    detail: FoldDetail,
+    threshold_tokens: u64,
+    measured: u64,
+}
+
+impl FoldBasis {
+    fn pressure(&self, action: PlanAction) -> BudgetPressure {
+        BudgetPressure {
             cap_tokens: self.threshold_tokens,
-            projected_tokens: judged,
+            projected_tokens: self.reading.judged,
             plan_action: action,
-        };
-        let unchanged = |record: WindowRecord, masks: Vec<ContentReplacement>| {
-            let mut plan = WindowPlan::unchanged(record);
-            if !masks.is_empty() {
-                plan.edit = Some(WindowEdit {
-                    removed: 0..0,
-                    inserted: None,
-                    inserted_at_ms: visit.context().now_ms,
-                    replaced: masks,
-                });
-            }
-            plan
-        };
-        let Some(span) = removal.span else {
-            let mut plan = unchanged(record, masks);
-            plan.budget_pressure = Some(pressure(PlanAction::None));
-            return (plan, compaction);
-        };
-        let range = span.messages();
-        let refuse_first = |record: &mut WindowRecord, reason| {
+        }
+    }
+
+    /// A plan that folds nothing: only the masks (if any) apply. `refusal` names the reason
+    /// the span itself stayed, filed first (W16).
+    fn unchanged<M>(self, refusal: Option<(RefusalReason, TurnSpan)>) -> FoldResult<M> {
+        let pressure = self.pressure(PlanAction::None);
+        let mut record = self.record;
+        if let Some((reason, span)) = refusal {
             record.refusals.insert(
                 0,
                 Refusal {
                     reason,
                     turn_index: span.from_turn,
-                    message_index: range.start,
+                    message_index: span.start,
                 },
             );
-        };
-        let key = span_key(visit, span);
-        if self.is_refused(key) {
-            refuse_first(&mut record, RefusalReason::ReplacementNotSmaller);
-            compaction.summarizer_skipped = Some(true);
-            let mut plan = unchanged(record, masks);
-            plan.budget_pressure = Some(pressure(PlanAction::None));
-            return (plan, compaction);
         }
-        let transcript = SpanTranscript {
-            conversation,
-            range: range.clone(),
-        };
-        let request = SummaryRequest {
-            system_prompt: SUMMARIZER_SYSTEM_PROMPT,
-            model: &self.model,
-            transcript: &transcript,
-        };
-        let response = match self.summarizer.summarize(request).await {
+        let mut plan = WindowPlan::unchanged(record);
+        if !self.masks.is_empty() {
+            plan.edit = Some(WindowEdit::replacements_only(self.masks, self.now_ms));
+        }
+        plan.budget_pressure = Some(pressure);
+        FoldResult {
+            plan,
+            compaction: self.compaction,
+            detail: self.detail,
+            threshold_tokens: self.threshold_tokens,
+            measured: self.reading.measured,
+        }
+    }
+}
+
+impl<M> FoldResult<M> {
+    /// Files the strategy's detail on the record and returns the plan.
+    fn finish(self) -> WindowPlan<M> {
+        let mut plan = self.plan;
+        match self.detail {
+            FoldDetail::Compaction => {
+                plan.record.detail = RecordDetail::Compaction(self.compaction);
+            }
+            FoldDetail::Hybrid {
+                masking,
+                saved_chars,
+            } => {
+                if plan
+                    .edit
+                    .as_ref()
+                    .is_some_and(|edit| edit.removed.is_empty())
+                {
+                    // Only the masks apply: the fold changed nothing.
+                    plan.record.window_chars_after = plan.record.window_chars_before - saved_chars;
+                }
+                plan.record.detail = RecordDetail::Hybrid(HybridRecord {
+                    measured_tokens: self.measured,
+                    threshold_tokens: self.threshold_tokens,
+                    masking,
+                    compaction: Some(self.compaction),
+                });
+            }
+        }
+        plan
+    }
+}
+
+/// A fold that waits for its summary: the span to fold and everything decided before asking,
+/// so the caller's answer completes the visit exactly as an inline call would have. Built only
+/// by the summarizing strategies; the stage turns it into a [`crate::PendingSummary`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryAsk {
+    basis: FoldBasis,
+    span: TurnSpan,
+}
+
+impl SummaryAsk {
+    /// The messages to fold, as pre-change indices.
+    pub fn span(&self) -> Range<usize> {
+        self.span.messages()
+    }
+
+    /// The model the summary is to be asked of.
+    pub fn model(&self) -> &str {
+        &self.basis.model
+    }
+
+    /// The plan when the span was already refused for a summary not smaller than it: the
+    /// summarizer is not asked again (`summarizerSkipped`).
+    pub(crate) fn skip<M>(self) -> WindowPlan<M> {
+        let span = self.span;
+        let mut basis = self.basis;
+        basis.compaction.summarizer_skipped = Some(true);
+        basis
+            .unchanged(Some((RefusalReason::ReplacementNotSmaller, span)))
+            .finish()
+    }
+
+    /// Completes the fold with the caller's answer. The flag is true when the summary came back
+    /// not smaller than the span, so the span must not be sent again.
+    pub(crate) fn complete<M: WindowMessage>(
+        self,
+        visit: &Visit<'_, M>,
+        answer: Result<SummaryResponse, SummarizerError>,
+    ) -> (WindowPlan<M>, bool) {
+        let span = self.span;
+        let mut basis = self.basis;
+        let iteration = visit.context().iteration;
+        let response = match answer {
             Ok(response) => response,
             Err(error) => {
-                refuse_first(&mut record, RefusalReason::SummarizerFailed);
-                let mut plan = unchanged(record, masks);
-                plan.budget_pressure = Some(pressure(PlanAction::None));
-                plan.warning = Some(format!(
-                    "summarize-oldest: nothing was folded at iteration {}: the summarizer \
-                     failed ({error}); measured {measured} input tokens against a threshold of \
-                     {}. The run continues with the window as it was.",
-                    visit.context().iteration,
-                    self.threshold_tokens
-                ));
-                return (plan, compaction);
+                let warning = format!(
+                    "summarize-oldest: nothing was folded at iteration {iteration}: the \
+                     summarizer failed ({error}); measured {} input tokens against a threshold \
+                     of {}. The run continues with the window as it was.",
+                    basis.reading.measured, basis.threshold_tokens
+                );
+                let mut result = basis.unchanged(Some((RefusalReason::SummarizerFailed, span)));
+                result.plan.warning = Some(warning);
+                return (result.finish(), false);
             }
         };
+        let conversation = visit.conversation();
+        let range = span.messages();
         let frame = summary_frame(
             range.len(),
-            visit.context().iteration,
-            &self.model,
-            self.retain,
+            iteration,
+            &basis.model,
+            basis.retain,
             &response.text,
         );
         let frame_chars = frame.chars().count() as u64;
         let span_chars = conversation.chars_in(range.clone());
-        compaction.summary_chars = frame_chars;
-        compaction.summarizer_tokens = response.usage.map(|usage| usage.input + usage.output);
+        basis.compaction.summary_chars = frame_chars;
+        basis.compaction.summarizer_tokens = response.usage.map(|usage| usage.input + usage.output);
         let spend = Spend {
-            model: self.model.clone(),
+            model: basis.model.clone(),
             usage: response.usage,
         };
         if frame_chars >= span_chars {
-            if let Ok(mut refused) = self.refused_spans.lock() {
-                refused.insert(key);
-            }
-            refuse_first(&mut record, RefusalReason::ReplacementNotSmaller);
-            let mut plan = unchanged(record, masks);
-            plan.budget_pressure = Some(pressure(PlanAction::None));
-            plan.spend = Some(spend);
-            return (plan, compaction);
+            let mut result = basis.unchanged(Some((RefusalReason::ReplacementNotSmaller, span)));
+            result.plan.spend = Some(spend);
+            return (result.finish(), true);
         }
+        let pressure = basis.pressure(PlanAction::Summarize);
         let (stage_ids, evictions) = visit.removal_facts(range.clone());
         let folded = FoldedSpan {
             summary_fingerprint: fnv1a_hex(&frame),
             run_id: visit.context().run_id.unwrap_or("unknown").to_string(),
-            iteration: visit.context().iteration,
-            folded_at_ms: visit.context().now_ms,
-            model: self.model.clone(),
+            iteration,
+            folded_at_ms: basis.now_ms,
+            model: basis.model.clone(),
             message_count: range.len(),
             removed_stage_ids: stage_ids.clone(),
-            retained: self.retain,
+            retained: basis.retain,
             messages: None,
         };
+        let mut record = basis.record;
         record.removed_stage_ids = stage_ids;
         record.removed_message_count = range.len();
-        let masks: Vec<ContentReplacement> = masks
+        let masks: Vec<ContentReplacement> = basis
+            .masks
             .into_iter()
             .filter(|mask| !range.contains(&mask.index))
             .collect();
@@ -354,50 +456,86 @@ impl SummarizeOldest {
         plan.edit = Some(WindowEdit {
             removed: range,
             inserted: Some(frame),
-            inserted_at_ms: visit.context().now_ms,
+            inserted_at_ms: basis.now_ms,
             replaced: masks,
         });
         plan.evictions = evictions;
         plan.folded = vec![folded];
-        plan.budget_pressure = Some(pressure(PlanAction::Summarize));
+        plan.budget_pressure = Some(pressure);
         plan.spend = Some(spend);
-        (plan, compaction)
-    }
-
-    fn is_refused(&self, key: u64) -> bool {
-        self.refused_spans
-            .lock()
-            .map(|refused| refused.contains(&key))
-            .unwrap_or(false)
-    }
-}
-
-fn invalid(field: &str, reason: &str) -> WindowError {
-    WindowError::InvalidConfig {
-        field: field.to_string(),
-        reason: reason.to_string(),
+        let result = FoldResult {
+            plan,
+            compaction: basis.compaction,
+            detail: basis.detail,
+            threshold_tokens: basis.threshold_tokens,
+            measured: basis.reading.measured,
+        };
+        (result.finish(), false)
     }
 }
 
-/// The latch key of a span: built from the messages' role-and-content hashes, each taken once
-/// and cached by the conversation, so after a message's first visit it costs O(messages in the
-/// span) and never rereads their text. The count and characters are mixed
-/// in to make collisions between different spans even less likely.
-fn span_key<M: WindowMessage>(visit: &Visit<'_, M>, span: TurnSpan) -> u64 {
-    let conversation = visit.conversation();
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for index in span.messages() {
-        let message_hash = conversation.message_hash(index);
-        hash ^= message_hash;
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+/// The latch key of a span whose summary came back not smaller. The size comes first so a
+/// lookup can rule out every refused span of another size without reading any text; only a
+/// span of the same size is hashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct SpanKey {
+    pub(crate) messages: usize,
+    pub(crate) chars: u64,
+    pub(crate) hash: u64,
+}
+
+impl SpanKey {
+    /// The smallest and largest keys of spans of this size.
+    pub(crate) fn size_bounds(messages: usize, chars: u64) -> (Self, Self) {
+        let key = |hash| Self {
+            messages,
+            chars,
+            hash,
+        };
+        (key(0), key(u64::MAX))
     }
-    hash ^ (span.messages().len() as u64).rotate_left(32) ^ conversation.chars_in(span.messages())
+
+    /// The key of the span `range`: its size, and a hash over its messages' role-and-content
+    /// hashes, which costs O(the span's bytes).
+    pub(crate) fn of<M: WindowMessage>(
+        conversation: &Conversation<M>,
+        range: Range<usize>,
+    ) -> Self {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for index in range.clone() {
+            hash ^= conversation.message_hash(index);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        Self {
+            messages: range.len(),
+            chars: conversation.chars_in(range),
+            hash,
+        }
+    }
 }
 
 /// A span of the conversation as transcript lines (W41), built on demand.
-struct SpanTranscript<'a, M: WindowMessage> {
-    conversation: &'a crate::Conversation<M>,
-    range: std::ops::Range<usize>,
+pub(crate) struct SpanTranscript<'a, M: WindowMessage> {
+    conversation: &'a Conversation<M>,
+    range: Range<usize>,
+}
+
+impl<'a, M: WindowMessage> SpanTranscript<'a, M> {
+    pub(crate) fn new(conversation: &'a Conversation<M>, range: Range<usize>) -> Self {
+        Self {
+            conversation,
+            range,
+        }
+    }
+
+    /// The request for this span, asking `model`.
+    pub(crate) fn request<'r>(&'r self, model: &'r str) -> SummaryRequest<'r> {
+        SummaryRequest {
+            system_prompt: SUMMARIZER_SYSTEM_PROMPT,
+            model,
+            transcript: self,
+        }
+    }
 }
 
 impl<M: WindowMessage> TranscriptLines for SpanTranscript<'_, M> {
@@ -432,7 +570,6 @@ impl<M: WindowMessage> TranscriptLines for SpanTranscript<'_, M> {
     }
 }
 
-#[async_trait]
 impl<M: WindowMessage> WindowStrategy<M> for SummarizeOldest {
     fn name(&self) -> &str {
         Self::NAME
@@ -444,7 +581,7 @@ impl<M: WindowMessage> WindowStrategy<M> for SummarizeOldest {
         })
     }
 
-    async fn plan(&self, visit: &Visit<'_, M>) -> Result<Option<WindowPlan<M>>, WindowError> {
+    fn plan(&self, visit: &mut Visit<'_, M>) -> Result<Option<Planned<M>>, WindowError> {
         let Some((measured, since)) = fresh_reading(visit)? else {
             return Ok(None);
         };
@@ -453,8 +590,13 @@ impl<M: WindowMessage> WindowStrategy<M> for SummarizeOldest {
             return Ok(None);
         }
         let record = visit.empty_record(Self::NAME);
-        let (mut plan, compaction) = self.fold(visit, measured, judged, record, Vec::new()).await;
-        plan.record.detail = RecordDetail::Compaction(compaction);
-        Ok(Some(plan))
+        let reading = Reading { measured, judged };
+        Ok(Some(self.begin_fold(
+            visit,
+            reading,
+            record,
+            Vec::new(),
+            FoldDetail::Compaction,
+        )))
     }
 }

@@ -6,10 +6,8 @@
 //! fewest oldest turns of that span that bring the window under the threshold: the issue asks
 //! for "until under", and it keeps more evidence on the wire.
 
-use async_trait::async_trait;
-
 use super::drop::drop_span;
-use super::{fresh_reading, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
+use super::{fresh_reading, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
 use crate::error::WindowError;
 use crate::message::WindowMessage;
 use crate::notice::DropNotice;
@@ -105,13 +103,12 @@ pub(crate) fn notice_slack<M: WindowMessage>(visit: &Visit<'_, M>, strategy: &st
     visit.conversation().count_tokens(&text)
 }
 
-#[async_trait]
 impl<M: WindowMessage> WindowStrategy<M> for TokenBudget {
     fn name(&self) -> &str {
         Self::NAME
     }
 
-    async fn plan(&self, visit: &Visit<'_, M>) -> Result<Option<WindowPlan<M>>, WindowError> {
+    fn plan(&self, visit: &mut Visit<'_, M>) -> Result<Option<Planned<M>>, WindowError> {
         let Some((measured, since)) = fresh_reading(visit)? else {
             return Ok(None);
         };
@@ -149,7 +146,7 @@ impl<M: WindowMessage> WindowStrategy<M> for TokenBudget {
             record.detail = detail(turns_before);
             let mut plan = WindowPlan::unchanged(record);
             plan.budget_pressure = Some(pressure(PlanAction::None));
-            return Ok(Some(plan));
+            return Ok(Some(Planned::Ready(plan)));
         };
         let need = judged - self.threshold_tokens;
         let slack = notice_slack(visit, Self::NAME);
@@ -169,6 +166,6 @@ impl<M: WindowMessage> WindowStrategy<M> for TokenBudget {
             PlanAction::None
         };
         dropped.plan.budget_pressure = Some(pressure(action));
-        Ok(Some(dropped.plan))
+        Ok(Some(Planned::Ready(dropped.plan)))
     }
 }

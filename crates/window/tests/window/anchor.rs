@@ -1,8 +1,6 @@
 //! W19–W20: the current request anchor.
 
-use panewise_window::{
-    Message, PinSettings, RefusalReason, SlidingWindow, TokenBudget, Visit, WindowStage,
-};
+use panewise_window::{Message, PinSettings, RefusalReason, SlidingWindow, TokenBudget, Visit};
 
 use crate::support::*;
 
@@ -53,7 +51,7 @@ fn w20_the_current_request_turn_is_never_removed_for_keep_1_to_6() {
         for i in 0..12 {
             messages.extend(tool_turn(&format!("c{i}"), "read_file", 2_000));
         }
-        let strategies: Vec<WindowStage<Message>> = vec![
+        let strategies: Vec<Harness> = vec![
             stage(SlidingWindow::new(keep).unwrap()),
             stage(TokenBudget::with_keep_recent_turns(1, keep).unwrap()),
             configured(

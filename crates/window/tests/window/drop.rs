@@ -114,9 +114,7 @@ fn w33_w55_token_budget_rejects_a_zero_reading_by_name() {
         measured.usage.output = 0;
     }
     context.provider = "acme";
-    let error = panewise_window::complete_now(stage.visit(&conversation, context))
-        .unwrap()
-        .unwrap_err();
+    let error = try_visit(&stage, &conversation, context).unwrap_err();
     assert_eq!(
         error,
         WindowError::Unmeasurable {

@@ -103,7 +103,7 @@ fn w15_the_paused_call_refuses_as_paused_or_pending_check_in() {
 #[test]
 fn w16_no_candidate_means_only_keep_window_refusals() {
     let conversation = conversation(vec![Message::user("a"), Message::assistant("b")]);
-    let visit = Visit::new(&conversation, context(1), PinSettings::default());
+    let mut visit = Visit::new(&conversation, context(1), PinSettings::default());
     let plan = visit.plan_removal(5, false);
     assert!(plan.span.is_none());
     assert!(plan
@@ -121,7 +121,7 @@ fn w16_a_refusing_oldest_turn_is_stepped_over() {
         Message::assistant("old 2"),
         Message::user("now"),
     ]);
-    let visit = Visit::new(&conversation, context(1), PinSettings::default());
+    let mut visit = Visit::new(&conversation, context(1), PinSettings::default());
     let plan = visit.plan_removal(1, false);
     let span = plan.span.unwrap();
     assert_eq!((span.from_turn, span.to_turn), (1, 2));
@@ -136,7 +136,7 @@ fn w16_a_refusing_turn_in_the_middle_ends_the_span_and_later_turns_are_not_exami
     messages.push(Message::system("late system"));
     messages.push(Message::user("now"));
     let conversation = conversation(messages);
-    let visit = Visit::new(&conversation, context(1), PinSettings::default());
+    let mut visit = Visit::new(&conversation, context(1), PinSettings::default());
     let plan = visit.plan_removal(1, false);
     let span = plan.span.unwrap();
     assert_eq!((span.from_turn, span.to_turn), (0, 0));
@@ -184,7 +184,7 @@ fn w16_a_lone_earlier_summary_refuses_as_only_existing_summary() {
         Message::user("now"),
         Message::assistant("reply"),
     ]);
-    let visit = Visit::new(&conversation, context(1), PinSettings::default());
+    let mut visit = Visit::new(&conversation, context(1), PinSettings::default());
     let plan = visit.plan_removal(1, true);
     assert!(plan.span.is_none());
     let named: Vec<RefusalReason> = plan.refusals.iter().map(|r| r.reason).collect();
@@ -208,7 +208,7 @@ fn w17_the_span_never_reaches_into_the_keep_window() {
         .collect();
     let conversation = conversation(messages);
     for keep in 1..10 {
-        let visit = Visit::new(
+        let mut visit = Visit::new(
             &conversation,
             VisitContext::new(1, 0),
             PinSettings::default(),

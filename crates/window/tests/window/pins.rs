@@ -34,13 +34,13 @@ fn loop_with_tools(tail: usize) -> Vec<Message> {
 #[test]
 fn w21_one_pin_per_tool_newest_first_after_the_anchor() {
     let conversation = conversation(loop_with_tools(2));
-    let stage = WindowStage::with_pins(
+    let stage = Harness::from(WindowStage::with_pins(
         Box::new(SlidingWindow::new(1).unwrap()),
         PinSettings {
             keep_last_tool_results: 10,
             keep_ledger_facts: 0,
         },
-    );
+    ));
     let plan = visit(&stage, &conversation, context(1)).unwrap();
     // Turns: 0 request, 1 grep, 2 ls, 3 grep, 4 read_file, 5-6 notes.
     assert_eq!(
@@ -139,7 +139,10 @@ fn w24_only_turns_declared_fact_are_pinned_and_refiling_releases_them() {
         keep_last_tool_results: 0,
         keep_ledger_facts: 4,
     };
-    let stage = WindowStage::with_pins(Box::new(SlidingWindow::new(1).unwrap()), pins);
+    let stage = Harness::from(WindowStage::with_pins(
+        Box::new(SlidingWindow::new(1).unwrap()),
+        pins,
+    ));
     let mut findings = Findings::new();
     findings.declare("c1", Standing::Fact);
     findings.declare("c2", Standing::Open);
@@ -355,7 +358,7 @@ fn w21_pins_are_never_at_or_before_the_anchor() {
     messages.push(Message::user("request"));
     messages.extend((0..3).map(|i| Message::assistant(format!("n{i}"))));
     let conversation = conversation(messages);
-    let visit = Visit::new(&conversation, context(1), PinSettings::default());
+    let mut visit = Visit::new(&conversation, context(1), PinSettings::default());
     let plan = visit.plan_removal(1, false);
     assert!(!plan
         .refusals

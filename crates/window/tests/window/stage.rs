@@ -1,10 +1,9 @@
 //! W9–W13 and W49–W55, W61: the stage, configuration, staleness and a custom strategy.
 
-use async_trait::async_trait;
 use panewise_window::record::RecordDetail;
 use panewise_window::{
-    Message, RefusalReason, StrategyConfig, TokenBudget, Visit, WindowError, WindowPlan,
-    WindowStage, WindowStrategy,
+    Message, Planned, RefusalReason, StageMemory, StrategyConfig, TokenBudget, Visit, VisitOutcome,
+    WindowError, WindowPlan, WindowStage, WindowStrategy,
 };
 
 use crate::support::*;
@@ -99,15 +98,42 @@ fn w51_defaults_apply_and_false_equals_zero() {
     assert_eq!(summarize.pins().keep_last_tool_results, 2);
 }
 
+/// The stage holds no summarizer, so it cannot be built without one; instead a summarizing
+/// strategy's visit stops at a request the caller must answer. (The host's runner, which pairs a
+/// stage with its summarizer, names the missing `summarizer` field.)
 #[test]
-fn w51_a_summarizing_strategy_without_a_summarizer_names_the_summarizer() {
-    let config =
-        StrategyConfig::from_json(r#"{"strategy":"hybrid","thresholdTokens":100,"model":"m"}"#)
-            .unwrap();
-    match config.build_stage::<Message>(None).unwrap_err() {
-        WindowError::InvalidConfig { field, .. } => assert_eq!(field, "summarizer"),
-        other => panic!("unexpected error {other:?}"),
-    }
+fn w51_a_summarizing_strategy_asks_its_caller_for_the_summary() {
+    let config = StrategyConfig::from_json(
+        r#"{"strategy":"hybrid","thresholdTokens":100,"keepRecentTurns":1,"model":"m"}"#,
+    )
+    .unwrap();
+    assert!(config.needs_summarizer());
+    let stage = config.build_stage::<Message>().unwrap();
+    let conversation = conversation(vec![
+        Message::user("old"),
+        Message::assistant(text(2_000)),
+        Message::user("now"),
+    ]);
+    let mut memory = StageMemory::new();
+    let outcome = stage
+        .visit(
+            &conversation,
+            measured_context(&conversation, 2, 5_000),
+            &mut memory,
+        )
+        .unwrap();
+    let VisitOutcome::NeedsSummary(pending) = outcome else {
+        panic!("expected a summary request, got {outcome:?}");
+    };
+    assert_eq!(pending.span(), 0..2);
+    let request = pending.request();
+    assert_eq!(request.model, "m");
+    assert_eq!(request.lines().count(), 2);
+    let plan = pending.complete(Err(panewise_window::SummarizerError::new("offline")));
+    assert_eq!(
+        plan.record.refusals[0].reason,
+        RefusalReason::SummarizerFailed
+    );
 }
 
 #[test]
@@ -142,21 +168,20 @@ fn w53_a_stale_reading_is_not_used() {
 /// A custom strategy: drop the oldest removable turn, whatever the budget.
 struct DropOne;
 
-#[async_trait]
 impl WindowStrategy<Message> for DropOne {
     fn name(&self) -> &str {
         "drop-one"
     }
 
-    async fn plan(
+    fn plan(
         &self,
-        visit: &Visit<'_, Message>,
-    ) -> Result<Option<WindowPlan<Message>>, WindowError> {
+        visit: &mut Visit<'_, Message>,
+    ) -> Result<Option<Planned<Message>>, WindowError> {
         let removal = visit.plan_removal(1, false);
         let mut record = visit.empty_record("drop-one");
         record.refusals = removal.refusals;
         let Some(span) = removal.span else {
-            return Ok(Some(WindowPlan::unchanged(record)));
+            return Ok(Some(WindowPlan::unchanged(record).into()));
         };
         let first = visit.conversation().turns().nth(span.from_turn).unwrap();
         let range = first.start..first.start + first.len;
@@ -165,7 +190,7 @@ impl WindowStrategy<Message> for DropOne {
             record.window_chars_before - visit.conversation().chars_in(range.clone());
         let mut plan = WindowPlan::unchanged(record);
         plan.edit = Some(panewise_window::WindowEdit::remove(range, 0));
-        Ok(Some(plan))
+        Ok(Some(plan.into()))
     }
 }
 
@@ -177,7 +202,7 @@ fn w9_a_custom_strategy_is_one_impl_and_its_record_is_completed_by_the_stage() {
     let mut messages_with_head = vec![Message::system("sys")];
     messages_with_head.extend(messages);
     let mut conversation = conversation(messages_with_head);
-    let stage = WindowStage::new(Box::new(DropOne));
+    let stage = Harness::from(WindowStage::new(Box::new(DropOne)));
     let plan = visit_and_apply(&stage, &mut conversation, context(1)).unwrap();
     assert_eq!(plan.record.strategy, "drop-one");
     assert!(matches!(plan.record.detail, RecordDetail::Custom {}));
@@ -200,7 +225,7 @@ fn w61_one_fixture_is_refused_for_the_same_reasons_under_every_strategy() {
         Message::assistant(text(400)),
     ];
     let conversation = conversation(messages);
-    let stages: Vec<WindowStage<Message>> = vec![
+    let stages: Vec<Harness> = vec![
         configured(r#"{"strategy":"sliding-window","keepRecentTurns":1}"#, None),
         configured(
             r#"{"strategy":"token-budget","thresholdTokens":1,"keepRecentTurns":1}"#,

@@ -2,7 +2,10 @@
 //! spans.
 
 use panewise_window::record::{folded_messages, folded_span_for, PlanAction, RecordDetail};
-use panewise_window::{message::fnv1a_hex, Message, RefusalReason, Retain, SummarizeOldest};
+use panewise_window::{
+    message::fnv1a_hex, Message, RefusalReason, Retain, StageMemory, StrategyConfig,
+    SummarizeOldest, SummaryResponse, VisitOutcome,
+};
 
 use crate::support::*;
 
@@ -15,10 +18,7 @@ fn folding_conversation() -> Vec<Message> {
     messages
 }
 
-fn summarize_stage(
-    summarizer: FixedSummarizer,
-    retain: &str,
-) -> panewise_window::WindowStage<Message> {
+fn summarize_stage(summarizer: FixedSummarizer, retain: &str) -> Harness {
     configured(
         &format!(
             r#"{{"strategy":"summarize-oldest","thresholdTokens":100,"keepRecentTurns":2,"model":"small-model","retain":"{retain}","keepLastToolResults":false}}"#
@@ -147,6 +147,43 @@ fn w34_a_summary_not_smaller_latches_and_the_same_span_is_not_sent_again() {
     assert_eq!(json["summarizerSkipped"], true);
 }
 
+/// The latch is the caller's memory, not the stage's: the same stage with a fresh memory asks
+/// again, and the memory that saw the refusal skips without asking.
+#[test]
+fn w34_the_not_smaller_latch_lives_in_the_callers_memory() {
+    let conversation = conversation(folding_conversation());
+    let stage = StrategyConfig::from_json(
+        r#"{"strategy":"summarize-oldest","thresholdTokens":100,"keepRecentTurns":2,"model":"m","keepLastToolResults":false}"#,
+    )
+    .unwrap()
+    .build_stage::<Message>()
+    .unwrap();
+    let too_long = || {
+        Ok(SummaryResponse {
+            text: text(5_000),
+            usage: None,
+        })
+    };
+    let mut seen = StageMemory::new();
+    let context = measured_context(&conversation, 2, 5_000);
+    let first = stage.visit(&conversation, context, &mut seen).unwrap();
+    assert!(matches!(first, VisitOutcome::NeedsSummary(_)));
+    first.resolve(|_| too_long()).unwrap();
+    assert_eq!(seen.refused_span_count(), 1);
+    let again = stage.visit(&conversation, context, &mut seen).unwrap();
+    let VisitOutcome::Ready(skipped) = again else {
+        panic!("a refused span is answered without a request: {again:?}");
+    };
+    assert_eq!(
+        skipped.record.refusals[0].reason,
+        RefusalReason::ReplacementNotSmaller
+    );
+    let mut fresh = StageMemory::new();
+    let asked = stage.visit(&conversation, context, &mut fresh).unwrap();
+    assert!(matches!(asked, VisitOutcome::NeedsSummary(_)));
+    asked.resolve(|_| too_long());
+}
+
 #[test]
 fn w34_a_span_that_grew_is_asked_about_again() {
     let mut messages = folding_conversation();
@@ -257,10 +294,9 @@ fn w56_a_lone_summary_is_not_resummarized_until_a_real_turn_joins_it() {
 
 #[test]
 fn w52_the_builder_rejects_a_missing_model_and_a_zero_threshold() {
-    let summarizer = || Box::new(FixedSummarizer::new("s")) as Box<dyn panewise_window::Summarizer>;
-    assert!(SummarizeOldest::new(0, "m", summarizer()).is_err());
-    assert!(SummarizeOldest::new(10, " ", summarizer()).is_err());
-    assert!(SummarizeOldest::new(10, "m", summarizer())
+    assert!(SummarizeOldest::new(0, "m").is_err());
+    assert!(SummarizeOldest::new(10, " ").is_err());
+    assert!(SummarizeOldest::new(10, "m")
         .unwrap()
         .keep_recent_turns(0)
         .is_err());

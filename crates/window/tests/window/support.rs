@@ -1,14 +1,54 @@
 //! Builders shared by the test modules.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use panewise_window::{
-    complete_now, Conversation, Measured, Message, PinSettings, Role, StrategyConfig, Summarizer,
+    Conversation, Measured, Message, PinSettings, Role, StageMemory, StrategyConfig,
     SummarizerError, SummaryRequest, SummaryResponse, Usage, VisitContext, WindowPlan, WindowStage,
     WindowStrategy,
 };
+
+/// How a test answers a visit's summary request: the stage itself never calls anything.
+pub trait Summarizer {
+    /// Answers `request`.
+    fn summarize(&self, request: SummaryRequest<'_>) -> Result<SummaryResponse, SummarizerError>;
+}
+
+/// A stage as a test drives it: the stage, the summarizer that answers its requests, and the
+/// memory one run carries from visit to visit (in a `RefCell` so tests can share the harness
+/// the way they shared the stage).
+pub struct Harness {
+    stage: WindowStage<Message>,
+    summarizer: Option<Box<dyn Summarizer>>,
+    memory: RefCell<StageMemory>,
+}
+
+impl Harness {
+    /// The stage answered by `summarizer`, with a fresh memory.
+    pub fn new(stage: WindowStage<Message>, summarizer: Option<Box<dyn Summarizer>>) -> Self {
+        Self {
+            stage,
+            summarizer,
+            memory: RefCell::new(StageMemory::new()),
+        }
+    }
+}
+
+impl From<WindowStage<Message>> for Harness {
+    fn from(stage: WindowStage<Message>) -> Self {
+        Self::new(stage, None)
+    }
+}
+
+impl std::ops::Deref for Harness {
+    type Target = WindowStage<Message>;
+
+    fn deref(&self) -> &WindowStage<Message> {
+        &self.stage
+    }
+}
 
 /// A text of exactly `chars` characters.
 pub fn text(chars: usize) -> String {
@@ -49,14 +89,12 @@ pub fn measured_context(
 }
 
 /// A stage running `strategy` with default pins.
-pub fn stage(strategy: impl WindowStrategy<Message> + 'static) -> WindowStage<Message> {
-    WindowStage::new(Box::new(strategy))
+pub fn stage(strategy: impl WindowStrategy<Message> + 'static) -> Harness {
+    WindowStage::new(Box::new(strategy)).into()
 }
 
 /// A stage running `strategy` with the recency pin off, for tests about other rules.
-pub fn stage_without_pins(
-    strategy: impl WindowStrategy<Message> + 'static,
-) -> WindowStage<Message> {
+pub fn stage_without_pins(strategy: impl WindowStrategy<Message> + 'static) -> Harness {
     WindowStage::with_pins(
         Box::new(strategy),
         PinSettings {
@@ -64,30 +102,49 @@ pub fn stage_without_pins(
             keep_ledger_facts: 0,
         },
     )
+    .into()
 }
 
-/// A stage from a JSON configuration.
-pub fn configured(json: &str, summarizer: Option<Box<dyn Summarizer>>) -> WindowStage<Message> {
-    StrategyConfig::from_json(json)
-        .unwrap()
-        .build_stage(summarizer)
-        .unwrap()
+/// A stage from a JSON configuration, answered by `summarizer`.
+pub fn configured(json: &str, summarizer: Option<Box<dyn Summarizer>>) -> Harness {
+    Harness::new(
+        StrategyConfig::from_json(json)
+            .unwrap()
+            .build_stage()
+            .unwrap(),
+        summarizer,
+    )
 }
 
-/// Runs one visit to completion.
+/// Runs one visit to completion, answering a summary request with the harness's summarizer.
 pub fn visit(
-    stage: &WindowStage<Message>,
+    stage: &Harness,
     conversation: &Conversation,
     context: VisitContext<'_>,
 ) -> Option<WindowPlan<Message>> {
-    complete_now(stage.visit(conversation, context))
-        .unwrap()
-        .unwrap()
+    try_visit(stage, conversation, context).unwrap()
+}
+
+/// Runs one visit to completion, returning the stage's error.
+pub fn try_visit(
+    stage: &Harness,
+    conversation: &Conversation,
+    context: VisitContext<'_>,
+) -> Result<Option<WindowPlan<Message>>, panewise_window::WindowError> {
+    let mut memory = stage.memory.borrow_mut();
+    let outcome = stage.stage.visit(conversation, context, &mut memory)?;
+    Ok(outcome.resolve(|request| {
+        stage
+            .summarizer
+            .as_ref()
+            .expect("the test supplies a summarizer to a summarizing stage")
+            .summarize(request)
+    }))
 }
 
 /// Runs one visit and applies its plan, returning the plan.
 pub fn visit_and_apply(
-    stage: &WindowStage<Message>,
+    stage: &Harness,
     conversation: &mut Conversation,
     context: VisitContext<'_>,
 ) -> Option<WindowPlan<Message>> {
@@ -165,12 +222,8 @@ impl FixedSummarizer {
     }
 }
 
-#[async_trait]
 impl Summarizer for FixedSummarizer {
-    async fn summarize(
-        &self,
-        _request: SummaryRequest<'_>,
-    ) -> Result<SummaryResponse, SummarizerError> {
+    fn summarize(&self, _request: SummaryRequest<'_>) -> Result<SummaryResponse, SummarizerError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Ok(SummaryResponse {
             text: self.text.clone(),
@@ -185,12 +238,8 @@ impl Summarizer for FixedSummarizer {
 /// A summarizer that always fails.
 pub struct FailingSummarizer;
 
-#[async_trait]
 impl Summarizer for FailingSummarizer {
-    async fn summarize(
-        &self,
-        _request: SummaryRequest<'_>,
-    ) -> Result<SummaryResponse, SummarizerError> {
+    fn summarize(&self, _request: SummaryRequest<'_>) -> Result<SummaryResponse, SummarizerError> {
         Err(SummarizerError::new("provider unavailable"))
     }
 }
@@ -201,12 +250,8 @@ pub struct CapturingSummarizer {
     pub seen: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
-#[async_trait]
 impl Summarizer for CapturingSummarizer {
-    async fn summarize(
-        &self,
-        request: SummaryRequest<'_>,
-    ) -> Result<SummaryResponse, SummarizerError> {
+    fn summarize(&self, request: SummaryRequest<'_>) -> Result<SummaryResponse, SummarizerError> {
         self.seen
             .lock()
             .unwrap()
