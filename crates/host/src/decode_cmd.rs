@@ -15,11 +15,11 @@
 //! With `--record LOG.jsonl` it also writes the reducer messages it folded as a session log,
 //! which `panewise replay` folds back to the same final state.
 //!
-//! Exit codes: 0 when the file was decoded (decode errors are reported, not fatal), 1 when not
-//! one line of it decoded (at least one decode error and no event: most likely the wrong
-//! `--provider` or not a stream at all; a warning says so on stderr), 2 when the file or the
-//! model table cannot be read. A file with nothing to decode prints `empty stream` on stderr and
-//! exits 0.
+//! Exit codes are the table in [`crate::exit`]: 0 when the stream was decoded (decode errors are
+//! reported, not fatal); 1 when no line of it is an event of the chosen CLI (the wrong
+//! `--provider`, or not a stream at all), when the CLI cannot be told from its first lines, or a
+//! table file is wrong; 3 when a file cannot be read. A stream with nothing in it prints `empty
+//! stream` on stderr and exits 0.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -161,17 +161,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             decoder.finish(&mut decoded);
         }
         for item in decoded.drain(..) {
-            match &item {
-                Ok(event) => {
-                    live.push(event);
-                    if !matches!(event, ProviderEvent::Unknown { .. }) {
-                        known_events += 1;
-                    }
-                    if matches!(event, ProviderEvent::ToolStarted { .. }) {
-                        tools.push(event.clone());
-                    }
+            if let Ok(event) = &item {
+                live.push(event);
+                if !matches!(event, ProviderEvent::Unknown { .. }) {
+                    known_events += 1;
                 }
-                Err(_) => {}
+                if matches!(event, ProviderEvent::ToolStarted { .. }) {
+                    tools.push(event.clone());
+                }
             }
             write_item(&mut out, &item, args.json)?;
         }
