@@ -6,13 +6,13 @@
 //! or when the file holds no log line at all. A cut-off last line and message kinds from a newer
 //! version are skipped with a warning on stderr.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use panewise_pane_state::log::LogWarning;
-use panewise_pane_state::{parse_log_bytes, State, TurnPhase};
+use panewise_pane_state::{step_into, CheckpointMismatch, LogLine, LogReader, State, TurnPhase};
 
 /// Arguments of `panewise replay`.
 #[derive(clap::Args)]
@@ -27,27 +27,13 @@ pub struct Args {
 /// Runs `panewise replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let name = args.log.display().to_string();
-    let bytes = read_input(&args.log).with_context(|| format!("cannot read {name}"))?;
-    let log = parse_log_bytes(&bytes).with_context(|| name.clone())?;
-    for warning in &log.warnings {
-        eprintln!("panewise replay: warning: {name}: {warning}");
-    }
-    let skipped_newer = log
-        .warnings
-        .iter()
-        .any(|warning| matches!(warning, LogWarning::UnknownMessage { .. }));
-    if log.entries.is_empty()
-        && log.header.is_none()
-        && log.checkpoints.is_empty()
-        && !skipped_newer
-    {
-        anyhow::bail!("{name}: no session log line in it (is it a session log?)");
-    }
-    if log.entries.is_empty() {
-        eprintln!("panewise replay: warning: {name}: the log holds no messages");
-    }
-    let state = match log.fold_checked() {
-        Ok(state) => state,
+    let input: Box<dyn Read> = if args.log.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(&args.log).with_context(|| format!("cannot read {name}"))?)
+    };
+    let folded = match fold_stream(BufReader::new(input), &name)? {
+        Ok(folded) => folded,
         Err(mismatch) => {
             eprintln!(
                 "panewise replay: {name}: line {}: this build folds a different state than the \
@@ -57,34 +43,122 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(crate::exit::DATA));
         }
     };
-    let checked = match log.final_checkpoint() {
-        Some(checkpoint) => format!(
-            "matches the recorded state after {} messages",
-            checkpoint.after
-        ),
-        None if log.checkpoints.is_empty() => "no checkpoint recorded".to_owned(),
-        None => format!("{} checkpoint(s) matched", log.checkpoints.len()),
+    for warning in &folded.warnings {
+        eprintln!("panewise replay: warning: {name}: {warning}");
+    }
+    let skipped_newer = folded
+        .warnings
+        .iter()
+        .any(|warning| matches!(warning, LogWarning::UnknownMessage { .. }));
+    if !folded.any_line && !skipped_newer {
+        anyhow::bail!("{name}: no session log line in it (is it a session log?)");
+    }
+    if folded.messages == 0 {
+        eprintln!("panewise replay: warning: {name}: the log holds no messages");
+    }
+    let checked = match (folded.last_checkpoint, folded.checkpoints) {
+        (Some(after), _) if after == folded.messages => {
+            format!("matches the recorded state after {after} messages")
+        }
+        (_, 0) => "no checkpoint recorded".to_owned(),
+        (_, count) => format!("{count} checkpoint(s) matched"),
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&state)?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&folded.state)?)?;
     } else {
-        write!(out, "{}", summary(&state, log.entries.len(), &checked))?;
+        write!(out, "{}", summary(&folded.state, folded.messages, &checked))?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The bytes of `path`, or of standard input for `-`.
-pub fn read_input(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    if path.as_os_str() == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut bytes)?;
-        Ok(bytes)
-    } else {
-        std::fs::read(path)
+/// What folding a log as it was read gave.
+struct Folded {
+    state: State,
+    messages: usize,
+    checkpoints: usize,
+    /// `after` of the last checkpoint compared.
+    last_checkpoint: Option<usize>,
+    warnings: Vec<LogWarning>,
+    /// Whether any line was a log line (header, message, checkpoint or skipped message).
+    any_line: bool,
+}
+
+/// Folds a log line by line as it is read: memory holds one line and the state. Each
+/// comparable checkpoint is compared with the fold when it is reached.
+fn fold_stream(
+    mut input: impl BufRead,
+    name: &str,
+) -> anyhow::Result<Result<Folded, CheckpointMismatch>> {
+    let mut reader = LogReader::default();
+    // A log without a header shows an anonymous pane, as `SessionLog::initial_state` does.
+    let mut state = State::new("replay");
+    let mut started = false;
+    let mut folded = Folded {
+        state: State::new(""),
+        messages: 0,
+        checkpoints: 0,
+        last_checkpoint: None,
+        warnings: Vec::new(),
+        any_line: false,
+    };
+    let mut commands = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = input
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("cannot read {name}"))?;
+        if read == 0 {
+            break;
+        }
+        let cut_off = !line.ends_with(b"\n");
+        let raw = line.strip_suffix(b"\n").unwrap_or(&line);
+        let item = reader
+            .read_line(raw, cut_off)
+            .with_context(|| name.to_owned())?;
+        if !matches!(
+            item,
+            LogLine::Blank | LogLine::Warning(LogWarning::TruncatedLastLine { .. })
+        ) {
+            folded.any_line = true;
+        }
+        if !started && !matches!(item, LogLine::Blank) {
+            started = true;
+            if let LogLine::Header(header) = &item {
+                state = State::new(&header.agent_id);
+                state.now_ms = header.started_at_ms;
+                continue;
+            }
+        }
+        match item {
+            LogLine::Blank | LogLine::Header(_) => {}
+            LogLine::Entry(entry) => {
+                commands.clear();
+                state = step_into(state, entry.ts, entry.msg, &mut commands);
+                folded.messages += 1;
+            }
+            LogLine::Checkpoint(checkpoint) => {
+                folded.checkpoints += 1;
+                if checkpoint.is_comparable() {
+                    if state != checkpoint.state {
+                        return Ok(Err(CheckpointMismatch {
+                            line: checkpoint.line,
+                            after: checkpoint.after,
+                            recorded: Box::new(checkpoint.state),
+                            folded: Box::new(state),
+                        }));
+                    }
+                    folded.last_checkpoint = Some(checkpoint.after);
+                }
+            }
+            LogLine::Warning(warning) => folded.warnings.push(warning),
+        }
     }
+    folded.state = state;
+    Ok(Ok(folded))
 }
 
 /// A human summary of the final state.

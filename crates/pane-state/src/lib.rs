@@ -48,7 +48,8 @@ pub use cmd::{
 pub use context::{ContextReading, ReadingSource, WindowSource};
 pub use error::{CheckpointMismatch, LogError};
 pub use log::{
-    parse_log, parse_log_bytes, LogEntry, LogHeader, RecordedCheckpoint, Recorder, SessionLog,
+    parse_log, parse_log_bytes, LogEntry, LogHeader, LogLine, LogReader, RecordedCheckpoint,
+    Recorder, SessionLog,
 };
 pub use msg::{Msg, MsgKind};
 pub use reducer::{step, step_into, update, update_into};

@@ -356,6 +356,7 @@ pub fn parse_log(text: &str) -> Result<SessionLog, LogError> {
 /// a newer version).
 pub fn parse_log_bytes(bytes: &[u8]) -> Result<SessionLog, LogError> {
     let mut log = SessionLog::default();
+    let mut reader = LogReader::default();
     let ends_with_newline = bytes.ends_with(b"\n");
     let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let last_content_line = lines
@@ -363,128 +364,167 @@ pub fn parse_log_bytes(bytes: &[u8]) -> Result<SessionLog, LogError> {
         .rposition(|l| !l.trim_ascii().is_empty())
         .map(|i| i + 1);
     for (index, raw) in lines.iter().enumerate() {
-        let line = index + 1;
-        if raw.trim_ascii().is_empty() {
-            continue;
+        let is_cut_off = !ends_with_newline && Some(index + 1) == last_content_line;
+        match reader.read_line(raw, is_cut_off)? {
+            LogLine::Blank => {}
+            LogLine::Header(header) => log.header = Some(header),
+            LogLine::Entry(entry) => log.entries.push(entry),
+            LogLine::Checkpoint(checkpoint) => log.checkpoints.push(checkpoint),
+            LogLine::Warning(warning) => log.warnings.push(warning),
         }
-        let is_cut_off = !ends_with_newline && Some(line) == last_content_line;
-        let parsed = std::str::from_utf8(raw)
-            .map_err(|e| format!("not valid UTF-8 ({e})"))
-            .and_then(|text| serde_json::from_str::<Value>(text).map_err(|e| json_reason(&e)));
-        let value = match parsed {
-            Ok(value) => value,
-            Err(_) if is_cut_off => {
-                log.warnings.push(LogWarning::TruncatedLastLine { line });
-                continue;
-            }
-            Err(reason) => return Err(LogError::Malformed { line, reason }),
-        };
-        parse_line(&mut log, line, value)?;
     }
     Ok(log)
 }
 
-fn parse_line(log: &mut SessionLog, line: usize, value: Value) -> Result<(), LogError> {
-    let malformed = |reason: String| LogError::Malformed { line, reason };
-    let version = value
-        .get("v")
-        .and_then(Value::as_u64)
-        .ok_or(LogError::MissingVersion { line })?;
-    let mut value = upgrade(line, version, value)?;
-    if let Some(checkpoint) = value.get_mut("checkpoint").map(Value::take) {
-        if value.get("msg").is_some() || value.get("header").is_some() {
-            return Err(malformed(
-                "a checkpoint line holds nothing but the checkpoint".into(),
-            ));
-        }
-        return parse_checkpoint(log, line, checkpoint);
+/// What one line of a log holds, as [`LogReader::read_line`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogLine {
+    /// A blank line.
+    Blank,
+    /// The header (only ever the first line with content).
+    Header(LogHeader),
+    /// A message.
+    Entry(LogEntry),
+    /// A checkpoint, with the count of decoded entries before it.
+    Checkpoint(RecordedCheckpoint),
+    /// Something skipped.
+    Warning(LogWarning),
+}
+
+/// Reads a log one line at a time, so a log can be folded as it is read (or as it is written,
+/// followed live) in memory bounded by one line and the state. It keeps only the counts the
+/// rules of the format need: whether anything came before a header, and how many message lines
+/// a checkpoint follows.
+#[derive(Debug, Clone, Default)]
+pub struct LogReader {
+    line: usize,
+    anything_read: bool,
+    entries: usize,
+    unknown_messages: usize,
+}
+
+impl LogReader {
+    /// The 1-based number of the line read last.
+    pub fn line_number(&self) -> usize {
+        self.line
     }
-    if let Some(header) = value.get_mut("header").map(Value::take) {
-        if value.get("msg").is_some() {
-            return Err(malformed(
-                "a line holds either a header or a message".into(),
-            ));
+
+    /// Reads the next line (without its newline). `is_cut_off` says the line is the last one and
+    /// had no newline: a crash mid-write, so an unreadable one is a warning, not an error.
+    pub fn read_line(&mut self, raw: &[u8], is_cut_off: bool) -> Result<LogLine, LogError> {
+        self.line = self.line.saturating_add(1);
+        let line = self.line;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.trim_ascii().is_empty() {
+            return Ok(LogLine::Blank);
         }
-        if log.header.is_some()
-            || !log.entries.is_empty()
-            || !log.checkpoints.is_empty()
-            || !log.warnings.is_empty()
-        {
-            return Err(malformed("a header may only open the log".into()));
+        let parsed = std::str::from_utf8(raw)
+            .map_err(|e| format!("not valid UTF-8 ({e})"))
+            .and_then(|text| serde_json::from_str::<Value>(text).map_err(|e| json_reason(&e)));
+        let read = match parsed {
+            Ok(value) => self.parse_line(line, value)?,
+            Err(_) if is_cut_off => LogLine::Warning(LogWarning::TruncatedLastLine { line }),
+            Err(reason) => return Err(LogError::Malformed { line, reason }),
+        };
+        self.anything_read = true;
+        match &read {
+            LogLine::Entry(_) => self.entries = self.entries.saturating_add(1),
+            LogLine::Warning(LogWarning::UnknownMessage { .. }) => {
+                self.unknown_messages = self.unknown_messages.saturating_add(1);
+            }
+            _ => {}
         }
-        let header = serde_json::from_value(header)
-            .map_err(|e| malformed(format!("bad header: {}", json_reason(&e))))?;
-        log.header = Some(header);
-        return Ok(());
+        Ok(read)
     }
-    let ts = value
-        .get("ts")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| malformed("missing or non-integer `ts`".into()))?;
-    let msg_value = value
-        .get_mut("msg")
-        .map(Value::take)
-        .ok_or_else(|| malformed("missing `msg`".into()))?;
-    let kind = msg_value
-        .get("type")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| malformed("`msg` has no string `type`".into()))?;
-    match serde_json::from_value::<Msg>(msg_value) {
-        Ok(msg) => log.entries.push(LogEntry { ts, msg }),
-        // Only a message kind this build does not know is skipped; a known kind with a bad
-        // field (an unknown enum value inside it, say) is malformed, never silently lost.
-        Err(_) if !is_known_kind(&kind) => {
-            log.warnings.push(LogWarning::UnknownMessage { line, kind });
+
+    fn parse_line(&self, line: usize, value: Value) -> Result<LogLine, LogError> {
+        let malformed = |reason: String| LogError::Malformed { line, reason };
+        let version = value
+            .get("v")
+            .and_then(Value::as_u64)
+            .ok_or(LogError::MissingVersion { line })?;
+        let mut value = upgrade(line, version, value)?;
+        if let Some(checkpoint) = value.get_mut("checkpoint").map(Value::take) {
+            if value.get("msg").is_some() || value.get("header").is_some() {
+                return Err(malformed(
+                    "a checkpoint line holds nothing but the checkpoint".into(),
+                ));
+            }
+            return self.parse_checkpoint(line, checkpoint);
         }
-        Err(error) => {
-            return Err(malformed(format!("`{kind}`: {}", json_reason(&error))));
+        if let Some(header) = value.get_mut("header").map(Value::take) {
+            if value.get("msg").is_some() {
+                return Err(malformed(
+                    "a line holds either a header or a message".into(),
+                ));
+            }
+            if self.anything_read {
+                return Err(malformed("a header may only open the log".into()));
+            }
+            let header = serde_json::from_value(header)
+                .map_err(|e| malformed(format!("bad header: {}", json_reason(&e))))?;
+            return Ok(LogLine::Header(header));
+        }
+        let ts = value
+            .get("ts")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| malformed("missing or non-integer `ts`".into()))?;
+        let msg_value = value
+            .get_mut("msg")
+            .map(Value::take)
+            .ok_or_else(|| malformed("missing `msg`".into()))?;
+        let kind = msg_value
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| malformed("`msg` has no string `type`".into()))?;
+        match serde_json::from_value::<Msg>(msg_value) {
+            Ok(msg) => Ok(LogLine::Entry(LogEntry { ts, msg })),
+            // Only a message kind this build does not know is skipped; a known kind with a bad
+            // field (an unknown enum value inside it, say) is malformed, never silently lost.
+            Err(_) if !is_known_kind(&kind) => {
+                Ok(LogLine::Warning(LogWarning::UnknownMessage { line, kind }))
+            }
+            Err(error) => Err(malformed(format!("`{kind}`: {}", json_reason(&error)))),
         }
     }
-    Ok(())
+
+    fn parse_checkpoint(&self, line: usize, mut body: Value) -> Result<LogLine, LogError> {
+        let malformed = |reason: String| LogError::Malformed { line, reason };
+        let after = body
+            .get("after")
+            .and_then(Value::as_u64)
+            .and_then(|after| usize::try_from(after).ok())
+            .ok_or_else(|| malformed("checkpoint without an integer `after`".into()))?;
+        // Every message line above counts, decoded or skipped as unknown.
+        let message_lines = self.entries.saturating_add(self.unknown_messages);
+        if after != message_lines {
+            return Err(malformed(format!(
+                "checkpoint after {after} messages, but {message_lines} precede it"
+            )));
+        }
+        let state_value = body
+            .get_mut("state")
+            .map(Value::take)
+            .ok_or_else(|| malformed("checkpoint without a `state`".into()))?;
+        Ok(match serde_json::from_value::<State>(state_value) {
+            Ok(state) => LogLine::Checkpoint(RecordedCheckpoint {
+                line,
+                after,
+                entries_before: self.entries,
+                state,
+            }),
+            Err(error) => LogLine::Warning(LogWarning::UnreadableCheckpoint {
+                line,
+                reason: json_reason(&error),
+            }),
+        })
+    }
 }
 
 /// Whether `kind` names a [`Msg`] variant.
 fn is_known_kind(kind: &str) -> bool {
     serde_json::from_value::<MsgKind>(Value::from(kind)).is_ok()
-}
-
-fn parse_checkpoint(log: &mut SessionLog, line: usize, mut body: Value) -> Result<(), LogError> {
-    let malformed = |reason: String| LogError::Malformed { line, reason };
-    let after = body
-        .get("after")
-        .and_then(Value::as_u64)
-        .and_then(|after| usize::try_from(after).ok())
-        .ok_or_else(|| malformed("checkpoint without an integer `after`".into()))?;
-    // Every message line above counts, decoded or skipped as unknown.
-    let skipped = log
-        .warnings
-        .iter()
-        .filter(|w| matches!(w, LogWarning::UnknownMessage { .. }))
-        .count();
-    let message_lines = log.entries.len().saturating_add(skipped);
-    if after != message_lines {
-        return Err(malformed(format!(
-            "checkpoint after {after} messages, but {message_lines} precede it"
-        )));
-    }
-    let state_value = body
-        .get_mut("state")
-        .map(Value::take)
-        .ok_or_else(|| malformed("checkpoint without a `state`".into()))?;
-    match serde_json::from_value::<State>(state_value) {
-        Ok(state) => log.checkpoints.push(RecordedCheckpoint {
-            line,
-            after,
-            entries_before: log.entries.len(),
-            state,
-        }),
-        Err(error) => log.warnings.push(LogWarning::UnreadableCheckpoint {
-            line,
-            reason: json_reason(&error),
-        }),
-    }
-    Ok(())
 }
 
 /// A serde error without its position: positions count within one log line, which would read

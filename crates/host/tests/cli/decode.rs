@@ -490,6 +490,34 @@ fn decode_records_a_session_log_that_replay_folds_to_the_same_state() {
             replayed["failure"]["failure"]["kind"], decoded["failure"]["kind"],
             "{provider}"
         );
+        // The log closes with the writer's state, and the replay matched it.
+        let out = panewise(&["replay", &log]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("matches the recorded state after"),
+            "{stdout}"
+        );
+        // The same log through standard input.
+        let piped = std::process::Command::new(env!("CARGO_BIN_EXE_panewise"))
+            .args(["replay", "-"])
+            .stdin(std::fs::File::open(&log).unwrap())
+            .output()
+            .unwrap();
+        assert!(piped.status.success());
+        assert_eq!(piped.stdout, out.stdout);
+        // A checkpoint that disagrees with the fold (another build, a tampered log) fails.
+        let text = std::fs::read_to_string(&log).unwrap();
+        let (body, last) = text.trim_end().rsplit_once('\n').unwrap();
+        let tampered = last.replacen("\"turns_completed\":", "\"turns_completed\":7", 1);
+        assert_ne!(
+            tampered, last,
+            "{provider}: the checkpoint holds turns_completed"
+        );
+        let tampered_log = dir.join(format!("{provider}-tampered.jsonl"));
+        std::fs::write(&tampered_log, format!("{body}\n{tampered}\n")).unwrap();
+        let out = panewise(&["replay", tampered_log.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{provider}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("folds a different state"));
     }
 }
 
