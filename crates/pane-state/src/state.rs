@@ -491,7 +491,8 @@ pub const CHARS_PER_TOKEN: u64 = 4;
 impl TurnTokens {
     /// The current call's output: the exact count, or the estimate when it is larger.
     pub fn current_call_output(&self) -> u64 {
-        let estimate = (self.streamed_chars + CHARS_PER_TOKEN / 2) / CHARS_PER_TOKEN;
+        // Rounded to the nearest token; the counter saturates, so the rounding must too.
+        let estimate = self.streamed_chars.saturating_add(CHARS_PER_TOKEN / 2) / CHARS_PER_TOKEN;
         self.output.max(estimate)
     }
 

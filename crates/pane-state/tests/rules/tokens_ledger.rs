@@ -115,6 +115,18 @@ fn r68_request_started_and_streamed_output_toggle_requesting() {
     assert_eq!(s.turn_output_tokens(), 4);
 }
 
+/// R69 on absurd input: streamed characters near `u64::MAX` saturate the counter and its
+/// rounded estimate instead of wrapping (or panicking with overflow checks on).
+#[test]
+fn r69_streamed_characters_at_the_limit_saturate() {
+    let s = settle(streaming(T0), &[(T0 + 1, tokens_in(1_000, None))]);
+    let (s, _) = step(s, T0 + 2, streamed(u64::MAX - 1));
+    let (s, _) = step(s, T0 + 3, streamed(u64::MAX));
+    let t = s.turn_tokens.clone().unwrap();
+    assert_eq!(t.streamed_chars, u64::MAX);
+    assert_eq!(s.turn_output_tokens(), u64::MAX / 4);
+}
+
 #[test]
 fn r68_before_the_first_call_request_started_and_streamed_output_change_nothing() {
     assert_eq!(unchanged(streaming(T0), T0 + 1, request_started()), vec![]);
