@@ -18,8 +18,8 @@
 //! Exit codes are the table in [`crate::exit`]: 0 when the stream was decoded (decode errors are
 //! reported, not fatal); 1 when no line of it is an event of the chosen CLI (the wrong
 //! `--provider`, or not a stream at all), when the CLI cannot be told from its first lines, or a
-//! table file is wrong; 3 when a file cannot be read. A stream with nothing in it prints `empty
-//! stream` on stderr and exits 0.
+//! table file is wrong, or when the stream is empty; 3 when a file cannot be read. A last line
+//! cut off without its newline is skipped with the warning every subcommand gives for it.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -135,8 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (Some(given), _) => given,
         (None, Some(found)) => found,
         (None, None) if head.iter().all(u8::is_ascii_whitespace) => {
-            eprintln!("panewise decode: warning: {name}: empty stream");
-            return Ok(ExitCode::SUCCESS);
+            return Err(crate::exit::empty_input(&name));
         }
         (None, None) => anyhow::bail!(
             "{name}: cannot tell which CLI wrote this stream from its first lines; \
@@ -155,10 +154,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut decoded = Vec::new();
     let mut pending: Vec<u8> = head;
+    let mut truncated = 0;
     loop {
         decoder.feed(&pending, &mut decoded);
         if ended {
-            decoder.finish(&mut decoded);
+            // A last line without its newline that does not decode was cut off mid-write: a
+            // warning, worded as everywhere else, not a decode error.
+            let mut last = Vec::new();
+            decoder.finish(&mut last);
+            for item in last {
+                match item {
+                    Err(error) if !error.message.starts_with("line longer than") => {
+                        eprintln!(
+                            "panewise decode: warning: {name}: {}",
+                            crate::exit::truncated_last_line(error.line)
+                        );
+                        truncated += 1;
+                    }
+                    event => decoded.push(event),
+                }
+            }
         }
         for item in decoded.drain(..) {
             if let Ok(event) = &item {
@@ -183,7 +198,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         pending.clear();
         pending.extend_from_slice(&chunk[..read]);
     }
-    let counts = decoder.counts();
+    let mut counts = decoder.counts();
+    counts.decode_errors = counts.decode_errors.saturating_sub(truncated);
     let (fold, mapper) = live.finish();
     let summary = summarize(&mapper, counts, &tools, &fold.state);
     for warning in &summary.warnings {
@@ -201,8 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     out.flush()?;
     drop(out);
     if counts.events == 0 && counts.decode_errors == 0 {
-        eprintln!("panewise decode: warning: {name}: empty stream");
-        return Ok(ExitCode::SUCCESS);
+        return Err(crate::exit::empty_input(&name));
     }
     if known_events == 0 {
         eprintln!(

@@ -28,3 +28,17 @@ pub fn code_for(error: &anyhow::Error) -> Option<ExitCode> {
         None => Some(ExitCode::from(DATA)),
     }
 }
+
+/// The error every subcommand gives for an input with no line in it.
+pub fn empty_input(name: &str) -> anyhow::Error {
+    anyhow::anyhow!("{name}: empty input: there is no line in it")
+}
+
+/// The warning every subcommand gives for a last line cut off without its newline (a writer
+/// that crashed mid-line); the same words as the session log reader's.
+pub fn truncated_last_line(line: u64) -> String {
+    panewise_pane_state::log::LogWarning::TruncatedLastLine {
+        line: usize::try_from(line).unwrap_or(usize::MAX),
+    }
+    .to_string()
+}

@@ -51,6 +51,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .any(|warning| matches!(warning, LogWarning::UnknownMessage { .. }));
     if !folded.any_line && !skipped_newer {
+        if folded.warnings.is_empty() && !folded.any_content {
+            return Err(crate::exit::empty_input(&name));
+        }
         anyhow::bail!("{name}: no session log line in it (is it a session log?)");
     }
     if folded.messages == 0 {
@@ -84,6 +87,8 @@ struct Folded {
     warnings: Vec<LogWarning>,
     /// Whether any line was a log line (header, message, checkpoint or skipped message).
     any_line: bool,
+    /// Whether any line was not blank.
+    any_content: bool,
 }
 
 /// Folds a log line by line as it is read: memory holds one line and the state. Each
@@ -103,6 +108,7 @@ fn fold_stream(
         last_checkpoint: None,
         warnings: Vec::new(),
         any_line: false,
+        any_content: false,
     };
     let mut commands = Vec::new();
     let mut line = Vec::new();

@@ -550,9 +550,26 @@ fn decode_warns_and_fails_when_nothing_decoded_and_says_so_for_an_empty_stream()
     let empty = dir.join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
     let out = panewise(&["decode", "--provider", "codex", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("empty input"), "{stderr}");
+    let out = panewise(&["decode", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty input"));
+
+    // A last line cut off mid-write is a warning, in the words replay uses, not a decode error.
+    let cut = dir.join("cut.jsonl");
+    std::fs::write(&cut, "{\"type\":\"turn.started\"}\n{\"type\":\"turn.compl").unwrap();
+    let out = panewise(&["decode", cut.to_str().unwrap(), "--json"]);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("empty stream"), "{stderr}");
+    assert!(
+        stderr.contains("line 2: truncated last line (crash mid-write?), skipped"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["decode_errors"], 0);
 
     // One good line among bad ones is a decode with errors, not a failure.
     let mixed = dir.join("mixed.jsonl");

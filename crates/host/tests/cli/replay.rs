@@ -151,17 +151,15 @@ fn replay_refuses_a_second_header_and_a_line_with_header_and_message() {
 
 #[test]
 fn replay_refuses_a_file_with_no_log_line_and_warns_about_a_log_without_messages() {
-    for (name, bytes) in [
-        ("empty.jsonl", &b"\n\n"[..]),
-        ("cut.jsonl", &b"{\"not\": \"a log"[..]),
-    ] {
-        let out = panewise(&["replay", &write_temp_bytes(name, bytes)]);
-        assert_eq!(out.status.code(), Some(1), "{name}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("no session log line"),
-            "{name}"
-        );
-    }
+    let out = panewise(&["replay", &write_temp_bytes("empty.jsonl", b"\n\n")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty input"));
+    let out = panewise(&[
+        "replay",
+        &write_temp_bytes("cut.jsonl", b"{\"not\": \"a log"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no session log line"));
     let header_only = b"{\"v\":1,\"header\":{\"agent_id\":\"a\"}}\n";
     let out = panewise(&["replay", &write_temp_bytes("header.jsonl", header_only)]);
     assert!(out.status.success());
@@ -170,7 +168,6 @@ fn replay_refuses_a_file_with_no_log_line_and_warns_about_a_log_without_messages
 
 #[test]
 fn replay_ends_quietly_when_its_reader_closes_stdout() {
-    use std::io::Read;
     use std::process::{Command, Stdio};
     let golden = super::workspace_path("crates/pane-state/tests/data/golden/tool-call-turn.jsonl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_panewise"))
@@ -180,11 +177,92 @@ fn replay_ends_quietly_when_its_reader_closes_stdout() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Read one byte, then close the pipe as `head -c1` would.
-    let mut first = [0u8; 1];
+    // Close the pipe before the first write, as a `head` that already has its line would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_full_disk_under_stdout_is_an_io_error_with_a_message() {
+    let golden = super::workspace_path("crates/pane-state/tests/data/golden/tool-call-turn.jsonl");
+    let data = super::workspace_path("crates/providers/tests/data/codex/tool-call.jsonl");
+    for args in [
+        vec!["replay".to_owned(), golden.to_string_lossy().into_owned()],
+        vec!["decode".to_owned(), data.to_string_lossy().into_owned()],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_panewise"))
+            .args(&args)
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("No space left"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn every_subcommand_prints_the_same_exit_code_table_in_its_help() {
+    let table = [
+        "0  success",
+        "1  data problem",
+        "2  usage error",
+        "3  I/O error",
+    ];
+    for command in [
+        vec!["--help"],
+        vec!["replay", "--help"],
+        vec!["window", "--help"],
+        vec!["decode", "--help"],
+    ] {
+        let out = panewise(&command);
+        assert!(out.status.success(), "{command:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        for row in table {
+            assert!(help.contains(row), "{command:?} lacks `{row}`:\n{help}");
+        }
+    }
+    // A usage error is clap's, with its code.
+    let out = panewise(&["replay", "--no-such-flag", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn decode_ends_quietly_when_its_reader_closes_stdout() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // Far more output than a pipe buffers, so writes go on after the reader has gone.
+    let capture = std::fs::read(super::workspace_path(
+        "crates/providers/tests/data/claude-code/tool-call-partial-messages.ndjson",
+    ))
+    .unwrap();
+    let data = write_temp_bytes("long-stream.ndjson", &capture.repeat(200));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_panewise"))
+        .args(["decode", "--json"])
+        .arg(&data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first event, then close the pipe while output is still coming.
+    let mut first = [0u8; 64];
     child.stdout.take().unwrap().read_exact(&mut first).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
