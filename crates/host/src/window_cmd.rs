@@ -110,7 +110,6 @@ struct Output {
     warning: Option<String>,
 }
 
-
 /// Runs `panewise window`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let config = read_config(&args.config)?;
@@ -240,8 +239,11 @@ fn read_config(path: &Path) -> Result<StrategyConfig> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
     let text = utf8_text(bytes, &name)?;
-    let is_toml = path.extension().is_some_and(|extension| extension == "toml");
-    parse_config(&text, is_toml).map_err(|problem| anyhow!("bad configuration in {name}: {problem}"))
+    let is_toml = path
+        .extension()
+        .is_some_and(|extension| extension == "toml");
+    parse_config(&text, is_toml)
+        .map_err(|problem| anyhow!("bad configuration in {name}: {problem}"))
 }
 
 /// Parses a configuration, naming the file's line, the field, and the other format when the
@@ -269,7 +271,8 @@ enum Problem {
 
 fn json_config(text: &str) -> Result<Value, Problem> {
     serde_json::from_str(text).map_err(|error| {
-        let reads_as_toml = toml::from_str::<toml::Table>(text).is_ok_and(|table| !table.is_empty());
+        let reads_as_toml =
+            toml::from_str::<toml::Table>(text).is_ok_and(|table| !table.is_empty());
         let hint = if reads_as_toml {
             "; the file reads as TOML: name it `….toml`"
         } else {
@@ -292,8 +295,15 @@ fn toml_config(text: &str) -> Result<Value, Problem> {
         } else {
             ""
         };
+        // A bad value (a number past TOML's i64) is named by the key its line sets.
+        let key = line
+            .and_then(|line| text.lines().nth(line.saturating_sub(1)))
+            .and_then(|line| line.split_once('='))
+            .map(|(key, _)| key.trim().trim_matches('"'))
+            .filter(|key| !key.is_empty() && !key.contains(['{', '[', ' ']))
+            .map_or_else(String::new, |key| format!(" (field `{key}`)"));
         match line {
-            Some(line) => Problem::Syntax(format!("line {line}: {reason}{hint}")),
+            Some(line) => Problem::Syntax(format!("line {line}{key}: {reason}{hint}")),
             None => Problem::Syntax(format!("{reason}{hint}")),
         }
     })?;
@@ -376,7 +386,7 @@ fn key_line(text: &str, key: &str, is_toml: bool) -> Option<usize> {
         }
     };
     text.lines()
-        .position(|line| sets_key(line))
+        .position(sets_key)
         .map(|index| index.saturating_add(1))
 }
 
@@ -393,8 +403,7 @@ fn read_conversation(path: &Path, name: &str) -> Result<Vec<Message>> {
             LogWarning::TruncatedLastLine { line }
         );
     }
-    let parsed =
-        openai::read_jsonl(text).with_context(|| format!("bad conversation in {name}"))?;
+    let parsed = openai::read_jsonl(text).with_context(|| format!("bad conversation in {name}"))?;
     // Orphans are warned about, not rejected, so a real (imperfect) log still windows.
     for orphan in &parsed.orphans {
         let call = orphan.tool_call_id.as_deref().map_or_else(
@@ -430,9 +439,10 @@ fn without_truncated_last_line(text: &str) -> (&str, Option<usize>) {
         start += line.len();
     }
     match last {
-        Some((index, start, line)) if serde_json::from_str::<Value>(line).is_err() => {
-            (text.get(..start).unwrap_or_default(), Some(index.saturating_add(1)))
-        }
+        Some((index, start, line)) if serde_json::from_str::<Value>(line).is_err() => (
+            text.get(..start).unwrap_or_default(),
+            Some(index.saturating_add(1)),
+        ),
         _ => (text, None),
     }
 }
@@ -671,7 +681,11 @@ fn preview(message: &Message) -> String {
     let text = match text {
         Some(line) => line.trim().to_string(),
         None if !message.tool_calls.is_empty() => {
-            let names: Vec<&str> = message.tool_calls.iter().map(|call| call.name.as_str()).collect();
+            let names: Vec<&str> = message
+                .tool_calls
+                .iter()
+                .map(|call| call.name.as_str())
+                .collect();
             format!("[calls {}]", names.join(", "))
         }
         None => "[no text]".to_string(),
