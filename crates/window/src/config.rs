@@ -217,7 +217,13 @@ pub const STRATEGY_DOCS: [StrategyDoc; 5] = [
         name: "hybrid",
         summary: "when over thresholdTokens, mask first and fold only if masking is not enough",
         token_triggered: true,
-        options: &[THRESHOLD, KEEP_TURNS_DEFAULT, KEEP_OBSERVATIONS, MODEL, RETAIN],
+        options: &[
+            THRESHOLD,
+            KEEP_TURNS_DEFAULT,
+            KEEP_OBSERVATIONS,
+            MODEL,
+            RETAIN,
+        ],
     },
 ];
 
@@ -382,7 +388,11 @@ pub fn json_syntax(error: &serde_json::Error) -> String {
     let reason = text
         .rsplit_once(" at line ")
         .map_or(text.as_str(), |(reason, _)| reason);
-    format!("line {}: {reason} (column {})", error.line(), error.column())
+    format!(
+        "line {}: {reason} (column {})",
+        error.line(),
+        error.column()
+    )
 }
 
 fn invalid(field: &str, reason: &dyn std::fmt::Display) -> WindowError {
