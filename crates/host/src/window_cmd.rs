@@ -1,33 +1,39 @@
-//! `panewise window`: runs a context-window strategy over a conversation file once and prints,
-//! as JSON, the kept window and the record the visit filed.
+//! `panewise window`: runs a context-window strategy over a conversation file once and prints
+//! a summary of the visit (or, with `--json`, the kept window and the record as JSON).
 //!
-//! The conversation is JSON Lines in the OpenAI chat-completions shape. The strategy comes from
-//! a JSON (or, by extension, TOML) configuration. Summarizing strategies are answered by the
-//! offline extractive summarizer, since the command calls no model; the visit is driven through
-//! the same [`WindowRunner`] a model-calling runner uses.
+//! The conversation is JSON Lines in the OpenAI chat-completions shape, from a file or from
+//! standard input (`-`). The strategy comes from a JSON (or, by extension, TOML)
+//! configuration. Summarizing strategies are answered by the offline extractive summarizer,
+//! since the command calls no model; the visit is driven through the same [`WindowRunner`] a
+//! model-calling runner uses. Exit codes are the table in [`crate::exit`].
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use panewise_window::record::BudgetPressure;
+use anyhow::{anyhow, Context, Result};
+use panewise_pane_state::log::LogWarning;
+use panewise_window::config::{accepted_keys, json_syntax, PIN_OPTIONS, STRATEGY_DOCS};
+use panewise_window::record::{BudgetPressure, RecordDetail};
 use panewise_window::{
     openai, Conversation, ExtractiveSummarizer, FoldedSpan, Measured, Message, StrategyConfig,
-    Usage, VisitContext, WindowRecord,
+    Usage, VisitContext, WindowError, WindowRecord,
 };
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::summarize::{block_on, Summarizer, WindowRunner};
 
 /// Arguments of `panewise window`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The strategy configuration: JSON, or TOML when the file name ends in `.toml`.
-    #[arg(long, value_name = "STRATEGY.json")]
+    /// The strategy configuration: JSON, or TOML when the file name ends in `.toml`
+    /// (`--help` lists the strategies and their options).
+    // The list sits on this option because the subcommand's own description and after-help
+    // are set where the subcommand is declared.
+    #[arg(long, value_name = "STRATEGY.json", long_help = config_help())]
     config: PathBuf,
-    /// The conversation: one chat-completions message per line.
+    /// The conversation: one chat-completions message per line; `-` for standard input.
     #[arg(value_name = "CONVERSATION.jsonl")]
     conversation: PathBuf,
     /// Input tokens the provider reported for the call that sent this whole conversation.
@@ -50,6 +56,42 @@ pub struct Args {
     /// The provider name used in the unmeasurable-usage error.
     #[arg(long, default_value = "unknown")]
     provider: String,
+    /// Print the kept window, the record and any folded spans as JSON instead of a summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `--config`'s long help, with the strategies and options drawn from the configuration's own
+/// table (which a test of the window crate holds to what the parser accepts).
+fn config_help() -> String {
+    let mut text = String::from(
+        "The strategy configuration: a JSON object, or a TOML table when the file name ends in \
+         `.toml`, with a `strategy` key and that strategy's options (camelCase); any other key \
+         is an error. Without `--json` the command prints the strategy, whether it engaged and \
+         why, messages and characters before and after, the turns that refused to leave, the \
+         record, and the kept window.\n\n\
+         Strategies:",
+    );
+    for doc in &STRATEGY_DOCS {
+        let trigger = if doc.token_triggered {
+            " (engages only with a --usage reading)"
+        } else {
+            ""
+        };
+        text.push_str(&format!("\n  {}: {}{trigger}", doc.name, doc.summary));
+        for option in doc.options {
+            text.push_str(&format!("\n      {}: {}", option.name, option.value));
+        }
+    }
+    text.push_str("\n  Every strategy also takes the pin ceilings:");
+    for option in &PIN_OPTIONS {
+        text.push_str(&format!("\n      {}: {}", option.name, option.value));
+    }
+    text.push_str(
+        "\n\nExample: {\"strategy\": \"token-budget\", \"thresholdTokens\": 8000, \
+         \"keepRecentTurns\": 6}",
+    );
+    text
 }
 
 /// What the command prints.
@@ -70,43 +112,24 @@ struct Output {
 
 /// Runs `panewise window`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let config_text = std::fs::read_to_string(&args.config)
-        .with_context(|| format!("cannot read {}", args.config.display()))?;
-    let is_toml = args
-        .config
-        .extension()
-        .is_some_and(|extension| extension == "toml");
-    let config: StrategyConfig = if is_toml {
-        toml::from_str(&config_text)
-            .with_context(|| format!("bad configuration in {}", args.config.display()))?
-    } else {
-        StrategyConfig::from_json(&config_text)
-            .with_context(|| format!("bad configuration in {}", args.config.display()))?
-    };
-    let conversation_text = std::fs::read_to_string(&args.conversation)
-        .with_context(|| format!("cannot read {}", args.conversation.display()))?;
-    let parsed = openai::read_jsonl(&conversation_text)
-        .with_context(|| format!("bad conversation in {}", args.conversation.display()))?;
-    // Orphans are warned about, not rejected, so a real (imperfect) log still windows.
-    for orphan in &parsed.orphans {
-        let call = orphan.tool_call_id.as_deref().map_or_else(
-            || "without a `tool_call_id`".to_string(),
-            |id| format!("for call `{id}`"),
-        );
+    let config = read_config(&args.config)?;
+    let name = input_name(&args.conversation);
+    let messages = read_conversation(&args.conversation, &name)?;
+    if let (Some(threshold), None) = (config.threshold_tokens(), args.usage) {
         eprintln!(
-            "panewise window: warning: {} line {}: tool result {call} answers no earlier \
-             assistant tool call; it is kept",
-            args.conversation.display(),
-            orphan.line
+            "panewise window: warning: no --usage reading: `{}` is triggered by tokens \
+             (thresholdTokens {threshold}) and never engages without one; pass --usage \
+             INPUT_TOKENS",
+            config.strategy_name()
         );
     }
-    let messages = parsed.messages;
 
     let summarizer: Option<Box<dyn Summarizer>> = config
         .needs_summarizer()
         .then(|| Box::new(ExtractiveSummarizer::default()) as Box<dyn Summarizer>);
     let mut stage = WindowRunner::<Message>::from_config(&config, summarizer)?;
     let mut conversation: Conversation = Conversation::from_messages(messages);
+    let before = Size::of(&conversation);
 
     let mut context = VisitContext::new(args.iteration, args.now_ms);
     context.provider = &args.provider;
@@ -171,11 +194,506 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         }
     };
-    let text = serde_json::to_string_pretty(&output)?;
     let mut stdout = std::io::stdout().lock();
-    match writeln!(stdout, "{text}") {
-        // A reader that stopped early (`| head`) is not a failure of the command.
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error.into()),
-        _ => Ok(ExitCode::SUCCESS),
+    if args.json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&output)?)?;
+    } else {
+        let visit = VisitSummary {
+            config: &config,
+            usage: args.usage,
+            before,
+            after: Size::of(&conversation),
+            turns: conversation.turn_count(),
+        };
+        write_summary(&mut stdout, &visit, &output, conversation.messages())?;
     }
+    // Errors propagate: a closed pipe ends quietly and a full disk is an I/O error (exit table).
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How an input is named in messages: its path, or "standard input" for `-`.
+fn input_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "standard input".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// The text of an input, a data error naming the line when it is not UTF-8.
+fn utf8_text(bytes: Vec<u8>, name: &str) -> Result<String> {
+    String::from_utf8(bytes).map_err(|error| {
+        let valid = error.utf8_error().valid_up_to();
+        let line = error
+            .as_bytes()
+            .get(..valid)
+            .map_or(0, |head| head.iter().filter(|b| **b == b'\n').count())
+            .saturating_add(1);
+        anyhow!("{name}: line {line}: not valid UTF-8 text")
+    })
+}
+
+/// Reads and checks the strategy configuration.
+fn read_config(path: &Path) -> Result<StrategyConfig> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+    let text = utf8_text(bytes, &name)?;
+    let is_toml = path
+        .extension()
+        .is_some_and(|extension| extension == "toml");
+    parse_config(&text, is_toml)
+        .map_err(|problem| anyhow!("bad configuration in {name}: {problem}"))
+}
+
+/// Parses a configuration, naming the file's line, the field, and the other format when the
+/// text is in it.
+fn parse_config(text: &str, is_toml: bool) -> Result<StrategyConfig, String> {
+    let value = if is_toml {
+        toml_config(text)
+    } else {
+        json_config(text)
+    };
+    let value = value.map_err(|problem| match problem {
+        Problem::Syntax(text) => text,
+        Problem::Field(error) => field_message(text, is_toml, &error),
+    })?;
+    StrategyConfig::try_from(value).map_err(|error| field_message(text, is_toml, &error))
+}
+
+/// Why a configuration could not be read as a value.
+enum Problem {
+    /// Not JSON or TOML at all: the message, with its line.
+    Syntax(String),
+    /// Read, but a value no option can take.
+    Field(WindowError),
+}
+
+fn json_config(text: &str) -> Result<Value, Problem> {
+    serde_json::from_str(text).map_err(|error| {
+        let reads_as_toml =
+            toml::from_str::<toml::Table>(text).is_ok_and(|table| !table.is_empty());
+        let hint = if reads_as_toml {
+            "; the file reads as TOML: name it `….toml`"
+        } else {
+            ""
+        };
+        Problem::Syntax(format!("{}{hint}", json_syntax(&error)))
+    })
+}
+
+fn toml_config(text: &str) -> Result<Value, Problem> {
+    let table = toml::from_str::<toml::Table>(text).map_err(|error| {
+        let line = error
+            .span()
+            .and_then(|span| text.get(..span.start))
+            .map(|head| head.matches('\n').count().saturating_add(1));
+        let reason = error.message().trim().replace('\n', " ");
+        let reads_as_json = serde_json::from_str::<Value>(text).is_ok();
+        let hint = if reads_as_json {
+            "; the file reads as JSON: name it `….json`"
+        } else {
+            ""
+        };
+        // A bad value (a number past TOML's i64) is named by the key its line sets.
+        let key = line
+            .and_then(|line| text.lines().nth(line.saturating_sub(1)))
+            .and_then(|line| line.split_once('='))
+            .map(|(key, _)| key.trim().trim_matches('"'))
+            .filter(|key| !key.is_empty() && !key.contains(['{', '[', ' ']))
+            .map_or_else(String::new, |key| format!(" (field `{key}`)"));
+        match line {
+            Some(line) => Problem::Syntax(format!("line {line}{key}: {reason}{hint}")),
+            None => Problem::Syntax(format!("{reason}{hint}")),
+        }
+    })?;
+    let mut object = Map::new();
+    for (key, value) in table {
+        let value = toml_to_json(value, &key).map_err(Problem::Field)?;
+        object.insert(key, value);
+    }
+    Ok(Value::Object(object))
+}
+
+/// A TOML value as the JSON value the configuration parser reads. A date-time has no JSON
+/// counterpart (serde would hand over a private wrapper object), so it is refused by name.
+fn toml_to_json(value: toml::Value, key: &str) -> Result<Value, WindowError> {
+    let refuse = |reason: String| WindowError::InvalidConfig {
+        field: key.to_string(),
+        reason,
+    };
+    Ok(match value {
+        toml::Value::String(text) => Value::String(text),
+        toml::Value::Integer(number) => Value::from(number),
+        toml::Value::Float(number) => serde_json::Number::from_f64(number)
+            .map(Value::Number)
+            .ok_or_else(|| refuse(format!("got {number}, which is not a finite number")))?,
+        toml::Value::Boolean(flag) => Value::Bool(flag),
+        toml::Value::Datetime(datetime) => {
+            return Err(refuse(format!(
+                "got the TOML date-time {datetime}, which no option takes (quote it to make \
+                 it a string)"
+            )));
+        }
+        toml::Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| toml_to_json(item, key))
+                .collect::<Result<_, _>>()?,
+        ),
+        toml::Value::Table(table) => Value::Object(
+            table
+                .into_iter()
+                .map(|(inner, item)| Ok((inner, toml_to_json(item, key)?)))
+                .collect::<Result<_, WindowError>>()?,
+        ),
+    })
+}
+
+/// A field error, prefixed with the file line that sets the field when one does.
+fn field_message(text: &str, is_toml: bool, error: &WindowError) -> String {
+    let line = match error {
+        WindowError::InvalidConfig { field, .. } if !field.is_empty() => {
+            key_line(text, field, is_toml)
+        }
+        _ => None,
+    };
+    match line {
+        Some(line) => format!("line {line}: {error}"),
+        None => error.to_string(),
+    }
+}
+
+/// The 1-based line that sets `key` in a flat configuration, if one visibly does.
+fn key_line(text: &str, key: &str, is_toml: bool) -> Option<usize> {
+    let quoted = format!("\"{key}\"");
+    let sets_key = |line: &str| {
+        let mut rest = line.trim_start();
+        if is_toml {
+            rest = match rest.strip_prefix(key) {
+                Some(after) => after,
+                None => match rest.strip_prefix(quoted.as_str()) {
+                    Some(after) => after,
+                    None => return false,
+                },
+            };
+            rest.trim_start().starts_with('=')
+        } else {
+            rest.match_indices(quoted.as_str()).any(|(at, _)| {
+                rest.get(at + quoted.len()..)
+                    .is_some_and(|after| after.trim_start().starts_with(':'))
+            })
+        }
+    };
+    text.lines()
+        .position(sets_key)
+        .map(|index| index.saturating_add(1))
+}
+
+/// Reads the conversation: warns about a cut-off last line and orphan tool results, and
+/// refuses a conversation with no message.
+fn read_conversation(path: &Path, name: &str) -> Result<Vec<Message>> {
+    let bytes = crate::replay::read_input(path).with_context(|| format!("cannot read {name}"))?;
+    let text = utf8_text(bytes, name)?;
+    let (text, truncated) = without_truncated_last_line(&text);
+    if let Some(line) = truncated {
+        // The same fault as in a session log, in the same words (`replay` prints this too).
+        eprintln!(
+            "panewise window: warning: {name}: {}",
+            LogWarning::TruncatedLastLine { line }
+        );
+    }
+    let parsed = openai::read_jsonl(text).with_context(|| format!("bad conversation in {name}"))?;
+    // Orphans are warned about, not rejected, so a real (imperfect) log still windows.
+    for orphan in &parsed.orphans {
+        let call = orphan.tool_call_id.as_deref().map_or_else(
+            || "without a `tool_call_id`".to_string(),
+            |id| format!("for call `{id}`"),
+        );
+        eprintln!(
+            "panewise window: warning: {name}: line {}: tool result {call} answers no earlier \
+             assistant tool call; it is kept",
+            orphan.line
+        );
+    }
+    if parsed.messages.is_empty() {
+        anyhow::bail!(
+            "{name}: no message in it; a conversation is one chat-completions message per line"
+        );
+    }
+    Ok(parsed.messages)
+}
+
+/// The text without its last line when that line was cut off mid-write: no trailing newline
+/// and not JSON. Returns the 1-based number of the line dropped.
+fn without_truncated_last_line(text: &str) -> (&str, Option<usize>) {
+    if text.ends_with('\n') {
+        return (text, None);
+    }
+    let mut start = 0;
+    let mut last = None;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        if !line.trim().is_empty() {
+            last = Some((index, start, line));
+        }
+        start += line.len();
+    }
+    match last {
+        Some((index, start, line)) if serde_json::from_str::<Value>(line).is_err() => (
+            text.get(..start).unwrap_or_default(),
+            Some(index.saturating_add(1)),
+        ),
+        _ => (text, None),
+    }
+}
+
+/// Messages and characters of a window.
+#[derive(Clone, Copy)]
+struct Size {
+    messages: usize,
+    chars: u64,
+}
+
+impl Size {
+    fn of(conversation: &Conversation) -> Self {
+        Self {
+            messages: conversation.len(),
+            chars: conversation.window_chars(),
+        }
+    }
+}
+
+/// What the human summary needs besides the JSON output.
+struct VisitSummary<'a> {
+    config: &'a StrategyConfig,
+    usage: Option<u64>,
+    before: Size,
+    after: Size,
+    turns: usize,
+}
+
+/// The human summary: one labelled line per fact, then the kept window.
+fn write_summary(
+    out: &mut impl Write,
+    visit: &VisitSummary<'_>,
+    output: &Output,
+    window: &[Message],
+) -> std::io::Result<()> {
+    let label = |name: &str| format!("{name:<12}");
+    writeln!(
+        out,
+        "{}{}{}",
+        label("strategy"),
+        output.strategy,
+        options_text(visit.config)
+    )?;
+    let why = match &output.record {
+        Some(record) => format!("yes: {}", engaged_because(record)),
+        None => format!("no: {}", idle_because(visit)),
+    };
+    writeln!(out, "{}{why}", label("engaged"))?;
+    let removed = output
+        .record
+        .as_ref()
+        .map_or(0, |record| record.removed_message_count);
+    // A dropped-history notice or a summary frame takes the place of what left.
+    let inserted = visit
+        .after
+        .messages
+        .saturating_sub(visit.before.messages.saturating_sub(removed));
+    let inserted = if inserted > 0 {
+        format!(", {inserted} inserted")
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "{}{} -> {} ({removed} removed{inserted})",
+        label("messages"),
+        visit.before.messages,
+        visit.after.messages
+    )?;
+    writeln!(
+        out,
+        "{}{} -> {}",
+        label("characters"),
+        visit.before.chars,
+        visit.after.chars
+    )?;
+    if let Some(record) = &output.record {
+        write_refusals(out, record, &label("refusals"))?;
+        let compact = serde_json::to_string(record).map_err(std::io::Error::other)?;
+        writeln!(out, "{}{compact}", label("record"))?;
+    }
+    for span in &output.folded_spans {
+        writeln!(
+            out,
+            "{}{} messages into a summary by `{}`",
+            label("folded"),
+            span.message_count,
+            span.model
+        )?;
+    }
+    if let Some(pressure) = &output.budget_pressure {
+        let action = serde_json::to_value(pressure.plan_action)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_string))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{}projected {} of {} tokens; plan: {action}",
+            label("budget"),
+            pressure.projected_tokens,
+            pressure.cap_tokens
+        )?;
+    }
+    if let Some(warning) = &output.warning {
+        writeln!(out, "{}{warning}", label("warning"))?;
+    }
+    writeln!(out, "window:")?;
+    for (index, message) in window.iter().enumerate() {
+        writeln!(
+            out,
+            "  {:>3}  {:<10}{}",
+            index.saturating_add(1),
+            message.role.as_str(),
+            preview(message)
+        )?;
+    }
+    Ok(())
+}
+
+/// The configured options, as `(key value, …)` in the configuration's own spelling.
+fn options_text(config: &StrategyConfig) -> String {
+    let Ok(Value::Object(mut map)) = serde_json::to_value(config) else {
+        return String::new();
+    };
+    map.remove("strategy");
+    let accepted = accepted_keys(config.strategy_name());
+    let options: Vec<String> = accepted
+        .iter()
+        .filter_map(|key| map.get(*key).map(|value| format!("{key} {value}")))
+        .collect();
+    if options.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", options.join(", "))
+    }
+}
+
+/// Why an engaged visit engaged, from its record.
+fn engaged_because(record: &WindowRecord) -> String {
+    match &record.detail {
+        RecordDetail::SlidingWindow(detail) => format!(
+            "{} turns, more than keepRecentTurns {}",
+            detail.turns_before, detail.keep_recent_turns
+        ),
+        RecordDetail::TokenBudget(detail) => format!(
+            "{} measured + {} counted since = {} tokens, over thresholdTokens {}",
+            detail.measured_tokens,
+            detail.tokens_since_measured,
+            detail
+                .measured_tokens
+                .saturating_add(detail.tokens_since_measured),
+            detail.threshold_tokens
+        ),
+        RecordDetail::Compaction(detail) => format!(
+            "{} measured tokens, over thresholdTokens {}",
+            detail.measured_tokens, detail.threshold_tokens
+        ),
+        RecordDetail::Hybrid(detail) => format!(
+            "{} measured tokens, over thresholdTokens {}",
+            detail.measured_tokens, detail.threshold_tokens
+        ),
+        RecordDetail::Masking(detail) => format!(
+            "{} tool results older than the last keepRecentObservations {}",
+            detail.masked_message_count, detail.keep_recent_observations
+        ),
+        RecordDetail::Custom {} => "the strategy filed a record".to_string(),
+    }
+}
+
+/// Why a visit left the window as it was.
+fn idle_because(visit: &VisitSummary<'_>) -> String {
+    match (visit.config, visit.config.threshold_tokens(), visit.usage) {
+        (_, Some(_), None) => {
+            "no --usage reading, and a token-triggered strategy never engages without one"
+                .to_string()
+        }
+        (_, Some(threshold), Some(usage)) => format!(
+            "the reading ({usage} input tokens, plus any messages after the call) is not over \
+             thresholdTokens {threshold}"
+        ),
+        (
+            StrategyConfig::SlidingWindow {
+                keep_recent_turns, ..
+            },
+            None,
+            _,
+        ) => format!(
+            "{} turns, within keepRecentTurns {keep_recent_turns}",
+            visit.turns
+        ),
+        (
+            StrategyConfig::ObservationMasking {
+                keep_recent_observations,
+                ..
+            },
+            None,
+            _,
+        ) => format!(
+            "no tool result older than the last keepRecentObservations \
+             {keep_recent_observations}"
+        ),
+        _ => "the strategy found nothing to do".to_string(),
+    }
+}
+
+/// The refusals, grouped by reason with the refusing turns.
+fn write_refusals(out: &mut impl Write, record: &WindowRecord, label: &str) -> std::io::Result<()> {
+    if record.refusals.is_empty() {
+        return writeln!(out, "{label}none");
+    }
+    writeln!(out, "{label}{} turns stayed", record.refusals.len())?;
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for refusal in &record.refusals {
+        let reason = serde_json::to_value(refusal.reason)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_string))
+            .unwrap_or_default();
+        match groups.iter_mut().find(|(known, _)| *known == reason) {
+            Some((_, turns)) => turns.push(refusal.turn_index),
+            None => groups.push((reason, vec![refusal.turn_index])),
+        }
+    }
+    for (reason, turns) in groups {
+        let turns: Vec<String> = turns.iter().map(usize::to_string).collect();
+        let noun = if turns.len() == 1 { "turn" } else { "turns" };
+        writeln!(out, "  {reason}: {noun} {}", turns.join(", "))?;
+    }
+    Ok(())
+}
+
+/// The first line of a message, cut short; a call-only message shows its calls.
+fn preview(message: &Message) -> String {
+    const WIDTH: usize = 72;
+    let text = message.content.lines().find(|line| !line.trim().is_empty());
+    let text = match text {
+        Some(line) => line.trim().to_string(),
+        None if !message.tool_calls.is_empty() => {
+            let names: Vec<&str> = message
+                .tool_calls
+                .iter()
+                .map(|call| call.name.as_str())
+                .collect();
+            format!("[calls {}]", names.join(", "))
+        }
+        None => "[no text]".to_string(),
+    };
+    let more = text.chars().count() > WIDTH || message.content.trim().lines().count() > 1;
+    let mut short: String = text.chars().take(WIDTH).collect();
+    if more {
+        short.push('…');
+    }
+    short
 }

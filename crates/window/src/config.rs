@@ -118,10 +118,159 @@ pub const STRATEGY_NAMES: [&str; 5] = [
     "hybrid",
 ];
 
+/// One option of a strategy, as a configuration spells it: what help text lists and what the
+/// unknown-key error offers instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionDoc {
+    /// The key, as written in the configuration file.
+    pub name: &'static str,
+    /// What the value may be, and its default when it has one.
+    pub value: &'static str,
+    /// A valid value as JSON text, so a test can prove the parser takes every listed option.
+    pub example: &'static str,
+}
+
+/// A built-in strategy: its name, what it does, and the options it takes besides the pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StrategyDoc {
+    /// The `strategy` value that chooses it.
+    pub name: &'static str,
+    /// What it does, in one line.
+    pub summary: &'static str,
+    /// Whether it engages only on a usage reading over its threshold.
+    pub token_triggered: bool,
+    /// Its own options (every strategy also takes [`PIN_OPTIONS`]).
+    pub options: &'static [OptionDoc],
+}
+
+const THRESHOLD: OptionDoc = OptionDoc {
+    name: "thresholdTokens",
+    value: "required, a whole number of at least 1",
+    example: "2000",
+};
+const KEEP_TURNS_DEFAULT: OptionDoc = OptionDoc {
+    name: "keepRecentTurns",
+    value: "a whole number of at least 1, default 6",
+    example: "6",
+};
+const KEEP_OBSERVATIONS: OptionDoc = OptionDoc {
+    name: "keepRecentObservations",
+    value: "a whole number, default 10",
+    example: "10",
+};
+const MODEL: OptionDoc = OptionDoc {
+    name: "model",
+    value: "required, the summarizer's model (never the agent's)",
+    example: "\"extractive\"",
+};
+const RETAIN: OptionDoc = OptionDoc {
+    name: "retain",
+    value: "\"conversation\" (default) or \"discard\": how folded originals are kept",
+    example: "\"discard\"",
+};
+
+/// The pin ceilings every strategy takes (W23).
+pub const PIN_OPTIONS: [OptionDoc; 2] = [
+    OptionDoc {
+        name: "keepLastToolResults",
+        value: "false or a whole number, default 2",
+        example: "2",
+    },
+    OptionDoc {
+        name: "keepLedgerFacts",
+        value: "false or a whole number, default 4",
+        example: "false",
+    },
+];
+
+/// Every built-in strategy, in the order of [`STRATEGY_NAMES`].
+pub const STRATEGY_DOCS: [StrategyDoc; 5] = [
+    StrategyDoc {
+        name: "sliding-window",
+        summary: "keep the last keepRecentTurns turns",
+        token_triggered: false,
+        options: &[OptionDoc {
+            name: "keepRecentTurns",
+            value: "required, a whole number of at least 1",
+            example: "3",
+        }],
+    },
+    StrategyDoc {
+        name: "token-budget",
+        summary: "drop the oldest turns until under thresholdTokens",
+        token_triggered: true,
+        options: &[THRESHOLD, KEEP_TURNS_DEFAULT],
+    },
+    StrategyDoc {
+        name: "summarize-oldest",
+        summary: "fold the oldest turns into a summary when over thresholdTokens",
+        token_triggered: true,
+        options: &[THRESHOLD, KEEP_TURNS_DEFAULT, MODEL, RETAIN],
+    },
+    StrategyDoc {
+        name: "observation-masking",
+        summary: "mask tool results older than the last keepRecentObservations",
+        token_triggered: false,
+        options: &[KEEP_OBSERVATIONS],
+    },
+    StrategyDoc {
+        name: "hybrid",
+        summary: "when over thresholdTokens, mask first and fold only if masking is not enough",
+        token_triggered: true,
+        options: &[
+            THRESHOLD,
+            KEEP_TURNS_DEFAULT,
+            KEEP_OBSERVATIONS,
+            MODEL,
+            RETAIN,
+        ],
+    },
+];
+
+/// The keys a configuration of `strategy` accepts, `strategy` itself first; empty for an
+/// unknown strategy.
+pub fn accepted_keys(strategy: &str) -> Vec<&'static str> {
+    STRATEGY_DOCS
+        .iter()
+        .find(|doc| doc.name == strategy)
+        .map(|doc| {
+            std::iter::once("strategy")
+                .chain(doc.options.iter().map(|option| option.name))
+                .chain(PIN_OPTIONS.iter().map(|option| option.name))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A configuration value as a person wrote it: integers as integers, however large, and no
+/// exponent notation.
+pub fn describe_value(value: &Value) -> String {
+    match value {
+        Value::Number(number) if number.as_u64().is_some() || number.as_i64().is_some() => {
+            number.to_string()
+        }
+        Value::Number(number) => match number.as_f64() {
+            // Past 2^53 a float no longer says which integer was written; say what it is instead.
+            Some(float) if float >= 9_007_199_254_740_992.0 => {
+                format!("a number larger than {} (the largest accepted)", u64::MAX)
+            }
+            Some(float) if float <= -9_007_199_254_740_992.0 => "a large negative number".into(),
+            Some(float) => float.to_string(),
+            None => number.to_string(),
+        },
+        Value::String(_) => format!("the string {value}"),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Null => "null".into(),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a table".into(),
+    }
+}
+
 impl StrategyConfig {
     /// Reads a configuration from JSON text.
     pub fn from_json(text: &str) -> Result<Self, WindowError> {
-        let value: Value = serde_json::from_str(text).map_err(|error| invalid("", &error))?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|error| invalid("", &json_syntax(&error)))?;
         Self::try_from(value)
     }
 
@@ -133,6 +282,25 @@ impl StrategyConfig {
             StrategyConfig::SummarizeOldest { .. } => SummarizeOldest::NAME,
             StrategyConfig::ObservationMasking { .. } => ObservationMasking::NAME,
             StrategyConfig::Hybrid { .. } => Hybrid::NAME,
+        }
+    }
+
+    /// The token threshold of a token-triggered strategy, which engages only on a usage
+    /// reading over it; `None` for a strategy that needs no reading.
+    pub fn threshold_tokens(&self) -> Option<u64> {
+        match self {
+            StrategyConfig::TokenBudget {
+                threshold_tokens, ..
+            }
+            | StrategyConfig::SummarizeOldest {
+                threshold_tokens, ..
+            }
+            | StrategyConfig::Hybrid {
+                threshold_tokens, ..
+            } => Some(*threshold_tokens),
+            StrategyConfig::SlidingWindow { .. } | StrategyConfig::ObservationMasking { .. } => {
+                None
+            }
         }
     }
 
@@ -214,6 +382,19 @@ impl StrategyConfig {
     }
 }
 
+/// A JSON syntax error with one position, the file's line, and no serde wording around it.
+pub fn json_syntax(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let reason = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(reason, _)| reason);
+    format!(
+        "line {}: {reason} (column {})",
+        error.line(),
+        error.column()
+    )
+}
+
 fn invalid(field: &str, reason: &dyn std::fmt::Display) -> WindowError {
     WindowError::InvalidConfig {
         field: field.to_string(),
@@ -239,7 +420,10 @@ impl Fields {
                 Some(number) if number >= min => Ok(number),
                 _ => Err(invalid(
                     field,
-                    &format!("must be a whole number of at least {min}, got {value}"),
+                    &format!(
+                        "must be a whole number of at least {min}, got {}",
+                        describe_value(&value)
+                    ),
                 )),
             },
         }
@@ -260,7 +444,10 @@ impl Fields {
                 .ok_or_else(|| {
                     invalid(
                         field,
-                        &format!("must be false or a whole number of at least 0, got {value}"),
+                        &format!(
+                            "must be false or a whole number of at least 0, got {}",
+                            describe_value(&value)
+                        ),
                     )
                 }),
         }
@@ -271,7 +458,7 @@ impl Fields {
             Some(Value::String(model)) if !model.trim().is_empty() => Ok(model),
             Some(value) => Err(invalid(
                 "model",
-                &format!("must be a non-empty string, got {value}"),
+                &format!("must be a non-empty string, got {}", describe_value(&value)),
             )),
             None => Err(invalid(
                 "model",
@@ -287,7 +474,10 @@ impl Fields {
             Some(Value::String(text)) if text == "discard" => Ok(Retain::Discard),
             Some(value) => Err(invalid(
                 "retain",
-                &format!("must be \"conversation\" or \"discard\", got {value}"),
+                &format!(
+                    "must be \"conversation\" or \"discard\", got {}",
+                    describe_value(&value)
+                ),
             )),
         }
     }
@@ -306,7 +496,10 @@ impl Fields {
             None => Ok(()),
             Some(field) => Err(invalid(
                 field,
-                &format!("is not an option of the `{strategy}` strategy"),
+                &format!(
+                    "is not an option of the `{strategy}` strategy; it takes {}",
+                    accepted_keys(strategy).join(", ")
+                ),
             )),
         }
     }
@@ -316,8 +509,17 @@ impl TryFrom<Value> for StrategyConfig {
     type Error = WindowError;
 
     fn try_from(value: Value) -> Result<Self, Self::Error> {
-        let Value::Object(map) = value else {
-            return Err(invalid("", &"the configuration must be an object"));
+        let map = match value {
+            Value::Object(map) => map,
+            other => {
+                return Err(invalid(
+                    "",
+                    &format!(
+                        "the configuration must be an object (a table), got {}",
+                        describe_value(&other)
+                    ),
+                ));
+            }
         };
         let mut fields = Fields { map };
         let strategy = match fields.take("strategy") {
@@ -325,7 +527,7 @@ impl TryFrom<Value> for StrategyConfig {
             Some(other) => {
                 return Err(invalid(
                     "strategy",
-                    &format!("must be a string, got {other}"),
+                    &format!("must be a string, got {}", describe_value(&other)),
                 ));
             }
             None => {
@@ -386,5 +588,77 @@ impl TryFrom<Value> for StrategyConfig {
         };
         fields.finish(&strategy)?;
         Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_options(doc: &StrategyDoc) -> Map<String, Value> {
+        let mut map = Map::new();
+        map.insert("strategy".into(), Value::String(doc.name.into()));
+        for option in doc.options.iter().chain(PIN_OPTIONS.iter()) {
+            let value = serde_json::from_str(option.example).unwrap_or(Value::Null);
+            map.insert(option.name.into(), value);
+        }
+        map
+    }
+
+    #[test]
+    fn the_documented_strategies_are_the_parsed_ones() {
+        let documented: Vec<&str> = STRATEGY_DOCS.iter().map(|doc| doc.name).collect();
+        assert_eq!(documented, STRATEGY_NAMES);
+    }
+
+    /// The help text and the unknown-key error list what the parser takes, no more, no less.
+    #[test]
+    fn every_documented_option_parses_and_no_other_does() {
+        let every_name: Vec<&str> = STRATEGY_DOCS
+            .iter()
+            .flat_map(|doc| doc.options.iter().map(|option| option.name))
+            .collect();
+        for doc in &STRATEGY_DOCS {
+            let parsed = StrategyConfig::try_from(Value::Object(all_options(doc)));
+            let parsed = parsed.map_err(|error| format!("{}: {error}", doc.name));
+            assert_eq!(
+                parsed.map(|config| config.threshold_tokens().is_some()),
+                Ok(doc.token_triggered),
+                "{}",
+                doc.name
+            );
+            for name in &every_name {
+                if accepted_keys(doc.name).contains(name) {
+                    continue;
+                }
+                let mut map = all_options(doc);
+                map.insert((*name).into(), Value::from(1));
+                let error = StrategyConfig::try_from(Value::Object(map));
+                assert!(
+                    matches!(&error, Err(WindowError::InvalidConfig { field, .. }) if field == name),
+                    "{}: {name}: {error:?}",
+                    doc.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn values_are_described_as_written() {
+        let cases = [
+            ("18446744073709551615", "18446744073709551615"),
+            ("-3", "-3"),
+            ("2.5", "2.5"),
+            (
+                "18446744073709551616",
+                "a number larger than 18446744073709551615 (the largest accepted)",
+            ),
+            ("\"six\"", "the string \"six\""),
+            ("[1]", "a list"),
+        ];
+        for (json, described) in cases {
+            let value: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+            assert_eq!(describe_value(&value), described, "{json}");
+        }
     }
 }

@@ -18,7 +18,7 @@ pub enum WindowError {
         provider: String,
     },
     /// A strategy configuration field is missing or has a bad value.
-    #[error("invalid window configuration: field `{field}`: {reason}")]
+    #[error("invalid window configuration: {}", config_problem(field, reason))]
     InvalidConfig {
         /// The configuration field at fault, spelled as in the configuration file.
         field: String,
@@ -56,5 +56,15 @@ impl SummarizerError {
         Self {
             message: message.into(),
         }
+    }
+}
+
+/// `field `name`: reason`, or the reason alone when no single field is at fault (a syntax
+/// error), so no message names an empty field.
+fn config_problem(field: &str, reason: &str) -> String {
+    if field.is_empty() {
+        reason.to_string()
+    } else {
+        format!("field `{field}`: {reason}")
     }
 }

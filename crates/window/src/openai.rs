@@ -50,7 +50,7 @@ pub fn read_jsonl(text: &str) -> Result<ParsedConversation, WindowError> {
             reason,
         };
         let value: Value =
-            serde_json::from_str(line).map_err(|error| invalid(error.to_string()))?;
+            serde_json::from_str(line).map_err(|error| invalid(json_reason(&error)))?;
         let message = from_value(&value).map_err(|error| match error {
             WindowError::MessageShape(reason) => invalid(reason),
             other => invalid(other.to_string()),
@@ -71,6 +71,16 @@ pub fn read_jsonl(text: &str) -> Result<ParsedConversation, WindowError> {
         parsed.messages.push(message);
     }
     Ok(parsed)
+}
+
+/// Why a line is not JSON, with its column only: the line number is the file's, given once by
+/// [`WindowError::InvalidMessage`], not serde's "line 1" of the one-line text it was handed.
+fn json_reason(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let reason = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(reason, _)| reason);
+    format!("not JSON: {reason} (column {})", error.column())
 }
 
 /// Reads one chat-completions message. `content` may be a string, `null`, or a list of parts

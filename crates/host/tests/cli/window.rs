@@ -12,11 +12,11 @@ fn data(name: &str) -> String {
         .into_owned()
 }
 
-/// Runs `panewise window` and parses its JSON output, failing with stderr on a bad exit.
+/// Runs `panewise window --json` and parses its output, failing with stderr on a bad exit.
 fn window(config: &str, extra: &[&str]) -> Value {
     let config = data(config);
     let conversation = data("conversation.jsonl");
-    let mut args = vec!["window", "--config", &config, &conversation];
+    let mut args = vec!["window", "--json", "--config", &config, &conversation];
     args.extend_from_slice(extra);
     let output = panewise(&args);
     assert!(
@@ -85,7 +85,8 @@ fn window_token_budget_rejects_a_zero_reading_by_name() {
         "--provider",
         "acme",
     ]);
-    assert!(!output.status.success());
+    // A 0/0 reading is wrong data, not a wrong command line: exit 1 in the table.
+    assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("CompactionUnmeasurableError"), "{stderr}");
     assert!(stderr.contains("acme"), "{stderr}");
@@ -156,7 +157,7 @@ fn window_a_bad_configuration_names_the_field() {
         config.to_str().unwrap(),
         &conversation,
     ]);
-    assert!(!output.status.success());
+    assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("keepRecentTurns"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -240,6 +241,7 @@ fn window_w7_a_result_separated_from_its_call_leaves_with_its_call_under_every_s
             std::fs::write(&config, config_json).unwrap();
             let output = panewise(&[
                 "window",
+                "--json",
                 "--config",
                 config.to_str().unwrap(),
                 "--usage",
@@ -265,6 +267,7 @@ fn window_w7_a_result_separated_from_its_call_leaves_with_its_call_under_every_s
     let conversation = dir.join("split0.jsonl");
     let output = panewise(&[
         "window",
+        "--json",
         "--config",
         config.to_str().unwrap(),
         conversation.to_str().unwrap(),
@@ -302,6 +305,7 @@ fn window_over(tag: &str, keep: usize, lines: &[Value]) -> std::process::Output 
     std::fs::write(&conversation, text).unwrap();
     let output = panewise(&[
         "window",
+        "--json",
         "--config",
         config.to_str().unwrap(),
         conversation.to_str().unwrap(),
@@ -378,4 +382,296 @@ fn window_warns_about_an_orphan_tool_result_and_still_windows() {
     assert!(stderr.contains("ghost"), "{stderr}");
     let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(printed["window"].as_array().unwrap().len(), 3);
+}
+
+/// Writes `files` (name, text) into a fresh directory for one test.
+fn scratch(tag: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("panewise-window-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    dir
+}
+
+/// Runs `panewise window` over a config and a conversation, either a scratch file or test data.
+fn run_window(config: &std::path::Path, conversation: &std::path::Path) -> std::process::Output {
+    panewise(&[
+        "window",
+        "--config",
+        config.to_str().unwrap(),
+        conversation.to_str().unwrap(),
+    ])
+}
+
+/// The stderr of a run that must fail with `code`, checked for serde and TOML internals.
+fn failure(output: &std::process::Output, code: i32) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    for internal in ["$__toml", "field ``", " at line ", "e+", "e19", "panicked"] {
+        assert!(!stderr.contains(internal), "{internal:?} in {stderr}");
+    }
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    stderr
+}
+
+/// Every bad configuration shape: the message names the file's line once, the field by name,
+/// integers as integers, and the other format when the text is in it; each is a data error.
+#[test]
+fn window_bad_configurations_name_the_line_and_field_without_serde_internals() {
+    let cases: [(&str, &str, &[&str]); 7] = [
+        (
+            "datetime.toml",
+            "strategy = \"token-budget\"\nthresholdTokens = 1979-05-27T07:32:00Z\n",
+            &["line 2", "`thresholdTokens`", "date-time 1979-05-27T07:32:00Z"],
+        ),
+        (
+            "json-inside.toml",
+            "{\"strategy\": \"sliding-window\",\n \"keepRecentTurns\": 2}\n",
+            &["line 1", "reads as JSON", ".json"],
+        ),
+        (
+            "toml-inside.json",
+            "strategy = \"sliding-window\"\nkeepRecentTurns = 2\n",
+            &["line 1", "reads as TOML", ".toml"],
+        ),
+        (
+            "unknown-key.json",
+            "{\"strategy\": \"sliding-window\",\n \"keepRecentTurns\": 2,\n \"keepRecentTurnz\": 3}\n",
+            &[
+                "line 3",
+                "`keepRecentTurnz`",
+                "strategy, keepRecentTurns, keepLastToolResults, keepLedgerFacts",
+            ],
+        ),
+        (
+            "huge.json",
+            "{\"strategy\": \"sliding-window\",\n \"keepRecentTurns\": 18446744073709551616}\n",
+            &["line 2", "`keepRecentTurns`", "larger than 18446744073709551615"],
+        ),
+        (
+            "huge.toml",
+            "strategy = \"sliding-window\"\nkeepRecentTurns = 18446744073709551616\n",
+            &["line 2", "`keepRecentTurns`", "too large"],
+        ),
+        (
+            "wrong-type.json",
+            "{\"strategy\": \"sliding-window\",\n \"keepRecentTurns\": \"six\"}\n",
+            &["line 2", "`keepRecentTurns`", "whole number", "\"six\""],
+        ),
+    ];
+    let files: Vec<(&str, &str)> = cases.iter().map(|(name, text, _)| (*name, *text)).collect();
+    let dir = scratch("bad-configs", &files);
+    let conversation = workspace_path(&format!("{DATA}/conversation.jsonl"));
+    for (name, _, expected) in cases {
+        let stderr = failure(&run_window(&dir.join(name), &conversation), 1);
+        assert_eq!(stderr.matches("line ").count(), 1, "{name}: {stderr}");
+        for part in expected {
+            assert!(stderr.contains(part), "{name}: {part:?} not in {stderr}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Bad conversations: a line that is not JSON is named once by the file's line (exit 1); an
+/// empty conversation is a data error; a cut-off last line is the warning `replay` gives.
+#[test]
+fn window_bad_conversations_are_named_once_and_a_cut_off_line_is_a_warning() {
+    let dir = scratch(
+        "bad-conversations",
+        &[
+            (
+                "not-json.jsonl",
+                "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\": user}\n",
+            ),
+            ("empty.jsonl", "\n\n"),
+            (
+                "cut-off.jsonl",
+                "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"user\",\"con",
+            ),
+        ],
+    );
+    let config = workspace_path(&format!("{DATA}/sliding-window.json"));
+
+    let stderr = failure(&run_window(&config, &dir.join("not-json.jsonl")), 1);
+    assert!(stderr.contains("line 2: not JSON"), "{stderr}");
+    assert_eq!(stderr.matches("line ").count(), 1, "{stderr}");
+
+    let stderr = failure(&run_window(&config, &dir.join("empty.jsonl")), 1);
+    assert!(stderr.contains("no message in it"), "{stderr}");
+
+    let output = run_window(&config, &dir.join("cut-off.jsonl"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // The sentence `replay` prints for the same fault (pane-state's `LogWarning`).
+    assert!(
+        stderr.contains("warning: ")
+            && stderr.contains("line 2: truncated last line (crash mid-write?), skipped"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("messages    1 -> 1"), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The exit code table: unreadable input is an I/O error (3), for the config and the
+/// conversation alike.
+#[test]
+fn window_an_unreadable_input_is_an_io_error() {
+    let missing = std::env::temp_dir().join("panewise-window-no-such-file.jsonl");
+    let config = workspace_path(&format!("{DATA}/sliding-window.json"));
+    let conversation = workspace_path(&format!("{DATA}/conversation.jsonl"));
+    let stderr = failure(&run_window(&config, &missing), 3);
+    assert!(stderr.contains("cannot read"), "{stderr}");
+    let stderr = failure(&run_window(&missing, &conversation), 3);
+    assert!(stderr.contains("cannot read"), "{stderr}");
+}
+
+#[test]
+fn window_reads_the_conversation_from_standard_input() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let config = data("sliding-window.json");
+    let text = std::fs::read(workspace_path(&format!("{DATA}/conversation.jsonl"))).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_panewise"))
+        .args(["window", "--json", "--config", &config, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed, window("sliding-window.json", &[]));
+}
+
+/// The human summary: strategy, engaged and why, sizes, refusals with reasons, the record and
+/// one line per kept message.
+#[test]
+fn window_prints_a_human_summary_by_default() {
+    let config = data("sliding-window.json");
+    let conversation = data("conversation.jsonl");
+    let output = panewise(&["window", "--config", &config, &conversation]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let expected = [
+        "strategy    sliding-window (keepRecentTurns 3,",
+        "engaged     yes: 12 turns, more than keepRecentTurns 3",
+        "messages    19 -> 7 (13 removed, 1 inserted)",
+        "characters  9419 -> 2105",
+        "refusals    4 turns stayed",
+        "  system-envelope: turn 0",
+        "  inside-keep-window: turns 9, 10, 11",
+        "record      {\"strategy\":\"sliding-window\"",
+        "window:",
+        "    1  system    You are a coding agent working in a Rust repository.",
+        "    3  user      Thanks. Now add a regression test for it.",
+    ];
+    for line in expected {
+        assert!(stdout.contains(line), "{line:?} not in\n{stdout}");
+    }
+    // One line per kept message after the `window:` heading.
+    let kept = stdout.lines().skip_while(|line| *line != "window:").count();
+    assert_eq!(kept, 1 + 7, "{stdout}");
+}
+
+/// No `--usage`: a token-triggered strategy cannot engage, and the command says so on stderr.
+#[test]
+fn window_says_a_token_triggered_strategy_never_engages_without_usage() {
+    let config = data("token-budget.json");
+    let conversation = data("conversation.jsonl");
+    let output = panewise(&["window", "--config", &config, &conversation]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("warning: no --usage reading") && stderr.contains("never engages"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("engaged     no: no --usage reading"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("messages    19 -> 19 (0 removed)"),
+        "{stdout}"
+    );
+    let output = panewise(&[
+        "window",
+        "--config",
+        &config,
+        &conversation,
+        "--usage",
+        "1500",
+    ]);
+    assert!(String::from_utf8_lossy(&output.stderr).is_empty());
+}
+
+#[test]
+fn window_help_lists_every_strategy_and_its_options() {
+    let output = panewise(&["window", "--help"]);
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    for part in [
+        "sliding-window:",
+        "token-budget:",
+        "summarize-oldest:",
+        "observation-masking:",
+        "hybrid:",
+        "thresholdTokens:",
+        "keepRecentTurns:",
+        "keepRecentObservations:",
+        "model:",
+        "retain:",
+        "keepLastToolResults:",
+        "keepLedgerFacts:",
+        "Exit codes:",
+    ] {
+        assert!(help.contains(part), "{part:?} not in\n{help}");
+    }
+}
+
+#[test]
+fn window_ends_quietly_when_its_reader_closes_stdout() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // More output than a pipe buffers, so the command is still writing when the pipe closes.
+    let line = format!(r#"{{"role":"user","content":"{}"}}"#, "y".repeat(400));
+    let text: String = (0..1000).map(|_| format!("{line}\n")).collect();
+    let dir = scratch(
+        "closed-pipe",
+        &[
+            ("conversation.jsonl", &text),
+            (
+                "config.json",
+                r#"{"strategy":"sliding-window","keepRecentTurns":5000}"#,
+            ),
+        ],
+    );
+    let config = dir.join("config.json");
+    let conversation = dir.join("conversation.jsonl");
+    for mode in [None, Some("--json")] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_panewise"))
+            .args(["window", "--config"])
+            .args([&config, &conversation])
+            .args(mode)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one byte, then close the pipe as `head -c1` would.
+        let mut first = [0u8; 1];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {stderr}");
+        assert!(stderr.is_empty(), "{mode:?}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
