@@ -332,6 +332,13 @@ pub enum Msg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<TurnId>,
     },
+    /// The agent withdrew an approval request it no longer needs answered (Claude Code's
+    /// `control_cancel_request`): it leaves the queue unanswered, and an answer the user gives
+    /// for it afterwards cannot reach the agent.
+    ApprovalWithdrawn {
+        /// The withdrawn request's id.
+        id: String,
+    },
     /// The user answered the front approval (R86).
     ApprovalAnswered {
         /// Whether the action is allowed.
@@ -440,6 +447,7 @@ impl Msg {
             | Msg::ResumeRetryResolved
             | Msg::TurnLedgerObserved { .. }
             | Msg::ApprovalAnswered { .. }
+            | Msg::ApprovalWithdrawn { .. }
             | Msg::QuestionAnswered { .. }
             | Msg::ConfirmRequested { .. }
             | Msg::ConfirmAnswered { .. }
@@ -503,6 +511,7 @@ impl Msg {
             Msg::TurnLedgerObserved { .. } => MsgKind::TurnLedgerObserved,
             Msg::ApprovalRequested { .. } => MsgKind::ApprovalRequested,
             Msg::ApprovalAnswered { .. } => MsgKind::ApprovalAnswered,
+            Msg::ApprovalWithdrawn { .. } => MsgKind::ApprovalWithdrawn,
             Msg::QuestionAsked { .. } => MsgKind::QuestionAsked,
             Msg::QuestionAnswered { .. } => MsgKind::QuestionAnswered,
             Msg::ConfirmRequested { .. } => MsgKind::ConfirmRequested,
@@ -580,6 +589,7 @@ pub enum MsgKind {
     TaskNoticeAdded,
     Quit,
     PlanUpdated,
+    ApprovalWithdrawn,
 }
 
 impl MsgKind {
@@ -644,6 +654,7 @@ impl MsgKind {
         MsgKind::TaskNoticeAdded,
         MsgKind::Quit,
         MsgKind::PlanUpdated,
+        MsgKind::ApprovalWithdrawn,
     ];
 
     /// The serde tag, e.g. `tool_start`.
@@ -708,6 +719,7 @@ impl MsgKind {
             MsgKind::TaskNoticeAdded => "task_notice_added",
             MsgKind::Quit => "quit",
             MsgKind::PlanUpdated => "plan_updated",
+            MsgKind::ApprovalWithdrawn => "approval_withdrawn",
         }
     }
 }
@@ -784,6 +796,7 @@ mod tests {
             MsgKind::TaskNoticeAdded => 56,
             MsgKind::Quit => 57,
             MsgKind::PlanUpdated => 58,
+            MsgKind::ApprovalWithdrawn => 59,
         }
     }
 
@@ -796,6 +809,6 @@ mod tests {
                 Some(serde_json::Value::from(kind.as_str()))
             );
         }
-        assert_eq!(MsgKind::ALL.len(), position(MsgKind::PlanUpdated) + 1);
+        assert_eq!(MsgKind::ALL.len(), position(MsgKind::ApprovalWithdrawn) + 1);
     }
 }

@@ -348,6 +348,24 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 out,
             ),
         },
+        Msg::ApprovalWithdrawn { id } => {
+            match s
+                .pending_approvals
+                .iter()
+                .position(|pending| pending.id == id)
+            {
+                Some(index) => {
+                    s.pending_approvals.remove(index);
+                    close_modal(s, out, None);
+                }
+                None => ignore(
+                    s,
+                    MsgKind::ApprovalWithdrawn,
+                    IgnoreReason::NoApprovalPending,
+                    out,
+                ),
+            }
+        }
         Msg::QuestionAsked { id, questions, .. } => open_modal(s, out, |s| {
             s.pending_questions
                 .push_back(PendingQuestionSet { id, questions });

@@ -21,6 +21,7 @@ use serde_json::value::RawValue;
 
 use crate::args::first_significant_arg;
 use crate::classify::{classify, ErrorReport};
+use crate::claude_control::{control_line, ControlLine};
 use crate::decoder::LineDecoder;
 use crate::decoder::Provider;
 use crate::error::describe_json_error;
@@ -244,6 +245,9 @@ impl ClaudeDecoder {
             Some("user") => user(&line, raw, out),
             Some("system") => self.system(&line, raw, out),
             Some("result") => return self.result(&line, out),
+            Some("control_request" | "control_cancel_request" | "control_response") => {
+                control(raw, &line, out)
+            }
             _ => push_unknown(&line, raw, out),
         }
         Ok(())
@@ -582,6 +586,30 @@ impl Usage {
                 .and_then(|details| details.thinking_tokens),
             ..SessionStats::default()
         }
+    }
+}
+
+/// A control-protocol line: a permission request or its withdrawal becomes an event; an answer
+/// to one of the host's own requests carries nothing for the pane.
+fn control(raw: &[u8], line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
+    match control_line(raw) {
+        Some(ControlLine::CanUseTool {
+            request_id,
+            tool,
+            input,
+            description,
+            tool_use_id,
+        }) => out.push(ProviderEvent::ApprovalRequested {
+            request_id,
+            tool,
+            arg: first_significant_arg(&input.to_string()).or(description),
+            call_id: tool_use_id,
+        }),
+        Some(ControlLine::Cancelled { request_id }) => {
+            out.push(ProviderEvent::ApprovalWithdrawn { request_id })
+        }
+        Some(ControlLine::Response { .. }) => {}
+        Some(ControlLine::OtherRequest { .. }) | None => push_unknown(line, raw, out),
     }
 }
 

@@ -148,6 +148,23 @@ pub enum ProviderEvent {
         /// What failed, classified, with the provider's own message.
         failure: Failure,
     },
+    /// The agent asks whether a tool may run, and waits for the answer (Claude Code's
+    /// `can_use_tool` control request).
+    ApprovalRequested {
+        /// The agent's id of the request, to answer it with.
+        request_id: String,
+        /// The tool asking.
+        tool: String,
+        /// Its first significant argument (the file, the command), for the person.
+        arg: Option<String>,
+        /// The model's id of the tool call, when given.
+        call_id: Option<String>,
+    },
+    /// The agent withdrew an approval request it no longer needs answered.
+    ApprovalWithdrawn {
+        /// The withdrawn request.
+        request_id: String,
+    },
     /// The agent replaced its plan (Codex's `todo_list` item): every step, in its order.
     PlanUpdated {
         /// The steps and how far along each is.
@@ -190,6 +207,8 @@ impl ProviderEvent {
             ProviderEvent::ProviderRetrying { .. } => "provider_retrying",
             ProviderEvent::Failure { .. } => "failure",
             ProviderEvent::PlanUpdated { .. } => "plan_updated",
+            ProviderEvent::ApprovalRequested { .. } => "approval_requested",
+            ProviderEvent::ApprovalWithdrawn { .. } => "approval_withdrawn",
             ProviderEvent::Warning { .. } => "warning",
             ProviderEvent::Unknown { .. } => "unknown",
         }

@@ -37,6 +37,7 @@
 mod args;
 mod classify;
 mod claude;
+pub mod claude_control;
 mod codex;
 pub mod decoder;
 mod error;

@@ -315,6 +315,20 @@ impl Mapper {
                     });
                 }
             }
+            ProviderEvent::ApprovalRequested {
+                request_id,
+                tool,
+                arg,
+                ..
+            } => out.push(Msg::ApprovalRequested {
+                id: request_id.clone(),
+                tool: tool.clone(),
+                summary: arg.clone().unwrap_or_default(),
+                turn: None,
+            }),
+            ProviderEvent::ApprovalWithdrawn { request_id } => out.push(Msg::ApprovalWithdrawn {
+                id: request_id.clone(),
+            }),
             ProviderEvent::PlanUpdated { steps } => out.push(Msg::PlanUpdated {
                 steps: steps.clone(),
             }),

@@ -712,6 +712,7 @@ fn every_msg() -> Vec<Msg> {
                 status: PlanStepStatus::InProgress,
             }],
         },
+        Msg::ApprovalWithdrawn { id: "a1".into() },
     ]
 }
 
@@ -780,4 +781,39 @@ fn r91_r93_every_msg_kind_folds_the_same_live_and_from_its_recorded_log() {
     assert_eq!(log.warnings, vec![]);
     assert_eq!(log.fold(), live);
     assert_eq!(log.fold_checked(), Ok(live));
+}
+
+/// R86 with withdrawal: an approval the agent withdrew leaves the queue unanswered (no
+/// `ResolveApproval`), the wait ends when it was the last, and a later answer resolves the next
+/// one or is ignored; withdrawing an unknown id changes nothing.
+#[test]
+fn r86_a_withdrawn_approval_leaves_the_queue_without_an_answer() {
+    let ask = |id: &str| Msg::ApprovalRequested {
+        id: id.into(),
+        tool: "Write".into(),
+        summary: "claude-hello.txt".into(),
+        turn: None,
+    };
+    let (s, _) = step(streaming(T0), T0 + 1, ask("a"));
+    let (s, _) = step(s, T0 + 2, ask("b"));
+    let (s, cmds) = step(s, T0 + 3, Msg::ApprovalWithdrawn { id: "a".into() });
+    assert!(cmds.is_empty(), "{cmds:?}");
+    assert_eq!(s.pending_approvals.len(), 1);
+    let (s, cmds) = step(s, T0 + 4, Msg::ApprovalAnswered { approved: true });
+    assert_eq!(
+        cmds,
+        vec![
+            Cmd::ResolveApproval {
+                id: "b".into(),
+                approved: true
+            },
+            ev(Event::WaitingEnded)
+        ]
+    );
+    let (s, _) = step(s, T0 + 5, ask("c"));
+    let (s, cmds) = step(s, T0 + 6, Msg::ApprovalWithdrawn { id: "c".into() });
+    assert_eq!(cmds, vec![ev(Event::WaitingEnded)]);
+    assert!(s.pending_approvals.is_empty());
+    let (_, cmds) = step(s, T0 + 7, Msg::ApprovalWithdrawn { id: "zz".into() });
+    assert!(matches!(cmds.as_slice(), [Cmd::Emit { .. }]), "{cmds:?}");
 }

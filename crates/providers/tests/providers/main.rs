@@ -12,7 +12,8 @@ use std::path::PathBuf;
 
 use panewise_providers::Provider;
 
-/// Every captured stream under `tests/data/<provider>/` (`*.ndjson`, `*.jsonl`), with its
+/// Every captured stream under `tests/data/<provider>/` (`*.ndjson`, `*.jsonl`, but not the
+/// `*.input.ndjson` a host wrote to the CLI), with its
 /// provider, sorted by path. Found from the directory, so a new capture is tested (and fails
 /// until its snapshot and expectations exist) without being listed anywhere.
 pub fn fixtures() -> Vec<(Provider, String)> {
@@ -24,7 +25,9 @@ pub fn fixtures() -> Vec<(Provider, String)> {
             std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
         {
             let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            if name.ends_with(".ndjson") || name.ends_with(".jsonl") {
+            // `NAME.input.ndjson` is what the host wrote to the CLI's stdin, not a stream of it.
+            let is_stream = name.ends_with(".ndjson") || name.ends_with(".jsonl");
+            if is_stream && !name.contains(".input.") {
                 found.push((provider, format!("{}/{name}", provider.as_str())));
             }
         }
