@@ -81,11 +81,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             record.display()
         );
     }
-    let mut input: Box<dyn Read> = if args.file.as_os_str() == "-" {
-        Box::new(std::io::stdin())
-    } else {
-        Box::new(std::fs::File::open(&args.file).with_context(|| format!("cannot read {name}"))?)
-    };
+    let mut input =
+        crate::input::open(&args.file).with_context(|| format!("cannot read {name}"))?;
     let mut table = ModelTable::built_in();
     if let Some(path) = &args.model_table {
         let text = std::fs::read_to_string(path)

@@ -2,6 +2,7 @@
 
 mod decode_cmd;
 mod exit;
+mod input;
 mod replay;
 mod summarize;
 mod window_cmd;

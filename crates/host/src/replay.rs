@@ -6,7 +6,7 @@
 //! or when the file holds no log line at all. A cut-off last line and message kinds from a newer
 //! version are skipped with a warning on stderr.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,11 +27,7 @@ pub struct Args {
 /// Runs `panewise replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let name = args.log.display().to_string();
-    let input: Box<dyn Read> = if args.log.as_os_str() == "-" {
-        Box::new(std::io::stdin())
-    } else {
-        Box::new(std::fs::File::open(&args.log).with_context(|| format!("cannot read {name}"))?)
-    };
+    let input = crate::input::open(&args.log).with_context(|| format!("cannot read {name}"))?;
     let folded = match fold_stream(BufReader::new(input), &name)? {
         Ok(folded) => folded,
         Err(mismatch) => {

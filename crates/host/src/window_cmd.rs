@@ -393,7 +393,7 @@ fn key_line(text: &str, key: &str, is_toml: bool) -> Option<usize> {
 /// Reads the conversation: warns about a cut-off last line and orphan tool results, and
 /// refuses a conversation with no message.
 fn read_conversation(path: &Path, name: &str) -> Result<Vec<Message>> {
-    let bytes = crate::replay::read_input(path).with_context(|| format!("cannot read {name}"))?;
+    let bytes = crate::input::read_all(path).with_context(|| format!("cannot read {name}"))?;
     let text = utf8_text(bytes, name)?;
     let (text, truncated) = without_truncated_last_line(&text);
     if let Some(line) = truncated {
