@@ -395,6 +395,7 @@ fn key_line(text: &str, key: &str, is_toml: bool) -> Option<usize> {
 fn read_conversation(path: &Path, name: &str) -> Result<Vec<Message>> {
     let bytes = crate::input::read_all(path).with_context(|| format!("cannot read {name}"))?;
     let text = utf8_text(bytes, name)?;
+    let text_is_blank = text.trim().is_empty();
     let (text, truncated) = without_truncated_last_line(&text);
     if let Some(line) = truncated {
         // The same fault as in a session log, in the same words (`replay` prints this too).
@@ -417,6 +418,9 @@ fn read_conversation(path: &Path, name: &str) -> Result<Vec<Message>> {
         );
     }
     if parsed.messages.is_empty() {
+        if text_is_blank {
+            return Err(crate::exit::empty_input(&name));
+        }
         anyhow::bail!(
             "{name}: no message in it; a conversation is one chat-completions message per line"
         );

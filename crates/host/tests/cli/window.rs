@@ -498,7 +498,7 @@ fn window_bad_conversations_are_named_once_and_a_cut_off_line_is_a_warning() {
     assert_eq!(stderr.matches("line ").count(), 1, "{stderr}");
 
     let stderr = failure(&run_window(&config, &dir.join("empty.jsonl")), 1);
-    assert!(stderr.contains("no message in it"), "{stderr}");
+    assert!(stderr.contains("empty input"), "{stderr}");
 
     let output = run_window(&config, &dir.join("cut-off.jsonl"));
     let stderr = String::from_utf8_lossy(&output.stderr);
