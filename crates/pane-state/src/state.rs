@@ -491,7 +491,8 @@ pub const CHARS_PER_TOKEN: u64 = 4;
 impl TurnTokens {
     /// The current call's output: the exact count, or the estimate when it is larger.
     pub fn current_call_output(&self) -> u64 {
-        let estimate = (self.streamed_chars + CHARS_PER_TOKEN / 2) / CHARS_PER_TOKEN;
+        // The counter saturates at `u64::MAX`, so the rounding term must not wrap it.
+        let estimate = self.streamed_chars.saturating_add(CHARS_PER_TOKEN / 2) / CHARS_PER_TOKEN;
         self.output.max(estimate)
     }
 
@@ -615,4 +616,31 @@ pub struct Diagnostics {
     /// The last ignored message's kind and why it was ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// R24/R69: a streamed-character counter saturated at `u64::MAX` (found by
+    /// `cargo xtask fuzz --target session-log`) gives the largest estimate, not an overflow.
+    #[test]
+    fn r69_output_estimate_of_a_saturated_char_counter_does_not_overflow() {
+        for (chars, output, expected) in [
+            (u64::MAX, 0, u64::MAX / CHARS_PER_TOKEN),
+            (u64::MAX - 1, 0, u64::MAX / CHARS_PER_TOKEN),
+            (u64::MAX, u64::MAX, u64::MAX),
+            (6, 0, 2),
+        ] {
+            let tokens = TurnTokens {
+                streamed_chars: chars,
+                output,
+                output_done: u64::MAX,
+                ..TurnTokens::default()
+            };
+            assert_eq!(tokens.current_call_output(), expected, "chars {chars}");
+            assert_eq!(tokens.output_so_far(), u64::MAX);
+            assert_eq!(tokens.output_shown(), u64::MAX);
+        }
+    }
 }
