@@ -1,8 +1,8 @@
 //! `cargo xtask`: the workspace's automation, written in Rust so it runs wherever cargo does.
 //!
 //! - `cargo xtask ci` — format check, clippy with warnings denied, all tests (which include the
-//!   purity and tidy tests in `xtask/tests/tidy.rs`), and docs with warnings denied. This is
-//!   what `.ci/run` executes.
+//!   purity and tidy tests in `xtask/tests/tidy.rs`), docs with warnings denied, and a fuzz run
+//!   of 20 seconds per target. This is what `.ci/run` executes.
 //! - `cargo xtask deps` — the purity check alone (dependency allowlists and source scan).
 //! - `cargo xtask fuzz [--target T] [--iterations N] [--seconds S] [--seed X]` — the fuzz
 //!   harness (`xtask/src/fuzz/`); `--reproduce FILE` reruns one saved crashing input.
@@ -68,6 +68,9 @@ struct FuzzArgs {
     reproduce: Option<PathBuf>,
 }
 
+/// The fuzz budget of each target in `cargo xtask ci`: five targets, under two minutes.
+const CI_FUZZ_SECONDS_PER_TARGET: Duration = Duration::from_secs(20);
+
 /// Inputs per target when no budget is given.
 const DEFAULT_FUZZ_ITERATIONS: u64 = 20_000;
 
@@ -89,7 +92,11 @@ fn fuzz_cmd(args: FuzzArgs) -> Result<ExitCode> {
             eprintln!("fuzz {}: {} panics", target.name(), file.display());
             ExitCode::FAILURE
         } else {
-            eprintln!("fuzz {}: {} runs without a panic", target.name(), file.display());
+            eprintln!(
+                "fuzz {}: {} runs without a panic",
+                target.name(),
+                file.display()
+            );
             ExitCode::SUCCESS
         });
     }
@@ -109,11 +116,21 @@ fn fuzz_cmd(args: FuzzArgs) -> Result<ExitCode> {
     };
     eprintln!(
         "fuzz: overflow checks {} ({} build), seed {:#x}",
-        if fuzz::overflow_checks_on() { "on" } else { "OFF: a wrapped sum goes unnoticed" },
-        if cfg!(debug_assertions) { "debug" } else { "release" },
+        if fuzz::overflow_checks_on() {
+            "on"
+        } else {
+            "OFF: a wrapped sum goes unnoticed"
+        },
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
         options.seed
     );
-    let targets = args.target.map_or_else(|| Target::REAL.to_vec(), |t| vec![t]);
+    let targets = args
+        .target
+        .map_or_else(|| Target::REAL.to_vec(), |t| vec![t]);
     let mut panics = 0;
     for target in targets {
         let report = fuzz::run(target, &options)?;
@@ -160,6 +177,24 @@ fn ci() -> Result<()> {
         &["doc", "--workspace", "--no-deps"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    // A short, time-bounded fuzz run of every target, in this (dev, overflow-checked) build.
+    let root = xtask::metadata::workspace_root();
+    let options = fuzz::Options {
+        iterations: None,
+        time_limit: Some(CI_FUZZ_SECONDS_PER_TARGET),
+        seed: fuzz::DEFAULT_SEED,
+        out_dir: root.join("target").join("fuzz"),
+        root,
+    };
+    let mut panics = 0;
+    for target in Target::REAL {
+        let report = fuzz::run(target, &options)?;
+        println!("{report}");
+        panics += report.panics;
+    }
+    if panics > 0 {
+        bail!("fuzz: {panics} inputs panicked (saved under target/fuzz/)");
+    }
     // The purity check ran above as part of `cargo test` (xtask/tests/tidy.rs).
     println!("xtask ci: all checks passed");
     Ok(())

@@ -6,7 +6,8 @@
 //! default, and the workspace's release profile sets `overflow-checks = true`.
 //!
 //! A panicking input is saved as `<out>/<target>/crash-<hash>.bin` (default out:
-//! `target/fuzz`) and the command that reproduces it is printed.
+//! `target/fuzz`) and the command that reproduces it is printed; the slowest input of the run
+//! is kept as `<out>/<target>/slowest.bin`.
 
 pub mod mutate;
 pub mod targets;
@@ -190,6 +191,7 @@ pub fn run(target: Target, options: &Options) -> Result<Report> {
     let mut rng = SplitMix64::new(options.seed ^ input_hash(target.name().as_bytes()));
 
     let started = Instant::now();
+    let mut slowest_input = Vec::new();
     let mut report = Report {
         target,
         inputs: 0,
@@ -200,7 +202,9 @@ pub fn run(target: Target, options: &Options) -> Result<Report> {
         peak_rss_kib: None,
     };
     loop {
-        if options.iterations.is_some_and(|limit| report.inputs >= limit)
+        if options
+            .iterations
+            .is_some_and(|limit| report.inputs >= limit)
             || options
                 .time_limit
                 .is_some_and(|limit| started.elapsed() >= limit)
@@ -217,6 +221,7 @@ pub fn run(target: Target, options: &Options) -> Result<Report> {
         report.inputs += 1;
         if took > report.slowest.0 {
             report.slowest = (took, input.len());
+            slowest_input.clone_from(&input);
         }
         if let Some(message) = outcome {
             report.panics += 1;
@@ -225,6 +230,12 @@ pub fn run(target: Target, options: &Options) -> Result<Report> {
     }
     report.elapsed = started.elapsed();
     report.peak_rss_kib = peak_rss_kib();
+    // Kept for a look at what is slow; `--reproduce` reruns it.
+    let dir = options.out_dir.join(target.name());
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("slowest.bin");
+    std::fs::write(&path, &slowest_input)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(report)
 }
 

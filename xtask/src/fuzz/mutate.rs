@@ -207,7 +207,10 @@ impl Mutator {
                 } else {
                     ("{\"a\":", "}")
                 };
-                *node = raw(raws, format!("{}1{}", open.repeat(depth), close.repeat(depth)));
+                *node = raw(
+                    raws,
+                    format!("{}1{}", open.repeat(depth), close.repeat(depth)),
+                );
             }
             7 => {
                 if let Some(word) = rng.pick(&self.dictionary) {
@@ -222,7 +225,7 @@ impl Mutator {
                         0 => base.saturating_add(1),
                         1 => base.saturating_mul(1_000_000),
                         2 => base.saturating_sub(1),
-                        _ => u64::MAX - base.min(u64::MAX),
+                        _ => u64::MAX - base,
                     };
                     *node = Value::from(shifted);
                 } else {
@@ -460,7 +463,9 @@ mod tests {
         let mutator = Mutator::new(seeds.clone(), &seeds);
         let run = |seed| {
             let mut rng = SplitMix64::new(seed);
-            (0..50).map(|_| mutator.mutate(&mut rng)).collect::<Vec<_>>()
+            (0..50)
+                .map(|_| mutator.mutate(&mut rng))
+                .collect::<Vec<_>>()
         };
         assert_eq!(run(1), run(1));
         assert_ne!(run(1), run(2));
