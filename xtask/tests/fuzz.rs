@@ -113,3 +113,31 @@ fn r69_the_first_finding_stays_fixed() {
     assert!(saturated, "the counter never saturated");
     assert_eq!(fuzz::run_caught(Target::SessionLog, input.as_bytes()), None);
 }
+
+/// 10 000 nested arrays or objects, as a whole line and as a field, must be an error from
+/// serde_json's recursion limit, never a stack overflow (which would abort this test binary).
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let depth = 10_000;
+    let arrays = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let objects = format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+    for target in Target::REAL {
+        let seeds = fuzz::load_seeds(&workspace_root(), target).expect("seed files readable");
+        let seed = String::from_utf8_lossy(&seeds[0]).into_owned();
+        for nested in [&arrays, &objects] {
+            for input in [
+                format!("{nested}\n{seed}"),
+                format!("{seed}{{\"type\":{nested}}}\n"),
+                format!("{{\"v\":1,\"ts\":1,\"msg\":{nested}}}\n"),
+                format!("{{\"role\":\"user\",\"content\":{nested}}}\n"),
+            ] {
+                assert_eq!(
+                    fuzz::run_caught(target, input.as_bytes()),
+                    None,
+                    "{}",
+                    target.name()
+                );
+            }
+        }
+    }
+}
