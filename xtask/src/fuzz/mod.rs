@@ -54,7 +54,7 @@ pub struct Report {
     pub inputs: u64,
     /// Inputs that panicked.
     pub panics: u64,
-    /// The saved crashing inputs (distinct ones, at most [`MAX_SAVED_CRASHES`]).
+    /// The saved crashing inputs (distinct ones, at most 20 per run).
     pub crashes: Vec<PathBuf>,
     /// Wall time of the run.
     pub elapsed: Duration,
