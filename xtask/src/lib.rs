@@ -13,14 +13,16 @@
 //!
 //! ## API boundary
 //! [`purity`] ([`purity::PURE_CRATES`], [`purity::check`], [`purity::scan_source`]),
-//! [`tidy`] (rule citations and crate docs) and [`metadata`], the slice of `cargo metadata`
-//! both read. The `cargo xtask` binary (`src/main.rs`) is a thin command line over these plus
+//! [`tidy`] (rule citations and crate docs), [`metadata`], the slice of `cargo metadata`
+//! both read, and [`fuzz`] ([`fuzz::run`], [`fuzz::Target`]), the fuzz harness of the
+//! readers of untrusted bytes. The `cargo xtask` binary (`src/main.rs`) is a thin command line over these plus
 //! the CI and bench runners.
 //!
 //! ## Where to start reading
 //! [`purity::PURE_CRATES`] for what each pure crate may link, then [`purity::scan_source`] for
 //! what its source may not say, then `xtask/tests/tidy.rs` for the tests.
 
+pub mod fuzz;
 pub mod metadata;
 pub mod purity;
 pub mod tidy;

@@ -1,18 +1,23 @@
 //! `cargo xtask`: the workspace's automation, written in Rust so it runs wherever cargo does.
 //!
 //! - `cargo xtask ci` — format check, clippy with warnings denied, all tests (which include the
-//!   purity and tidy tests in `xtask/tests/tidy.rs`), and docs with warnings denied. This is
-//!   what `.ci/run` executes.
+//!   purity and tidy tests in `xtask/tests/tidy.rs`), docs with warnings denied, and a fuzz run
+//!   of 20 seconds per target. This is what `.ci/run` executes.
 //! - `cargo xtask deps` — the purity check alone (dependency allowlists and source scan).
+//! - `cargo xtask fuzz [--target T] [--iterations N] [--seconds S] [--seed X]` — the fuzz
+//!   harness (`xtask/src/fuzz/`); `--reproduce FILE` reruns one saved crashing input.
 //! - `cargo xtask bench [--compare]` — the criterion benches; `--compare` also runs the external
 //!   baseline comparison of the window stage.
 
 mod compare;
 
-use std::process::Command;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
+use xtask::fuzz::{self, Target};
 
 #[derive(Parser)]
 #[command(name = "xtask", about = "panewise build, check and bench automation")]
@@ -28,6 +33,8 @@ enum Task {
     /// Fail if a pure crate links a crate off its allowlist or its source does I/O, reads a
     /// clock, spawns, draws randomness or uses async.
     Deps,
+    /// Fuzz the readers of untrusted bytes; exits non-zero when any input panicked.
+    Fuzz(FuzzArgs),
     /// Run the criterion benches.
     Bench {
         /// Also run the external baseline comparison of the window stage and print the ratio.
@@ -39,23 +46,115 @@ enum Task {
     },
 }
 
-fn main() -> Result<()> {
+#[derive(clap::Args)]
+struct FuzzArgs {
+    /// Only this target (default: every real target; `planted` is the harness's self-test).
+    #[arg(long, value_enum)]
+    target: Option<Target>,
+    /// Inputs per target, the unmutated seeds included.
+    #[arg(long)]
+    iterations: Option<u64>,
+    /// Seconds per target. With neither budget, 20 000 inputs per target.
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// Seed of the mutation PRNG (the same seed tries the same inputs).
+    #[arg(long, default_value_t = fuzz::DEFAULT_SEED)]
+    seed: u64,
+    /// Where crashing inputs are saved, as `<DIR>/<target>/crash-<hash>.bin`.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Run one saved input through `--target` and report whether it panics.
+    #[arg(long, value_name = "FILE", requires = "target")]
+    reproduce: Option<PathBuf>,
+}
+
+/// The fuzz budget of each target in `cargo xtask ci`: five targets, under two minutes.
+const CI_FUZZ_SECONDS_PER_TARGET: Duration = Duration::from_secs(20);
+
+/// Inputs per target when no budget is given.
+const DEFAULT_FUZZ_ITERATIONS: u64 = 20_000;
+
+fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
-    match cli.task {
+    let done = match cli.task {
+        Task::Fuzz(args) => return fuzz_cmd(args),
         Task::Ci => ci(),
         Task::Deps => xtask::purity::check(),
-        Task::Bench { compare, bench } => {
-            let mut args = vec!["bench", "-p", "panewise-benches"];
-            if let Some(name) = bench.as_deref() {
-                args.extend(["--bench", name]);
-            }
-            cargo(&args, &[])?;
-            if compare {
-                compare::run()?;
-            }
-            Ok(())
-        }
+        Task::Bench { compare, bench } => bench_cmd(compare, bench.as_deref()),
+    };
+    done.map(|()| ExitCode::SUCCESS)
+}
+
+fn fuzz_cmd(args: FuzzArgs) -> Result<ExitCode> {
+    let root = xtask::metadata::workspace_root();
+    if let (Some(file), Some(target)) = (&args.reproduce, args.target) {
+        return Ok(if fuzz::reproduce(target, file)? {
+            eprintln!("fuzz {}: {} panics", target.name(), file.display());
+            ExitCode::FAILURE
+        } else {
+            eprintln!(
+                "fuzz {}: {} runs without a panic",
+                target.name(),
+                file.display()
+            );
+            ExitCode::SUCCESS
+        });
     }
+    let time_limit = args
+        .seconds
+        .map(|s| Duration::try_from_secs_f64(s).context("--seconds must be a non-negative number"))
+        .transpose()?;
+    let options = fuzz::Options {
+        iterations: match (args.iterations, time_limit) {
+            (None, None) => Some(DEFAULT_FUZZ_ITERATIONS),
+            (iterations, _) => iterations,
+        },
+        time_limit,
+        seed: args.seed,
+        out_dir: args.out.unwrap_or_else(|| root.join("target").join("fuzz")),
+        root,
+    };
+    eprintln!(
+        "fuzz: overflow checks {} ({} build), seed {:#x}",
+        if fuzz::overflow_checks_on() {
+            "on"
+        } else {
+            "OFF: a wrapped sum goes unnoticed"
+        },
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        options.seed
+    );
+    let targets = args
+        .target
+        .map_or_else(|| Target::REAL.to_vec(), |t| vec![t]);
+    let mut panics = 0;
+    for target in targets {
+        let report = fuzz::run(target, &options)?;
+        println!("{report}");
+        panics += report.panics;
+    }
+    Ok(if panics == 0 {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("fuzz: {panics} inputs panicked");
+        ExitCode::FAILURE
+    })
+}
+
+fn bench_cmd(compare: bool, bench: Option<&str>) -> Result<()> {
+    let mut args = vec!["bench", "-p", "panewise-benches"];
+    if let Some(name) = bench {
+        args.extend(["--bench", name]);
+    }
+    cargo(&args, &[])?;
+    if compare {
+        compare::run()?;
+    }
+    Ok(())
 }
 
 fn ci() -> Result<()> {
@@ -78,6 +177,24 @@ fn ci() -> Result<()> {
         &["doc", "--workspace", "--no-deps"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    // A short, time-bounded fuzz run of every target, in this (dev, overflow-checked) build.
+    let root = xtask::metadata::workspace_root();
+    let options = fuzz::Options {
+        iterations: None,
+        time_limit: Some(CI_FUZZ_SECONDS_PER_TARGET),
+        seed: fuzz::DEFAULT_SEED,
+        out_dir: root.join("target").join("fuzz"),
+        root,
+    };
+    let mut panics = 0;
+    for target in Target::REAL {
+        let report = fuzz::run(target, &options)?;
+        println!("{report}");
+        panics += report.panics;
+    }
+    if panics > 0 {
+        bail!("fuzz: {panics} inputs panicked (saved under target/fuzz/)");
+    }
     // The purity check ran above as part of `cargo test` (xtask/tests/tidy.rs).
     println!("xtask ci: all checks passed");
     Ok(())

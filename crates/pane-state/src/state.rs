@@ -617,3 +617,30 @@ pub struct Diagnostics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// R24/R69: a streamed-character counter saturated at `u64::MAX` (found by
+    /// `cargo xtask fuzz --target session-log`) gives the largest estimate, not an overflow.
+    #[test]
+    fn r69_output_estimate_of_a_saturated_char_counter_does_not_overflow() {
+        for (chars, output, expected) in [
+            (u64::MAX, 0, u64::MAX / CHARS_PER_TOKEN),
+            (u64::MAX - 1, 0, u64::MAX / CHARS_PER_TOKEN),
+            (u64::MAX, u64::MAX, u64::MAX),
+            (6, 0, 2),
+        ] {
+            let tokens = TurnTokens {
+                streamed_chars: chars,
+                output,
+                output_done: u64::MAX,
+                ..TurnTokens::default()
+            };
+            assert_eq!(tokens.current_call_output(), expected, "chars {chars}");
+            assert_eq!(tokens.output_so_far(), u64::MAX);
+            assert_eq!(tokens.output_shown(), u64::MAX);
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The fuzz targets: each takes untrusted bytes the way the `panewise` commands do, and drives
+//! them as far through the pure crates as a real run would.
+
+use std::sync::OnceLock;
+
+use panewise_pane_state::{parse_log_bytes, LogError, SessionLog};
+use panewise_providers::{
+    fold_events, summarize, Decoded, Decoder, Mapper, ModelTable, PriceTable, Provider,
+    ProviderEvent,
+};
+use panewise_window::{openai, Conversation, WindowError};
+
+/// The marker the `planted` target panics on, unless the input also disarms it.
+pub const PLANTED_MARKER: &str = "PANEWISE_PLANTED_PANIC";
+
+/// The `planted` target's seed: the marker, disarmed. Any mutation that deletes, retypes or
+/// corrupts `"armed":false` (while the marker survives) arms it.
+pub const PLANTED_SEED: &str = "{\"kind\":\"PANEWISE_PLANTED_PANIC\",\"armed\":false}\n";
+
+/// A fuzz target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Target {
+    /// The Claude Code stream decoder, then the mapper, reducer fold and summary.
+    ClaudeCode,
+    /// The Codex stream decoder, then the mapper, reducer fold and summary.
+    Codex,
+    /// The Gemini CLI stream decoder, then the mapper, reducer fold and summary.
+    GeminiCli,
+    /// The session-log reader (`panewise replay`), then the reducer fold.
+    SessionLog,
+    /// The chat-completions conversation reader (`panewise window`) and conversation building.
+    Window,
+    /// Test-only: panics on an armed marker, to show the harness finds and saves a panic.
+    Planted,
+}
+
+impl Target {
+    /// The targets a plain `cargo xtask fuzz` runs (every real one; not `planted`).
+    pub const REAL: [Target; 5] = [
+        Target::ClaudeCode,
+        Target::Codex,
+        Target::GeminiCli,
+        Target::SessionLog,
+        Target::Window,
+    ];
+
+    /// The name used on the command line and in `target/fuzz/<name>/`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::ClaudeCode => "claude-code",
+            Target::Codex => "codex",
+            Target::GeminiCli => "gemini-cli",
+            Target::SessionLog => "session-log",
+            Target::Window => "window",
+            Target::Planted => "planted",
+        }
+    }
+
+    /// The seed files, as globs relative to the workspace root: (directory, file extensions).
+    pub fn seed_dirs(self) -> &'static [(&'static str, &'static [&'static str])] {
+        match self {
+            Target::ClaudeCode => &[("crates/providers/tests/data/claude-code", &["ndjson"])],
+            Target::Codex => &[("crates/providers/tests/data/codex", &["jsonl"])],
+            Target::GeminiCli => &[("crates/providers/tests/data/gemini-cli", &["jsonl"])],
+            Target::SessionLog => &[("crates/pane-state/tests/data/golden", &["jsonl"])],
+            Target::Window => &[("crates/window/tests/data", &["jsonl"])],
+            Target::Planted => &[],
+        }
+    }
+
+    /// Runs one input. Panics are the finding; everything else (errors included) is a pass.
+    pub fn run(self, bytes: &[u8]) {
+        match self {
+            Target::ClaudeCode => decode(Provider::ClaudeCode, bytes),
+            Target::Codex => decode(Provider::Codex, bytes),
+            Target::GeminiCli => decode(Provider::GeminiCli, bytes),
+            Target::SessionLog => session_log(bytes),
+            Target::Window => window(bytes),
+            Target::Planted => planted(bytes),
+        }
+    }
+}
+
+fn tables() -> &'static (ModelTable, PriceTable) {
+    static TABLES: OnceLock<(ModelTable, PriceTable)> = OnceLock::new();
+    TABLES.get_or_init(|| (ModelTable::built_in(), PriceTable::built_in()))
+}
+
+/// What `panewise decode` does: decode, map, fold, summarize, serialise, record.
+fn decode(provider: Provider, bytes: &[u8]) {
+    let mut decoder = Decoder::new(provider);
+    let mut decoded = Vec::new();
+    decoder.feed(bytes, &mut decoded);
+    decoder.finish(&mut decoded);
+    let counts = decoder.counts();
+
+    // Fed in small pieces, as a pipe delivers them, the decoder must say the same.
+    let chunk = 1 + bytes.first().map_or(0, |b| usize::from(*b % 61));
+    let mut chunked_decoder = Decoder::new(provider);
+    let mut chunked: Vec<Decoded> = Vec::new();
+    for piece in bytes.chunks(chunk) {
+        chunked_decoder.feed(piece, &mut chunked);
+    }
+    chunked_decoder.finish(&mut chunked);
+    assert_eq!(
+        decoded, chunked,
+        "feeding {chunk}-byte pieces decoded differently"
+    );
+    assert_eq!(counts, chunked_decoder.counts());
+
+    let events: Vec<&ProviderEvent> = decoded.iter().filter_map(|d| d.as_ref().ok()).collect();
+    let (models, prices) = tables();
+    let mut mapper = Mapper::new(provider, models.clone()).with_prices(prices.clone());
+    let fold = fold_events(&mut mapper, events.iter().copied());
+    let summary = summarize(&mapper, counts, events.iter().copied(), &fold.state);
+    // What the host prints: each event and the summary as JSON, and the recorded log.
+    for event in &events {
+        let _ = serde_json::to_string(event);
+    }
+    let _ = serde_json::to_string(&summary);
+    for (ts, msg) in &fold.messages {
+        let entry = panewise_pane_state::log::LogEntry {
+            ts: *ts,
+            msg: msg.clone(),
+        };
+        let _ = panewise_pane_state::log::encode_entry(&entry);
+    }
+}
+
+/// Readers stop at the first bad line, which would leave most mutated inputs unfolded; so a
+/// rejected input is retried without the line named in the error, a few times.
+const RETRIES_WITHOUT_BAD_LINE: usize = 4;
+
+fn without_line(bytes: &[u8], line: usize) -> Vec<u8> {
+    let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    if line >= 1 && line <= lines.len() {
+        lines.remove(line - 1);
+    }
+    lines.join(&b'\n')
+}
+
+/// What `panewise replay` does: parse, fold twice, check checkpoints, serialise the state.
+fn session_log(bytes: &[u8]) {
+    let mut input = bytes.to_vec();
+    for _ in 0..=RETRIES_WITHOUT_BAD_LINE {
+        match parse_log_bytes(&input) {
+            Ok(log) => return fold_log(&log),
+            Err(error) => {
+                let line = match error {
+                    LogError::Malformed { line, .. }
+                    | LogError::MissingVersion { line }
+                    | LogError::NewerVersion { line, .. } => line,
+                    #[allow(unreachable_patterns)]
+                    _ => return,
+                };
+                input = without_line(&input, line);
+            }
+        }
+    }
+}
+
+fn fold_log(log: &SessionLog) {
+    let first = log.fold();
+    let second = log.fold();
+    assert!(first == second, "folding the same log twice differed (R91)");
+    let _ = log.fold_checked();
+    let _ = serde_json::to_string(&first);
+    if let Some(reading) = first.plausible_reading() {
+        let _ = reading.window.map(|w| reading.tokens as f64 / w as f64);
+    }
+}
+
+/// What `panewise window` does up to the strategy visit: read the conversation, build it.
+fn window(bytes: &[u8]) {
+    let mut input = String::from_utf8_lossy(bytes).into_owned();
+    for _ in 0..=RETRIES_WITHOUT_BAD_LINE {
+        match openai::read_jsonl(&input) {
+            Ok(parsed) => {
+                let conversation: Conversation = Conversation::from_messages(parsed.messages);
+                let _ = conversation.window_chars();
+                let _ = conversation.chars_in(0..conversation.len());
+                let _ = conversation.tokens_in(0..conversation.len());
+                let _ = conversation.turns().count();
+                for message in conversation.messages() {
+                    let _ = openai::to_value(message).to_string();
+                }
+                return;
+            }
+            Err(WindowError::InvalidMessage { line, .. }) => {
+                input = String::from_utf8_lossy(&without_line(input.as_bytes(), line)).into_owned();
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+fn planted(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    if text.contains(PLANTED_MARKER) && !text.contains("\"armed\":false") {
+        panic!("planted panic: the harness found the armed marker");
+    }
+}
