@@ -87,16 +87,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.model_table {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let overrides =
-            ModelTable::from_json(&text).with_context(|| format!("{}", path.display()))?;
+        let overrides = ModelTable::from_json(&text)
+            .with_context(|| format!("{}{}", path.display(), toml_hint(&text)))?;
         table = table.overridden_by(overrides);
     }
     let mut prices = PriceTable::built_in();
     if let Some(path) = &args.prices {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let overrides =
-            PriceTable::from_json(&text).with_context(|| format!("{}", path.display()))?;
+        let overrides = PriceTable::from_json(&text)
+            .with_context(|| format!("{}{}", path.display(), toml_hint(&text)))?;
         prices = prices.overridden_by(overrides);
     }
 
@@ -227,6 +227,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(crate::exit::DATA));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A hint for a table file that holds TOML: the tables are JSON.
+fn toml_hint(text: &str) -> &'static str {
+    let is_json = serde_json::from_str::<serde_json::Value>(text).is_ok();
+    let is_toml = toml::from_str::<toml::Table>(text).is_ok_and(|table| !table.is_empty());
+    if !is_json && is_toml {
+        " (this file holds TOML; the table is JSON)"
+    } else {
+        ""
+    }
 }
 
 /// Reads what is available (at least one byte, or 0 at the end), retrying interrupted reads.

@@ -145,5 +145,14 @@ mod tests {
         assert_eq!(table.window_for("Gemini-X"), Some(7));
         assert_eq!(table.default_model(Provider::Codex), Some("o3"));
         assert!(ModelTable::from_json("{").is_err());
+        // Unknown keys are refused by name, as in every configuration file.
+        let error = ModelTable::from_json(r#"{"windows":[],"default_model":{"codex":"o3"}}"#)
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("default_model"), "{error}");
+        assert!(
+            ModelTable::from_json(r#"{"windows":[{"model":"m","window":1,"size":2}]}"#).is_err()
+        );
     }
 }

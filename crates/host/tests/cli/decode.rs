@@ -237,6 +237,21 @@ fn decode_prices_a_model_from_a_price_file_and_warns_about_an_unpriced_one() {
     ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("`input`"));
+    // A table written as TOML gets a hint that it is JSON.
+    std::fs::write(
+        &prices,
+        "[[prices]]\nmodel = \"m\"\ninput = 1.0\noutput = 2.0\n",
+    )
+    .unwrap();
+    let out = panewise(&[
+        "decode",
+        &data("codex/tool-call.jsonl"),
+        "--prices",
+        prices.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("holds TOML; the table is JSON"), "{stderr}");
     // The human summary marks an assumed model's window and cost.
     let out = panewise(&[
         "decode",
