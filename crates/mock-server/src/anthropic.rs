@@ -9,7 +9,8 @@ use crate::script::{stated_cwd, Answer, ErrorKind, Reply, RequestFacts, COMPACTI
 use crate::usage::Usage;
 
 /// The signature sent with thinking blocks (the client only stores and echoes it).
-const SIGNATURE: &str = "EqoBCkgIBRABGAIiQMockSignatureAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
+const SIGNATURE: &str =
+    "EqoBCkgIBRABGAIiQMockSignatureAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
 
 /// What a Messages request tells the script.
 pub fn facts(body: &Value, raw: &str) -> RequestFacts {
@@ -24,9 +25,9 @@ pub fn facts(body: &Value, raw: &str) -> RequestFacts {
                     m.get("content")
                         .and_then(Value::as_array)
                         .is_some_and(|blocks| {
-                            blocks
-                                .iter()
-                                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                            blocks.iter().any(|b| {
+                                b.get("type").and_then(Value::as_str) == Some("tool_result")
+                            })
                         })
                 })
                 .count()
@@ -58,7 +59,10 @@ pub fn wants_stream(body: &Value) -> bool {
 
 /// The reply rendered for the Messages API.
 pub fn render(reply: &Reply, body: &Value, raw: &[u8], stream: bool) -> Rendered {
-    let model = body.get("model").and_then(Value::as_str).unwrap_or("claude-mock");
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("claude-mock");
     match reply {
         Reply::Error(kind) => error(*kind, raw),
         Reply::Answer(answer) if stream => stream_answer(answer, model, raw),
@@ -173,7 +177,11 @@ fn stream_answer(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
             .map(|p| json!({"type": "thinking_delta", "thinking": p}))
             .collect();
         deltas.push(json!({"type": "signature_delta", "signature": SIGNATURE}));
-        block(&mut frames, json!({"type": "thinking", "thinking": "", "signature": ""}), deltas);
+        block(
+            &mut frames,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+            deltas,
+        );
     }
     if !answer.text.is_empty() {
         let deltas = pieces(&answer.text, 12)
@@ -201,8 +209,15 @@ fn stream_answer(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
         Some("message_delta"),
         &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason(answer), "stop_sequence": null}, "usage": final_usage}),
     ));
-    frames.push(sse_frame(Some("message_stop"), &json!({"type": "message_stop"})));
-    let answered = if answer.calls.is_empty() { "text" } else { "tool-call" };
+    frames.push(sse_frame(
+        Some("message_stop"),
+        &json!({"type": "message_stop"}),
+    ));
+    let answered = if answer.calls.is_empty() {
+        "text"
+    } else {
+        "tool-call"
+    };
     Rendered::sse(frames, answered).with_usage(usage, final_usage)
 }
 
@@ -225,12 +240,20 @@ fn message(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
         "model": model, "content": content, "stop_reason": stop_reason(answer), "stop_sequence": null,
         "usage": reported,
     });
-    let answered = if answer.calls.is_empty() { "text" } else { "tool-call" };
+    let answered = if answer.calls.is_empty() {
+        "text"
+    } else {
+        "tool-call"
+    };
     Rendered::json(200, &body, answered).with_usage(usage, reported)
 }
 
 /// The answer to `POST /v1/messages/count_tokens`: the input the next answer would report.
 pub fn count_tokens(raw: &[u8]) -> Rendered {
     let usage = Usage::derive(raw.len(), false, 0, 0, true, false);
-    Rendered::json(200, &json!({"input_tokens": usage.input_tokens}), "count-tokens")
+    Rendered::json(
+        200,
+        &json!({"input_tokens": usage.input_tokens}),
+        "count-tokens",
+    )
 }

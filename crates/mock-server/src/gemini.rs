@@ -114,11 +114,22 @@ pub fn render(reply: &Reply, model: &str, raw: &[u8], method: Method) -> Rendere
 
 fn error_body(kind: ErrorKind) -> (u16, Value) {
     let (code, message, status) = match kind {
-        ErrorKind::RateLimit => (429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED"),
+        ErrorKind::RateLimit => (
+            429,
+            "Resource has been exhausted (e.g. check quota).",
+            "RESOURCE_EXHAUSTED",
+        ),
         ErrorKind::ServerError => (500, "Internal error encountered.", "INTERNAL"),
-        ErrorKind::Overloaded => (503, "The model is overloaded. Please try again later.", "UNAVAILABLE"),
+        ErrorKind::Overloaded => (
+            503,
+            "The model is overloaded. Please try again later.",
+            "UNAVAILABLE",
+        ),
     };
-    (code, json!({"error": {"code": code, "message": message, "status": status}}))
+    (
+        code,
+        json!({"error": {"code": code, "message": message, "status": status}}),
+    )
 }
 
 fn error(kind: ErrorKind) -> Rendered {
@@ -179,7 +190,11 @@ fn stream_answer(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
     if let Some(thinking) = &answer.thinking {
         part_groups.push(vec![json!({"text": thinking, "thought": true})]);
     }
-    let text_size = if answer.calls.is_empty() { 12 } else { usize::MAX };
+    let text_size = if answer.calls.is_empty() {
+        12
+    } else {
+        usize::MAX
+    };
     for piece in pieces(&answer.text, text_size) {
         part_groups.push(vec![json!({"text": piece})]);
     }
@@ -205,7 +220,11 @@ fn stream_answer(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
             )
         })
         .collect();
-    let answered = if answer.calls.is_empty() { "text" } else { "tool-call" };
+    let answered = if answer.calls.is_empty() {
+        "text"
+    } else {
+        "tool-call"
+    };
     Rendered::sse(frames, answered).with_usage(usage, reported)
 }
 
@@ -224,6 +243,10 @@ fn generate(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
         "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
         "usageMetadata": reported, "modelVersion": model, "responseId": hex_id(raw, 500, 24),
     });
-    let answered = if answer.calls.is_empty() { "text" } else { "tool-call" };
+    let answered = if answer.calls.is_empty() {
+        "text"
+    } else {
+        "tool-call"
+    };
     Rendered::json(200, &body, answered).with_usage(usage, reported)
 }

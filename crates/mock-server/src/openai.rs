@@ -23,7 +23,12 @@ pub fn facts(body: &Value, raw: &str) -> RequestFacts {
         .unwrap_or_default();
     let mut tool_rounds = 0usize;
     let mut in_outputs = false;
-    for item in body.get("input").and_then(Value::as_array).into_iter().flatten() {
+    for item in body
+        .get("input")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let is_output = matches!(
             item.get("type").and_then(Value::as_str),
             Some("function_call_output" | "custom_tool_call_output")
@@ -48,7 +53,10 @@ pub fn wants_stream(body: &Value) -> bool {
 
 /// The reply rendered for the Responses API.
 pub fn render(reply: &Reply, body: &Value, raw: &[u8], stream: bool) -> Rendered {
-    let model = body.get("model").and_then(Value::as_str).unwrap_or("gpt-mock");
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("gpt-mock");
     match reply {
         Reply::Error(kind) => error(*kind),
         Reply::Answer(answer) if stream => Events::new(model, raw).answer(answer),
@@ -122,9 +130,11 @@ fn output_items(answer: &Answer, raw: &[u8]) -> Vec<Value> {
             "role": "assistant", "content": [{"type": "output_text", "text": answer.text, "annotations": []}]}));
     }
     for (index, call) in answer.calls.iter().enumerate() {
-        items.push(json!({"type": "function_call", "id": format!("fc_{}", hex_id(raw, 710 + index, 24)),
+        items.push(
+            json!({"type": "function_call", "id": format!("fc_{}", hex_id(raw, 710 + index, 24)),
             "status": "completed", "arguments": call.args.to_string(),
-            "call_id": format!("call_{}", hex_id(raw, 720 + index, 24)), "name": call.name}));
+            "call_id": format!("call_{}", hex_id(raw, 720 + index, 24)), "name": call.name}),
+        );
     }
     items
 }
@@ -133,8 +143,17 @@ fn response_json(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
     let usage = usage_of(answer, raw);
     let events = Events::new(model, raw);
     let reported = usage_json(&usage);
-    let body = events.response("completed", json!(output_items(answer, raw)), reported.clone(), Value::Null);
-    let answered = if answer.calls.is_empty() { "text" } else { "tool-call" };
+    let body = events.response(
+        "completed",
+        json!(output_items(answer, raw)),
+        reported.clone(),
+        Value::Null,
+    );
+    let answered = if answer.calls.is_empty() {
+        "text"
+    } else {
+        "tool-call"
+    };
     Rendered::json(200, &body, answered).with_usage(usage, reported)
 }
 
@@ -182,9 +201,15 @@ impl<'a> Events<'a> {
             let item_id = item["id"].clone();
             match item["type"].as_str() {
                 Some("reasoning") => {
-                    let text = item["summary"][0]["text"].as_str().unwrap_or_default().to_owned();
+                    let text = item["summary"][0]["text"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned();
                     let added = json!({"type": "reasoning", "id": item_id, "summary": [], "encrypted_content": null});
-                    frames.push(self.frame("response.output_item.added", json!({"output_index": output_index, "item": added})));
+                    frames.push(self.frame(
+                        "response.output_item.added",
+                        json!({"output_index": output_index, "item": added}),
+                    ));
                     let part = json!({"type": "summary_text", "text": ""});
                     frames.push(self.frame("response.reasoning_summary_part.added", json!({"item_id": item_id, "output_index": output_index, "summary_index": 0, "part": part})));
                     for piece in pieces(&text, 27) {
@@ -195,9 +220,15 @@ impl<'a> Events<'a> {
                     frames.push(self.frame("response.reasoning_summary_part.done", json!({"item_id": item_id, "output_index": output_index, "summary_index": 0, "part": part})));
                 }
                 Some("message") => {
-                    let text = item["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+                    let text = item["content"][0]["text"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned();
                     let added = json!({"type": "message", "id": item_id, "status": "in_progress", "role": "assistant", "content": []});
-                    frames.push(self.frame("response.output_item.added", json!({"output_index": output_index, "item": added})));
+                    frames.push(self.frame(
+                        "response.output_item.added",
+                        json!({"output_index": output_index, "item": added}),
+                    ));
                     let part = json!({"type": "output_text", "text": "", "annotations": []});
                     frames.push(self.frame("response.content_part.added", json!({"item_id": item_id, "output_index": output_index, "content_index": 0, "part": part})));
                     for piece in pieces(&text, 12) {
@@ -212,19 +243,29 @@ impl<'a> Events<'a> {
                     let mut added = item.clone();
                     added["status"] = json!("in_progress");
                     added["arguments"] = json!("");
-                    frames.push(self.frame("response.output_item.added", json!({"output_index": output_index, "item": added})));
+                    frames.push(self.frame(
+                        "response.output_item.added",
+                        json!({"output_index": output_index, "item": added}),
+                    ));
                     for piece in pieces(&arguments, 8) {
                         frames.push(self.frame("response.function_call_arguments.delta", json!({"item_id": item_id, "output_index": output_index, "delta": piece})));
                     }
                     frames.push(self.frame("response.function_call_arguments.done", json!({"item_id": item_id, "output_index": output_index, "arguments": arguments})));
                 }
             }
-            frames.push(self.frame("response.output_item.done", json!({"output_index": output_index, "item": item})));
+            frames.push(self.frame(
+                "response.output_item.done",
+                json!({"output_index": output_index, "item": item}),
+            ));
         }
         let reported = usage_json(&usage);
         let completed = self.response("completed", json!(items), reported.clone(), Value::Null);
         frames.push(self.frame("response.completed", json!({"response": completed})));
-        let answered = if answer.calls.is_empty() { "text" } else { "tool-call" };
+        let answered = if answer.calls.is_empty() {
+            "text"
+        } else {
+            "tool-call"
+        };
         Rendered::sse(frames, answered).with_usage(usage, reported)
     }
 }

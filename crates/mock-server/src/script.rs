@@ -115,19 +115,26 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
             shell(&command, "Print the round").map(|c| vec![c])
         }
         Scenario::ParallelCalls if rounds == 0 => {
-            match (shell("echo one", "Print one"), shell("echo two", "Print two")) {
+            match (
+                shell("echo one", "Print one"),
+                shell("echo two", "Print two"),
+            ) {
                 (Some(first), Some(second)) => Some(vec![first, second]),
                 _ => None,
             }
         }
-        Scenario::FileWrite if rounds == 0 => write_call(&facts.tools, facts.cwd.as_deref()).map(|c| vec![c]),
+        Scenario::FileWrite if rounds == 0 => {
+            write_call(&facts.tools, facts.cwd.as_deref()).map(|c| vec![c])
+        }
         Scenario::FailingTool if rounds == 0 => {
             shell("echo failing >&2; exit 3", "Run a failing command").map(|c| vec![c])
         }
         Scenario::HugeInput if rounds == 0 && !facts.after_compaction => {
             shell("echo hello", "Print hello").map(|c| vec![c])
         }
-        Scenario::ToolThenAnswer | Scenario::MidStreamError | Scenario::StreamCut if rounds == 0 => {
+        Scenario::ToolThenAnswer | Scenario::MidStreamError | Scenario::StreamCut
+            if rounds == 0 =>
+        {
             shell("echo hello", "Print hello").map(|c| vec![c])
         }
         _ => Some(Vec::new()),
@@ -144,7 +151,9 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
         Some(calls) => {
             let first = calls.first().map_or("", |c| c.name.as_str());
             Answer {
-                thinking: Some(format!("The user wants this done; I'll use the {first} tool.")),
+                thinking: Some(format!(
+                    "The user wants this done; I'll use the {first} tool."
+                )),
                 text: "I'll run the command.".to_owned(),
                 huge_input: scenario == Scenario::HugeInput,
                 calls,
@@ -170,11 +179,17 @@ fn final_text(scenario: Scenario) -> &'static str {
 fn shell_call(tools: &[String], command: &str, description: &str) -> Option<ToolCall> {
     let offered = |name: &str| tools.iter().any(|t| t == name);
     let (name, args) = if offered("Bash") {
-        ("Bash", json!({"command": command, "description": description}))
+        (
+            "Bash",
+            json!({"command": command, "description": description}),
+        )
     } else if offered("exec_command") {
         ("exec_command", json!({"cmd": command}))
     } else if offered("run_shell_command") {
-        ("run_shell_command", json!({"command": command, "description": description}))
+        (
+            "run_shell_command",
+            json!({"command": command, "description": description}),
+        )
     } else if offered("shell") {
         ("shell", json!({"command": command}))
     } else if offered("bash") {

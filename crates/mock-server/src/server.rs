@@ -139,7 +139,11 @@ pub async fn serve(config: MockConfig) -> Result<()> {
     Ok(())
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stopped: oneshot::Receiver<()>) {
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut stopped: oneshot::Receiver<()>,
+) {
     // Connections live in the set so that stopping the loop also closes them.
     let mut connections = JoinSet::new();
     loop {
@@ -215,7 +219,11 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
 
     if proxy_request {
         // CLIs use this server as their HTTP(S) proxy so nothing leaves the machine.
-        let rendered = plain(403, "panewise mock-server refuses proxy requests: nothing leaves this machine\n", "refused");
+        let rendered = plain(
+            403,
+            "panewise mock-server refuses proxy requests: nothing leaves this machine\n",
+            "refused",
+        );
         return finish(entry, rendered, shared);
     }
     if parts.method == Method::GET && path == "/_mock/log" {
@@ -223,10 +231,17 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
         return respond(Rendered::json(200, &body, "log"));
     }
 
-    let raw = match http_body_util::Limited::new(incoming, MAX_BODY_BYTES).collect().await {
+    let raw = match http_body_util::Limited::new(incoming, MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
         Ok(collected) => collected.to_bytes(),
         Err(_) => {
-            let rendered = plain(413, "request body unreadable or larger than 64 MiB\n", "bad-request");
+            let rendered = plain(
+                413,
+                "request body unreadable or larger than 64 MiB\n",
+                "bad-request",
+            );
             return finish(entry, rendered, shared);
         }
     };
@@ -243,12 +258,20 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
         Some(Ok(name)) => match name.parse::<Scenario>() {
             Ok(scenario) => scenario,
             Err(error) => {
-                let rendered = Rendered::json(400, &json!({"error": {"message": error.to_string()}}), "bad-request");
+                let rendered = Rendered::json(
+                    400,
+                    &json!({"error": {"message": error.to_string()}}),
+                    "bad-request",
+                );
                 return finish(entry, rendered, shared);
             }
         },
         Some(Err(_)) => {
-            let rendered = Rendered::json(400, &json!({"error": {"message": "the x-mock-scenario header is not text"}}), "bad-request");
+            let rendered = Rendered::json(
+                400,
+                &json!({"error": {"message": "the x-mock-scenario header is not text"}}),
+                "bad-request",
+            );
             return finish(entry, rendered, shared);
         }
     };
@@ -260,11 +283,19 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
             || path == "/v1/responses"
             || gemini::parse_path(&path).is_some());
     if !api_path {
-        let rendered = Rendered::json(404, &json!({"error": {"message": format!("no mock API at {} {path}", parts.method)}}), "not-found");
+        let rendered = Rendered::json(
+            404,
+            &json!({"error": {"message": format!("no mock API at {} {path}", parts.method)}}),
+            "not-found",
+        );
         return finish(entry, rendered, shared);
     }
     let Some(body) = body else {
-        let rendered = Rendered::json(400, &json!({"error": {"message": "the request body is not JSON"}}), "bad-request");
+        let rendered = Rendered::json(
+            400,
+            &json!({"error": {"message": "the request body is not JSON"}}),
+            "bad-request",
+        );
         return finish(entry, rendered, shared);
     };
 
@@ -278,14 +309,20 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
         openai::render(&reply, &body, &raw, openai::wants_stream(&body))
     } else {
         match gemini::parse_path(&path) {
-            Some((model, method)) if method == gemini::Method::Generate && gemini::is_routing(&body) => {
+            Some((model, method))
+                if method == gemini::Method::Generate && gemini::is_routing(&body) =>
+            {
                 gemini::routing(model, &raw)
             }
             Some((model, method)) => {
                 let reply = script::plan(scenario, &gemini::facts(&body, &raw_text));
                 gemini::render(&reply, model, &raw, method)
             }
-            None => Rendered::json(404, &json!({"error": {"message": "no such model path"}}), "not-found"),
+            None => Rendered::json(
+                404,
+                &json!({"error": {"message": "no such model path"}}),
+                "not-found",
+            ),
         }
     };
     finish(entry, rendered, shared)

@@ -26,7 +26,9 @@ pub(crate) async fn server(scenario: Scenario) -> RunningServer {
         scenario,
         log_file: None,
     };
-    MockServer::start(config).await.expect("the mock server starts")
+    MockServer::start(config)
+        .await
+        .expect("the mock server starts")
 }
 
 /// What came back for one request.
@@ -81,8 +83,15 @@ impl Answer {
 }
 
 /// POSTs `body` as JSON to `path_and_query` with the extra headers.
-pub(crate) async fn post(addr: SocketAddr, path_and_query: &str, headers: &[(&str, &str)], body: &Value) -> Answer {
-    let stream = TcpStream::connect(addr).await.expect("connects to the mock");
+pub(crate) async fn post(
+    addr: SocketAddr,
+    path_and_query: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> Answer {
+    let stream = TcpStream::connect(addr)
+        .await
+        .expect("connects to the mock");
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .expect("an HTTP/1.1 handshake");
@@ -127,7 +136,9 @@ pub(crate) async fn post(addr: SocketAddr, path_and_query: &str, headers: &[(&st
 
 /// Sends raw bytes and reads until the server closes or answers a status line.
 pub(crate) async fn raw_exchange(addr: SocketAddr, request: &str) -> String {
-    let mut stream = TcpStream::connect(addr).await.expect("connects to the mock");
+    let mut stream = TcpStream::connect(addr)
+        .await
+        .expect("connects to the mock");
     stream.write_all(request.as_bytes()).await.expect("writes");
     let mut buffer = vec![0u8; 4096];
     let mut read = 0;
@@ -207,9 +218,18 @@ impl Api {
     }
 
     /// Sends `request`, with the scenario header when given.
-    pub(crate) async fn send(self, addr: SocketAddr, request: &Value, scenario: Option<&str>, stream: bool) -> Answer {
+    pub(crate) async fn send(
+        self,
+        addr: SocketAddr,
+        request: &Value,
+        scenario: Option<&str>,
+        stream: bool,
+    ) -> Answer {
         let body = self.streaming(request, stream);
-        let headers: Vec<(&str, &str)> = scenario.map(|s| ("x-mock-scenario", s)).into_iter().collect();
+        let headers: Vec<(&str, &str)> = scenario
+            .map(|s| ("x-mock-scenario", s))
+            .into_iter()
+            .collect();
         post(addr, self.path(stream), &headers, &body).await
     }
 
@@ -234,7 +254,10 @@ impl Api {
                 }
             }
             Api::Gemini => {
-                let parts: Vec<Value> = calls.iter().map(|c| serde_json::json!({"functionCall": {"name": c.name, "args": c.args}})).collect();
+                let parts: Vec<Value> = calls
+                    .iter()
+                    .map(|c| serde_json::json!({"functionCall": {"name": c.name, "args": c.args}}))
+                    .collect();
                 let responses: Vec<Value> = calls.iter().map(|c| serde_json::json!({"functionResponse": {"name": c.name, "response": {"output": "hello"}}})).collect();
                 let contents = next["contents"].as_array_mut().expect("contents");
                 contents.push(serde_json::json!({"role": "model", "parts": parts}));
@@ -251,20 +274,39 @@ impl Api {
                 let mut calls: Vec<(u64, Call, String)> = Vec::new();
                 for (_, data) in answer.frames() {
                     match data["type"].as_str() {
-                        Some("content_block_start") if data["content_block"]["type"] == "tool_use" => {
+                        Some("content_block_start")
+                            if data["content_block"]["type"] == "tool_use" =>
+                        {
                             let block = &data["content_block"];
-                            let call = Call { id: block["id"].as_str().unwrap().to_owned(), name: block["name"].as_str().unwrap().to_owned(), args: Value::Null };
+                            let call = Call {
+                                id: block["id"].as_str().unwrap().to_owned(),
+                                name: block["name"].as_str().unwrap().to_owned(),
+                                args: Value::Null,
+                            };
                             calls.push((data["index"].as_u64().unwrap(), call, String::new()));
                         }
-                        Some("content_block_delta") if data["delta"]["type"] == "input_json_delta" => {
+                        Some("content_block_delta")
+                            if data["delta"]["type"] == "input_json_delta" =>
+                        {
                             let index = data["index"].as_u64().unwrap();
-                            let entry = calls.iter_mut().find(|(i, _, _)| *i == index).expect("a started tool_use block");
-                            entry.2.push_str(data["delta"]["partial_json"].as_str().unwrap());
+                            let entry = calls
+                                .iter_mut()
+                                .find(|(i, _, _)| *i == index)
+                                .expect("a started tool_use block");
+                            entry
+                                .2
+                                .push_str(data["delta"]["partial_json"].as_str().unwrap());
                         }
                         _ => {}
                     }
                 }
-                calls.into_iter().map(|(_, mut call, json)| { call.args = serde_json::from_str(&json).expect("complete tool input JSON"); call }).collect()
+                calls
+                    .into_iter()
+                    .map(|(_, mut call, json)| {
+                        call.args = serde_json::from_str(&json).expect("complete tool input JSON");
+                        call
+                    })
+                    .collect()
             }
             Api::OpenAi => answer
                 .frames_of("response.output_item.done")
@@ -273,16 +315,26 @@ impl Api {
                 .map(|d| Call {
                     id: d["item"]["call_id"].as_str().unwrap().to_owned(),
                     name: d["item"]["name"].as_str().unwrap().to_owned(),
-                    args: serde_json::from_str(d["item"]["arguments"].as_str().unwrap()).expect("arguments JSON"),
+                    args: serde_json::from_str(d["item"]["arguments"].as_str().unwrap())
+                        .expect("arguments JSON"),
                 })
                 .collect(),
             Api::Gemini => answer
                 .frames()
                 .into_iter()
-                .flat_map(|(_, d)| d["candidates"][0]["content"]["parts"].as_array().cloned().unwrap_or_default())
+                .flat_map(|(_, d)| {
+                    d["candidates"][0]["content"]["parts"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                })
                 .filter(|p| p.get("functionCall").is_some())
                 .enumerate()
-                .map(|(i, p)| Call { id: format!("gemini-{i}"), name: p["functionCall"]["name"].as_str().unwrap().to_owned(), args: p["functionCall"]["args"].clone() })
+                .map(|(i, p)| Call {
+                    id: format!("gemini-{i}"),
+                    name: p["functionCall"]["name"].as_str().unwrap().to_owned(),
+                    args: p["functionCall"]["args"].clone(),
+                })
                 .collect(),
         }
     }
@@ -303,7 +355,12 @@ impl Api {
             Api::Gemini => answer
                 .frames()
                 .iter()
-                .flat_map(|(_, d)| d["candidates"][0]["content"]["parts"].as_array().cloned().unwrap_or_default())
+                .flat_map(|(_, d)| {
+                    d["candidates"][0]["content"]["parts"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                })
                 .filter(|p| p.get("thought").is_none())
                 .filter_map(|p| p["text"].as_str().map(str::to_owned))
                 .collect(),
@@ -315,7 +372,10 @@ impl Api {
         let n = |v: &Value| v.as_u64().expect("a token count");
         match self {
             Api::Anthropic => {
-                let delta = answer.frames_of("message_delta").pop().expect("a message_delta");
+                let delta = answer
+                    .frames_of("message_delta")
+                    .pop()
+                    .expect("a message_delta");
                 let u = &delta["usage"];
                 let cached = n(&u["cache_read_input_tokens"]);
                 let written = n(&u["cache_creation_input_tokens"]);
@@ -328,9 +388,15 @@ impl Api {
                 }
             }
             Api::OpenAi => {
-                let done = answer.frames_of("response.completed").pop().expect("a response.completed");
+                let done = answer
+                    .frames_of("response.completed")
+                    .pop()
+                    .expect("a response.completed");
                 let u = &done["response"]["usage"];
-                assert_eq!(n(&u["total_tokens"]), n(&u["input_tokens"]) + n(&u["output_tokens"]));
+                assert_eq!(
+                    n(&u["total_tokens"]),
+                    n(&u["input_tokens"]) + n(&u["output_tokens"])
+                );
                 panewise_mock_server::Usage {
                     input_tokens: n(&u["input_tokens"]),
                     cached_input_tokens: n(&u["input_tokens_details"]["cached_tokens"]),
@@ -344,7 +410,9 @@ impl Api {
                 let u = &last["usageMetadata"];
                 assert_eq!(
                     n(&u["totalTokenCount"]),
-                    n(&u["promptTokenCount"]) + n(&u["candidatesTokenCount"]) + n(&u["thoughtsTokenCount"])
+                    n(&u["promptTokenCount"])
+                        + n(&u["candidatesTokenCount"])
+                        + n(&u["thoughtsTokenCount"])
                 );
                 panewise_mock_server::Usage {
                     input_tokens: n(&u["promptTokenCount"]),
@@ -360,11 +428,16 @@ impl Api {
 
 /// GETs `path` with a raw HTTP/1.1 request and returns the body.
 pub(crate) async fn raw_get(addr: SocketAddr, path: &str) -> String {
-    let mut stream = TcpStream::connect(addr).await.expect("connects to the mock");
+    let mut stream = TcpStream::connect(addr)
+        .await
+        .expect("connects to the mock");
     let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.expect("writes");
     let mut response = Vec::new();
-    stream.read_to_end(&mut response).await.expect("reads to the end");
+    stream
+        .read_to_end(&mut response)
+        .await
+        .expect("reads to the end");
     let text = String::from_utf8_lossy(&response).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");

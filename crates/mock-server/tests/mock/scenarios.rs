@@ -17,9 +17,15 @@ struct Case {
 
 fn shell(api: Api, command: &str, description: &str) -> (&'static str, Value) {
     match api {
-        Api::Anthropic => ("Bash", json!({"command": command, "description": description})),
+        Api::Anthropic => (
+            "Bash",
+            json!({"command": command, "description": description}),
+        ),
         Api::OpenAi => ("exec_command", json!({"cmd": command})),
-        Api::Gemini => ("run_shell_command", json!({"command": command, "description": description})),
+        Api::Gemini => (
+            "run_shell_command",
+            json!({"command": command, "description": description}),
+        ),
     }
 }
 
@@ -39,7 +45,12 @@ const CASES: &[Case] = &[
     Case {
         scenario: "parallel-calls",
         rounds: 1,
-        first_calls: |api| vec![shell(api, "echo one", "Print one"), shell(api, "echo two", "Print two")],
+        first_calls: |api| {
+            vec![
+                shell(api, "echo one", "Print one"),
+                shell(api, "echo two", "Print two"),
+            ]
+        },
         final_text: "The commands printed `one` and `two`. Done.",
     },
     Case {
@@ -47,16 +58,31 @@ const CASES: &[Case] = &[
         rounds: 1,
         first_calls: |api| match api {
             // Claude's Write wants an absolute path: the directory its prompt states.
-            Api::Anthropic => vec![("Write", json!({"file_path": "/tmp/mock-work/hello.txt", "content": "hello from the panewise mock\n"}))],
-            Api::OpenAi => vec![("exec_command", json!({"cmd": "printf 'hello from the panewise mock\\n' > hello.txt"}))],
-            Api::Gemini => vec![("write_file", json!({"file_path": "hello.txt", "content": "hello from the panewise mock\n"}))],
+            Api::Anthropic => vec![(
+                "Write",
+                json!({"file_path": "/tmp/mock-work/hello.txt", "content": "hello from the panewise mock\n"}),
+            )],
+            Api::OpenAi => vec![(
+                "exec_command",
+                json!({"cmd": "printf 'hello from the panewise mock\\n' > hello.txt"}),
+            )],
+            Api::Gemini => vec![(
+                "write_file",
+                json!({"file_path": "hello.txt", "content": "hello from the panewise mock\n"}),
+            )],
         },
         final_text: "I wrote hello.txt. Done.",
     },
     Case {
         scenario: "failing-tool",
         rounds: 1,
-        first_calls: |api| vec![shell(api, "echo failing >&2; exit 3", "Run a failing command")],
+        first_calls: |api| {
+            vec![shell(
+                api,
+                "echo failing >&2; exit 3",
+                "Run a failing command",
+            )]
+        },
         final_text: "The command failed with exit status 3.",
     },
     Case {
@@ -75,7 +101,9 @@ async fn every_tool_scenario_runs_to_its_text_answer_on_every_api() {
             let label = format!("{} on {api:?}", case.scenario);
             let mut request = api.first_request();
             for round in 0..=case.rounds {
-                let answer = api.send(server.addr(), &request, Some(case.scenario), true).await;
+                let answer = api
+                    .send(server.addr(), &request, Some(case.scenario), true)
+                    .await;
                 assert_eq!(answer.status, 200, "{label}, round {round}");
                 assert!(answer.complete, "{label}, round {round}");
                 let calls = api.calls(&answer);
@@ -83,22 +111,39 @@ async fn every_tool_scenario_runs_to_its_text_answer_on_every_api() {
 
                 let logged = server.log().pop().expect("the request is logged");
                 let reported = api.reported_usage(&answer);
-                assert_eq!(logged.usage, Some(reported), "{label}, round {round}: logged = reported");
+                assert_eq!(
+                    logged.usage,
+                    Some(reported),
+                    "{label}, round {round}: logged = reported"
+                );
                 let expected_input = if case.scenario == "huge-input" && round == 0 {
                     HUGE_INPUT_TOKENS
                 } else {
                     1000 + sent_bytes / 4
                 };
-                assert_eq!(reported.input_tokens, expected_input, "{label}, round {round}");
+                assert_eq!(
+                    reported.input_tokens, expected_input,
+                    "{label}, round {round}"
+                );
                 assert_eq!(reported.cached_input_tokens, expected_input / 2, "{label}");
-                let expected_write = if api == Api::Anthropic { expected_input / 10 } else { 0 };
+                let expected_write = if api == Api::Anthropic {
+                    expected_input / 10
+                } else {
+                    0
+                };
                 assert_eq!(reported.cache_write_tokens, expected_write, "{label}");
-                assert!(reported.output_tokens > reported.reasoning_tokens, "{label}");
+                assert!(
+                    reported.output_tokens > reported.reasoning_tokens,
+                    "{label}"
+                );
 
                 if round < case.rounds {
                     assert_eq!(logged.answer, "tool-call", "{label}, round {round}");
                     if round == 0 {
-                        let decoded: Vec<(&str, Value)> = calls.iter().map(|c| (c.name.as_str(), c.args.clone())).collect();
+                        let decoded: Vec<(&str, Value)> = calls
+                            .iter()
+                            .map(|c| (c.name.as_str(), c.args.clone()))
+                            .collect();
                         assert_eq!(decoded, (case.first_calls)(api), "{label}");
                     }
                     assert!(!calls.is_empty(), "{label}, round {round}");
@@ -109,7 +154,11 @@ async fn every_tool_scenario_runs_to_its_text_answer_on_every_api() {
                 } else {
                     assert_eq!(logged.answer, "text", "{label}");
                     assert!(calls.is_empty(), "{label}: the last answer calls nothing");
-                    assert!(api.text(&answer).contains(case.final_text), "{label}: {}", api.text(&answer));
+                    assert!(
+                        api.text(&answer).contains(case.final_text),
+                        "{label}: {}",
+                        api.text(&answer)
+                    );
                 }
             }
         }
@@ -125,7 +174,10 @@ async fn multi_round_numbers_each_round_from_the_results_the_request_carries() {
             let answer = api.send(server.addr(), &request, None, true).await;
             let calls = api.calls(&answer);
             assert_eq!(calls.len(), 1, "{api:?} round {round}");
-            assert_eq!(calls[0].args, shell(api, &format!("echo round {round}"), "Print the round").1);
+            assert_eq!(
+                calls[0].args,
+                shell(api, &format!("echo round {round}"), "Print the round").1
+            );
             request = api.with_results(&request, &calls);
         }
     }
@@ -159,7 +211,10 @@ async fn a_request_after_compaction_gets_text_not_another_tool_call() {
         }
         let answer = api.send(server.addr(), &request, None, true).await;
         assert!(api.calls(&answer).is_empty(), "{api:?}");
-        assert!(api.reported_usage(&answer).input_tokens < HUGE_INPUT_TOKENS, "{api:?}");
+        assert!(
+            api.reported_usage(&answer).input_tokens < HUGE_INPUT_TOKENS,
+            "{api:?}"
+        );
     }
 }
 
@@ -170,7 +225,10 @@ async fn a_generic_shell_tool_gets_a_command_and_no_known_tool_gets_text() {
     request["tools"] = json!([{"type": "function", "name": "shell", "parameters": {}}]);
     let calls = Api::OpenAi.calls(&Api::OpenAi.send(server.addr(), &request, None, true).await);
     assert_eq!(calls.len(), 1);
-    assert_eq!((calls[0].name.as_str(), calls[0].args.clone()), ("shell", json!({"command": "echo hello"})));
+    assert_eq!(
+        (calls[0].name.as_str(), calls[0].args.clone()),
+        ("shell", json!({"command": "echo hello"}))
+    );
 
     request["tools"] = json!([]);
     let answer = Api::OpenAi.send(server.addr(), &request, None, true).await;
