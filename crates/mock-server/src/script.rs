@@ -203,40 +203,44 @@ fn shell_call(tools: &[String], command: &str, description: &str) -> Option<Tool
     })
 }
 
-/// A call of the client's file-writing tool, or a shell command that writes the file.
+/// A call of the client's file-writing tool, or a shell command that writes the file. Claude's
+/// `Write` takes absolute paths only, so without a stated directory the shell writes instead.
 fn write_call(tools: &[String], cwd: Option<&str>) -> Option<ToolCall> {
     let offered = |name: &str| tools.iter().any(|t| t == name);
-    let path = match cwd {
-        Some(dir) => format!("{}/{WRITTEN_FILE}", dir.trim_end_matches('/')),
-        None => WRITTEN_FILE.to_owned(),
+    let absolute = cwd.map(|dir| format!("{}/{WRITTEN_FILE}", dir.trim_end_matches('/')));
+    let target = match (offered("Write"), offered("write_file"), absolute) {
+        (true, _, Some(path)) => Some(("Write", path)),
+        (_, true, path) => Some((
+            "write_file",
+            path.unwrap_or_else(|| WRITTEN_FILE.to_owned()),
+        )),
+        _ => None,
     };
-    for name in ["Write", "write_file"] {
-        if offered(name) {
-            return Some(ToolCall {
-                name: name.to_owned(),
-                args: json!({"file_path": path, "content": WRITTEN_CONTENT}),
-            });
-        }
+    if let Some((name, path)) = target {
+        return Some(ToolCall {
+            name: name.to_owned(),
+            args: json!({"file_path": path, "content": WRITTEN_CONTENT}),
+        });
     }
     let command = format!("printf 'hello from the panewise mock\\n' > {WRITTEN_FILE}");
     shell_call(tools, &command, "Write hello.txt")
 }
 
 /// The working directory a client states in its prompt (`Primary working directory: /x`,
-/// `<cwd>/x</cwd>`), read from the raw JSON text of the body.
+/// `Working directory: /x`, `<cwd>/x</cwd>`), read from the raw JSON text of the body: the
+/// first such statement whose value is an absolute path.
 pub fn stated_cwd(raw_body: &str) -> Option<String> {
-    for (opening, stops) in [
-        ("Primary working directory: ", &['\\', '"'][..]),
-        ("<cwd>", &['<', '\\', '"'][..]),
-    ] {
-        if let Some(start) = raw_body.find(opening) {
+    const STATEMENTS: [(&str, &[char]); 3] = [
+        ("Primary working directory: ", &['\\', '"']),
+        ("Working directory: ", &['\\', '"']),
+        ("<cwd>", &['<', '\\', '"']),
+    ];
+    STATEMENTS.iter().find_map(|(opening, stops)| {
+        raw_body.match_indices(opening).find_map(|(start, _)| {
             let rest = raw_body.get(start.saturating_add(opening.len())..)?;
-            let end = rest.find(stops).unwrap_or(rest.len());
+            let end = rest.find(*stops).unwrap_or(rest.len());
             let dir = rest.get(..end)?.trim();
-            if dir.starts_with('/') {
-                return Some(dir.to_owned());
-            }
-        }
-    }
-    None
+            dir.starts_with('/').then(|| dir.to_owned())
+        })
+    })
 }

@@ -235,3 +235,33 @@ async fn a_generic_shell_tool_gets_a_command_and_no_known_tool_gets_text() {
     assert!(Api::OpenAi.calls(&answer).is_empty());
     assert!(Api::OpenAi.text(&answer).contains("No tool"));
 }
+
+#[tokio::test]
+async fn claude_writes_where_its_prompt_says_it_works_or_through_the_shell() {
+    let server = server(Scenario::FileWrite).await;
+    let cases = [
+        (
+            "Primary working directory: /a/b\nIs a git repo: no",
+            json!(["Write", {"file_path": "/a/b/hello.txt", "content": "hello from the panewise mock\n"}]),
+        ),
+        (
+            "<env>\nWorking directory: /c/\n</env>",
+            json!(["Write", {"file_path": "/c/hello.txt", "content": "hello from the panewise mock\n"}]),
+        ),
+        (
+            "Searches the current working directory.",
+            json!(["Bash", {"command": "printf 'hello from the panewise mock\\n' > hello.txt", "description": "Write hello.txt"}]),
+        ),
+    ];
+    for (system, expected) in cases {
+        let mut request = Api::Anthropic.first_request();
+        request["system"][0]["text"] = json!(system);
+        let calls = Api::Anthropic.calls(
+            &Api::Anthropic
+                .send(server.addr(), &request, None, true)
+                .await,
+        );
+        assert_eq!(calls.len(), 1, "{system}");
+        assert_eq!(json!([calls[0].name, calls[0].args]), expected, "{system}");
+    }
+}
