@@ -154,11 +154,16 @@ fn stream_answer(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
         }}),
     )];
     let mut index = 0usize;
+    let thinks = answer.thinking.is_some();
     let mut block = |frames: &mut Vec<Bytes>, start: Value, deltas: Vec<Value>| {
         frames.push(sse_frame(
             Some("content_block_start"),
             &json!({"type": "content_block_start", "index": index, "content_block": start}),
         ));
+        // The API sends a keep-alive ping early in a stream; plain answers got one in the fixtures.
+        if index == 0 && !thinks {
+            frames.push(sse_frame(Some("ping"), &json!({"type": "ping"})));
+        }
         for delta in deltas {
             frames.push(sse_frame(
                 Some("content_block_delta"),

@@ -267,3 +267,34 @@ async fn unknown_paths_and_bad_bodies_are_answered_not_dropped() {
         "the error names the known scenarios"
     );
 }
+
+#[tokio::test]
+async fn anthropic_text_answer_has_the_recorded_event_order() {
+    let server = server(Scenario::ToolThenAnswer).await;
+    let first = Api::Anthropic.first_request();
+    let calls = Api::Anthropic.calls(&Api::Anthropic.send(server.addr(), &first, None, true).await);
+    let answer = Api::Anthropic
+        .send(
+            server.addr(),
+            &Api::Anthropic.with_results(&first, &calls),
+            None,
+            true,
+        )
+        .await;
+    let mut names = event_names(&answer);
+    names.dedup();
+    let expected = [
+        "message_start",
+        "content_block_start",
+        "ping",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ];
+    assert_eq!(names, expected);
+    assert_eq!(
+        answer.frames_of("message_delta")[0]["delta"]["stop_reason"],
+        "end_turn"
+    );
+}
