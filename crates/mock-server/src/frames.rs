@@ -86,7 +86,7 @@ impl Rendered {
 }
 
 /// Where a faulty stream stops: before its last frame, after at most [`FRAMES_BEFORE_FAULT`].
-fn fault_point(frames: usize) -> usize {
+pub fn fault_point(frames: usize) -> usize {
     frames.saturating_sub(1).clamp(1, FRAMES_BEFORE_FAULT)
 }
 

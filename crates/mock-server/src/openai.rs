@@ -5,7 +5,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use crate::anthropic::split_json;
-use crate::frames::{hex_id, pieces, sse_frame, unix_seconds, Rendered};
+use crate::frames::{fault_point, hex_id, pieces, sse_frame, unix_seconds, Rendered};
 use crate::script::{stated_cwd, Answer, ErrorKind, Reply, RequestFacts, COMPACTION_MARKER};
 use crate::usage::Usage;
 
@@ -64,6 +64,8 @@ pub fn render(reply: &Reply, body: &Value, raw: &[u8], stream: bool) -> Rendered
         Reply::MidStreamError(answer) if stream => {
             let mut events = Events::new(model, raw);
             let whole = events.answer(answer);
+            // The failure event continues the numbering of the events that were kept.
+            events.sequence = u64::try_from(fault_point(whole.chunks.len())).unwrap_or(u64::MAX);
             let error = json!({"code": "server_error", "message": "The server had an error while processing your request."});
             let failed_response = events.response("failed", json!([]), Value::Null, error);
             let failed = events.frame("response.failed", json!({"response": failed_response}));

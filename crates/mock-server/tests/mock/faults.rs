@@ -153,6 +153,17 @@ async fn mid_stream_error_is_a_200_stream_that_ends_with_the_error_event() {
                 .any(|(e, d)| is_final_frame(api, e.as_deref(), d)),
             "{api:?}"
         );
+        if api == Api::OpenAi {
+            let numbers: Vec<u64> = frames
+                .iter()
+                .map(|(_, d)| d["sequence_number"].as_u64().unwrap())
+                .collect();
+            assert_eq!(
+                numbers,
+                (0..frames.len() as u64).collect::<Vec<_>>(),
+                "events stay numbered in order"
+            );
+        }
         assert_eq!(server.log().pop().unwrap().answer, "mid-stream-error");
     }
 }
