@@ -1,0 +1,110 @@
+//! What a server is started with: the port, the default scenario and the optional JSONL log.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::MockError;
+
+/// The header that overrides the server's scenario for one request.
+pub const SCENARIO_HEADER: &str = "x-mock-scenario";
+
+/// How a server is started. The bind address is always 127.0.0.1; only the port varies.
+#[derive(Debug, Clone, Default)]
+pub struct MockConfig {
+    /// The loopback port; 0 asks the system for an ephemeral one (see [`crate::RunningServer::addr`]).
+    pub port: u16,
+    /// The scenario for requests that carry no [`SCENARIO_HEADER`].
+    pub scenario: Scenario,
+    /// Where every request is also appended as one JSON line, flushed per line.
+    pub log_file: Option<PathBuf>,
+}
+
+/// A scripted behaviour. Each answer is chosen from the request alone (how many tool rounds it
+/// carries since the user's last prompt), never from a counter kept between requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scenario {
+    /// A call of the client's shell tool (`echo hello`), then, once its result is sent, a text answer.
+    #[default]
+    ToolThenAnswer,
+    /// Three rounds of one shell call each, then a text answer.
+    MultiRound,
+    /// Two shell calls in one answer, then a text answer.
+    ParallelCalls,
+    /// A call of the client's file-writing tool (or a shell command writing `hello.txt`), then text.
+    FileWrite,
+    /// A shell call of a command that exits with status 3, then a text answer.
+    FailingTool,
+    /// HTTP 429 with `retry-after: 1` and the provider's rate-limit body.
+    RateLimit,
+    /// HTTP 500 with the provider's internal-error body.
+    ServerError,
+    /// HTTP 529 (Anthropic) or 503 (OpenAI, Gemini) with the provider's overloaded body.
+    Overloaded,
+    /// A 200 stream that sends the provider's error event after its first frames.
+    MidStreamError,
+    /// A 200 stream whose connection is closed after its first frames, without the final chunk.
+    StreamCut,
+    /// Like `tool-then-answer`, but the tool call reports 190,000 input tokens.
+    HugeInput,
+}
+
+impl Scenario {
+    /// Every scenario, in documentation order.
+    pub const ALL: [Scenario; 11] = [
+        Scenario::ToolThenAnswer,
+        Scenario::MultiRound,
+        Scenario::ParallelCalls,
+        Scenario::FileWrite,
+        Scenario::FailingTool,
+        Scenario::RateLimit,
+        Scenario::ServerError,
+        Scenario::Overloaded,
+        Scenario::MidStreamError,
+        Scenario::StreamCut,
+        Scenario::HugeInput,
+    ];
+
+    /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::ToolThenAnswer => "tool-then-answer",
+            Scenario::MultiRound => "multi-round",
+            Scenario::ParallelCalls => "parallel-calls",
+            Scenario::FileWrite => "file-write",
+            Scenario::FailingTool => "failing-tool",
+            Scenario::RateLimit => "rate-limit",
+            Scenario::ServerError => "server-error",
+            Scenario::Overloaded => "overloaded",
+            Scenario::MidStreamError => "mid-stream-error",
+            Scenario::StreamCut => "stream-cut",
+            Scenario::HugeInput => "huge-input",
+        }
+    }
+
+    /// Every scenario name, for help texts and error messages.
+    pub fn names() -> Vec<&'static str> {
+        Scenario::ALL.iter().map(|s| s.name()).collect()
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Scenario {
+    type Err = MockError;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let wanted = name.trim();
+        Scenario::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(wanted))
+            .ok_or_else(|| MockError::UnknownScenario(name.to_owned()))
+    }
+}

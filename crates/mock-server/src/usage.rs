@@ -1,0 +1,79 @@
+//! The token usage the mock reports, derived from the request so tests can predict it.
+
+use serde::{Deserialize, Serialize};
+
+/// The input reported by every answer of the `huge-input` scenario's first step.
+pub const HUGE_INPUT_TOKENS: u64 = 190_000;
+
+/// The usage one answer reported, in provider-neutral terms.
+///
+/// Mapping to each API's own fields:
+/// - Anthropic: `input_tokens` = `input_tokens` + `cache_read_input_tokens` +
+///   `cache_creation_input_tokens`; `cached_input_tokens` = `cache_read_input_tokens`;
+///   `cache_write_tokens` = `cache_creation_input_tokens`; reasoning is not reported (0).
+/// - OpenAI Responses: `input_tokens`, `input_tokens_details.cached_tokens`, `output_tokens`
+///   (includes reasoning), `output_tokens_details.reasoning_tokens`; no cache write (0).
+/// - Gemini: `promptTokenCount`, `cachedContentTokenCount`, `candidatesTokenCount` +
+///   `thoughtsTokenCount` = `output_tokens`, `thoughtsTokenCount`; no cache write (0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// All input tokens, cached and cache-written ones included.
+    pub input_tokens: u64,
+    /// The part of the input read from the prompt cache.
+    pub cached_input_tokens: u64,
+    /// The part of the input written to the prompt cache (Anthropic only).
+    pub cache_write_tokens: u64,
+    /// All output tokens, reasoning included.
+    pub output_tokens: u64,
+    /// The part of the output spent on reasoning (OpenAI, Gemini).
+    pub reasoning_tokens: u64,
+}
+
+impl Usage {
+    /// The deterministic usage of one answer.
+    ///
+    /// Input is `1000 + request_body_bytes / 4` (or `HUGE_INPUT_TOKENS`); half of it is cached;
+    /// a tenth is cache-written where the API reports that; output is
+    /// `10 + generated_bytes / 4 + reasoning`, reasoning `thinking_bytes / 4`.
+    pub fn derive(
+        request_body_bytes: usize,
+        huge_input: bool,
+        generated_bytes: usize,
+        thinking_bytes: usize,
+        reports_cache_write: bool,
+        reports_reasoning: bool,
+    ) -> Usage {
+        let quarter = |bytes: usize| u64::try_from(bytes / 4).unwrap_or(u64::MAX);
+        let input_tokens = if huge_input {
+            HUGE_INPUT_TOKENS
+        } else {
+            1000u64.saturating_add(quarter(request_body_bytes))
+        };
+        let reasoning = quarter(thinking_bytes);
+        Usage {
+            input_tokens,
+            cached_input_tokens: input_tokens / 2,
+            cache_write_tokens: if reports_cache_write {
+                input_tokens / 10
+            } else {
+                0
+            },
+            output_tokens: 10u64
+                .saturating_add(quarter(generated_bytes))
+                .saturating_add(reasoning),
+            reasoning_tokens: if reports_reasoning { reasoning } else { 0 },
+        }
+    }
+
+    /// The input that was neither read from nor written to the cache.
+    pub fn uncached_input_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_sub(self.cached_input_tokens)
+            .saturating_sub(self.cache_write_tokens)
+    }
+
+    /// Input plus output.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
