@@ -3,6 +3,7 @@
 mod decode_cmd;
 mod exit;
 mod input;
+mod mock_server_cmd;
 mod replay;
 mod summarize;
 mod window_cmd;
@@ -36,6 +37,9 @@ enum Command {
     /// result.
     #[command(after_help = exit::EXIT_CODES)]
     Decode(decode_cmd::Args),
+    /// Serve scripted Anthropic, OpenAI and Gemini model APIs on 127.0.0.1, for offline tests.
+    #[command(name = "mock-server", after_help = exit::EXIT_CODES)]
+    MockServer(mock_server_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::Window(args) => window_cmd::run(args),
         Command::Decode(args) => decode_cmd::run(args),
+        Command::MockServer(args) => mock_server_cmd::run(args),
     };
     match result {
         Ok(code) => code,

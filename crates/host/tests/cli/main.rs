@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod decode;
+mod mock_server;
 mod replay;
 mod window;
 
