@@ -26,6 +26,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use panewise_host::session_log::SessionLogFile;
+use panewise_pane_state::log::LogHeader;
 use panewise_providers::{
     summarize, CostSource, DecodeError, Decoder, LiveFold, Mapper, ModelTable, PaneSummary,
     PriceTable, Provider, ProviderEvent,
@@ -144,6 +146,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_model(args.model)
         .with_prices(prices);
     let mut live = LiveFold::new(mapper, args.record.is_some());
+    // The log is written as the stream is folded, line by line, so it survives a crash.
+    let mut record = match &args.record {
+        Some(path) => {
+            let header = LogHeader {
+                agent_id: provider.as_str().to_owned(),
+                started_at_ms: panewise_providers::mapping::REPLAY_START_MS,
+                model: None,
+            };
+            let log = SessionLogFile::create(path, &header)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Some((path.clone(), log))
+        }
+        None => None,
+    };
+    record_messages(&mut record, live.take_messages())?;
     let mut decoder = Decoder::new(provider);
     let mut tools = Vec::new();
     let mut known_events = 0u64;
@@ -175,6 +192,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         for item in decoded.drain(..) {
             if let Ok(event) = &item {
                 live.push(event);
+                record_messages(&mut record, live.take_messages())?;
                 if !matches!(event, ProviderEvent::Unknown { .. }) {
                     known_events += 1;
                 }
@@ -202,8 +220,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for warning in &summary.warnings {
         eprintln!("panewise decode: warning: {warning}");
     }
-    if let Some(path) = &args.record {
-        record_log(path, provider, &fold.messages, &fold.state)
+    record_messages(&mut record, fold.messages)?;
+    if let Some((path, log)) = &mut record {
+        // The folded state closes the log, so a replay proves it folds the same state.
+        log.checkpoint()
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if args.json {
@@ -266,34 +286,17 @@ fn write_item(
     Ok(())
 }
 
-/// Writes the folded messages as a session log: a header naming the provider, then one line per
-/// message stamped with the time the fold gave it.
-fn record_log(
-    path: &std::path::Path,
-    provider: Provider,
-    messages: &[(u64, panewise_pane_state::Msg)],
-    state: &panewise_pane_state::State,
+/// Appends folded messages to the session log being recorded, if any.
+fn record_messages(
+    record: &mut Option<(PathBuf, SessionLogFile)>,
+    messages: Vec<(u64, panewise_pane_state::Msg)>,
 ) -> anyhow::Result<()> {
-    use panewise_pane_state::log::{
-        encode_checkpoint, encode_entry, encode_header, LogEntry, LogHeader,
-    };
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let header = LogHeader {
-        agent_id: provider.as_str().to_owned(),
-        started_at_ms: messages.first().map_or(0, |(at, _)| *at),
-        model: None,
-    };
-    writeln!(out, "{}", encode_header(&header)?)?;
-    for (ts, msg) in messages {
-        let entry = LogEntry {
-            ts: *ts,
-            msg: msg.clone(),
-        };
-        writeln!(out, "{}", encode_entry(&entry)?)?;
+    if let Some((path, log)) = record {
+        for (ts, msg) in messages {
+            log.record(ts, msg)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
-    // The folded state closes the log, so a replay proves it folds the same state.
-    writeln!(out, "{}", encode_checkpoint(messages.len(), state)?)?;
-    out.flush()?;
     Ok(())
 }
 

@@ -612,6 +612,12 @@ impl LiveFold {
         &self.state
     }
 
+    /// The messages folded since the last call (kept only when asked for), for a caller that
+    /// records them as they come; [`LiveFold::finish`] returns the rest.
+    pub fn take_messages(&mut self) -> Vec<(u64, Msg)> {
+        std::mem::take(&mut self.messages)
+    }
+
     /// The mapper, with what it learnt of the stream so far.
     pub fn mapper(&self) -> &Mapper {
         &self.mapper

@@ -597,3 +597,48 @@ fn decode_warns_and_fails_when_nothing_decoded_and_says_so_for_an_empty_stream()
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_session_log_survives_kill_9_of_panewise_but_for_the_line_being_written() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = std::env::temp_dir().join(format!("panewise-kill9-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("session.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_panewise"))
+        .args(["decode", "-", "--json", "--record"])
+        .arg(&log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stream = std::fs::read(data("claude-code/multi-turn-stdin.ndjson")).unwrap();
+    let lines: Vec<&[u8]> = stream.split_inclusive(|byte| *byte == b'\n').collect();
+    let mut stdin = child.stdin.take().unwrap();
+    // The first half of the session, then wait until the log shows it was folded.
+    for line in &lines[..lines.len() / 2] {
+        stdin.write_all(line).unwrap();
+    }
+    stdin.flush().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let written = std::fs::read(&log).unwrap_or_default();
+        if written.iter().filter(|byte| **byte == b'\n').count() > 10 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the log never grew");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SIGKILL: no chance to flush or finish anything.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = panewise(&["replay", "--json", log.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let state: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The first turn was folded before the kill: the log holds it.
+    assert_eq!(state["turns_completed"], 1, "{state}");
+}

@@ -1,0 +1,24 @@
+//! # panewise-host
+//!
+//! The effect runner of panewise and the library behind the `panewise` binary: the only crate
+//! with files, processes, sockets, tokio and the clock. The pure crates say what should happen
+//! (`Cmd`s, plans, events); this crate makes it happen and records it.
+//!
+//! ## Invariants
+//! - Every message folded live is appended to the session log before its effects run, one
+//!   complete line per write, so `kill -9` loses at most the line being written and the log
+//!   always replays ([`session_log`]).
+//! - The host decides nothing the reducer should decide: it executes the commands it is given.
+//! - Secrets (API keys) are never written to a log, a trace or an error message.
+//!
+//! ## API boundary
+//! [`session_log::SessionLogFile`] writes a crash-safe session log while folding it. The
+//! subcommands of the binary (`replay`, `window`, `decode`, `mock-server`) live in the binary's
+//! own modules under `src/`; the tokio runner that supervises agent CLIs is still to come.
+//!
+//! ## Where to start reading
+//! [`session_log`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
+//! live stream and records it through [`session_log::SessionLogFile`]).
+#![deny(missing_docs)]
+
+pub mod session_log;

@@ -1,0 +1,107 @@
+//! Session logs written as a session runs: each message is folded and its line written to the
+//! file at once, whole, in one write, so a crash of panewise (even `kill -9`) loses at most the
+//! line being written, and the log replays up to there (a cut-off last line is skipped with a
+//! warning by every reader).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+use panewise_pane_state::log::{LogHeader, Recorder};
+use panewise_pane_state::{Cmd, Msg, State};
+
+/// A session log file being written, with the state folded from what it holds.
+#[derive(Debug)]
+pub struct SessionLogFile {
+    file: File,
+    recorder: Recorder,
+}
+
+impl SessionLogFile {
+    /// Creates (or truncates) `path` and writes `header` as its first line.
+    pub fn create(path: &Path, header: &LogHeader) -> std::io::Result<Self> {
+        let file = File::create(path)?;
+        let recorder = Recorder::new(header).map_err(std::io::Error::other)?;
+        let mut log = SessionLogFile { file, recorder };
+        log.write_pending()?;
+        Ok(log)
+    }
+
+    /// Appends `msg`, stamped `ts`, and folds it; returns the commands the reducer asked for.
+    /// The line is on its way to the disk before the caller runs those commands.
+    pub fn record(&mut self, ts: u64, msg: Msg) -> std::io::Result<Vec<Cmd>> {
+        let commands = self
+            .recorder
+            .record(ts, msg)
+            .map_err(std::io::Error::other)?;
+        self.write_pending()?;
+        Ok(commands)
+    }
+
+    /// Appends a checkpoint of the folded state, so a replay can prove it folds the same.
+    pub fn checkpoint(&mut self) -> std::io::Result<()> {
+        self.recorder.checkpoint().map_err(std::io::Error::other)?;
+        self.write_pending()
+    }
+
+    /// The state folded from the log so far.
+    pub fn state(&self) -> &State {
+        self.recorder.state()
+    }
+
+    /// Writes what the recorder encoded since the last write: whole lines, in one write, with
+    /// no buffer in this process that a crash could lose.
+    fn write_pending(&mut self) -> std::io::Result<()> {
+        let bytes = self.recorder.take_bytes();
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        self.file.write_all(&bytes)?;
+        self.file.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use panewise_pane_state::parse_log_bytes;
+
+    #[test]
+    fn every_recorded_line_is_in_the_file_before_record_returns_and_the_log_replays() {
+        let dir = std::env::temp_dir().join(format!("panewise-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok();
+        let path = dir.join("session.jsonl");
+        let header = LogHeader {
+            agent_id: "a".into(),
+            started_at_ms: 5,
+            model: None,
+        };
+        let mut log = SessionLogFile::create(&path, &header).ok();
+        let messages = [
+            Msg::InitReady { at: 10 },
+            Msg::StreamSubscribe { at: 11 },
+            Msg::TurnStart {
+                at: 12,
+                content: Some("hi".into()),
+            },
+        ];
+        for (index, msg) in messages.into_iter().enumerate() {
+            let recorded = log.as_mut().map(|log| log.record(10 + index as u64, msg));
+            assert!(matches!(recorded, Some(Ok(_))));
+            let on_disk = std::fs::read(&path).unwrap_or_default();
+            assert_eq!(
+                on_disk.iter().filter(|byte| **byte == b'\n').count(),
+                index + 2
+            );
+            assert!(on_disk.ends_with(b"\n"));
+        }
+        assert!(matches!(
+            log.as_mut().map(SessionLogFile::checkpoint),
+            Some(Ok(()))
+        ));
+        let read = parse_log_bytes(&std::fs::read(&path).unwrap_or_default());
+        let folded = read.as_ref().ok().map(|log| log.fold_checked().is_ok());
+        assert_eq!(folded, Some(true));
+        assert_eq!(read.map(|log| log.entries.len()).ok(), Some(3));
+    }
+}
