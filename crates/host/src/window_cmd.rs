@@ -419,7 +419,7 @@ fn read_conversation(path: &Path, name: &str) -> Result<Vec<Message>> {
     }
     if parsed.messages.is_empty() {
         if text_is_blank {
-            return Err(crate::exit::empty_input(&name));
+            return Err(crate::exit::empty_input(name));
         }
         anyhow::bail!(
             "{name}: no message in it; a conversation is one chat-completions message per line"

@@ -1267,7 +1267,10 @@ fn r35_r81_an_earlier_turns_interrupt_deadline_does_not_end_the_current_turn() {
     let (s, cmds) = step(s, T0 + 5_004, own);
     assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 5_004));
     assert_eq!(cmds.first(), Some(&kill(2)));
-    assert_eq!(cmds.last(), Some(&ev(Event::InterruptTimedOut { at: T0 + 5_004 })));
+    assert_eq!(
+        cmds.last(),
+        Some(&ev(Event::InterruptTimedOut { at: T0 + 5_004 }))
+    );
 }
 
 #[test]

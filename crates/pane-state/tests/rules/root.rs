@@ -201,7 +201,11 @@ fn r84_request_stop_is_the_one_cancel_path_and_clears_both_queues() {
 
 #[test]
 fn r84_no_cancel_scope_when_idle_or_already_cancelling() {
-    let cmds = unchanged(subscribed_ready(T0), T0 + 9, Msg::RequestStop { at: T0 + 9 });
+    let cmds = unchanged(
+        subscribed_ready(T0),
+        T0 + 9,
+        Msg::RequestStop { at: T0 + 9 },
+    );
     assert_eq!(cmds, vec![ev(Event::StopRequested)]);
     // Already cancelling: no second cancel or deadline, only the kill escalation (R95).
     let (_, cmds) = step(interrupting(T0), T0 + 9, Msg::RequestStop { at: T0 + 9 });
