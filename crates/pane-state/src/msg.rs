@@ -178,7 +178,8 @@ pub enum Msg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<TurnId>,
     },
-    /// The user pressed Stop or Esc: the one cancel path (R36, R84).
+    /// The user pressed Stop or Esc: the one cancel path (R36, R84). It interrupts the agent;
+    /// pressed again while the turn is still stopping, it kills the agent (R95).
     RequestStop {
         /// When it was pressed.
         at: u64,
