@@ -56,6 +56,28 @@ pub enum Cmd {
         /// The turn to cancel.
         turn: Option<TurnId>,
     },
+    /// Write `text` to the agent as the prompt of `turn` (R94): a user line on a persistent
+    /// agent's stdin, or a new one-shot run (resuming the session) for a CLI that runs per turn.
+    /// The reducer already started `turn`; a send that fails is reported with `TurnStartFailed`.
+    SendPrompt {
+        /// The turn the prompt starts.
+        turn: TurnId,
+        /// The prompt, verbatim.
+        text: String,
+    },
+    /// Ask the agent to stop `turn` (R95): Claude Code's `interrupt` control request, or SIGINT
+    /// to a one-shot CLI's process group. The interrupt deadline is armed alongside.
+    InterruptAgent {
+        /// The turn to stop.
+        turn: Option<TurnId>,
+    },
+    /// Kill the agent's process group (SIGKILL) because `turn` did not stop in time, or the
+    /// user asked to stop a second time (R95). The reducer already ended the turn as
+    /// interrupted; the exit that follows is expected and is not a failure (R96).
+    KillAgent {
+        /// The turn being stopped.
+        turn: Option<TurnId>,
+    },
     /// Unblock the tool waiting on approval `id` (R86).
     ResolveApproval {
         /// The approval's id.
@@ -310,6 +332,23 @@ pub enum Event {
     AttachedTaskObserved,
     /// The attached task went away.
     AttachedTaskCleared,
+    /// A prompt waits in the queue until the working turn ends (R94).
+    PromptQueued {
+        /// Prompts waiting, this one included.
+        queued: u64,
+    },
+    /// Queued prompts were dropped unsent (R94).
+    PromptsDropped {
+        /// How many.
+        count: u64,
+        /// Why.
+        reason: PromptDropReason,
+    },
+    /// The agent's process group is being killed to end a turn (R95).
+    AgentKillRequested {
+        /// The turn it ends.
+        turn: Option<TurnId>,
+    },
     /// A message could not be applied in the current state; it was counted.
     MessageIgnored {
         /// The message's kind.
@@ -340,6 +379,19 @@ impl DeadlineKind {
             DeadlineKind::Interrupt => Msg::InterruptTimeoutElapsed { turn, deadline_ms },
         }
     }
+}
+
+/// Why queued prompts were dropped unsent (R94).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PromptDropReason {
+    /// The session was reset: prompts typed for the old conversation do not carry over.
+    Reset,
+    /// The user quit: nothing will send them.
+    Quit,
+    /// The queue was full; its oldest prompt made room for the new one (R88's cap).
+    QueueFull,
 }
 
 /// Why a turn start was refused (R28, R29).

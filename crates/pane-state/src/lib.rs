@@ -7,7 +7,8 @@
 //! agent working?"), stream liveness, the context meter, compaction, tool activity, failures,
 //! queued messages, approvals and questions, and cost and token totals. [`Msg`] is everything
 //! that can happen; [`Cmd`] is everything the reducer asks the host to do (arm or cancel a
-//! turn's deadline, cancel a turn's tasks, unblock a tool) or to report ([`Event`]).
+//! turn's deadline, cancel a turn's tasks, send a prompt, interrupt or kill the agent, unblock a
+//! tool) or to report ([`Event`]). The host decides none of these itself.
 //!
 //! ## Invariants
 //! - **Pure.** No I/O, no clock reads, no randomness, no threads, no tokio. Time arrives as
@@ -43,7 +44,8 @@ pub mod reducer;
 pub mod state;
 
 pub use cmd::{
-    Cmd, CompactionSource, ConfirmAction, DeadlineKind, Event, IgnoreReason, SuppressReason,
+    Cmd, CompactionSource, ConfirmAction, DeadlineKind, Event, IgnoreReason, PromptDropReason,
+    SuppressReason,
 };
 pub use context::{ContextReading, ReadingSource, WindowSource};
 pub use error::{CheckpointMismatch, LogError};
@@ -52,7 +54,7 @@ pub use log::{
     Recorder, SessionLog,
 };
 pub use msg::{Msg, MsgKind};
-pub use reducer::{step, step_into, update, update_into};
+pub use reducer::{step, step_into, update, update_into, WATCHDOG_TICK_MS};
 pub use state::{PaneState, State, TurnOutcome, TurnPhase};
 
 pub use panewise_protocol::{

@@ -178,7 +178,8 @@ pub enum Msg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<TurnId>,
     },
-    /// The user pressed Stop or Esc: the one cancel path (R36, R84).
+    /// The user pressed Stop or Esc: the one cancel path (R36, R84). It interrupts the agent;
+    /// pressed again while the turn is still stopping, it kills the agent (R95).
     RequestStop {
         /// When it was pressed.
         at: u64,
@@ -385,6 +386,24 @@ pub enum Msg {
     },
     /// The user quit (R85). Idempotent.
     Quit,
+    /// The user typed a prompt into panewise (R94). With no turn working it starts a turn as
+    /// [`Msg::TurnStart`] does and asks the runner to send it ([`crate::Cmd::SendPrompt`]);
+    /// otherwise it waits in `state.queued_prompts` and is sent, with a new turn, once the
+    /// working turn ends. It acts at `state.now_ms`.
+    PromptSubmitted {
+        /// What the user typed, sent verbatim.
+        text: String,
+    },
+    /// The supervised agent process ended (R96). The runner sends it after the process's
+    /// decoded output, so a turn result the process wrote before exiting is folded first.
+    AgentExited {
+        /// The exit code, when the process exited normally.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<i32>,
+        /// The signal that ended the process, when a signal did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signal: Option<i32>,
+    },
 }
 
 impl Msg {
@@ -452,7 +471,9 @@ impl Msg {
             | Msg::ConfirmRequested { .. }
             | Msg::ConfirmAnswered { .. }
             | Msg::TaskNoticeAdded { .. }
-            | Msg::Quit => None,
+            | Msg::Quit
+            | Msg::PromptSubmitted { .. }
+            | Msg::AgentExited { .. } => None,
         }
     }
 
@@ -519,6 +540,8 @@ impl Msg {
             Msg::HookContextAdded { .. } => MsgKind::HookContextAdded,
             Msg::TaskNoticeAdded { .. } => MsgKind::TaskNoticeAdded,
             Msg::Quit => MsgKind::Quit,
+            Msg::PromptSubmitted { .. } => MsgKind::PromptSubmitted,
+            Msg::AgentExited { .. } => MsgKind::AgentExited,
         }
     }
 }
@@ -590,6 +613,8 @@ pub enum MsgKind {
     Quit,
     PlanUpdated,
     ApprovalWithdrawn,
+    PromptSubmitted,
+    AgentExited,
 }
 
 impl MsgKind {
@@ -655,6 +680,8 @@ impl MsgKind {
         MsgKind::Quit,
         MsgKind::PlanUpdated,
         MsgKind::ApprovalWithdrawn,
+        MsgKind::PromptSubmitted,
+        MsgKind::AgentExited,
     ];
 
     /// The serde tag, e.g. `tool_start`.
@@ -720,6 +747,8 @@ impl MsgKind {
             MsgKind::Quit => "quit",
             MsgKind::PlanUpdated => "plan_updated",
             MsgKind::ApprovalWithdrawn => "approval_withdrawn",
+            MsgKind::PromptSubmitted => "prompt_submitted",
+            MsgKind::AgentExited => "agent_exited",
         }
     }
 }
@@ -797,6 +826,8 @@ mod tests {
             MsgKind::Quit => 57,
             MsgKind::PlanUpdated => 58,
             MsgKind::ApprovalWithdrawn => 59,
+            MsgKind::PromptSubmitted => 60,
+            MsgKind::AgentExited => 61,
         }
     }
 
@@ -809,6 +840,6 @@ mod tests {
                 Some(serde_json::Value::from(kind.as_str()))
             );
         }
-        assert_eq!(MsgKind::ALL.len(), position(MsgKind::ApprovalWithdrawn) + 1);
+        assert_eq!(MsgKind::ALL.len(), position(MsgKind::AgentExited) + 1);
     }
 }

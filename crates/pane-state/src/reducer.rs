@@ -3,16 +3,20 @@
 //! Every handler edits the state in place (the state is moved in and out, never cloned) and
 //! pushes the commands it needs. Rule numbers refer to the pane-state behaviour catalog.
 
-use panewise_protocol::{CompactionTrigger, CostSource, Failure, SessionStats, TurnId};
+use panewise_protocol::{
+    CompactionTrigger, CostSource, Failure, FailureKind, SessionStats, TurnId,
+};
 
-use crate::cmd::{Cmd, CompactionSource, DeadlineKind, Event, IgnoreReason, SuppressReason};
+use crate::cmd::{
+    Cmd, CompactionSource, DeadlineKind, Event, IgnoreReason, PromptDropReason, SuppressReason,
+};
 use crate::context::{plausible_reading, resolve_window, ContextReading, ReadingSource};
 use crate::msg::{Msg, MsgKind};
 use crate::state::{
     ArmedDeadline, AttachedTask, CompactionInProgress, Confirmation, DisconnectReason, InitPhase,
     InterruptReason, PaneFailure, PaneState, PendingApproval, PendingMessage, PendingQuestionSet,
-    ResumeRetry, State, TurnOutcome, TurnPhase, TurnTokens, WaitingReason,
-    CONTEXT_BUFFER_CAP_BYTES,
+    QueuedPrompt, ResumeRetry, State, TurnOutcome, TurnPhase, TurnTokens, WaitingReason,
+    CONTEXT_BUFFER_CAP_BYTES, MAX_QUEUED_PROMPTS,
 };
 
 /// Idle time after which the watchdog reports a stuck stream (R24).
@@ -23,6 +27,11 @@ pub const LIVENESS_RECOVERY_MS: u64 = 180_000;
 pub const INTERRUPT_TIMEOUT_MS: u64 = 5_000;
 /// Deadline for a submitted turn to show activity (R24).
 pub const SUBMIT_TIMEOUT_MS: u64 = 30_000;
+/// How often a runner sends [`Msg::StreamWatchdogTick`] (R97). The watchdog compares idle time
+/// against [`STUCK_THRESHOLD_MS`] and [`LIVENESS_RECOVERY_MS`] only when it ticks, so a report
+/// comes at most one interval late: 5 s on 45 s, about a ninth, and one log line per 5 s of a
+/// session.
+pub const WATCHDOG_TICK_MS: u64 = 5_000;
 /// A token drop this soon after a real boundary is not a second compaction (R24, R49).
 pub const COMPACTION_HEURISTIC_SUPPRESS_MS: u64 = 120_000;
 /// The heuristic needs a baseline above this many tokens (R24, R49).
@@ -55,6 +64,7 @@ pub fn update_into(mut state: State, msg: Msg, out: &mut Vec<Cmd>) -> State {
         }
     }
     apply(&mut state, msg, out);
+    send_next_queued_prompt(&mut state, out);
     disarm_moot_deadlines(&mut state, out);
     state
 }
@@ -409,6 +419,8 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         }
         Msg::TaskNoticeAdded { text } => push_capped(s, BufferKind::TaskNotice, text, out),
         Msg::Quit => quit(s, out),
+        Msg::PromptSubmitted { text } => prompt_submitted(s, text, out),
+        Msg::AgentExited { code, signal } => agent_exited(s, code, signal, out),
     }
 }
 
@@ -891,17 +903,23 @@ fn turn_reset(s: &mut PaneState, out: &mut Vec<Cmd>) {
     s.current_turn = None;
     s.pending_compact_turn = false;
     clear_waiting_queues(s, out);
+    // Prompts typed for the old conversation do not carry into the new one (R94).
+    drop_queued_prompts(s, PromptDropReason::Reset, out);
     emit(out, Event::TurnReset);
 }
 
+/// A stop interrupts the agent and arms the interrupt deadline (R36, R84, R95). A second stop
+/// while Interrupting keeps the phase and its deadline (R36) and cancels nothing again (R84), but
+/// escalates at once: the user who presses stop twice wants the agent gone, not another wait.
 fn request_stop(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
     emit(out, Event::StopRequested);
-    if !matches!(
-        s.turn_phase,
-        TurnPhase::Submitting { .. } | TurnPhase::Streaming { .. }
-    ) {
-        // Not working, or already Interrupting: keep the original deadline (R36).
-        return;
+    match s.turn_phase {
+        TurnPhase::Submitting { .. } | TurnPhase::Streaming { .. } => {}
+        TurnPhase::Interrupting { .. } => {
+            kill_agent(s, out);
+            return;
+        }
+        TurnPhase::Idle | TurnPhase::Done { .. } | TurnPhase::Disconnected { .. } => return,
     }
     s.turn_phase = TurnPhase::Interrupting {
         reason: InterruptReason::User,
@@ -916,7 +934,153 @@ fn request_stop(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
     out.push(Cmd::CancelScope {
         turn: s.current_turn,
     });
+    out.push(Cmd::InterruptAgent {
+        turn: s.current_turn,
+    });
     clear_waiting_queues(s, out);
+}
+
+/// Asks the runner to kill the agent's process group, once per kill: its exit is then expected
+/// (R95, R96).
+fn kill_agent(s: &mut PaneState, out: &mut Vec<Cmd>) {
+    if s.agent_kill_sent {
+        return;
+    }
+    s.agent_kill_sent = true;
+    let turn = s.current_turn;
+    out.push(Cmd::KillAgent { turn });
+    emit(out, Event::AgentKillRequested { turn });
+}
+
+/// Whether the reducer may start a turn for a prompt now (R94): nothing working, the gates of
+/// `TurnStart` open (R28, R29), not quitting, and no killed agent still to exit.
+fn can_send_prompt(s: &PaneState) -> bool {
+    !s.turn_phase.is_working()
+        && s.last_event_ms.is_some()
+        && !matches!(s.init_phase, InitPhase::InitPending)
+        && !s.should_exit
+        && !s.agent_kill_sent
+}
+
+/// Starts a turn exactly as `TurnStart` does and asks the runner to send the prompt (R94).
+fn start_prompt_turn(s: &mut PaneState, text: String, out: &mut Vec<Cmd>) {
+    let at = s.now_ms;
+    turn_start(s, at, Some(text.clone()), out);
+    if let (Some(turn), true) = (s.current_turn, s.turn_phase.is_working()) {
+        out.push(Cmd::SendPrompt { turn, text });
+    }
+}
+
+/// A prompt the user typed (R94): sent now when it can be, else queued FIFO behind the others.
+fn prompt_submitted(s: &mut PaneState, text: String, out: &mut Vec<Cmd>) {
+    if s.should_exit {
+        emit(
+            out,
+            Event::PromptsDropped {
+                count: 1,
+                reason: PromptDropReason::Quit,
+            },
+        );
+        return;
+    }
+    if s.queued_prompts.is_empty() && can_send_prompt(s) {
+        start_prompt_turn(s, text, out);
+        return;
+    }
+    if s.queued_prompts.len() >= MAX_QUEUED_PROMPTS {
+        // Over the cap the oldest goes, as with R88's queued messages.
+        s.queued_prompts.pop_front();
+        emit(
+            out,
+            Event::PromptsDropped {
+                count: 1,
+                reason: PromptDropReason::QueueFull,
+            },
+        );
+    }
+    s.queued_prompts.push_back(QueuedPrompt {
+        text,
+        queued_at: s.now_ms,
+    });
+    emit(
+        out,
+        Event::PromptQueued {
+            queued: s.queued_prompts.len() as u64,
+        },
+    );
+}
+
+/// Sends the front queued prompt once no turn is working (R94). Run after every handler, so
+/// every way a turn ends (result, cancel, failure, deadline, watchdog, exit) sends the next.
+fn send_next_queued_prompt(s: &mut PaneState, out: &mut Vec<Cmd>) {
+    if s.queued_prompts.is_empty() || !can_send_prompt(s) {
+        return;
+    }
+    if let Some(prompt) = s.queued_prompts.pop_front() {
+        start_prompt_turn(s, prompt.text, out);
+    }
+}
+
+/// Drops every queued prompt unsent, saying so (R94).
+fn drop_queued_prompts(s: &mut PaneState, reason: PromptDropReason, out: &mut Vec<Cmd>) {
+    if s.queued_prompts.is_empty() {
+        return;
+    }
+    let count = s.queued_prompts.len() as u64;
+    s.queued_prompts.clear();
+    emit(out, Event::PromptsDropped { count, reason });
+}
+
+/// The agent process ended (R96). A turn being stopped ends as the stop's outcome, never as a
+/// failure; any other working turn fails as `ProcessExited`; a clean or expected exit with no
+/// turn working changes nothing, and an unclean one is shown as a failure.
+fn agent_exited(s: &mut PaneState, code: Option<i32>, signal: Option<i32>, out: &mut Vec<Cmd>) {
+    let killed = std::mem::take(&mut s.agent_kill_sent);
+    let at = s.now_ms;
+    match s.turn_phase {
+        TurnPhase::Interrupting { .. } => {
+            // Killed: the escalation ended it (R35). Otherwise the interrupt itself ended a
+            // one-shot CLI: the stop took effect.
+            let outcome = if killed {
+                TurnOutcome::Interrupted
+            } else {
+                TurnOutcome::Stopped
+            };
+            end_turn_hard(s, outcome, at);
+            emit(
+                out,
+                Event::TurnEnded {
+                    outcome,
+                    stats_merged: false,
+                    stopping_cleared: true,
+                },
+            );
+        }
+        TurnPhase::Submitting { .. } | TurnPhase::Streaming { .. } => {
+            let failure = process_exit_failure(code, signal, " before its turn ended");
+            failure_observed(s, failure, at, out);
+        }
+        TurnPhase::Idle | TurnPhase::Done { .. } | TurnPhase::Disconnected { .. } => {
+            let clean = code == Some(0) && signal.is_none();
+            if !clean && !killed {
+                failure_observed(s, process_exit_failure(code, signal, ""), at, out);
+            }
+        }
+    }
+}
+
+fn process_exit_failure(code: Option<i32>, signal: Option<i32>, when: &str) -> Failure {
+    let how = match (code, signal) {
+        (_, Some(signal)) => format!("was ended by signal {signal}"),
+        (Some(code), None) => format!("exited with code {code}"),
+        (None, None) => "ended without an exit status".to_owned(),
+    };
+    Failure {
+        kind: FailureKind::ProcessExited,
+        retryable: false,
+        message: format!("the agent process {how}{when}"),
+        http_status: None,
+    }
 }
 
 fn is_waiting_for_input(s: &PaneState) -> bool {
@@ -1357,6 +1521,7 @@ fn quit(s: &mut PaneState, out: &mut Vec<Cmd>) {
     s.confirm = None;
     s.pending_hook_context.clear();
     s.pending_task_notices.clear();
+    drop_queued_prompts(s, PromptDropReason::Quit, out);
     s.should_exit = true;
     out.push(Cmd::Exit);
 }
@@ -1460,6 +1625,8 @@ fn deadline_elapsed(
             emit(out, Event::SubmitTimedOut { at });
         }
         DeadlineKind::Interrupt => {
+            // The interrupt did not take: kill the agent, then end the turn (R35, R95).
+            kill_agent(s, out);
             end_turn_hard(s, TurnOutcome::Interrupted, at);
             emit(out, Event::InterruptTimedOut { at });
         }

@@ -9,6 +9,9 @@ use crate::cmd::ConfirmAction;
 use crate::context::{plausible_reading, ContextReading};
 use crate::ledger::TurnLedger;
 
+/// How many prompts may wait for the working turn to end; the oldest goes first (R88, R94).
+pub const MAX_QUEUED_PROMPTS: usize = 32;
+
 /// Byte cap of the buffered hook context (R89) and of the buffered task notices.
 pub const CONTEXT_BUFFER_CAP_BYTES: usize = 16 * 1024;
 
@@ -85,6 +88,14 @@ pub struct PaneState {
     pub turn_tokens: Option<TurnTokens>,
     /// Messages waiting to be sent, FIFO (R9, R63–R66).
     pub pending: Vec<PendingMessage>,
+    /// Prompts the user typed while a turn was working, front first (R94). Separate from
+    /// `pending`, whose delivery the host reports; these the reducer sends itself.
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub queued_prompts: VecDeque<QueuedPrompt>,
+    /// Whether a `KillAgent` was sent and its exit is still to come, so that exit is expected
+    /// and not a failure (R96).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent_kill_sent: bool,
     /// Whether the details (shell) drawer is open (R10).
     pub details_open: bool,
     /// Whether the stash drawer is open; independent of `details_open`.
@@ -164,6 +175,8 @@ impl PaneState {
             current_tool_arg: None,
             turn_tokens: None,
             pending: Vec::new(),
+            queued_prompts: VecDeque::new(),
+            agent_kill_sent: false,
             details_open: false,
             stash_open: false,
             failure: None,
@@ -533,6 +546,15 @@ pub struct PendingMessage {
     pub enqueued_while_busy: bool,
     /// Whether its delivery began.
     pub flushing: bool,
+}
+
+/// A prompt waiting for the working turn to end (R94).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueuedPrompt {
+    /// The prompt, verbatim.
+    pub text: String,
+    /// When the user typed it.
+    pub queued_at: u64,
 }
 
 /// A failure with the time it arrived (R11).

@@ -9,6 +9,7 @@ mod context;
 mod part_a_fields;
 mod phases;
 mod root;
+mod runner_cmds;
 mod stats_failures_pending;
 mod tokens_ledger;
 mod watchdog;

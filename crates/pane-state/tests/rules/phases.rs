@@ -513,10 +513,17 @@ fn r27_interrupt_deadline_is_scheduled_only_when_entering_interrupting() {
             Cmd::CancelScope {
                 turn: Some(TurnId(1))
             },
+            Cmd::InterruptAgent {
+                turn: Some(TurnId(1))
+            },
         ]
     );
-    let cmds = unchanged(s, T0 + 2, Msg::RequestStop { at: T0 + 2 });
-    assert_eq!(cmds, vec![ev(Event::StopRequested)]);
+    // A second stop arms nothing new; it escalates to a kill instead (R95).
+    let (_, cmds) = step(s, T0 + 2, Msg::RequestStop { at: T0 + 2 });
+    assert!(!cmds
+        .iter()
+        .any(|c| matches!(c, Cmd::ScheduleDeadline { .. })));
+    assert!(cmds.contains(&kill(1)));
 }
 
 #[test]
@@ -912,7 +919,17 @@ fn r35_interrupt_timeout_ends_an_interrupting_turn_as_interrupted() {
     let (s, cmds) = step(s, T0 + 5_002, interrupt_elapsed());
     assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 5_002));
     assert_eq!(s.current_tool, None);
-    assert_eq!(cmds, vec![ev(Event::InterruptTimedOut { at: T0 + 5_002 })]);
+    // The interrupt did not take, so the agent is killed (R95).
+    assert_eq!(
+        cmds,
+        vec![
+            kill(1),
+            ev(Event::AgentKillRequested {
+                turn: Some(TurnId(1))
+            }),
+            ev(Event::InterruptTimedOut { at: T0 + 5_002 })
+        ]
+    );
 }
 
 #[test]
@@ -926,10 +943,26 @@ fn r35_interrupt_timeout_outside_interrupting_is_ignored() {
 }
 
 #[test]
-fn r36_repeated_stop_keeps_the_original_sigint_time() {
+fn r36_r95_repeated_stop_keeps_the_original_sigint_time_and_kills_the_agent() {
     let s = interrupting(T0);
     assert_eq!(s.turn_phase, interrupting_phase(T0));
-    let cmds = unchanged(s, T0 + 3, Msg::RequestStop { at: T0 + 3 });
+    let armed = s.interrupt_deadline;
+    let (s, cmds) = step(s, T0 + 3, Msg::RequestStop { at: T0 + 3 });
+    // The phase and its deadline stay (R36); the second stop escalates at once (R95).
+    assert_eq!(s.turn_phase, interrupting_phase(T0));
+    assert_eq!(s.interrupt_deadline, armed);
+    assert_eq!(
+        cmds,
+        vec![
+            ev(Event::StopRequested),
+            kill(1),
+            ev(Event::AgentKillRequested {
+                turn: Some(TurnId(1))
+            }),
+        ]
+    );
+    // A third stop has nothing left to escalate.
+    let cmds = unchanged(s, T0 + 4, Msg::RequestStop { at: T0 + 4 });
     assert_eq!(cmds, vec![ev(Event::StopRequested)]);
 }
 
@@ -1233,7 +1266,11 @@ fn r35_r81_an_earlier_turns_interrupt_deadline_does_not_end_the_current_turn() {
     let own = DeadlineKind::Interrupt.elapsed(Some(TurnId(2)), T0 + 5_004);
     let (s, cmds) = step(s, T0 + 5_004, own);
     assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 5_004));
-    assert_eq!(cmds, vec![ev(Event::InterruptTimedOut { at: T0 + 5_004 })]);
+    assert_eq!(cmds.first(), Some(&kill(2)));
+    assert_eq!(
+        cmds.last(),
+        Some(&ev(Event::InterruptTimedOut { at: T0 + 5_004 }))
+    );
 }
 
 #[test]

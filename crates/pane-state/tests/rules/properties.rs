@@ -5,7 +5,9 @@ use panewise_pane_state::log::{
     encode_checkpoint, encode_entry, encode_header, fold_entries, LogEntry, LogHeader, SessionLog,
 };
 use panewise_pane_state::msg::Msg;
-use panewise_pane_state::state::{ContextInvalidation, WaitingReason};
+use panewise_pane_state::state::{
+    ContextInvalidation, InitPhase, WaitingReason, MAX_QUEUED_PROMPTS,
+};
 use panewise_pane_state::{
     parse_log_bytes, step, CompactionTrigger, Failure, FailureKind, SessionStats, State, TurnId,
     TurnPhase,
@@ -209,6 +211,12 @@ fn any_msg() -> impl Strategy<Value = Msg> {
             turn: TurnId(t)
         }),
         Just(Msg::Quit),
+        "[a-z]{1,8}".prop_map(|text| Msg::PromptSubmitted { text }),
+        (
+            prop::option::of(0i32..3),
+            prop::option::of(prop_oneof![Just(2i32), Just(9i32)])
+        )
+            .prop_map(|(code, signal)| Msg::AgentExited { code, signal }),
     ]
 }
 
@@ -379,6 +387,19 @@ fn check_step(
     // Hook context and task notices stay within their byte cap (R89).
     let hook_bytes: usize = after.pending_hook_context.iter().map(String::len).sum();
     prop_assert!(hook_bytes <= 16 * 1024);
+    // Queued prompts stay within their cap, and wait only while a prompt cannot be sent (R94).
+    prop_assert!(after.queued_prompts.len() <= MAX_QUEUED_PROMPTS);
+    if !after.queued_prompts.is_empty() {
+        prop_assert!(
+            after.is_working()
+                || !after.is_subscribed()
+                || matches!(after.init_phase, InitPhase::InitPending)
+                || after.should_exit
+                || after.agent_kill_sent,
+            "a prompt waits with nothing in its way after {:?}",
+            msg
+        );
+    }
     Ok(())
 }
 

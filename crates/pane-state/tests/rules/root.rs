@@ -191,6 +191,9 @@ fn r84_request_stop_is_the_one_cancel_path_and_clears_both_queues() {
             Cmd::CancelScope {
                 turn: Some(TurnId(1))
             },
+            Cmd::InterruptAgent {
+                turn: Some(TurnId(1))
+            },
             ev(Event::WaitingEnded),
         ]
     );
@@ -198,10 +201,20 @@ fn r84_request_stop_is_the_one_cancel_path_and_clears_both_queues() {
 
 #[test]
 fn r84_no_cancel_scope_when_idle_or_already_cancelling() {
-    for s in [subscribed_ready(T0), interrupting(T0)] {
-        let cmds = unchanged(s, T0 + 9, Msg::RequestStop { at: T0 + 9 });
-        assert_eq!(cmds, vec![ev(Event::StopRequested)]);
-    }
+    let cmds = unchanged(
+        subscribed_ready(T0),
+        T0 + 9,
+        Msg::RequestStop { at: T0 + 9 },
+    );
+    assert_eq!(cmds, vec![ev(Event::StopRequested)]);
+    // Already cancelling: no second cancel or deadline, only the kill escalation (R95).
+    let (_, cmds) = step(interrupting(T0), T0 + 9, Msg::RequestStop { at: T0 + 9 });
+    assert!(!cmds
+        .iter()
+        .any(|c| matches!(c, Cmd::CancelScope { .. } | Cmd::ScheduleDeadline { .. })));
+    assert!(cmds.contains(&Cmd::KillAgent {
+        turn: Some(TurnId(1))
+    }));
 }
 
 #[test]
@@ -713,6 +726,13 @@ fn every_msg() -> Vec<Msg> {
             }],
         },
         Msg::ApprovalWithdrawn { id: "a1".into() },
+        Msg::PromptSubmitted {
+            text: "and now the tests".into(),
+        },
+        Msg::AgentExited {
+            code: Some(1),
+            signal: None,
+        },
     ]
 }
 

@@ -119,6 +119,13 @@ pub fn stale_turn(kind: MsgKind) -> Cmd {
     })
 }
 
+/// The command killing the agent to end turn `turn` (R95).
+pub fn kill(turn: u64) -> Cmd {
+    Cmd::KillAgent {
+        turn: Some(TurnId(turn)),
+    }
+}
+
 pub fn ev(event: Event) -> Cmd {
     Cmd::Emit(event)
 }
