@@ -12,13 +12,17 @@
 //! - Secrets (API keys) are never written to a log, a trace or an error message.
 //!
 //! ## API boundary
+//! [`agent::AgentProcess`] runs one agent CLI in a process group of its own (bytes out, lines
+//! in, interrupt, kill, exit read as code or signal; the group dies with it).
 //! [`session_log::SessionLogFile`] writes a crash-safe session log while folding it. The
 //! subcommands of the binary (`replay`, `window`, `decode`, `mock-server`) live in the binary's
 //! own modules under `src/`; the tokio runner that supervises agent CLIs is still to come.
 //!
 //! ## Where to start reading
-//! [`session_log`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
+//! [`session_log`] and [`agent`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
 //! live stream and records it through [`session_log::SessionLogFile`]).
 #![deny(missing_docs)]
 
+pub mod agent;
+pub mod error;
 pub mod session_log;

@@ -1,0 +1,28 @@
+//! Errors of the host library.
+
+/// An agent CLI could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The program is not on `PATH`.
+    #[error("`{program}` is not installed or not on PATH{}", install_hint(npm_package.as_deref()))]
+    NotInstalled {
+        /// The program that was looked for.
+        program: String,
+        /// The npm package that installs it.
+        npm_package: Option<String>,
+    },
+    /// The program exists but could not be started.
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+fn install_hint(npm_package: Option<&str>) -> String {
+    npm_package
+        .map(|package| format!(" (install it with `npm install -g {package}`)"))
+        .unwrap_or_default()
+}
