@@ -24,5 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod clock;
 pub mod error;
+pub mod runner;
 pub mod session_log;

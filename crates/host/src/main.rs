@@ -5,6 +5,7 @@ mod exit;
 mod input;
 mod mock_server_cmd;
 mod replay;
+mod run_cmd;
 mod summarize;
 mod window_cmd;
 
@@ -37,6 +38,10 @@ enum Command {
     /// result.
     #[command(after_help = exit::EXIT_CODES)]
     Decode(decode_cmd::Args),
+    /// Supervise an agent CLI live (Claude Code), answer its permission requests by the
+    /// approval mode, and record the session.
+    #[command(after_help = const_format_run_help())]
+    Run(run_cmd::Args),
     /// Serve scripted Anthropic, OpenAI and Gemini model APIs on 127.0.0.1, for offline tests.
     #[command(name = "mock-server", after_help = exit::EXIT_CODES)]
     MockServer(mock_server_cmd::Args),
@@ -56,6 +61,7 @@ fn main() -> ExitCode {
         Command::Window(args) => window_cmd::run(args),
         Command::Decode(args) => decode_cmd::run(args),
         Command::MockServer(args) => mock_server_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args),
     };
     match result {
         Ok(code) => code,
@@ -67,4 +73,9 @@ fn main() -> ExitCode {
             None => ExitCode::SUCCESS,
         },
     }
+}
+
+/// `run`'s own exit codes and approval modes, then the shared table.
+fn const_format_run_help() -> String {
+    format!("{}\n\n{}", run_cmd::RUN_EXIT_CODES, exit::EXIT_CODES)
 }

@@ -604,6 +604,7 @@ fn control(raw: &[u8], line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
             tool,
             arg: first_significant_arg(&input.to_string()).or(description),
             call_id: tool_use_id,
+            input,
         }),
         Some(ControlLine::Cancelled { request_id }) => {
             out.push(ProviderEvent::ApprovalWithdrawn { request_id })

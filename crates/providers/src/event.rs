@@ -159,6 +159,8 @@ pub enum ProviderEvent {
         arg: Option<String>,
         /// The model's id of the tool call, when given.
         call_id: Option<String>,
+        /// The tool's whole input, as the agent sent it (an allow answer echoes it back).
+        input: serde_json::Value,
     },
     /// The agent withdrew an approval request it no longer needs answered.
     ApprovalWithdrawn {
