@@ -10,6 +10,7 @@
 //!   baseline comparison of the window stage.
 
 mod compare;
+mod e2e;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -35,6 +36,9 @@ enum Task {
     Deps,
     /// Fuzz the readers of untrusted bytes; exits non-zero when any input panicked.
     Fuzz(FuzzArgs),
+    /// Run `panewise run` against the published CLIs (npm, pinned in e2e/versions.json) and the
+    /// mock model server.
+    E2e,
     /// Run the criterion benches.
     Bench {
         /// Also run the external baseline comparison of the window stage and print the ratio.
@@ -80,6 +84,7 @@ fn main() -> Result<ExitCode> {
         Task::Fuzz(args) => return fuzz_cmd(args),
         Task::Ci => ci(),
         Task::Deps => xtask::purity::check(),
+        Task::E2e => e2e::run(&xtask::metadata::workspace_root()),
         Task::Bench { compare, bench } => bench_cmd(compare, bench.as_deref()),
     };
     done.map(|()| ExitCode::SUCCESS)

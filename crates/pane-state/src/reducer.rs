@@ -1062,7 +1062,10 @@ fn agent_exited(s: &mut PaneState, code: Option<i32>, signal: Option<i32>, out: 
         }
         TurnPhase::Idle | TurnPhase::Done { .. } | TurnPhase::Disconnected { .. } => {
             let clean = code == Some(0) && signal.is_none();
-            if !clean && !killed {
+            // A failure already shown explains a CLI that exits non-zero after it (Claude Code
+            // exits 1 after an API error): the exit does not replace the cause (R96).
+            let explained = s.failure.is_some();
+            if !clean && !killed && !explained {
                 failure_observed(s, process_exit_failure(code, signal, ""), at, out);
             }
         }

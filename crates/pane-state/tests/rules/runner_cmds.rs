@@ -456,3 +456,23 @@ fn r91_the_runner_commands_and_messages_serialise_with_snake_case_tags() {
         assert_eq!(got, want);
     }
 }
+
+#[test]
+fn r96_an_exit_after_a_shown_failure_keeps_the_failure_that_explains_it() {
+    // Claude Code ends an errored turn (an API error) and then exits 1: the cause stays shown.
+    let s = settle(
+        streaming(T0),
+        &[(
+            T0 + 1,
+            Msg::FailureObserved {
+                failure: failure(FailureKind::ServerError),
+                at: T0 + 1,
+            },
+        )],
+    );
+    let (s, _) = step(s, T0 + 2, exited(Some(1), None));
+    assert_eq!(
+        s.failure.as_ref().map(|f| f.failure.kind),
+        Some(FailureKind::ServerError)
+    );
+}
