@@ -22,7 +22,11 @@ struct Case {
     exit: i32,
     /// Whether `hello.txt` must exist afterwards (`None`: not checked).
     file_written: Option<bool>,
+    /// The prompts, one turn each, in one Claude Code process.
+    prompts: &'static [&'static str],
 }
+
+const WRITE: &str = "Create a file hello.txt containing hello, using your tools.";
 
 const CLAUDE_CASES: &[Case] = &[
     Case {
@@ -31,6 +35,7 @@ const CLAUDE_CASES: &[Case] = &[
         approval: "full-access",
         exit: 0,
         file_written: Some(true),
+        prompts: &[WRITE],
     },
     Case {
         name: "claude-write-denied",
@@ -38,6 +43,7 @@ const CLAUDE_CASES: &[Case] = &[
         approval: "read-only",
         exit: 0,
         file_written: Some(false),
+        prompts: &[WRITE],
     },
     Case {
         name: "claude-shell-tool",
@@ -45,6 +51,15 @@ const CLAUDE_CASES: &[Case] = &[
         approval: "ask",
         exit: 0,
         file_written: None,
+        prompts: &[WRITE],
+    },
+    Case {
+        name: "claude-follow-up-prompt",
+        scenario: "tool-then-answer",
+        approval: "ask",
+        exit: 0,
+        file_written: None,
+        prompts: &[WRITE, "Now say done."],
     },
     Case {
         name: "claude-server-error",
@@ -52,6 +67,7 @@ const CLAUDE_CASES: &[Case] = &[
         approval: "ask",
         exit: 12,
         file_written: None,
+        prompts: &[WRITE],
     },
     Case {
         name: "claude-rate-limited",
@@ -59,6 +75,7 @@ const CLAUDE_CASES: &[Case] = &[
         approval: "ask",
         exit: 10,
         file_written: None,
+        prompts: &[WRITE],
     },
 ];
 
@@ -179,7 +196,7 @@ fn run_claude_case(panewise: &Path, claude: &Path, dir: &Path, case: &Case) -> R
         .arg(&work)
         .arg("--log")
         .arg(&session)
-        .arg("Create a file hello.txt containing hello, using your tools.")
+        .args(case.prompts)
         .env("HOME", &home)
         .env("ANTHROPIC_BASE_URL", &mock.url)
         .env("ANTHROPIC_API_KEY", "sk-e2e-not-a-real-key")
@@ -221,7 +238,7 @@ fn run_claude_case(panewise: &Path, claude: &Path, dir: &Path, case: &Case) -> R
     let state: Value = serde_json::from_slice(&replay.stdout)?;
     if case.exit == 0 {
         ensure!(
-            state["turns_completed"] == 1,
+            state["turns_completed"].as_u64() == u64::try_from(case.prompts.len()).ok(),
             "turns completed: {}",
             state["turns_completed"]
         );
