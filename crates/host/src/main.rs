@@ -6,6 +6,7 @@ mod input;
 mod mock_server_cmd;
 mod replay;
 mod run_cmd;
+mod sessions_cmd;
 mod summarize;
 mod window_cmd;
 
@@ -42,6 +43,9 @@ enum Command {
     /// approval mode, and record the session.
     #[command(after_help = const_format_run_help())]
     Run(run_cmd::Args),
+    /// List the recorded sessions (id, provider, started, turns, tokens, cost, final phase).
+    #[command(after_help = exit::EXIT_CODES)]
+    Sessions(sessions_cmd::Args),
     /// Serve scripted Anthropic, OpenAI and Gemini model APIs on 127.0.0.1, for offline tests.
     #[command(name = "mock-server", after_help = exit::EXIT_CODES)]
     MockServer(mock_server_cmd::Args),
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => decode_cmd::run(args),
         Command::MockServer(args) => mock_server_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Sessions(args) => sessions_cmd::run(args),
     };
     match result {
         Ok(code) => code,

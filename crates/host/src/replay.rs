@@ -17,7 +17,8 @@ use panewise_pane_state::{step_into, CheckpointMismatch, LogLine, LogReader, Sta
 /// Arguments of `panewise replay`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The session log, one JSON object per line (`{"v":2,"ts":…,"msg":{…}}`); `-` for stdin.
+    /// The session log, one JSON object per line (`{"v":2,"ts":…,"msg":{…}}`), a recorded
+    /// session's id (see `panewise sessions`), or `-` for stdin.
     log: PathBuf,
     /// Print the full final state as JSON instead of a summary.
     #[arg(long)]
@@ -26,8 +27,9 @@ pub struct Args {
 
 /// Runs `panewise replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let name = args.log.display().to_string();
-    let input = crate::input::open(&args.log).with_context(|| format!("cannot read {name}"))?;
+    let log_path = resolve_session(&args.log);
+    let name = log_path.display().to_string();
+    let input = crate::input::open(&log_path).with_context(|| format!("cannot read {name}"))?;
     let folded = match fold_stream(BufReader::new(input), &name)? {
         Ok(folded) => folded,
         Err(mismatch) => {
@@ -71,6 +73,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A path as given, or the log of the recorded session with that id when no such file exists.
+fn resolve_session(given: &std::path::Path) -> PathBuf {
+    if given.as_os_str() == "-" || given.exists() {
+        return given.to_path_buf();
+    }
+    let by_id = panewise_host::session_log::sessions_dir()
+        .map(|dir| dir.join(given).with_extension("jsonl"));
+    match by_id {
+        Some(path) if path.exists() => path,
+        _ => given.to_path_buf(),
+    }
 }
 
 /// What folding a log as it was read gave.

@@ -113,13 +113,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(exit_code(&outcome.state))
 }
 
-/// `$XDG_DATA_HOME/panewise/sessions/<ms>.jsonl`, or under `~/.local/share`.
+/// `<sessions dir>/<started ms>.jsonl`: the session's id is its start time.
 fn default_log_path() -> anyhow::Result<PathBuf> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
+    let dir = panewise_host::session_log::sessions_dir()
         .context("neither XDG_DATA_HOME nor HOME is set; pass --log FILE")?;
-    let dir = data.join("panewise/sessions");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(dir.join(format!("{}.jsonl", panewise_host::clock::now_ms())))
 }

@@ -5,10 +5,20 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use panewise_pane_state::log::{LogHeader, Recorder};
 use panewise_pane_state::{Cmd, Msg, State};
+
+/// Where recorded sessions live: `$XDG_DATA_HOME/panewise/sessions`, else
+/// `~/.local/share/panewise/sessions`; `None` when neither variable is set.
+pub fn sessions_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_DATA_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
+        .map(|data| data.join("panewise/sessions"))
+}
 
 /// A session log file being written, with the state folded from what it holds.
 #[derive(Debug)]

@@ -266,3 +266,45 @@ fn decode_ends_quietly_when_its_reader_closes_stdout() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn sessions_lists_recorded_sessions_and_replay_takes_an_id() {
+    let data = std::env::temp_dir().join(format!("panewise-sessions-{}", std::process::id()));
+    let dir = data.join("panewise/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A session recorded by decode --record, under its id.
+    let stream = super::workspace_path("crates/providers/tests/data/codex/tool-call.jsonl");
+    let log = dir.join("1796112843139.jsonl");
+    let out = panewise(&[
+        "decode",
+        stream.to_str().unwrap(),
+        "--record",
+        log.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_panewise"))
+            .args(args)
+            .env("XDG_DATA_HOME", &data)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["sessions"]);
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = table.lines().nth(1).unwrap_or_default();
+    assert!(row.starts_with("1796112843139 "), "{table}");
+    assert!(row.contains("codex") && row.contains("done"), "{row}");
+    let out = run(&["sessions", "--json"]);
+    let session: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(session["turns"], 1);
+    assert_eq!(session["cost_source"], "estimated");
+    let out = run(&["replay", "1796112843139"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("matches the recorded state"));
+}
