@@ -26,3 +26,14 @@ fn install_hint(npm_package: Option<&str>) -> String {
         .map(|package| format!(" (install it with `npm install -g {package}`)"))
         .unwrap_or_default()
 }
+
+/// A supervised session could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// The agent could not be started.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// Writing to the agent or the session log, or waiting for the agent, failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}

@@ -15,11 +15,12 @@
 //! [`agent::AgentProcess`] runs one agent CLI in a process group of its own (bytes out, lines
 //! in, interrupt, kill, exit read as code or signal; the group dies with it).
 //! [`session_log::SessionLogFile`] writes a crash-safe session log while folding it. The
-//! subcommands of the binary (`replay`, `window`, `decode`, `mock-server`) live in the binary's
-//! own modules under `src/`; the tokio runner that supervises agent CLIs is still to come.
+//! subcommands of the binary (`run`, `sessions`, `replay`, `window`, `decode`, `mock-server`)
+//! live in the binary's own modules under `src/`. [`runner::run_session`] supervises one Claude
+//! Code session live: one loop over a closed input enum, one `match` over the reducer's commands.
 //!
 //! ## Where to start reading
-//! [`session_log`] and [`agent`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
+//! [`runner`], then [`agent`] and [`session_log`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
 //! live stream and records it through [`session_log::SessionLogFile`]).
 #![deny(missing_docs)]
 

@@ -22,6 +22,7 @@ use tokio::time::{sleep_until, Duration, Instant};
 
 use crate::agent::{AgentCommand, AgentExit, AgentProcess};
 use crate::clock::now_ms;
+use crate::error::RunnerError;
 use crate::session_log::SessionLogFile;
 
 /// How panewise answers an agent's permission requests.
@@ -117,7 +118,7 @@ pub struct SessionOutcome {
 pub async fn run_session(
     config: SessionConfig,
     view: &mut dyn View,
-) -> anyhow::Result<SessionOutcome> {
+) -> Result<SessionOutcome, RunnerError> {
     let command = AgentCommand {
         program: config.program.clone(),
         args: config.launch.args(),
@@ -300,7 +301,7 @@ impl Runner {
         log: &mut SessionLogFile,
         msgs: Vec<Msg>,
         view: &mut dyn View,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), RunnerError> {
         let mut queue: std::collections::VecDeque<Msg> = msgs.into();
         while let Some(msg) = queue.pop_front() {
             let cmds = log.record(now_ms(), msg)?;
@@ -318,7 +319,7 @@ impl Runner {
     }
 
     /// The one `match` over `Cmd`: each arm delegates.
-    async fn execute(&mut self, cmd: Cmd, view: &mut dyn View) -> anyhow::Result<Option<Msg>> {
+    async fn execute(&mut self, cmd: Cmd, view: &mut dyn View) -> Result<Option<Msg>, RunnerError> {
         match cmd {
             Cmd::SendPrompt { text, .. } => self.agent.write_line(&user_line(&text)).await?,
             Cmd::InterruptAgent { .. } => {
