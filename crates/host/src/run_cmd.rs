@@ -96,12 +96,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         json: args.json,
         status: !args.json && std::io::stderr().is_terminal(),
         can_ask: std::io::stdin().is_terminal(),
+        mid_line: false,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
     let outcome = runtime.block_on(run_session(config, &mut view))?;
+    view.end_line();
     view.clear_status();
     eprintln!("panewise run: session log: {}", log.display());
     if !outcome.stderr_tail.trim().is_empty() && outcome.state.failure.is_some() {
@@ -149,9 +151,20 @@ struct TerminalView {
     json: bool,
     status: bool,
     can_ask: bool,
+    /// The answer's last line is not finished: the status line waits, so that it never draws
+    /// over the text.
+    mid_line: bool,
 }
 
 impl TerminalView {
+    /// Ends the answer's unfinished line.
+    fn end_line(&mut self) {
+        if std::mem::take(&mut self.mid_line) {
+            let mut out = std::io::stdout().lock();
+            let _ignored = writeln!(out);
+        }
+    }
+
     fn clear_status(&self) {
         if self.status {
             eprint!("\r\x1b[2K");
@@ -167,14 +180,22 @@ impl View for TerminalView {
                 let _ignored = writeln!(out, "{line}");
             }
         } else if let ProviderEvent::TextDelta { text } = event {
-            self.clear_status();
+            if !self.mid_line {
+                self.clear_status();
+            }
             let _ignored = write!(out, "{text}");
             let _ignored = out.flush();
+            self.mid_line = !text.ends_with('\n');
         }
     }
 
     fn state(&mut self, state: &State) {
-        if !self.status {
+        if matches!(state.turn_phase, TurnPhase::Done { .. }) || !state.pending_approvals.is_empty()
+        {
+            // A turn's answer ends with its turn, and a question needs a line of its own.
+            self.end_line();
+        }
+        if !self.status || self.mid_line {
             return;
         }
         let phase = if !state.pending_approvals.is_empty() {
@@ -216,6 +237,7 @@ impl View for TerminalView {
         if !self.can_ask {
             return None;
         }
+        self.end_line();
         self.clear_status();
         eprint!("allow {tool} {arg}? [y/N] ");
         let mut answer = String::new();
@@ -224,6 +246,7 @@ impl View for TerminalView {
     }
 
     fn notice(&mut self, text: &str) {
+        self.end_line();
         self.clear_status();
         eprintln!("panewise run: {text}");
     }
