@@ -1,0 +1,208 @@
+//! The live pipeline, from a byte on an agent's stdout to the folded state with its session-log
+//! line written: N supervised fake agents (`fake_agent`, writing a real Claude Code capture with
+//! partial messages) at R lines per second each, read by the host's own pieces (`AgentProcess`,
+//! `Decoder`, `Mapper`, `SessionLogFile`) on one tokio runtime.
+//!
+//! Reports per run: p50 / p99 latency from the time a line was due to the time its messages were
+//! folded and logged, the host's CPU per second of wall time, and its peak RSS.
+//!
+//! `cargo bench -p panewise-benches --bench live [-- AGENTS:RATE:SECONDS …]`
+//! (default: `1:100:10 10:100:10 50:100:10 50:1000:5`).
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use panewise_host::agent::{AgentCommand, AgentProcess};
+use panewise_host::session_log::SessionLogFile;
+use panewise_pane_state::log::LogHeader;
+use panewise_providers::{Decoder, Mapper, ModelTable, Provider};
+
+fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos())
+}
+
+/// User plus system CPU time of this process, from `/proc/self/stat`, in seconds.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // After `(comm)`: state is field 3, utime 14 and stime 15 (1-based over the whole line).
+    let ticks = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Peak resident set size of this process in KiB (`VmHWM`).
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Supervises one fake agent to its end; returns each line's latency in microseconds.
+async fn supervise(
+    agent_bin: PathBuf,
+    capture: PathBuf,
+    rate: f64,
+    lines: u64,
+    start: u128,
+    log: PathBuf,
+) -> Vec<u64> {
+    let command = AgentCommand {
+        program: agent_bin.to_string_lossy().into_owned(),
+        args: vec![
+            capture.to_string_lossy().into_owned(),
+            rate.to_string(),
+            lines.to_string(),
+            start.to_string(),
+        ],
+        ..AgentCommand::default()
+    };
+    let Ok(mut agent) = AgentProcess::spawn(&command) else {
+        return Vec::new();
+    };
+    let header = LogHeader {
+        agent_id: "bench".into(),
+        started_at_ms: 0,
+        model: None,
+    };
+    let Ok(mut log) = SessionLogFile::create(&log, &header) else {
+        return Vec::new();
+    };
+    let mut decoder = Decoder::new(Provider::ClaudeCode);
+    let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
+    let mut latencies = Vec::with_capacity(usize::try_from(lines).unwrap_or(0));
+    let mut decoded = Vec::new();
+    let mut msgs = Vec::new();
+    let mut line_index: u64 = 0;
+    for msg in mapper.prologue(0) {
+        let _ignored = log.record(0, msg);
+    }
+    while let Some(bytes) = agent.next_output().await {
+        decoder.feed(&bytes, &mut decoded);
+        let complete_lines = bytes.iter().filter(|byte| **byte == b'\n').count() as u64;
+        let ts = u64::try_from(now_ns() / 1_000_000).unwrap_or(0);
+        for event in decoded.drain(..).flatten() {
+            mapper.map(&event, ts, &mut msgs);
+            for msg in msgs.drain(..) {
+                let _ignored = log.record(ts, msg);
+            }
+        }
+        let done = now_ns();
+        for _ in 0..complete_lines {
+            let due = start + (line_index as f64 * 1e9 / rate) as u128;
+            latencies.push(u64::try_from(done.saturating_sub(due) / 1_000).unwrap_or(u64::MAX));
+            line_index += 1;
+        }
+    }
+    let _ignored = agent.wait().await;
+    latencies
+}
+
+fn percentile(sorted: &[u64], fraction: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let index = ((sorted.len() - 1) as f64 * fraction).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+fn run(agents: usize, rate: f64, seconds: f64, agent_bin: &Path, capture: &Path, dir: &Path) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        eprintln!("live: cannot start a runtime");
+        return;
+    };
+    let lines = (rate * seconds) as u64;
+    // Start in half a second, so every agent is up before its first line is due.
+    let start = now_ns() + 500_000_000;
+    let cpu_before = cpu_seconds();
+    let wall = Instant::now();
+    let mut all: Vec<u64> = runtime.block_on(async {
+        let tasks: Vec<_> = (0..agents)
+            .map(|index| {
+                tokio::spawn(supervise(
+                    agent_bin.to_path_buf(),
+                    capture.to_path_buf(),
+                    rate,
+                    lines,
+                    start,
+                    dir.join(format!("agent-{index}.jsonl")),
+                ))
+            })
+            .collect();
+        let mut all = Vec::new();
+        for task in tasks {
+            all.extend(task.await.unwrap_or_default());
+        }
+        all
+    });
+    let wall = wall.elapsed().as_secs_f64() - 0.5;
+    let cpu = cpu_seconds() - cpu_before;
+    all.sort_unstable();
+    println!(
+        "live {agents:>3} agents × {rate:>5} lines/s × {seconds} s: {} lines, p50 {} µs, p99 {} µs, max {} µs, host CPU {:.1} % of one core, peak RSS {} MiB",
+        all.len(),
+        percentile(&all, 0.50),
+        percentile(&all, 0.99),
+        all.last().copied().unwrap_or(0),
+        cpu / wall.max(0.001) * 100.0,
+        peak_rss_kib() / 1024,
+    );
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let capture =
+        root.join("crates/providers/tests/data/claude-code/tool-call-partial-messages.ndjson");
+    let agent_bin = PathBuf::from(env!("CARGO_BIN_EXE_fake_agent"));
+    let dir = std::env::temp_dir().join(format!("panewise-live-bench-{}", std::process::id()));
+    if let Err(error) = std::fs::create_dir_all(&dir) {
+        eprintln!("live: cannot create {}: {error}", dir.display());
+        return;
+    }
+    let specs: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| arg.contains(':'))
+        .collect();
+    let specs = if specs.is_empty() {
+        vec![
+            "1:100:10".into(),
+            "10:100:10".into(),
+            "50:100:10".into(),
+            "50:1000:5".into(),
+        ]
+    } else {
+        specs
+    };
+    for spec in specs {
+        let parts: Vec<f64> = spec
+            .split(':')
+            .filter_map(|part| part.parse().ok())
+            .collect();
+        if let [agents, rate, seconds] = parts.as_slice() {
+            run(
+                *agents as usize,
+                *rate,
+                *seconds,
+                &agent_bin,
+                &capture,
+                &dir,
+            );
+        }
+    }
+    let _ignored = std::fs::remove_dir_all(&dir);
+}
