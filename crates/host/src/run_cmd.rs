@@ -79,10 +79,12 @@ pub struct Args {
 
 /// Runs `panewise run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let provider: Provider = args
-        .provider
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--provider {}: expected claude-code, codex or gemini-cli", args.provider))?;
+    let provider: Provider = args.provider.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "--provider {}: expected claude-code, codex or gemini-cli",
+            args.provider
+        )
+    })?;
     let cwd = match args.cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -98,7 +100,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let (cli, program, variable, default) = if provider == Provider::Codex {
                 (OneShotCli::Codex, args.codex, "PANEWISE_CODEX", "codex")
             } else {
-                (OneShotCli::GeminiCli, args.gemini, "PANEWISE_GEMINI", "gemini")
+                (
+                    OneShotCli::GeminiCli,
+                    args.gemini,
+                    "PANEWISE_GEMINI",
+                    "gemini",
+                )
             };
             let launch = OneShotLaunch {
                 cli,
@@ -112,7 +119,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 model: args.model,
                 ..ClaudeLaunch::default()
             };
-            (args.claude, "PANEWISE_CLAUDE", "claude", Channel::Claude(launch))
+            (
+                args.claude,
+                "PANEWISE_CLAUDE",
+                "claude",
+                Channel::Claude(launch),
+            )
         }
     };
     let program = program

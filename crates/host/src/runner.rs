@@ -566,3 +566,53 @@ fn deadline_key(kind: DeadlineKind) -> u8 {
         _ => 2,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_channel_that_cannot_ask_runs_ask_as_read_only() {
+        let cases = [
+            (ApprovalMode::ReadOnly, Access::ReadOnly),
+            (ApprovalMode::Ask, Access::ReadOnly),
+            (ApprovalMode::Auto, Access::EditWorkspace),
+            (ApprovalMode::FullAccess, Access::Full),
+        ];
+        for (mode, access) in cases {
+            assert_eq!(mode.one_shot_access(), access, "{}", mode.name());
+        }
+    }
+
+    #[test]
+    fn each_channel_names_its_provider_and_npm_package() {
+        let one_shot = |cli| {
+            Channel::OneShot(OneShotLaunch {
+                cli,
+                model: None,
+                access: Access::ReadOnly,
+            })
+        };
+        let cases = [
+            (
+                Channel::Claude(ClaudeLaunch::default()),
+                Provider::ClaudeCode,
+                "@anthropic-ai/claude-code",
+            ),
+            (
+                one_shot(OneShotCli::Codex),
+                Provider::Codex,
+                "@openai/codex",
+            ),
+            (
+                one_shot(OneShotCli::GeminiCli),
+                Provider::GeminiCli,
+                "@google/gemini-cli",
+            ),
+        ];
+        for (channel, provider, package) in cases {
+            assert_eq!(channel.provider(), provider);
+            assert_eq!(channel.npm_package(), package);
+        }
+    }
+}
