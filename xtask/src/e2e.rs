@@ -3,7 +3,9 @@
 //! 127.0.0.1 with HTTP(S) proxies pointed at it, so nothing leaves the machine. Each scenario
 //! gets a fresh HOME and working directory under `target/e2e/runs/`.
 //!
-//! Supervised live so far: Claude Code. Each case asserts the exit code, the file the agent was
+//! Claude Code runs as one persistent process per session; Codex (`exec --json`) and Gemini CLI
+//! (`-p --output-format stream-json`) as one process per turn, a follow-up resuming the session.
+//! Each case asserts the exit code, the file the agent was
 //! or was not allowed to write, the replay of the session log against its closing checkpoint,
 //! and token totals equal to the sum of the usage the mock reported, call by call.
 
@@ -13,8 +15,37 @@ use std::process::{Child, Command, Stdio};
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-/// One scenario of the Claude Code run.
+/// The CLI a case supervises.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cli {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Cli {
+    /// `--provider` of `panewise run`.
+    fn provider(self) -> &'static str {
+        match self {
+            Cli::Claude => "claude-code",
+            Cli::Codex => "codex",
+            Cli::Gemini => "gemini-cli",
+        }
+    }
+
+    /// The flag of `panewise run` that names the executable.
+    fn program_flag(self) -> &'static str {
+        match self {
+            Cli::Claude => "--claude",
+            Cli::Codex => "--codex",
+            Cli::Gemini => "--gemini",
+        }
+    }
+}
+
+/// One scenario of one CLI.
 struct Case {
+    cli: Cli,
     name: &'static str,
     scenario: &'static str,
     approval: &'static str,
@@ -28,8 +59,11 @@ struct Case {
 
 const WRITE: &str = "Create a file hello.txt containing hello, using your tools.";
 
-const CLAUDE_CASES: &[Case] = &[
+const SHELL: &str = "Run echo hello with your shell tool, then tell me what it printed.";
+
+const CASES: &[Case] = &[
     Case {
+        cli: Cli::Claude,
         name: "claude-write-allowed",
         scenario: "file-write",
         approval: "full-access",
@@ -38,6 +72,7 @@ const CLAUDE_CASES: &[Case] = &[
         prompts: &[WRITE],
     },
     Case {
+        cli: Cli::Claude,
         name: "claude-write-denied",
         scenario: "file-write",
         approval: "read-only",
@@ -46,6 +81,7 @@ const CLAUDE_CASES: &[Case] = &[
         prompts: &[WRITE],
     },
     Case {
+        cli: Cli::Claude,
         name: "claude-shell-tool",
         scenario: "tool-then-answer",
         approval: "ask",
@@ -54,6 +90,7 @@ const CLAUDE_CASES: &[Case] = &[
         prompts: &[WRITE],
     },
     Case {
+        cli: Cli::Claude,
         name: "claude-follow-up-prompt",
         scenario: "tool-then-answer",
         approval: "ask",
@@ -62,6 +99,7 @@ const CLAUDE_CASES: &[Case] = &[
         prompts: &[WRITE, "Now say done."],
     },
     Case {
+        cli: Cli::Claude,
         name: "claude-server-error",
         scenario: "server-error",
         approval: "ask",
@@ -70,6 +108,7 @@ const CLAUDE_CASES: &[Case] = &[
         prompts: &[WRITE],
     },
     Case {
+        cli: Cli::Claude,
         name: "claude-rate-limited",
         scenario: "rate-limit",
         approval: "ask",
@@ -77,25 +116,99 @@ const CLAUDE_CASES: &[Case] = &[
         file_written: None,
         prompts: &[WRITE],
     },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-tool-then-answer",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-follow-up-resumes",
+        scenario: "tool-then-answer",
+        approval: "auto",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL, "Now say done."],
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-server-error",
+        scenario: "server-error",
+        approval: "read-only",
+        exit: 12,
+        file_written: None,
+        prompts: &[SHELL],
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-tool-then-answer",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-follow-up-resumes",
+        scenario: "tool-then-answer",
+        approval: "auto",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL, "Now say done."],
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-server-error",
+        scenario: "server-error",
+        approval: "ask",
+        exit: 12,
+        file_written: None,
+        prompts: &[SHELL],
+    },
 ];
 
-/// Runs every case; fails at the first that does not hold.
-pub fn run(root: &Path) -> Result<()> {
+/// Runs every case whose name contains `filter` (every case without one); fails at the first
+/// that does not hold.
+pub fn run(root: &Path, filter: Option<&str>) -> Result<()> {
     let target = root.join("target/e2e");
-    let claude = install(root, &target, "@anthropic-ai/claude-code", "claude")?;
+    let cases: Vec<&Case> = CASES
+        .iter()
+        .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
+        .collect();
+    ensure!(!cases.is_empty(), "no e2e case matches {filter:?}");
+    let mut programs = Vec::new();
+    for (cli, package, bin) in [
+        (Cli::Claude, "@anthropic-ai/claude-code", "claude"),
+        (Cli::Codex, "@openai/codex", "codex"),
+        (Cli::Gemini, "@google/gemini-cli", "gemini"),
+    ] {
+        if cases.iter().any(|case| case.cli == cli) {
+            programs.push((cli, install(root, &target, package, bin)?));
+        }
+    }
     super::cargo(&["build", "-p", "panewise-host"], &[])?;
     let panewise = root.join("target/debug/panewise");
-    for case in CLAUDE_CASES {
-        run_claude_case(
+    for case in &cases {
+        let program = programs
+            .iter()
+            .find(|(cli, _)| *cli == case.cli)
+            .map(|(_, program)| program.as_path())
+            .context("the case's CLI was not installed")?;
+        run_case(
             &panewise,
-            &claude,
+            program,
             &target.join("runs").join(case.name),
             case,
         )
         .with_context(|| format!("e2e case {}", case.name))?;
         eprintln!("e2e: {}: ok", case.name);
     }
-    eprintln!("e2e: {} cases passed", CLAUDE_CASES.len());
+    eprintln!("e2e: {} cases passed", cases.len());
     Ok(())
 }
 
@@ -172,7 +285,73 @@ fn start_mock(panewise: &Path, scenario: &str, dir: &Path) -> Result<Mock> {
     Ok(Mock { child, url, log })
 }
 
-fn run_claude_case(panewise: &Path, claude: &Path, dir: &Path, case: &Case) -> Result<()> {
+/// The environment that points `cli` at the mock (and nowhere else), with the files it reads
+/// under `home`.
+fn cli_env(cli: Cli, home: &Path, url: &str) -> Result<Vec<(String, String)>> {
+    const KEY: &str = "sk-e2e-not-a-real-key";
+    let mut env: Vec<(&str, String)> = vec![
+        ("HOME", home.display().to_string()),
+        ("HTTP_PROXY", url.to_owned()),
+        ("HTTPS_PROXY", url.to_owned()),
+        ("NO_PROXY", "127.0.0.1".to_owned()),
+    ];
+    match cli {
+        Cli::Claude => env.extend([
+            ("ANTHROPIC_BASE_URL", url.to_owned()),
+            ("ANTHROPIC_API_KEY", KEY.to_owned()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+            ("DISABLE_TELEMETRY", "1".to_owned()),
+            ("DISABLE_ERROR_REPORTING", "1".to_owned()),
+            ("DISABLE_AUTOUPDATER", "1".to_owned()),
+            ("CLAUDE_CODE_MAX_RETRIES", "1".to_owned()),
+        ]),
+        Cli::Codex => {
+            let codex_home = home.join(".codex");
+            std::fs::create_dir_all(&codex_home)?;
+            std::fs::write(
+                codex_home.join("config.toml"),
+                format!(
+                    "model = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\
+                     check_for_update_on_startup = false\n\n\
+                     [model_providers.mock]\nname = \"mock\"\nbase_url = \"{url}/v1\"\n\
+                     env_key = \"PANEWISE_E2E_KEY\"\nwire_api = \"responses\"\n\
+                     request_max_retries = 0\nstream_max_retries = 0\n\n\
+                     [analytics]\nenabled = false\n\n\
+                     [features]\nplugins = false\nremote_plugin = false\napps = false\n"
+                ),
+            )?;
+            env.extend([
+                ("CODEX_HOME", codex_home.display().to_string()),
+                ("PANEWISE_E2E_KEY", KEY.to_owned()),
+            ]);
+        }
+        Cli::Gemini => {
+            let gemini_home = home.join(".gemini");
+            std::fs::create_dir_all(&gemini_home)?;
+            std::fs::write(
+                gemini_home.join("settings.json"),
+                serde_json::json!({
+                    "security": {"auth": {"selectedType": "gemini-api-key"}},
+                    "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+                    "privacy": {"usageStatisticsEnabled": false},
+                    "telemetry": {"enabled": false},
+                })
+                .to_string(),
+            )?;
+            env.extend([
+                ("GEMINI_API_KEY", KEY.to_owned()),
+                ("GOOGLE_GEMINI_BASE_URL", url.to_owned()),
+                ("GEMINI_CLI_TRUST_WORKSPACE", "true".to_owned()),
+            ]);
+        }
+    }
+    Ok(env
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect())
+}
+
+fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &Case) -> Result<()> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
     }
@@ -186,28 +365,18 @@ fn run_claude_case(panewise: &Path, claude: &Path, dir: &Path, case: &Case) -> R
         .arg("run")
         .args([
             "--provider",
-            "claude-code",
+            case.cli.provider(),
             "--approval",
             case.approval,
-            "--claude",
+            case.cli.program_flag(),
         ])
-        .arg(claude)
+        .arg(program)
         .arg("--cwd")
         .arg(&work)
         .arg("--log")
         .arg(&session)
         .args(case.prompts)
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", &mock.url)
-        .env("ANTHROPIC_API_KEY", "sk-e2e-not-a-real-key")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_MAX_RETRIES", "1")
-        .env("HTTP_PROXY", &mock.url)
-        .env("HTTPS_PROXY", &mock.url)
-        .env("NO_PROXY", "127.0.0.1")
+        .envs(cli_env(case.cli, &home, &mock.url)?)
         .stdin(Stdio::null())
         .output()
         .context("cannot run panewise run")?;
@@ -270,7 +439,8 @@ fn check_totals(state: &Value, mock_log: &Path) -> Result<()> {
     let got = [
         totals["input_tokens"].as_u64(),
         totals["cached_input_tokens"].as_u64(),
-        totals["cache_write_input_tokens"].as_u64(),
+        // Gemini has no cache writes to report: none is zero.
+        Some(totals["cache_write_input_tokens"].as_u64().unwrap_or(0)),
         totals["output_tokens"].as_u64(),
     ];
     if got != sums.map(Some) {

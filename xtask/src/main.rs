@@ -38,7 +38,10 @@ enum Task {
     Fuzz(FuzzArgs),
     /// Run `panewise run` against the published CLIs (npm, pinned in e2e/versions.json) and the
     /// mock model server.
-    E2e,
+    E2e {
+        /// Only the cases whose name contains this (`codex`, `gemini`, `claude-write`).
+        filter: Option<String>,
+    },
     /// Run the criterion benches.
     Bench {
         /// Also run the external baseline comparison of the window stage and print the ratio.
@@ -84,7 +87,7 @@ fn main() -> Result<ExitCode> {
         Task::Fuzz(args) => return fuzz_cmd(args),
         Task::Ci => ci(),
         Task::Deps => xtask::purity::check(),
-        Task::E2e => e2e::run(&xtask::metadata::workspace_root()),
+        Task::E2e { filter } => e2e::run(&xtask::metadata::workspace_root(), filter.as_deref()),
         Task::Bench { compare, bench } => bench_cmd(compare, bench.as_deref()),
     };
     done.map(|()| ExitCode::SUCCESS)

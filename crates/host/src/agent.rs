@@ -36,6 +36,9 @@ pub struct AgentCommand {
     pub env: Vec<(String, String)>,
     /// The npm package that installs the program, for the error when it is missing.
     pub npm_package: Option<String>,
+    /// Start with stdin at end of file (`/dev/null`): a one-shot CLI takes its prompt as an
+    /// argument and would otherwise wait for, or append, stdin.
+    pub stdin_null: bool,
 }
 
 /// How the agent process ended.
@@ -64,7 +67,11 @@ impl AgentProcess {
         process
             .args(&command.args)
             .envs(command.env.iter().map(|(key, value)| (key, value)))
-            .stdin(Stdio::piped())
+            .stdin(if command.stdin_null {
+                Stdio::null()
+            } else {
+                Stdio::piped()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)

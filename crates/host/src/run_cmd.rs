@@ -1,6 +1,8 @@
-//! `panewise run --provider claude-code [--model M] [--cwd DIR] [--approval MODE] [--json]
-//! [--log FILE] PROMPT…`: supervise Claude Code live through its control channel, answering its
-//! permission requests by the approval mode, recording the session log as it goes.
+//! `panewise run --provider claude-code|codex|gemini-cli [--model M] [--cwd DIR]
+//! [--approval MODE] [--json] [--log FILE] PROMPT…`: supervise an agent CLI live through its
+//! machine channel, recording the session log as it goes. Claude Code's permission requests are
+//! answered by the approval mode; Codex and Gemini CLI cannot ask, so the mode becomes their own
+//! sandbox and approval flags.
 //!
 //! The agent's answer goes to stdout; a status line (phase, tool, context, tokens, cost) goes to
 //! stderr on a terminal. With `--json`, stdout is the normalised events as NDJSON and nothing else.
@@ -10,10 +12,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panewise_host::runner::{run_session, ApprovalMode, SessionConfig, View};
+use panewise_host::runner::{run_session, ApprovalMode, Channel, SessionConfig, View};
 use panewise_pane_state::{FailureKind, State, TurnOutcome, TurnPhase};
 use panewise_providers::claude_control::ClaudeLaunch;
-use panewise_providers::ProviderEvent;
+use panewise_providers::oneshot::{OneShotCli, OneShotLaunch};
+use panewise_providers::{Provider, ProviderEvent};
 
 /// Exit codes of `panewise run` beyond the shared table, one per way a session can fail.
 pub const RUN_EXIT_CODES: &str = "\
@@ -27,12 +30,22 @@ Approval modes (--approval), for Claude Code's permission requests:
   ask          ask y/n on the terminal; without a terminal, deny and say why
   auto         allow file edits (Write, Edit, MultiEdit, NotebookEdit) inside --cwd; ask for the rest
   full-access  allow every request
-Commands Claude Code's own rules allow (such as `echo`) run without a request.";
+Commands Claude Code's own rules allow (such as `echo`) run without a request.
+
+Codex (exec) and Gemini CLI (-p) cannot ask, so each mode becomes the CLI's own flags:
+  mode         codex                                         gemini-cli
+  read-only    --sandbox read-only                           --approval-mode default (tools that
+                                                             need a confirmation are refused)
+  ask          as read-only (a notice says it cannot ask)    as read-only, with the same notice
+  auto         --sandbox workspace-write (edits in --cwd)    --approval-mode auto_edit
+  full-access  --dangerously-bypass-approvals-and-sandbox    --yolo
+Each prompt is one process of the CLI; a follow-up resumes the session (codex exec resume
+<thread_id>, gemini --resume <session_id>) by the id the first run reported.";
 
 /// Arguments of `panewise run`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The agent CLI to supervise. Only claude-code is supervised live so far.
+    /// The agent CLI to supervise: claude-code, codex or gemini-cli.
     #[arg(long, default_value = "claude-code")]
     provider: String,
     /// The model the agent uses (`--model` of the CLI).
@@ -53,6 +66,12 @@ pub struct Args {
     /// The `claude` executable (default: `claude` on PATH, or $PANEWISE_CLAUDE).
     #[arg(long, value_name = "PATH")]
     claude: Option<String>,
+    /// The `codex` executable (default: `codex` on PATH, or $PANEWISE_CODEX).
+    #[arg(long, value_name = "PATH")]
+    codex: Option<String>,
+    /// The `gemini` executable (default: `gemini` on PATH, or $PANEWISE_GEMINI).
+    #[arg(long, value_name = "PATH")]
+    gemini: Option<String>,
     /// The prompts, sent in order as turns of one session.
     #[arg(required = true)]
     prompts: Vec<String>,
@@ -60,12 +79,12 @@ pub struct Args {
 
 /// Runs `panewise run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(
-        args.provider == "claude-code",
-        "--provider {}: only claude-code is supervised live so far (codex and gemini-cli streams \
-         can be decoded with `panewise decode`)",
-        args.provider
-    );
+    let provider: Provider = args.provider.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "--provider {}: expected claude-code, codex or gemini-cli",
+            args.provider
+        )
+    })?;
     let cwd = match args.cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -76,16 +95,51 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(log) => log,
         None => default_log_path()?,
     };
-    let program = args
-        .claude
-        .or_else(|| std::env::var("PANEWISE_CLAUDE").ok())
-        .unwrap_or_else(|| "claude".to_owned());
+    let (program, variable, default, channel) = match provider {
+        Provider::Codex | Provider::GeminiCli => {
+            let (cli, program, variable, default) = if provider == Provider::Codex {
+                (OneShotCli::Codex, args.codex, "PANEWISE_CODEX", "codex")
+            } else {
+                (
+                    OneShotCli::GeminiCli,
+                    args.gemini,
+                    "PANEWISE_GEMINI",
+                    "gemini",
+                )
+            };
+            let launch = OneShotLaunch {
+                cli,
+                model: args.model,
+                access: args.approval.one_shot_access(),
+            };
+            (program, variable, default, Channel::OneShot(launch))
+        }
+        _ => {
+            let launch = ClaudeLaunch {
+                model: args.model,
+                ..ClaudeLaunch::default()
+            };
+            (
+                args.claude,
+                "PANEWISE_CLAUDE",
+                "claude",
+                Channel::Claude(launch),
+            )
+        }
+    };
+    let program = program
+        .or_else(|| std::env::var(variable).ok())
+        .unwrap_or_else(|| default.to_owned());
+    if args.approval == ApprovalMode::Ask && matches!(channel, Channel::OneShot(_)) {
+        eprintln!(
+            "panewise run: --approval ask: {} cannot ask for permission in this mode, so it runs \
+             read-only (see `panewise run --help`)",
+            provider.as_str()
+        );
+    }
     let config = SessionConfig {
         program,
-        launch: ClaudeLaunch {
-            model: args.model,
-            ..ClaudeLaunch::default()
-        },
+        channel,
         cwd,
         env: Vec::new(),
         prompts: args.prompts,

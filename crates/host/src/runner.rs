@@ -1,8 +1,13 @@
-//! The effect runner of one supervised Claude Code session: one loop over a closed [`Input`]
+//! The effect runner of one supervised agent session: one loop over a closed [`Input`]
 //! enum, each input stamped with the host's clock, recorded in the session log, folded with
 //! `step`, and the returned `Cmd`s executed by one `match` that delegates. The runner decides
 //! nothing the reducer decides: which prompt to send, when to interrupt or kill, which turn a
 //! deadline belongs to all come from the reducer's commands.
+//!
+//! Two channels ([`Channel`]): Claude Code runs as one persistent process fed prompts and
+//! control lines on stdin; Codex and Gemini CLI run one process per turn, the prompt as an
+//! argument, each follow-up resuming the session by the id the first run reported. Only the arms
+//! that touch the agent differ between them; the loop and the fold are the same.
 //!
 //! The one thing decided here is the user's own voice: the approval mode answers the agent's
 //! permission requests on the user's behalf ([`ApprovalMode`]).
@@ -16,6 +21,7 @@ use panewise_pane_state::{Cmd, Msg, State, TurnId, WATCHDOG_TICK_MS};
 use panewise_providers::claude_control::{
     initialize_line, interrupt_line, permission_line, user_line, ClaudeLaunch, PermissionAnswer,
 };
+use panewise_providers::oneshot::{Access, OneShotCli, OneShotLaunch};
 use panewise_providers::{Decoder, Mapper, ModelTable, Provider, ProviderEvent};
 use serde_json::Value;
 use tokio::time::{sleep_until, Duration, Instant};
@@ -50,16 +56,66 @@ impl ApprovalMode {
     }
 }
 
+impl ApprovalMode {
+    /// What a channel that cannot ask (Codex `exec`, Gemini `-p`) lets the agent do in this
+    /// mode: `ask` cannot ask there, so it is as strict as `read-only`.
+    pub fn one_shot_access(self) -> Access {
+        match self {
+            ApprovalMode::ReadOnly | ApprovalMode::Ask => Access::ReadOnly,
+            ApprovalMode::Auto => Access::EditWorkspace,
+            ApprovalMode::FullAccess => Access::Full,
+        }
+    }
+}
+
 /// Claude Code's tools that only edit files, which `auto` allows inside the working directory.
 const FILE_EDIT_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+
+/// How the supervised CLI is driven.
+#[derive(Debug, Clone)]
+pub enum Channel {
+    /// Claude Code: one persistent process, prompts and control lines on stdin.
+    Claude(ClaudeLaunch),
+    /// Codex or Gemini CLI: one process per turn, stdin closed.
+    OneShot(OneShotLaunch),
+}
+
+impl Channel {
+    /// The provider whose stream the channel's processes write.
+    pub fn provider(&self) -> Provider {
+        match self {
+            Channel::Claude(_) => Provider::ClaudeCode,
+            Channel::OneShot(launch) => match launch.cli {
+                OneShotCli::Codex => Provider::Codex,
+                OneShotCli::GeminiCli => Provider::GeminiCli,
+            },
+        }
+    }
+
+    /// The npm package that installs the CLI, for the error when it is missing.
+    pub fn npm_package(&self) -> &'static str {
+        match self.provider() {
+            Provider::Codex => "@openai/codex",
+            Provider::GeminiCli => "@google/gemini-cli",
+            _ => "@anthropic-ai/claude-code",
+        }
+    }
+
+    fn model(&self) -> Option<String> {
+        match self {
+            Channel::Claude(launch) => launch.model.clone(),
+            Channel::OneShot(launch) => launch.model.clone(),
+        }
+    }
+}
 
 /// What a session needs to start.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
-    /// The `claude` executable.
+    /// The CLI's executable.
     pub program: String,
-    /// How Claude Code is started.
-    pub launch: ClaudeLaunch,
+    /// How the CLI is started and driven.
+    pub channel: Channel,
     /// The agent's working directory.
     pub cwd: PathBuf,
     /// Extra environment for the agent (a base URL, an API key variable).
@@ -114,38 +170,50 @@ pub struct SessionOutcome {
     pub stderr_tail: String,
 }
 
-/// Runs one Claude Code session to its end: every prompt sent, the agent exited.
+/// Runs one session to its end: every prompt sent, the (last) agent process exited.
 pub async fn run_session(
     config: SessionConfig,
     view: &mut dyn View,
 ) -> Result<SessionOutcome, RunnerError> {
-    let command = AgentCommand {
-        program: config.program.clone(),
-        args: config.launch.args(),
-        cwd: Some(config.cwd.clone()),
-        env: config.env.clone(),
-        npm_package: Some("@anthropic-ai/claude-code".into()),
-    };
-    let agent = AgentProcess::spawn(&command)?;
+    let provider = config.channel.provider();
+    let model = config.channel.model();
     let header = LogHeader {
-        agent_id: Provider::ClaudeCode.as_str().to_owned(),
+        agent_id: provider.as_str().to_owned(),
         started_at_ms: now_ms(),
-        model: config.launch.model.clone(),
+        model: model.clone(),
     };
-    let mut log = SessionLogFile::create(&config.log, &header)?;
     let mut runner = Runner {
-        agent,
-        decoder: Decoder::new(Provider::ClaudeCode),
-        mapper: Mapper::new(Provider::ClaudeCode, ModelTable::built_in())
-            .with_model(config.launch.model.clone()),
+        agent: None,
+        base: AgentCommand {
+            program: config.program.clone(),
+            args: Vec::new(),
+            cwd: Some(config.cwd.clone()),
+            env: config.env.clone(),
+            npm_package: Some(config.channel.npm_package().to_owned()),
+            stdin_null: false,
+        },
+        channel: config.channel.clone(),
+        decoder: Decoder::new(provider),
+        mapper: Mapper::new(provider, ModelTable::built_in()).with_model(model),
+        resume_id: None,
+        prompt_after_exit: None,
+        last_exit: None,
+        stderr_tail: String::new(),
         deadlines: BTreeMap::new(),
         approvals: HashMap::new(),
         approval: config.approval,
         cwd: config.cwd.clone(),
         next_request: 0,
     };
-    let initialize = initialize_line(&runner.request_id());
-    runner.agent.write_line(&initialize).await?;
+    if let Channel::Claude(launch) = &config.channel {
+        // The persistent process starts before the first prompt, the control session first.
+        let mut command = runner.base.clone();
+        command.args = launch.args();
+        runner.agent = Some(AgentProcess::spawn(&command)?);
+        let initialize = initialize_line(&runner.request_id());
+        runner.write_line(&initialize).await?;
+    }
+    let mut log = SessionLogFile::create(&config.log, &header)?;
     let mut batch = runner.mapper.prologue(now_ms());
     for prompt in &config.prompts {
         batch.push(Msg::PromptSubmitted {
@@ -155,14 +223,14 @@ pub async fn run_session(
     runner.fold(&mut log, batch, view).await?;
     let mut tick = tokio::time::interval(Duration::from_millis(WATCHDOG_TICK_MS));
     tick.tick().await;
-    let mut output_open = true;
     loop {
-        if !output_open {
-            break;
-        }
         let next_deadline = runner.next_deadline();
+        let Some(agent) = runner.agent.as_mut() else {
+            // No process runs and none is due: every prompt was sent and answered.
+            break;
+        };
         let input = tokio::select! {
-            output = runner.agent.next_output() => match output {
+            output = agent.next_output() => match output {
                 Some(bytes) => Input::Output(bytes),
                 None => Input::OutputClosed,
             },
@@ -175,31 +243,27 @@ pub async fn run_session(
             _ = tick.tick() => Input::Tick,
             _ = tokio::signal::ctrl_c() => Input::Interrupt,
         };
-        let msgs = runner.messages_for(input, &mut output_open, view);
+        let closed = matches!(input, Input::OutputClosed);
+        let msgs = runner.messages_for(input, view);
         runner.fold(&mut log, msgs, view).await?;
+        if closed {
+            // The last output is folded; now the exit, then the next turn's process if one
+            // waits for this one to end.
+            runner.reap(&mut log, view).await?;
+            continue;
+        }
         if runner.all_prompts_answered(&log) {
-            // Nothing left to send: closing stdin lets the CLI finish and exit.
-            runner.agent.close_stdin();
+            if let Some(agent) = runner.agent.as_mut() {
+                // Nothing left to send: closing stdin lets the CLI finish and exit.
+                agent.close_stdin();
+            }
         }
     }
-    // The last output is folded; now the exit.
-    let exit = runner.agent.wait().await?;
-    let stderr_tail = runner.agent.stderr_tail();
-    runner
-        .fold(
-            &mut log,
-            vec![Msg::AgentExited {
-                code: exit.code,
-                signal: exit.signal,
-            }],
-            view,
-        )
-        .await?;
     log.checkpoint()?;
     Ok(SessionOutcome {
         state: log.state().clone(),
-        exit: Some(exit),
-        stderr_tail,
+        exit: runner.last_exit,
+        stderr_tail: runner.stderr_tail,
     })
 }
 
@@ -208,9 +272,20 @@ fn far_future() -> Instant {
 }
 
 struct Runner {
-    agent: AgentProcess,
+    /// The running process, if any (a one-shot channel has none between turns).
+    agent: Option<AgentProcess>,
+    /// What every process of the session is started with, but its arguments.
+    base: AgentCommand,
+    channel: Channel,
     decoder: Decoder,
     mapper: Mapper,
+    /// The CLI's id of the session, from its first `SessionStarted`: one-shot follow-ups
+    /// resume it.
+    resume_id: Option<String>,
+    /// A prompt the reducer sent while the previous turn's process was still exiting.
+    prompt_after_exit: Option<String>,
+    last_exit: Option<AgentExit>,
+    stderr_tail: String,
     /// Armed deadlines, keyed by kind and turn, with their instant and reducer deadline.
     deadlines: BTreeMap<(u8, Option<TurnId>), (Instant, DeadlineKind, u64)>,
     /// Permission requests seen, by id: the tool and its input, to answer them.
@@ -221,6 +296,66 @@ struct Runner {
 }
 
 impl Runner {
+    async fn write_line(&mut self, line: &str) -> std::io::Result<()> {
+        match self.agent.as_mut() {
+            Some(agent) => agent.write_line(line).await,
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "no agent process is running",
+            )),
+        }
+    }
+
+    /// Waits for the process whose stdout closed, folds its exit, and starts the next turn's
+    /// process when a prompt waits for it.
+    async fn reap(
+        &mut self,
+        log: &mut SessionLogFile,
+        view: &mut dyn View,
+    ) -> Result<(), RunnerError> {
+        let Some(mut agent) = self.agent.take() else {
+            return Ok(());
+        };
+        let exit = agent.wait().await?;
+        self.stderr_tail = agent.stderr_tail();
+        self.last_exit = Some(exit);
+        drop(agent);
+        let exited = Msg::AgentExited {
+            code: exit.code,
+            signal: exit.signal,
+        };
+        self.fold(log, vec![exited], view).await?;
+        if let Some(prompt) = self.prompt_after_exit.take() {
+            self.start_turn_process(&prompt)?;
+        }
+        Ok(())
+    }
+
+    /// Sends the reducer's prompt: a user line to the persistent process, or a new one-shot
+    /// process (after the previous one exited).
+    async fn send_prompt(&mut self, text: String) -> Result<(), RunnerError> {
+        match &self.channel {
+            Channel::Claude(_) => self.write_line(&user_line(&text)).await?,
+            Channel::OneShot(_) if self.agent.is_some() => self.prompt_after_exit = Some(text),
+            Channel::OneShot(_) => self.start_turn_process(&text)?,
+        }
+        Ok(())
+    }
+
+    fn start_turn_process(&mut self, prompt: &str) -> Result<(), RunnerError> {
+        let Channel::OneShot(launch) = &self.channel else {
+            return Ok(());
+        };
+        let mut command = self.base.clone();
+        command.args = launch.args(prompt, self.resume_id.as_deref());
+        command.stdin_null = true;
+        // One decoder reads every process's output as one stream (`finish` at each end): a
+        // resumed Codex run reports the thread's running total, which the decoder turns back
+        // into the run's own figures only if it saw the previous run's total.
+        self.agent = Some(AgentProcess::spawn(&command)?);
+        Ok(())
+    }
+
     fn request_id(&mut self) -> String {
         self.next_request = self.next_request.saturating_add(1);
         format!("panewise-{}", self.next_request)
@@ -234,12 +369,7 @@ impl Runner {
     }
 
     /// The reducer messages for one input.
-    fn messages_for(
-        &mut self,
-        input: Input,
-        output_open: &mut bool,
-        view: &mut dyn View,
-    ) -> Vec<Msg> {
+    fn messages_for(&mut self, input: Input, view: &mut dyn View) -> Vec<Msg> {
         let now = now_ms();
         let mut msgs = Vec::new();
         match input {
@@ -249,7 +379,6 @@ impl Runner {
                 self.map_decoded(decoded, now, &mut msgs, view);
             }
             Input::OutputClosed => {
-                *output_open = false;
                 let mut decoded = Vec::new();
                 self.decoder.finish(&mut decoded);
                 self.map_decoded(decoded, now, &mut msgs, view);
@@ -277,6 +406,13 @@ impl Runner {
     ) {
         for item in decoded {
             let Ok(event) = item else { continue };
+            if let ProviderEvent::SessionStarted {
+                session_id: Some(id),
+                ..
+            } = &event
+            {
+                self.resume_id.get_or_insert_with(|| id.clone());
+            }
             if let ProviderEvent::ApprovalRequested {
                 request_id,
                 tool,
@@ -321,15 +457,26 @@ impl Runner {
     /// The one `match` over `Cmd`: each arm delegates.
     async fn execute(&mut self, cmd: Cmd, view: &mut dyn View) -> Result<Option<Msg>, RunnerError> {
         match cmd {
-            Cmd::SendPrompt { text, .. } => self.agent.write_line(&user_line(&text)).await?,
-            Cmd::InterruptAgent { .. } => {
-                let id = self.request_id();
-                self.agent.write_line(&interrupt_line(&id)).await?;
-            }
+            Cmd::SendPrompt { text, .. } => self.send_prompt(text).await?,
+            Cmd::InterruptAgent { .. } => match self.channel {
+                Channel::Claude(_) => {
+                    let id = self.request_id();
+                    self.write_line(&interrupt_line(&id)).await?;
+                }
+                // A one-shot CLI's own "stop this turn" is SIGINT.
+                Channel::OneShot(_) => {
+                    if let Some(agent) = &self.agent {
+                        agent.interrupt()?;
+                    }
+                }
+            },
             Cmd::KillAgent { .. } => {
                 view.notice("the agent did not stop in time; killing it");
-                self.agent.kill()?;
+                if let Some(agent) = &self.agent {
+                    agent.kill()?;
+                }
             }
+            // One-shot channels never ask, so only Claude Code's requests are answered.
             Cmd::ResolveApproval { id, approved } => {
                 let answer = match self.approvals.remove(&id) {
                     Some((_, _, input)) if approved => PermissionAnswer::Allow { input },
@@ -341,9 +488,7 @@ impl Runner {
                         ),
                     },
                 };
-                self.agent
-                    .write_line(&permission_line(&id, &answer))
-                    .await?;
+                self.write_line(&permission_line(&id, &answer)).await?;
             }
             Cmd::ScheduleDeadline {
                 turn,
@@ -424,5 +569,55 @@ fn deadline_key(kind: DeadlineKind) -> u8 {
         DeadlineKind::Interrupt => 1,
         // Non-exhaustive: a new kind gets its own key.
         _ => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_channel_that_cannot_ask_runs_ask_as_read_only() {
+        let cases = [
+            (ApprovalMode::ReadOnly, Access::ReadOnly),
+            (ApprovalMode::Ask, Access::ReadOnly),
+            (ApprovalMode::Auto, Access::EditWorkspace),
+            (ApprovalMode::FullAccess, Access::Full),
+        ];
+        for (mode, access) in cases {
+            assert_eq!(mode.one_shot_access(), access, "{}", mode.name());
+        }
+    }
+
+    #[test]
+    fn each_channel_names_its_provider_and_npm_package() {
+        let one_shot = |cli| {
+            Channel::OneShot(OneShotLaunch {
+                cli,
+                model: None,
+                access: Access::ReadOnly,
+            })
+        };
+        let cases = [
+            (
+                Channel::Claude(ClaudeLaunch::default()),
+                Provider::ClaudeCode,
+                "@anthropic-ai/claude-code",
+            ),
+            (
+                one_shot(OneShotCli::Codex),
+                Provider::Codex,
+                "@openai/codex",
+            ),
+            (
+                one_shot(OneShotCli::GeminiCli),
+                Provider::GeminiCli,
+                "@google/gemini-cli",
+            ),
+        ];
+        for (channel, provider, package) in cases {
+            assert_eq!(channel.provider(), provider);
+            assert_eq!(channel.npm_package(), package);
+        }
     }
 }

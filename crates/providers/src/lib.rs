@@ -25,6 +25,7 @@
 //! [`Decoder`] (one per stream, [`Provider`] chooses the format) with [`decode_all`] as a
 //! shortcut; [`classify_failure`] for errors seen outside a stream and
 //! [`process_exited_failure`] for a stream that ended mid-turn;
+//! [`oneshot`] for the per-turn arguments of Codex and Gemini CLI;
 //! [`ModelTable`] for context windows the CLIs do not report; [`Mapper`] from events to the
 //! reducer's `Msg`s, with [`fold_events`] and [`summarize`] for a whole captured stream.
 //!
@@ -46,6 +47,7 @@ mod figures;
 mod gemini;
 pub mod mapping;
 mod model_table;
+pub mod oneshot;
 mod price_table;
 mod scan;
 
