@@ -1,4 +1,4 @@
-//! The effect runner of one supervised agent session: one loop over a closed [`Input`]
+//! The effect runner of one supervised agent session: one loop over a closed `Input`
 //! enum, each input stamped with the host's clock, recorded in the session log, folded with
 //! `step`, and the returned `Cmd`s executed by one `match` that delegates. The runner decides
 //! nothing the reducer decides: which prompt to send, when to interrupt or kill, which turn a
