@@ -76,6 +76,7 @@ async fn supervise(
         agent_id: "bench".into(),
         started_at_ms: 0,
         model: None,
+        ..LogHeader::default()
     };
     let Ok(mut log) = SessionLogFile::create(&log, &header) else {
         return Vec::new();

@@ -67,6 +67,7 @@ pub fn realistic_log(count: usize) -> Vec<LogEntry> {
                 ..SessionStats::default()
             }),
             turn: None,
+            interrupted: false,
         });
     }
     log.entries.truncate(count);

@@ -53,15 +53,133 @@ struct Case {
     exit: i32,
     /// Whether `hello.txt` must exist afterwards (`None`: not checked).
     file_written: Option<bool>,
-    /// The prompts, one turn each, in one Claude Code process.
+    /// The prompts, one turn each, in one session.
     prompts: &'static [&'static str],
+    /// How the case drives the session beyond its prompts.
+    drive: Drive,
+}
+
+/// How a case drives `panewise run`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Drive {
+    /// The prompts as arguments.
+    Arguments,
+    /// The prompts as lines of stdin, written at once (no PROMPT argument): the second waits in
+    /// the reducer's queue while the first turn runs.
+    StdinLines,
+    /// Ctrl-C (SIGINT to panewise) once the agent's tool has started: the turn ends interrupted.
+    Interrupt,
+    /// A second `panewise run --resume` of the recorded session, with one more prompt.
+    Resume,
 }
 
 const WRITE: &str = "Create a file hello.txt containing hello, using your tools.";
 
 const SHELL: &str = "Run echo hello with your shell tool, then tell me what it printed.";
 
+const RESUME_PROMPT: &str = "Now say done.";
+
 const CASES: &[Case] = &[
+    Case {
+        cli: Cli::Claude,
+        name: "claude-interrupt",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 20,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Interrupt,
+    },
+    Case {
+        cli: Cli::Claude,
+        name: "claude-stdin-prompts-queue",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL, "Now say done."],
+        drive: Drive::StdinLines,
+    },
+    Case {
+        cli: Cli::Claude,
+        name: "claude-resume",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Resume,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-interrupt",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 20,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Interrupt,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-resume",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Resume,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-write-allowed",
+        scenario: "file-write",
+        approval: "full-access",
+        exit: 0,
+        file_written: Some(true),
+        prompts: &[WRITE],
+        drive: Drive::Arguments,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-interrupt",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 20,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Interrupt,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-resume",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Resume,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-write-allowed",
+        scenario: "file-write",
+        approval: "full-access",
+        exit: 0,
+        file_written: Some(true),
+        prompts: &[WRITE],
+        drive: Drive::Arguments,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-write-denied",
+        scenario: "file-write",
+        approval: "read-only",
+        exit: 0,
+        file_written: Some(false),
+        prompts: &[WRITE],
+        drive: Drive::Arguments,
+    },
     Case {
         cli: Cli::Claude,
         name: "claude-write-allowed",
@@ -70,6 +188,7 @@ const CASES: &[Case] = &[
         exit: 0,
         file_written: Some(true),
         prompts: &[WRITE],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Claude,
@@ -79,6 +198,7 @@ const CASES: &[Case] = &[
         exit: 0,
         file_written: Some(false),
         prompts: &[WRITE],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Claude,
@@ -88,6 +208,7 @@ const CASES: &[Case] = &[
         exit: 0,
         file_written: None,
         prompts: &[WRITE],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Claude,
@@ -97,6 +218,7 @@ const CASES: &[Case] = &[
         exit: 0,
         file_written: None,
         prompts: &[WRITE, "Now say done."],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Claude,
@@ -106,6 +228,7 @@ const CASES: &[Case] = &[
         exit: 12,
         file_written: None,
         prompts: &[WRITE],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Claude,
@@ -115,6 +238,7 @@ const CASES: &[Case] = &[
         exit: 10,
         file_written: None,
         prompts: &[WRITE],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Codex,
@@ -124,6 +248,7 @@ const CASES: &[Case] = &[
         exit: 0,
         file_written: None,
         prompts: &[SHELL],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Codex,
@@ -133,6 +258,7 @@ const CASES: &[Case] = &[
         exit: 0,
         file_written: None,
         prompts: &[SHELL, "Now say done."],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Codex,
@@ -142,6 +268,7 @@ const CASES: &[Case] = &[
         exit: 12,
         file_written: None,
         prompts: &[SHELL],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Gemini,
@@ -151,6 +278,7 @@ const CASES: &[Case] = &[
         exit: 0,
         file_written: None,
         prompts: &[SHELL],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Gemini,
@@ -160,6 +288,7 @@ const CASES: &[Case] = &[
         exit: 0,
         file_written: None,
         prompts: &[SHELL, "Now say done."],
+        drive: Drive::Arguments,
     },
     Case {
         cli: Cli::Gemini,
@@ -169,12 +298,13 @@ const CASES: &[Case] = &[
         exit: 12,
         file_written: None,
         prompts: &[SHELL],
+        drive: Drive::Arguments,
     },
 ];
 
 /// Runs every case whose name contains `filter` (every case without one); fails at the first
 /// that does not hold.
-pub fn run(root: &Path, filter: Option<&str>) -> Result<()> {
+pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<()> {
     let target = root.join("target/e2e");
     let cases: Vec<&Case> = CASES
         .iter()
@@ -182,30 +312,42 @@ pub fn run(root: &Path, filter: Option<&str>) -> Result<()> {
         .collect();
     ensure!(!cases.is_empty(), "no e2e case matches {filter:?}");
     let mut programs = Vec::new();
+    if let Some(dir) = capture {
+        std::fs::create_dir_all(dir)?;
+    }
     for (cli, package, bin) in [
         (Cli::Claude, "@anthropic-ai/claude-code", "claude"),
         (Cli::Codex, "@openai/codex", "codex"),
         (Cli::Gemini, "@google/gemini-cli", "gemini"),
     ] {
         if cases.iter().any(|case| case.cli == cli) {
-            programs.push((cli, install(root, &target, package, bin)?));
+            let (program, version) = install(root, &target, package, bin)?;
+            programs.push((cli, program, version));
         }
     }
     super::cargo(&["build", "-p", "panewise-host"], &[])?;
     let panewise = root.join("target/debug/panewise");
     for case in &cases {
-        let program = programs
+        let (program, version) = programs
             .iter()
-            .find(|(cli, _)| *cli == case.cli)
-            .map(|(_, program)| program.as_path())
+            .find(|(cli, ..)| *cli == case.cli)
+            .map(|(_, program, version)| (program.as_path(), version.as_str()))
             .context("the case's CLI was not installed")?;
-        run_case(
-            &panewise,
-            program,
-            &target.join("runs").join(case.name),
-            case,
-        )
-        .with_context(|| format!("e2e case {}", case.name))?;
+        let dir = target.join("runs").join(case.name);
+        run_case(&panewise, program, version, &dir, case)
+            .with_context(|| format!("e2e case {}", case.name))?;
+        if let Some(capture) = capture {
+            for (from, to) in [
+                ("capture.ndjson", format!("{}.ndjson", case.name)),
+                (
+                    "capture.ndjson.input.ndjson",
+                    format!("{}.input.ndjson", case.name),
+                ),
+            ] {
+                std::fs::copy(dir.join(from), capture.join(to))
+                    .with_context(|| format!("saving the capture of {}", case.name))?;
+            }
+        }
         eprintln!("e2e: {}: ok", case.name);
     }
     eprintln!("e2e: {} cases passed", cases.len());
@@ -213,8 +355,8 @@ pub fn run(root: &Path, filter: Option<&str>) -> Result<()> {
 }
 
 /// Installs `package` at its pinned version under `target/e2e/` (once) and returns the path of
-/// its `bin`.
-fn install(root: &Path, target: &Path, package: &str, bin: &str) -> Result<PathBuf> {
+/// its `bin` and the version.
+fn install(root: &Path, target: &Path, package: &str, bin: &str) -> Result<(PathBuf, String)> {
     let versions: Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("e2e/versions.json")).context("e2e/versions.json")?,
     )?;
@@ -240,7 +382,10 @@ fn install(root: &Path, target: &Path, package: &str, bin: &str) -> Result<PathB
             .context("cannot run npm (Node.js and npm are needed for the end-to-end run)")?;
         ensure!(status.success(), "npm install {package}@{version} failed");
     }
-    Ok(target.join("node_modules/.bin").join(bin))
+    Ok((
+        target.join("node_modules/.bin").join(bin),
+        version.to_owned(),
+    ))
 }
 
 /// A mock server for one case, stopped when dropped.
@@ -351,7 +496,7 @@ fn cli_env(cli: Cli, home: &Path, url: &str) -> Result<Vec<(String, String)>> {
         .collect())
 }
 
-fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &Case) -> Result<()> {
+fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &Case) -> Result<()> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
     }
@@ -360,8 +505,10 @@ fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &Case) -> Result<
     std::fs::create_dir_all(&home)?;
     std::fs::create_dir_all(&work)?;
     let mock = start_mock(panewise, case.scenario, dir)?;
+    let env = cli_env(case.cli, &home, &mock.url)?;
     let session = dir.join("session.jsonl");
-    let output = Command::new(panewise)
+    let mut command = Command::new(panewise);
+    command
         .arg("run")
         .args([
             "--provider",
@@ -375,11 +522,43 @@ fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &Case) -> Result<
         .arg(&work)
         .arg("--log")
         .arg(&session)
-        .args(case.prompts)
-        .envs(cli_env(case.cli, &home, &mock.url)?)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run panewise run")?;
+        .arg("--capture")
+        .arg(dir.join("capture.ndjson"))
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if case.drive == Drive::StdinLines {
+        command.stdin(Stdio::piped());
+    } else {
+        command.args(case.prompts).stdin(Stdio::null());
+    }
+    let mut child = command.spawn().context("cannot run panewise run")?;
+    match case.drive {
+        Drive::StdinLines => {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().context("no stdin")?;
+            for prompt in case.prompts {
+                writeln!(stdin, "{prompt}")?;
+            }
+            // Dropping stdin ends the input: the session ends when both turns have.
+        }
+        Drive::Interrupt => {
+            wait_for_line(
+                &session,
+                "\"tool_start\"",
+                std::time::Duration::from_secs(120),
+            )?;
+            let pid = i32::try_from(child.id())?;
+            let status = Command::new("kill")
+                .args(["-INT", &pid.to_string()])
+                .status()?;
+            ensure!(status.success(), "kill -INT {pid} failed");
+        }
+        Drive::Arguments | Drive::Resume => {}
+    }
+    let output = child
+        .wait_with_output()
+        .context("waiting for panewise run")?;
     let stderr = String::from_utf8_lossy(&output.stderr);
     ensure!(
         output.status.code() == Some(case.exit),
@@ -394,28 +573,172 @@ fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &Case) -> Result<
             "hello.txt written: {written}, expected {expected}"
         );
     }
+    check_header(&session, case.cli.provider(), version, &work)?;
+    check_capture(panewise, dir, case)?;
+    let state = replay(panewise, &session)?;
+    match case.drive {
+        Drive::Interrupt => {
+            ensure!(
+                state["turn_phase"]["kind"] == "done"
+                    && state["turn_phase"]["outcome"] != "completed",
+                "an interrupted turn ends interrupted: {}",
+                state["turn_phase"]
+            );
+            ensure!(
+                state["failure"].is_null(),
+                "an interrupted turn is no failure: {}",
+                state["failure"]
+            );
+        }
+        _ if case.exit == 0 => {
+            ensure!(
+                state["turns_completed"].as_u64() == u64::try_from(case.prompts.len()).ok(),
+                "turns completed: {}",
+                state["turns_completed"]
+            );
+            if case.drive != Drive::Resume {
+                check_totals(&state, &mock.log)?;
+            }
+        }
+        _ => ensure!(!state["failure"].is_null(), "no failure recorded"),
+    }
+    if case.drive == Drive::Resume {
+        resume(panewise, (case.cli, program), dir, &session, &env, &mock)?;
+    }
+    Ok(())
+}
+
+/// `panewise run --resume` of the recorded session: the CLI continues its own session (the mock
+/// sees the first turn's conversation again), and both runs' usage adds up to the mock's.
+fn resume(
+    panewise: &Path,
+    (cli, program): (Cli, &Path),
+    dir: &Path,
+    first: &Path,
+    env: &[(String, String)],
+    mock: &Mock,
+) -> Result<()> {
+    let requests_before = std::fs::read_to_string(&mock.log)?.lines().count();
+    let second = dir.join("resumed.jsonl");
+    let output = Command::new(panewise)
+        .arg("run")
+        .arg("--resume")
+        .arg(first)
+        .arg("--log")
+        .arg(&second)
+        .arg("--approval")
+        .arg("full-access")
+        .arg(cli.program_flag())
+        .arg(program)
+        .arg(RESUME_PROMPT)
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .stdin(Stdio::null())
+        .output()?;
+    ensure!(
+        output.status.success(),
+        "the resumed run exited {:?}: {}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&second)?
+            .lines()
+            .next()
+            .unwrap_or_default(),
+    )?;
+    ensure!(
+        header["header"]["resumed_from"] == first.display().to_string(),
+        "the resumed log names its origin: {}",
+        header["header"]
+    );
+    // The resumed call carries the first turn: the first prompt is in its body.
+    let log = std::fs::read_to_string(&mock.log)?;
+    let resumed_call = log
+        .lines()
+        .skip(requests_before)
+        .find(|line| line.contains("Now say done."))
+        .context("the resumed run made no model call")?;
+    ensure!(
+        resumed_call.contains("echo hello"),
+        "the resumed call does not carry the first turn"
+    );
+    let state = replay(panewise, &second)?;
+    ensure!(
+        state["turns_completed"] == 1,
+        "turns completed: {}",
+        state["turns_completed"]
+    );
+    Ok(())
+}
+
+fn replay(panewise: &Path, session: &Path) -> Result<Value> {
     // The log replays to the state the run recorded (its closing checkpoint).
     let replay = Command::new(panewise)
         .args(["replay", "--json"])
-        .arg(&session)
+        .arg(session)
         .output()?;
     ensure!(
         replay.status.success(),
         "replay failed: {}",
         String::from_utf8_lossy(&replay.stderr)
     );
-    let state: Value = serde_json::from_slice(&replay.stdout)?;
-    if case.exit == 0 {
-        ensure!(
-            state["turns_completed"].as_u64() == u64::try_from(case.prompts.len()).ok(),
-            "turns completed: {}",
-            state["turns_completed"]
-        );
-        check_totals(&state, &mock.log)?;
-    } else {
-        ensure!(!state["failure"].is_null(), "no failure recorded");
-    }
+    Ok(serde_json::from_slice(&replay.stdout)?)
+}
+
+/// The log's header names the provider, the CLI's pinned version, the working directory and
+/// panewise's version.
+fn check_header(session: &Path, provider: &str, version: &str, work: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(session)?;
+    let header: Value = serde_json::from_str(text.lines().next().unwrap_or_default())?;
+    let header = &header["header"];
+    ensure!(header["agent_id"] == provider, "header: {header}");
+    ensure!(
+        header["cli_version"]
+            .as_str()
+            .is_some_and(|found| found.contains(version)),
+        "the header's CLI version is not {version}: {header}"
+    );
+    let work = std::fs::canonicalize(work)?;
+    ensure!(
+        header["cwd"] == work.display().to_string(),
+        "header cwd: {header}"
+    );
+    ensure!(header["panewise_version"].is_string(), "header: {header}");
     Ok(())
+}
+
+/// `--capture` saved the raw stream, and it decodes as the provider's stream.
+fn check_capture(panewise: &Path, dir: &Path, case: &Case) -> Result<()> {
+    let capture = dir.join("capture.ndjson");
+    let bytes = std::fs::metadata(&capture)
+        .with_context(|| format!("no capture at {}", capture.display()))?
+        .len();
+    ensure!(bytes > 0, "the capture is empty");
+    let decoded = Command::new(panewise)
+        .args(["decode", "--provider", case.cli.provider()])
+        .arg(&capture)
+        .output()?;
+    ensure!(
+        decoded
+            .status
+            .code()
+            .is_some_and(|code| code != 2 && code != 3),
+        "decode of the capture failed: {}",
+        String::from_utf8_lossy(&decoded.stderr)
+    );
+    Ok(())
+}
+
+/// Waits until a line of `path` contains `needle`.
+fn wait_for_line(path: &Path, needle: &str, timeout: std::time::Duration) -> Result<()> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < timeout {
+        if std::fs::read_to_string(path).is_ok_and(|text| text.contains(needle)) {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    bail!("{} never held {needle} within {timeout:?}", path.display())
 }
 
 /// The session totals equal the sum of what the mock reported, call by call.

@@ -41,6 +41,10 @@ enum Task {
     E2e {
         /// Only the cases whose name contains this (`codex`, `gemini`, `claude-write`).
         filter: Option<String>,
+        /// Save each case's raw CLI stream (and its stdin) into this directory, named after the
+        /// case, as decoder fixtures.
+        #[arg(long, value_name = "DIR")]
+        capture: Option<std::path::PathBuf>,
     },
     /// Run the criterion benches.
     Bench {
@@ -87,7 +91,11 @@ fn main() -> Result<ExitCode> {
         Task::Fuzz(args) => return fuzz_cmd(args),
         Task::Ci => ci(),
         Task::Deps => xtask::purity::check(),
-        Task::E2e { filter } => e2e::run(&xtask::metadata::workspace_root(), filter.as_deref()),
+        Task::E2e { filter, capture } => e2e::run(
+            &xtask::metadata::workspace_root(),
+            filter.as_deref(),
+            capture.as_deref(),
+        ),
         Task::Bench { compare, bench } => bench_cmd(compare, bench.as_deref()),
     };
     done.map(|()| ExitCode::SUCCESS)

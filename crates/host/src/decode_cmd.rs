@@ -153,6 +153,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 agent_id: provider.as_str().to_owned(),
                 started_at_ms: panewise_providers::mapping::REPLAY_START_MS,
                 model: None,
+                ..LogHeader::default()
             };
             let log = SessionLogFile::create(path, &header)
                 .with_context(|| format!("cannot write {}", path.display()))?;

@@ -33,7 +33,15 @@ pub enum RunnerError {
     /// The agent could not be started.
     #[error(transparent)]
     Agent(#[from] AgentError),
-    /// Writing to the agent or the session log, or waiting for the agent, failed.
+    /// The session log could not be written: the session stopped and the agent with it.
+    #[error("cannot write the session log {}: {source}; the session was stopped and the agent interrupted", path.display())]
+    Log {
+        /// The log.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Writing to the agent, or waiting for it, failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }

@@ -16,8 +16,11 @@
 //! in, interrupt, kill, exit read as code or signal; the group dies with it).
 //! [`session_log::SessionLogFile`] writes a crash-safe session log while folding it. The
 //! subcommands of the binary (`run`, `sessions`, `replay`, `window`, `decode`, `mock-server`)
-//! live in the binary's own modules under `src/`. [`runner::run_session`] supervises one Claude
-//! Code session live: one loop over a closed input enum, one `match` over the reducer's commands.
+//! live in the binary's own modules under `src/`. [`runner::run_session`] supervises one agent
+//! CLI session live (Claude Code's persistent process, or Codex and Gemini CLI one process per
+//! turn): one loop over a closed input enum, one `match` over the reducer's commands, the
+//! person's lines as prompts or answers. [`cli_version`] reads a CLI's version for the log
+//! header.
 //!
 //! ## Where to start reading
 //! [`runner`], then [`agent`] and [`session_log`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
@@ -25,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod cli_version;
 pub mod clock;
 pub mod error;
 pub mod runner;

@@ -5,7 +5,7 @@ mod exit;
 mod input;
 mod mock_server_cmd;
 mod replay;
-mod run_cmd;
+mod run;
 mod sessions_cmd;
 mod summarize;
 mod window_cmd;
@@ -42,7 +42,7 @@ enum Command {
     /// Supervise an agent CLI live (Claude Code), answer its permission requests by the
     /// approval mode, and record the session.
     #[command(after_help = const_format_run_help())]
-    Run(run_cmd::Args),
+    Run(run::Args),
     /// List the recorded sessions (id, provider, started, turns, tokens, cost, final phase).
     #[command(after_help = exit::EXIT_CODES)]
     Sessions(sessions_cmd::Args),
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
         Command::Window(args) => window_cmd::run(args),
         Command::Decode(args) => decode_cmd::run(args),
         Command::MockServer(args) => mock_server_cmd::run(args),
-        Command::Run(args) => run_cmd::run(args),
+        Command::Run(args) => run::run(args),
         Command::Sessions(args) => sessions_cmd::run(args),
     };
     match result {
@@ -82,5 +82,5 @@ fn main() -> ExitCode {
 
 /// `run`'s own exit codes and approval modes, then the shared table.
 fn const_format_run_help() -> String {
-    format!("{}\n\n{}", run_cmd::RUN_EXIT_CODES, exit::EXIT_CODES)
+    format!("{}\n\n{}", run::RUN_EXIT_CODES, exit::EXIT_CODES)
 }

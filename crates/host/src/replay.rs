@@ -27,7 +27,7 @@ pub struct Args {
 
 /// Runs `panewise replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let log_path = resolve_session(&args.log);
+    let log_path = panewise_host::session_log::resolve_session(&args.log);
     let name = log_path.display().to_string();
     let input = crate::input::open(&log_path).with_context(|| format!("cannot read {name}"))?;
     let folded = match fold_stream(BufReader::new(input), &name)? {
@@ -73,19 +73,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A path as given, or the log of the recorded session with that id when no such file exists.
-fn resolve_session(given: &std::path::Path) -> PathBuf {
-    if given.as_os_str() == "-" || given.exists() {
-        return given.to_path_buf();
-    }
-    let by_id = panewise_host::session_log::sessions_dir()
-        .map(|dir| dir.join(given).with_extension("jsonl"));
-    match by_id {
-        Some(path) if path.exists() => path,
-        _ => given.to_path_buf(),
-    }
 }
 
 /// What folding a log as it was read gave.
@@ -172,6 +159,8 @@ fn fold_stream(
                 }
             }
             LogLine::Warning(warning) => folded.warnings.push(warning),
+            // Notes say how to continue the session (`run --resume`); they fold nothing.
+            LogLine::Note(_) => {}
         }
     }
     folded.state = state;

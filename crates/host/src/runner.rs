@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use panewise_pane_state::cmd::DeadlineKind;
-use panewise_pane_state::log::LogHeader;
+use panewise_pane_state::log::{LogHeader, LogNote};
 use panewise_pane_state::{Cmd, Msg, State, TurnId, WATCHDOG_TICK_MS};
 use panewise_providers::claude_control::{
     initialize_line, interrupt_line, permission_line, user_line, ClaudeLaunch, PermissionAnswer,
@@ -25,6 +25,7 @@ use panewise_providers::oneshot::{Access, OneShotCli, OneShotLaunch};
 use panewise_providers::{Decoder, Mapper, ModelTable, Provider, ProviderEvent};
 use serde_json::Value;
 use tokio::time::{sleep_until, Duration, Instant};
+use tracing::Instrument;
 
 use crate::agent::{AgentCommand, AgentExit, AgentProcess};
 use crate::clock::now_ms;
@@ -120,12 +121,36 @@ pub struct SessionConfig {
     pub cwd: PathBuf,
     /// Extra environment for the agent (a base URL, an API key variable).
     pub env: Vec<(String, String)>,
-    /// The prompts, in order.
+    /// The prompts given at the start, in order.
     pub prompts: Vec<String>,
     /// How permission requests are answered.
     pub approval: ApprovalMode,
     /// Where the session log goes.
     pub log: PathBuf,
+    /// The agent CLI's own session id to continue (`run --resume`).
+    pub resume: Option<String>,
+    /// The recorded session this one continues, for the log header.
+    pub resumed_from: Option<String>,
+    /// The CLI's version, for the log header.
+    pub cli_version: Option<String>,
+    /// Where to save the agent's raw stdout (and, beside it, what was written to its stdin),
+    /// as a decoder fixture.
+    pub capture: Option<PathBuf>,
+}
+
+/// What the person types while the session runs, line by line ([`UserLines`]).
+pub type UserLines = tokio::sync::mpsc::UnboundedReceiver<String>;
+
+/// How the person takes part: whether their lines are prompts, and where the lines come from.
+#[derive(Debug, Default)]
+pub struct UserInput {
+    /// The person's lines (a terminal, a pipe); `None` when there is no one to ask.
+    pub lines: Option<UserLines>,
+    /// Lines are prompts too (the interactive session): the session lasts until the input
+    /// ends. Otherwise lines only answer questions, and the session ends with its prompts.
+    pub prompts: bool,
+    /// The person can be asked (a terminal): `ask` waits for their answer. Otherwise it denies.
+    pub ask: bool,
 }
 
 /// What the view is told as the session runs.
@@ -134,8 +159,8 @@ pub trait View {
     fn agent_event(&mut self, event: &ProviderEvent);
     /// The pane state after an input was folded.
     fn state(&mut self, state: &State);
-    /// Ask the person to allow `tool` with `arg`; `None` when there is no one to ask.
-    fn ask(&mut self, tool: &str, arg: &str) -> Option<bool>;
+    /// Ask the person to allow `tool` with `arg`; the answer is their next line.
+    fn ask(&mut self, tool: &str, arg: &str);
     /// A notice for the person (a denial, a kill).
     fn notice(&mut self, text: &str);
 }
@@ -157,6 +182,10 @@ enum Input {
     Tick,
     /// The person pressed Ctrl-C.
     Interrupt,
+    /// The person typed a line: an answer to the question asked, or a prompt.
+    UserLine(String),
+    /// The person's input ended.
+    UserClosed,
 }
 
 /// How the session ended.
@@ -170,17 +199,52 @@ pub struct SessionOutcome {
     pub stderr_tail: String,
 }
 
-/// Runs one session to its end: every prompt sent, the (last) agent process exited.
+/// The header of a session's log: what ran, where, with which versions.
+pub fn log_header(config: &SessionConfig) -> LogHeader {
+    LogHeader {
+        agent_id: config.channel.provider().as_str().to_owned(),
+        started_at_ms: now_ms(),
+        model: config.channel.model(),
+        cwd: Some(config.cwd.display().to_string()),
+        cli_version: config.cli_version.clone(),
+        panewise_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        resumed_from: config.resumed_from.clone(),
+    }
+}
+
+/// Runs one session to its end, its log at `config.log`. See [`run_session_on`].
 pub async fn run_session(
     config: SessionConfig,
+    user: UserInput,
+    view: &mut dyn View,
+) -> Result<SessionOutcome, RunnerError> {
+    let log = SessionLogFile::create(&config.log, &log_header(&config)).map_err(|source| {
+        RunnerError::Log {
+            path: config.log.clone(),
+            source,
+        }
+    })?;
+    run_session_on(config, log, user, view).await
+}
+
+/// Runs one session to its end, recording into `log`: every prompt sent and answered, the
+/// person's input ended (when their lines are prompts), the (last) agent process exited.
+///
+/// A log that cannot be written stops the session: the agent is interrupted and then, as the
+/// process is dropped, its process group killed, and the error names the log.
+pub async fn run_session_on(
+    config: SessionConfig,
+    mut log: SessionLogFile,
+    user: UserInput,
     view: &mut dyn View,
 ) -> Result<SessionOutcome, RunnerError> {
     let provider = config.channel.provider();
     let model = config.channel.model();
-    let header = LogHeader {
-        agent_id: provider.as_str().to_owned(),
-        started_at_ms: now_ms(),
-        model: model.clone(),
+    let session =
+        tracing::info_span!("session", provider = provider.as_str(), log = %config.log.display());
+    let capture = match &config.capture {
+        Some(path) => Some(Capture::create(path).map_err(RunnerError::Io)?),
+        None => None,
     };
     let mut runner = Runner {
         agent: None,
@@ -195,7 +259,8 @@ pub async fn run_session(
         channel: config.channel.clone(),
         decoder: Decoder::new(provider),
         mapper: Mapper::new(provider, ModelTable::built_in()).with_model(model),
-        resume_id: None,
+        resume_id: config.resume.clone(),
+        resume_id_noted: false,
         prompt_after_exit: None,
         last_exit: None,
         stderr_tail: String::new(),
@@ -204,62 +269,31 @@ pub async fn run_session(
         approval: config.approval,
         cwd: config.cwd.clone(),
         next_request: 0,
+        user_lines: user.lines,
+        lines_are_prompts: user.prompts,
+        can_ask: user.ask,
+        asking: None,
+        capture,
+        log_path: config.log.clone(),
+        session: session.clone(),
+        turn_span: tracing::Span::none(),
+        turn_seen: None,
     };
-    if let Channel::Claude(launch) = &config.channel {
-        // The persistent process starts before the first prompt, the control session first.
-        let mut command = runner.base.clone();
-        command.args = launch.args();
-        runner.agent = Some(AgentProcess::spawn(&command)?);
-        let initialize = initialize_line(&runner.request_id());
-        runner.write_line(&initialize).await?;
-    }
-    let mut log = SessionLogFile::create(&config.log, &header)?;
-    let mut batch = runner.mapper.prologue(now_ms());
-    for prompt in &config.prompts {
-        batch.push(Msg::PromptSubmitted {
-            text: prompt.clone(),
-        });
-    }
-    runner.fold(&mut log, batch, view).await?;
-    let mut tick = tokio::time::interval(Duration::from_millis(WATCHDOG_TICK_MS));
-    tick.tick().await;
-    loop {
-        let next_deadline = runner.next_deadline();
-        let Some(agent) = runner.agent.as_mut() else {
-            // No process runs and none is due: every prompt was sent and answered.
-            break;
-        };
-        let input = tokio::select! {
-            output = agent.next_output() => match output {
-                Some(bytes) => Input::Output(bytes),
-                None => Input::OutputClosed,
-            },
-            _ = sleep_until(next_deadline.map_or_else(far_future, |(at, ..)| at)), if next_deadline.is_some() => {
-                match next_deadline {
-                    Some((_, turn, kind, deadline_ms)) => Input::Deadline { turn, kind, deadline_ms },
-                    None => continue,
-                }
-            }
-            _ = tick.tick() => Input::Tick,
-            _ = tokio::signal::ctrl_c() => Input::Interrupt,
-        };
-        let closed = matches!(input, Input::OutputClosed);
-        let msgs = runner.messages_for(input, view);
-        runner.fold(&mut log, msgs, view).await?;
-        if closed {
-            // The last output is folded; now the exit, then the next turn's process if one
-            // waits for this one to end.
-            runner.reap(&mut log, view).await?;
-            continue;
-        }
-        if runner.all_prompts_answered(&log) {
-            if let Some(agent) = runner.agent.as_mut() {
-                // Nothing left to send: closing stdin lets the CLI finish and exit.
-                agent.close_stdin();
+    let result = runner
+        .run(&mut log, config.prompts, view)
+        .instrument(session)
+        .await;
+    if let Err(error) = &result {
+        if matches!(error, RunnerError::Log { .. }) {
+            // Nothing more can be recorded: stop the agent rather than let it work unseen.
+            if let Some(agent) = &runner.agent {
+                let _ignored = agent.interrupt();
             }
         }
     }
-    log.checkpoint()?;
+    result?;
+    log.checkpoint()
+        .map_err(|source| runner.log_error(source))?;
     Ok(SessionOutcome {
         state: log.state().clone(),
         exit: runner.last_exit,
@@ -269,6 +303,75 @@ pub async fn run_session(
 
 fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(86_400)
+}
+
+async fn next_output(agent: Option<&mut AgentProcess>) -> Option<Vec<u8>> {
+    match agent {
+        Some(agent) => agent.next_output().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn next_line(lines: Option<&mut UserLines>) -> Option<String> {
+    match lines {
+        Some(lines) => lines.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A command's name, for its tracing span.
+fn cmd_name(cmd: &Cmd) -> &'static str {
+    match cmd {
+        Cmd::SendPrompt { .. } => "send_prompt",
+        Cmd::InterruptAgent { .. } => "interrupt_agent",
+        Cmd::KillAgent { .. } => "kill_agent",
+        Cmd::ResolveApproval { .. } => "resolve_approval",
+        Cmd::ScheduleDeadline { .. } => "schedule_deadline",
+        Cmd::CancelDeadline { .. } => "cancel_deadline",
+        Cmd::CancelScope { .. } => "cancel_scope",
+        Cmd::Emit(_) => "emit",
+        _ => "other",
+    }
+}
+
+/// The agent's raw stdout, and what was written to its stdin, saved as a decoder fixture:
+/// `FILE` and `FILE.input.ndjson`. A capture that cannot be written is reported once and given
+/// up; it never stops the session.
+struct Capture {
+    output: Option<std::fs::File>,
+    input: Option<std::fs::File>,
+}
+
+impl Capture {
+    fn create(path: &std::path::Path) -> std::io::Result<Self> {
+        let mut input_path = path.as_os_str().to_owned();
+        input_path.push(".input.ndjson");
+        Ok(Capture {
+            output: Some(std::fs::File::create(path)?),
+            input: Some(std::fs::File::create(PathBuf::from(input_path))?),
+        })
+    }
+
+    fn output(&mut self, bytes: &[u8]) {
+        Self::append(&mut self.output, bytes);
+    }
+
+    fn input(&mut self, line: &str) {
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        Self::append(&mut self.input, &bytes);
+    }
+
+    fn append(file: &mut Option<std::fs::File>, bytes: &[u8]) {
+        use std::io::Write;
+        if let Some(handle) = file.as_mut() {
+            if let Err(error) = handle.write_all(bytes) {
+                tracing::warn!(%error, "the capture cannot be written; capturing stops");
+                *file = None;
+            }
+        }
+    }
 }
 
 struct Runner {
@@ -293,10 +396,123 @@ struct Runner {
     approval: ApprovalMode,
     cwd: PathBuf,
     next_request: u64,
+    /// Whether the agent's session id is in the log yet (a note line, for `run --resume`).
+    resume_id_noted: bool,
+    /// The person's lines, while their input is open.
+    user_lines: Option<UserLines>,
+    /// The person's lines are prompts (the interactive session).
+    lines_are_prompts: bool,
+    /// The person can be asked to approve.
+    can_ask: bool,
+    /// The approval request the person was asked about, whose answer is their next line.
+    asking: Option<String>,
+    capture: Option<Capture>,
+    log_path: PathBuf,
+    session: tracing::Span,
+    /// The span of the turn running now, and which turn it is.
+    turn_span: tracing::Span,
+    turn_seen: Option<TurnId>,
 }
 
 impl Runner {
+    /// The loop: start the agent, submit the first prompts, then fold inputs until the session
+    /// is over.
+    async fn run(
+        &mut self,
+        log: &mut SessionLogFile,
+        prompts: Vec<String>,
+        view: &mut dyn View,
+    ) -> Result<(), RunnerError> {
+        if let Channel::Claude(launch) = &self.channel {
+            // The persistent process starts before the first prompt, the control session first.
+            let mut launch = launch.clone();
+            if launch.resume.is_none() {
+                launch.resume.clone_from(&self.resume_id);
+            }
+            let mut command = self.base.clone();
+            command.args = launch.args();
+            self.spawn(&command)?;
+            let initialize = initialize_line(&self.request_id());
+            self.write_line(&initialize).await?;
+        }
+        let mut batch = self.mapper.prologue(now_ms());
+        batch.extend(
+            prompts
+                .into_iter()
+                .map(|text| Msg::PromptSubmitted { text }),
+        );
+        self.fold(log, batch, view).await?;
+        let mut tick = tokio::time::interval(Duration::from_millis(WATCHDOG_TICK_MS));
+        tick.tick().await;
+        loop {
+            if self.session_is_over(log) {
+                break;
+            }
+            let next_deadline = self.next_deadline();
+            let input = tokio::select! {
+                output = next_output(self.agent.as_mut()), if self.agent.is_some() => match output {
+                    Some(bytes) => Input::Output(bytes),
+                    None => Input::OutputClosed,
+                },
+                line = next_line(self.user_lines.as_mut()), if self.user_lines.is_some() => match line {
+                    Some(line) => Input::UserLine(line),
+                    None => Input::UserClosed,
+                },
+                _ = sleep_until(next_deadline.map_or_else(far_future, |(at, ..)| at)), if next_deadline.is_some() => {
+                    match next_deadline {
+                        Some((_, turn, kind, deadline_ms)) => Input::Deadline { turn, kind, deadline_ms },
+                        None => continue,
+                    }
+                }
+                _ = tick.tick() => Input::Tick,
+                _ = tokio::signal::ctrl_c() => Input::Interrupt,
+            };
+            let closed = matches!(input, Input::OutputClosed);
+            let msgs = self.messages_for(input, log.state(), view);
+            self.fold(log, msgs, view).await?;
+            if closed {
+                // The last output is folded; now the exit, then the next turn's process if one
+                // waits for this one to end.
+                self.reap(log, view).await?;
+                continue;
+            }
+            if self.nothing_left_to_send(log) {
+                if let Some(agent) = self.agent.as_mut() {
+                    // Nothing left to send: closing stdin lets the CLI finish and exit.
+                    agent.close_stdin();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Over when no process runs, no prompt waits to be sent, and the person can send none.
+    fn session_is_over(&self, log: &SessionLogFile) -> bool {
+        self.agent.is_none()
+            && self.prompt_after_exit.is_none()
+            && !(self.lines_are_prompts && self.user_lines.is_some())
+            && !log.state().turn_phase.is_working()
+            && log.state().queued_prompts.is_empty()
+    }
+
+    fn spawn(&mut self, command: &AgentCommand) -> Result<(), RunnerError> {
+        let agent = AgentProcess::spawn(command)?;
+        tracing::info!(parent: &self.session, program = %command.program, args = ?command.args, "agent process started");
+        self.agent = Some(agent);
+        Ok(())
+    }
+
+    fn log_error(&self, source: std::io::Error) -> RunnerError {
+        RunnerError::Log {
+            path: self.log_path.clone(),
+            source,
+        }
+    }
+
     async fn write_line(&mut self, line: &str) -> std::io::Result<()> {
+        if let Some(capture) = self.capture.as_mut() {
+            capture.input(line);
+        }
         match self.agent.as_mut() {
             Some(agent) => agent.write_line(line).await,
             None => Err(std::io::Error::new(
@@ -317,6 +533,7 @@ impl Runner {
             return Ok(());
         };
         let exit = agent.wait().await?;
+        tracing::info!(parent: &self.session, code = ?exit.code, signal = ?exit.signal, "agent process exited");
         self.stderr_tail = agent.stderr_tail();
         self.last_exit = Some(exit);
         drop(agent);
@@ -335,7 +552,10 @@ impl Runner {
     /// process (after the previous one exited).
     async fn send_prompt(&mut self, text: String) -> Result<(), RunnerError> {
         match &self.channel {
-            Channel::Claude(_) => self.write_line(&user_line(&text)).await?,
+            Channel::Claude(_) => {
+                let line = user_line(&text);
+                self.write_line(&line).await?;
+            }
             Channel::OneShot(_) if self.agent.is_some() => self.prompt_after_exit = Some(text),
             Channel::OneShot(_) => self.start_turn_process(&text)?,
         }
@@ -352,8 +572,7 @@ impl Runner {
         // One decoder reads every process's output as one stream (`finish` at each end): a
         // resumed Codex run reports the thread's running total, which the decoder turns back
         // into the run's own figures only if it saw the previous run's total.
-        self.agent = Some(AgentProcess::spawn(&command)?);
-        Ok(())
+        self.spawn(&command)
     }
 
     fn request_id(&mut self) -> String {
@@ -369,11 +588,14 @@ impl Runner {
     }
 
     /// The reducer messages for one input.
-    fn messages_for(&mut self, input: Input, view: &mut dyn View) -> Vec<Msg> {
+    fn messages_for(&mut self, input: Input, state: &State, view: &mut dyn View) -> Vec<Msg> {
         let now = now_ms();
         let mut msgs = Vec::new();
         match input {
             Input::Output(bytes) => {
+                if let Some(capture) = self.capture.as_mut() {
+                    capture.output(&bytes);
+                }
                 let mut decoded = Vec::new();
                 self.decoder.feed(&bytes, &mut decoded);
                 self.map_decoded(decoded, now, &mut msgs, view);
@@ -392,9 +614,46 @@ impl Runner {
                 msgs.push(kind.elapsed(turn, deadline_ms));
             }
             Input::Tick => msgs.push(Msg::StreamWatchdogTick),
+            Input::Interrupt if !state.turn_phase.is_working() && self.lines_are_prompts => {
+                // Between turns there is nothing to stop: Ctrl-C ends the session, as the end
+                // of input does.
+                view.notice("Ctrl-C between turns: ending the session");
+                self.user_lines = None;
+                msgs.extend(self.answer_asked(false));
+            }
             Input::Interrupt => msgs.push(Msg::RequestStop { at: now }),
+            Input::UserLine(line) => match self.asking.is_some() {
+                true => {
+                    let approved = matches!(line.trim(), "y" | "Y" | "yes" | "Yes");
+                    if !approved {
+                        view.notice(&format!("denied (you answered {:?})", line.trim()));
+                    }
+                    msgs.extend(self.answer_asked(approved));
+                }
+                false if self.lines_are_prompts => {
+                    if !line.trim().is_empty() {
+                        msgs.push(Msg::PromptSubmitted { text: line });
+                    }
+                }
+                false => {
+                    view.notice("no question is waiting for an answer; that line was not sent")
+                }
+            },
+            Input::UserClosed => {
+                self.user_lines = None;
+                if self.asking.is_some() {
+                    view.notice("your input ended before you answered: denied");
+                }
+                msgs.extend(self.answer_asked(false));
+            }
         }
         msgs
+    }
+
+    /// The answer to the question the person was asked, if one was.
+    fn answer_asked(&mut self, approved: bool) -> Option<Msg> {
+        self.asking.take()?;
+        Some(Msg::ApprovalAnswered { approved })
     }
 
     fn map_decoded(
@@ -413,6 +672,7 @@ impl Runner {
             {
                 self.resume_id.get_or_insert_with(|| id.clone());
             }
+            tracing::debug!(parent: &self.turn_span, event = event.kind_name(), "agent event");
             if let ProviderEvent::ApprovalRequested {
                 request_id,
                 tool,
@@ -439,19 +699,55 @@ impl Runner {
         view: &mut dyn View,
     ) -> Result<(), RunnerError> {
         let mut queue: std::collections::VecDeque<Msg> = msgs.into();
+        if !self.resume_id_noted {
+            if let Some(id) = self.resume_id.clone() {
+                // Before anything else is recorded: `run --resume` continues by this id.
+                let note = LogNote {
+                    agent_session_id: Some(id),
+                };
+                log.note(&note).map_err(|source| self.log_error(source))?;
+                self.resume_id_noted = true;
+            }
+        }
         while let Some(msg) = queue.pop_front() {
-            let cmds = log.record(now_ms(), msg)?;
+            let cmds = log
+                .record(now_ms(), msg)
+                .map_err(|source| self.log_error(source))?;
+            self.follow_turn(log.state());
             for cmd in cmds {
-                if let Some(follow_up) = self.execute(cmd, view).await? {
+                let span =
+                    tracing::debug_span!(parent: &self.turn_span, "effect", cmd = cmd_name(&cmd));
+                if let Some(follow_up) = self.execute(cmd, view).instrument(span).await? {
                     queue.push_back(follow_up);
                 }
             }
             view.state(log.state());
+            if let Some(asked) = &self.asking {
+                if log.state().pending_approvals.front().map(|front| &front.id) != Some(asked) {
+                    // Withdrawn or cleared by an interrupt: the person's next line is no answer.
+                    self.asking = None;
+                    view.notice("the agent no longer waits for that answer");
+                }
+            }
             if let Some(answer) = self.answer_front_approval(log.state(), view) {
                 queue.push_back(answer);
             }
         }
         Ok(())
+    }
+
+    /// Opens a turn's span when the reducer starts a turn.
+    fn follow_turn(&mut self, state: &State) {
+        if state.current_turn != self.turn_seen {
+            self.turn_seen = state.current_turn;
+            self.turn_span = match state.current_turn {
+                Some(turn) => {
+                    tracing::info_span!(parent: &self.session, "turn", turn = turn.0)
+                }
+                None => tracing::Span::none(),
+            };
+            tracing::info!(parent: &self.turn_span, "turn started");
+        }
     }
 
     /// The one `match` over `Cmd`: each arm delegates.
@@ -488,7 +784,8 @@ impl Runner {
                         ),
                     },
                 };
-                self.write_line(&permission_line(&id, &answer)).await?;
+                let line = permission_line(&id, &answer);
+                self.write_line(&line).await?;
             }
             Cmd::ScheduleDeadline {
                 turn,
@@ -518,9 +815,13 @@ impl Runner {
         Ok(None)
     }
 
-    /// The approval mode answers the front pending approval for the person.
+    /// The approval mode answers the front pending approval for the person, or asks them and
+    /// waits for their next line.
     fn answer_front_approval(&mut self, state: &State, view: &mut dyn View) -> Option<Msg> {
         let front = state.pending_approvals.front()?;
+        if self.asking.is_some() {
+            return None;
+        }
         let (tool, arg, input) = self.approvals.get(&front.id)?.clone();
         let arg = arg.unwrap_or_default();
         let inside_cwd = input
@@ -531,16 +832,18 @@ impl Runner {
             ApprovalMode::ReadOnly => false,
             ApprovalMode::FullAccess => true,
             ApprovalMode::Auto if FILE_EDIT_TOOLS.contains(&tool.as_str()) && inside_cwd => true,
-            ApprovalMode::Auto | ApprovalMode::Ask => match view.ask(&tool, &arg) {
-                Some(answer) => answer,
-                None => {
-                    view.notice(&format!(
-                        "denied {tool} {arg}: --approval {} asks, and there is no terminal to ask on",
-                        self.approval.name()
-                    ));
-                    false
-                }
-            },
+            ApprovalMode::Auto | ApprovalMode::Ask if self.can_ask && self.user_lines.is_some() => {
+                view.ask(&tool, &arg);
+                self.asking = Some(front.id.clone());
+                return None;
+            }
+            ApprovalMode::Auto | ApprovalMode::Ask => {
+                view.notice(&format!(
+                    "denied {tool} {arg}: --approval {} asks, and there is no terminal to ask on",
+                    self.approval.name()
+                ));
+                false
+            }
         };
         if !approved {
             view.notice(&format!(
@@ -551,10 +854,12 @@ impl Runner {
         Some(Msg::ApprovalAnswered { approved })
     }
 
-    /// Every prompt was sent and its turn has ended: nothing is queued or working.
-    fn all_prompts_answered(&self, log: &SessionLogFile) -> bool {
+    /// Every prompt was sent and its turn has ended, nothing is queued or working, and the
+    /// person can send no more.
+    fn nothing_left_to_send(&self, log: &SessionLogFile) -> bool {
         let state = log.state();
-        state.queued_prompts.is_empty()
+        !(self.lines_are_prompts && self.user_lines.is_some())
+            && state.queued_prompts.is_empty()
             && matches!(
                 state.turn_phase,
                 panewise_pane_state::TurnPhase::Done { .. }

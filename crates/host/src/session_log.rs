@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use panewise_pane_state::log::{LogHeader, Recorder};
+use panewise_pane_state::log::{LogHeader, LogNote, Recorder};
 use panewise_pane_state::{Cmd, Msg, State};
 
 /// Where recorded sessions live: `$XDG_DATA_HOME/panewise/sessions`, else
@@ -20,21 +20,54 @@ pub fn sessions_dir() -> Option<PathBuf> {
         .map(|data| data.join("panewise/sessions"))
 }
 
+/// A path as given, or the log of the recorded session with that id (`<sessions dir>/<id>.jsonl`)
+/// when no such file exists.
+pub fn resolve_session(given: &Path) -> PathBuf {
+    if given.as_os_str() == "-" || given.exists() {
+        return given.to_path_buf();
+    }
+    let by_id = sessions_dir().map(|dir| dir.join(given).with_extension("jsonl"));
+    match by_id {
+        Some(path) if path.exists() => path,
+        _ => given.to_path_buf(),
+    }
+}
+
 /// A session log file being written, with the state folded from what it holds.
-#[derive(Debug)]
 pub struct SessionLogFile {
-    file: File,
+    file: Box<dyn Write + Send>,
     recorder: Recorder,
+}
+
+impl std::fmt::Debug for SessionLogFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionLogFile")
+            .field("recorder", &self.recorder)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SessionLogFile {
     /// Creates (or truncates) `path` and writes `header` as its first line.
     pub fn create(path: &Path, header: &LogHeader) -> std::io::Result<Self> {
-        let file = File::create(path)?;
+        Self::with_writer(Box::new(File::create(path)?), header)
+    }
+
+    /// Writes the log to `writer` (a file, or a test's failing disk), `header` first.
+    pub fn with_writer(writer: Box<dyn Write + Send>, header: &LogHeader) -> std::io::Result<Self> {
         let recorder = Recorder::new(header).map_err(std::io::Error::other)?;
-        let mut log = SessionLogFile { file, recorder };
+        let mut log = SessionLogFile {
+            file: writer,
+            recorder,
+        };
         log.write_pending()?;
         Ok(log)
+    }
+
+    /// Appends a note about the session (the agent's own session id); the fold is unchanged.
+    pub fn note(&mut self, note: &LogNote) -> std::io::Result<()> {
+        self.recorder.note(note).map_err(std::io::Error::other)?;
+        self.write_pending()
     }
 
     /// Appends `msg`, stamped `ts`, and folds it; returns the commands the reducer asked for.
@@ -85,6 +118,7 @@ mod tests {
             agent_id: "a".into(),
             started_at_ms: 5,
             model: None,
+            ..LogHeader::default()
         };
         let mut log = SessionLogFile::create(&path, &header).ok();
         let messages = [

@@ -50,11 +50,14 @@ pub enum Scenario {
     StreamCut,
     /// Like `tool-then-answer`, but the tool call reports 190,000 input tokens.
     HugeInput,
+    /// A shell call of `timeout 30 tail -f /dev/null`, then a text answer: a turn that runs long enough to be
+    /// interrupted while its tool runs.
+    SlowTool,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 11] = [
+    pub const ALL: [Scenario; 12] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -66,6 +69,7 @@ impl Scenario {
         Scenario::MidStreamError,
         Scenario::StreamCut,
         Scenario::HugeInput,
+        Scenario::SlowTool,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -82,6 +86,7 @@ impl Scenario {
             Scenario::MidStreamError => "mid-stream-error",
             Scenario::StreamCut => "stream-cut",
             Scenario::HugeInput => "huge-input",
+            Scenario::SlowTool => "slow-tool",
         }
     }
 

@@ -126,6 +126,9 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
         Scenario::FileWrite if rounds == 0 => {
             write_call(&facts.tools, facts.cwd.as_deref()).map(|c| vec![c])
         }
+        Scenario::SlowTool if rounds == 0 => {
+            shell("timeout 30 tail -f /dev/null", "Wait half a minute").map(|c| vec![c])
+        }
         Scenario::FailingTool if rounds == 0 => {
             shell("echo failing >&2; exit 3", "Run a failing command").map(|c| vec![c])
         }
@@ -168,6 +171,7 @@ fn final_text(scenario: Scenario) -> &'static str {
         Scenario::ParallelCalls => "The commands printed `one` and `two`. Done.",
         Scenario::FileWrite => "I wrote hello.txt. Done.",
         Scenario::FailingTool => "The command failed with exit status 3.",
+        Scenario::SlowTool => "The wait is over. Done.",
         Scenario::HugeInput => {
             "<summary>PANEWISE-MOCK-SUMMARY: the user asked to run `echo hello`; it printed hello.</summary>"
         }

@@ -6,7 +6,7 @@
 //! {"v":2,"checkpoint":{"after":1,"state":{"now_ms":1700000000000,…}}}
 //! ```
 //!
-//! Three kinds of line:
+//! Four kinds of line:
 //! - a **header** (optional, first line only): what the fold starts from;
 //! - a **message**: `ts` is exactly the `now_ms` the reducer saw, so folding the entries
 //!   recomputes the state;
@@ -16,7 +16,9 @@
 //!   ([`SessionLog::fold_checked`]), so a log can prove that the build reading it folds the same
 //!   state as the build that wrote it, not merely the same state twice. A checkpoint whose
 //!   state this build cannot decode (a state shape from another version) is skipped with a
-//!   warning: checkpoints check a fold, they are never needed to do one.
+//!   warning: checkpoints check a fold, they are never needed to do one;
+//! - a **note** (optional, anywhere after the header): a fact learned as the session ran that
+//!   is not a reducer input, such as the agent's own session id ([`LogNote`]); folds skip it.
 //!
 //! [`Recorder`] writes a log the way a host does: it folds each message live and appends its
 //! line, and appends a checkpoint when asked (typically at the end of a session).
@@ -40,8 +42,11 @@ use crate::state::State;
 ///   tick no longer carries its own `now_ms` (the line's `ts` is the one clock).
 pub const LOG_SCHEMA_VERSION: u64 = 2;
 
-/// The optional first line of a log: what the fold starts from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The optional first line of a log: what the fold starts from, and what the session ran.
+///
+/// Only `agent_id` is required; every other field is absent from older logs and optional in
+/// newer ones, so adding one never needs a schema version.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LogHeader {
     /// The agent the pane shows.
     pub agent_id: String,
@@ -51,6 +56,28 @@ pub struct LogHeader {
     /// The model configured at the start, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The agent's working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The supervised CLI's version, as it reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_version: Option<String>,
+    /// The version of panewise that wrote the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub panewise_version: Option<String>,
+    /// The recorded session this one continues, by its log's path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<String>,
+}
+
+/// A fact about the session learned while it runs that is not a reducer input: a note line
+/// (`{"v":2,"note":{…}}`). Folds skip notes; tools that continue a session read them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LogNote {
+    /// The agent CLI's own id of the session (Claude Code's `session_id`, Codex's thread id,
+    /// Gemini CLI's session id), which resumes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_session_id: Option<String>,
 }
 
 /// One recorded message with the time the reducer saw it.
@@ -137,6 +164,8 @@ pub struct SessionLog {
     pub checkpoints: Vec<RecordedCheckpoint>,
     /// What was skipped.
     pub warnings: Vec<LogWarning>,
+    /// The note lines, in order.
+    pub notes: Vec<LogNote>,
 }
 
 impl SessionLog {
@@ -236,6 +265,14 @@ impl Recorder {
         Ok(commands)
     }
 
+    /// Appends a note line; the fold is unchanged.
+    pub fn note(&mut self, note: &LogNote) -> Result<(), serde_json::Error> {
+        let line = encode_note(note)?;
+        self.bytes.extend_from_slice(line.as_bytes());
+        self.bytes.push(b'\n');
+        Ok(())
+    }
+
     /// Appends a checkpoint of the current state.
     pub fn checkpoint(&mut self) -> Result<(), serde_json::Error> {
         let line = encode_checkpoint(self.messages, &self.state)?;
@@ -292,6 +329,11 @@ pub fn encode_entry(entry: &LogEntry) -> Result<String, serde_json::Error> {
 /// Encodes a header line (without the newline).
 pub fn encode_header(header: &LogHeader) -> Result<String, serde_json::Error> {
     serde_json::to_string(&serde_json::json!({"v": LOG_SCHEMA_VERSION, "header": header}))
+}
+
+/// Encodes a note line (without the newline).
+pub fn encode_note(note: &LogNote) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&serde_json::json!({"v": LOG_SCHEMA_VERSION, "note": note}))
 }
 
 /// Encodes a checkpoint line (without the newline): `state` as folded after the first `after`
@@ -371,6 +413,7 @@ pub fn parse_log_bytes(bytes: &[u8]) -> Result<SessionLog, LogError> {
             LogLine::Entry(entry) => log.entries.push(entry),
             LogLine::Checkpoint(checkpoint) => log.checkpoints.push(checkpoint),
             LogLine::Warning(warning) => log.warnings.push(warning),
+            LogLine::Note(note) => log.notes.push(note),
         }
     }
     Ok(log)
@@ -389,6 +432,8 @@ pub enum LogLine {
     Checkpoint(RecordedCheckpoint),
     /// Something skipped.
     Warning(LogWarning),
+    /// A note about the session ([`LogNote`]).
+    Note(LogNote),
 }
 
 /// Reads a log one line at a time, so a log can be folded as it is read (or as it is written,
@@ -451,6 +496,14 @@ impl LogReader {
                 ));
             }
             return self.parse_checkpoint(line, checkpoint);
+        }
+        if let Some(note) = value.get_mut("note").map(Value::take) {
+            if value.get("msg").is_some() || value.get("header").is_some() {
+                return Err(malformed("a note line holds nothing but the note".into()));
+            }
+            let note = serde_json::from_value(note)
+                .map_err(|e| malformed(format!("bad note: {}", json_reason(&e))))?;
+            return Ok(LogLine::Note(note));
         }
         if let Some(header) = value.get_mut("header").map(Value::take) {
             if value.get("msg").is_some() {

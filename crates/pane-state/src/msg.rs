@@ -117,6 +117,10 @@ pub enum Msg {
         /// The turn this result belongs to; a stale one is dropped (R81).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<TurnId>,
+        /// The agent ended the turn because the person interrupted it: the turn ends stopped,
+        /// never failed, whether or not panewise asked for the stop (R98).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        interrupted: bool,
     },
     /// Full wipe of per-turn and session state (R33).
     TurnReset,

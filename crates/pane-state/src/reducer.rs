@@ -144,7 +144,9 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         }
         Msg::ContextModelSwitched { model } => model_switched(s, model, out),
         Msg::TurnStart { at, content } => turn_start(s, at, content, out),
-        Msg::TurnEnd { stats, .. } => turn_end(s, stats, out),
+        Msg::TurnEnd {
+            stats, interrupted, ..
+        } => turn_end(s, stats, interrupted, out),
         Msg::TurnReset => turn_reset(s, out),
         Msg::TurnStartFailed => {
             s.turn_phase = TurnPhase::Idle;
@@ -834,7 +836,7 @@ fn add_costs(totals: &SessionStats, turn: &SessionStats) -> (Option<f64>, Option
     }
 }
 
-fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, out: &mut Vec<Cmd>) {
+fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, interrupted: bool, out: &mut Vec<Cmd>) {
     if matches!(s.turn_phase, TurnPhase::Disconnected { .. }) {
         // The disconnect is the authoritative outcome (R32).
         s.pending_compaction_ping = None;
@@ -844,6 +846,15 @@ fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, out: &mut Vec<Cmd>) 
     let stopping = matches!(s.turn_phase, TurnPhase::Interrupting { .. });
     let outcome = match s.turn_phase {
         TurnPhase::Done { outcome, .. } => outcome,
+        // The agent says the person stopped the turn (R98): a stop, even one panewise did not
+        // send (a decoded capture, a stop typed into the agent itself).
+        _ if interrupted => {
+            s.turn_phase = TurnPhase::Done {
+                outcome: TurnOutcome::Stopped,
+                finished_at: s.now_ms,
+            };
+            TurnOutcome::Stopped
+        }
         _ => finish_turn(s, s.now_ms),
     };
     s.session_totals = accumulate(s.session_totals.take(), merged.as_ref());
@@ -1063,8 +1074,16 @@ fn agent_exited(s: &mut PaneState, code: Option<i32>, signal: Option<i32>, out: 
         TurnPhase::Idle | TurnPhase::Done { .. } | TurnPhase::Disconnected { .. } => {
             let clean = code == Some(0) && signal.is_none();
             // A failure already shown explains a CLI that exits non-zero after it (Claude Code
-            // exits 1 after an API error): the exit does not replace the cause (R96).
-            let explained = s.failure.is_some();
+            // exits 1 after an API error), and so does a turn the person stopped (it exits 1
+            // after an interrupted turn): the exit does not replace the cause (R96).
+            let explained = s.failure.is_some()
+                || matches!(
+                    s.turn_phase,
+                    TurnPhase::Done {
+                        outcome: TurnOutcome::Stopped | TurnOutcome::Interrupted,
+                        ..
+                    }
+                );
             if !clean && !killed && !explained {
                 failure_observed(s, process_exit_failure(code, signal, ""), at, out);
             }

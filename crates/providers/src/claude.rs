@@ -42,6 +42,9 @@ pub(crate) struct ClaudeDecoder {
     streamed_message: Option<String>,
     /// A failure was already reported in this turn (the API-error message precedes the result).
     failure_reported: bool,
+    /// Claude Code wrote its `[Request interrupted by user…]` message in this turn: the error
+    /// result that follows is the interrupt taking effect, not a failure.
+    interrupted: bool,
     /// The session the stream is in: its running totals below belong to it.
     session_id: Option<String>,
     /// The session's running cost at the previous result, to turn running totals into per-turn
@@ -223,14 +226,24 @@ struct Delta<'a> {
     thinking: Option<Cow<'a, str>>,
 }
 
+/// How Claude Code's own message after an interrupt begins (`[Request interrupted by user]`,
+/// `[Request interrupted by user for tool use]`).
+const INTERRUPT_MARKER: &str = "[Request interrupted by user";
+
 impl LineDecoder for ClaudeDecoder {
     fn decode_line(&mut self, raw: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), String> {
-        if let Ok(text) = std::str::from_utf8(raw) {
-            if self.fast_line(text, raw, out).is_ok() {
-                return Ok(());
-            }
-        }
-        self.serde_line(raw, out)
+        let before = out.len();
+        let decoded = match std::str::from_utf8(raw) {
+            Ok(text) if self.fast_line(text, raw, out).is_ok() => Ok(()),
+            _ => self.serde_line(raw, out),
+        };
+        let interrupt_marker = out.get(before..).is_some_and(|new| {
+            new.iter().any(|event| {
+                matches!(event, ProviderEvent::UserMessage { text, .. } if text.starts_with(INTERRUPT_MARKER))
+            })
+        });
+        self.interrupted |= interrupt_marker;
+        decoded
     }
 }
 
@@ -461,7 +474,9 @@ impl ClaudeDecoder {
         if !windows.is_empty() {
             out.push(ProviderEvent::ContextWindows { windows });
         }
-        if line.is_error == Some(true) && !self.failure_reported {
+        let interrupted = std::mem::take(&mut self.interrupted)
+            && line.subtype.as_deref() == Some("error_during_execution");
+        if line.is_error == Some(true) && !self.failure_reported && !interrupted {
             let message = line
                 .result
                 .as_deref()
@@ -482,7 +497,11 @@ impl ClaudeDecoder {
         self.failure_reported = false;
         self.usage_reported_for = None;
         self.streamed_message = None;
-        out.push(ProviderEvent::TurnEnded { stats, models });
+        out.push(ProviderEvent::TurnEnded {
+            stats,
+            models,
+            interrupted,
+        });
         Ok(())
     }
 

@@ -158,6 +158,7 @@ impl LineDecoder for CodexDecoder {
                 out.push(ProviderEvent::TurnEnded {
                     stats,
                     models: BTreeMap::new(),
+                    interrupted: false,
                 });
             }
             Some("turn.failed") => {
@@ -170,6 +171,7 @@ impl LineDecoder for CodexDecoder {
                 out.push(ProviderEvent::TurnEnded {
                     stats: SessionStats::default(),
                     models: BTreeMap::new(),
+                    interrupted: false,
                 });
             }
             Some("error") => {

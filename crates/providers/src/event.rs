@@ -39,6 +39,10 @@ pub enum ProviderEvent {
         /// per model from these.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         models: BTreeMap<String, SessionStats>,
+        /// The turn ended because the person interrupted it (the agent says so): an
+        /// interrupted turn, never a failure.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        interrupted: bool,
     },
     /// A piece of assistant text.
     TextDelta {

@@ -218,7 +218,11 @@ fn result(line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
             ),
         });
     }
-    out.push(ProviderEvent::TurnEnded { stats, models });
+    out.push(ProviderEvent::TurnEnded {
+        stats,
+        models,
+        interrupted: false,
+    });
 }
 
 fn owned(text: &Option<Cow<'_, str>>) -> Option<String> {

@@ -197,13 +197,18 @@ impl Mapper {
                     content: prompt.clone(),
                 });
             }
-            ProviderEvent::TurnEnded { stats, models } => {
+            ProviderEvent::TurnEnded {
+                stats,
+                models,
+                interrupted,
+            } => {
                 self.turn_open = false;
                 self.turn_calls = TurnCalls::default();
                 let stats = self.priced(stats, models);
                 out.push(Msg::TurnEnd {
                     stats: (stats != SessionStats::default()).then_some(stats),
                     turn: None,
+                    interrupted: *interrupted,
                 })
             }
             ProviderEvent::TextDelta { text } | ProviderEvent::ThinkingDelta { text } => {

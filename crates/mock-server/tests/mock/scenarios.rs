@@ -91,6 +91,18 @@ const CASES: &[Case] = &[
         first_calls: |api| vec![shell(api, "echo hello", "Print hello")],
         final_text: "PANEWISE-MOCK-SUMMARY",
     },
+    Case {
+        scenario: "slow-tool",
+        rounds: 1,
+        first_calls: |api| {
+            vec![shell(
+                api,
+                "timeout 30 tail -f /dev/null",
+                "Wait half a minute",
+            )]
+        },
+        final_text: "The wait is over. Done.",
+    },
 ];
 
 #[tokio::test]

@@ -13,6 +13,7 @@ fn header() -> LogHeader {
         agent_id: "agent-1".into(),
         started_at_ms: T0,
         model: None,
+        ..LogHeader::default()
     }
 }
 

@@ -245,6 +245,7 @@ fn turn_end_with(stats: SessionStats) -> Msg {
     Msg::TurnEnd {
         stats: Some(stats),
         turn: None,
+        interrupted: false,
     }
 }
 

@@ -631,6 +631,7 @@ fn r31_turn_start_effects() {
                 Msg::TurnEnd {
                     stats: None,
                     turn: None,
+                    interrupted: false,
                 },
             ),
             (T0 + 3, Msg::DetailsExpand),
@@ -744,6 +745,7 @@ fn r32_first_done_wins_and_only_stats_refresh() {
         Msg::TurnEnd {
             stats: Some(stats.clone()),
             turn: None,
+            interrupted: false,
         },
     );
     assert_eq!(s.turn_phase, done(TurnOutcome::Errored, T0));
@@ -774,6 +776,7 @@ fn r32_turn_end_after_a_disconnect_changes_nothing() {
         Msg::TurnEnd {
             stats: Some(stats),
             turn: None,
+            interrupted: false,
         },
     );
     assert_eq!(cmds, vec![]);
@@ -805,6 +808,7 @@ fn r33_turn_reset_wipes_turn_and_session_state_and_keeps_the_rest() {
                         ..Default::default()
                     }),
                     turn: None,
+                    interrupted: false,
                 },
             ),
             (

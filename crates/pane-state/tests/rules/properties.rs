@@ -120,7 +120,11 @@ fn any_msg() -> impl Strategy<Value = Msg> {
             ])
         )
             .prop_map(|(at, content)| Msg::TurnStart { at, content }),
-        (stats(), turn()).prop_map(|(stats, turn)| Msg::TurnEnd { stats, turn }),
+        (stats(), turn(), any::<bool>()).prop_map(|(stats, turn, interrupted)| Msg::TurnEnd {
+            stats,
+            turn,
+            interrupted
+        }),
         Just(Msg::TurnReset),
         Just(Msg::TurnStartFailed),
         (1u64..4).prop_map(|t| Msg::TurnCancelled { turn: TurnId(t) }),
@@ -288,6 +292,7 @@ fn header() -> LogHeader {
         agent_id: "prop".into(),
         started_at_ms: 1_000_000,
         model: None,
+        ..LogHeader::default()
     }
 }
 

@@ -91,6 +91,7 @@ fn r81_a_stale_turn_id_is_dropped_unchanged_and_reported_as_ignored() {
         Msg::TurnEnd {
             stats: Some(SessionStats::default()),
             turn: Some(TurnId(1)),
+            interrupted: false,
         },
         Msg::ToolStart {
             name: "Bash".into(),
@@ -617,6 +618,7 @@ fn every_msg() -> Vec<Msg> {
                 cost_source: Some(CostSource::Reported),
             }),
             turn,
+            interrupted: false,
         },
         Msg::TurnReset,
         Msg::TurnStartFailed,
@@ -785,6 +787,7 @@ fn r91_r93_every_msg_kind_folds_the_same_live_and_from_its_recorded_log() {
         agent_id: "agent-1".into(),
         started_at_ms: T0,
         model: None,
+        ..LogHeader::default()
     };
     let mut recorder = Recorder::new(&header).unwrap();
     let mut live = fresh();

@@ -1,6 +1,6 @@
 //! The commands a runner needs to drive an agent, decided here and not in the host: sending a
 //! prompt (R94), interrupting and killing the agent (R95), the agent's exit (R96) and the
-//! watchdog's tick interval (R97).
+//! watchdog's tick interval (R97), and a turn the agent ends as interrupted (R98).
 
 use panewise_pane_state::reducer::{LIVENESS_RECOVERY_MS, STUCK_THRESHOLD_MS};
 use panewise_pane_state::state::{InitPhase, MAX_QUEUED_PROMPTS};
@@ -475,4 +475,49 @@ fn r96_an_exit_after_a_shown_failure_keeps_the_failure_that_explains_it() {
         s.failure.as_ref().map(|f| f.failure.kind),
         Some(FailureKind::ServerError)
     );
+}
+
+fn interrupted_end() -> Msg {
+    Msg::TurnEnd {
+        stats: None,
+        turn: None,
+        interrupted: true,
+    }
+}
+
+#[test]
+fn r98_a_turn_the_agent_reports_interrupted_ends_stopped_whether_or_not_panewise_stopped_it() {
+    // Live: panewise asked for the stop, and the agent's interrupted result is its effect.
+    let (stopping, _) = step(streaming(T0), T0 + 1, Msg::RequestStop { at: T0 + 1 });
+    let (live, cmds) = step(stopping, T0 + 2, interrupted_end());
+    // Decoded capture: the stream alone says the person stopped the turn.
+    let (decoded, _) = step(streaming(T0), T0 + 2, interrupted_end());
+    for s in [&live, &decoded] {
+        assert_eq!(
+            s.turn_phase,
+            TurnPhase::Done {
+                outcome: TurnOutcome::Stopped,
+                finished_at: T0 + 2
+            }
+        );
+        assert!(s.failure.is_none());
+        assert_eq!(s.turns_completed, 0);
+    }
+    // The interrupt deadline no longer matters once the turn has ended.
+    assert!(cmds.iter().any(|c| matches!(
+        c,
+        Cmd::CancelDeadline {
+            kind: DeadlineKind::Interrupt,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn r96_r98_an_unclean_exit_after_a_stopped_turn_is_no_failure() {
+    // Claude Code exits 1 after an interrupted turn; that exit is the stop, not a new failure.
+    let (stopped, _) = step(streaming(T0), T0 + 2, interrupted_end());
+    let (s, _) = step(stopped, T0 + 4, exited(Some(1), None));
+    assert!(s.failure.is_none());
+    assert_eq!(s.turn_phase, done(TurnOutcome::Stopped, T0 + 2));
 }

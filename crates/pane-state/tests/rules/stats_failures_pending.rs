@@ -6,7 +6,11 @@ use panewise_pane_state::{step, Event, FailureKind, Msg, SessionStats, State, Tu
 use crate::support::*;
 
 fn end_with(stats: Option<SessionStats>) -> Msg {
-    Msg::TurnEnd { stats, turn: None }
+    Msg::TurnEnd {
+        stats,
+        turn: None,
+        interrupted: false,
+    }
 }
 
 fn queued(id: &str, at: u64) -> Msg {

@@ -145,6 +145,7 @@ pub fn turn_end() -> Msg {
     Msg::TurnEnd {
         stats: None,
         turn: None,
+        interrupted: false,
     }
 }
 

@@ -717,3 +717,37 @@ fn a_model_from_configuration_is_marked_assumed_and_a_streamed_one_is_not() {
         .iter()
         .any(|warning| warning.contains("`gpt-unreleased`")));
 }
+
+#[test]
+fn r98_claude_turn_interrupted_by_the_person_ends_stopped_not_failed() {
+    // Real capture: the `interrupt` control request while the shell tool ran.
+    let (decoded, counts) = decode_all(
+        Provider::ClaudeCode,
+        &fixture("claude-code/interrupt.ndjson"),
+    );
+    let events: Vec<_> = decoded.into_iter().map(Result::unwrap).collect();
+    assert!(events.iter().any(|event| matches!(
+        event,
+        panewise_providers::ProviderEvent::TurnEnded {
+            interrupted: true,
+            ..
+        }
+    )));
+    assert!(!events
+        .iter()
+        .any(|event| matches!(event, panewise_providers::ProviderEvent::Failure { .. })));
+    let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
+    let fold = fold_events(&mut mapper, &events);
+    assert!(matches!(
+        fold.state.turn_phase,
+        panewise_pane_state::TurnPhase::Done {
+            outcome: panewise_pane_state::TurnOutcome::Stopped,
+            ..
+        }
+    ));
+    let summary = summarize(&mapper, counts, &events, &fold.state);
+    assert!(summary.failure.is_none());
+    assert_eq!(summary.turns_completed, 0);
+    assert_eq!(summary.tools, vec!["Bash"]);
+    assert_clean(&summary);
+}

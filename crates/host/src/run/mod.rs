@@ -1,0 +1,331 @@
+//! `panewise run --provider claude-code|codex|gemini-cli [--model M] [--cwd DIR]
+//! [--approval MODE] [--json] [--log FILE] [--resume SESSION] [--capture FILE] [PROMPT…]`:
+//! supervise an agent CLI live through its machine channel, recording the session log as it
+//! goes. Without a PROMPT, the prompts are the lines of stdin (an interactive session on a
+//! terminal). Claude Code's permission requests are
+//! answered by the approval mode; Codex and Gemini CLI cannot ask, so the mode becomes their own
+//! sandbox and approval flags.
+//!
+//! The agent's answer goes to stdout; a status line (phase, tool, context, tokens, cost) goes to
+//! stderr on a terminal. With `--json`, stdout is the normalised events as NDJSON and nothing else.
+
+mod view;
+
+use std::io::{BufRead, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use panewise_host::runner::{run_session, ApprovalMode, Channel, SessionConfig, UserInput};
+use panewise_pane_state::{FailureKind, State, TurnOutcome, TurnPhase};
+use panewise_providers::claude_control::ClaudeLaunch;
+use panewise_providers::oneshot::{OneShotCli, OneShotLaunch};
+use panewise_providers::Provider;
+
+use view::TerminalView;
+
+/// Exit codes of `panewise run` beyond the shared table, one per way a session can fail.
+pub const RUN_EXIT_CODES: &str = "\
+Exit codes of run, beyond the table below:
+  10 rate limited   11 overloaded   12 server error   13 authentication
+  14 context overflow   15 stream disconnected   16 agent process exited   17 other failure
+  20 the turn was interrupted
+
+Ctrl-C interrupts the running turn; a second Ctrl-C kills the agent. Without a PROMPT, each
+line of stdin is a prompt (on a terminal, an interactive session; a prompt typed while a turn
+runs waits and is sent when it ends); Ctrl-D, or Ctrl-C between turns, ends the session.
+--resume SESSION continues a recorded session (its id from `panewise sessions`, or its log's
+path) by the CLI's own resume id: the provider, model and --cwd default to the recorded ones.
+--json writes one JSON object per line, each with \"v\": 1 (schema in docs/JSON.md).
+
+Approval modes (--approval), for Claude Code's permission requests:
+  read-only    deny every request (the agent is told which mode denied it)
+  ask          ask y/n on the terminal; without a terminal, deny and say why
+  auto         allow file edits (Write, Edit, MultiEdit, NotebookEdit) inside --cwd; ask for the rest
+  full-access  allow every request
+Commands Claude Code's own rules allow (such as `echo`) run without a request.
+
+Codex (exec) and Gemini CLI (-p) cannot ask, so each mode becomes the CLI's own flags:
+  mode         codex                                         gemini-cli
+  read-only    --sandbox read-only                           --approval-mode default (tools that
+                                                             need a confirmation are refused)
+  ask          as read-only (a notice says it cannot ask)    as read-only, with the same notice
+  auto         --sandbox workspace-write (edits in --cwd)    --approval-mode auto_edit
+  full-access  --dangerously-bypass-approvals-and-sandbox    --yolo
+Each prompt is one process of the CLI; a follow-up resumes the session (codex exec resume
+<thread_id>, gemini --resume <session_id>) by the id the first run reported.";
+
+/// Arguments of `panewise run`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The agent CLI to supervise: claude-code, codex or gemini-cli (default: claude-code, or
+    /// the resumed session's).
+    #[arg(long)]
+    provider: Option<String>,
+    /// The model the agent uses (`--model` of the CLI).
+    #[arg(long)]
+    model: Option<String>,
+    /// The agent's working directory (default: the current one).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// How the agent's permission requests are answered.
+    #[arg(long, value_enum, default_value = "ask")]
+    approval: ApprovalMode,
+    /// Print the normalised events as NDJSON on stdout instead of the answer.
+    #[arg(long)]
+    json: bool,
+    /// Where to write the session log (default: under $XDG_DATA_HOME/panewise/sessions).
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// The `claude` executable (default: `claude` on PATH, or $PANEWISE_CLAUDE).
+    #[arg(long, value_name = "PATH")]
+    claude: Option<String>,
+    /// The `codex` executable (default: `codex` on PATH, or $PANEWISE_CODEX).
+    #[arg(long, value_name = "PATH")]
+    codex: Option<String>,
+    /// The `gemini` executable (default: `gemini` on PATH, or $PANEWISE_GEMINI).
+    #[arg(long, value_name = "PATH")]
+    gemini: Option<String>,
+    /// Continue a recorded session (an id from `panewise sessions`, or a log's path).
+    #[arg(long, value_name = "SESSION")]
+    resume: Option<PathBuf>,
+    /// Save the agent's raw stdout to FILE (and what panewise wrote to its stdin to
+    /// FILE.input.ndjson), as a decoder fixture.
+    #[arg(long, value_name = "FILE")]
+    capture: Option<PathBuf>,
+    /// The prompts, sent in order as turns of one session; without any, the lines of stdin.
+    prompts: Vec<String>,
+}
+
+/// What a recorded session says about how to continue it.
+struct Resumed {
+    log: PathBuf,
+    provider: Provider,
+    model: Option<String>,
+    cwd: Option<PathBuf>,
+    agent_session_id: String,
+}
+
+fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
+    let log = panewise_host::session_log::resolve_session(given);
+    let bytes = std::fs::read(&log).with_context(|| {
+        format!(
+            "--resume {}: cannot read {}",
+            given.display(),
+            log.display()
+        )
+    })?;
+    let parsed = panewise_pane_state::parse_log_bytes(&bytes)
+        .with_context(|| format!("--resume: {} is not a session log", log.display()))?;
+    let header = parsed
+        .header
+        .with_context(|| format!("--resume: {} has no header", log.display()))?;
+    let provider: Provider = header.agent_id.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "--resume: {} was recorded for `{}`, which `run` cannot continue",
+            log.display(),
+            header.agent_id
+        )
+    })?;
+    let agent_session_id = parsed
+        .notes
+        .iter()
+        .rev()
+        .find_map(|note| note.agent_session_id.clone())
+        .with_context(|| {
+            format!(
+                "--resume: {} holds no session id of the agent to resume (the agent never \
+                 reported one, or the log was written by `decode`)",
+                log.display()
+            )
+        })?;
+    Ok(Resumed {
+        log,
+        provider,
+        model: header.model,
+        cwd: header.cwd.map(PathBuf::from),
+        agent_session_id,
+    })
+}
+
+/// Runs `panewise run`.
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    let resumed = args.resume.as_deref().map(read_resumed).transpose()?;
+    let provider: Provider = match (&args.provider, &resumed) {
+        (Some(name), _) => name.parse().map_err(|_| {
+            anyhow::anyhow!("--provider {name}: expected claude-code, codex or gemini-cli")
+        })?,
+        (None, Some(resumed)) => resumed.provider,
+        (None, None) => Provider::ClaudeCode,
+    };
+    if let Some(resumed) = &resumed {
+        anyhow::ensure!(
+            resumed.provider == provider,
+            "--resume: {} is a {} session; it cannot be continued with --provider {}",
+            resumed.log.display(),
+            resumed.provider.as_str(),
+            provider.as_str()
+        );
+        if args.model.is_none() {
+            args.model.clone_from(&resumed.model);
+        }
+    }
+    let cwd = match (args.cwd, resumed.as_ref().and_then(|r| r.cwd.clone())) {
+        (Some(cwd), _) | (None, Some(cwd)) => cwd,
+        (None, None) => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let cwd =
+        std::fs::canonicalize(&cwd).with_context(|| format!("cannot read {}", cwd.display()))?;
+    let log = match args.log {
+        Some(log) => log,
+        None => default_log_path()?,
+    };
+    let (program, variable, default, channel) = match provider {
+        Provider::Codex | Provider::GeminiCli => {
+            let (cli, program, variable, default) = if provider == Provider::Codex {
+                (OneShotCli::Codex, args.codex, "PANEWISE_CODEX", "codex")
+            } else {
+                (
+                    OneShotCli::GeminiCli,
+                    args.gemini,
+                    "PANEWISE_GEMINI",
+                    "gemini",
+                )
+            };
+            let launch = OneShotLaunch {
+                cli,
+                model: args.model,
+                access: args.approval.one_shot_access(),
+            };
+            (program, variable, default, Channel::OneShot(launch))
+        }
+        _ => {
+            let launch = ClaudeLaunch {
+                model: args.model,
+                ..ClaudeLaunch::default()
+            };
+            (
+                args.claude,
+                "PANEWISE_CLAUDE",
+                "claude",
+                Channel::Claude(launch),
+            )
+        }
+    };
+    let program = program
+        .or_else(|| std::env::var(variable).ok())
+        .unwrap_or_else(|| default.to_owned());
+    if args.approval == ApprovalMode::Ask && matches!(channel, Channel::OneShot(_)) {
+        eprintln!(
+            "panewise run: --approval ask: {} cannot ask for permission in this mode, so it runs \
+             read-only (see `panewise run --help`)",
+            provider.as_str()
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    let cli_version = runtime.block_on(panewise_host::cli_version::cli_version(
+        &program,
+        channel.npm_package(),
+    ));
+    let interactive = args.prompts.is_empty();
+    let terminal = std::io::stdin().is_terminal();
+    if interactive && terminal && !args.json {
+        eprintln!(
+            "panewise run: {} in {}; type a prompt and press Enter (Ctrl-D ends the session)",
+            provider.as_str(),
+            cwd.display()
+        );
+    }
+    let config = SessionConfig {
+        program,
+        channel,
+        cwd,
+        env: Vec::new(),
+        prompts: args.prompts,
+        approval: args.approval,
+        log: log.clone(),
+        resume: resumed.as_ref().map(|r| r.agent_session_id.clone()),
+        resumed_from: resumed.as_ref().map(|r| r.log.display().to_string()),
+        cli_version,
+        capture: args.capture,
+    };
+    // The person's lines: prompts when none were given, answers to approval questions on a
+    // terminal. Without either, nobody is asked, and `ask` denies.
+    let user = UserInput {
+        lines: (interactive || terminal).then(stdin_lines),
+        prompts: interactive,
+        ask: terminal,
+    };
+    let mut view = TerminalView::new(
+        args.json,
+        !args.json && std::io::stderr().is_terminal(),
+        interactive && terminal,
+    );
+    let outcome = runtime.block_on(run_session(config, user, &mut view));
+    // The stdin thread may still wait for a line; it must not hold the process open.
+    runtime.shutdown_background();
+    let outcome = outcome?;
+    view.end_line();
+    view.clear_status();
+    let code = exit_code(&outcome.state);
+    view.session_ended(&outcome.state, code, &log);
+    eprintln!("panewise run: session log: {}", log.display());
+    if !outcome.stderr_tail.trim().is_empty() && outcome.state.failure.is_some() {
+        eprintln!(
+            "panewise run: the agent's stderr ended with:\n{}",
+            outcome.stderr_tail.trim_end()
+        );
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// The lines of stdin, read on a thread of their own (a blocking read must not stall the loop).
+fn stdin_lines() -> panewise_host::runner::UserLines {
+    let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+/// `<sessions dir>/<started ms>.jsonl`: the session's id is its start time.
+fn default_log_path() -> anyhow::Result<PathBuf> {
+    let dir = panewise_host::session_log::sessions_dir()
+        .context("neither XDG_DATA_HOME nor HOME is set; pass --log FILE")?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir.join(format!("{}.jsonl", panewise_host::clock::now_ms())))
+}
+
+/// 0 when the last turn completed; else the code of how it failed or ended.
+fn exit_code(state: &State) -> u8 {
+    if let Some(failure) = &state.failure {
+        return match failure.failure.kind {
+            FailureKind::RateLimited => 10,
+            FailureKind::Overloaded => 11,
+            FailureKind::ServerError => 12,
+            FailureKind::Auth => 13,
+            FailureKind::ContextOverflow => 14,
+            FailureKind::StreamDisconnected => 15,
+            FailureKind::ProcessExited => 16,
+            _ => 17,
+        };
+    }
+    match state.turn_phase {
+        TurnPhase::Done {
+            outcome: TurnOutcome::Completed,
+            ..
+        } => 0,
+        TurnPhase::Done { .. } => 20,
+        // An interactive session that ended before any prompt.
+        TurnPhase::Idle => 0,
+        _ => 17,
+    }
+}
