@@ -421,7 +421,10 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         }
         Msg::TaskNoticeAdded { text } => push_capped(s, BufferKind::TaskNotice, text, out),
         Msg::Quit => quit(s, out),
-        Msg::PromptSubmitted { text } => prompt_submitted(s, text, out),
+        Msg::PromptSubmitted { text } => {
+            s.drives_agent = true;
+            prompt_submitted(s, text, out)
+        }
         Msg::AgentExited { code, signal } => agent_exited(s, code, signal, out),
     }
 }
@@ -628,9 +631,11 @@ fn watchdog(s: &mut PaneState, out: &mut Vec<Cmd>) {
             None => LIVENESS_RECOVERY_MS,
         };
         if idle >= threshold {
-            s.turn_phase = TurnPhase::Idle;
             s.current_tool = None;
             s.current_tool_arg = None;
+            if !s.drives_agent {
+                s.turn_phase = TurnPhase::Idle;
+            }
             emit(
                 out,
                 Event::WorkingRecovered {
@@ -638,6 +643,34 @@ fn watchdog(s: &mut PaneState, out: &mut Vec<Cmd>) {
                     threshold_ms: threshold,
                 },
             );
+            if !s.drives_agent {
+                return;
+            }
+            // A pane that drives its agent does more than show the recovery (R99): a turn
+            // nobody can see any more must not go on unseen, so the silence is a failure and
+            // the turn is stopped the way a stop stops it (interrupt, then kill at the
+            // deadline).
+            let failure = Failure {
+                kind: FailureKind::StreamDisconnected,
+                retryable: FailureKind::StreamDisconnected.default_retryable(),
+                message: format!(
+                    "the agent wrote nothing for {} s; panewise stopped its turn",
+                    idle / 1_000
+                ),
+                http_status: None,
+            };
+            s.failure = Some(PaneFailure {
+                failure,
+                at: s.now_ms,
+            });
+            emit(
+                out,
+                Event::FailureObserved {
+                    code: FailureKind::StreamDisconnected,
+                    turn_was_ended: false,
+                },
+            );
+            begin_stop(s, s.now_ms, InterruptReason::System, out);
             return;
         }
     }
@@ -932,8 +965,14 @@ fn request_stop(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
         }
         TurnPhase::Idle | TurnPhase::Done { .. } | TurnPhase::Disconnected { .. } => return,
     }
+    begin_stop(s, at, InterruptReason::User, out);
+}
+
+/// Stops the working turn: Interrupting, the interrupt deadline armed, the turn's scope
+/// cancelled, the agent interrupted and the waiting queues cleared (R95).
+fn begin_stop(s: &mut PaneState, at: u64, reason: InterruptReason, out: &mut Vec<Cmd>) {
     s.turn_phase = TurnPhase::Interrupting {
-        reason: InterruptReason::User,
+        reason,
         sigint_sent_at: at,
     };
     arm(

@@ -96,6 +96,10 @@ pub struct PaneState {
     /// and not a failure (R96).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub agent_kill_sent: bool,
+    /// Whether this pane drives its agent (a prompt was submitted through it, R94): then a
+    /// silent turn is stopped rather than only shown as recovered (R99).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drives_agent: bool,
     /// Whether the details (shell) drawer is open (R10).
     pub details_open: bool,
     /// Whether the stash drawer is open; independent of `details_open`.
@@ -177,6 +181,7 @@ impl PaneState {
             pending: Vec::new(),
             queued_prompts: VecDeque::new(),
             agent_kill_sent: false,
+            drives_agent: false,
             details_open: false,
             stash_open: false,
             failure: None,

@@ -66,8 +66,11 @@ fn r94_a_prompt_while_idle_starts_a_turn_as_turn_start_does_and_is_sent() {
             send(1, "hello"),
         ]
     );
-    // Exactly what a TurnStart with the same content would have done to the state (R94).
-    let (by_turn_start, _) = step(subscribed_ready(T0), at, turn_start_with(at, "hello"));
+    // Exactly what a TurnStart with the same content would have done to the state (R94), but
+    // the pane now knows it drives its agent (R99).
+    let (mut by_turn_start, _) = step(subscribed_ready(T0), at, turn_start_with(at, "hello"));
+    assert!(s.drives_agent && !by_turn_start.drives_agent);
+    by_turn_start.drives_agent = true;
     assert_eq!(s, by_turn_start);
 }
 
@@ -153,9 +156,12 @@ fn r94_every_way_a_turn_ends_sends_the_next_queued_prompt() {
             vec![(T0 + 1, exited(Some(1), None))],
         ),
         (
-            "recovered by the watchdog",
+            "stopped by the watchdog, once the agent exited (R99)",
             streaming_with_queued(T0, &["q"]),
-            vec![(T0 + 180_000, Msg::StreamWatchdogTick)],
+            vec![
+                (T0 + 180_000, Msg::StreamWatchdogTick),
+                (T0 + 180_001, exited(Some(130), None)),
+            ],
         ),
     ];
     for (name, start, msgs) in cases {
@@ -520,4 +526,46 @@ fn r96_r98_an_unclean_exit_after_a_stopped_turn_is_no_failure() {
     let (s, _) = step(stopped, T0 + 4, exited(Some(1), None));
     assert!(s.failure.is_none());
     assert_eq!(s.turn_phase, done(TurnOutcome::Stopped, T0 + 2));
+}
+
+#[test]
+fn r99_a_driven_turn_silent_past_recovery_is_a_failure_and_is_stopped() {
+    let (driven, _) = step(subscribed_ready(T0), T0, prompt("work"));
+    let driven = settle(driven, &[(T0 + 1, tool_start("Bash", Some("ls")))]);
+    let driven = settle(driven, &[(T0 + 2, Msg::ToolEnd { turn: None })]);
+    let at = T0 + 2 + LIVENESS_RECOVERY_MS;
+    let (s, cmds) = step(driven, at, Msg::StreamWatchdogTick);
+    assert!(matches!(s.turn_phase, TurnPhase::Interrupting { .. }));
+    let failure = s.failure.as_ref().map(|f| &f.failure);
+    assert_eq!(failure.map(|f| f.kind), Some(FailureKind::StreamDisconnected));
+    assert!(failure.is_some_and(|f| f.message.contains("180 s")));
+    assert!(cmds
+        .iter()
+        .any(|c| matches!(c, Cmd::InterruptAgent { turn: Some(TurnId(1)) })));
+    assert!(cmds.iter().any(|c| matches!(
+        c,
+        Cmd::ScheduleDeadline {
+            kind: DeadlineKind::Interrupt,
+            ..
+        }
+    )));
+    // An agent that ignores the interrupt is killed at the deadline (R95), and its exit ends
+    // the turn interrupted while the silence stays the failure shown (R96).
+    let (s, cmds) = step(s, at + 5_000, interrupt_elapsed());
+    assert!(cmds.iter().any(|c| matches!(c, Cmd::KillAgent { .. })));
+    let (s, _) = step(s, at + 5_001, exited(None, Some(9)));
+    assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, at + 5_000));
+    assert_eq!(
+        s.failure.as_ref().map(|f| f.failure.kind),
+        Some(FailureKind::StreamDisconnected)
+    );
+}
+
+#[test]
+fn r39_r99_a_pane_that_only_watches_still_recovers_to_idle() {
+    // The same silence on a pane fed by TurnStart (a decoded or followed stream) is R39's.
+    let (s, cmds) = step(streaming(T0), T0 + LIVENESS_RECOVERY_MS, Msg::StreamWatchdogTick);
+    assert_eq!(s.turn_phase, TurnPhase::Idle);
+    assert!(s.failure.is_none());
+    assert!(!cmds.iter().any(|c| matches!(c, Cmd::InterruptAgent { .. })));
 }
