@@ -28,7 +28,7 @@ use tokio::time::{sleep_until, Duration, Instant};
 use tracing::Instrument;
 
 use crate::agent::{AgentCommand, AgentExit, AgentProcess};
-use crate::clock::now_ms;
+use crate::clock::{now_ms, SessionClock};
 use crate::error::RunnerError;
 use crate::session_log::SessionLogFile;
 
@@ -278,6 +278,7 @@ pub async fn run_session_on(
         session: session.clone(),
         turn_span: tracing::Span::none(),
         turn_seen: None,
+        clock: SessionClock::start(),
     };
     let result = runner
         .run(&mut log, config.prompts, view)
@@ -412,6 +413,8 @@ struct Runner {
     /// The span of the turn running now, and which turn it is.
     turn_span: tracing::Span,
     turn_seen: Option<TurnId>,
+    /// The clock every input is stamped with.
+    clock: SessionClock,
 }
 
 impl Runner {
@@ -435,7 +438,7 @@ impl Runner {
             let initialize = initialize_line(&self.request_id());
             self.write_line(&initialize).await?;
         }
-        let mut batch = self.mapper.prologue(now_ms());
+        let mut batch = self.mapper.prologue(self.clock.now_ms());
         batch.extend(
             prompts
                 .into_iter()
@@ -589,7 +592,7 @@ impl Runner {
 
     /// The reducer messages for one input.
     fn messages_for(&mut self, input: Input, state: &State, view: &mut dyn View) -> Vec<Msg> {
-        let now = now_ms();
+        let now = self.clock.now_ms();
         let mut msgs = Vec::new();
         match input {
             Input::Output(bytes) => {
@@ -711,7 +714,7 @@ impl Runner {
         }
         while let Some(msg) = queue.pop_front() {
             let cmds = log
-                .record(now_ms(), msg)
+                .record(self.clock.now_ms(), msg)
                 .map_err(|source| self.log_error(source))?;
             self.follow_turn(log.state());
             for cmd in cmds {
@@ -792,7 +795,7 @@ impl Runner {
                 kind,
                 deadline_ms,
             } => {
-                let wait = deadline_ms.saturating_sub(now_ms());
+                let wait = deadline_ms.saturating_sub(self.clock.now_ms());
                 let at = Instant::now() + Duration::from_millis(wait);
                 self.deadlines
                     .insert((deadline_key(kind), turn), (at, kind, deadline_ms));

@@ -537,11 +537,17 @@ fn r99_a_driven_turn_silent_past_recovery_is_a_failure_and_is_stopped() {
     let (s, cmds) = step(driven, at, Msg::StreamWatchdogTick);
     assert!(matches!(s.turn_phase, TurnPhase::Interrupting { .. }));
     let failure = s.failure.as_ref().map(|f| &f.failure);
-    assert_eq!(failure.map(|f| f.kind), Some(FailureKind::StreamDisconnected));
+    assert_eq!(
+        failure.map(|f| f.kind),
+        Some(FailureKind::StreamDisconnected)
+    );
     assert!(failure.is_some_and(|f| f.message.contains("180 s")));
-    assert!(cmds
-        .iter()
-        .any(|c| matches!(c, Cmd::InterruptAgent { turn: Some(TurnId(1)) })));
+    assert!(cmds.iter().any(|c| matches!(
+        c,
+        Cmd::InterruptAgent {
+            turn: Some(TurnId(1))
+        }
+    )));
     assert!(cmds.iter().any(|c| matches!(
         c,
         Cmd::ScheduleDeadline {
@@ -564,7 +570,11 @@ fn r99_a_driven_turn_silent_past_recovery_is_a_failure_and_is_stopped() {
 #[test]
 fn r39_r99_a_pane_that_only_watches_still_recovers_to_idle() {
     // The same silence on a pane fed by TurnStart (a decoded or followed stream) is R39's.
-    let (s, cmds) = step(streaming(T0), T0 + LIVENESS_RECOVERY_MS, Msg::StreamWatchdogTick);
+    let (s, cmds) = step(
+        streaming(T0),
+        T0 + LIVENESS_RECOVERY_MS,
+        Msg::StreamWatchdogTick,
+    );
     assert_eq!(s.turn_phase, TurnPhase::Idle);
     assert!(s.failure.is_none());
     assert!(!cmds.iter().any(|c| matches!(c, Cmd::InterruptAgent { .. })));

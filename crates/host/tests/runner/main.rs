@@ -1,0 +1,279 @@
+//! The runner against small fake agents (shell scripts standing in for a CLI): every fault a
+//! supervised CLI can have ends in a clear, classified failure and a log that replays, never a
+//! hang or a panic.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use panewise_host::error::{AgentError, RunnerError};
+use panewise_host::runner::{
+    log_header, run_session, run_session_on, ApprovalMode, Channel, SessionConfig, SessionOutcome,
+    UserInput, View,
+};
+use panewise_host::session_log::SessionLogFile;
+use panewise_pane_state::{parse_log_bytes, FailureKind, State, TurnOutcome, TurnPhase};
+use panewise_providers::claude_control::ClaudeLaunch;
+use panewise_providers::ProviderEvent;
+
+/// A view that records what it was told; it pauses tokio's clock once the agent has spoken, so
+/// a hang is waited out in virtual time.
+#[derive(Default)]
+struct Recording {
+    notices: Vec<String>,
+    events: usize,
+    pause_after_first_event: bool,
+}
+
+impl View for Recording {
+    fn agent_event(&mut self, _event: &ProviderEvent) {
+        self.events += 1;
+        if self.pause_after_first_event && self.events == 1 {
+            tokio::time::pause();
+        }
+    }
+    fn state(&mut self, _state: &State) {}
+    fn ask(&mut self, _tool: &str, _arg: &str) {}
+    fn notice(&mut self, text: &str) {
+        self.notices.push(text.to_owned());
+    }
+}
+
+struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("panewise-runner-{name}-{}", std::process::id()));
+        let _ignored = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).ok();
+        Scratch { dir }
+    }
+
+    /// An executable script standing in for `claude`: it ignores its arguments.
+    fn agent(&self, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.join("fake-claude");
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).ok();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).ok();
+        path.display().to_string()
+    }
+
+    fn config(&self, program: String) -> SessionConfig {
+        SessionConfig {
+            program,
+            channel: Channel::Claude(ClaudeLaunch::default()),
+            cwd: self.dir.clone(),
+            env: Vec::new(),
+            prompts: vec!["do the work".to_owned()],
+            approval: ApprovalMode::ReadOnly,
+            log: self.dir.join("session.jsonl"),
+            resume: None,
+            resumed_from: None,
+            cli_version: None,
+            capture: None,
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ignored = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+const INIT: &str = r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5","cwd":"/tmp","tools":["Bash"]}"#;
+const TEXT: &str = r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"Working on it"}],"usage":{"input_tokens":10,"output_tokens":2}},"session_id":"s1","parent_tool_use_id":null}"#;
+
+/// The recorded log replays to the state the session ended in.
+fn assert_replays(log: &Path, outcome: &SessionOutcome) {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let parsed = parse_log_bytes(&bytes);
+    let folded = parsed.as_ref().ok().map(|log| log.fold_checked());
+    match folded {
+        Some(Ok(state)) => assert_eq!(state, outcome.state),
+        other => panic!("the log does not replay: {other:?}"),
+    }
+}
+
+fn failure_kind(state: &State) -> Option<FailureKind> {
+    state.failure.as_ref().map(|failure| failure.failure.kind)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn r99_a_cli_that_hangs_without_output_is_stopped_killed_and_fails_classified() {
+    let scratch = Scratch::new("hang");
+    // Reads the control request and the prompt, speaks once, then hangs, deaf to stdin and to
+    // the interrupt; only the kill ends it.
+    let program = scratch.agent(&format!(
+        "trap '' INT\nread init\nread prompt\necho '{INIT}'\necho '{TEXT}'\nexec sleep 100000"
+    ));
+    let config = scratch.config(program);
+    let log = config.log.clone();
+    let mut view = Recording {
+        pause_after_first_event: true,
+        ..Recording::default()
+    };
+    let outcome = run_session(config, UserInput::default(), &mut view).await;
+    let Ok(outcome) = outcome else {
+        panic!("the session ends: {outcome:?}");
+    };
+    assert_eq!(
+        failure_kind(&outcome.state),
+        Some(FailureKind::StreamDisconnected)
+    );
+    assert!(matches!(
+        outcome.state.turn_phase,
+        TurnPhase::Done {
+            outcome: TurnOutcome::Interrupted,
+            ..
+        }
+    ));
+    assert_eq!(outcome.exit.and_then(|exit| exit.signal), Some(9));
+    assert!(view.notices.iter().any(|notice| notice.contains("killing")));
+    assert_replays(&log, &outcome);
+}
+
+/// A disk that fills up after `room` bytes.
+struct FullDisk {
+    room: usize,
+}
+
+impl Write for FullDisk {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if bytes.len() > self.room {
+            return Err(std::io::Error::from_raw_os_error(28));
+        }
+        self.room -= bytes.len();
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_full_disk_under_the_log_stops_the_session_with_a_clear_error_and_stops_the_agent() {
+    let scratch = Scratch::new("full");
+    let pid_file = scratch.dir.join("agent.pid");
+    // Writes its pid, then talks without end.
+    let program = scratch.agent(&format!(
+        "echo $$ > {}\nread init\nread prompt\necho '{INIT}'\nwhile true; do echo '{TEXT}'; sleep 0.01; done",
+        pid_file.display()
+    ));
+    let config = scratch.config(program);
+    let header = log_header(&config);
+    let log = SessionLogFile::with_writer(Box::new(FullDisk { room: 4_000 }), &header);
+    let Ok(log) = log else {
+        panic!("the header fits");
+    };
+    let result = run_session_on(config, log, UserInput::default(), &mut Recording::default()).await;
+    let Err(error @ RunnerError::Log { .. }) = result else {
+        panic!("a full disk stops the session: {result:?}");
+    };
+    let message = error.to_string();
+    assert!(message.contains("session.jsonl"), "{message}");
+    assert!(message.contains("No space left on device"), "{message}");
+    assert!(message.contains("agent"), "{message}");
+    // The agent's process group is gone (or a zombie) once the session returned.
+    let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    let state = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.trim_start().chars().next());
+    assert!(
+        matches!(state, None | Some(Some('Z' | 'X'))),
+        "the agent still runs: {stat}"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_cli_that_prints_garbage_and_exits_fails_as_process_exited_with_a_complete_log() {
+    let scratch = Scratch::new("garbage");
+    let program = scratch.agent(&format!(
+        "read init\nread prompt\necho '{INIT}'\necho 'this is not json'\necho '{{\"type\": 3'\nexit 0"
+    ));
+    let config = scratch.config(program);
+    let log = config.log.clone();
+    let outcome = run_session(config, UserInput::default(), &mut Recording::default()).await;
+    let Ok(outcome) = outcome else {
+        panic!("the session ends: {outcome:?}");
+    };
+    assert_eq!(
+        failure_kind(&outcome.state),
+        Some(FailureKind::ProcessExited)
+    );
+    assert_replays(&log, &outcome);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_cli_that_exits_at_once_is_a_process_exit_with_its_code_and_stderr() {
+    let scratch = Scratch::new("exit");
+    let program = scratch.agent("echo 'no credentials' >&2\nexit 3");
+    let config = scratch.config(program);
+    let log = config.log.clone();
+    let outcome = run_session(config, UserInput::default(), &mut Recording::default()).await;
+    let Ok(outcome) = outcome else {
+        panic!("the session ends: {outcome:?}");
+    };
+    assert_eq!(
+        failure_kind(&outcome.state),
+        Some(FailureKind::ProcessExited)
+    );
+    let message = outcome
+        .state
+        .failure
+        .as_ref()
+        .map(|failure| failure.failure.message.clone())
+        .unwrap_or_default();
+    assert!(message.contains("code 3"), "{message}");
+    assert!(outcome.stderr_tail.contains("no credentials"));
+    assert_replays(&log, &outcome);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_cli_that_is_not_installed_names_the_npm_package_to_install() {
+    let scratch = Scratch::new("missing");
+    let config = scratch.config("panewise-no-such-cli".to_owned());
+    let result = run_session(config, UserInput::default(), &mut Recording::default()).await;
+    let Err(RunnerError::Agent(error @ AgentError::NotInstalled { .. })) = result else {
+        panic!("a missing CLI is named: {result:?}");
+    };
+    assert!(error
+        .to_string()
+        .contains("npm install -g @anthropic-ai/claude-code"));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn prompts_typed_while_a_turn_runs_wait_and_each_gets_its_own_turn_r94() {
+    let scratch = Scratch::new("lines");
+    // Answers each prompt with one text message and a result, as Claude Code does.
+    let result = r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1","num_turns":1,"usage":{"input_tokens":10,"output_tokens":2}}"#;
+    let program = scratch.agent(&format!(
+        "read init\necho '{INIT}'\nwhile read prompt; do sleep 0.2; echo '{TEXT}'; echo '{result}'; done"
+    ));
+    let mut config = scratch.config(program);
+    config.prompts.clear();
+    let log = config.log.clone();
+    let (lines, receiver) = tokio::sync::mpsc::unbounded_channel();
+    for prompt in ["first", "second", "third"] {
+        lines.send(prompt.to_owned()).ok();
+    }
+    drop(lines);
+    let user = UserInput {
+        lines: Some(receiver),
+        prompts: true,
+        ask: false,
+    };
+    let outcome = run_session(config, user, &mut Recording::default()).await;
+    let Ok(outcome) = outcome else {
+        panic!("the session ends: {outcome:?}");
+    };
+    assert_eq!(outcome.state.turns_completed, 3);
+    assert!(outcome.state.failure.is_none());
+    let written = std::fs::read_to_string(&log).unwrap_or_default();
+    let queued = written.matches("\"prompt_submitted\"").count();
+    assert_eq!(queued, 3);
+    assert_replays(&log, &outcome);
+}
