@@ -26,6 +26,8 @@
 
 pub mod agent;
 pub mod clock;
+pub mod config;
 pub mod error;
 pub mod runner;
 pub mod session_log;
+pub mod tools;
