@@ -236,11 +236,11 @@ fn a_project_file_overrides_the_user_file_key_by_key() {
         config.providers[&ProviderName::Openai].base_url.as_deref(),
         Some("http://user-openai")
     );
-    assert_eq!(config.sources, [user.clone(), project.clone()]);
+    assert_eq!(config.sources, [user.clone(), project]);
     // Missing files are skipped.
     let only_user = Config::load_files(Some(&user), Some(&missing)).unwrap();
     assert_eq!(only_user.model.as_deref(), Some("user-model"));
-    assert_eq!(only_user.sources, [user.clone()]);
+    assert_eq!(only_user.sources, [user]);
     assert_eq!(Config::load_files(None, None).unwrap(), Config::default());
     assert_eq!(
         Config::load_files(None, None)
