@@ -128,8 +128,9 @@ pub struct ConfigOverrides {
 }
 
 impl Config {
-    /// Loads the user file, then the project file found from `cwd` over it (see the module
-    /// doc). A file that does not exist is skipped.
+    /// Loads the user file, then the project file found from `cwd` (an absolute path, so the
+    /// walk sees every ancestor) over it (see the module doc). A file that does not exist is
+    /// skipped.
     pub fn load(cwd: &Path) -> Result<Self, ConfigError> {
         Self::load_files(user_file().as_deref(), project_file(cwd).as_deref())
     }

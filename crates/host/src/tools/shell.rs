@@ -86,6 +86,9 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
     if args.command.trim().is_empty() {
         return ToolOutcome::error(format!("{NAME}: `command` is empty"));
     }
+    if args.timeout_ms == Some(0) {
+        return ToolOutcome::error(format!("{NAME}: `timeout_ms` must be at least 1"));
+    }
     let limits = context.limits;
     let timeout = args
         .timeout_ms
@@ -139,6 +142,9 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
                     // open; it ends with the command.
                     group.kill();
                 }
+                // Unreachable (each condition above keeps its branch enabled), but a select
+                // with every branch disabled would panic.
+                else => break,
             }
         }
     };

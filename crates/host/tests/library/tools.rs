@@ -349,6 +349,11 @@ async fn bad_arguments_are_error_results_saying_why() {
             "bad arguments for `shell`: the arguments are not JSON: key must be a string at line 1 column 2",
         ),
         ("shell", json!({"command": "  "}), "shell: `command` is empty"),
+        (
+            "shell",
+            json!({"command": "true", "timeout_ms": 0}),
+            "shell: `timeout_ms` must be at least 1",
+        ),
     ];
     for (tool, arguments, content) in cases {
         let outcome = call(&context(&dir), tool, arguments.clone()).await;
