@@ -45,3 +45,59 @@ pub enum RunnerError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
+
+/// A model's tool call could not be parsed. The agent loop hands it back to the model as the
+/// call's error result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// No tool has that name.
+    #[error("unknown tool `{name}`; the tools are {known}")]
+    UnknownTool {
+        /// The name the model called.
+        name: String,
+        /// The tools there are, comma-separated.
+        known: String,
+    },
+    /// The arguments do not fit the tool's schema.
+    #[error("bad arguments for `{tool}`: {reason}")]
+    BadArguments {
+        /// The tool called.
+        tool: &'static str,
+        /// What is wrong with them.
+        reason: String,
+    },
+}
+
+/// A `panewise.toml` could not be read or holds an invalid value. Every variant names the
+/// file; an invalid value also names its key (dotted, as in `window.thresholdTokens`).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not TOML.
+    #[error("{}: line {line}: {reason}", path.display())]
+    Syntax {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line of the error, from 1.
+        line: usize,
+        /// What the TOML reader said.
+        reason: String,
+    },
+    /// A key is unknown or its value is invalid.
+    #[error("{}: key `{key}`: {reason}", path.display())]
+    Invalid {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The key, dotted from the top of the file.
+        key: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+}

@@ -9,7 +9,10 @@
 //!   complete line per write, so `kill -9` loses at most the line being written and the log
 //!   always replays ([`session_log`]).
 //! - The host decides nothing the reducer should decide: it executes the commands it is given.
-//! - Secrets (API keys) are never written to a log, a trace or an error message.
+//! - Secrets (API keys) are never written to a log, a trace or an error message, and never
+//!   read from `panewise.toml` ([`config`]).
+//! - An own tool's `shell` command runs in a process group of its own, which is killed when
+//!   the command ends or times out: nothing it started outlives the call.
 //!
 //! ## API boundary
 //! [`agent::AgentProcess`] runs one agent CLI in a process group of its own (bytes out, lines
@@ -21,6 +24,13 @@
 //! turn): one loop over a closed input enum, one `match` over the reducer's commands, the
 //! person's lines as prompts or answers. [`cli_version`] reads a CLI's version for the log
 //! header.
+//! [`tools`] are panewise's own tools for its agent loop (`shell`, `read_file`, `write_file`,
+//! `edit_file`, `list_dir`): a closed [`tools::ToolName`] set, each tool's description and
+//! argument schema for the model, [`tools::run_json`] to parse and run a model's call (bad
+//! arguments are an error result, never a panic), and [`tools::approval::decide`], the pure
+//! policy saying whether a call runs, asks or is denied under the
+//! [`runner::ApprovalMode`]. [`config::Config`] reads `panewise.toml` (user file, then the
+//! nearest project file, then flags; see `docs/CONFIG.md`).
 //!
 //! ## Where to start reading
 //! [`runner`], then [`agent`] and [`session_log`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
@@ -30,6 +40,8 @@
 pub mod agent;
 pub mod cli_version;
 pub mod clock;
+pub mod config;
 pub mod error;
 pub mod runner;
 pub mod session_log;
+pub mod tools;

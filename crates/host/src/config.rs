@@ -1,0 +1,394 @@
+//! `panewise.toml`: the provider, model, approval mode, window strategy and provider endpoints
+//! a project or a user configures, layered under the command line's flags.
+//!
+//! Lookup ([`Config::load`]): the user file `$XDG_CONFIG_HOME/panewise/panewise.toml`
+//! (`~/.config/panewise/panewise.toml` when the variable is unset) is the base; the nearest
+//! project file overrides it key by key, found by walking from the working directory up
+//! through its ancestors, stopping at the first directory that holds a `.git` (the repository
+//! root, which is still searched) or at the filesystem root. Flags override both
+//! ([`Config::with_overrides`]). A missing file is no error; an invalid one always is, naming
+//! the file, the key and the reason. Unknown keys are rejected by name, at every level, and
+//! API keys are never read from the file (`api_key_env` names the variable that holds one).
+//! `docs/CONFIG.md` documents the format.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use panewise_window::config::describe_value;
+use panewise_window::{StrategyConfig, WindowError};
+
+use crate::error::ConfigError;
+use crate::runner::ApprovalMode;
+
+/// The configuration file's name, in a project directory and in the user config directory.
+pub const FILE_NAME: &str = "panewise.toml";
+
+/// The top-level keys a file may hold.
+pub const TOP_LEVEL_KEYS: [&str; 5] = ["provider", "model", "approval", "window", "providers"];
+
+/// The keys of a `[providers.NAME]` table.
+pub const PROVIDER_KEYS: [&str; 2] = ["base_url", "api_key_env"];
+
+/// The approval mode when neither a file nor a flag sets one (as `panewise run`'s default).
+pub const DEFAULT_APPROVAL: ApprovalMode = ApprovalMode::Ask;
+
+/// A provider a configuration may choose: a model API panewise calls itself, or an agent CLI
+/// it supervises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProviderName {
+    /// The scripted mock server (`panewise mock-server`).
+    Mock,
+    /// The Anthropic Messages API.
+    Anthropic,
+    /// The OpenAI API.
+    Openai,
+    /// The Gemini API.
+    Gemini,
+    /// The Claude Code CLI.
+    ClaudeCode,
+    /// The Codex CLI.
+    Codex,
+    /// The Gemini CLI.
+    GeminiCli,
+}
+
+impl ProviderName {
+    /// Every provider, in the order error messages list them.
+    pub const ALL: [ProviderName; 7] = [
+        ProviderName::Mock,
+        ProviderName::Anthropic,
+        ProviderName::Openai,
+        ProviderName::Gemini,
+        ProviderName::ClaudeCode,
+        ProviderName::Codex,
+        ProviderName::GeminiCli,
+    ];
+
+    /// The name as written in the file and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderName::Mock => "mock",
+            ProviderName::Anthropic => "anthropic",
+            ProviderName::Openai => "openai",
+            ProviderName::Gemini => "gemini",
+            ProviderName::ClaudeCode => "claude-code",
+            ProviderName::Codex => "codex",
+            ProviderName::GeminiCli => "gemini-cli",
+        }
+    }
+
+    /// The provider called `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|provider| provider.as_str() == name)
+    }
+}
+
+/// A `[providers.NAME]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderSettings {
+    /// Where the provider's API is served (a proxy, a gateway, the mock server).
+    pub base_url: Option<String>,
+    /// The environment variable that holds the provider's API key. The key itself is never
+    /// in the file.
+    pub api_key_env: Option<String>,
+}
+
+/// What the configuration files say; `None` where they say nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// `provider`.
+    pub provider: Option<ProviderName>,
+    /// `model`.
+    pub model: Option<String>,
+    /// `approval`.
+    pub approval: Option<ApprovalMode>,
+    /// `[window]`: the context-window strategy, read as [`StrategyConfig`] reads it.
+    pub window: Option<StrategyConfig>,
+    /// `[providers.NAME]` tables. A file's table for a provider replaces a lower layer's
+    /// table for it whole.
+    pub providers: BTreeMap<ProviderName, ProviderSettings>,
+    /// The files read, the lowest layer first.
+    pub sources: Vec<PathBuf>,
+}
+
+/// The command line's values, each overriding the files' when given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConfigOverrides {
+    /// `--provider`.
+    pub provider: Option<ProviderName>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--approval`.
+    pub approval: Option<ApprovalMode>,
+    /// A strategy given on the command line.
+    pub window: Option<StrategyConfig>,
+}
+
+impl Config {
+    /// Loads the user file, then the project file found from `cwd` (an absolute path, so the
+    /// walk sees every ancestor) over it (see the module doc). A file that does not exist is
+    /// skipped.
+    pub fn load(cwd: &Path) -> Result<Self, ConfigError> {
+        Self::load_files(user_file().as_deref(), project_file(cwd).as_deref())
+    }
+
+    /// Loads `user` (the base) and `project` over it, skipping either when it is `None` or
+    /// does not exist.
+    pub fn load_files(user: Option<&Path>, project: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut config = Config::default();
+        for path in [user, project].into_iter().flatten() {
+            if path.is_file() {
+                config = Self::read(path)?.over(config);
+            }
+        }
+        Ok(config)
+    }
+
+    /// Reads one file.
+    pub fn read(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses one file's text; `path` is named in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let table: toml::Table = toml::from_str(text).map_err(|error| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            line: error.span().map_or(1, |span| {
+                text.get(..span.start)
+                    .map_or(1, |before| before.matches('\n').count().saturating_add(1))
+            }),
+            reason: error.message().to_owned(),
+        })?;
+        let invalid = |key: &str, reason: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: key.to_owned(),
+            reason,
+        };
+        let mut config = Config {
+            sources: vec![path.to_path_buf()],
+            ..Config::default()
+        };
+        for (key, value) in &table {
+            match key.as_str() {
+                "provider" => {
+                    let name = string_value(value).map_err(|reason| invalid(key, reason))?;
+                    config.provider = Some(
+                        ProviderName::from_name(name)
+                            .ok_or_else(|| invalid(key, unknown_provider(name)))?,
+                    );
+                }
+                "model" => {
+                    let model = string_value(value).map_err(|reason| invalid(key, reason))?;
+                    if model.trim().is_empty() {
+                        return Err(invalid(key, "must not be empty".to_owned()));
+                    }
+                    config.model = Some(model.to_owned());
+                }
+                "approval" => {
+                    let name = string_value(value).map_err(|reason| invalid(key, reason))?;
+                    config.approval = Some(ApprovalMode::from_str(name, false).map_err(|_| {
+                        invalid(
+                            key,
+                            format!(
+                                "unknown mode `{name}`, expected one of {}",
+                                approval_names()
+                            ),
+                        )
+                    })?);
+                }
+                "window" => {
+                    let json = serde_json::to_value(value)
+                        .map_err(|error| invalid(key, format!("cannot be read: {error}")))?;
+                    config.window =
+                        Some(StrategyConfig::try_from(json).map_err(|error| match error {
+                            WindowError::InvalidConfig { field, reason } if field.is_empty() => {
+                                invalid("window", reason)
+                            }
+                            WindowError::InvalidConfig { field, reason } => {
+                                invalid(&format!("window.{field}"), reason)
+                            }
+                            other => invalid("window", other.to_string()),
+                        })?);
+                }
+                "providers" => config.providers = providers(value, &invalid)?,
+                other => {
+                    return Err(invalid(
+                        other,
+                        format!("unknown key, expected one of {}", TOP_LEVEL_KEYS.join(", ")),
+                    ));
+                }
+            }
+        }
+        Ok(config)
+    }
+
+    /// `self` laid over `base`: every value `self` sets wins, the rest come from `base`.
+    pub fn over(self, base: Config) -> Config {
+        let mut providers = base.providers;
+        providers.extend(self.providers);
+        let mut sources = base.sources;
+        sources.extend(self.sources);
+        Config {
+            provider: self.provider.or(base.provider),
+            model: self.model.or(base.model),
+            approval: self.approval.or(base.approval),
+            window: self.window.or(base.window),
+            providers,
+            sources,
+        }
+    }
+
+    /// The configuration with the command line's values laid over it.
+    pub fn with_overrides(self, overrides: ConfigOverrides) -> Config {
+        Config {
+            provider: overrides.provider.or(self.provider),
+            model: overrides.model.or(self.model),
+            approval: overrides.approval.or(self.approval),
+            window: overrides.window.or(self.window),
+            ..self
+        }
+    }
+
+    /// The approval mode, [`DEFAULT_APPROVAL`] when nothing set one.
+    pub fn approval_or_default(&self) -> ApprovalMode {
+        self.approval.unwrap_or(DEFAULT_APPROVAL)
+    }
+}
+
+/// The nearest `panewise.toml` from `cwd` up: `cwd` first, then each ancestor, up to and
+/// including the first directory holding `.git`, or up to the filesystem root.
+pub fn project_file(cwd: &Path) -> Option<PathBuf> {
+    for dir in cwd.ancestors() {
+        let candidate = dir.join(FILE_NAME);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if dir.join(".git").exists() {
+            return None;
+        }
+    }
+    None
+}
+
+/// `$XDG_CONFIG_HOME/panewise/panewise.toml` (`~/.config/…` when the variable is unset or
+/// not absolute); `None` when there is no home directory either.
+pub fn user_file() -> Option<PathBuf> {
+    use etcetera::BaseStrategy;
+    let strategy = etcetera::choose_base_strategy().ok()?;
+    Some(strategy.config_dir().join("panewise").join(FILE_NAME))
+}
+
+fn approval_names() -> String {
+    ApprovalMode::value_variants()
+        .iter()
+        .map(|mode| mode.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn unknown_provider(name: &str) -> String {
+    format!(
+        "unknown provider `{name}`, expected one of {}",
+        ProviderName::ALL.map(ProviderName::as_str).join(", ")
+    )
+}
+
+/// A TOML value as a person wrote it, for error messages.
+fn describe(value: &toml::Value) -> String {
+    match serde_json::to_value(value) {
+        Ok(json) => describe_value(&json),
+        Err(_) => value.type_str().to_owned(),
+    }
+}
+
+fn string_value(value: &toml::Value) -> Result<&str, String> {
+    value
+        .as_str()
+        .ok_or_else(|| format!("must be a string, got {}", describe(value)))
+}
+
+fn providers(
+    value: &toml::Value,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<BTreeMap<ProviderName, ProviderSettings>, ConfigError> {
+    let table = value.as_table().ok_or_else(|| {
+        invalid(
+            "providers",
+            format!(
+                "must be a table of provider tables, got {}",
+                describe(value)
+            ),
+        )
+    })?;
+    let mut providers = BTreeMap::new();
+    for (name, settings) in table {
+        let key = format!("providers.{name}");
+        let provider =
+            ProviderName::from_name(name).ok_or_else(|| invalid(&key, unknown_provider(name)))?;
+        let settings = settings
+            .as_table()
+            .ok_or_else(|| invalid(&key, format!("must be a table, got {}", describe(settings))))?;
+        let mut parsed = ProviderSettings::default();
+        for (field, value) in settings {
+            let key = format!("{key}.{field}");
+            let text = || string_value(value).map_err(|reason| invalid(&key, reason));
+            match field.as_str() {
+                "base_url" => {
+                    let url = text()?;
+                    if !(url.starts_with("http://") || url.starts_with("https://")) {
+                        return Err(invalid(
+                            &key,
+                            format!("must start with http:// or https://, got `{url}`"),
+                        ));
+                    }
+                    parsed.base_url = Some(url.to_owned());
+                }
+                "api_key_env" => {
+                    let variable = text()?;
+                    if !is_variable_name(variable) {
+                        return Err(invalid(
+                            &key,
+                            format!(
+                                "must name an environment variable (letters, digits and `_`, \
+                                 not starting with a digit), got `{variable}`"
+                            ),
+                        ));
+                    }
+                    parsed.api_key_env = Some(variable.to_owned());
+                }
+                // Said apart from other unknown keys: a key in a file ends up in a repository.
+                "api_key" => {
+                    return Err(invalid(
+                        &key,
+                        "API keys are never read from the file; set `api_key_env` to the name \
+                         of the environment variable that holds the key"
+                            .to_owned(),
+                    ));
+                }
+                other => {
+                    return Err(invalid(
+                        &format!("providers.{name}.{other}"),
+                        format!("unknown key, expected one of {}", PROVIDER_KEYS.join(", ")),
+                    ));
+                }
+            }
+        }
+        providers.insert(provider, parsed);
+    }
+    Ok(providers)
+}
+
+fn is_variable_name(name: &str) -> bool {
+    let mut characters = name.chars();
+    characters
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && characters.all(|rest| rest.is_ascii_alphanumeric() || rest == '_')
+}

@@ -1,0 +1,331 @@
+//! panewise's own tools, which its agent loop runs for the model: `shell`, `read_file`,
+//! `write_file`, `edit_file` and `list_dir`.
+//!
+//! The set is closed: [`ToolName`] names every tool, and [`ToolCall`] is one parsed call, one
+//! variant per tool, so the dispatcher ([`run`]) is one `match` and adding a tool is a compile
+//! error everywhere it must be handled. Each tool module holds its arguments (serde, unknown
+//! fields rejected), its description and the JSON schema a model is given, and its `run`.
+//!
+//! A tool never panics on the model's input: bad arguments, a missing file, a failed command
+//! all come back as a [`ToolOutcome`] with `is_error` set and a message saying why. Paths are
+//! resolved against the working directory ([`paths::resolve`]) and the resolved path is named
+//! in the result. Long results are cut to [`ToolLimits::output_bytes`] with a note
+//! ([`output`]). Whether a call may run at all is [`approval`]'s business, not the tools'.
+
+pub mod approval;
+pub mod edit_file;
+pub mod list_dir;
+pub mod output;
+pub mod paths;
+pub mod read_file;
+pub mod shell;
+pub mod write_file;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::ToolError;
+
+/// Every tool panewise's own loop offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ToolName {
+    /// Runs a shell command.
+    Shell,
+    /// Reads a text file.
+    ReadFile,
+    /// Writes a whole file.
+    WriteFile,
+    /// Replaces an exact string in a file.
+    EditFile,
+    /// Lists a directory.
+    ListDir,
+}
+
+impl ToolName {
+    /// Every tool, in the order a model is told about them.
+    pub const ALL: [ToolName; 5] = [
+        ToolName::Shell,
+        ToolName::ReadFile,
+        ToolName::WriteFile,
+        ToolName::EditFile,
+        ToolName::ListDir,
+    ];
+
+    /// The name the model calls it by.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolName::Shell => shell::NAME,
+            ToolName::ReadFile => read_file::NAME,
+            ToolName::WriteFile => write_file::NAME,
+            ToolName::EditFile => edit_file::NAME,
+            ToolName::ListDir => list_dir::NAME,
+        }
+    }
+
+    /// The tool called `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|tool| tool.as_str() == name)
+    }
+
+    /// What the tool does, for the model.
+    pub fn description(self) -> &'static str {
+        match self {
+            ToolName::Shell => shell::DESCRIPTION,
+            ToolName::ReadFile => read_file::DESCRIPTION,
+            ToolName::WriteFile => write_file::DESCRIPTION,
+            ToolName::EditFile => edit_file::DESCRIPTION,
+            ToolName::ListDir => list_dir::DESCRIPTION,
+        }
+    }
+
+    /// The JSON schema of the tool's arguments.
+    pub fn schema(self) -> Value {
+        match self {
+            ToolName::Shell => shell::schema(),
+            ToolName::ReadFile => read_file::schema(),
+            ToolName::WriteFile => write_file::schema(),
+            ToolName::EditFile => edit_file::schema(),
+            ToolName::ListDir => list_dir::schema(),
+        }
+    }
+
+    /// True for the tools that only read (they change no file and run no command).
+    pub fn only_reads(self) -> bool {
+        matches!(self, ToolName::ReadFile | ToolName::ListDir)
+    }
+
+    /// True for the tools that change files and nothing else.
+    pub fn writes_files(self) -> bool {
+        matches!(self, ToolName::WriteFile | ToolName::EditFile)
+    }
+}
+
+impl std::fmt::Display for ToolName {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// A tool as a model is told about it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolDefinition {
+    /// The name to call it by.
+    pub name: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    /// The JSON schema of its arguments.
+    pub parameters: Value,
+}
+
+/// Every tool's definition, in [`ToolName::ALL`] order.
+pub fn definitions() -> Vec<ToolDefinition> {
+    ToolName::ALL
+        .into_iter()
+        .map(|tool| ToolDefinition {
+            name: tool.as_str(),
+            description: tool.description(),
+            parameters: tool.schema(),
+        })
+        .collect()
+}
+
+/// One call of a tool, its arguments parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolCall {
+    /// `shell`.
+    Shell(shell::Args),
+    /// `read_file`.
+    ReadFile(read_file::Args),
+    /// `write_file`.
+    WriteFile(write_file::Args),
+    /// `edit_file`.
+    EditFile(edit_file::Args),
+    /// `list_dir`.
+    ListDir(list_dir::Args),
+}
+
+impl ToolCall {
+    /// Parses a model's call of `name` with `arguments` (a JSON object, or a string holding
+    /// one, as some APIs send it).
+    pub fn parse(name: &str, arguments: &Value) -> Result<Self, ToolError> {
+        let tool = ToolName::from_name(name).ok_or_else(|| ToolError::UnknownTool {
+            name: name.to_owned(),
+            known: ToolName::ALL.map(ToolName::as_str).join(", "),
+        })?;
+        let parsed;
+        let arguments = match arguments {
+            Value::String(text) => {
+                parsed = serde_json::from_str::<Value>(text).map_err(|error| {
+                    ToolError::BadArguments {
+                        tool: tool.as_str(),
+                        reason: format!("the arguments are not JSON: {error}"),
+                    }
+                })?;
+                &parsed
+            }
+            other => other,
+        };
+        Ok(match tool {
+            ToolName::Shell => ToolCall::Shell(arguments_of(tool, arguments)?),
+            ToolName::ReadFile => ToolCall::ReadFile(arguments_of(tool, arguments)?),
+            ToolName::WriteFile => ToolCall::WriteFile(arguments_of(tool, arguments)?),
+            ToolName::EditFile => ToolCall::EditFile(arguments_of(tool, arguments)?),
+            ToolName::ListDir => ToolCall::ListDir(arguments_of(tool, arguments)?),
+        })
+    }
+
+    /// Which tool is called.
+    pub fn tool(&self) -> ToolName {
+        match self {
+            ToolCall::Shell(_) => ToolName::Shell,
+            ToolCall::ReadFile(_) => ToolName::ReadFile,
+            ToolCall::WriteFile(_) => ToolName::WriteFile,
+            ToolCall::EditFile(_) => ToolName::EditFile,
+            ToolCall::ListDir(_) => ToolName::ListDir,
+        }
+    }
+
+    /// The path the call reads or writes, as the model gave it; `None` for `shell`, whose
+    /// command may touch anything.
+    pub fn target_path(&self) -> Option<&str> {
+        match self {
+            ToolCall::Shell(_) => None,
+            ToolCall::ReadFile(args) => Some(&args.path),
+            ToolCall::WriteFile(args) => Some(&args.path),
+            ToolCall::EditFile(args) => Some(&args.path),
+            ToolCall::ListDir(args) => Some(args.path()),
+        }
+    }
+
+    /// What the call wants to do, in one line, for an approval prompt (the command, or the
+    /// path).
+    pub fn summary(&self) -> String {
+        match self {
+            ToolCall::Shell(args) => args.command.clone(),
+            other => other.target_path().unwrap_or_default().to_owned(),
+        }
+    }
+}
+
+fn arguments_of<T: DeserializeOwned>(tool: ToolName, arguments: &Value) -> Result<T, ToolError> {
+    if !arguments.is_object() {
+        return Err(ToolError::BadArguments {
+            tool: tool.as_str(),
+            reason: "the arguments must be a JSON object".to_owned(),
+        });
+    }
+    T::deserialize(arguments).map_err(|error| ToolError::BadArguments {
+        tool: tool.as_str(),
+        reason: error.to_string(),
+    })
+}
+
+/// Limits every tool run is held to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// The most bytes of output a result carries before it is cut.
+    pub output_bytes: usize,
+    /// How long a `shell` command may run when the call does not say.
+    pub shell_timeout: Duration,
+    /// The longest a `shell` call may ask for (`timeout_ms` is clamped to it).
+    pub max_shell_timeout: Duration,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        Self {
+            output_bytes: 30_000,
+            shell_timeout: Duration::from_secs(120),
+            max_shell_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Where and within what limits tools run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolContext {
+    /// The working directory: relative paths are resolved against it and `shell` runs in it.
+    pub cwd: PathBuf,
+    /// The limits.
+    pub limits: ToolLimits,
+}
+
+impl ToolContext {
+    /// A context in `cwd` with the default limits.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            limits: ToolLimits::default(),
+        }
+    }
+
+    /// `path` resolved against the working directory ([`paths::resolve`]).
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        paths::resolve(&self.cwd, path)
+    }
+}
+
+/// What a tool run produced, for the model and for the loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    /// The result text the model sees (already cut to the output cap).
+    pub content: String,
+    /// True when the call failed (bad arguments, an I/O error, a non-zero exit, a timeout).
+    pub is_error: bool,
+    /// `shell`'s exit code; `None` for the file tools and for a command that did not exit by
+    /// itself (killed by a signal or by the timeout).
+    pub exit_code: Option<i32>,
+    /// True when `shell` hit its timeout and its process group was killed.
+    pub timed_out: bool,
+    /// The resolved path a file tool read or wrote.
+    pub path: Option<PathBuf>,
+}
+
+impl ToolOutcome {
+    /// A successful result.
+    pub fn ok(content: String) -> Self {
+        Self {
+            content,
+            is_error: false,
+            exit_code: None,
+            timed_out: false,
+            path: None,
+        }
+    }
+
+    /// A failed result saying why.
+    pub fn error(content: String) -> Self {
+        Self {
+            is_error: true,
+            ..Self::ok(content)
+        }
+    }
+
+    /// The same outcome, naming the resolved path it concerns.
+    pub fn at(mut self, path: &Path) -> Self {
+        self.path = Some(path.to_path_buf());
+        self
+    }
+}
+
+/// Runs a parsed call.
+pub async fn run(call: &ToolCall, context: &ToolContext) -> ToolOutcome {
+    match call {
+        ToolCall::Shell(args) => shell::run(args, context).await,
+        ToolCall::ReadFile(args) => read_file::run(args, context).await,
+        ToolCall::WriteFile(args) => write_file::run(args, context).await,
+        ToolCall::EditFile(args) => edit_file::run(args, context).await,
+        ToolCall::ListDir(args) => list_dir::run(args, context).await,
+    }
+}
+
+/// Parses and runs a model's call; a call that does not parse is an error result saying why.
+pub async fn run_json(name: &str, arguments: &Value, context: &ToolContext) -> ToolOutcome {
+    match ToolCall::parse(name, arguments) {
+        Ok(call) => run(&call, context).await,
+        Err(error) => ToolOutcome::error(error.to_string()),
+    }
+}

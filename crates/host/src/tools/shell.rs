@@ -1,0 +1,190 @@
+//! `shell`: runs `sh -c COMMAND` in the working directory, in a process group of its own.
+//!
+//! stdout and stderr are read into one buffer in the order they arrive (as a terminal would
+//! show them), up to the output cap; past it they are still read, so the command never blocks
+//! on a full pipe, but only counted. When the command's `sh` exits, or the timeout passes, the
+//! whole group is killed: nothing the command started outlives the call or holds its pipes.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+
+use super::output::CappedText;
+use super::{ToolContext, ToolOutcome};
+
+/// The name the model calls it by.
+pub const NAME: &str = "shell";
+
+/// What it does, for the model.
+pub const DESCRIPTION: &str = "Run a shell command with `sh -c` in the working directory. \
+stdout and stderr are returned together, in the order they were written, followed by the exit \
+code. The command is killed (with everything it started) when it exceeds its timeout; long \
+output is cut with a note.";
+
+/// The arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The command line, run by `sh -c`.
+    pub command: String,
+    /// How long it may run, in milliseconds (default and ceiling: the context's limits).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// The JSON schema of [`Args`].
+pub fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command line, run by `sh -c`."},
+            "timeout_ms": {"type": "integer", "minimum": 1,
+                           "description": "How long the command may run, in milliseconds."}
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    })
+}
+
+/// Kills the process group when dropped, so a cancelled call leaves nothing running.
+struct GroupGuard(Option<Pid>);
+
+impl GroupGuard {
+    fn kill(&self) {
+        if let Some(group) = self.0 {
+            // A group that is already gone (ESRCH) has nothing left to kill.
+            let _ignored = killpg(group, Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+async fn read_some<R: AsyncRead + Unpin>(
+    pipe: &mut Option<R>,
+    buffer: &mut [u8],
+) -> std::io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buffer).await,
+        None => Ok(0),
+    }
+}
+
+/// Runs the command.
+pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
+    if args.command.trim().is_empty() {
+        return ToolOutcome::error(format!("{NAME}: `command` is empty"));
+    }
+    if args.timeout_ms == Some(0) {
+        return ToolOutcome::error(format!("{NAME}: `timeout_ms` must be at least 1"));
+    }
+    let limits = context.limits;
+    let timeout = args
+        .timeout_ms
+        .map_or(limits.shell_timeout, Duration::from_millis)
+        .min(limits.max_shell_timeout);
+    let mut child = match Command::new("sh")
+        .arg("-c")
+        .arg(&args.command)
+        .current_dir(&context.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => {
+            return ToolOutcome::error(format!(
+                "cannot run `sh` in {}: {error}",
+                context.cwd.display()
+            ));
+        }
+    };
+    let group = GroupGuard(
+        child
+            .id()
+            .and_then(|pid| i32::try_from(pid).ok())
+            .map(Pid::from_raw),
+    );
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let mut captured = CappedText::new(limits.output_bytes);
+    let mut status = None;
+    let collect = async {
+        let mut out_buffer = vec![0u8; 8192];
+        let mut err_buffer = vec![0u8; 8192];
+        while stdout.is_some() || stderr.is_some() || status.is_none() {
+            tokio::select! {
+                read = read_some(&mut stdout, &mut out_buffer), if stdout.is_some() => match read {
+                    Ok(0) | Err(_) => stdout = None,
+                    Ok(count) => captured.push(out_buffer.get(..count).unwrap_or_default()),
+                },
+                read = read_some(&mut stderr, &mut err_buffer), if stderr.is_some() => match read {
+                    Ok(0) | Err(_) => stderr = None,
+                    Ok(count) => captured.push(err_buffer.get(..count).unwrap_or_default()),
+                },
+                exited = child.wait(), if status.is_none() => {
+                    status = Some(exited);
+                    // What the command left running in the background would hold the pipes
+                    // open; it ends with the command.
+                    group.kill();
+                }
+                // Unreachable (each condition above keeps its branch enabled), but a select
+                // with every branch disabled would panic.
+                else => break,
+            }
+        }
+    };
+    let finished = tokio::time::timeout(timeout, collect).await.is_ok();
+    if !finished {
+        group.kill();
+        let _reaped = child.wait().await;
+    }
+    let mut content = captured.finish();
+    if !content.is_empty() && !content.ends_with('\n') {
+        content.push('\n');
+    }
+    let (footer, exit_code) = match (finished, status) {
+        (false, _) => (
+            format!(
+                "[timed out after {} ms; the command and everything it started were killed]",
+                timeout.as_millis()
+            ),
+            None,
+        ),
+        (true, Some(Ok(status))) => match status.code() {
+            Some(code) => (format!("[exit code {code}]"), Some(code)),
+            None => {
+                let signal = status.signal().unwrap_or_default();
+                (format!("[killed by signal {signal}]"), None)
+            }
+        },
+        (true, Some(Err(error))) => (
+            format!("[cannot read how the command ended: {error}]"),
+            None,
+        ),
+        // The loop ends only once the exit status is read.
+        (true, None) => ("[the command's end was not seen]".to_owned(), None),
+    };
+    content.push_str(&footer);
+    ToolOutcome {
+        content,
+        is_error: exit_code != Some(0),
+        exit_code,
+        timed_out: !finished,
+        path: None,
+    }
+}

@@ -1,0 +1,382 @@
+//! `panewise.toml`: lookup, layering, flag overrides, and an error naming file, key and
+//! reason for every way a value can be wrong.
+
+use std::path::{Path, PathBuf};
+
+use panewise_host::config::{
+    project_file, user_file, Config, ConfigOverrides, ProviderName, ProviderSettings,
+};
+use panewise_host::runner::ApprovalMode;
+use panewise_window::{PinConfig, StrategyConfig};
+
+use crate::write;
+
+fn parse(text: &str) -> Result<Config, String> {
+    Config::parse(text, Path::new("panewise.toml")).map_err(|error| error.to_string())
+}
+
+#[test]
+fn every_key_is_read() {
+    let config = parse(
+        "provider = \"anthropic\"\nmodel = \"claude-x\"\napproval = \"auto\"\n\
+         [window]\nstrategy = \"sliding-window\"\nkeepRecentTurns = 3\n\
+         [providers.anthropic]\nbase_url = \"http://127.0.0.1:9000\"\napi_key_env = \"MY_KEY\"\n",
+    )
+    .unwrap();
+    assert_eq!(config.provider, Some(ProviderName::Anthropic));
+    assert_eq!(config.model.as_deref(), Some("claude-x"));
+    assert_eq!(config.approval, Some(ApprovalMode::Auto));
+    assert_eq!(
+        config.window,
+        Some(StrategyConfig::SlidingWindow {
+            keep_recent_turns: 3,
+            pins: PinConfig::default()
+        })
+    );
+    assert_eq!(
+        config.providers.get(&ProviderName::Anthropic),
+        Some(&ProviderSettings {
+            base_url: Some("http://127.0.0.1:9000".into()),
+            api_key_env: Some("MY_KEY".into()),
+        })
+    );
+    assert_eq!(config.sources, [PathBuf::from("panewise.toml")]);
+    for provider in ProviderName::ALL {
+        let config = parse(&format!("provider = \"{}\"", provider.as_str())).unwrap();
+        assert_eq!(config.provider, Some(provider));
+    }
+}
+
+#[test]
+fn every_error_names_the_file_the_key_and_the_reason() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "approval = \"sometimes\"",
+            "panewise.toml: key `approval`: unknown mode `sometimes`, expected one of read-only, \
+             ask, auto, full-access",
+        ),
+        (
+            "approval = 3",
+            "panewise.toml: key `approval`: must be a string, got 3",
+        ),
+        (
+            "provider = \"bard\"",
+            "panewise.toml: key `provider`: unknown provider `bard`, expected one of mock, \
+             anthropic, openai, gemini, claude-code, codex, gemini-cli",
+        ),
+        (
+            "model = \" \"",
+            "panewise.toml: key `model`: must not be empty",
+        ),
+        (
+            "model = [1]",
+            "panewise.toml: key `model`: must be a string, got a list",
+        ),
+        (
+            "colour = \"blue\"",
+            "panewise.toml: key `colour`: unknown key, expected one of provider, model, \
+             approval, window, providers",
+        ),
+        (
+            "window = \"hybrid\"",
+            "panewise.toml: key `window`: the configuration must be an object (a table), got \
+             the string \"hybrid\"",
+        ),
+        (
+            "[window]\nstrategy = \"newest-only\"",
+            "panewise.toml: key `window.strategy`: unknown strategy `newest-only`; one of \
+             sliding-window, token-budget, summarize-oldest, observation-masking, hybrid",
+        ),
+        (
+            "[window]\nstrategy = \"token-budget\"",
+            "panewise.toml: key `window.thresholdTokens`: is required and has no default",
+        ),
+        (
+            "[window]\nstrategy = \"sliding-window\"\nkeepRecentTurns = 2\nkeep = 1",
+            "panewise.toml: key `window.keep`: is not an option of the `sliding-window` \
+             strategy; it takes strategy, keepRecentTurns, keepLastToolResults, keepLedgerFacts",
+        ),
+        (
+            "providers = 3",
+            "panewise.toml: key `providers`: must be a table of provider tables, got 3",
+        ),
+        (
+            "[providers.azure]\nbase_url = \"https://x\"",
+            "panewise.toml: key `providers.azure`: unknown provider `azure`, expected one of \
+             mock, anthropic, openai, gemini, claude-code, codex, gemini-cli",
+        ),
+        (
+            "[providers]\nopenai = 1",
+            "panewise.toml: key `providers.openai`: must be a table, got 1",
+        ),
+        (
+            "[providers.openai]\napi_key = \"sk-secret\"",
+            "panewise.toml: key `providers.openai.api_key`: API keys are never read from the \
+             file; set `api_key_env` to the name of the environment variable that holds the key",
+        ),
+        (
+            "[providers.openai]\nbase_url = \"ftp://x\"",
+            "panewise.toml: key `providers.openai.base_url`: must start with http:// or \
+             https://, got `ftp://x`",
+        ),
+        (
+            "[providers.openai]\nbase_url = true",
+            "panewise.toml: key `providers.openai.base_url`: must be a string, got true",
+        ),
+        (
+            "[providers.openai]\napi_key_env = \"1KEY\"",
+            "panewise.toml: key `providers.openai.api_key_env`: must name an environment \
+             variable (letters, digits and `_`, not starting with a digit), got `1KEY`",
+        ),
+        (
+            "[providers.openai]\nmodel = \"x\"",
+            "panewise.toml: key `providers.openai.model`: unknown key, expected one of \
+             base_url, api_key_env",
+        ),
+    ];
+    for (text, message) in cases {
+        assert_eq!(parse(text).err().as_deref(), Some(*message), "{text}");
+    }
+    // The secret itself is never repeated in the message.
+    let secret = parse("[providers.openai]\napi_key = \"sk-secret\"").unwrap_err();
+    assert!(!secret.contains("sk-secret"));
+}
+
+#[test]
+fn syntax_and_read_errors_name_the_file_and_line() {
+    let error = parse("model = \"m\"\napproval = \n").unwrap_err();
+    assert!(error.starts_with("panewise.toml: line 2: "), "{error}");
+    let dir = tempfile::tempdir().unwrap();
+    let error = Config::read(dir.path()).unwrap_err().to_string();
+    assert!(
+        error.starts_with(&format!("cannot read {}: ", dir.path().display())),
+        "{error}"
+    );
+}
+
+/// Every strategy reads from a `[window]` table as the window crate reads its JSON.
+#[test]
+fn window_tables_are_read_as_strategy_configs() {
+    let cases = [
+        (
+            "strategy = \"sliding-window\"\nkeepRecentTurns = 4\nkeepLastToolResults = false",
+            r#"{"strategy": "sliding-window", "keepRecentTurns": 4, "keepLastToolResults": false}"#,
+        ),
+        (
+            "strategy = \"token-budget\"\nthresholdTokens = 8000",
+            r#"{"strategy": "token-budget", "thresholdTokens": 8000}"#,
+        ),
+        (
+            "strategy = \"summarize-oldest\"\nthresholdTokens = 9000\nmodel = \"extractive\"\n\
+             retain = \"discard\"",
+            r#"{"strategy": "summarize-oldest", "thresholdTokens": 9000, "model": "extractive",
+                "retain": "discard"}"#,
+        ),
+        (
+            "strategy = \"observation-masking\"\nkeepRecentObservations = 3",
+            r#"{"strategy": "observation-masking", "keepRecentObservations": 3}"#,
+        ),
+        (
+            "strategy = \"hybrid\"\nthresholdTokens = 100\nmodel = \"m\"",
+            r#"{"strategy": "hybrid", "thresholdTokens": 100, "model": "m"}"#,
+        ),
+    ];
+    for (table, json) in cases {
+        let config = parse(&format!("[window]\n{table}")).unwrap();
+        assert_eq!(
+            config.window,
+            Some(StrategyConfig::from_json(json).unwrap()),
+            "{table}"
+        );
+    }
+}
+
+/// A project's `[window]` swaps the user's strategy for its own, whole.
+#[test]
+fn a_project_file_overrides_the_user_file_key_by_key() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "user/panewise.toml",
+        "provider = \"anthropic\"\nmodel = \"user-model\"\napproval = \"read-only\"\n\
+         [window]\nstrategy = \"sliding-window\"\nkeepRecentTurns = 3\n\
+         [providers.anthropic]\nbase_url = \"http://user\"\n\
+         [providers.openai]\nbase_url = \"http://user-openai\"\n",
+    );
+    write(
+        dir.path(),
+        "project/panewise.toml",
+        "model = \"project-model\"\n[window]\nstrategy = \"token-budget\"\nthresholdTokens = 8000\n\
+         [providers.anthropic]\napi_key_env = \"PROJECT_KEY\"\n",
+    );
+    let user = dir.path().join("user/panewise.toml");
+    let project = dir.path().join("project/panewise.toml");
+    let missing = dir.path().join("missing.toml");
+    let config = Config::load_files(Some(&user), Some(&project)).unwrap();
+    assert_eq!(config.provider, Some(ProviderName::Anthropic));
+    assert_eq!(config.model.as_deref(), Some("project-model"));
+    assert_eq!(config.approval, Some(ApprovalMode::ReadOnly));
+    assert_eq!(
+        config.window,
+        Some(StrategyConfig::TokenBudget {
+            threshold_tokens: 8000,
+            keep_recent_turns: 6,
+            pins: PinConfig::default()
+        })
+    );
+    // A provider's table is replaced whole; another provider's stays.
+    assert_eq!(
+        config.providers.get(&ProviderName::Anthropic),
+        Some(&ProviderSettings {
+            base_url: None,
+            api_key_env: Some("PROJECT_KEY".into())
+        })
+    );
+    assert_eq!(
+        config.providers[&ProviderName::Openai].base_url.as_deref(),
+        Some("http://user-openai")
+    );
+    assert_eq!(config.sources, [user.clone(), project]);
+    // Missing files are skipped.
+    let only_user = Config::load_files(Some(&user), Some(&missing)).unwrap();
+    assert_eq!(only_user.model.as_deref(), Some("user-model"));
+    assert_eq!(only_user.sources, [user]);
+    assert_eq!(Config::load_files(None, None).unwrap(), Config::default());
+    assert_eq!(
+        Config::load_files(None, None)
+            .unwrap()
+            .approval_or_default(),
+        ApprovalMode::Ask
+    );
+}
+
+#[test]
+fn flags_override_the_files() {
+    let files = parse(
+        "provider = \"openai\"\nmodel = \"file-model\"\napproval = \"auto\"\n\
+         [window]\nstrategy = \"sliding-window\"\nkeepRecentTurns = 3\n",
+    )
+    .unwrap();
+    let swapped = StrategyConfig::from_json(r#"{"strategy": "observation-masking"}"#).unwrap();
+    // (overrides, provider, model, approval, window)
+    let cases = [
+        (
+            ConfigOverrides::default(),
+            ProviderName::Openai,
+            "file-model",
+            ApprovalMode::Auto,
+            files.window.clone(),
+        ),
+        (
+            ConfigOverrides {
+                approval: Some(ApprovalMode::FullAccess),
+                ..ConfigOverrides::default()
+            },
+            ProviderName::Openai,
+            "file-model",
+            ApprovalMode::FullAccess,
+            files.window.clone(),
+        ),
+        (
+            ConfigOverrides {
+                provider: Some(ProviderName::Mock),
+                model: Some("flag-model".into()),
+                approval: Some(ApprovalMode::ReadOnly),
+                window: Some(swapped.clone()),
+            },
+            ProviderName::Mock,
+            "flag-model",
+            ApprovalMode::ReadOnly,
+            Some(swapped),
+        ),
+    ];
+    for (overrides, provider, model, approval, window) in cases {
+        let merged = files.clone().with_overrides(overrides.clone());
+        assert_eq!(merged.provider, Some(provider), "{overrides:?}");
+        assert_eq!(merged.model.as_deref(), Some(model), "{overrides:?}");
+        assert_eq!(merged.approval_or_default(), approval, "{overrides:?}");
+        assert_eq!(merged.window, window, "{overrides:?}");
+        assert_eq!(merged.sources, files.sources, "{overrides:?}");
+    }
+}
+
+#[test]
+fn the_project_file_is_the_nearest_one_up_to_the_repository_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "outer/panewise.toml", "");
+    write(root, "outer/repo/.git/HEAD", "");
+    write(root, "outer/repo/a/b/c/.keep", "");
+    write(root, "outer/repo/a/panewise.toml", "");
+    write(root, "outer/plain/x/.keep", "");
+    let repo = root.join("outer/repo");
+    // (cwd, the file found)
+    let cases = [
+        // The nearest file wins.
+        (repo.join("a/b/c"), Some(repo.join("a/panewise.toml"))),
+        (repo.join("a"), Some(repo.join("a/panewise.toml"))),
+        // `.git` ends the search: the file above the repository is not its configuration.
+        (repo.clone(), None),
+        // Without a repository the search goes up to the root.
+        (
+            root.join("outer/plain/x"),
+            Some(root.join("outer/panewise.toml")),
+        ),
+    ];
+    for (cwd, found) in cases {
+        assert_eq!(project_file(&cwd), found, "{}", cwd.display());
+    }
+    write(root, "outer/repo/panewise.toml", "");
+    write(root, "outer/repo/other/.keep", "");
+    // The repository root itself is searched.
+    for cwd in [repo.clone(), repo.join("other")] {
+        assert_eq!(
+            project_file(&cwd),
+            Some(repo.join("panewise.toml")),
+            "{}",
+            cwd.display()
+        );
+    }
+}
+
+/// The only test in this binary that touches the environment.
+#[test]
+fn the_user_file_lives_under_xdg_config_home() {
+    let dir = tempfile::tempdir().unwrap();
+    std::env::set_var("XDG_CONFIG_HOME", dir.path());
+    assert_eq!(
+        user_file(),
+        Some(dir.path().join("panewise").join("panewise.toml"))
+    );
+    write(
+        dir.path(),
+        "panewise/panewise.toml",
+        "approval = \"full-access\"\nmodel = \"u\"",
+    );
+    write(dir.path(), "work/.git/HEAD", "");
+    write(dir.path(), "work/panewise.toml", "model = \"p\"");
+    let config = Config::load(&dir.path().join("work")).unwrap();
+    assert_eq!(config.approval, Some(ApprovalMode::FullAccess));
+    assert_eq!(config.model.as_deref(), Some("p"));
+    assert_eq!(config.sources.len(), 2);
+    std::env::remove_var("XDG_CONFIG_HOME");
+}
+
+/// The example in docs/CONFIG.md is a valid file.
+#[test]
+fn the_documented_example_parses() {
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/CONFIG.md"),
+    )
+    .unwrap();
+    let example = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/CONFIG.md has a ```toml example");
+    let config = parse(example).unwrap();
+    assert!(
+        config.provider.is_some() && config.window.is_some(),
+        "{config:?}"
+    );
+}

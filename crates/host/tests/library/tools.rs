@@ -1,0 +1,398 @@
+//! The own tools against a temporary directory.
+
+use std::time::{Duration, Instant};
+
+use panewise_host::tools::{self, ToolContext, ToolLimits, ToolName, ToolOutcome};
+use serde_json::{json, Value};
+
+use crate::write;
+
+fn context(dir: &tempfile::TempDir) -> ToolContext {
+    ToolContext::new(dir.path())
+}
+
+async fn call(context: &ToolContext, tool: &str, arguments: Value) -> ToolOutcome {
+    tools::run_json(tool, &arguments, context).await
+}
+
+#[tokio::test]
+async fn shell_reports_exit_codes_and_both_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().display().to_string();
+    // (command, exit code, is_error, the whole content)
+    let cases: Vec<(&str, i32, bool, String)> = vec![
+        ("echo hi", 0, false, "hi\n[exit code 0]".into()),
+        ("exit 3", 3, true, "[exit code 3]".into()),
+        (
+            "echo out; echo err >&2; exit 1",
+            1,
+            true,
+            "out\nerr\n[exit code 1]".into(),
+        ),
+        ("pwd", 0, false, format!("{cwd}\n[exit code 0]")),
+        (
+            "printf 'no newline'",
+            0,
+            false,
+            "no newline\n[exit code 0]".into(),
+        ),
+    ];
+    for (command, code, is_error, content) in cases {
+        let outcome = call(&context(&dir), "shell", json!({ "command": command })).await;
+        assert_eq!(outcome.exit_code, Some(code), "{command}: {outcome:?}");
+        assert_eq!(outcome.is_error, is_error, "{command}");
+        assert!(!outcome.timed_out, "{command}");
+        assert_eq!(outcome.content, content, "{command}");
+    }
+}
+
+#[tokio::test]
+async fn shell_timeout_kills_the_command_and_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let outcome = call(
+        &context(&dir),
+        "shell",
+        json!({ "command": "echo started; sleep 5", "timeout_ms": 300 }),
+    )
+    .await;
+    assert!(outcome.timed_out, "{outcome:?}");
+    assert!(outcome.is_error);
+    assert_eq!(outcome.exit_code, None);
+    assert_eq!(
+        outcome.content,
+        "started\n[timed out after 300 ms; the command and everything it started were killed]"
+    );
+    // Loose: it returned well before the sleep would have ended.
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// True once `pid` is gone or a zombie (killed, waiting for a reaper that may never come in a
+/// container).
+fn process_ended(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test]
+async fn what_a_command_leaves_running_is_killed_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = call(
+        &context(&dir),
+        "shell",
+        json!({ "command": "sleep 30 > /dev/null 2>&1 & echo $!" }),
+    )
+    .await;
+    assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
+    let pid: i32 = outcome.content.lines().next().unwrap().parse().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !process_ended(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(process_ended(pid), "the background sleep {pid} still runs");
+}
+
+#[tokio::test]
+async fn long_output_is_cut_with_a_note_of_bytes_and_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut context = context(&dir);
+    context.limits = ToolLimits {
+        output_bytes: 100,
+        ..ToolLimits::default()
+    };
+    // `seq 1 1000` writes 3893 bytes; the first 100 end inside "37\n".
+    let outcome = call(&context, "shell", json!({ "command": "seq 1 1000" })).await;
+    assert_eq!(outcome.exit_code, Some(0));
+    assert!(
+        outcome.content.ends_with(
+            "36\n3\n[output cut: 3793 more bytes (964 lines) not shown; the cap is 100 bytes]\n\
+             [exit code 0]"
+        ),
+        "{}",
+        outcome.content
+    );
+    write(dir.path(), "big.txt", &"0123456789\n".repeat(20));
+    let outcome = call(&context, "read_file", json!({ "path": "big.txt" })).await;
+    assert!(
+        outcome
+            .content
+            .ends_with("[output cut: 120 more bytes (11 lines) not shown; the cap is 100 bytes]"),
+        "{}",
+        outcome.content
+    );
+}
+
+#[tokio::test]
+async fn edit_file_replaces_exactly_or_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.txt");
+    let shown = path.display().to_string();
+    // (file before, arguments besides the path, is_error, message, file after)
+    let cases: Vec<(&str, Value, bool, String, &str)> = vec![
+        (
+            "a b c",
+            json!({"old_string": "b", "new_string": "B"}),
+            false,
+            format!("replaced 1 occurrence in {shown}"),
+            "a B c",
+        ),
+        (
+            "a b c",
+            json!({"old_string": "x", "new_string": "y"}),
+            true,
+            format!("`old_string` was not found in {shown}"),
+            "a b c",
+        ),
+        (
+            "b b b",
+            json!({"old_string": "b", "new_string": "B"}),
+            true,
+            format!(
+                "`old_string` was found 3 times in {shown}; give more surrounding text to make \
+                 it unique, or pass `replace_all`"
+            ),
+            "b b b",
+        ),
+        (
+            "b b b",
+            json!({"old_string": "b", "new_string": "B", "replace_all": true}),
+            false,
+            format!("replaced 3 occurrences in {shown}"),
+            "B B B",
+        ),
+        (
+            "a",
+            json!({"old_string": "", "new_string": "B"}),
+            true,
+            "edit_file: `old_string` is empty".into(),
+            "a",
+        ),
+        (
+            "a",
+            json!({"old_string": "a", "new_string": "a"}),
+            true,
+            "edit_file: `old_string` and `new_string` are the same; nothing would change".into(),
+            "a",
+        ),
+    ];
+    for (before, mut arguments, is_error, message, after) in cases {
+        std::fs::write(&path, before).unwrap();
+        arguments["path"] = json!("f.txt");
+        let outcome = call(&context(&dir), "edit_file", arguments.clone()).await;
+        assert_eq!(
+            (outcome.is_error, outcome.content.as_str()),
+            (is_error, message.as_str()),
+            "{arguments}"
+        );
+        assert_eq!(outcome.path.as_deref(), Some(path.as_path()));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            after,
+            "{arguments}"
+        );
+    }
+    let missing = call(
+        &context(&dir),
+        "edit_file",
+        json!({"path": "nope.txt", "old_string": "a", "new_string": "b"}),
+    )
+    .await;
+    assert!(missing.is_error);
+    assert!(
+        missing.content.starts_with("cannot read "),
+        "{}",
+        missing.content
+    );
+}
+
+#[tokio::test]
+async fn read_file_shows_the_asked_lines_after_a_header() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "f.txt", "one\ntwo\nthree\nfour\n");
+    write(dir.path(), "empty.txt", "");
+    let shown = dir.path().join("f.txt").display().to_string();
+    // (arguments, is_error, content)
+    let cases: Vec<(Value, bool, String)> = vec![
+        (
+            json!({"path": "f.txt"}),
+            false,
+            format!("{shown} (lines 1-4 of 4)\none\ntwo\nthree\nfour\n"),
+        ),
+        (
+            json!({"path": "f.txt", "offset": 1, "limit": 2}),
+            false,
+            format!("{shown} (lines 2-3 of 4)\ntwo\nthree\n"),
+        ),
+        (
+            json!({"path": "./sub/../f.txt", "offset": 3}),
+            false,
+            format!("{shown} (lines 4-4 of 4)\nfour\n"),
+        ),
+        (
+            json!({"path": "f.txt", "limit": 10}),
+            false,
+            format!("{shown} (lines 1-4 of 4)\none\ntwo\nthree\nfour\n"),
+        ),
+        (
+            json!({"path": "f.txt", "offset": 4}),
+            true,
+            format!("offset 4 is past the end of {shown}, which has 4 lines"),
+        ),
+        (
+            json!({"path": "f.txt", "limit": 0}),
+            true,
+            "read_file: `limit` must be at least 1".into(),
+        ),
+        (
+            json!({"path": "empty.txt"}),
+            false,
+            format!("{} (empty file)\n", dir.path().join("empty.txt").display()),
+        ),
+    ];
+    for (arguments, is_error, content) in cases {
+        let outcome = call(&context(&dir), "read_file", arguments.clone()).await;
+        assert_eq!(
+            (outcome.is_error, outcome.content.as_str()),
+            (is_error, content.as_str()),
+            "{arguments}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn write_file_creates_parent_directories_and_names_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = call(
+        &context(&dir),
+        "write_file",
+        json!({"path": "a/b/c.txt", "content": "hello\nworld\n"}),
+    )
+    .await;
+    let path = dir.path().join("a/b/c.txt");
+    assert!(!outcome.is_error, "{outcome:?}");
+    assert_eq!(
+        outcome.content,
+        format!("wrote 12 bytes (2 lines) to {}", path.display())
+    );
+    assert_eq!(outcome.path.as_deref(), Some(path.as_path()));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello\nworld\n");
+}
+
+#[tokio::test]
+async fn list_dir_is_sorted_with_directories_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["b.txt", "a/inner.txt", "c/d/e.txt", "Z"] {
+        write(dir.path(), file, "");
+    }
+    std::os::unix::fs::symlink(dir.path().join("c"), dir.path().join("link")).unwrap();
+    let shown = dir.path().display().to_string();
+    let expected = format!("{shown} (5 entries)\nZ\na/\nb.txt\nc/\nlink/\n");
+    for arguments in [json!({}), json!({"path": "."}), json!({"path": shown})] {
+        let outcome = call(&context(&dir), "list_dir", arguments.clone()).await;
+        assert_eq!(outcome.content, expected, "{arguments}");
+    }
+    let missing = call(&context(&dir), "list_dir", json!({"path": "nope"})).await;
+    assert!(missing.is_error);
+    assert!(
+        missing.content.starts_with("cannot list "),
+        "{}",
+        missing.content
+    );
+}
+
+#[tokio::test]
+async fn bad_arguments_are_error_results_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // (tool, arguments, the error's content)
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "rm_rf",
+            json!({}),
+            "unknown tool `rm_rf`; the tools are shell, read_file, write_file, edit_file, list_dir",
+        ),
+        (
+            "edit_file",
+            json!({"path": "f", "new_string": "x"}),
+            "bad arguments for `edit_file`: missing field `old_string`",
+        ),
+        (
+            "read_file",
+            json!({"path": "f", "offset": "two"}),
+            "bad arguments for `read_file`: invalid type: string \"two\", expected u64",
+        ),
+        (
+            "read_file",
+            json!({"path": "f", "offset": -1}),
+            "bad arguments for `read_file`: invalid value: integer `-1`, expected u64",
+        ),
+        (
+            "list_dir",
+            json!({"dir": "."}),
+            "bad arguments for `list_dir`: unknown field `dir`, expected `path`",
+        ),
+        (
+            "shell",
+            json!(["ls"]),
+            "bad arguments for `shell`: the arguments must be a JSON object",
+        ),
+        (
+            "shell",
+            json!("{not json"),
+            "bad arguments for `shell`: the arguments are not JSON: key must be a string at line 1 column 2",
+        ),
+        ("shell", json!({"command": "  "}), "shell: `command` is empty"),
+        (
+            "shell",
+            json!({"command": "true", "timeout_ms": 0}),
+            "shell: `timeout_ms` must be at least 1",
+        ),
+    ];
+    for (tool, arguments, content) in cases {
+        let outcome = call(&context(&dir), tool, arguments.clone()).await;
+        assert!(outcome.is_error, "{tool} {arguments}");
+        assert_eq!(outcome.content, content, "{tool} {arguments}");
+    }
+    // Arguments sent as a string holding JSON (as the OpenAI API does) parse like an object.
+    let outcome = call(&context(&dir), "shell", json!("{\"command\": \"echo ok\"}")).await;
+    assert_eq!(outcome.content, "ok\n[exit code 0]");
+}
+
+/// Every tool's schema is an object schema whose required keys are properties, and a call
+/// with only those keys parses.
+#[test]
+fn every_schema_describes_what_the_parser_takes() {
+    let definitions = tools::definitions();
+    let names: Vec<&str> = definitions
+        .iter()
+        .map(|definition| definition.name)
+        .collect();
+    assert_eq!(names, ToolName::ALL.map(ToolName::as_str));
+    for definition in definitions {
+        let schema = &definition.parameters;
+        assert_eq!(schema["type"], "object", "{}", definition.name);
+        assert_eq!(schema["additionalProperties"], false, "{}", definition.name);
+        let properties = schema["properties"].as_object().unwrap();
+        let mut minimal = serde_json::Map::new();
+        for required in schema["required"].as_array().into_iter().flatten() {
+            let key = required.as_str().unwrap();
+            assert!(properties.contains_key(key), "{}: {key}", definition.name);
+            minimal.insert(key.to_owned(), json!("x"));
+        }
+        let parsed = tools::ToolCall::parse(definition.name, &Value::Object(minimal));
+        assert_eq!(
+            parsed.map(|call| call.tool().as_str()),
+            Ok(definition.name),
+            "{}",
+            definition.name
+        );
+        assert!(!definition.description.is_empty());
+    }
+}
