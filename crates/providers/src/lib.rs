@@ -35,11 +35,13 @@
 //! [`mapping`] for what the reducer is told.
 #![deny(missing_docs)]
 
+pub mod acp;
 mod args;
 mod classify;
 mod claude;
 pub mod claude_control;
 mod codex;
+pub mod codex_appserver;
 pub mod decoder;
 mod error;
 pub mod event;
@@ -49,13 +51,14 @@ pub mod mapping;
 mod model_table;
 pub mod oneshot;
 mod price_table;
+mod rpc;
 mod scan;
 
 pub use classify::{
     classify_cli_failure, classify_failure, gemini_exit_status, process_exited_failure, ErrorReport,
 };
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
-pub use error::{DecodeError, ModelTableError, PriceTableError};
+pub use error::{ChannelError, DecodeError, ModelTableError, PriceTableError};
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
 pub use mapping::{
     fold_events, summarize, Fold, LiveFold, Mapper, ModelSource, PaneSummary, SummaryFailure,
