@@ -85,6 +85,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.provider
         )
     })?;
+    if matches!(provider, Provider::CodexAppServer | Provider::Acp) {
+        anyhow::bail!(
+            "--provider {provider}: `panewise run` does not drive this channel yet \
+             (`panewise decode` reads its streams)"
+        );
+    }
     let cwd = match args.cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().context("cannot read the current directory")?,
