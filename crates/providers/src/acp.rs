@@ -211,7 +211,11 @@ impl AcpSession {
     /// `session/load` of `session_id` in `cwd`, when the agent advertised `loadSession` (it
     /// replays the conversation as updates before answering).
     pub fn load_session(&mut self, session_id: &str, cwd: &str) -> Result<String, ChannelError> {
-        if !self.capabilities.as_ref().is_some_and(|caps| caps.load_session) {
+        if !self
+            .capabilities
+            .as_ref()
+            .is_some_and(|caps| caps.load_session)
+        {
             return Err(ChannelError::NotAdvertised("session/load"));
         }
         self.session_id = Some(session_id.to_owned());
@@ -577,9 +581,11 @@ impl LineDecoder for AcpDecoder {
                     let input: Value = params_of(params, raw)?.unwrap_or(Value::Null);
                     self.open_turn(out);
                     if let Some(call_id) = &call.tool_call_id {
-                        self.tools
-                            .entry(call_id.clone())
-                            .or_insert((call.kind.clone(), call.arg(), false));
+                        self.tools.entry(call_id.clone()).or_insert((
+                            call.kind.clone(),
+                            call.arg(),
+                            false,
+                        ));
                     }
                     self.waiting.insert(id.clone(), call.tool_call_id.clone());
                     out.push(ProviderEvent::ApprovalRequested {
@@ -595,7 +601,8 @@ impl LineDecoder for AcpDecoder {
             }
             Some(Shape::Notification { method, params }) => {
                 if method == "session/update" {
-                    if let Some(update) = params_of::<UpdateParams>(params, raw)?.and_then(|p| p.update)
+                    if let Some(update) =
+                        params_of::<UpdateParams>(params, raw)?.and_then(|p| p.update)
                     {
                         self.update(update, raw, out);
                     }

@@ -258,7 +258,10 @@ impl AppServerSession {
         decision: ApprovalDecision,
     ) -> Result<String, ChannelError> {
         self.answer(request_id, ServerRequestKind::Approval)?;
-        Ok(json!({"id": id_value(request_id), "result": {"decision": decision.as_str()}}).to_string())
+        Ok(
+            json!({"id": id_value(request_id), "result": {"decision": decision.as_str()}})
+                .to_string(),
+        )
     }
 
     /// The answer to the `requestUserInput` request `request_id`: `answers` maps each
@@ -280,8 +283,10 @@ impl AppServerSession {
         message: &str,
     ) -> Result<String, ChannelError> {
         self.answer(request_id, ServerRequestKind::Other)?;
-        Ok(json!({"id": id_value(request_id), "error": {"code": -32601, "message": message}})
-            .to_string())
+        Ok(
+            json!({"id": id_value(request_id), "error": {"code": -32601, "message": message}})
+                .to_string(),
+        )
     }
 
     /// Reads one server line, learning the thread and turn ids and the requests to answer.
@@ -682,12 +687,12 @@ impl AppServerDecoder {
             }
             "item/started" | "item/completed" => {
                 let completed = method == "item/completed";
-                if let Some(item) = params_of::<ItemParams<'_>>(params, raw)?.and_then(|p| p.item)
-                {
+                if let Some(item) = params_of::<ItemParams<'_>>(params, raw)?.and_then(|p| p.item) {
                     self.item(&item, completed, raw, out);
                 }
             }
-            "item/agentMessage/delta" | "item/reasoning/summaryTextDelta"
+            "item/agentMessage/delta"
+            | "item/reasoning/summaryTextDelta"
             | "item/reasoning/textDelta" => {
                 let delta = params_of::<Delta<'_>>(params, raw)?;
                 let Some(delta) = delta else { return Ok(()) };
@@ -702,7 +707,8 @@ impl AppServerDecoder {
                 });
             }
             "thread/tokenUsage/updated" => {
-                if let Some(usage) = params_of::<UsageParams>(params, raw)?.and_then(|p| p.token_usage)
+                if let Some(usage) =
+                    params_of::<UsageParams>(params, raw)?.and_then(|p| p.token_usage)
                 {
                     self.token_usage(&usage, out);
                 }
@@ -717,7 +723,10 @@ impl AppServerDecoder {
                 let params = params_of::<ErrorParams>(params, raw)?;
                 let (message, info, will_retry) = match &params {
                     Some(params) => (
-                        params.error.as_ref().and_then(|error| error.message.as_deref()),
+                        params
+                            .error
+                            .as_ref()
+                            .and_then(|error| error.message.as_deref()),
                         params
                             .error
                             .as_ref()
@@ -905,7 +914,8 @@ impl AppServerDecoder {
             "userMessage" => {
                 if completed {
                     let parts: Vec<TextPart> = lenient(item.content).unwrap_or_default();
-                    let text: Vec<String> = parts.into_iter().filter_map(|part| part.text).collect();
+                    let text: Vec<String> =
+                        parts.into_iter().filter_map(|part| part.text).collect();
                     out.push(ProviderEvent::UserMessage {
                         text: text.join("\n"),
                         synthetic: false,

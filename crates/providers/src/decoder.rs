@@ -114,7 +114,9 @@ impl fmt::Display for Provider {
 
 /// The text was not one of the provider names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown provider `{0}` (expected claude-code, codex, gemini-cli, codex-app-server or acp)")]
+#[error(
+    "unknown provider `{0}` (expected claude-code, codex, gemini-cli, codex-app-server or acp)"
+)]
 pub struct UnknownProvider(pub String);
 
 impl FromStr for Provider {
