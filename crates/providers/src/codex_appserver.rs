@@ -479,7 +479,7 @@ struct TokenUsage {
 
 /// Codex counts cached reads and cache writes inside `inputTokens`, and reasoning inside
 /// `outputTokens`.
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 struct Tokens {
     input_tokens: Option<u64>,
@@ -558,7 +558,7 @@ pub(crate) struct AppServerDecoder {
     /// The window last reported, so that each update does not report it again.
     window: Option<u64>,
     /// The last `total` seen: an update repeating it is the same call reported again.
-    last_total: Option<(Option<u64>, Option<u64>, Option<u64>, Option<u64>)>,
+    last_total: Option<Tokens>,
     /// The running turn's own figures: the sum of its calls.
     turn_usage: SessionStats,
     /// Tool items started in the turn, with their first argument (a file change's approval
@@ -856,14 +856,7 @@ impl AppServerDecoder {
                 });
             }
         }
-        let total = usage.total.map(|total| {
-            (
-                total.input_tokens,
-                total.cached_input_tokens,
-                total.cache_write_input_tokens,
-                total.output_tokens,
-            )
-        });
+        let total = usage.total;
         if total.is_some() && total == self.last_total {
             // The same running total again: no new call was made.
             return;

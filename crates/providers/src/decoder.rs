@@ -158,7 +158,8 @@ enum Format {
     Claude(ClaudeDecoder),
     Codex(CodexDecoder),
     Gemini(GeminiDecoder),
-    AppServer(AppServerDecoder),
+    // Boxed: its turn figures make it several times the size of the others.
+    AppServer(Box<AppServerDecoder>),
     Acp(AcpDecoder),
 }
 
@@ -208,7 +209,7 @@ impl Decoder {
             Provider::ClaudeCode => Format::Claude(ClaudeDecoder::default()),
             Provider::Codex => Format::Codex(CodexDecoder::default()),
             Provider::GeminiCli => Format::Gemini(GeminiDecoder),
-            Provider::CodexAppServer => Format::AppServer(AppServerDecoder::default()),
+            Provider::CodexAppServer => Format::AppServer(Box::default()),
             Provider::Acp => Format::Acp(AcpDecoder::default()),
         };
         Decoder {
