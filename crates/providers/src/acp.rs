@@ -10,7 +10,7 @@
 //! Two halves, both pure. [`AcpSession`] is the client side: the lines to write, request ids
 //! and what the answers taught (the session id, the agent's capabilities, each permission
 //! request's options, answered by their `kind`, never by a hard-coded id). The decoder, behind
-//! [`Decoder`](crate::Decoder) with [`Provider::Acp`](crate::Provider::Acp), turns what the agent
+//! [`Decoder`](crate::Decoder) with [`Provider::Acp`], turns what the agent
 //! writes into [`ProviderEvent`]s. The stream has no turn-start message: a turn opens at its
 //! first update (or permission request) and ends with the `session/prompt` answer, read by its
 //! shape (a `stopReason`), so a capture decodes without the session that wrote it. A

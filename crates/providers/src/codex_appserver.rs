@@ -11,7 +11,7 @@
 //! its requests and remembers which id was which, so that the `thread/start` answer gives the
 //! thread id and the `turn/start` answer (or `turn/started`) the turn id `turn/interrupt` needs.
 //! The decoder, behind [`Decoder`](crate::Decoder) with
-//! [`Provider::CodexAppServer`](crate::Provider::CodexAppServer), turns what the server writes
+//! [`Provider::CodexAppServer`], turns what the server writes
 //! into [`ProviderEvent`]s; it reads answers by their shape (a `thread` in the result), so a
 //! capture decodes without the session that wrote it.
 //!
