@@ -158,9 +158,10 @@ impl AgentProcess {
         stdin.flush().await
     }
 
-    /// Closes the agent's stdin (a CLI reading prompts from it then finishes and exits).
-    pub fn close_stdin(&mut self) {
-        self.stdin = None;
+    /// Closes the agent's stdin (a CLI reading prompts from it then finishes and exits);
+    /// `true` when it was open until now.
+    pub fn close_stdin(&mut self) -> bool {
+        self.stdin.take().is_some()
     }
 
     /// Sends SIGINT to the agent's process group: a CLI's own "stop this turn".

@@ -25,7 +25,11 @@ pub async fn cli_version(program: &str, npm_package: &str) -> Option<String> {
     .ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     let line = text.lines().find(|line| !line.trim().is_empty())?.trim();
-    (output.status.success() && !line.is_empty()).then(|| line.to_owned())
+    // Only a short line with a digit is taken as a version: anything else (a banner, a JSON
+    // line of a program that ignored the flag) leaves the version unknown.
+    let looks_like_version =
+        line.len() <= 80 && line.chars().any(|c| c.is_ascii_digit()) && !line.starts_with('{');
+    (output.status.success() && looks_like_version).then(|| line.to_owned())
 }
 
 /// `program` itself when it names a path, else the first match on `PATH`.

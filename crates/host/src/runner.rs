@@ -186,7 +186,12 @@ enum Input {
     UserLine(String),
     /// The person's input ended.
     UserClosed,
+    /// The agent's stdin was closed a grace period ago and it still runs.
+    ShutdownOverdue,
 }
+
+/// How long an agent may take to exit once its input was closed before it is killed (R100).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// How the session ended.
 #[derive(Debug)]
@@ -279,6 +284,7 @@ pub async fn run_session_on(
         turn_span: tracing::Span::none(),
         turn_seen: None,
         clock: SessionClock::start(),
+        shutdown_at: None,
     };
     let result = runner
         .run(&mut log, config.prompts, view)
@@ -415,6 +421,8 @@ struct Runner {
     turn_seen: Option<TurnId>,
     /// The clock every input is stamped with.
     clock: SessionClock,
+    /// When the agent, its stdin closed, is overdue to exit.
+    shutdown_at: Option<Instant>,
 }
 
 impl Runner {
@@ -467,6 +475,10 @@ impl Runner {
                         None => continue,
                     }
                 }
+                _ = sleep_until(self.shutdown_at.unwrap_or_else(far_future)), if self.shutdown_at.is_some() => {
+                    self.shutdown_at = None;
+                    Input::ShutdownOverdue
+                }
                 _ = tick.tick() => Input::Tick,
                 _ = tokio::signal::ctrl_c() => Input::Interrupt,
             };
@@ -482,7 +494,9 @@ impl Runner {
             if self.nothing_left_to_send(log) {
                 if let Some(agent) = self.agent.as_mut() {
                     // Nothing left to send: closing stdin lets the CLI finish and exit.
-                    agent.close_stdin();
+                    if agent.close_stdin() && self.shutdown_at.is_none() {
+                        self.shutdown_at = Some(Instant::now() + SHUTDOWN_GRACE);
+                    }
                 }
             }
         }
@@ -517,7 +531,15 @@ impl Runner {
             capture.input(line);
         }
         match self.agent.as_mut() {
-            Some(agent) => agent.write_line(line).await,
+            // An agent that exited cannot read: its exit, folded when its output closes, is
+            // what the person is shown, not a broken pipe.
+            Some(agent) => match agent.write_line(line).await {
+                Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+                    tracing::debug!(parent: &self.session, "the agent's stdin is closed; line dropped");
+                    Ok(())
+                }
+                written => written,
+            },
             None => Err(std::io::Error::new(
                 std::io::ErrorKind::BrokenPipe,
                 "no agent process is running",
@@ -535,6 +557,7 @@ impl Runner {
         let Some(mut agent) = self.agent.take() else {
             return Ok(());
         };
+        self.shutdown_at = None;
         let exit = agent.wait().await?;
         tracing::info!(parent: &self.session, code = ?exit.code, signal = ?exit.signal, "agent process exited");
         self.stderr_tail = agent.stderr_tail();
@@ -617,6 +640,7 @@ impl Runner {
                 msgs.push(kind.elapsed(turn, deadline_ms));
             }
             Input::Tick => msgs.push(Msg::StreamWatchdogTick),
+            Input::ShutdownOverdue => msgs.push(Msg::AgentShutdownOverdue),
             Input::Interrupt if !state.turn_phase.is_working() && self.lines_are_prompts => {
                 // Between turns there is nothing to stop: Ctrl-C ends the session, as the end
                 // of input does.

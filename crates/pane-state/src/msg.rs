@@ -408,6 +408,8 @@ pub enum Msg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signal: Option<i32>,
     },
+    /// The agent has not exited a grace period after its input ended: it is killed (R100).
+    AgentShutdownOverdue,
 }
 
 impl Msg {
@@ -477,7 +479,8 @@ impl Msg {
             | Msg::TaskNoticeAdded { .. }
             | Msg::Quit
             | Msg::PromptSubmitted { .. }
-            | Msg::AgentExited { .. } => None,
+            | Msg::AgentExited { .. }
+            | Msg::AgentShutdownOverdue => None,
         }
     }
 
@@ -546,6 +549,7 @@ impl Msg {
             Msg::Quit => MsgKind::Quit,
             Msg::PromptSubmitted { .. } => MsgKind::PromptSubmitted,
             Msg::AgentExited { .. } => MsgKind::AgentExited,
+            Msg::AgentShutdownOverdue => MsgKind::AgentShutdownOverdue,
         }
     }
 }
@@ -619,6 +623,7 @@ pub enum MsgKind {
     ApprovalWithdrawn,
     PromptSubmitted,
     AgentExited,
+    AgentShutdownOverdue,
 }
 
 impl MsgKind {
@@ -686,6 +691,7 @@ impl MsgKind {
         MsgKind::ApprovalWithdrawn,
         MsgKind::PromptSubmitted,
         MsgKind::AgentExited,
+        MsgKind::AgentShutdownOverdue,
     ];
 
     /// The serde tag, e.g. `tool_start`.
@@ -753,6 +759,7 @@ impl MsgKind {
             MsgKind::ApprovalWithdrawn => "approval_withdrawn",
             MsgKind::PromptSubmitted => "prompt_submitted",
             MsgKind::AgentExited => "agent_exited",
+            MsgKind::AgentShutdownOverdue => "agent_shutdown_overdue",
         }
     }
 }
@@ -832,6 +839,7 @@ mod tests {
             MsgKind::ApprovalWithdrawn => 59,
             MsgKind::PromptSubmitted => 60,
             MsgKind::AgentExited => 61,
+            MsgKind::AgentShutdownOverdue => 62,
         }
     }
 
@@ -844,6 +852,9 @@ mod tests {
                 Some(serde_json::Value::from(kind.as_str()))
             );
         }
-        assert_eq!(MsgKind::ALL.len(), position(MsgKind::AgentExited) + 1);
+        assert_eq!(
+            MsgKind::ALL.len(),
+            position(MsgKind::AgentShutdownOverdue) + 1
+        );
     }
 }

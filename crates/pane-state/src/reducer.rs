@@ -426,6 +426,8 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
             prompt_submitted(s, text, out)
         }
         Msg::AgentExited { code, signal } => agent_exited(s, code, signal, out),
+        // Its exit is then expected, not a failure (R96, R100).
+        Msg::AgentShutdownOverdue => kill_agent(s, out),
     }
 }
 

@@ -72,6 +72,13 @@ const STATUSES: &[(u16, FailureKind)] = &[
     (529, FailureKind::Overloaded),
 ];
 
+/// JSON-RPC error codes of the stdio channels (Codex app-server, ACP) that say more than their
+/// message: a code is protocol data, as strong as an HTTP status.
+const RPC_CODES: &[(i64, FailureKind)] = &[
+    // Codex app-server: the server's queue is full; the request may be sent again later.
+    (-32001, FailureKind::Overloaded),
+];
+
 /// Status words of Google API errors (`error.status`).
 const STATUS_WORDS: &[Row] = &[
     row("RESOURCE_EXHAUSTED", FailureKind::RateLimited),
@@ -177,6 +184,30 @@ pub struct ErrorReport<'a> {
     pub exit_code: Option<i32>,
 }
 
+/// Classifies a JSON-RPC error (`code`, `message`) from `provider`'s channel: an error saying
+/// the request did not fit the context window stays an overflow, a code of [`RPC_CODES`] decides next, and
+/// the message is read like any other otherwise.
+pub(crate) fn classify_rpc_error(provider: Provider, code: Option<i64>, message: &str) -> Failure {
+    let failure = classify(
+        Some(provider),
+        &ErrorReport {
+            message,
+            ..ErrorReport::default()
+        },
+    );
+    if failure.kind == FailureKind::ContextOverflow {
+        return failure;
+    }
+    match RPC_CODES.iter().find(|(known, _)| Some(*known) == code) {
+        Some((_, kind)) => Failure {
+            kind: *kind,
+            retryable: kind.default_retryable(),
+            ..failure
+        },
+        None => failure,
+    }
+}
+
 /// Classifies an error reported by `provider`'s CLI, with every table that applies to it.
 pub fn classify_cli_failure(provider: Provider, report: &ErrorReport<'_>) -> Failure {
     classify(Some(provider), report)
@@ -254,10 +285,11 @@ fn decide(
     let tables: &[&[Row]] = match provider {
         // A CLI's stream is read with its own table, then the common words.
         Some(Provider::ClaudeCode) => &[CLAUDE_WORDING, COMMON_WORDING],
-        Some(Provider::Codex) => &[CODEX_WORDING, COMMON_WORDING],
+        Some(Provider::Codex | Provider::CodexAppServer) => &[CODEX_WORDING, COMMON_WORDING],
         Some(Provider::GeminiCli) => &[GEMINI_WORDING, COMMON_WORDING],
-        // An error of unknown origin may be in any CLI's words.
-        None => &[
+        // An error of unknown origin, or from an ACP agent (any CLI may be behind it), may be
+        // in any CLI's words.
+        Some(Provider::Acp) | None => &[
             CLAUDE_WORDING,
             CODEX_WORDING,
             GEMINI_WORDING,

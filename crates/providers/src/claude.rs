@@ -663,6 +663,7 @@ fn emit_user(view: UserView<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
                     ToolStatus::Success
                 },
                 exit_code: None,
+                output: None,
             }),
             "text" => out.push(ProviderEvent::UserMessage {
                 text: block.text.map(Cow::into_owned).unwrap_or_default(),

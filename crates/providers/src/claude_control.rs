@@ -25,7 +25,8 @@ pub struct ClaudeLaunch {
 
 impl ClaudeLaunch {
     /// The arguments after the `claude` executable: stream-json both ways, verbose (so every
-    /// event is written), and permission prompts sent over stdio as control requests.
+    /// event is written), partial messages, and permission prompts sent over stdio as control
+    /// requests.
     pub fn args(&self) -> Vec<String> {
         let mut args: Vec<String> = [
             "--input-format",
@@ -33,6 +34,9 @@ impl ClaudeLaunch {
             "--output-format",
             "stream-json",
             "--verbose",
+            // Partial messages: the answer streams as it is written, and a long model call
+            // shows as working (its stream events) rather than as silence.
+            "--include-partial-messages",
             "--permission-prompt-tool",
             "stdio",
         ]
@@ -331,7 +335,7 @@ mod tests {
         };
         let args = launch.args().join(" ");
         assert!(args.starts_with(
-            "--input-format stream-json --output-format stream-json --verbose --permission-prompt-tool stdio"
+            "--input-format stream-json --output-format stream-json --verbose --include-partial-messages --permission-prompt-tool stdio"
         ));
         assert!(args.ends_with("--model claude-opus-5-5 --resume 4a1d"));
     }

@@ -331,6 +331,7 @@ impl CodexDecoder {
                 call_id: id.to_owned(),
                 status,
                 exit_code: item.exit_code,
+                output: None,
             });
         }
     }

@@ -7,8 +7,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::acp::AcpDecoder;
 use crate::claude::ClaudeDecoder;
 use crate::codex::CodexDecoder;
+use crate::codex_appserver::AppServerDecoder;
 use crate::error::DecodeError;
 use crate::event::ProviderEvent;
 use crate::gemini::GeminiDecoder;
@@ -30,26 +32,41 @@ pub enum Provider {
     Codex,
     /// Gemini CLI, `--output-format stream-json`.
     GeminiCli,
+    /// OpenAI Codex, `app-server`: JSON-RPC 2.0 lines without the `jsonrpc` field.
+    CodexAppServer,
+    /// Any agent speaking the Agent Client Protocol over stdio (Gemini CLI `--acp` first).
+    Acp,
 }
 
 impl Provider {
     /// Every provider, in a fixed order.
-    pub const ALL: [Provider; 3] = [Provider::ClaudeCode, Provider::Codex, Provider::GeminiCli];
+    pub const ALL: [Provider; 5] = [
+        Provider::ClaudeCode,
+        Provider::Codex,
+        Provider::GeminiCli,
+        Provider::CodexAppServer,
+        Provider::Acp,
+    ];
 
-    /// The name used on the command line and in JSON: `claude-code`, `codex`, `gemini-cli`.
+    /// The name used on the command line and in JSON: `claude-code`, `codex`, `gemini-cli`,
+    /// `codex-app-server`, `acp`.
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::ClaudeCode => "claude-code",
             Provider::Codex => "codex",
             Provider::GeminiCli => "gemini-cli",
+            Provider::CodexAppServer => "codex-app-server",
+            Provider::Acp => "acp",
         }
     }
 }
 
 impl Provider {
     /// Which CLI wrote `line`, told by the line's `type` (and, for a `result`, by its fields):
-    /// each CLI opens its stream with a line only it writes. `None` for a line that could be
-    /// any of them or none (not JSON, no `type`, an `error` notice).
+    /// each CLI opens its stream with a line only it writes. A JSON-RPC message without a
+    /// `type` is ACP when it carries `"jsonrpc":"2.0"` and Codex app-server when it does not.
+    /// `None` for a line that could be any of them or none (not JSON, no `type`, an `error`
+    /// notice).
     pub fn detect(line: &[u8]) -> Option<Provider> {
         #[derive(Deserialize)]
         struct Probe<'a> {
@@ -59,9 +76,22 @@ impl Provider {
             subtype: Option<&'a serde_json::value::RawValue>,
             #[serde(borrow)]
             stats: Option<&'a serde_json::value::RawValue>,
+            #[serde(borrow)]
+            jsonrpc: Option<&'a serde_json::value::RawValue>,
+            #[serde(borrow)]
+            id: Option<&'a serde_json::value::RawValue>,
+            #[serde(borrow)]
+            method: Option<&'a serde_json::value::RawValue>,
         }
         let probe: Probe<'_> = serde_json::from_slice(line).ok()?;
-        match probe.kind.as_deref()? {
+        let Some(kind) = probe.kind.as_deref() else {
+            return match (probe.jsonrpc, probe.id.or(probe.method)) {
+                (Some(_), _) => Some(Provider::Acp),
+                (None, Some(_)) => Some(Provider::CodexAppServer),
+                (None, None) => None,
+            };
+        };
+        match kind {
             "system" | "assistant" | "user" | "stream_event" | "control_request"
             | "control_response" => Some(Provider::ClaudeCode),
             "thread.started" | "turn.started" | "turn.completed" | "turn.failed" => {
@@ -84,7 +114,9 @@ impl fmt::Display for Provider {
 
 /// The text was not one of the provider names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown provider `{0}` (expected claude-code, codex or gemini-cli)")]
+#[error(
+    "unknown provider `{0}` (expected claude-code, codex, gemini-cli, codex-app-server or acp)"
+)]
 pub struct UnknownProvider(pub String);
 
 impl FromStr for Provider {
@@ -109,6 +141,10 @@ pub struct DecodeCounts {
     pub unknown_events: u64,
     /// Lines that could not be decoded.
     pub decode_errors: u64,
+    /// Well-formed lines of a known kind that carry nothing for the pane (an answer to the
+    /// host's own request, a list of slash commands), counted so that nothing vanishes unseen.
+    #[serde(default)]
+    pub silent_lines: u64,
 }
 
 /// The per-provider part: turns one complete line into events. `Err` carries the reason the
@@ -122,6 +158,9 @@ enum Format {
     Claude(ClaudeDecoder),
     Codex(CodexDecoder),
     Gemini(GeminiDecoder),
+    // Boxed: its turn figures make it several times the size of the others.
+    AppServer(Box<AppServerDecoder>),
+    Acp(AcpDecoder),
 }
 
 impl Format {
@@ -130,6 +169,8 @@ impl Format {
             Format::Claude(decoder) => decoder.decode_line(line, out),
             Format::Codex(decoder) => decoder.decode_line(line, out),
             Format::Gemini(decoder) => decoder.decode_line(line, out),
+            Format::AppServer(decoder) => decoder.decode_line(line, out),
+            Format::Acp(decoder) => decoder.decode_line(line, out),
         }
     }
 }
@@ -168,6 +209,8 @@ impl Decoder {
             Provider::ClaudeCode => Format::Claude(ClaudeDecoder::default()),
             Provider::Codex => Format::Codex(CodexDecoder::default()),
             Provider::GeminiCli => Format::Gemini(GeminiDecoder),
+            Provider::CodexAppServer => Format::AppServer(Box::default()),
+            Provider::Acp => Format::Acp(AcpDecoder::default()),
         };
         Decoder {
             provider,
@@ -266,6 +309,9 @@ impl Decoder {
         self.scratch.clear();
         match self.format.decode_line(line, &mut self.scratch) {
             Ok(()) => {
+                if self.scratch.is_empty() {
+                    self.counts.silent_lines += 1;
+                }
                 for event in self.scratch.drain(..) {
                     self.counts.events += 1;
                     if matches!(event, ProviderEvent::Unknown { .. }) {

@@ -1,4 +1,5 @@
-//! Errors of this crate: one line that could not be decoded, and a model table that could not be read.
+//! Errors of this crate: one line that could not be decoded, a model or price table that could
+//! not be read, and a JSON-RPC channel line that cannot be written yet.
 
 use serde::{Deserialize, Serialize};
 
@@ -10,6 +11,33 @@ pub struct DecodeError {
     pub line: u64,
     /// What was wrong with it, in words.
     pub message: String,
+}
+
+/// A line of a JSON-RPC channel (Codex app-server, ACP) that cannot be written in the session's
+/// present state: what it needs has not been learnt from the agent yet, or the agent did not
+/// offer it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChannelError {
+    /// No thread (Codex) or session (ACP) has been started or resumed yet.
+    #[error("no {0} has been started yet")]
+    NoSession(&'static str),
+    /// `turn/interrupt` needs the running turn's id, and no turn is running.
+    #[error("no turn is running")]
+    NoTurn,
+    /// The agent's `initialize` answer did not advertise this method.
+    #[error("the agent did not advertise `{0}`")]
+    NotAdvertised(&'static str),
+    /// No request of the agent with this id is waiting for an answer.
+    #[error("no request `{0}` is waiting for an answer")]
+    UnknownRequest(String),
+    /// The permission request offers no option of the kind the decision needs.
+    #[error("request `{request_id}` offers no `{kind}` option")]
+    NoMatchingOption {
+        /// The agent's request.
+        request_id: String,
+        /// The option kind the decision needed.
+        kind: &'static str,
+    },
 }
 
 /// A model table given as configuration could not be read.

@@ -85,6 +85,10 @@ pub enum ProviderEvent {
         status: ToolStatus,
         /// The process exit code, for shell tools that report one.
         exit_code: Option<i64>,
+        /// What the tool printed, when the format reports it whole (Codex app-server's
+        /// `aggregatedOutput`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
     },
     /// Token usage, either of one model call as it starts (`scope: call`), or summed over a turn
     /// when the format reports nothing finer (`scope: turn`).
@@ -153,7 +157,8 @@ pub enum ProviderEvent {
         failure: Failure,
     },
     /// The agent asks whether a tool may run, and waits for the answer (Claude Code's
-    /// `can_use_tool` control request).
+    /// `can_use_tool` control request, a Codex app-server `…/requestApproval` or
+    /// `requestUserInput` request, an ACP `session/request_permission`).
     ApprovalRequested {
         /// The agent's id of the request, to answer it with.
         request_id: String,
@@ -166,7 +171,9 @@ pub enum ProviderEvent {
         /// The tool's whole input, as the agent sent it (an allow answer echoes it back).
         input: serde_json::Value,
     },
-    /// The agent withdrew an approval request it no longer needs answered.
+    /// The agent withdrew an approval request it no longer needs answered (or, for the JSON-RPC
+    /// channels, showed that it was answered: Codex's `serverRequest/resolved`, an ACP tool
+    /// call that moved on, a turn that ended).
     ApprovalWithdrawn {
         /// The withdrawn request.
         request_id: String,
@@ -175,6 +182,12 @@ pub enum ProviderEvent {
     PlanUpdated {
         /// The steps and how far along each is.
         steps: Vec<PlanStep>,
+    },
+    /// The account's rate-limit snapshot (Codex app-server's `account/rateLimits/updated`),
+    /// kept verbatim for a view: it says how much of a quota is left, not that a call waits.
+    RateLimitsUpdated {
+        /// The snapshot as the CLI sent it.
+        limits: serde_json::Value,
     },
     /// A non-fatal notice from the CLI.
     Warning {
@@ -215,6 +228,7 @@ impl ProviderEvent {
             ProviderEvent::PlanUpdated { .. } => "plan_updated",
             ProviderEvent::ApprovalRequested { .. } => "approval_requested",
             ProviderEvent::ApprovalWithdrawn { .. } => "approval_withdrawn",
+            ProviderEvent::RateLimitsUpdated { .. } => "rate_limits_updated",
             ProviderEvent::Warning { .. } => "warning",
             ProviderEvent::Unknown { .. } => "unknown",
         }

@@ -149,6 +149,7 @@ impl LineDecoder for GeminiDecoder {
                     _ => ToolStatus::Error,
                 },
                 exit_code: None,
+                output: None,
             }),
             // Fatal errors arrive in `result`; these are notices the run survives.
             (Some("error"), _) => out.push(ProviderEvent::Warning {

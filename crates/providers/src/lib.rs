@@ -1,8 +1,11 @@
 //! # panewise-providers
 //!
 //! Pure decoders of the streaming JSON that coding-agent CLIs write (Claude Code
-//! `--output-format stream-json`, Codex `exec --json`, Gemini CLI `--output-format stream-json`),
-//! normalised into one event vocabulary, [`ProviderEvent`].
+//! `--output-format stream-json`, Codex `exec --json`, Gemini CLI `--output-format stream-json`,
+//! and the two JSON-RPC stdio channels: Codex `app-server` and the Agent Client Protocol that
+//! Gemini CLI `--acp` speaks), normalised into one event vocabulary, [`ProviderEvent`], and the
+//! pure client halves of the control channels (the lines a host writes, and what it learns from
+//! the answers).
 //!
 //! ## Invariants
 //! - No I/O, no clock, no async: bytes go in, events come out. Reading files and pipes is the
@@ -12,7 +15,8 @@
 //! - Bad input never panics and never stops decoding: a malformed line becomes a [`DecodeError`]
 //!   with its line number, and decoding goes on with the next line.
 //! - Nothing is dropped silently: a well-formed line of an unknown type becomes
-//!   [`ProviderEvent::Unknown`] (kept verbatim) and is counted in [`DecodeCounts`].
+//!   [`ProviderEvent::Unknown`] (kept verbatim) and is counted in [`DecodeCounts`]; a known line
+//!   that carries nothing for the pane is counted as silent.
 //! - Two readers, one meaning: Claude Code's hot lines (`stream_event` deltas, `assistant` and
 //!   `user` lines) go through a validating one-pass scanner, everything else through serde; the
 //!   scanner gives a line up to serde whenever it is unsure, and tests require both to emit the
@@ -25,21 +29,27 @@
 //! [`Decoder`] (one per stream, [`Provider`] chooses the format) with [`decode_all`] as a
 //! shortcut; [`classify_failure`] for errors seen outside a stream and
 //! [`process_exited_failure`] for a stream that ended mid-turn;
-//! [`oneshot`] for the per-turn arguments of Codex and Gemini CLI;
+//! [`oneshot`] for the per-turn arguments of Codex and Gemini CLI; [`claude_control`],
+//! [`codex_appserver::AppServerSession`] and [`acp::AcpSession`] for the lines written to a
+//! persistent agent (requests numbered and matched with their answers, approvals answered),
+//! failing with [`ChannelError`] when a line needs what the agent has not said yet;
 //! [`ModelTable`] for context windows the CLIs do not report; [`Mapper`] from events to the
 //! reducer's `Msg`s, with [`fold_events`] and [`summarize`] for a whole captured stream.
 //!
 //! ## Where to start reading
 //! [`event`] for the vocabulary, then [`decoder`] for the byte front end, then one of
-//! `claude`, `codex`, `gemini` for a format (`scan` is the Claude hot path's JSON scanner), then
-//! [`mapping`] for what the reducer is told.
+//! `claude`, `codex`, `gemini`, [`codex_appserver`], [`acp`] for a format (`scan` is the Claude
+//! hot path's JSON scanner, `rpc` the JSON-RPC envelope the last two share), then [`mapping`]
+//! for what the reducer is told.
 #![deny(missing_docs)]
 
+pub mod acp;
 mod args;
 mod classify;
 mod claude;
 pub mod claude_control;
 mod codex;
+pub mod codex_appserver;
 pub mod decoder;
 mod error;
 pub mod event;
@@ -49,13 +59,14 @@ pub mod mapping;
 mod model_table;
 pub mod oneshot;
 mod price_table;
+mod rpc;
 mod scan;
 
 pub use classify::{
     classify_cli_failure, classify_failure, gemini_exit_status, process_exited_failure, ErrorReport,
 };
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
-pub use error::{DecodeError, ModelTableError, PriceTableError};
+pub use error::{ChannelError, DecodeError, ModelTableError, PriceTableError};
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
 pub use mapping::{
     fold_events, summarize, Fold, LiveFold, Mapper, ModelSource, PaneSummary, SummaryFailure,

@@ -343,12 +343,13 @@ impl Mapper {
             }),
             // These inform a transcript view, not the pane state: the reasoning estimate
             // duplicates the reasoning text already counted, user text is not output, a
-            // compaction's outcome arrives as its boundary, and unknown lines are counted by
-            // the decoder.
+            // compaction's outcome arrives as its boundary, a quota snapshot is not a wait,
+            // and unknown lines are counted by the decoder.
             ProviderEvent::ThinkingProgress { .. }
             | ProviderEvent::UserMessage { .. }
             | ProviderEvent::CompactionEnded { .. }
             | ProviderEvent::Warning { .. }
+            | ProviderEvent::RateLimitsUpdated { .. }
             | ProviderEvent::Unknown { .. } => {}
         }
     }

@@ -158,6 +158,13 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         (None, Some(resumed)) => resumed.provider,
         (None, None) => Provider::ClaudeCode,
     };
+    if matches!(provider, Provider::CodexAppServer | Provider::Acp) {
+        anyhow::bail!(
+            "--provider {}: `panewise run` does not drive this channel yet \
+             (`panewise decode` reads its streams)",
+            provider.as_str()
+        );
+    }
     if let Some(resumed) = &resumed {
         anyhow::ensure!(
             resumed.provider == provider,

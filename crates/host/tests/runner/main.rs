@@ -15,19 +15,27 @@ use panewise_pane_state::{parse_log_bytes, FailureKind, State, TurnOutcome, Turn
 use panewise_providers::claude_control::ClaudeLaunch;
 use panewise_providers::ProviderEvent;
 
-/// A view that records what it was told; it pauses tokio's clock once the agent has spoken, so
-/// a hang is waited out in virtual time.
+/// A view that records what it was told; it can pause tokio's clock once the agent has begun
+/// its answer, so a hang is waited out in virtual time.
 #[derive(Default)]
 struct Recording {
     notices: Vec<String>,
     events: usize,
-    pause_after_first_event: bool,
+    pause_on_text: bool,
+    /// Pause once the turn ended instead.
+    pause_on_turn_end: bool,
 }
 
 impl View for Recording {
-    fn agent_event(&mut self, _event: &ProviderEvent) {
+    fn agent_event(&mut self, event: &ProviderEvent) {
         self.events += 1;
-        if self.pause_after_first_event && self.events == 1 {
+        // Once the agent's answer began (not earlier: the submit deadline would then race the
+        // agent's first line in virtual time), the wait is virtual.
+        if self.pause_on_text && matches!(event, ProviderEvent::TextDelta { .. })
+            || self.pause_on_turn_end && matches!(event, ProviderEvent::TurnEnded { .. })
+        {
+            self.pause_on_text = false;
+            self.pause_on_turn_end = false;
             tokio::time::pause();
         }
     }
@@ -112,7 +120,7 @@ async fn r99_a_cli_that_hangs_without_output_is_stopped_killed_and_fails_classif
     let config = scratch.config(program);
     let log = config.log.clone();
     let mut view = Recording {
-        pause_after_first_event: true,
+        pause_on_text: true,
         ..Recording::default()
     };
     let outcome = run_session(config, UserInput::default(), &mut view).await;
@@ -177,15 +185,20 @@ async fn a_full_disk_under_the_log_stops_the_session_with_a_clear_error_and_stop
     assert!(message.contains("No space left on device"), "{message}");
     assert!(message.contains("agent"), "{message}");
     // The agent's process group is gone (or a zombie) once the session returned.
+    // SIGKILL was sent as the session returned; give the kernel a moment to deliver it.
     let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    let state = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.trim_start().chars().next());
-    assert!(
-        matches!(state, None | Some(Some('Z' | 'X'))),
-        "the agent still runs: {stat}"
-    );
+    let mut stat = String::new();
+    for _ in 0..200 {
+        stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+        let state = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.trim_start().chars().next());
+        if matches!(state, None | Some(Some('Z' | 'X'))) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the agent still runs: {stat}");
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -251,7 +264,7 @@ async fn prompts_typed_while_a_turn_runs_wait_and_each_gets_its_own_turn_r94() {
     // Answers each prompt with one text message and a result, as Claude Code does.
     let result = r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1","num_turns":1,"usage":{"input_tokens":10,"output_tokens":2}}"#;
     let program = scratch.agent(&format!(
-        "read init\necho '{INIT}'\nwhile read prompt; do sleep 0.2; echo '{TEXT}'; echo '{result}'; done"
+        "read init\nwhile read prompt; do sleep 0.2; echo '{INIT}'; echo '{TEXT}'; echo '{result}'; done"
     ));
     let mut config = scratch.config(program);
     config.prompts.clear();
@@ -275,5 +288,34 @@ async fn prompts_typed_while_a_turn_runs_wait_and_each_gets_its_own_turn_r94() {
     let written = std::fs::read_to_string(&log).unwrap_or_default();
     let queued = written.matches("\"prompt_submitted\"").count();
     assert_eq!(queued, 3);
+    // Each turn was answered, none given up on.
+    assert!(!written.contains("submit_timeout_elapsed"));
+    assert_replays(&log, &outcome);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn r100_an_agent_that_does_not_exit_after_its_last_turn_is_killed_without_a_failure() {
+    let scratch = Scratch::new("linger");
+    let result = r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1","num_turns":1,"usage":{"input_tokens":10,"output_tokens":2}}"#;
+    // Answers the prompt, then ignores the end of its input and lingers.
+    let program = scratch.agent(&format!(
+        "read init\nread prompt\necho '{INIT}'\necho '{TEXT}'\necho '{result}'\nexec sleep 100000"
+    ));
+    let config = scratch.config(program);
+    let log = config.log.clone();
+    let mut view = Recording {
+        pause_on_turn_end: true,
+        ..Recording::default()
+    };
+    let outcome = run_session(config, UserInput::default(), &mut view).await;
+    let Ok(outcome) = outcome else {
+        panic!("the session ends: {outcome:?}");
+    };
+    assert_eq!(outcome.state.turns_completed, 1);
+    assert!(outcome.state.failure.is_none());
+    assert_eq!(outcome.exit.and_then(|exit| exit.signal), Some(9));
+    assert!(std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("agent_shutdown_overdue"));
     assert_replays(&log, &outcome);
 }

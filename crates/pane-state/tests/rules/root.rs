@@ -735,6 +735,7 @@ fn every_msg() -> Vec<Msg> {
             code: Some(1),
             signal: None,
         },
+        Msg::AgentShutdownOverdue,
     ]
 }
 

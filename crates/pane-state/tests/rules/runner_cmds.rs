@@ -579,3 +579,14 @@ fn r39_r99_a_pane_that_only_watches_still_recovers_to_idle() {
     assert!(s.failure.is_none());
     assert!(!cmds.iter().any(|c| matches!(c, Cmd::InterruptAgent { .. })));
 }
+
+#[test]
+fn r100_an_agent_overdue_after_its_input_ended_is_killed_once_and_its_exit_is_no_failure() {
+    let (s, cmds) = step(done_completed(T0), T0 + 10_000, Msg::AgentShutdownOverdue);
+    assert!(cmds.iter().any(|c| matches!(c, Cmd::KillAgent { .. })));
+    let (s, again) = step(s, T0 + 10_001, Msg::AgentShutdownOverdue);
+    assert!(!again.iter().any(|c| matches!(c, Cmd::KillAgent { .. })));
+    let (s, _) = step(s, T0 + 10_002, exited(None, Some(9)));
+    assert!(s.failure.is_none());
+    assert_eq!(s.turn_phase, done(TurnOutcome::Completed, T0));
+}
