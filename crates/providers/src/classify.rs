@@ -238,9 +238,12 @@ fn decide(
     if let Some((_, kind)) = STATUSES.iter().find(|(code, _)| Some(*code) == status) {
         return by_kind(*kind);
     }
+    // A Google status word, embedded or given as the error type (the API clients pass it).
     let status_word = embedded.and_then(|body| body.status.as_deref());
-    if let Some(row) = status_word.and_then(|word| exact(STATUS_WORDS, word)) {
-        return (row.kind, row.retryable);
+    for word in [status_word, report.error_type].into_iter().flatten() {
+        if let Some(row) = exact(STATUS_WORDS, word) {
+            return (row.kind, row.retryable);
+        }
     }
     for word in [report.error_type, embedded_type].into_iter().flatten() {
         if let Some(row) = exact(ERROR_TYPES, word) {

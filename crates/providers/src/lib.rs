@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 mod args;
+pub mod api;
 mod classify;
 mod claude;
 pub mod claude_control;
@@ -50,12 +51,17 @@ mod model_table;
 pub mod oneshot;
 mod price_table;
 mod scan;
+#[cfg(feature = "api")]
+pub mod transport;
 
 pub use classify::{
     classify_cli_failure, classify_failure, gemini_exit_status, process_exited_failure, ErrorReport,
 };
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
-pub use error::{DecodeError, ModelTableError, PriceTableError};
+pub use api::{
+    ApiKey, ApiKind, ApiMessage, ModelRequest, RetryPolicy, StreamDecoder, ToolDefinition,
+};
+pub use error::{ApiError, DecodeError, ModelTableError, PriceTableError, RequestError};
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
 pub use mapping::{
     fold_events, summarize, Fold, LiveFold, Mapper, ModelSource, PaneSummary, SummaryFailure,
