@@ -35,8 +35,8 @@
 //! [`mapping`] for what the reducer is told.
 #![deny(missing_docs)]
 
-mod args;
 pub mod api;
+mod args;
 mod classify;
 mod claude;
 pub mod claude_control;
@@ -54,13 +54,13 @@ mod scan;
 #[cfg(feature = "api")]
 pub mod transport;
 
+pub use api::{
+    ApiKey, ApiKind, ApiMessage, ModelRequest, RetryPolicy, StreamDecoder, ToolDefinition,
+};
 pub use classify::{
     classify_cli_failure, classify_failure, gemini_exit_status, process_exited_failure, ErrorReport,
 };
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
-pub use api::{
-    ApiKey, ApiKind, ApiMessage, ModelRequest, RetryPolicy, StreamDecoder, ToolDefinition,
-};
 pub use error::{ApiError, DecodeError, ModelTableError, PriceTableError, RequestError};
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
 pub use mapping::{

@@ -22,8 +22,8 @@ use panewise_protocol::{Failure, SessionStats};
 pub use tokio_util::sync::CancellationToken;
 
 use crate::api::{
-    classify_http_error, is_retryable, price_call, retry_after_ms, ApiKey, ApiKind,
-    ModelRequest, RetryPolicy, StreamDecoder,
+    classify_http_error, is_retryable, price_call, retry_after_ms, ApiKey, ApiKind, ModelRequest,
+    RetryPolicy, StreamDecoder,
 };
 use crate::classify::{classify, ErrorReport};
 use crate::error::ApiError;

@@ -132,9 +132,11 @@ impl StreamDecoder for GeminiDecoder {
         // Gemini counts thoughts apart from the candidates; the vocabulary's output has both.
         let output = match (candidates, thoughts) {
             (None, None) => None,
-            (candidates, thoughts) => {
-                Some(candidates.unwrap_or(0).saturating_add(thoughts.unwrap_or(0)))
-            }
+            (candidates, thoughts) => Some(
+                candidates
+                    .unwrap_or(0)
+                    .saturating_add(thoughts.unwrap_or(0)),
+            ),
         };
         out.push(ProviderEvent::CallEnded {
             model: self.model.clone(),

@@ -201,7 +201,9 @@ impl ErrorDetail {
             .and_then(|code| u16::try_from(code).ok())
             .filter(|code| (400..600).contains(code));
         // The most specific word first: OpenAI's `code`, then the `type`, then Google's status.
-        let word = code_word.or(self.kind.as_deref()).or(self.status.as_deref());
+        let word = code_word
+            .or(self.kind.as_deref())
+            .or(self.status.as_deref());
         classify(
             None,
             &ErrorReport {
@@ -221,13 +223,15 @@ pub fn classify_http_error(status: u16, body: &str) -> Failure {
     let trimmed = body.trim_start();
     let detail = serde_json::from_str::<ErrorBody>(trimmed)
         .or_else(|_| {
-            serde_json::from_str::<Vec<ErrorBody>>(trimmed).map_err(|_| ()).and_then(|mut all| {
-                if all.is_empty() {
-                    Err(())
-                } else {
-                    Ok(all.swap_remove(0))
-                }
-            })
+            serde_json::from_str::<Vec<ErrorBody>>(trimmed)
+                .map_err(|_| ())
+                .and_then(|mut all| {
+                    if all.is_empty() {
+                        Err(())
+                    } else {
+                        Ok(all.swap_remove(0))
+                    }
+                })
         })
         .ok();
     match detail {

@@ -94,51 +94,51 @@ impl StreamDecoder for OpenAiDecoder {
             Ok(envelope) => envelope.kind,
             Err(error) => return out.push(malformed(ApiKind::OpenAi, event, &error)),
         };
-        let result = match kind.as_str() {
-            "response.output_text.delta" => serde_json::from_str::<Delta>(data)
-                .map(|delta| out.push(ProviderEvent::TextDelta { text: delta.delta })),
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                serde_json::from_str::<Delta>(data)
-                    .map(|delta| out.push(ProviderEvent::ThinkingDelta { text: delta.delta }))
-            }
-            "response.function_call_arguments.delta" => {
-                serde_json::from_str::<Delta>(data).map(|delta| {
-                    let call = delta.item_id.and_then(|id| self.calls.get_mut(&id));
-                    if let Some((_, _, arguments)) = call {
-                        arguments.push_str(&delta.delta);
-                    }
-                })
-            }
-            "response.output_item.added" => {
-                serde_json::from_str::<ItemEvent>(data).map(|added| self.item_added(added.item))
-            }
-            "response.output_item.done" => serde_json::from_str::<ItemEvent>(data)
-                .map(|done| self.item_done(done.item, out)),
-            "response.completed" | "response.incomplete" | "response.failed" => {
-                serde_json::from_str::<ResponseEvent>(data)
-                    .map(|ended| self.response_ended(ended.response, data, out))
-            }
-            "error" => serde_json::from_str::<ErrorDetail>(data).map(|error| {
-                self.done = true;
-                out.push(failure_event(error.classify(None, data)));
-            }),
-            "response.created"
-            | "response.in_progress"
-            | "response.content_part.added"
-            | "response.content_part.done"
-            | "response.output_text.done"
-            | "response.reasoning_summary_part.added"
-            | "response.reasoning_summary_part.done"
-            | "response.reasoning_summary_text.done"
-            | "response.function_call_arguments.done" => Ok(()),
-            _ => {
-                out.push(ProviderEvent::Unknown {
-                    event_type: Some(kind.clone()),
-                    raw: data.to_owned(),
-                });
-                Ok(())
-            }
-        };
+        let result =
+            match kind.as_str() {
+                "response.output_text.delta" => serde_json::from_str::<Delta>(data)
+                    .map(|delta| out.push(ProviderEvent::TextDelta { text: delta.delta })),
+                "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                    serde_json::from_str::<Delta>(data)
+                        .map(|delta| out.push(ProviderEvent::ThinkingDelta { text: delta.delta }))
+                }
+                "response.function_call_arguments.delta" => serde_json::from_str::<Delta>(data)
+                    .map(|delta| {
+                        let call = delta.item_id.and_then(|id| self.calls.get_mut(&id));
+                        if let Some((_, _, arguments)) = call {
+                            arguments.push_str(&delta.delta);
+                        }
+                    }),
+                "response.output_item.added" => {
+                    serde_json::from_str::<ItemEvent>(data).map(|added| self.item_added(added.item))
+                }
+                "response.output_item.done" => serde_json::from_str::<ItemEvent>(data)
+                    .map(|done| self.item_done(done.item, out)),
+                "response.completed" | "response.incomplete" | "response.failed" => {
+                    serde_json::from_str::<ResponseEvent>(data)
+                        .map(|ended| self.response_ended(ended.response, data, out))
+                }
+                "error" => serde_json::from_str::<ErrorDetail>(data).map(|error| {
+                    self.done = true;
+                    out.push(failure_event(error.classify(None, data)));
+                }),
+                "response.created"
+                | "response.in_progress"
+                | "response.content_part.added"
+                | "response.content_part.done"
+                | "response.output_text.done"
+                | "response.reasoning_summary_part.added"
+                | "response.reasoning_summary_part.done"
+                | "response.reasoning_summary_text.done"
+                | "response.function_call_arguments.done" => Ok(()),
+                _ => {
+                    out.push(ProviderEvent::Unknown {
+                        event_type: Some(kind.clone()),
+                        raw: data.to_owned(),
+                    });
+                    Ok(())
+                }
+            };
         if let Err(error) = result {
             out.push(malformed(ApiKind::OpenAi, &kind, &error));
         }
@@ -200,7 +200,12 @@ impl OpenAiDecoder {
             return out.push(failure_event(error.classify(None, data)));
         }
         let stop_reason = match (response.status, response.incomplete_details) {
-            (_, Some(Incomplete { reason: Some(reason) })) => Some(reason),
+            (
+                _,
+                Some(Incomplete {
+                    reason: Some(reason),
+                }),
+            ) => Some(reason),
             (status, _) => status,
         };
         let usage = response.usage;

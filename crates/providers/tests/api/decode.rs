@@ -61,7 +61,9 @@ async fn the_recorded_bodies_decode_to_their_events() {
         assert!(
             !events.iter().any(|event| matches!(
                 event,
-                ProviderEvent::Unknown { .. } | ProviderEvent::Warning { .. } | ProviderEvent::Failure { .. }
+                ProviderEvent::Unknown { .. }
+                    | ProviderEvent::Warning { .. }
+                    | ProviderEvent::Failure { .. }
             )),
             "{name}: every event understood"
         );
@@ -79,7 +81,10 @@ async fn the_recorded_bodies_decode_to_their_events() {
 async fn a_body_cut_before_its_last_event_is_a_disconnection() {
     for (name, api, body) in bodies() {
         // Everything up to the last event's start: the call's end never arrives.
-        let cut = body.trim_end().rfind("\n\n").map_or("", |end| &body[..end + 2]);
+        let cut = body
+            .trim_end()
+            .rfind("\n\n")
+            .map_or("", |end| &body[..end + 2]);
         // (Gemini's end is the chunk with its finish reason, the last one.)
         let events = decode(api, cut, cut.len().max(1)).await;
         match events.last() {

@@ -14,8 +14,7 @@ use panewise_providers::transport::{
     ApiConfig, CancellationToken, FixedJitter, HttpModelClient, ModelClient,
 };
 use panewise_providers::{
-    ApiError, ApiKey, ApiKind, ApiMessage, ModelRequest, ProviderEvent, RetryPolicy,
-    ToolDefinition,
+    ApiError, ApiKey, ApiKind, ApiMessage, ModelRequest, ProviderEvent, RetryPolicy, ToolDefinition,
 };
 
 /// A key that must never show anywhere.

@@ -129,7 +129,10 @@ async fn a_tool_call_round_trip_with_usage_read_exactly() {
                 ApiKind::Anthropic => assert_eq!(stats.reasoning_tokens, None),
                 _ => assert_eq!(stats.cache_write_input_tokens, None, "{api}"),
             }
-            assert!(stats.cost_source.is_some(), "{api}: priced or marked unknown");
+            assert!(
+                stats.cost_source.is_some(),
+                "{api}: priced or marked unknown"
+            );
             assert_eq!(
                 stats.cost_usd.is_some(),
                 stats.cost_source == Some(CostSource::Estimated),
@@ -141,21 +144,96 @@ async fn a_tool_call_round_trip_with_usage_read_exactly() {
 
 /// (scenario, API, kind, HTTP status).
 const ERRORS: &[(Scenario, ApiKind, FailureKind, Option<u16>)] = &[
-    (Scenario::RateLimit, ApiKind::Anthropic, FailureKind::RateLimited, Some(429)),
-    (Scenario::RateLimit, ApiKind::OpenAi, FailureKind::RateLimited, Some(429)),
-    (Scenario::RateLimit, ApiKind::Gemini, FailureKind::RateLimited, Some(429)),
-    (Scenario::ServerError, ApiKind::Anthropic, FailureKind::ServerError, Some(500)),
-    (Scenario::ServerError, ApiKind::OpenAi, FailureKind::ServerError, Some(500)),
-    (Scenario::ServerError, ApiKind::Gemini, FailureKind::ServerError, Some(500)),
-    (Scenario::Overloaded, ApiKind::Anthropic, FailureKind::Overloaded, Some(529)),
-    (Scenario::Overloaded, ApiKind::OpenAi, FailureKind::Overloaded, Some(503)),
-    (Scenario::Overloaded, ApiKind::Gemini, FailureKind::Overloaded, Some(503)),
-    (Scenario::MidStreamError, ApiKind::Anthropic, FailureKind::Overloaded, None),
-    (Scenario::MidStreamError, ApiKind::OpenAi, FailureKind::ServerError, None),
-    (Scenario::MidStreamError, ApiKind::Gemini, FailureKind::Overloaded, Some(503)),
-    (Scenario::StreamCut, ApiKind::Anthropic, FailureKind::StreamDisconnected, None),
-    (Scenario::StreamCut, ApiKind::OpenAi, FailureKind::StreamDisconnected, None),
-    (Scenario::StreamCut, ApiKind::Gemini, FailureKind::StreamDisconnected, None),
+    (
+        Scenario::RateLimit,
+        ApiKind::Anthropic,
+        FailureKind::RateLimited,
+        Some(429),
+    ),
+    (
+        Scenario::RateLimit,
+        ApiKind::OpenAi,
+        FailureKind::RateLimited,
+        Some(429),
+    ),
+    (
+        Scenario::RateLimit,
+        ApiKind::Gemini,
+        FailureKind::RateLimited,
+        Some(429),
+    ),
+    (
+        Scenario::ServerError,
+        ApiKind::Anthropic,
+        FailureKind::ServerError,
+        Some(500),
+    ),
+    (
+        Scenario::ServerError,
+        ApiKind::OpenAi,
+        FailureKind::ServerError,
+        Some(500),
+    ),
+    (
+        Scenario::ServerError,
+        ApiKind::Gemini,
+        FailureKind::ServerError,
+        Some(500),
+    ),
+    (
+        Scenario::Overloaded,
+        ApiKind::Anthropic,
+        FailureKind::Overloaded,
+        Some(529),
+    ),
+    (
+        Scenario::Overloaded,
+        ApiKind::OpenAi,
+        FailureKind::Overloaded,
+        Some(503),
+    ),
+    (
+        Scenario::Overloaded,
+        ApiKind::Gemini,
+        FailureKind::Overloaded,
+        Some(503),
+    ),
+    (
+        Scenario::MidStreamError,
+        ApiKind::Anthropic,
+        FailureKind::Overloaded,
+        None,
+    ),
+    (
+        Scenario::MidStreamError,
+        ApiKind::OpenAi,
+        FailureKind::ServerError,
+        None,
+    ),
+    (
+        Scenario::MidStreamError,
+        ApiKind::Gemini,
+        FailureKind::Overloaded,
+        Some(503),
+    ),
+    (
+        Scenario::StreamCut,
+        ApiKind::Anthropic,
+        FailureKind::StreamDisconnected,
+        None,
+    ),
+    (
+        Scenario::StreamCut,
+        ApiKind::OpenAi,
+        FailureKind::StreamDisconnected,
+        None,
+    ),
+    (
+        Scenario::StreamCut,
+        ApiKind::Gemini,
+        FailureKind::StreamDisconnected,
+        None,
+    ),
 ];
 
 #[tokio::test]
@@ -213,7 +291,10 @@ async fn a_rate_limit_is_retried_after_its_retry_after_and_then_succeeds() {
             matches!(events.last(), Some(ProviderEvent::CallEnded { .. })),
             "{api}: {events:?}"
         );
-        let statuses: Vec<u16> = api_requests(&server.log()).iter().map(|e| e.status).collect();
+        let statuses: Vec<u16> = api_requests(&server.log())
+            .iter()
+            .map(|e| e.status)
+            .collect();
         assert_eq!(statuses, vec![429, 200], "{api}");
     }
 }

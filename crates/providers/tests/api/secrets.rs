@@ -10,14 +10,21 @@ use panewise_providers::{ApiError, ApiKey, ApiKind, RetryPolicy};
 use crate::{client, first_prompt, request, server, shell_tool, PLANTED_KEY};
 
 fn assert_hidden(what: &str, text: &str) {
-    assert!(!text.contains(PLANTED_KEY), "the key shows in {what}: {text}");
+    assert!(
+        !text.contains(PLANTED_KEY),
+        "the key shows in {what}: {text}"
+    );
 }
 
 #[tokio::test]
 async fn a_planted_key_appears_in_no_error_debug_output_or_log() {
     let key = ApiKey::new(PLANTED_KEY);
     assert_eq!(format!("{key:?} {key}"), "[redacted] [redacted]");
-    for scenario in [Scenario::ToolThenAnswer, Scenario::ServerError, Scenario::StreamCut] {
+    for scenario in [
+        Scenario::ToolThenAnswer,
+        Scenario::ServerError,
+        Scenario::StreamCut,
+    ] {
         let server = server(scenario).await;
         for api in ApiKind::ALL {
             let client = client(api, &server, RetryPolicy::none());
