@@ -18,6 +18,9 @@
 //! subcommands of the binary (`run`, `sessions`, `replay`, `window`, `decode`, `mock-server`)
 //! live in the binary's own modules under `src/`. [`runner::run_session`] supervises one Claude
 //! Code session live: one loop over a closed input enum, one `match` over the reducer's commands.
+//! [`summarize`] answers the window stage's summary requests: [`summarize::WindowRunner`]
+//! drives a stage with an async [`summarize::Summarizer`], and [`summarize::ModelSummarizer`]
+//! is one over any model API client.
 //!
 //! ## Where to start reading
 //! [`runner`], then [`agent`] and [`session_log`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
@@ -29,3 +32,4 @@ pub mod clock;
 pub mod error;
 pub mod runner;
 pub mod session_log;
+pub mod summarize;

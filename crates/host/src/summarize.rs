@@ -320,9 +320,7 @@ mod tests {
             );
             let logged = server.log().last().and_then(|entry| entry.usage).unwrap();
             let record = serde_json::to_value(&plan.record).unwrap();
-            let spent = record
-                .pointer("/summarizerTokens")
-                .and_then(|v| v.as_u64());
+            let spent = record.pointer("/summarizerTokens").and_then(|v| v.as_u64());
             assert_eq!(spent, Some(logged.total_tokens()), "{api}: {record}");
             // The request was the window's: its system prompt, the transcript, the model.
             let body = server.log().last().unwrap().body.clone();

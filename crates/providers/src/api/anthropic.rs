@@ -62,7 +62,7 @@ enum Event {
     },
     ContentBlockDelta {
         index: u64,
-        delta: Delta,
+        delta: Piece,
     },
     ContentBlockStop {
         index: u64,
@@ -96,9 +96,10 @@ enum Block {
     Other,
 }
 
+/// A content block's `delta`: a piece of text, thinking or tool arguments.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Delta {
+enum Piece {
     TextDelta {
         text: String,
     },
@@ -152,16 +153,16 @@ impl StreamDecoder for AnthropicDecoder {
             }
             Event::ContentBlockStart { .. } | Event::Ping => {}
             Event::ContentBlockDelta { index, delta } => match delta {
-                Delta::TextDelta { text } => out.push(ProviderEvent::TextDelta { text }),
-                Delta::ThinkingDelta { thinking } => {
+                Piece::TextDelta { text } => out.push(ProviderEvent::TextDelta { text }),
+                Piece::ThinkingDelta { thinking } => {
                     out.push(ProviderEvent::ThinkingDelta { text: thinking })
                 }
-                Delta::InputJsonDelta { partial_json } => {
+                Piece::InputJsonDelta { partial_json } => {
                     if let Some((_, _, arguments)) = self.tool_blocks.get_mut(&index) {
                         arguments.push_str(&partial_json);
                     }
                 }
-                Delta::Other => {}
+                Piece::Other => {}
             },
             Event::ContentBlockStop { index } => {
                 if let Some((call_id, name, arguments)) = self.tool_blocks.remove(&index) {

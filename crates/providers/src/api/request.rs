@@ -113,7 +113,7 @@ fn to_bytes<T: Serialize>(body: &T) -> Result<Vec<u8>, RequestError> {
 /// Pushes `part` onto the last message when it has `role`, else opens a message: the APIs
 /// want consecutive parts of one role in one message (all of one round's tool results
 /// together).
-fn push_part<'r, P>(messages: &mut Vec<(&'static str, Vec<P>)>, role: &'static str, part: P) {
+fn push_part<P>(messages: &mut Vec<(&'static str, Vec<P>)>, role: &'static str, part: P) {
     match messages.last_mut() {
         Some((last, parts)) if *last == role => parts.push(part),
         _ => messages.push((role, vec![part])),

@@ -29,6 +29,7 @@ pub fn model(api: ApiKind) -> &'static str {
     }
 }
 
+/// A mock on an ephemeral port answering with `scenario`.
 pub async fn server(scenario: Scenario) -> RunningServer {
     MockServer::start(MockConfig {
         port: 0,
@@ -39,12 +40,14 @@ pub async fn server(scenario: Scenario) -> RunningServer {
     .expect("the mock starts")
 }
 
+/// A client of `api` at the mock, with the planted key, `retry` and a fixed jitter of 0.5.
 pub fn client(api: ApiKind, server: &RunningServer, retry: RetryPolicy) -> HttpModelClient {
     let mut config = ApiConfig::new(api, server.base_url(), ApiKey::new(PLANTED_KEY));
     config.retry = retry;
     HttpModelClient::with_jitter(config, Arc::new(FixedJitter(0.5))).expect("client builds")
 }
 
+/// The shell tool the mock knows how to call.
 pub fn shell_tool() -> ToolDefinition<'static> {
     ToolDefinition {
         name: Cow::Borrowed("shell"),
@@ -72,6 +75,7 @@ pub fn request<'a>(
     }
 }
 
+/// The user's first message.
 pub fn first_prompt() -> Vec<ApiMessage<'static>> {
     vec![ApiMessage::User {
         text: Cow::Borrowed("Run `echo hello` in the shell and tell me what it printed."),
