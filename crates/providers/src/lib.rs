@@ -13,7 +13,7 @@
 //! answers, the [`RetryPolicy`] schedule and the redacted [`ApiKey`]. The transport,
 //! `transport` (cargo feature `api`, off by default), is the one module with I/O: reqwest (rustls
 //! on ring, no C toolchain), `eventsource-stream` for the SSE framing, tokio for waits and
-//! cancellation, and the [`ModelClient`](transport::ModelClient) trait with its HTTP
+//! cancellation, and the `transport::ModelClient` trait with its HTTP
 //! implementation.
 //!
 //! ## Invariants
