@@ -29,6 +29,24 @@ pub struct Package {
     /// The build targets (lib, bins, tests, benches).
     #[serde(default)]
     pub targets: Vec<Target>,
+    /// The dependencies as declared in `Cargo.toml`.
+    #[serde(default)]
+    pub dependencies: Vec<DeclaredDependency>,
+    /// The features and what each enables (`dep:name`, `name/feature`, other features).
+    #[serde(default)]
+    pub features: BTreeMap<String, Vec<String>>,
+}
+
+/// One dependency as a package declares it.
+#[derive(Debug, Deserialize)]
+pub struct DeclaredDependency {
+    /// The depended-on package's name.
+    pub name: String,
+    /// `None` for a normal dependency, otherwise `"dev"` or `"build"`.
+    pub kind: Option<String>,
+    /// Whether only a feature brings it in.
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// One build target of a package.
@@ -110,6 +128,16 @@ impl Metadata {
     /// build script runs on the build machine, not in the library. Edges for every target
     /// platform are followed, so the answer holds on all of them.
     pub fn normal_closure(&self, root_id: &str) -> BTreeSet<String> {
+        self.normal_closure_without(root_id, &BTreeSet::new())
+    }
+
+    /// [`Metadata::normal_closure`] without the root's direct dependencies named in `skipped`
+    /// (and whatever only they bring in).
+    pub fn normal_closure_without(
+        &self,
+        root_id: &str,
+        skipped: &BTreeSet<&str>,
+    ) -> BTreeSet<String> {
         let nodes: BTreeMap<&str, &Node> = self
             .resolve
             .nodes
@@ -126,6 +154,10 @@ impl Metadata {
         while let Some(id) = stack.pop() {
             let Some(node) = nodes.get(id) else { continue };
             for dep in &node.deps {
+                let name = names.get(dep.pkg.as_str()).copied().unwrap_or(&dep.pkg);
+                if id == root_id && skipped.contains(name) {
+                    continue;
+                }
                 let normal = dep.dep_kinds.iter().any(|k| k.kind.is_none());
                 if normal && seen.insert(dep.pkg.as_str()) {
                     stack.push(dep.pkg.as_str());

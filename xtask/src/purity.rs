@@ -1,7 +1,10 @@
 //! The purity check. Each pure crate gets two tests that can fail:
 //!
 //! - an **allowlist** of the crates its library may link: every package reachable from it
-//!   through normal edges, with every feature of every workspace member on, must be listed;
+//!   through normal edges, with every feature of every workspace member on, must be listed —
+//!   except what an *effect feature* brings in (providers' `api`: the model API clients'
+//!   transport), whose dependencies must then be optional and enabled by that feature alone,
+//!   so the crate without it still links only its allowlist;
 //! - a **source scan** of its `src/` for the ways Rust code reaches the outside world: the
 //!   `std` modules that do I/O, spawn or read the environment, the clocks, OS-seeded hashing,
 //!   tokio, and `async`. Comments, doc comments and string literals are skipped, so prose that
@@ -28,6 +31,21 @@ pub struct PureCrate {
     pub allowed: &'static [&'static [&'static str]],
     /// Paths under the crate directory left out of the source scan, each with the reason.
     pub scan_exclusions: &'static [ScanExclusion],
+    /// Cargo features that add effects: their dependencies are left out of the allowlist
+    /// check, provided each is optional and enabled by that feature (so the crate without the
+    /// feature links only what is allowed).
+    pub effect_features: &'static [EffectFeature],
+}
+
+/// A cargo feature of a pure crate that brings in I/O, and the crates it brings.
+#[derive(Debug)]
+pub struct EffectFeature {
+    /// The feature's name.
+    pub feature: &'static str,
+    /// The optional dependencies it enables (package names).
+    pub dependencies: &'static [&'static str],
+    /// Why this feature may do what the rest of the crate may not.
+    pub why: &'static str,
 }
 
 /// A path the source scan skips, and why it may do what the rest of the crate may not.
@@ -81,18 +99,21 @@ pub const PURE_CRATES: &[PureCrate] = &[
         dir: "crates/protocol",
         allowed: &[SERDE],
         scan_exclusions: &[],
+        effect_features: &[],
     },
     PureCrate {
         package: "panewise-pane-state",
         dir: "crates/pane-state",
         allowed: &[SERDE, SERDE_JSON, THISERROR, &["panewise-protocol"]],
         scan_exclusions: &[],
+        effect_features: &[],
     },
     PureCrate {
         package: "panewise-window",
         dir: "crates/window",
         allowed: &[SERDE, SERDE_JSON, THISERROR, O200K],
         scan_exclusions: &[],
+        effect_features: &[],
     },
     PureCrate {
         package: "panewise-providers",
@@ -103,12 +124,27 @@ pub const PURE_CRATES: &[PureCrate] = &[
             THISERROR,
             &["panewise-protocol", "panewise-pane-state"],
         ],
-        // Everything under `src/` is a decoder today. A module that makes model API calls
-        // would be listed here, for example
-        // `ScanExclusion { path: "src/clients", why: "model API clients do network I/O" }`,
-        // and its I/O crates would then need a feature or a crate of their own, since the
-        // allowlist above covers the whole library.
-        scan_exclusions: &[],
+        // The decoders, the request rendering and the retry schedule (`src/api/`) are scanned
+        // like the rest; only the transport that feeds them does I/O.
+        scan_exclusions: &[ScanExclusion {
+            path: "src/transport.rs",
+            why: "the model API clients' transport: HTTP, SSE, retry waits and cancellation",
+        }],
+        effect_features: &[EffectFeature {
+            feature: "api",
+            dependencies: &[
+                "async-trait",
+                "bytes",
+                "eventsource-stream",
+                "fastrand",
+                "futures-util",
+                "reqwest",
+                "rustls",
+                "tokio",
+                "tokio-util",
+            ],
+            why: "the model API clients' transport (`src/transport.rs`) links HTTP, TLS and tokio",
+        }],
     },
 ];
 
@@ -143,6 +179,15 @@ pub enum Violation {
         /// The path as written in the table.
         path: PathBuf,
     },
+    /// A dependency exempted as an effect feature's is not optional behind that feature.
+    UngatedDependency {
+        /// The pure crate.
+        krate: String,
+        /// The feature that should gate it.
+        feature: String,
+        /// The dependency.
+        dependency: String,
+    },
     /// The pure crate is not a workspace member.
     MissingCrate {
         /// The package name.
@@ -167,6 +212,15 @@ impl fmt::Display for Violation {
                     path.display()
                 )
             }
+            Violation::UngatedDependency {
+                krate,
+                feature,
+                dependency,
+            } => write!(
+                f,
+                "{krate} exempts `{dependency}` as feature `{feature}`'s, but it is not an optional \
+                 normal dependency enabled by `dep:{dependency}` in that feature"
+            ),
             Violation::MissingCrate { krate } => write!(f, "{krate} is not a workspace member"),
         }
     }
@@ -179,15 +233,39 @@ pub fn dependency_violations(metadata: &Metadata, krate: &PureCrate) -> Vec<Viol
             krate: krate.package.to_string(),
         }];
     };
-    metadata
-        .normal_closure(&package.id)
-        .into_iter()
-        .filter(|name| !krate.allows(name))
-        .map(|dependency| Violation::Dependency {
-            krate: krate.package.to_string(),
-            dependency,
-        })
-        .collect()
+    let mut violations = Vec::new();
+    let mut skipped = std::collections::BTreeSet::new();
+    for effect in krate.effect_features {
+        let enabled = package.features.get(effect.feature);
+        for &dependency in effect.dependencies {
+            let gated = package
+                .dependencies
+                .iter()
+                .any(|d| d.name == dependency && d.kind.is_none() && d.optional)
+                && enabled
+                    .is_some_and(|list| list.iter().any(|f| *f == format!("dep:{dependency}")));
+            if gated {
+                skipped.insert(dependency);
+            } else {
+                violations.push(Violation::UngatedDependency {
+                    krate: krate.package.to_string(),
+                    feature: effect.feature.to_string(),
+                    dependency: dependency.to_string(),
+                });
+            }
+        }
+    }
+    violations.extend(
+        metadata
+            .normal_closure_without(&package.id, &skipped)
+            .into_iter()
+            .filter(|name| !krate.allows(name))
+            .map(|dependency| Violation::Dependency {
+                krate: krate.package.to_string(),
+                dependency,
+            }),
+    );
+    violations
 }
 
 /// Scans `crate_dir/src` for forbidden constructs, skipping `exclusions`; paths in the

@@ -322,6 +322,65 @@ fn planted_disallowed_dependencies_are_caught() {
     assert_eq!(found, expected);
 }
 
+/// A providers-like crate: reqwest optional behind `api` (with hyper under it), tokio declared
+/// as a plain dependency though exempted, and nix linked outright.
+const PLANTED_EFFECT_METADATA: &str = r#"{
+  "workspace_members": ["p"],
+  "packages": [
+    {"id": "p", "name": "panewise-providers",
+     "dependencies": [
+       {"name": "serde", "kind": null, "optional": false},
+       {"name": "reqwest", "kind": null, "optional": true},
+       {"name": "tokio", "kind": null, "optional": false},
+       {"name": "nix", "kind": null, "optional": false}
+     ],
+     "features": {"api": ["dep:reqwest", "dep:tokio"]}},
+    {"id": "serde", "name": "serde"},
+    {"id": "reqwest", "name": "reqwest"},
+    {"id": "hyper", "name": "hyper"},
+    {"id": "tokio", "name": "tokio"},
+    {"id": "nix", "name": "nix"}
+  ],
+  "resolve": {"nodes": [
+    {"id": "p", "deps": [
+      {"pkg": "serde", "dep_kinds": [{"kind": null}]},
+      {"pkg": "reqwest", "dep_kinds": [{"kind": null}]},
+      {"pkg": "tokio", "dep_kinds": [{"kind": null}]},
+      {"pkg": "nix", "dep_kinds": [{"kind": null}]}
+    ]},
+    {"id": "reqwest", "deps": [{"pkg": "hyper", "dep_kinds": [{"kind": null}]}]},
+    {"id": "serde", "deps": []}, {"id": "hyper", "deps": []},
+    {"id": "tokio", "deps": []}, {"id": "nix", "deps": []}
+  ]}
+}"#;
+
+#[test]
+fn an_effect_features_dependencies_are_exempt_only_when_gated_by_it() {
+    let metadata = Metadata::parse(PLANTED_EFFECT_METADATA.as_bytes()).expect("fixture parses");
+    let krate = purity::pure_crate("panewise-providers").expect("listed");
+    let mut found: Vec<String> = purity::dependency_violations(&metadata, krate)
+        .into_iter()
+        .map(|v| match v {
+            Violation::Dependency { dependency, .. } => format!("links {dependency}"),
+            Violation::UngatedDependency { dependency, .. } => format!("ungated {dependency}"),
+            other => panic!("unexpected violation {other}"),
+        })
+        .collect();
+    found.sort();
+    // reqwest and hyper under it are the feature's; tokio is not optional, so it is both
+    // ungated and checked; nix was never exempt. The other exempted names are not declared
+    // in the fixture, so they are ungated too.
+    assert!(found.contains(&"links nix".to_string()), "{found:?}");
+    assert!(found.contains(&"links tokio".to_string()), "{found:?}");
+    assert!(found.contains(&"ungated tokio".to_string()), "{found:?}");
+    assert!(
+        !found
+            .iter()
+            .any(|v| v.contains("reqwest") || v.contains("hyper")),
+        "{found:?}"
+    );
+}
+
 #[test]
 fn a_pure_crate_missing_from_the_workspace_is_a_violation() {
     let metadata = Metadata::parse(PLANTED_METADATA.as_bytes()).expect("fixture parses");

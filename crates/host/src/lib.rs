@@ -31,6 +31,9 @@
 //! policy saying whether a call runs, asks or is denied under the
 //! [`runner::ApprovalMode`]. [`config::Config`] reads `panewise.toml` (user file, then the
 //! nearest project file, then flags; see `docs/CONFIG.md`).
+//! [`summarize`] answers the window stage's summary requests: [`summarize::WindowRunner`]
+//! drives a stage with an async [`summarize::Summarizer`], and [`summarize::ModelSummarizer`]
+//! is one over any model API client.
 //!
 //! ## Where to start reading
 //! [`runner`], then [`agent`] and [`session_log`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
@@ -44,4 +47,5 @@ pub mod config;
 pub mod error;
 pub mod runner;
 pub mod session_log;
+pub mod summarize;
 pub mod tools;

@@ -7,7 +7,7 @@ mod mock_server_cmd;
 mod replay;
 mod run;
 mod sessions_cmd;
-mod summarize;
+use panewise_host::summarize;
 mod window_cmd;
 
 use std::process::ExitCode;

@@ -16,7 +16,7 @@ pub struct Args {
     port: u16,
     /// The scripted behaviour for requests without an `x-mock-scenario` header:
     /// tool-then-answer, multi-round, parallel-calls, file-write, failing-tool, rate-limit,
-    /// server-error, overloaded, mid-stream-error, stream-cut, huge-input.
+    /// rate-limit-once, server-error, overloaded, mid-stream-error, stream-cut, huge-input.
     #[arg(long, default_value = "tool-then-answer")]
     scenario: String,
     /// Also append every request, and the usage answered, to this file as JSON lines.

@@ -3,15 +3,18 @@
 //! [`VisitOutcome::NeedsSummary`]. This module is where that request meets something that can
 //! wait: the async [`Summarizer`] a model-calling runner implements, and [`WindowRunner`], which
 //! pairs a stage with its summarizer and the memory one run carries from visit to visit.
+//! [`ModelSummarizer`] answers the requests with any model API client.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use async_trait::async_trait;
+use panewise_providers::transport::{CancellationToken, ModelClient};
+use panewise_providers::{ApiMessage, ModelRequest};
 use panewise_window::{
     Conversation, ExtractiveSummarizer, StageMemory, StrategyConfig, SummarizerError,
-    SummaryRequest, SummaryResponse, VisitContext, VisitOutcome, WindowError, WindowMessage,
+    SummaryRequest, SummaryResponse, Usage, VisitContext, VisitOutcome, WindowError, WindowMessage,
     WindowPlan, WindowStage,
 };
 
@@ -35,6 +38,83 @@ impl Summarizer for ExtractiveSummarizer {
         request: SummaryRequest<'_>,
     ) -> Result<SummaryResponse, SummarizerError> {
         Ok(ExtractiveSummarizer::summarize(self, request))
+    }
+}
+
+/// A summarizer that asks a model through any [`ModelClient`] (Anthropic, OpenAI, Gemini):
+/// the request's fixed system prompt, its rendered transcript as the one user message, no
+/// tools. The summary's cost is reported as its usage: every prompt token (cached or not)
+/// as input, every output token as output.
+pub struct ModelSummarizer {
+    client: Arc<dyn ModelClient>,
+    max_output_tokens: u32,
+}
+
+impl ModelSummarizer {
+    /// The most output tokens a summary may take, unless set otherwise.
+    pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 2_048;
+
+    /// A summarizer over `client`.
+    pub fn new(client: Arc<dyn ModelClient>) -> Self {
+        Self {
+            client,
+            max_output_tokens: Self::DEFAULT_MAX_OUTPUT_TOKENS,
+        }
+    }
+
+    /// Caps each summary at `tokens` output tokens.
+    pub fn with_max_output_tokens(mut self, tokens: u32) -> Self {
+        self.max_output_tokens = tokens;
+        self
+    }
+}
+
+#[async_trait]
+impl Summarizer for ModelSummarizer {
+    async fn summarize(
+        &self,
+        request: SummaryRequest<'_>,
+    ) -> Result<SummaryResponse, SummarizerError> {
+        let messages = [ApiMessage::User {
+            text: request.render().into(),
+        }];
+        let call = ModelRequest {
+            model: request.model.into(),
+            system: Some(request.system_prompt.into()),
+            messages: messages.as_slice().into(),
+            tools: Default::default(),
+            max_output_tokens: self.max_output_tokens,
+        };
+        let completion = self
+            .client
+            // The stage waits for its summary; a run that stops drops the visit's future,
+            // and with it the call.
+            .complete(&call, CancellationToken::new())
+            .await
+            .map_err(|error| SummarizerError::new(error.to_string()))?;
+        if completion.text.trim().is_empty() {
+            return Err(SummarizerError::new(
+                "the model answered with no summary text",
+            ));
+        }
+        let stats = &completion.stats;
+        let input = [
+            stats.input_tokens,
+            stats.cached_input_tokens,
+            stats.cache_write_input_tokens,
+        ];
+        let reported = input.iter().any(Option::is_some) || stats.output_tokens.is_some();
+        let usage = reported.then(|| Usage {
+            input: input
+                .iter()
+                .flatten()
+                .fold(0u64, |sum, count| sum.saturating_add(*count)),
+            output: stats.output_tokens.unwrap_or(0),
+        });
+        Ok(SummaryResponse {
+            text: completion.text,
+            usage,
+        })
     }
 }
 
@@ -126,7 +206,7 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 mod tests {
     use std::time::Duration;
 
-    use panewise_window::{Measured, Message, RefusalReason, Usage};
+    use panewise_window::{Measured, Message, RefusalReason};
 
     use super::*;
 
@@ -207,6 +287,44 @@ mod tests {
             _request: SummaryRequest<'_>,
         ) -> Result<SummaryResponse, SummarizerError> {
             Err(SummarizerError::new("provider unavailable"))
+        }
+    }
+
+    /// W46: a summary written by a model over HTTP (the mock), its cost filed in the record.
+    #[tokio::test]
+    async fn w46_a_model_summarizer_answers_through_any_api_and_reports_its_tokens() {
+        use panewise_mock_server::{MockConfig, MockServer};
+        use panewise_providers::transport::{ApiConfig, HttpModelClient};
+        use panewise_providers::{ApiKey, ApiKind};
+
+        let server = MockServer::start(MockConfig::default()).await.unwrap();
+        for api in ApiKind::ALL {
+            let api_config = ApiConfig::new(api, server.base_url(), ApiKey::new("test-key"));
+            let client = Arc::new(HttpModelClient::new(api_config).unwrap());
+            let summarizer = ModelSummarizer::new(client).with_max_output_tokens(256);
+            let mut runner = WindowRunner::<Message>::from_config(
+                &config(SUMMARIZE),
+                Some(Box::new(summarizer)),
+            )
+            .unwrap();
+            let conversation = folding();
+            let plan = runner
+                .visit(&conversation, over_budget(&conversation))
+                .await
+                .unwrap()
+                .unwrap();
+            let inserted = plan.edit.unwrap().inserted.unwrap();
+            assert!(
+                inserted.ends_with("so I answer directly."),
+                "{api}: {inserted}"
+            );
+            let logged = server.log().last().and_then(|entry| entry.usage).unwrap();
+            let record = serde_json::to_value(&plan.record).unwrap();
+            let spent = record.pointer("/summarizerTokens").and_then(|v| v.as_u64());
+            assert_eq!(spent, Some(logged.total_tokens()), "{api}: {record}");
+            // The request was the window's: its system prompt, the transcript, the model.
+            let body = server.log().last().unwrap().body.clone();
+            assert!(body.to_string().contains("<<<TRANSCRIPT>>>"), "{api}");
         }
     }
 

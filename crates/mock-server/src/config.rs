@@ -23,7 +23,8 @@ pub struct MockConfig {
 }
 
 /// A scripted behaviour. Each answer is chosen from the request alone (how many tool rounds it
-/// carries since the user's last prompt), never from a counter kept between requests.
+/// carries since the user's last prompt), never from a counter kept between requests; the one
+/// exception is `rate-limit-once`, which remembers the bodies it refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scenario {
@@ -40,6 +41,10 @@ pub enum Scenario {
     FailingTool,
     /// HTTP 429 with `retry-after: 1` and the provider's rate-limit body.
     RateLimit,
+    /// HTTP 429 as `rate-limit` the first time the server sees a request body, then the
+    /// `tool-then-answer` reply when the same body is sent again: a retry that succeeds. The
+    /// one scenario that remembers something between requests (the bodies it refused).
+    RateLimitOnce,
     /// HTTP 500 with the provider's internal-error body.
     ServerError,
     /// HTTP 529 (Anthropic) or 503 (OpenAI, Gemini) with the provider's overloaded body.
@@ -57,13 +62,14 @@ pub enum Scenario {
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 12] = [
+    pub const ALL: [Scenario; 13] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
         Scenario::FileWrite,
         Scenario::FailingTool,
         Scenario::RateLimit,
+        Scenario::RateLimitOnce,
         Scenario::ServerError,
         Scenario::Overloaded,
         Scenario::MidStreamError,
@@ -81,6 +87,7 @@ impl Scenario {
             Scenario::FileWrite => "file-write",
             Scenario::FailingTool => "failing-tool",
             Scenario::RateLimit => "rate-limit",
+            Scenario::RateLimitOnce => "rate-limit-once",
             Scenario::ServerError => "server-error",
             Scenario::Overloaded => "overloaded",
             Scenario::MidStreamError => "mid-stream-error",

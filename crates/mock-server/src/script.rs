@@ -94,7 +94,8 @@ impl Answer {
     }
 }
 
-/// The reply to a request in `scenario` with the given facts.
+/// The reply to a request in `scenario` with the given facts; for `rate-limit-once` the reply
+/// to a body the server has refused before (the server refuses a body seen first).
 pub fn plan(scenario: Scenario, facts: &RequestFacts) -> Reply {
     match scenario {
         Scenario::RateLimit => Reply::Error(ErrorKind::RateLimit),
@@ -135,7 +136,10 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
         Scenario::HugeInput if rounds == 0 && !facts.after_compaction => {
             shell("echo hello", "Print hello").map(|c| vec![c])
         }
-        Scenario::ToolThenAnswer | Scenario::MidStreamError | Scenario::StreamCut
+        Scenario::ToolThenAnswer
+        | Scenario::RateLimitOnce
+        | Scenario::MidStreamError
+        | Scenario::StreamCut
             if rounds == 0 =>
         {
             shell("echo hello", "Print hello").map(|c| vec![c])

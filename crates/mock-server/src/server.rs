@@ -54,6 +54,8 @@ pub struct RunningServer {
 struct Shared {
     scenario: Scenario,
     log: Arc<RequestLog>,
+    /// Hashes of the bodies `rate-limit-once` has refused, so their retry is answered.
+    refused_once: std::sync::Mutex<std::collections::BTreeSet<u64>>,
 }
 
 impl MockServer {
@@ -74,6 +76,7 @@ impl MockServer {
         let shared = Arc::new(Shared {
             scenario: config.scenario,
             log: Arc::clone(&log),
+            refused_once: std::sync::Mutex::default(),
         });
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(accept_loop(listener, shared, stopped));
@@ -276,6 +279,17 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
         }
     };
     entry.scenario = scenario;
+    if scenario == Scenario::RateLimitOnce && shared.first_sight(&raw) {
+        let refused = script::Reply::Error(script::ErrorKind::RateLimit);
+        let rendered = if path == "/v1/messages" {
+            anthropic::render(&refused, &Value::Null, &raw, false)
+        } else if path == "/v1/responses" {
+            openai::render(&refused, &Value::Null, &raw, false)
+        } else {
+            gemini::render(&refused, "", &raw, gemini::Method::Generate)
+        };
+        return finish(entry, rendered, shared);
+    }
 
     let api_path = parts.method == Method::POST
         && (path == "/v1/messages"
@@ -326,6 +340,20 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
         }
     };
     finish(entry, rendered, shared)
+}
+
+impl Shared {
+    /// Whether `rate-limit-once` sees `body` for the first time (and remembers it).
+    fn first_sight(&self, body: &[u8]) -> bool {
+        use std::hash::{Hash as _, Hasher as _};
+        // SipHash with fixed keys: the same body hashes the same in every run.
+        let mut hasher = std::hash::DefaultHasher::new();
+        body.hash(&mut hasher);
+        self.refused_once
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(hasher.finish())
+    }
 }
 
 fn plain(status: u16, text: &'static str, answer: &'static str) -> Rendered {

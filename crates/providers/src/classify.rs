@@ -3,14 +3,16 @@
 //! Evidence is read in a fixed order, strongest first:
 //! 1. the request did not fit the context window (providers send it as a plain 400 whose only
 //!    clue is the text, so it is looked for before the status decides);
-//! 2. the HTTP status: given, embedded in the message as the API's own JSON error body (Gemini
+//! 2. an error type that says a limit is spent (`insufficient_quota`): rate limited but not
+//!    retryable, whatever the status;
+//! 3. the HTTP status: given, embedded in the message as the API's own JSON error body (Gemini
 //!    CLI's `[API Error: {"error":{"code":500,…}}]`), written in the text (`last status: 429`,
 //!    `Request rejected (429)`), or, for Gemini CLI, read back from its exit code;
-//! 3. the status word of a Google API error (`INTERNAL`, `UNAVAILABLE`, …);
-//! 4. the provider's error type (`overloaded_error`, `rate_limit_exceeded`, …);
-//! 5. the CLI's own fixed wording, one table per CLI ([`CLAUDE_WORDING`], [`CODEX_WORDING`],
+//! 4. the status word of a Google API error (`INTERNAL`, `UNAVAILABLE`, …);
+//! 5. the provider's error type (`overloaded_error`, `rate_limit_exceeded`, …);
+//! 6. the CLI's own fixed wording, one table per CLI ([`CLAUDE_WORDING`], [`CODEX_WORDING`],
 //!    [`GEMINI_WORDING`]);
-//! 6. words every provider uses.
+//! 7. words every provider uses.
 //!
 //! Anything still unplaced is [`FailureKind::Unknown`], never a guess. Every row of every table
 //! is tested, from captured text where there is one.
@@ -266,12 +268,21 @@ fn decide(
     {
         return by_kind(FailureKind::ContextOverflow);
     }
+    // A spent quota comes as a plain 429: its type says waiting will not lift it.
+    for word in [report.error_type, embedded_type].into_iter().flatten() {
+        if let Some(row) = exact(ERROR_TYPES, word).filter(|row| !row.retryable) {
+            return (row.kind, row.retryable);
+        }
+    }
     if let Some((_, kind)) = STATUSES.iter().find(|(code, _)| Some(*code) == status) {
         return by_kind(*kind);
     }
+    // A Google status word, embedded or given as the error type (the API clients pass it).
     let status_word = embedded.and_then(|body| body.status.as_deref());
-    if let Some(row) = status_word.and_then(|word| exact(STATUS_WORDS, word)) {
-        return (row.kind, row.retryable);
+    for word in [status_word, report.error_type].into_iter().flatten() {
+        if let Some(row) = exact(STATUS_WORDS, word) {
+            return (row.kind, row.retryable);
+        }
     }
     for word in [report.error_type, embedded_type].into_iter().flatten() {
         if let Some(row) = exact(ERROR_TYPES, word) {

@@ -1,5 +1,6 @@
 //! Errors of this crate: one line that could not be decoded, a model or price table that could
-//! not be read, and a JSON-RPC channel line that cannot be written yet.
+//! not be read, a JSON-RPC channel line that cannot be written yet, a model API request that
+//! could not be rendered, and a model API call that failed.
 
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +65,59 @@ pub enum PriceTableError {
         /// The value as written.
         value: String,
     },
+}
+
+/// A model API request that cannot be rendered as the API's body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// A tool call's arguments are not JSON text.
+    #[error("the arguments of tool call `{call_id}` are not JSON: {reason}")]
+    ToolArguments {
+        /// The call's id.
+        call_id: String,
+        /// What the JSON parser said.
+        reason: String,
+    },
+    /// The body could not be written.
+    #[error("the request body could not be written: {0}")]
+    Render(String),
+}
+
+/// A model API call that did not end with an answer. No variant ever holds an API key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ApiError {
+    /// The call failed, classified; retryable failures were retried first, as the retry
+    /// policy allowed.
+    #[error("{api} call failed ({kind:?}{status}): {message}", kind = .failure.kind, status = .failure.http_status.map(|status| format!(", HTTP {status}")).unwrap_or_default(), message = .failure.message)]
+    Failed {
+        /// The API called.
+        api: crate::api::ApiKind,
+        /// What failed.
+        failure: panewise_protocol::Failure,
+    },
+    /// The caller cancelled the call (during the request, the stream or a retry wait).
+    #[error("the {api} call was cancelled")]
+    Cancelled {
+        /// The API called.
+        api: crate::api::ApiKind,
+    },
+    /// The request could not be rendered.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// The configuration is incomplete or wrong (no key, a bad base URL, no TLS).
+    #[error("{0}")]
+    Config(String),
+}
+
+impl ApiError {
+    /// The classified failure, when the call failed (`None` when it was cancelled or never
+    /// sent).
+    pub fn failure(&self) -> Option<&panewise_protocol::Failure> {
+        match self {
+            ApiError::Failed { failure, .. } => Some(failure),
+            _ => None,
+        }
+    }
 }
 
 /// Words for serde's error on `raw` (one line): the line's column instead of serde's

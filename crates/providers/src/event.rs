@@ -189,6 +189,31 @@ pub enum ProviderEvent {
         /// The snapshot as the CLI sent it.
         limits: serde_json::Value,
     },
+    /// The model asked for a tool call, its arguments assembled from their streamed pieces
+    /// (the model API clients' decoders; a CLI runs its tools itself and reports
+    /// [`ProviderEvent::ToolStarted`] instead).
+    ToolCallRequested {
+        /// The provider's id of the call, to send its result back with (Gemini gives none;
+        /// its decoder numbers the calls of an answer `call_0`, `call_1`, …).
+        call_id: String,
+        /// The tool's name, as offered in the request.
+        name: String,
+        /// The arguments, JSON text exactly as the model wrote it.
+        arguments: String,
+    },
+    /// One model API call ended (the model API clients' decoders): why it stopped and its
+    /// exact usage. Each usage field is the provider's figure, absent when the provider did
+    /// not report it, never a 0 standing in for "unknown".
+    CallEnded {
+        /// The model that answered, when the stream named it.
+        model: Option<String>,
+        /// The provider's stop reason word (`end_turn`, `tool_use`, `completed`, `STOP`, …).
+        stop_reason: Option<String>,
+        /// The call's usage: `input_tokens` neither read from nor written to the cache,
+        /// `cached_input_tokens`, `cache_write_input_tokens`, `output_tokens` (reasoning
+        /// included), `reasoning_tokens`; priced by the transport (`cost_usd`, `cost_source`).
+        stats: SessionStats,
+    },
     /// A non-fatal notice from the CLI.
     Warning {
         /// The CLI's message, verbatim.
@@ -229,6 +254,8 @@ impl ProviderEvent {
             ProviderEvent::ApprovalRequested { .. } => "approval_requested",
             ProviderEvent::ApprovalWithdrawn { .. } => "approval_withdrawn",
             ProviderEvent::RateLimitsUpdated { .. } => "rate_limits_updated",
+            ProviderEvent::ToolCallRequested { .. } => "tool_call_requested",
+            ProviderEvent::CallEnded { .. } => "call_ended",
             ProviderEvent::Warning { .. } => "warning",
             ProviderEvent::Unknown { .. } => "unknown",
         }

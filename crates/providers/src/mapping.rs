@@ -337,6 +337,33 @@ impl Mapper {
             ProviderEvent::PlanUpdated { steps } => out.push(Msg::PlanUpdated {
                 steps: steps.clone(),
             }),
+            // An API call's own usage is a context reading, like a call-scoped `Usage`.
+            ProviderEvent::CallEnded { model, stats, .. } => {
+                if let Some(model) = model {
+                    self.model = Some(model.clone());
+                    self.model_source = ModelSource::Stream;
+                }
+                self.report_table_window(out);
+                let prompt = [
+                    stats.input_tokens,
+                    stats.cached_input_tokens,
+                    stats.cache_write_input_tokens,
+                ];
+                if prompt.iter().any(Option::is_some) {
+                    let input = prompt
+                        .iter()
+                        .flatten()
+                        .fold(0u64, |sum, count| sum.saturating_add(*count));
+                    out.push(Msg::TokensIn {
+                        input,
+                        model: self.model.clone(),
+                        turn: None,
+                    });
+                }
+                if let Some(output) = stats.output_tokens.filter(|output| *output > 0) {
+                    out.push(Msg::TokensOut { output, turn: None });
+                }
+            }
             ProviderEvent::Failure { failure } => out.push(Msg::FailureObserved {
                 failure: failure.clone(),
                 at,
@@ -350,6 +377,8 @@ impl Mapper {
             | ProviderEvent::CompactionEnded { .. }
             | ProviderEvent::Warning { .. }
             | ProviderEvent::RateLimitsUpdated { .. }
+            // The agent loop that runs the tool reports its start and end.
+            | ProviderEvent::ToolCallRequested { .. }
             | ProviderEvent::Unknown { .. } => {}
         }
     }

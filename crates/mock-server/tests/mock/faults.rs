@@ -238,3 +238,45 @@ async fn the_scenario_header_overrides_the_servers_scenario_per_request() {
         [Scenario::RateLimit, Scenario::ToolThenAnswer]
     );
 }
+
+#[tokio::test]
+async fn rate_limit_once_refuses_a_body_the_first_time_and_answers_its_retry() {
+    let server = server(Scenario::RateLimitOnce).await;
+    for api in APIS {
+        let request = api.first_request();
+        let first = api.send(server.addr(), &request, None, true).await;
+        assert_eq!(first.status, 429, "{api:?}");
+        assert_eq!(
+            first
+                .headers
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok()),
+            Some("1"),
+            "{api:?}"
+        );
+        let retry = api.send(server.addr(), &request, None, true).await;
+        assert_eq!(retry.status, 200, "{api:?}");
+        assert!(
+            !api.calls(&retry).is_empty(),
+            "{api:?}: the tool-then-answer reply"
+        );
+        // Another body is refused once in its turn.
+        let other = api.with_results(&request, &api.calls(&retry));
+        assert_eq!(
+            api.send(server.addr(), &other, None, true).await.status,
+            429,
+            "{api:?}"
+        );
+        assert_eq!(
+            api.send(server.addr(), &other, None, true).await.status,
+            200,
+            "{api:?}"
+        );
+    }
+    let names: Vec<&str> = panewise_mock_server::Scenario::names();
+    assert!(names.contains(&"rate-limit-once"));
+    assert_eq!(
+        "rate-limit-once".parse::<Scenario>().ok(),
+        Some(Scenario::RateLimitOnce)
+    );
+}
