@@ -57,6 +57,19 @@ struct Case {
     prompts: &'static [&'static str],
     /// How the case drives the session beyond its prompts.
     drive: Drive,
+    /// `--channel`, when not the CLI's default (Codex `app-server`, Gemini CLI `acp`).
+    channel: Option<&'static str>,
+}
+
+impl Case {
+    /// The stream format the session log names (`agent_id`): the channel's.
+    fn stream_format(&self) -> &'static str {
+        match (self.cli, self.channel) {
+            (Cli::Codex, None | Some("app-server")) => "codex-app-server",
+            (Cli::Gemini, None | Some("acp")) => "acp",
+            (cli, _) => cli.provider(),
+        }
+    }
 }
 
 /// How a case drives `panewise run`.
@@ -71,6 +84,8 @@ enum Drive {
     Interrupt,
     /// A second `panewise run --resume` of the recorded session, with one more prompt.
     Resume,
+    /// On a terminal (a pseudo-terminal from `script`): the approval question is answered `y`.
+    TerminalYes,
 }
 
 const WRITE: &str = "Create a file hello.txt containing hello, using your tools.";
@@ -81,6 +96,138 @@ const RESUME_PROMPT: &str = "Now say done.";
 
 const CASES: &[Case] = &[
     Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-tool-then-answer",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-approval-accepted",
+        scenario: "tool-then-answer",
+        approval: "ask",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::TerminalYes,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-approval-declined",
+        scenario: "tool-then-answer",
+        approval: "read-only",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-interrupt",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 20,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Interrupt,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-follow-up",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL, RESUME_PROMPT],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-resume",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Resume,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-tool-then-answer",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-approval-accepted",
+        scenario: "tool-then-answer",
+        approval: "ask",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::TerminalYes,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-approval-declined",
+        scenario: "tool-then-answer",
+        approval: "read-only",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-interrupt",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 20,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Interrupt,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-follow-up",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL, RESUME_PROMPT],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-resume",
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Resume,
+        channel: None,
+    },
+    Case {
         cli: Cli::Claude,
         name: "claude-interrupt",
         scenario: "slow-tool",
@@ -89,6 +236,7 @@ const CASES: &[Case] = &[
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Interrupt,
+        channel: None,
     },
     Case {
         cli: Cli::Claude,
@@ -99,6 +247,7 @@ const CASES: &[Case] = &[
         file_written: None,
         prompts: &[SHELL, "Now say done."],
         drive: Drive::StdinLines,
+        channel: None,
     },
     Case {
         cli: Cli::Claude,
@@ -109,76 +258,84 @@ const CASES: &[Case] = &[
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Resume,
+        channel: None,
     },
     Case {
         cli: Cli::Codex,
-        name: "codex-interrupt",
+        name: "codex-exec-interrupt",
         scenario: "slow-tool",
         approval: "full-access",
         exit: 20,
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Interrupt,
+        channel: Some("exec"),
     },
     Case {
         cli: Cli::Codex,
-        name: "codex-resume",
+        name: "codex-exec-resume",
         scenario: "tool-then-answer",
         approval: "full-access",
         exit: 0,
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Resume,
+        channel: Some("exec"),
     },
     Case {
         cli: Cli::Codex,
-        name: "codex-write-allowed",
+        name: "codex-exec-write-allowed",
         scenario: "file-write",
         approval: "full-access",
         exit: 0,
         file_written: Some(true),
         prompts: &[WRITE],
         drive: Drive::Arguments,
+        channel: Some("exec"),
     },
     Case {
         cli: Cli::Gemini,
-        name: "gemini-interrupt",
+        name: "gemini-stream-interrupt",
         scenario: "slow-tool",
         approval: "full-access",
         exit: 20,
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Interrupt,
+        channel: Some("stream-json"),
     },
     Case {
         cli: Cli::Gemini,
-        name: "gemini-resume",
+        name: "gemini-stream-resume",
         scenario: "tool-then-answer",
         approval: "full-access",
         exit: 0,
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Resume,
+        channel: Some("stream-json"),
     },
     Case {
         cli: Cli::Gemini,
-        name: "gemini-write-allowed",
+        name: "gemini-stream-write-allowed",
         scenario: "file-write",
         approval: "full-access",
         exit: 0,
         file_written: Some(true),
         prompts: &[WRITE],
         drive: Drive::Arguments,
+        channel: Some("stream-json"),
     },
     Case {
         cli: Cli::Gemini,
-        name: "gemini-write-denied",
+        name: "gemini-stream-write-denied",
         scenario: "file-write",
         approval: "read-only",
         exit: 0,
         file_written: Some(false),
         prompts: &[WRITE],
         drive: Drive::Arguments,
+        channel: Some("stream-json"),
     },
     Case {
         cli: Cli::Claude,
@@ -189,6 +346,7 @@ const CASES: &[Case] = &[
         file_written: Some(true),
         prompts: &[WRITE],
         drive: Drive::Arguments,
+        channel: None,
     },
     Case {
         cli: Cli::Claude,
@@ -199,6 +357,7 @@ const CASES: &[Case] = &[
         file_written: Some(false),
         prompts: &[WRITE],
         drive: Drive::Arguments,
+        channel: None,
     },
     Case {
         cli: Cli::Claude,
@@ -209,6 +368,7 @@ const CASES: &[Case] = &[
         file_written: None,
         prompts: &[WRITE],
         drive: Drive::Arguments,
+        channel: None,
     },
     Case {
         cli: Cli::Claude,
@@ -219,6 +379,7 @@ const CASES: &[Case] = &[
         file_written: None,
         prompts: &[WRITE, "Now say done."],
         drive: Drive::Arguments,
+        channel: None,
     },
     Case {
         cli: Cli::Claude,
@@ -229,6 +390,7 @@ const CASES: &[Case] = &[
         file_written: None,
         prompts: &[WRITE],
         drive: Drive::Arguments,
+        channel: None,
     },
     Case {
         cli: Cli::Claude,
@@ -239,66 +401,73 @@ const CASES: &[Case] = &[
         file_written: None,
         prompts: &[WRITE],
         drive: Drive::Arguments,
+        channel: None,
     },
     Case {
         cli: Cli::Codex,
-        name: "codex-tool-then-answer",
+        name: "codex-exec-tool-then-answer",
         scenario: "tool-then-answer",
         approval: "full-access",
         exit: 0,
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Arguments,
+        channel: Some("exec"),
     },
     Case {
         cli: Cli::Codex,
-        name: "codex-follow-up-resumes",
+        name: "codex-exec-follow-up-resumes",
         scenario: "tool-then-answer",
         approval: "auto",
         exit: 0,
         file_written: None,
         prompts: &[SHELL, "Now say done."],
         drive: Drive::Arguments,
+        channel: Some("exec"),
     },
     Case {
         cli: Cli::Codex,
-        name: "codex-server-error",
+        name: "codex-exec-server-error",
         scenario: "server-error",
         approval: "read-only",
         exit: 12,
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Arguments,
+        channel: Some("exec"),
     },
     Case {
         cli: Cli::Gemini,
-        name: "gemini-tool-then-answer",
+        name: "gemini-stream-tool-then-answer",
         scenario: "tool-then-answer",
         approval: "full-access",
         exit: 0,
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Arguments,
+        channel: Some("stream-json"),
     },
     Case {
         cli: Cli::Gemini,
-        name: "gemini-follow-up-resumes",
+        name: "gemini-stream-follow-up-resumes",
         scenario: "tool-then-answer",
         approval: "auto",
         exit: 0,
         file_written: None,
         prompts: &[SHELL, "Now say done."],
         drive: Drive::Arguments,
+        channel: Some("stream-json"),
     },
     Case {
         cli: Cli::Gemini,
-        name: "gemini-server-error",
+        name: "gemini-stream-server-error",
         scenario: "server-error",
         approval: "ask",
         exit: 12,
         file_written: None,
         prompts: &[SHELL],
         drive: Drive::Arguments,
+        channel: Some("stream-json"),
     },
 ];
 
@@ -524,6 +693,12 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
         .arg(&session)
         .arg("--capture")
         .arg(dir.join("capture.ndjson"))
+        .args(
+            case.channel
+                .map(|channel| ["--channel", channel])
+                .into_iter()
+                .flatten(),
+        )
         .envs(env.iter().map(|(key, value)| (key, value)))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -531,6 +706,9 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
         command.stdin(Stdio::piped());
     } else {
         command.args(case.prompts).stdin(Stdio::null());
+    }
+    if case.drive == Drive::TerminalYes {
+        return on_terminal(command, dir, case, &session, &mock, version, &work);
     }
     let mut child = command.spawn().context("cannot run panewise run")?;
     match case.drive {
@@ -554,7 +732,7 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
                 .status()?;
             ensure!(status.success(), "kill -INT {pid} failed");
         }
-        Drive::Arguments | Drive::Resume => {}
+        Drive::Arguments | Drive::Resume | Drive::TerminalYes => {}
     }
     let output = child
         .wait_with_output()
@@ -573,7 +751,7 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
             "hello.txt written: {written}, expected {expected}"
         );
     }
-    check_header(&session, case.cli.provider(), version, &work)?;
+    check_header(&session, case.stream_format(), version, &work)?;
     check_capture(panewise, dir, case)?;
     let state = replay(panewise, &session)?;
     match case.drive {
@@ -596,7 +774,9 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
                 "turns completed: {}",
                 state["turns_completed"]
             );
-            if case.drive != Drive::Resume {
+            // Gemini CLI over ACP reports only its `_meta.quota` counts, which are not the
+            // API's per-call usage: the totals can be checked on the stream channels only.
+            if case.drive != Drive::Resume && case.stream_format() != "acp" {
                 check_totals(&state, &mock.log)?;
             }
         }
@@ -606,6 +786,107 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
         resume(panewise, (case.cli, program), dir, &session, &env, &mock)?;
     }
     Ok(())
+}
+
+/// Runs `command` on a pseudo-terminal (`script`), answers its approval question `y` once it is
+/// asked, and checks the turn completed with the tool run.
+fn on_terminal(
+    command: Command,
+    dir: &Path,
+    case: &Case,
+    session: &Path,
+    mock: &Mock,
+    version: &str,
+    work: &Path,
+) -> Result<()> {
+    use std::io::{Read, Write};
+    let quote =
+        |word: &std::ffi::OsStr| format!("'{}'", word.to_string_lossy().replace('\'', "'\\''"));
+    let line: Vec<String> = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(quote)
+        .collect();
+    let mut terminal = Command::new("script");
+    terminal
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .envs(
+            command
+                .get_envs()
+                .filter_map(|(key, value)| Some((key, value?))),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = terminal
+        .spawn()
+        .context("cannot run `script` (util-linux) for a terminal")?;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let mut stdout = child.stdout.take().context("no stdout")?;
+    let reader = {
+        let seen = std::sync::Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(read) = stdout.read(&mut chunk) {
+                if read == 0 {
+                    break;
+                }
+                if let Ok(mut seen) = seen.lock() {
+                    seen.extend_from_slice(&chunk[..read]);
+                }
+            }
+        })
+    };
+    let asked = |seen: &std::sync::Mutex<Vec<u8>>| {
+        seen.lock()
+            .map(|seen| String::from_utf8_lossy(&seen).contains("? [y/N]"))
+            .unwrap_or(false)
+    };
+    let start = std::time::Instant::now();
+    while !asked(&seen) && start.elapsed() < std::time::Duration::from_secs(120) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    ensure!(asked(&seen), "panewise never asked for the approval");
+    let mut stdin = child.stdin.take().context("no stdin")?;
+    stdin.write_all(b"y\n")?;
+    let status = child.wait()?;
+    drop(stdin);
+    let _ignored = reader.join();
+    let output = seen
+        .lock()
+        .map(|seen| String::from_utf8_lossy(&seen).into_owned())
+        .unwrap_or_default();
+    ensure!(
+        status.code() == Some(case.exit),
+        "exit {:?}, expected {}; terminal:\n{output}",
+        status.code(),
+        case.exit
+    );
+    check_header(session, case.stream_format(), version, work)?;
+    let state = replay(&panewise_of(dir)?, session)?;
+    ensure!(
+        state["turns_completed"] == 1,
+        "turns completed: {}",
+        state["turns_completed"]
+    );
+    ensure!(state["failure"].is_null(), "failure: {}", state["failure"]);
+    let text = std::fs::read_to_string(session)?;
+    ensure!(
+        text.contains("\"approval_answered\",\"approved\":true"),
+        "the approval was not answered yes"
+    );
+    if case.stream_format() != "acp" {
+        check_totals(&state, &mock.log)?;
+    }
+    Ok(())
+}
+
+/// The `panewise` binary next to the case directory's run (the workspace's debug build).
+fn panewise_of(dir: &Path) -> Result<PathBuf> {
+    let target = dir
+        .ancestors()
+        .find(|ancestor| ancestor.ends_with("target"))
+        .context("the case directory is not under target/")?;
+    Ok(target.join("debug/panewise"))
 }
 
 /// `panewise run --resume` of the recorded session: the CLI continues its own session (the mock
@@ -651,6 +932,19 @@ fn resume(
         "the resumed log names its origin: {}",
         header["header"]
     );
+    let resumed_stderr = String::from_utf8_lossy(&output.stderr);
+    if resumed_stderr.contains("could not continue its session") {
+        // Gemini CLI 0.61 over ACP advertises `loadSession` but answers the load of a session
+        // it recorded with "No previous sessions found for this project": the run goes on in a
+        // new session, which is all that can be checked.
+        let state = replay(panewise, &second)?;
+        ensure!(
+            state["turns_completed"] == 1,
+            "turns completed: {}",
+            state["turns_completed"]
+        );
+        return Ok(());
+    }
     // The resumed call carries the first turn: the first prompt is in its body.
     let log = std::fs::read_to_string(&mock.log)?;
     let resumed_call = log
@@ -715,7 +1009,7 @@ fn check_capture(panewise: &Path, dir: &Path, case: &Case) -> Result<()> {
         .len();
     ensure!(bytes > 0, "the capture is empty");
     let decoded = Command::new(panewise)
-        .args(["decode", "--provider", case.cli.provider()])
+        .args(["decode", "--provider", case.stream_format()])
         .arg(&capture)
         .output()?;
     ensure!(

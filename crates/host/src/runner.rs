@@ -21,7 +21,9 @@ use panewise_pane_state::{Cmd, Msg, State, TurnId, WATCHDOG_TICK_MS};
 use panewise_providers::claude_control::{
     initialize_line, interrupt_line, permission_line, user_line, ClaudeLaunch, PermissionAnswer,
 };
+use panewise_providers::codex_appserver::{ClientInfo, ThreadOptions};
 use panewise_providers::oneshot::{Access, OneShotCli, OneShotLaunch};
+use panewise_providers::rpc_client::{RpcClient, RpcProtocol, Step};
 use panewise_providers::{Decoder, Mapper, ModelTable, Provider, ProviderEvent};
 use serde_json::Value;
 use tokio::time::{sleep_until, Duration, Instant};
@@ -69,8 +71,16 @@ impl ApprovalMode {
     }
 }
 
-/// Claude Code's tools that only edit files, which `auto` allows inside the working directory.
-const FILE_EDIT_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+/// The tools that only edit files, which `auto` allows inside the working directory: Claude
+/// Code's, Codex app-server's file change, and an ACP agent's `edit` kind.
+const FILE_EDIT_TOOLS: &[&str] = &[
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "file_change",
+    "edit",
+];
 
 /// How the supervised CLI is driven.
 #[derive(Debug, Clone)]
@@ -79,6 +89,24 @@ pub enum Channel {
     Claude(ClaudeLaunch),
     /// Codex or Gemini CLI: one process per turn, stdin closed.
     OneShot(OneShotLaunch),
+    /// A JSON-RPC agent (Codex `app-server`, an ACP agent such as `gemini --acp`): one
+    /// persistent process, prompts, approvals and interrupts as protocol messages.
+    Rpc(RpcLaunch),
+}
+
+/// How a JSON-RPC agent is started.
+#[derive(Debug, Clone)]
+pub struct RpcLaunch {
+    /// The protocol it speaks.
+    pub protocol: RpcProtocol,
+    /// The arguments after the executable (`app-server`; `--acp` and its flags).
+    pub args: Vec<String>,
+    /// The model, for the log (Codex takes it in `thread/start`, an ACP agent as a flag).
+    pub model: Option<String>,
+    /// What a new (or resumed) Codex thread is started with; an ACP session takes `cwd`.
+    pub thread: ThreadOptions,
+    /// The npm package that installs the agent, when one does.
+    pub npm_package: Option<&'static str>,
 }
 
 impl Channel {
@@ -90,14 +118,19 @@ impl Channel {
                 OneShotCli::Codex => Provider::Codex,
                 OneShotCli::GeminiCli => Provider::GeminiCli,
             },
+            Channel::Rpc(launch) => match launch.protocol {
+                RpcProtocol::CodexAppServer => Provider::CodexAppServer,
+                RpcProtocol::Acp => Provider::Acp,
+            },
         }
     }
 
     /// The npm package that installs the CLI, for the error when it is missing.
     pub fn npm_package(&self) -> &'static str {
-        match self.provider() {
-            Provider::Codex => "@openai/codex",
-            Provider::GeminiCli => "@google/gemini-cli",
+        match (self, self.provider()) {
+            (Channel::Rpc(launch), _) => launch.npm_package.unwrap_or(""),
+            (_, Provider::Codex) => "@openai/codex",
+            (_, Provider::GeminiCli) => "@google/gemini-cli",
             _ => "@anthropic-ai/claude-code",
         }
     }
@@ -106,6 +139,7 @@ impl Channel {
         match self {
             Channel::Claude(launch) => launch.model.clone(),
             Channel::OneShot(launch) => launch.model.clone(),
+            Channel::Rpc(launch) => launch.model.clone(),
         }
     }
 }
@@ -258,7 +292,8 @@ pub async fn run_session_on(
             args: Vec::new(),
             cwd: Some(config.cwd.clone()),
             env: config.env.clone(),
-            npm_package: Some(config.channel.npm_package().to_owned()),
+            npm_package: Some(config.channel.npm_package().to_owned())
+                .filter(|package| !package.is_empty()),
             stdin_null: false,
         },
         channel: config.channel.clone(),
@@ -285,6 +320,7 @@ pub async fn run_session_on(
         turn_seen: None,
         clock: SessionClock::start(),
         shutdown_at: None,
+        rpc: None,
     };
     let result = runner
         .run(&mut log, config.prompts, view)
@@ -423,6 +459,8 @@ struct Runner {
     clock: SessionClock,
     /// When the agent, its stdin closed, is overdue to exit.
     shutdown_at: Option<Instant>,
+    /// The host's side of a JSON-RPC channel.
+    rpc: Option<RpcClient>,
 }
 
 impl Runner {
@@ -434,6 +472,24 @@ impl Runner {
         prompts: Vec<String>,
         view: &mut dyn View,
     ) -> Result<(), RunnerError> {
+        if let Channel::Rpc(launch) = &self.channel {
+            let mut command = self.base.clone();
+            command.args.clone_from(&launch.args);
+            let mut client = RpcClient::new(
+                launch.protocol,
+                ClientInfo {
+                    name: "panewise".to_owned(),
+                    title: "panewise".to_owned(),
+                    version: env!("CARGO_PKG_VERSION").to_owned(),
+                },
+                launch.thread.clone(),
+                self.resume_id.clone(),
+            );
+            self.spawn(&command)?;
+            let opening = client.open();
+            self.rpc = Some(client);
+            self.write_step(opening, view).await?;
+        }
         if let Channel::Claude(launch) = &self.channel {
             // The persistent process starts before the first prompt, the control session first.
             let mut launch = launch.clone();
@@ -483,8 +539,15 @@ impl Runner {
                 _ = tokio::signal::ctrl_c() => Input::Interrupt,
             };
             let closed = matches!(input, Input::OutputClosed);
+            let answers = match (&input, self.rpc.as_mut()) {
+                (Input::Output(bytes), Some(rpc)) => rpc.read(bytes),
+                _ => Step::default(),
+            };
             let msgs = self.messages_for(input, log.state(), view);
             self.fold(log, msgs, view).await?;
+            // The protocol's own answers (the handshake, refusals) after the fold, so an
+            // approval the agent asked for is in the reducer's queue before anything answers.
+            self.write_step(answers, view).await?;
             if closed {
                 // The last output is folded; now the exit, then the next turn's process if one
                 // waits for this one to end.
@@ -510,6 +573,17 @@ impl Runner {
             && !(self.lines_are_prompts && self.user_lines.is_some())
             && !log.state().turn_phase.is_working()
             && log.state().queued_prompts.is_empty()
+    }
+
+    /// Writes a JSON-RPC step's lines and shows its notices.
+    async fn write_step(&mut self, step: Step, view: &mut dyn View) -> Result<(), RunnerError> {
+        for notice in &step.notices {
+            view.notice(notice);
+        }
+        for line in step.lines {
+            self.write_line(&line).await?;
+        }
+        Ok(())
     }
 
     fn spawn(&mut self, command: &AgentCommand) -> Result<(), RunnerError> {
@@ -581,6 +655,18 @@ impl Runner {
             Channel::Claude(_) => {
                 let line = user_line(&text);
                 self.write_line(&line).await?;
+            }
+            Channel::Rpc(_) => {
+                if let Some(rpc) = self.rpc.as_mut() {
+                    let step = rpc.prompt(&text);
+                    // `view` is not at hand here: notices of a prompt go to the trace.
+                    for notice in &step.notices {
+                        tracing::warn!(parent: &self.session, %notice, "prompt");
+                    }
+                    for line in step.lines {
+                        self.write_line(&line).await?;
+                    }
+                }
             }
             Channel::OneShot(_) if self.agent.is_some() => self.prompt_after_exit = Some(text),
             Channel::OneShot(_) => self.start_turn_process(&text)?,
@@ -786,6 +872,19 @@ impl Runner {
                     let id = self.request_id();
                     self.write_line(&interrupt_line(&id)).await?;
                 }
+                // The protocol's stop; SIGINT when no turn is known to run yet.
+                Channel::Rpc(_) => match self.rpc.as_mut().map(RpcClient::interrupt) {
+                    Some(Ok(lines)) => {
+                        for line in lines {
+                            self.write_line(&line).await?;
+                        }
+                    }
+                    _ => {
+                        if let Some(agent) = &self.agent {
+                            agent.interrupt()?;
+                        }
+                    }
+                },
                 // A one-shot CLI's own "stop this turn" is SIGINT.
                 Channel::OneShot(_) => {
                     if let Some(agent) = &self.agent {
@@ -799,7 +898,17 @@ impl Runner {
                     agent.kill()?;
                 }
             }
-            // One-shot channels never ask, so only Claude Code's requests are answered.
+            Cmd::ResolveApproval { id, approved } if matches!(self.channel, Channel::Rpc(_)) => {
+                self.approvals.remove(&id);
+                match self.rpc.as_mut().map(|rpc| rpc.answer(&id, approved)) {
+                    Some(Ok(line)) => self.write_line(&line).await?,
+                    // Withdrawn or already answered: the answer is dropped.
+                    other => {
+                        tracing::debug!(parent: &self.session, ?other, "approval answer dropped")
+                    }
+                }
+            }
+            // One-shot channels never ask; Claude Code's requests are answered here.
             Cmd::ResolveApproval { id, approved } => {
                 let answer = match self.approvals.remove(&id) {
                     Some((_, _, input)) if approved => PermissionAnswer::Allow { input },

@@ -553,7 +553,9 @@ impl LineDecoder for AcpDecoder {
         match envelope.shape() {
             None => push_unknown(None, raw, out),
             Some(Shape::Response { result, error, .. }) => match error {
-                Some(error) => {
+                // While a turn runs, the one request of the client in flight is its prompt: a
+                // failed prompt is the turn's failure and its end.
+                Some(error) if self.turn_open => {
                     out.push(ProviderEvent::Failure {
                         failure: classify_rpc_error(
                             Provider::Acp,
@@ -561,12 +563,16 @@ impl LineDecoder for AcpDecoder {
                             error.message.as_deref().unwrap_or("the request failed"),
                         ),
                     });
-                    // While a turn runs, the one request of the client in flight is its
-                    // prompt: a failed prompt is the end of the turn.
-                    if self.turn_open {
-                        self.end_turn(SessionStats::default(), BTreeMap::new(), false, out);
-                    }
+                    self.end_turn(SessionStats::default(), BTreeMap::new(), false, out);
                 }
+                // Outside a turn (a session that could not be loaded, say) the client decides
+                // what follows; the refusal is shown, not a turn's failure.
+                Some(error) => out.push(ProviderEvent::Warning {
+                    message: format!(
+                        "the agent refused a request: {}",
+                        error.message.as_deref().unwrap_or("the request failed")
+                    ),
+                }),
                 None => {
                     if let Some(answer) = params_of::<Answer>(result, raw)? {
                         self.answer(answer, out);

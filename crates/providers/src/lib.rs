@@ -134,6 +134,7 @@ mod model_table;
 pub mod oneshot;
 mod price_table;
 mod rpc;
+pub mod rpc_client;
 mod scan;
 #[cfg(feature = "api")]
 pub mod transport;

@@ -16,10 +16,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panewise_host::runner::{run_session, ApprovalMode, Channel, SessionConfig, UserInput};
+use panewise_host::runner::{
+    run_session, ApprovalMode, Channel, RpcLaunch, SessionConfig, UserInput,
+};
 use panewise_pane_state::{FailureKind, State, TurnOutcome, TurnPhase};
 use panewise_providers::claude_control::ClaudeLaunch;
+use panewise_providers::codex_appserver::ThreadOptions;
 use panewise_providers::oneshot::{OneShotCli, OneShotLaunch};
+use panewise_providers::rpc_client::RpcProtocol;
 use panewise_providers::Provider;
 
 use view::TerminalView;
@@ -86,6 +90,13 @@ pub struct Args {
     /// The `gemini` executable (default: `gemini` on PATH, or $PANEWISE_GEMINI).
     #[arg(long, value_name = "PATH")]
     gemini: Option<String>,
+    /// How Codex and Gemini CLI are driven: `app-server` (Codex, the default) or `exec`;
+    /// `acp` (Gemini CLI, the default) or `stream-json`.
+    #[arg(long, value_name = "CHANNEL")]
+    channel: Option<String>,
+    /// The command of an ACP agent for `--provider acp` (default: `gemini --acp`).
+    #[arg(long, value_name = "COMMAND")]
+    agent_cmd: Option<String>,
     /// Continue a recorded session (an id from `panewise sessions`, or a log's path).
     #[arg(long, value_name = "SESSION")]
     resume: Option<PathBuf>,
@@ -158,16 +169,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         (None, Some(resumed)) => resumed.provider,
         (None, None) => Provider::ClaudeCode,
     };
-    if matches!(provider, Provider::CodexAppServer | Provider::Acp) {
-        anyhow::bail!(
-            "--provider {}: `panewise run` does not drive this channel yet \
-             (`panewise decode` reads its streams)",
-            provider.as_str()
-        );
-    }
     if let Some(resumed) = &resumed {
         anyhow::ensure!(
-            resumed.provider == provider,
+            family(resumed.provider) == family(provider),
             "--resume: {} is a {} session; it cannot be continued with --provider {}",
             resumed.log.display(),
             resumed.provider.as_str(),
@@ -187,7 +191,75 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         Some(log) => log,
         None => default_log_path()?,
     };
+    let channel_name = args.channel.clone().or_else(|| match provider {
+        Provider::CodexAppServer => Some("app-server".to_owned()),
+        Provider::Acp => Some("acp".to_owned()),
+        _ => resumed.as_ref().and_then(|r| match r.provider {
+            Provider::Codex => Some("exec".to_owned()),
+            Provider::GeminiCli => Some("stream-json".to_owned()),
+            _ => None,
+        }),
+    });
+    let provider = family(provider);
+    let rpc = match (provider, channel_name.as_deref()) {
+        (Provider::Codex, None | Some("app-server")) => Some(RpcProtocol::CodexAppServer),
+        (Provider::GeminiCli, None | Some("acp")) => Some(RpcProtocol::Acp),
+        (Provider::Codex, Some("exec")) | (Provider::GeminiCli, Some("stream-json")) => None,
+        (Provider::ClaudeCode, None | Some("stream-json")) => None,
+        (_, Some(other)) => anyhow::bail!(
+            "--channel {other}: {} is driven by {}",
+            provider.as_str(),
+            match provider {
+                Provider::Codex => "app-server (default) or exec",
+                Provider::GeminiCli => "acp (default) or stream-json",
+                _ => "stream-json",
+            }
+        ),
+        _ => None,
+    };
     let (program, variable, default, channel) = match provider {
+        Provider::Codex | Provider::GeminiCli if rpc.is_some() => {
+            let protocol = rpc.unwrap_or(RpcProtocol::Acp);
+            let cwd_text = cwd.display().to_string();
+            let (program, variable, default, launch) = if protocol == RpcProtocol::CodexAppServer {
+                let launch = RpcLaunch {
+                    protocol,
+                    args: vec!["app-server".to_owned()],
+                    model: args.model.clone(),
+                    thread: codex_thread(args.approval, &cwd_text, args.model.clone()),
+                    npm_package: Some("@openai/codex"),
+                };
+                (args.codex, "PANEWISE_CODEX", "codex".to_owned(), launch)
+            } else {
+                let (program, mut agent_args, npm_package) = match &args.agent_cmd {
+                    Some(command) => {
+                        let mut words = command.split_whitespace().map(str::to_owned);
+                        let program = words.next().context("--agent-cmd is empty")?;
+                        (Some(program), words.collect(), None)
+                    }
+                    None => (
+                        args.gemini.clone(),
+                        gemini_acp_args(args.approval, &log)?,
+                        Some("@google/gemini-cli"),
+                    ),
+                };
+                if let (Some(model), true) = (&args.model, args.agent_cmd.is_none()) {
+                    agent_args.extend(["--model".to_owned(), model.clone()]);
+                }
+                let launch = RpcLaunch {
+                    protocol,
+                    args: agent_args,
+                    model: args.model.clone(),
+                    thread: ThreadOptions {
+                        cwd: Some(cwd_text),
+                        ..ThreadOptions::default()
+                    },
+                    npm_package,
+                };
+                (program, "PANEWISE_GEMINI", "gemini".to_owned(), launch)
+            };
+            (program, variable, default, Channel::Rpc(launch))
+        }
         Provider::Codex | Provider::GeminiCli => {
             let (cli, program, variable, default) = if provider == Provider::Codex {
                 (OneShotCli::Codex, args.codex, "PANEWISE_CODEX", "codex")
@@ -204,7 +276,12 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                 model: args.model,
                 access: args.approval.one_shot_access(),
             };
-            (program, variable, default, Channel::OneShot(launch))
+            (
+                program,
+                variable,
+                default.to_owned(),
+                Channel::OneShot(launch),
+            )
         }
         _ => {
             let launch = ClaudeLaunch {
@@ -214,14 +291,14 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             (
                 args.claude,
                 "PANEWISE_CLAUDE",
-                "claude",
+                "claude".to_owned(),
                 Channel::Claude(launch),
             )
         }
     };
     let program = program
         .or_else(|| std::env::var(variable).ok())
-        .unwrap_or_else(|| default.to_owned());
+        .unwrap_or(default);
     if args.approval == ApprovalMode::Ask && matches!(channel, Channel::OneShot(_)) {
         eprintln!(
             "panewise run: --approval ask: {} cannot ask for permission in this mode, so it runs \
@@ -287,6 +364,59 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::from(code))
+}
+
+/// The CLI family a provider name belongs to: a channel of Codex is Codex, and an ACP session
+/// continues with Gemini CLI unless `--agent-cmd` names another agent.
+fn family(provider: Provider) -> Provider {
+    match provider {
+        Provider::CodexAppServer => Provider::Codex,
+        Provider::Acp => Provider::GeminiCli,
+        other => other,
+    }
+}
+
+/// A Codex thread per approval mode: Codex asks (`untrusted`, `on-request`) wherever panewise
+/// should decide, and the sandbox bounds what an approved command may touch.
+fn codex_thread(approval: ApprovalMode, cwd: &str, model: Option<String>) -> ThreadOptions {
+    let (policy, sandbox) = match approval {
+        ApprovalMode::ReadOnly => ("untrusted", "read-only"),
+        ApprovalMode::Ask => ("untrusted", "workspace-write"),
+        ApprovalMode::Auto => ("on-request", "workspace-write"),
+        ApprovalMode::FullAccess => ("never", "danger-full-access"),
+    };
+    ThreadOptions {
+        cwd: Some(cwd.to_owned()),
+        model,
+        approval_policy: Some(policy.to_owned()),
+        sandbox: Some(sandbox.to_owned()),
+    }
+}
+
+/// `gemini --acp` with the approval mode's flags. Gemini CLI runs commands it deems safe
+/// without asking; unless every request is allowed anyway, a policy file beside the log makes
+/// every shell command ask, so the approval mode decides.
+fn gemini_acp_args(approval: ApprovalMode, log: &Path) -> anyhow::Result<Vec<String>> {
+    let mut args = vec!["--acp".to_owned()];
+    match approval {
+        ApprovalMode::FullAccess => args.push("--yolo".to_owned()),
+        mode => {
+            if mode == ApprovalMode::Auto {
+                args.extend(["--approval-mode".to_owned(), "auto_edit".to_owned()]);
+            }
+            let mut policy = log.as_os_str().to_owned();
+            policy.push(".gemini-policy.toml");
+            let policy = PathBuf::from(policy);
+            std::fs::write(
+                &policy,
+                "# Written by panewise run: every shell command asks, so --approval decides.\n\
+                 [[rule]]\ntoolName = \"run_shell_command\"\ncommandRegex = \".*\"\ndecision = \"ask_user\"\npriority = 100\n",
+            )
+            .with_context(|| format!("cannot write {}", policy.display()))?;
+            args.extend(["--policy".to_owned(), policy.display().to_string()]);
+        }
+    }
+    Ok(args)
 }
 
 /// The lines of stdin, read on a thread of their own (a blocking read must not stall the loop).

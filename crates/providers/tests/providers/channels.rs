@@ -590,5 +590,7 @@ fn acp_stop_reasons_plans_and_unknown_updates_decode_to_their_events() {
         Provider::Acp,
         br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}"#,
     );
-    assert!(matches!(events[..], [ProviderEvent::Failure { .. }]));
+    // Outside a turn an error answer (a session that could not be loaded) is shown, not a
+    // turn's failure: the client goes on with a new session.
+    assert!(matches!(events[..], [ProviderEvent::Warning { .. }]));
 }
