@@ -49,7 +49,15 @@ Approval modes (--approval), for Claude Code's permission requests:
   full-access  allow every request
 Commands Claude Code's own rules allow (such as `echo`) run without a request.
 
-Codex (exec) and Gemini CLI (-p) cannot ask, so each mode becomes the CLI's own flags:
+Codex (app-server, the default) and Gemini CLI (ACP, the default) ask like Claude Code and are
+answered by the same modes; each mode also sets what they ask about (docs/CHANNELS.md):
+  mode         codex app-server (approvalPolicy, sandbox)    gemini-cli --acp
+  read-only    untrusted, read-only                          every shell command asks (policy file)
+  ask          untrusted, workspace-write                    every shell command asks (policy file)
+  auto         on-request, workspace-write                   --approval-mode auto_edit, policy file
+  full-access  never, danger-full-access                     --yolo
+--channel exec (Codex) and --channel stream-json (Gemini CLI) keep the one-way streams, which
+cannot ask, so each mode becomes the CLI's own flags:
   mode         codex                                         gemini-cli
   read-only    --sandbox read-only                           --approval-mode default (tools that
                                                              need a confirmation are refused)
