@@ -96,6 +96,17 @@ const RESUME_PROMPT: &str = "Now say done.";
 
 const CASES: &[Case] = &[
     Case {
+        cli: Cli::Claude,
+        name: "claude-terminal-write-approved",
+        scenario: "file-write",
+        approval: "ask",
+        exit: 0,
+        file_written: Some(true),
+        prompts: &[WRITE],
+        drive: Drive::TerminalYes,
+        channel: None,
+    },
+    Case {
         cli: Cli::Codex,
         name: "codex-appserver-tool-then-answer",
         scenario: "tool-then-answer",
@@ -860,6 +871,18 @@ fn on_terminal(
         "exit {:?}, expected {}; terminal:\n{output}",
         status.code(),
         case.exit
+    );
+    if let Some(expected) = case.file_written {
+        ensure!(
+            work.join("hello.txt").exists() == expected,
+            "hello.txt written: {}, expected {expected}",
+            !expected
+        );
+    }
+    // The live status line was drawn on the terminal.
+    ensure!(
+        output.contains(" · ") && output.contains("\r\x1b[2K"),
+        "no status line on the terminal:\n{output}"
     );
     check_header(session, case.stream_format(), version, work)?;
     let state = replay(&panewise_of(dir)?, session)?;

@@ -22,6 +22,10 @@ use clap::{Parser, Subcommand};
     after_help = exit::EXIT_CODES
 )]
 struct Cli {
+    /// Trace what panewise does (sessions, turns, agent processes, effects) on stderr;
+    /// `PANEWISE_LOG` (a tracing filter such as `panewise_host=trace`) takes precedence.
+    #[arg(long, short, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -52,14 +56,21 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Traces go to stderr only, so they never mix into `--json` on stdout.
+    let default_filter = if cli.verbose {
+        "warn,panewise_host=debug,panewise_providers=debug"
+    } else {
+        "warn"
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("PANEWISE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Replay(args) => replay::run(args),
         Command::Window(args) => window_cmd::run(args),
