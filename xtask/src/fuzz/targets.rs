@@ -4,6 +4,8 @@
 use std::sync::OnceLock;
 
 use panewise_pane_state::{parse_log_bytes, LogError, SessionLog};
+use panewise_providers::codex_appserver::{ClientInfo, ThreadOptions};
+use panewise_providers::rpc_client::{RpcClient, RpcProtocol};
 use panewise_providers::{
     fold_events, summarize, Decoded, Decoder, Mapper, ModelTable, PriceTable, Provider,
     ProviderEvent,
@@ -26,6 +28,10 @@ pub enum Target {
     Codex,
     /// The Gemini CLI stream decoder, then the mapper, reducer fold and summary.
     GeminiCli,
+    /// The Codex app-server decoder and the host's side of the channel (`rpc_client`).
+    CodexAppServer,
+    /// The ACP decoder and the host's side of the channel (`rpc_client`).
+    Acp,
     /// The session-log reader (`panewise replay`), then the reducer fold.
     SessionLog,
     /// The chat-completions conversation reader (`panewise window`) and conversation building.
@@ -36,10 +42,12 @@ pub enum Target {
 
 impl Target {
     /// The targets a plain `cargo xtask fuzz` runs (every real one; not `planted`).
-    pub const REAL: [Target; 5] = [
+    pub const REAL: [Target; 7] = [
         Target::ClaudeCode,
         Target::Codex,
         Target::GeminiCli,
+        Target::CodexAppServer,
+        Target::Acp,
         Target::SessionLog,
         Target::Window,
     ];
@@ -50,6 +58,8 @@ impl Target {
             Target::ClaudeCode => "claude-code",
             Target::Codex => "codex",
             Target::GeminiCli => "gemini-cli",
+            Target::CodexAppServer => "codex-app-server",
+            Target::Acp => "acp",
             Target::SessionLog => "session-log",
             Target::Window => "window",
             Target::Planted => "planted",
@@ -62,6 +72,10 @@ impl Target {
             Target::ClaudeCode => &[("crates/providers/tests/data/claude-code", &["ndjson"])],
             Target::Codex => &[("crates/providers/tests/data/codex", &["jsonl"])],
             Target::GeminiCli => &[("crates/providers/tests/data/gemini-cli", &["jsonl"])],
+            Target::CodexAppServer => {
+                &[("crates/providers/tests/data/codex-app-server", &["ndjson"])]
+            }
+            Target::Acp => &[("crates/providers/tests/data/acp", &["ndjson"])],
             Target::SessionLog => &[("crates/pane-state/tests/data/golden", &["jsonl"])],
             Target::Window => &[("crates/window/tests/data", &["jsonl"])],
             Target::Planted => &[],
@@ -74,11 +88,43 @@ impl Target {
             Target::ClaudeCode => decode(Provider::ClaudeCode, bytes),
             Target::Codex => decode(Provider::Codex, bytes),
             Target::GeminiCli => decode(Provider::GeminiCli, bytes),
+            Target::CodexAppServer => {
+                decode(Provider::CodexAppServer, bytes);
+                rpc_client(RpcProtocol::CodexAppServer, bytes);
+            }
+            Target::Acp => {
+                decode(Provider::Acp, bytes);
+                rpc_client(RpcProtocol::Acp, bytes);
+            }
             Target::SessionLog => session_log(bytes),
             Target::Window => window(bytes),
             Target::Planted => planted(bytes),
         }
     }
+}
+
+/// The host's side of a JSON-RPC channel reads whatever the agent wrote, then answers every
+/// request it learned of, sends a prompt and interrupts: errors are fine, panics are not.
+fn rpc_client(protocol: RpcProtocol, bytes: &[u8]) {
+    let mut client = RpcClient::new(
+        protocol,
+        ClientInfo {
+            name: "fuzz".into(),
+            title: "fuzz".into(),
+            version: "0".into(),
+        },
+        ThreadOptions::default(),
+        Some("resumed".into()),
+    );
+    client.open();
+    let chunk = 1 + bytes.last().map_or(0, |b| usize::from(*b % 37));
+    for piece in bytes.chunks(chunk) {
+        client.read(piece);
+    }
+    client.prompt("fuzz");
+    let _ignored = client.answer("0", true);
+    let _ignored = client.answer("1", false);
+    let _ignored = client.interrupt();
 }
 
 fn tables() -> &'static (ModelTable, PriceTable) {
