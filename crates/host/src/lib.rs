@@ -41,6 +41,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod agent_loop;
 pub mod cli_version;
 pub mod clock;
 pub mod config;
