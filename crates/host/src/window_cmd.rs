@@ -235,7 +235,8 @@ fn utf8_text(bytes: Vec<u8>, name: &str) -> Result<String> {
 }
 
 /// Reads and checks the strategy configuration.
-fn read_config(path: &Path) -> Result<StrategyConfig> {
+/// Reads a strategy configuration file (JSON, or TOML by extension), as `--config` does.
+pub(crate) fn read_config(path: &Path) -> Result<StrategyConfig> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
     let text = utf8_text(bytes, &name)?;

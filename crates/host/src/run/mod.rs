@@ -9,6 +9,7 @@
 //! The agent's answer goes to stdout; a status line (phase, tool, context, tokens, cost) goes to
 //! stderr on a terminal. With `--json`, stdout is the normalised events as NDJSON and nothing else.
 
+mod own_loop;
 mod view;
 
 use std::io::{BufRead, IsTerminal};
@@ -58,8 +59,9 @@ Each prompt is one process of the CLI; a follow-up resumes the session (codex ex
 /// Arguments of `panewise run`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The agent CLI to supervise: claude-code, codex or gemini-cli (default: claude-code, or
-    /// the resumed session's).
+    /// The provider: a model API panewise's own loop calls (mock, anthropic, openai, gemini),
+    /// or an agent CLI it supervises (claude-code, codex, gemini-cli). Default: panewise.toml's
+    /// `provider`, the resumed session's, else `mock` (offline, in-process).
     #[arg(long)]
     provider: Option<String>,
     /// The model the agent uses (`--model` of the CLI).
@@ -68,9 +70,17 @@ pub struct Args {
     /// The agent's working directory (default: the current one).
     #[arg(long)]
     cwd: Option<PathBuf>,
-    /// How the agent's permission requests are answered.
-    #[arg(long, value_enum, default_value = "ask")]
-    approval: ApprovalMode,
+    /// How the agent's permission requests are answered (default: panewise.toml's
+    /// `approval`, else `ask`; `full-access` for the mock, in a fresh temporary directory).
+    #[arg(long, value_enum)]
+    approval: Option<ApprovalMode>,
+    /// The window strategy of panewise's own loop: a JSON or TOML file as `panewise window
+    /// --config` reads it (default: panewise.toml's `[window]`, else token-budget).
+    #[arg(long, value_name = "CONFIG")]
+    window: Option<PathBuf>,
+    /// The most model calls one turn of panewise's own loop may make.
+    #[arg(long, value_name = "N")]
+    max_iterations: Option<u32>,
     /// Print the normalised events as NDJSON on stdout instead of the answer.
     #[arg(long)]
     json: bool,
@@ -150,6 +160,16 @@ fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
 
 /// Runs `panewise run`.
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if args.resume.is_none() {
+        match own_loop::route(&args)? {
+            own_loop::Route::Own(setup) => return own_loop::run(args, *setup),
+            own_loop::Route::Supervised { provider, approval } => {
+                args.provider.get_or_insert(provider);
+                args.approval.get_or_insert(approval);
+            }
+        }
+    }
+    let approval = args.approval.unwrap_or(ApprovalMode::Ask);
     let resumed = args.resume.as_deref().map(read_resumed).transpose()?;
     let provider: Provider = match (&args.provider, &resumed) {
         (Some(name), _) => name.parse().map_err(|_| {
@@ -202,7 +222,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             let launch = OneShotLaunch {
                 cli,
                 model: args.model,
-                access: args.approval.one_shot_access(),
+                access: approval.one_shot_access(),
             };
             (program, variable, default, Channel::OneShot(launch))
         }
@@ -222,7 +242,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let program = program
         .or_else(|| std::env::var(variable).ok())
         .unwrap_or_else(|| default.to_owned());
-    if args.approval == ApprovalMode::Ask && matches!(channel, Channel::OneShot(_)) {
+    if approval == ApprovalMode::Ask && matches!(channel, Channel::OneShot(_)) {
         eprintln!(
             "panewise run: --approval ask: {} cannot ask for permission in this mode, so it runs \
              read-only (see `panewise run --help`)",
@@ -252,7 +272,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         cwd,
         env: Vec::new(),
         prompts: args.prompts,
-        approval: args.approval,
+        approval,
         log: log.clone(),
         resume: resumed.as_ref().map(|r| r.agent_session_id.clone()),
         resumed_from: resumed.as_ref().map(|r| r.log.display().to_string()),
