@@ -208,6 +208,7 @@ pub async fn run_loop(
         window,
         conversation: Conversation::new(),
         errored: HashSet::new(),
+        call_ids: HashSet::new(),
         ledger,
         records: Vec::new(),
         visits: 0,
@@ -323,6 +324,8 @@ struct Looper {
     conversation: Conversation<Message>,
     /// Call ids whose results are errors.
     errored: HashSet<String>,
+    /// Every call id the session used.
+    call_ids: HashSet<String>,
     ledger: WindowLedger,
     records: Vec<WindowRecord>,
     visits: u32,
@@ -523,11 +526,14 @@ impl Looper {
                         call_id,
                         name,
                         arguments,
-                    } => self.call.calls.push(panewise_window::ToolCall {
-                        id: call_id.clone(),
-                        name: name.clone(),
-                        args: arguments.clone(),
-                    }),
+                    } => {
+                        let id = self.unique_call_id(call_id);
+                        self.call.calls.push(panewise_window::ToolCall {
+                            id,
+                            name: name.clone(),
+                            args: arguments.clone(),
+                        })
+                    }
                     ProviderEvent::CallEnded { stats, .. } => {
                         let input = [
                             stats.input_tokens,
@@ -619,6 +625,20 @@ impl Looper {
             }
         }
         Ok(msgs)
+    }
+
+    /// The call's id, or, when the session already used it (some APIs number calls per
+    /// answer, `call_0` every time), the id with a suffix: the request carries both the call
+    /// and its result, so the renamed pair still matches, and no two calls share an id.
+    fn unique_call_id(&mut self, given: &str) -> String {
+        let mut id = given.to_owned();
+        let mut suffix = 1u32;
+        while self.call_ids.contains(&id) {
+            suffix = suffix.saturating_add(1);
+            id = format!("{given}_{suffix}");
+        }
+        self.call_ids.insert(id.clone());
+        id
     }
 
     fn answer_asked(&mut self, approved: bool) -> Option<Msg> {

@@ -75,9 +75,10 @@ pub fn route(args: &Args) -> anyhow::Result<Route> {
                 approval: args.approval.unwrap_or(config.approval_or_default()),
             }
         }
-        ProviderName::Mock | ProviderName::Anthropic | ProviderName::Openai | ProviderName::Gemini => {
-            Route::Own(Box::new(Setup { config, provider }))
-        }
+        ProviderName::Mock
+        | ProviderName::Anthropic
+        | ProviderName::Openai
+        | ProviderName::Gemini => Route::Own(Box::new(Setup { config, provider })),
     })
 }
 
@@ -122,7 +123,11 @@ fn real_client(setup: &Setup) -> anyhow::Result<HttpModelClient> {
         })?;
     let base_url = settings
         .and_then(|settings| settings.base_url.clone())
-        .or_else(|| std::env::var(url_variable).ok().filter(|url| !url.trim().is_empty()))
+        .or_else(|| {
+            std::env::var(url_variable)
+                .ok()
+                .filter(|url| !url.trim().is_empty())
+        })
         .unwrap_or_else(|| api.default_base_url().to_owned());
     HttpModelClient::new(ApiConfig::new(api, base_url, ApiKey::new(key)))
         .map_err(|error| anyhow::anyhow!("--provider {}: {error}", setup.provider.as_str()))
@@ -153,14 +158,11 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     };
     let cwd =
         std::fs::canonicalize(&cwd).with_context(|| format!("cannot read {}", cwd.display()))?;
-    let approval = args
-        .approval
-        .or(setup.config.approval)
-        .unwrap_or(if mock {
-            ApprovalMode::FullAccess
-        } else {
-            ApprovalMode::Ask
-        });
+    let approval = args.approval.or(setup.config.approval).unwrap_or(if mock {
+        ApprovalMode::FullAccess
+    } else {
+        ApprovalMode::Ask
+    });
     let strategy = match &args.window {
         Some(path) => crate::window_cmd::read_config(path)
             .with_context(|| format!("--window {}", path.display()))?,
@@ -279,7 +281,10 @@ fn report(outcome: &LoopOutcome, strategy: &str, cwd: &Path, log: &Path, mock: b
         }
     }
     eprintln!("panewise run: session log: {}", log.display());
-    eprintln!("panewise run: window ledger: {}", ledger_path(log).display());
+    eprintln!(
+        "panewise run: window ledger: {}",
+        ledger_path(log).display()
+    );
     if mock {
         eprintln!(
             "panewise run: that was the offline mock model; for a real one pass --provider \
