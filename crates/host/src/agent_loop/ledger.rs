@@ -34,6 +34,12 @@ pub enum LedgerLine {
         iteration: u32,
         /// The strategy.
         strategy: String,
+        /// The last call's reported prompt tokens, when there was a call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        measured_tokens: Option<u64>,
+        /// The strategy's token threshold, when it has one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        threshold_tokens: Option<u64>,
     },
 }
 
@@ -91,11 +97,20 @@ impl WindowLedger {
         })
     }
 
-    /// Appends a visit that did not engage.
-    pub fn idle(&mut self, iteration: u32, strategy: &str) -> std::io::Result<()> {
+    /// Appends a visit that did not engage, with the reading and the threshold it was held
+    /// to.
+    pub fn idle(
+        &mut self,
+        iteration: u32,
+        strategy: &str,
+        measured_tokens: Option<u64>,
+        threshold_tokens: Option<u64>,
+    ) -> std::io::Result<()> {
         self.line(&LedgerLine::Idle {
             iteration,
             strategy: strategy.to_owned(),
+            measured_tokens,
+            threshold_tokens,
         })
     }
 
@@ -161,11 +176,35 @@ impl Ledger {
                 LedgerLine::Idle {
                     iteration,
                     strategy,
-                } => Some(format!("iteration {iteration}: {strategy} did not engage")),
+                    measured_tokens,
+                    threshold_tokens,
+                } => Some(idle_line(
+                    *iteration,
+                    strategy,
+                    *measured_tokens,
+                    *threshold_tokens,
+                )),
                 LedgerLine::Message { .. } => None,
             })
             .collect()
     }
+}
+
+/// A visit that did not engage, in one line, with why when the ledger says.
+pub fn idle_line(
+    iteration: u32,
+    strategy: &str,
+    measured: Option<u64>,
+    threshold: Option<u64>,
+) -> String {
+    let why = match (measured, threshold) {
+        (Some(measured), Some(threshold)) => {
+            format!(" (the last call's prompt was {measured} tokens, the threshold {threshold})")
+        }
+        (None, Some(threshold)) => format!(" (no call measured yet; the threshold is {threshold})"),
+        _ => String::new(),
+    };
+    format!("iteration {iteration}: {strategy} did not engage{why}")
 }
 
 /// Whether the visit asked the summarizer, and what it spent, from a summarizing record.

@@ -904,7 +904,12 @@ impl Looper {
         match plan {
             None => self
                 .ledger
-                .idle(self.iteration, self.window.strategy_name())
+                .idle(
+                    self.iteration,
+                    self.window.strategy_name(),
+                    self.measured.map(|measured| measured.usage.input),
+                    self.config.strategy.threshold_tokens(),
+                )
                 .map_err(|source| self.ledger_error(source))?,
             Some(mut plan) => {
                 let before = self.conversation.tokens_in(0..self.conversation.len());

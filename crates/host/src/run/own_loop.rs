@@ -16,7 +16,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use panewise_host::agent_loop::{ledger::ledger_path, run_loop, LoopConfig, LoopOutcome};
+use panewise_host::agent_loop::ledger::{ledger_path, Ledger};
+use panewise_host::agent_loop::{run_loop, LoopConfig, LoopOutcome};
 use panewise_host::config::{Config, ProviderName};
 use panewise_host::runner::{ApprovalMode, UserInput};
 use panewise_mock_server::{MockConfig, MockServer, RunningServer};
@@ -261,24 +262,21 @@ fn report(outcome: &LoopOutcome, strategy: &str, cwd: &Path, log: &Path, mock: b
         outcome.tool_runs.len().saturating_sub(ran),
         cwd.display()
     );
-    if outcome.records.is_empty() {
-        eprintln!(
-            "panewise run: window: {strategy}, {} visit(s), none engaged (the context stayed \
-             under the strategy's trigger; nothing was removed)",
-            outcome.visits
-        );
-    } else {
-        eprintln!(
-            "panewise run: window: {strategy}, {} visit(s), {} engaged:",
-            outcome.visits,
-            outcome.records.len()
-        );
-        for record in &outcome.records {
-            eprintln!(
-                "  {}",
-                panewise_host::agent_loop::ledger::visit_line(record)
-            );
+    eprintln!(
+        "panewise run: window: {strategy}, {} visit(s), {} engaged{}",
+        outcome.visits,
+        outcome.records.len(),
+        if outcome.records.is_empty() {
+            " (nothing was removed)"
+        } else {
+            ":"
         }
+    );
+    let lines = Ledger::read(&ledger_path(log))
+        .map(|ledger| ledger.visit_lines())
+        .unwrap_or_default();
+    for line in lines {
+        eprintln!("  {line}");
     }
     eprintln!("panewise run: session log: {}", log.display());
     eprintln!(
