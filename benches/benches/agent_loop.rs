@@ -84,6 +84,24 @@ fn iteration(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("iteration", size), &size, |b, _| {
             b.iter(|| black_box(one(&mut memory)))
         });
+        // The parts, to see where an iteration's time goes.
+        group.bench_with_input(BenchmarkId::new("part-visit", size), &size, |b, _| {
+            b.iter(|| {
+                let mut context = VisitContext::new(2, 1_000);
+                context.measured = Some(Measured {
+                    usage: Usage {
+                        input: 100_000,
+                        output: 100,
+                    },
+                    sent_messages: conversation.len(),
+                    iteration: 1,
+                });
+                black_box(stage.visit(&conversation, context, &mut memory).is_ok())
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("part-build", size), &size, |b, _| {
+            b.iter(|| black_box(api_messages(conversation.messages(), &errored).is_ok()))
+        });
         let mut copy = vec![0u8; body.len()];
         group.bench_with_input(BenchmarkId::new("memcpy-of-body", size), &size, |b, _| {
             b.iter(|| {

@@ -1,7 +1,8 @@
-//! `panewise run --provider claude-code|codex|gemini-cli [--model M] [--cwd DIR]
-//! [--approval MODE] [--json] [--log FILE] [--resume SESSION] [--capture FILE] [PROMPT…]`:
-//! supervise an agent CLI live through its machine channel, recording the session log as it
-//! goes. Without a PROMPT, the prompts are the lines of stdin (an interactive session on a
+//! `panewise run [--provider P] [--model M] [--window CONFIG] [--cwd DIR] [--approval MODE]
+//! [--json] [--log FILE] [--resume SESSION] [--capture FILE] [PROMPT…]`. The providers `mock`
+//! (the default with none configured), `anthropic`, `openai` and `gemini` run panewise's own
+//! agent loop (`own_loop.rs`); `claude-code`, `codex` and `gemini-cli` are supervised here:
+//! an agent CLI live through its machine channel, recording the session log as it goes. Without a PROMPT, the prompts are the lines of stdin (an interactive session on a
 //! terminal). Claude Code's permission requests are
 //! answered by the approval mode; Codex and Gemini CLI cannot ask, so the mode becomes their own
 //! sandbox and approval flags.
@@ -38,6 +39,15 @@ runs waits and is sent when it ends); Ctrl-D, or Ctrl-C between turns, ends the 
 --resume SESSION continues a recorded session (its id from `panewise sessions`, or its log's
 path) by the CLI's own resume id: the provider, model and --cwd default to the recorded ones.
 --json writes one JSON object per line, each with \"v\": 1 (schema in docs/JSON.md).
+
+panewise's own loop (--provider mock|anthropic|openai|gemini; mock, offline and in-process, is
+the default when neither --provider nor panewise.toml names one) runs its own tools under the
+same modes: read_file and list_dir always run; write_file and edit_file run under auto inside
+--cwd; shell runs under full-access; ask asks y/n on a terminal and denies without one;
+read-only denies all but reading. A denial goes back to the model as the call's result. The
+mock defaults to full-access in a fresh temporary directory; the window strategy comes from
+--window CONFIG or panewise.toml's [window] (default token-budget, 150000 tokens), and each
+visit is filed in the ledger beside the session log (<log>.window.jsonl).
 
 Approval modes (--approval), for Claude Code's permission requests:
   read-only    deny every request (the agent is told which mode denied it)
