@@ -53,7 +53,8 @@ fn iteration(c: &mut Criterion) {
     let stage = config.build_stage::<Message>().expect("a buildable stage");
     let errored = HashSet::new();
     for size in SIZES {
-        let conversation: Conversation = Conversation::from_messages(paired(conversation(size, 42)));
+        let conversation: Conversation =
+            Conversation::from_messages(paired(conversation(size, 42)));
         let mut memory = StageMemory::new();
         let one = |memory: &mut StageMemory| {
             let mut context = VisitContext::new(2, 1_000);
