@@ -276,3 +276,75 @@ pub fn visit_line(record: &WindowRecord) -> String {
     }
     line
 }
+
+#[cfg(test)]
+mod tests {
+    use panewise_window::{Conversation, StageMemory, StrategyConfig, VisitContext};
+
+    use super::*;
+
+    /// W21, W27: a pin outside the keep window holds the last tool result after the current
+    /// request, and the visit's line names it, with the removal and the refusals.
+    #[test]
+    fn a_visit_line_names_the_removal_the_refusals_and_the_pins() {
+        let conversation: Conversation = Conversation::from_messages([
+            Message::user(format!("old {}", "context ".repeat(200))),
+            Message::assistant("an old answer"),
+            Message::user("now"),
+            Message::assistant_calls("", &[("c1", "shell", r#"{"command":"ls"}"#)]),
+            Message::tool_result("c1", "a.txt"),
+            Message::assistant("looking"),
+            Message::assistant("still looking"),
+        ]);
+        let config =
+            StrategyConfig::from_json(r#"{"strategy":"sliding-window","keepRecentTurns":1}"#)
+                .unwrap_or_else(|error| panic!("{error}"));
+        let stage = config
+            .build_stage::<Message>()
+            .unwrap_or_else(|error| panic!("{error}"));
+        let mut context = VisitContext::new(3, 0);
+        context.current_request = Some("now");
+        let plan = stage
+            .visit(&conversation, context, &mut StageMemory::new())
+            .ok()
+            .and_then(|outcome| outcome.resolve(|_| unreachable!("no summary")));
+        let Some(plan) = plan else {
+            panic!("the sliding window did not engage")
+        };
+        let line = visit_line(&plan.record);
+        assert!(
+            line.starts_with("iteration 3: sliding-window removed 2 message(s)"),
+            "{line}"
+        );
+        assert!(line.contains("current-request ×1"), "{line}");
+        assert!(line.contains("inside-keep-window ×1"), "{line}");
+        assert!(line.contains("pins: 1"), "{line}");
+        // The line round-trips through the ledger's own format.
+        let text = serde_json::to_string(&LedgerLine::Visit {
+            record: Box::new(plan.record.clone()),
+        })
+        .unwrap_or_default();
+        let read = Ledger::parse(&format!("{text}\n{{cut"));
+        assert_eq!(read.visit_lines(), vec![line]);
+        assert_eq!(read.skipped, 1);
+    }
+
+    #[test]
+    fn an_idle_visit_says_what_it_was_held_to() {
+        assert_eq!(
+            idle_line(2, "token-budget", Some(1_768), Some(150_000)),
+            "iteration 2: token-budget did not engage (the last call's prompt was 1768 tokens, \
+             the threshold 150000)"
+        );
+        assert_eq!(
+            idle_line(1, "sliding-window", None, None),
+            "iteration 1: sliding-window did not engage"
+        );
+        assert_eq!(
+            ledger_path(Path::new("/s/1.jsonl")),
+            PathBuf::from("/s/1.jsonl.window.jsonl")
+        );
+        assert!(is_ledger(&ledger_path(Path::new("/s/1.jsonl"))));
+        assert!(!is_ledger(Path::new("/s/1.jsonl")));
+    }
+}
