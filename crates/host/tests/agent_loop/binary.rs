@@ -150,3 +150,65 @@ fn a_real_provider_without_its_key_fails_at_start_and_names_the_variable() {
         "nothing was recorded"
     );
 }
+
+/// R95, R98: Ctrl-C stops the turn: the call's token is cancelled, the running `shell`'s
+/// process group is killed, the call still gets a result (so no later request holds an
+/// orphan), and the turn ends interrupted (exit code 20), not failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_the_running_tool_and_ends_the_turn_interrupted() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+
+    let server = crate::start(panewise_mock_server::Scenario::SlowTool).await;
+    let machine = Machine::new();
+    std::fs::write(
+        machine.path("project/panewise.toml"),
+        format!("[providers.mock]\nbase_url = \"{}\"\n", server.base_url()),
+    )
+    .unwrap();
+    let log = machine.path("slow.jsonl");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_panewise"));
+    command
+        .args(["run", "--log", log.to_str().unwrap(), "wait for it"])
+        .current_dir(machine.path("project"))
+        .env("HOME", machine.path("home"))
+        .env("XDG_DATA_HOME", machine.path("data"))
+        .env("XDG_CONFIG_HOME", machine.path("config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = command.spawn().unwrap();
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    let ledger = panewise_host::agent_loop::ledger::ledger_path(&log);
+    // Wait until the slow command is running: its call is in the ledger.
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&ledger)
+        .unwrap_or_default()
+        .contains("tail -f /dev/null")
+    {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the slow tool never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    kill(pid, Signal::SIGINT).unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    server.shutdown().await;
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(20), "{err}");
+    assert!(
+        started.elapsed().as_secs() < 25,
+        "the 30 s command was not stopped"
+    );
+    let written = std::fs::read_to_string(&ledger).unwrap();
+    assert!(
+        written.contains("interrupted by the person before it finished"),
+        "{written}"
+    );
+    crate::assert_replays(&log);
+}
