@@ -101,3 +101,60 @@ pub enum ConfigError {
         reason: String,
     },
 }
+
+/// A request that would break the tool-call pairing: refused where the request is built,
+/// before anything is sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PairingError {
+    /// A tool result whose call is not before it in the request.
+    #[error("message {index}: the tool result for call `{call_id}` has no call before it in the request")]
+    ResultWithoutCall {
+        /// The call id the result quotes.
+        call_id: String,
+        /// Its position among the request's messages.
+        index: usize,
+    },
+    /// A tool call with no result after it in the request.
+    #[error("message {index}: tool call `{call_id}` has no result after it in the request")]
+    CallWithoutResult {
+        /// The call's id.
+        call_id: String,
+        /// Its position among the request's messages.
+        index: usize,
+    },
+    /// Two calls with the same id.
+    #[error("message {index}: tool call id `{call_id}` is used twice in the request")]
+    DuplicateCall {
+        /// The repeated id.
+        call_id: String,
+        /// The position of the second call.
+        index: usize,
+    },
+}
+
+/// panewise's own agent loop could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    /// The session log could not be written: the loop stopped.
+    #[error("cannot write the session log {}: {source}; the session was stopped", path.display())]
+    Log {
+        /// The log.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The window ledger could not be written: the loop stopped.
+    #[error("cannot write the window ledger {}: {source}; the session was stopped", path.display())]
+    Ledger {
+        /// The ledger.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The window stage could not be built or visited.
+    #[error("window stage: {0}")]
+    Window(#[from] panewise_window::WindowError),
+    /// A request would have carried an orphan tool call or result.
+    #[error("refused to send a request: {0}")]
+    Pairing(#[from] PairingError),
+}

@@ -11,6 +11,8 @@
 //! - The host decides nothing the reducer should decide: it executes the commands it is given.
 //! - Secrets (API keys) are never written to a log, a trace or an error message, and never
 //!   read from `panewise.toml` ([`config`]).
+//! - No request of the own agent loop carries a tool result without its call or a call
+//!   without its result; an interrupted call still gets a result ([`agent_loop`]).
 //! - An own tool's `shell` command runs in a process group of its own, which is killed when
 //!   the command ends or times out: nothing it started outlives the call.
 //!
@@ -31,6 +33,12 @@
 //! policy saying whether a call runs, asks or is denied under the
 //! [`runner::ApprovalMode`]. [`config::Config`] reads `panewise.toml` (user file, then the
 //! nearest project file, then flags; see `docs/CONFIG.md`).
+//! [`agent_loop::run_loop`] is panewise's own agent loop over any model API client: the window
+//! stage visited before every call (the plan applied, the visit filed in the session's window
+//! ledger, a compaction reported to the reducer), the request built from the kept messages and
+//! refused if it would carry an orphan tool call or result ([`agent_loop::request`]), the
+//! model's tool calls run under the approval policy, the reducer's commands driving it as they
+//! drive [`runner`].
 //! [`summarize`] answers the window stage's summary requests: [`summarize::WindowRunner`]
 //! drives a stage with an async [`summarize::Summarizer`], and [`summarize::ModelSummarizer`]
 //! is one over any model API client.
@@ -41,6 +49,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod agent_loop;
 pub mod cli_version;
 pub mod clock;
 pub mod config;

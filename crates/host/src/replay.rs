@@ -70,9 +70,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string_pretty(&folded.state)?)?;
     } else {
         write!(out, "{}", summary(&folded.state, folded.messages, &checked))?;
+        write!(out, "{}", window_summary(&log_path))?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The session's window ledger, when one lies beside the log: a line per visit of the window
+/// stage (strategy, what left, refusals, pins, the summarizer's calls).
+fn window_summary(log_path: &std::path::Path) -> String {
+    use panewise_host::agent_loop::ledger::{ledger_path, Ledger};
+    if log_path.as_os_str() == "-" {
+        return String::new();
+    }
+    let path = ledger_path(log_path);
+    let Ok(ledger) = Ledger::read(&path) else {
+        return String::new();
+    };
+    let lines = ledger.visit_lines();
+    let mut out = format!(
+        "{:<16}{} visit(s), {} engaged ({})\n",
+        "window",
+        lines.len(),
+        ledger.records().count(),
+        path.display()
+    );
+    for line in lines {
+        out.push_str(&format!("  {line}\n"));
+    }
+    if ledger.skipped > 0 {
+        out.push_str(&format!(
+            "  ({} line(s) of the ledger did not parse)\n",
+            ledger.skipped
+        ));
+    }
+    out
 }
 
 /// What folding a log as it was read gave.

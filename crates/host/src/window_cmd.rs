@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::summarize::{block_on, Summarizer, WindowRunner};
+use panewise_host::agent_loop::ledger::{is_ledger, ledger_path, Ledger};
 
 /// Arguments of `panewise window`.
 #[derive(clap::Args)]
@@ -33,7 +34,9 @@ pub struct Args {
     // are set where the subcommand is declared.
     #[arg(long, value_name = "STRATEGY.json", long_help = config_help())]
     config: PathBuf,
-    /// The conversation: one chat-completions message per line; `-` for standard input.
+    /// The conversation: one chat-completions message per line; `-` for standard input; or a
+    /// session panewise's own loop recorded (its log, its id or its `.window.jsonl` ledger),
+    /// whose messages are read from the ledger.
     #[arg(value_name = "CONVERSATION.jsonl")]
     conversation: PathBuf,
     /// Input tokens the provider reported for the call that sent this whole conversation.
@@ -235,7 +238,8 @@ fn utf8_text(bytes: Vec<u8>, name: &str) -> Result<String> {
 }
 
 /// Reads and checks the strategy configuration.
-fn read_config(path: &Path) -> Result<StrategyConfig> {
+/// Reads a strategy configuration file (JSON, or TOML by extension), as `--config` does.
+pub(crate) fn read_config(path: &Path) -> Result<StrategyConfig> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
     let text = utf8_text(bytes, &name)?;
@@ -393,8 +397,24 @@ fn key_line(text: &str, key: &str, is_toml: bool) -> Option<usize> {
 /// Reads the conversation: warns about a cut-off last line and orphan tool results, and
 /// refuses a conversation with no message.
 fn read_conversation(path: &Path, name: &str) -> Result<Vec<Message>> {
-    let bytes = crate::input::read_all(path).with_context(|| format!("cannot read {name}"))?;
-    let text = utf8_text(bytes, name)?;
+    let text = match recorded_session(path) {
+        Some(ledger) => {
+            // A recorded session: its messages, as panewise's own loop gave them to the window.
+            let read = Ledger::read(&ledger)
+                .with_context(|| format!("cannot read the window ledger {}", ledger.display()))?;
+            let mut text = String::new();
+            for message in read.messages() {
+                text.push_str(&message.to_string());
+                text.push('\n');
+            }
+            text
+        }
+        None => {
+            let bytes =
+                crate::input::read_all(path).with_context(|| format!("cannot read {name}"))?;
+            utf8_text(bytes, name)?
+        }
+    };
     let text_is_blank = text.trim().is_empty();
     let (text, truncated) = without_truncated_last_line(&text);
     if let Some(line) = truncated {
@@ -426,6 +446,20 @@ fn read_conversation(path: &Path, name: &str) -> Result<Vec<Message>> {
         );
     }
     Ok(parsed.messages)
+}
+
+/// The window ledger of a recorded session given as the conversation: the ledger itself, or
+/// the one beside a session log (a path or a session id, as `replay` takes them).
+fn recorded_session(given: &Path) -> Option<PathBuf> {
+    if given.as_os_str() == "-" {
+        return None;
+    }
+    if is_ledger(given) {
+        return Some(given.to_path_buf());
+    }
+    let log = panewise_host::session_log::resolve_session(given);
+    let ledger = ledger_path(&log);
+    ledger.is_file().then_some(ledger)
 }
 
 /// The text without its last line when that line was cut off mid-write: no trailing newline

@@ -1,7 +1,8 @@
-//! `panewise run --provider claude-code|codex|gemini-cli [--model M] [--cwd DIR]
-//! [--approval MODE] [--json] [--log FILE] [--resume SESSION] [--capture FILE] [PROMPT…]`:
-//! supervise an agent CLI live through its machine channel, recording the session log as it
-//! goes. Without a PROMPT, the prompts are the lines of stdin (an interactive session on a
+//! `panewise run [--provider P] [--model M] [--window CONFIG] [--cwd DIR] [--approval MODE]
+//! [--json] [--log FILE] [--resume SESSION] [--capture FILE] [PROMPT…]`. The providers `mock`
+//! (the default with none configured), `anthropic`, `openai` and `gemini` run panewise's own
+//! agent loop (`own_loop.rs`); `claude-code`, `codex` and `gemini-cli` are supervised here:
+//! an agent CLI live through its machine channel, recording the session log as it goes. Without a PROMPT, the prompts are the lines of stdin (an interactive session on a
 //! terminal). Claude Code's permission requests are
 //! answered by the approval mode; Codex and Gemini CLI cannot ask, so the mode becomes their own
 //! sandbox and approval flags.
@@ -9,6 +10,7 @@
 //! The agent's answer goes to stdout; a status line (phase, tool, context, tokens, cost) goes to
 //! stderr on a terminal. With `--json`, stdout is the normalised events as NDJSON and nothing else.
 
+mod own_loop;
 mod view;
 
 use std::io::{BufRead, IsTerminal};
@@ -42,6 +44,15 @@ runs waits and is sent when it ends); Ctrl-D, or Ctrl-C between turns, ends the 
 path) by the CLI's own resume id: the provider, model and --cwd default to the recorded ones.
 --json writes one JSON object per line, each with \"v\": 1 (schema in docs/JSON.md).
 
+panewise's own loop (--provider mock|anthropic|openai|gemini; mock, offline and in-process, is
+the default when neither --provider nor panewise.toml names one) runs its own tools under the
+same modes: read_file and list_dir always run; write_file and edit_file run under auto inside
+--cwd; shell runs under full-access; ask asks y/n on a terminal and denies without one;
+read-only denies all but reading. A denial goes back to the model as the call's result. The
+mock defaults to full-access in a fresh temporary directory; the window strategy comes from
+--window CONFIG or panewise.toml's [window] (default token-budget, 150000 tokens), and each
+visit is filed in the ledger beside the session log (<log>.window.jsonl).
+
 Approval modes (--approval), for Claude Code's permission requests:
   read-only    deny every request (the agent is told which mode denied it)
   ask          ask y/n on the terminal; without a terminal, deny and say why
@@ -70,8 +81,9 @@ Each prompt is one process of the CLI; a follow-up resumes the session (codex ex
 /// Arguments of `panewise run`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The agent CLI to supervise: claude-code, codex or gemini-cli (default: claude-code, or
-    /// the resumed session's).
+    /// The provider: a model API panewise's own loop calls (mock, anthropic, openai, gemini),
+    /// or an agent CLI it supervises (claude-code, codex, gemini-cli). Default: panewise.toml's
+    /// `provider`, the resumed session's, else `mock` (offline, in-process).
     #[arg(long)]
     provider: Option<String>,
     /// The model the agent uses (`--model` of the CLI).
@@ -80,9 +92,17 @@ pub struct Args {
     /// The agent's working directory (default: the current one).
     #[arg(long)]
     cwd: Option<PathBuf>,
-    /// How the agent's permission requests are answered.
-    #[arg(long, value_enum, default_value = "ask")]
-    approval: ApprovalMode,
+    /// How the agent's permission requests are answered (default: panewise.toml's
+    /// `approval`, else `ask`; `full-access` for the mock, in a fresh temporary directory).
+    #[arg(long, value_enum)]
+    approval: Option<ApprovalMode>,
+    /// The window strategy of panewise's own loop: a JSON or TOML file as `panewise window
+    /// --config` reads it (default: panewise.toml's `[window]`, else token-budget).
+    #[arg(long, value_name = "CONFIG")]
+    window: Option<PathBuf>,
+    /// The most model calls one turn of panewise's own loop may make.
+    #[arg(long, value_name = "N")]
+    max_iterations: Option<u32>,
     /// Print the normalised events as NDJSON on stdout instead of the answer.
     #[arg(long)]
     json: bool,
@@ -169,6 +189,16 @@ fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
 
 /// Runs `panewise run`.
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if args.resume.is_none() {
+        match own_loop::route(&args)? {
+            own_loop::Route::Own(setup) => return own_loop::run(args, *setup),
+            own_loop::Route::Supervised { provider, approval } => {
+                args.provider.get_or_insert(provider);
+                args.approval.get_or_insert(approval);
+            }
+        }
+    }
+    let approval = args.approval.unwrap_or(ApprovalMode::Ask);
     let resumed = args.resume.as_deref().map(read_resumed).transpose()?;
     let provider: Provider = match (&args.provider, &resumed) {
         (Some(name), _) => name.parse().map_err(|_| {
@@ -234,7 +264,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                     protocol,
                     args: vec!["app-server".to_owned()],
                     model: args.model.clone(),
-                    thread: codex_thread(args.approval, &cwd_text, args.model.clone()),
+                    thread: codex_thread(approval, &cwd_text, args.model.clone()),
                     npm_package: Some("@openai/codex"),
                 };
                 (args.codex, "PANEWISE_CODEX", "codex".to_owned(), launch)
@@ -247,7 +277,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                     }
                     None => (
                         args.gemini.clone(),
-                        gemini_acp_args(args.approval, &log)?,
+                        gemini_acp_args(approval, &log)?,
                         Some("@google/gemini-cli"),
                     ),
                 };
@@ -282,7 +312,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             let launch = OneShotLaunch {
                 cli,
                 model: args.model,
-                access: args.approval.one_shot_access(),
+                access: approval.one_shot_access(),
             };
             (
                 program,
@@ -307,7 +337,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let program = program
         .or_else(|| std::env::var(variable).ok())
         .unwrap_or(default);
-    if args.approval == ApprovalMode::Ask && matches!(channel, Channel::OneShot(_)) {
+    if approval == ApprovalMode::Ask && matches!(channel, Channel::OneShot(_)) {
         eprintln!(
             "panewise run: --approval ask: {} cannot ask for permission in this mode, so it runs \
              read-only (see `panewise run --help`)",
@@ -337,7 +367,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         cwd,
         env: Vec::new(),
         prompts: args.prompts,
-        approval: args.approval,
+        approval,
         log: log.clone(),
         resume: resumed.as_ref().map(|r| r.agent_session_id.clone()),
         resumed_from: resumed.as_ref().map(|r| r.log.display().to_string()),

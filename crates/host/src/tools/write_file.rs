@@ -18,7 +18,8 @@ directory.";
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The file.
+    /// The file. `file_path` is read as well, the name other agents' write tools use.
+    #[serde(alias = "file_path")]
     pub path: String,
     /// Its whole new content.
     pub content: String,

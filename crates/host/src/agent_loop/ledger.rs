@@ -1,0 +1,350 @@
+//! The window ledger of a session: a JSON Lines file next to its session log
+//! (`<log>.window.jsonl`), written as the loop runs, one whole line per write. It holds every
+//! message the conversation was given (in the chat-completions shape `panewise window`
+//! reads) and every visit of the window stage: the [`WindowRecord`] of an engaged visit, or
+//! a line saying the strategy did not engage. `panewise replay` prints a line per visit from
+//! it, and `panewise window` takes its messages as a conversation.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use panewise_window::record::RecordDetail;
+use panewise_window::{openai, Message, RefusalReason, WindowRecord};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One line of the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LedgerLine {
+    /// A message appended to the conversation, in the chat-completions shape.
+    Message {
+        /// The message.
+        message: Value,
+    },
+    /// An engaged visit and the record it filed.
+    Visit {
+        /// The record.
+        record: Box<WindowRecord>,
+    },
+    /// A visit at which the strategy did not engage.
+    Idle {
+        /// The iteration.
+        iteration: u32,
+        /// The strategy.
+        strategy: String,
+        /// The last call's reported prompt tokens, when there was a call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        measured_tokens: Option<u64>,
+        /// The strategy's token threshold, when it has one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        threshold_tokens: Option<u64>,
+    },
+}
+
+/// The ledger beside `log`: `<log>.window.jsonl`.
+pub fn ledger_path(log: &Path) -> PathBuf {
+    let mut name = log.as_os_str().to_owned();
+    name.push(".window.jsonl");
+    PathBuf::from(name)
+}
+
+/// True for a file name that is a window ledger rather than a session log.
+pub fn is_ledger(path: &Path) -> bool {
+    path.to_string_lossy().ends_with(".window.jsonl")
+}
+
+/// A ledger being written.
+pub struct WindowLedger {
+    file: Box<dyn Write + Send>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for WindowLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WindowLedger")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WindowLedger {
+    /// Creates (or truncates) the ledger at `path`.
+    pub fn create(path: &Path) -> std::io::Result<Self> {
+        Ok(Self {
+            file: Box::new(File::create(path)?),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Where it is written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends a message given to the conversation.
+    pub fn message(&mut self, message: &Message) -> std::io::Result<()> {
+        self.line(&LedgerLine::Message {
+            message: openai::to_value(message),
+        })
+    }
+
+    /// Appends an engaged visit's record.
+    pub fn visit(&mut self, record: &WindowRecord) -> std::io::Result<()> {
+        self.line(&LedgerLine::Visit {
+            record: Box::new(record.clone()),
+        })
+    }
+
+    /// Appends a visit that did not engage, with the reading and the threshold it was held
+    /// to.
+    pub fn idle(
+        &mut self,
+        iteration: u32,
+        strategy: &str,
+        measured_tokens: Option<u64>,
+        threshold_tokens: Option<u64>,
+    ) -> std::io::Result<()> {
+        self.line(&LedgerLine::Idle {
+            iteration,
+            strategy: strategy.to_owned(),
+            measured_tokens,
+            threshold_tokens,
+        })
+    }
+
+    fn line(&mut self, line: &LedgerLine) -> std::io::Result<()> {
+        let mut bytes = serde_json::to_vec(line).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        // One write per line, flushed: a crash loses at most the line being written.
+        self.file.write_all(&bytes)?;
+        self.file.flush()
+    }
+}
+
+/// What a ledger file holds; a line that does not parse (a cut-off last line) is counted in
+/// `skipped`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ledger {
+    /// Every line read, in order.
+    pub lines: Vec<LedgerLine>,
+    /// Lines that did not parse.
+    pub skipped: usize,
+}
+
+impl Ledger {
+    /// Parses a ledger's text.
+    pub fn parse(text: &str) -> Self {
+        let mut ledger = Ledger::default();
+        for line in text.lines().filter(|line| !line.trim().is_empty()) {
+            match serde_json::from_str(line) {
+                Ok(parsed) => ledger.lines.push(parsed),
+                Err(_) => ledger.skipped = ledger.skipped.saturating_add(1),
+            }
+        }
+        ledger
+    }
+
+    /// Reads the ledger at `path`.
+    pub fn read(path: &Path) -> std::io::Result<Self> {
+        Ok(Self::parse(&std::fs::read_to_string(path)?))
+    }
+
+    /// The records of the engaged visits, in order.
+    pub fn records(&self) -> impl Iterator<Item = &WindowRecord> {
+        self.lines.iter().filter_map(|line| match line {
+            LedgerLine::Visit { record } => Some(record.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// The messages given to the conversation, in the chat-completions shape.
+    pub fn messages(&self) -> impl Iterator<Item = &Value> {
+        self.lines.iter().filter_map(|line| match line {
+            LedgerLine::Message { message } => Some(message),
+            _ => None,
+        })
+    }
+
+    /// One line per visit, engaged or not ([`visit_line`]).
+    pub fn visit_lines(&self) -> Vec<String> {
+        self.lines
+            .iter()
+            .filter_map(|line| match line {
+                LedgerLine::Visit { record } => Some(visit_line(record)),
+                LedgerLine::Idle {
+                    iteration,
+                    strategy,
+                    measured_tokens,
+                    threshold_tokens,
+                } => Some(idle_line(
+                    *iteration,
+                    strategy,
+                    *measured_tokens,
+                    *threshold_tokens,
+                )),
+                LedgerLine::Message { .. } => None,
+            })
+            .collect()
+    }
+}
+
+/// A visit that did not engage, in one line, with why when the ledger says.
+pub fn idle_line(
+    iteration: u32,
+    strategy: &str,
+    measured: Option<u64>,
+    threshold: Option<u64>,
+) -> String {
+    let why = match (measured, threshold) {
+        (Some(measured), Some(threshold)) => {
+            format!(" (the last call's prompt was {measured} tokens, the threshold {threshold})")
+        }
+        (None, Some(threshold)) => format!(" (no call measured yet; the threshold is {threshold})"),
+        _ => String::new(),
+    };
+    format!("iteration {iteration}: {strategy} did not engage{why}")
+}
+
+/// Whether the visit asked the summarizer, and what it spent, from a summarizing record.
+pub fn summarizer_call(record: &WindowRecord) -> Option<Option<u64>> {
+    let compaction = match &record.detail {
+        RecordDetail::Compaction(compaction) => compaction,
+        RecordDetail::Hybrid(hybrid) => hybrid.compaction.as_ref()?,
+        _ => return None,
+    };
+    let called = compaction.summarizer_tokens.is_some()
+        || compaction.summary_chars > 0
+        || record
+            .refusals
+            .iter()
+            .any(|refusal| refusal.reason == RefusalReason::SummarizerFailed);
+    called.then_some(compaction.summarizer_tokens)
+}
+
+/// A visit in one line: the strategy, what left, the characters before and after, the
+/// refusals by reason, the pins and the summarizer's call.
+pub fn visit_line(record: &WindowRecord) -> String {
+    let mut line = format!(
+        "iteration {}: {} removed {} message(s), {} → {} chars",
+        record.iteration,
+        record.strategy,
+        record.removed_message_count,
+        record.window_chars_before,
+        record.window_chars_after
+    );
+    let mut reasons: Vec<(String, usize)> = Vec::new();
+    for refusal in &record.refusals {
+        let name = serde_json::to_value(refusal.reason)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        match reasons.iter_mut().find(|(known, _)| *known == name) {
+            Some((_, count)) => *count = count.saturating_add(1),
+            None => reasons.push((name, 1)),
+        }
+    }
+    if !reasons.is_empty() {
+        let listed: Vec<String> = reasons
+            .iter()
+            .map(|(name, count)| format!("{name} ×{count}"))
+            .collect();
+        line.push_str(&format!("; refusals: {}", listed.join(", ")));
+    }
+    let pins = [&record.observations, &record.ledger_facts]
+        .into_iter()
+        .flatten()
+        .map(|pin| pin.pinned.len())
+        .sum::<usize>();
+    if pins > 0 {
+        line.push_str(&format!("; pins: {pins}"));
+    }
+    let masked = match &record.detail {
+        RecordDetail::Masking(masking) => masking.masked_message_count,
+        RecordDetail::Hybrid(hybrid) => hybrid.masking.masked_message_count,
+        _ => 0,
+    };
+    if masked > 0 {
+        line.push_str(&format!("; masked {masked}"));
+    }
+    if let Some(spent) = summarizer_call(record) {
+        match spent {
+            Some(tokens) => line.push_str(&format!("; summarizer called ({tokens} tokens)")),
+            None => line.push_str("; summarizer called"),
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use panewise_window::{Conversation, StageMemory, StrategyConfig, VisitContext};
+
+    use super::*;
+
+    /// W21, W27: a pin outside the keep window holds the last tool result after the current
+    /// request, and the visit's line names it, with the removal and the refusals.
+    #[test]
+    fn a_visit_line_names_the_removal_the_refusals_and_the_pins() {
+        let conversation: Conversation = Conversation::from_messages([
+            Message::user(format!("old {}", "context ".repeat(200))),
+            Message::assistant("an old answer"),
+            Message::user("now"),
+            Message::assistant_calls("", &[("c1", "shell", r#"{"command":"ls"}"#)]),
+            Message::tool_result("c1", "a.txt"),
+            Message::assistant("looking"),
+            Message::assistant("still looking"),
+        ]);
+        let config =
+            StrategyConfig::from_json(r#"{"strategy":"sliding-window","keepRecentTurns":1}"#)
+                .unwrap_or_else(|error| panic!("{error}"));
+        let stage = config
+            .build_stage::<Message>()
+            .unwrap_or_else(|error| panic!("{error}"));
+        let mut context = VisitContext::new(3, 0);
+        context.current_request = Some("now");
+        let plan = stage
+            .visit(&conversation, context, &mut StageMemory::new())
+            .ok()
+            .and_then(|outcome| outcome.resolve(|_| unreachable!("no summary")));
+        let Some(plan) = plan else {
+            panic!("the sliding window did not engage")
+        };
+        let line = visit_line(&plan.record);
+        assert!(
+            line.starts_with("iteration 3: sliding-window removed 2 message(s)"),
+            "{line}"
+        );
+        assert!(line.contains("current-request ×1"), "{line}");
+        assert!(line.contains("inside-keep-window ×1"), "{line}");
+        assert!(line.contains("pins: 1"), "{line}");
+        // The line round-trips through the ledger's own format.
+        let text = serde_json::to_string(&LedgerLine::Visit {
+            record: Box::new(plan.record.clone()),
+        })
+        .unwrap_or_default();
+        let read = Ledger::parse(&format!("{text}\n{{cut"));
+        assert_eq!(read.visit_lines(), vec![line]);
+        assert_eq!(read.skipped, 1);
+    }
+
+    #[test]
+    fn an_idle_visit_says_what_it_was_held_to() {
+        assert_eq!(
+            idle_line(2, "token-budget", Some(1_768), Some(150_000)),
+            "iteration 2: token-budget did not engage (the last call's prompt was 1768 tokens, \
+             the threshold 150000)"
+        );
+        assert_eq!(
+            idle_line(1, "sliding-window", None, None),
+            "iteration 1: sliding-window did not engage"
+        );
+        assert_eq!(
+            ledger_path(Path::new("/s/1.jsonl")),
+            PathBuf::from("/s/1.jsonl.window.jsonl")
+        );
+        assert!(is_ledger(&ledger_path(Path::new("/s/1.jsonl"))));
+        assert!(!is_ledger(Path::new("/s/1.jsonl")));
+    }
+}

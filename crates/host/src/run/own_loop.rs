@@ -1,0 +1,293 @@
+//! `panewise run --provider mock|anthropic|openai|gemini`: panewise's own agent loop
+//! ([`panewise_host::agent_loop`]) instead of a supervised CLI.
+//!
+//! The provider, model, approval mode and window strategy come from `panewise.toml`
+//! (`config.rs`), the flags overriding it. With no provider anywhere the default is `mock`:
+//! the workspace's mock server is started in-process on 127.0.0.1 and the same HTTP client a
+//! real provider gets is pointed at it (the Anthropic format), so a fresh machine runs the
+//! whole path offline — window stage, model call, a real `shell` run, session log and ledger.
+//! The mock's default approval is `full-access` in a fresh temporary directory: the scripted
+//! model only ever runs `echo hello`, and nothing it does can touch the person's files.
+//! A real provider's default stays `ask`, in the current directory.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use panewise_host::agent_loop::ledger::{ledger_path, Ledger};
+use panewise_host::agent_loop::{run_loop, LoopConfig, LoopOutcome};
+use panewise_host::config::{Config, ProviderName};
+use panewise_host::runner::{ApprovalMode, UserInput};
+use panewise_mock_server::{MockConfig, MockServer, RunningServer};
+use panewise_providers::transport::{ApiConfig, HttpModelClient, ModelClient};
+use panewise_providers::{ApiKey, ApiKind};
+use panewise_window::StrategyConfig;
+
+use super::view::TerminalView;
+use super::Args;
+
+/// The window strategy when neither `--window` nor `[window]` names one: drop the oldest
+/// turns once the last call's prompt passed 150,000 tokens, keeping the last six.
+pub const DEFAULT_WINDOW: &str =
+    r#"{"strategy":"token-budget","thresholdTokens":150000,"keepRecentTurns":6}"#;
+
+/// Where `run` goes.
+pub enum Route {
+    /// panewise's own loop.
+    Own(Box<Setup>),
+    /// A supervised CLI, with the provider and approval the configuration gives it.
+    Supervised {
+        provider: String,
+        approval: ApprovalMode,
+    },
+}
+
+/// What the configuration decided for the own loop.
+pub struct Setup {
+    config: Config,
+    provider: ProviderName,
+}
+
+/// Reads `panewise.toml` (from `--cwd` or the current directory) under the flags and picks
+/// the route.
+pub fn route(args: &Args) -> anyhow::Result<Route> {
+    let start = match &args.cwd {
+        Some(cwd) => cwd.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let start = std::fs::canonicalize(&start).unwrap_or(start);
+    let config = Config::load(&start)?;
+    let flag = match &args.provider {
+        Some(name) => Some(ProviderName::from_name(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--provider {name}: expected one of {}",
+                ProviderName::ALL.map(ProviderName::as_str).join(", ")
+            )
+        })?),
+        None => None,
+    };
+    let provider = flag.or(config.provider).unwrap_or(ProviderName::Mock);
+    Ok(match provider {
+        ProviderName::ClaudeCode | ProviderName::Codex | ProviderName::GeminiCli => {
+            Route::Supervised {
+                provider: provider.as_str().to_owned(),
+                approval: args.approval.unwrap_or(config.approval_or_default()),
+            }
+        }
+        ProviderName::Mock
+        | ProviderName::Anthropic
+        | ProviderName::Openai
+        | ProviderName::Gemini => Route::Own(Box::new(Setup { config, provider })),
+    })
+}
+
+fn default_model(provider: ProviderName) -> &'static str {
+    match provider {
+        ProviderName::Openai => "gpt-5",
+        ProviderName::Gemini => "gemini-2.5-pro",
+        ProviderName::Mock => "panewise-mock",
+        _ => "claude-sonnet-4-5",
+    }
+}
+
+fn api_of(provider: ProviderName) -> ApiKind {
+    match provider {
+        ProviderName::Openai => ApiKind::OpenAi,
+        ProviderName::Gemini => ApiKind::Gemini,
+        _ => ApiKind::Anthropic,
+    }
+}
+
+/// The client of a real provider: the key from `api_key_env` or the conventional variable
+/// (a missing key is an error now, before anything runs), the base URL from the file, the
+/// conventional variable, or the public endpoint.
+fn real_client(setup: &Setup) -> anyhow::Result<HttpModelClient> {
+    let api = api_of(setup.provider);
+    let settings = setup.config.providers.get(&setup.provider);
+    let (key_variable, url_variable) = api.env_variables();
+    let key_variable = settings
+        .and_then(|settings| settings.api_key_env.as_deref())
+        .unwrap_or(key_variable);
+    let key = std::env::var(key_variable)
+        .ok()
+        .filter(|key| !key.trim().is_empty())
+        .with_context(|| {
+            format!(
+                "--provider {}: no API key: set {key_variable} (or name the variable holding \
+                 it with `api_key_env` under [providers.{}] in panewise.toml); `--provider \
+                 mock` runs offline",
+                setup.provider.as_str(),
+                setup.provider.as_str()
+            )
+        })?;
+    let base_url = settings
+        .and_then(|settings| settings.base_url.clone())
+        .or_else(|| {
+            std::env::var(url_variable)
+                .ok()
+                .filter(|url| !url.trim().is_empty())
+        })
+        .unwrap_or_else(|| api.default_base_url().to_owned());
+    HttpModelClient::new(ApiConfig::new(api, base_url, ApiKey::new(key)))
+        .map_err(|error| anyhow::anyhow!("--provider {}: {error}", setup.provider.as_str()))
+}
+
+/// A fresh directory for the mock's tools to run in.
+fn mock_work_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!(
+        "panewise-mock-{}-{}",
+        std::process::id(),
+        panewise_host::clock::now_ms()
+    ));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Runs the own loop.
+pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
+    let mock = setup.provider == ProviderName::Mock;
+    let mock_url = mock
+        .then(|| setup.config.providers.get(&ProviderName::Mock))
+        .flatten()
+        .and_then(|settings| settings.base_url.clone());
+    let cwd = match &args.cwd {
+        Some(cwd) => cwd.clone(),
+        None if mock => mock_work_dir()?,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let cwd =
+        std::fs::canonicalize(&cwd).with_context(|| format!("cannot read {}", cwd.display()))?;
+    let approval = args.approval.or(setup.config.approval).unwrap_or(if mock {
+        ApprovalMode::FullAccess
+    } else {
+        ApprovalMode::Ask
+    });
+    let strategy = match &args.window {
+        Some(path) => crate::window_cmd::read_config(path)
+            .with_context(|| format!("--window {}", path.display()))?,
+        None => match &setup.config.window {
+            Some(window) => window.clone(),
+            None => StrategyConfig::from_json(DEFAULT_WINDOW)?,
+        },
+    };
+    let model = args
+        .model
+        .clone()
+        .or_else(|| setup.config.model.clone())
+        .unwrap_or_else(|| default_model(setup.provider).to_owned());
+    let real = if mock {
+        None
+    } else {
+        Some(real_client(&setup)?)
+    };
+    let log = match &args.log {
+        Some(log) => log.clone(),
+        None => super::default_log_path()?,
+    };
+    let mut config = LoopConfig::new(setup.provider.as_str(), model, cwd, strategy, log.clone());
+    config.approval = approval;
+    config.prompts = args.prompts.clone();
+    if let Some(limit) = args.max_iterations {
+        config.max_iterations = limit.max(1);
+    }
+    let interactive = args.prompts.is_empty();
+    let terminal = std::io::stdin().is_terminal();
+    if interactive && terminal && !args.json {
+        eprintln!(
+            "panewise run: {} in {}; type a prompt and press Enter (Ctrl-D ends the session)",
+            setup.provider.as_str(),
+            config.cwd.display()
+        );
+    }
+    let user = UserInput {
+        lines: (interactive || terminal).then(super::stdin_lines),
+        prompts: interactive,
+        ask: terminal,
+    };
+    let mut view = TerminalView::new(
+        args.json,
+        !args.json && std::io::stderr().is_terminal(),
+        interactive && terminal,
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    let strategy_name = config.strategy.strategy_name();
+    let cwd = config.cwd.clone();
+    let outcome = runtime.block_on(async {
+        let mut server: Option<RunningServer> = None;
+        let client: Arc<dyn ModelClient> = match real {
+            Some(client) => Arc::new(client),
+            None => {
+                let base_url = match mock_url {
+                    Some(url) => url,
+                    None => {
+                        let started = MockServer::start(MockConfig::default())
+                            .await
+                            .context("cannot start the in-process mock server")?;
+                        let url = started.base_url();
+                        server = Some(started);
+                        url
+                    }
+                };
+                let api = ApiConfig::new(ApiKind::Anthropic, base_url, ApiKey::new("mock"));
+                Arc::new(HttpModelClient::new(api).map_err(|error| anyhow::anyhow!("{error}"))?)
+            }
+        };
+        let outcome = run_loop(config, client, user, &mut view).await;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
+        anyhow::Ok(outcome?)
+    });
+    // The stdin thread may still wait for a line; it must not hold the process open.
+    runtime.shutdown_background();
+    let outcome = outcome?;
+    view.end_line();
+    view.clear_status();
+    let code = super::exit_code(&outcome.state);
+    view.session_ended(&outcome.state, code, &log);
+    report(&outcome, strategy_name, &cwd, &log, mock);
+    Ok(ExitCode::from(code))
+}
+
+/// What the person is told at the end: the tools, the window's decisions, the files.
+fn report(outcome: &LoopOutcome, strategy: &str, cwd: &Path, log: &Path, mock: bool) {
+    let ran = outcome.tool_runs.iter().filter(|run| run.ran).count();
+    eprintln!(
+        "panewise run: tools: {ran} ran, {} refused, in {}",
+        outcome.tool_runs.len().saturating_sub(ran),
+        cwd.display()
+    );
+    eprintln!(
+        "panewise run: window: {strategy}, {} visit(s), {} engaged{}",
+        outcome.visits,
+        outcome.records.len(),
+        if outcome.records.is_empty() {
+            " (nothing was removed)"
+        } else {
+            ":"
+        }
+    );
+    let lines = Ledger::read(&ledger_path(log))
+        .map(|ledger| ledger.visit_lines())
+        .unwrap_or_default();
+    for line in lines {
+        eprintln!("  {line}");
+    }
+    eprintln!("panewise run: session log: {}", log.display());
+    eprintln!(
+        "panewise run: window ledger: {}",
+        ledger_path(log).display()
+    );
+    if mock {
+        eprintln!(
+            "panewise run: that was the offline mock model; for a real one pass --provider \
+             anthropic with ANTHROPIC_API_KEY set (or openai / OPENAI_API_KEY, gemini / \
+             GEMINI_API_KEY), or set provider = \"anthropic\" in panewise.toml"
+        );
+    }
+}

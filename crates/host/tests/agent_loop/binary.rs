@@ -1,0 +1,214 @@
+//! The `panewise run` binary on panewise's own loop: offline by default on a fresh machine,
+//! the strategy swapped by editing `panewise.toml` alone, a missing key refused at start.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A fresh machine: empty HOME and XDG directories, no API keys, a project directory that is
+/// a repository of its own (so no `panewise.toml` above it is read).
+struct Machine {
+    dir: tempfile::TempDir,
+}
+
+impl Machine {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["home", "data", "config", "project/.git"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        Self { dir }
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_panewise"));
+        command
+            .args(args)
+            .current_dir(self.path("project"))
+            .env("HOME", self.path("home"))
+            .env("XDG_DATA_HOME", self.path("data"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .stdin(Stdio::null());
+        for variable in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "GEMINI_API_KEY",
+            "GOOGLE_GEMINI_BASE_URL",
+            "PANEWISE_LOG",
+        ] {
+            command.env_remove(variable);
+        }
+        command.output().unwrap()
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The path printed after `label` on stderr.
+fn printed_path(output: &Output, label: &str) -> PathBuf {
+    let text = stderr(output);
+    let line = text
+        .lines()
+        .find_map(|line| line.strip_prefix(label))
+        .unwrap_or_else(|| panic!("no `{label}` in {text}"));
+    PathBuf::from(line.trim())
+}
+
+#[test]
+fn run_with_no_provider_completes_offline_runs_the_shell_tool_and_names_its_files() {
+    let machine = Machine::new();
+    let output = machine.run(&["run", "say hello"]);
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("ran shell `echo hello` (exit 0)"), "{err}");
+    assert!(err.contains("window: token-budget"), "{err}");
+    assert!(err.contains("--provider anthropic"), "{err}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("The command printed `hello`. Done."),
+        "{stdout}"
+    );
+    let log = printed_path(&output, "panewise run: session log: ");
+    let ledger = printed_path(&output, "panewise run: window ledger: ");
+    assert!(log.starts_with(machine.path("data")), "{}", log.display());
+    assert!(log.is_file() && ledger.is_file());
+    // The recorded session replays, and replay shows the window's visits from the ledger.
+    let replayed = machine.run(&["replay", log.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&replayed.stdout);
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert!(shown.contains("2 visit(s), 0 engaged"), "{shown}");
+    assert!(
+        shown.contains("iteration 1: token-budget did not engage"),
+        "{shown}"
+    );
+    // `panewise window` takes the recorded session as its conversation.
+    std::fs::write(
+        machine.path("sliding.json"),
+        r#"{"strategy":"sliding-window","keepRecentTurns":1}"#,
+    )
+    .unwrap();
+    let windowed = machine.run(&[
+        "window",
+        "--config",
+        machine.path("sliding.json").to_str().unwrap(),
+        log.to_str().unwrap(),
+    ]);
+    let shown = String::from_utf8_lossy(&windowed.stdout);
+    assert!(windowed.status.success(), "{}", stderr(&windowed));
+    assert!(shown.contains("messages    4 -> 4"), "{shown}");
+    assert!(shown.contains("last-tool-result: turn 1"), "{shown}");
+}
+
+fn run_with_toml(machine: &Machine, toml: &str, log: &Path) -> String {
+    std::fs::write(machine.path("project/panewise.toml"), toml).unwrap();
+    let output = machine.run(&["run", "--log", log.to_str().unwrap(), "say hello"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let ledger = printed_path(&output, "panewise run: window ledger: ");
+    std::fs::read_to_string(ledger).unwrap()
+}
+
+#[test]
+fn editing_panewise_toml_alone_swaps_the_strategy_the_ledger_names() {
+    let machine = Machine::new();
+    let first = run_with_toml(
+        &machine,
+        "[window]\nstrategy = \"sliding-window\"\nkeepRecentTurns = 1\n",
+        &machine.path("first.jsonl"),
+    );
+    let second = run_with_toml(
+        &machine,
+        "[window]\nstrategy = \"observation-masking\"\nkeepRecentObservations = 1\n",
+        &machine.path("second.jsonl"),
+    );
+    assert!(first.contains("\"strategy\":\"sliding-window\""), "{first}");
+    assert!(!first.contains("observation-masking"), "{first}");
+    assert!(
+        second.contains("\"strategy\":\"observation-masking\""),
+        "{second}"
+    );
+    assert!(!second.contains("sliding-window"), "{second}");
+}
+
+#[test]
+fn a_real_provider_without_its_key_fails_at_start_and_names_the_variable() {
+    let machine = Machine::new();
+    let output = machine.run(&["run", "--provider", "anthropic", "say hello"]);
+    let err = stderr(&output);
+    assert!(!output.status.success());
+    assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+    assert!(err.contains("api_key_env"), "{err}");
+    let sessions = machine.path("data/panewise/sessions");
+    assert!(
+        !sessions.exists() || std::fs::read_dir(&sessions).unwrap().next().is_none(),
+        "nothing was recorded"
+    );
+}
+
+/// R95, R98: Ctrl-C stops the turn: the call's token is cancelled, the running `shell`'s
+/// process group is killed, the call still gets a result (so no later request holds an
+/// orphan), and the turn ends interrupted (exit code 20), not failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_the_running_tool_and_ends_the_turn_interrupted() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+
+    let server = crate::start(panewise_mock_server::Scenario::SlowTool).await;
+    let machine = Machine::new();
+    std::fs::write(
+        machine.path("project/panewise.toml"),
+        format!("[providers.mock]\nbase_url = \"{}\"\n", server.base_url()),
+    )
+    .unwrap();
+    let log = machine.path("slow.jsonl");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_panewise"));
+    command
+        .args(["run", "--log", log.to_str().unwrap(), "wait for it"])
+        .current_dir(machine.path("project"))
+        .env("HOME", machine.path("home"))
+        .env("XDG_DATA_HOME", machine.path("data"))
+        .env("XDG_CONFIG_HOME", machine.path("config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = command.spawn().unwrap();
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    let ledger = panewise_host::agent_loop::ledger::ledger_path(&log);
+    // Wait until the slow command is running: its call is in the ledger.
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&ledger)
+        .unwrap_or_default()
+        .contains("tail -f /dev/null")
+    {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the slow tool never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    kill(pid, Signal::SIGINT).unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    server.shutdown().await;
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(20), "{err}");
+    assert!(
+        started.elapsed().as_secs() < 25,
+        "the 30 s command was not stopped"
+    );
+    let written = std::fs::read_to_string(&ledger).unwrap();
+    assert!(
+        written.contains("interrupted by the person before it finished"),
+        "{written}"
+    );
+    crate::assert_replays(&log);
+}
