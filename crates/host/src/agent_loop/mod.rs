@@ -771,7 +771,13 @@ impl Looper {
     }
 
     /// Starts a call the policy or the person allowed; the pane sees the tool start.
-    fn start_tool(&mut self, id: String, name: String, parsed: ToolCall) -> Vec<Msg> {
+    fn start_tool(
+        &mut self,
+        id: String,
+        name: String,
+        parsed: ToolCall,
+        view: &mut dyn View,
+    ) -> Vec<Msg> {
         let summary = parsed.summary();
         let context = self.tools.clone();
         let future: ToolFuture =
@@ -781,6 +787,7 @@ impl Looper {
             call_id: id.clone(),
             arg: Some(summary.clone()),
         };
+        view.agent_event(&event);
         let mut msgs = Vec::new();
         self.mapper.map(&event, self.clock.now_ms(), &mut msgs);
         self.running = Some(Running {
@@ -863,7 +870,7 @@ impl Looper {
         };
         match decide(self.config.approval, &parsed, &self.tools.cwd) {
             Decision::Run => {
-                let msgs = self.start_tool(call.id, call.name, parsed);
+                let msgs = self.start_tool(call.id, call.name, parsed, view);
                 self.fold(log, msgs, view).await?;
             }
             Decision::Deny { reason } => {
@@ -950,26 +957,23 @@ impl Looper {
             ..CallInProgress::default()
         };
         self.cancel = CancellationToken::new();
-        let started = self.client.stream(&request, self.cancel.clone());
-        let event = match started {
-            Ok(stream) => {
-                self.stream = Some(stream);
-                ProviderEvent::RequestStarted
-            }
+        // The stream's own first event says the request started.
+        match self.client.stream(&request, self.cancel.clone()) {
+            Ok(stream) => self.stream = Some(stream),
             Err(error) => {
                 self.call.failed = true;
-                ProviderEvent::Failure {
+                let event = ProviderEvent::Failure {
                     failure: error.failure().cloned().unwrap_or_else(|| Failure {
                         kind: FailureKind::Unknown,
                         retryable: false,
                         message: error.to_string(),
                         http_status: None,
                     }),
-                }
+                };
+                view.agent_event(&event);
+                self.mapper.map(&event, self.clock.now_ms(), &mut msgs);
             }
-        };
-        view.agent_event(&event);
-        self.mapper.map(&event, self.clock.now_ms(), &mut msgs);
+        }
         self.fold(log, msgs, view).await
     }
 
@@ -1021,7 +1025,7 @@ impl Looper {
                     match (&call.parsed, approved) {
                         (Ok(parsed), true) => {
                             let parsed = parsed.clone();
-                            return Ok(self.start_tool(call.id, call.name, parsed));
+                            return Ok(self.start_tool(call.id, call.name, parsed, view));
                         }
                         _ => {
                             let reason = self.denial.take().unwrap_or_else(|| {
