@@ -765,6 +765,17 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
     check_header(&session, case.stream_format(), version, &work)?;
     check_capture(panewise, dir, case)?;
     let state = replay(panewise, &session)?;
+    if case.stream_format() == "codex-app-server" && case.exit == 0 {
+        // The context meter shows the window Codex itself reported (`modelContextWindow`).
+        ensure!(
+            state["context"]["window_source"] == "reported"
+                && state["context"]["window"]
+                    .as_u64()
+                    .is_some_and(|window| window > 0),
+            "Codex's context meter: {}",
+            state["context"]
+        );
+    }
     match case.drive {
         Drive::Interrupt => {
             ensure!(
