@@ -94,9 +94,13 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
         .timeout_ms
         .map_or(limits.shell_timeout, Duration::from_millis)
         .min(limits.max_shell_timeout);
+    // One pipe for both streams, so their order is the order they were written: two pipes read
+    // side by side would interleave by scheduling luck. `exec 2>&1` runs before the command is
+    // parsed, so even its syntax errors come through stdout.
+    let script = format!("exec 2>&1\n{}", args.command);
     let mut child = match Command::new("sh")
         .arg("-c")
-        .arg(&args.command)
+        .arg(&script)
         .current_dir(&context.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
