@@ -505,7 +505,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             programs.push((cli, program, version));
         }
     }
-    super::cargo(&["build", "-p", "panewise-host"], &[])?;
+    super::cargo(&["build", "-p", "panewise-cli"], &[])?;
     let panewise = root.join("target/debug/panewise");
     for case in &cases {
         let (program, version) = programs

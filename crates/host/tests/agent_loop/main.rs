@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod approval;
-mod binary;
+
 mod pairing;
 mod round_trip;
 mod strategies;

@@ -4,6 +4,7 @@
 mod decode;
 mod mock_server;
 mod replay;
+mod run_own_loop;
 mod window;
 
 use std::path::PathBuf;
@@ -23,4 +24,27 @@ pub fn workspace_path(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(relative)
+}
+
+/// Starts the workspace mock server with `scenario` on 127.0.0.1.
+pub(crate) async fn start(
+    scenario: panewise_mock_server::Scenario,
+) -> panewise_mock_server::RunningServer {
+    panewise_mock_server::MockServer::start(panewise_mock_server::MockConfig {
+        scenario,
+        ..panewise_mock_server::MockConfig::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// Asserts that a session log folds and matches its checkpoints.
+pub(crate) fn assert_replays(log: &std::path::Path) {
+    let bytes = std::fs::read(log).unwrap();
+    let parsed = panewise_pane_state::parse_log_bytes(&bytes).unwrap();
+    assert!(
+        parsed.fold_checked().is_ok(),
+        "{} does not replay",
+        log.display()
+    );
 }

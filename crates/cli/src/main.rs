@@ -7,8 +7,9 @@ mod mock_server_cmd;
 mod replay;
 mod run;
 mod sessions_cmd;
-use panewise_host::summarize;
+
 mod window_cmd;
+use panewise_host::summarize;
 
 use std::process::ExitCode;
 
