@@ -18,8 +18,8 @@ use clap::ValueEnum;
 use panewise_window::config::describe_value;
 use panewise_window::{StrategyConfig, WindowError};
 
+use crate::approval::ApprovalMode;
 use crate::error::ConfigError;
-use crate::runner::ApprovalMode;
 
 /// The configuration file's name, in a project directory and in the user config directory.
 pub const FILE_NAME: &str = "panewise.toml";

@@ -27,21 +27,35 @@ fn install_hint(npm_package: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
-/// A supervised session could not go on.
+/// Why a session stopped before its end.
 #[derive(Debug, thiserror::Error)]
-pub enum RunnerError {
-    /// The agent could not be started.
+pub enum SessionError {
+    /// The agent CLI could not be started.
     #[error(transparent)]
     Agent(#[from] AgentError),
-    /// The session log could not be written: the session stopped and the agent with it.
+    /// The session log cannot be written: the session was stopped.
     #[error("cannot write the session log {}: {source}; the session was stopped and the agent interrupted", path.display())]
     Log {
         /// The log.
         path: std::path::PathBuf,
-        /// Why.
+        /// What the write said.
         source: std::io::Error,
     },
-    /// Writing to the agent, or waiting for it, failed.
+    /// The window ledger cannot be written: the session was stopped.
+    #[error("cannot write the window ledger {}: {source}; the session was stopped", path.display())]
+    Ledger {
+        /// The ledger.
+        path: std::path::PathBuf,
+        /// What the write said.
+        source: std::io::Error,
+    },
+    /// The window stage refused the conversation.
+    #[error("window stage: {0}")]
+    Window(#[from] panewise_window::WindowError),
+    /// A request would have carried an orphan tool call or result.
+    #[error("refused to send a request: {0}")]
+    Pairing(#[from] PairingError),
+    /// Talking to the agent failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -130,31 +144,4 @@ pub enum PairingError {
         /// The position of the second call.
         index: usize,
     },
-}
-
-/// panewise's own agent loop could not go on.
-#[derive(Debug, thiserror::Error)]
-pub enum LoopError {
-    /// The session log could not be written: the loop stopped.
-    #[error("cannot write the session log {}: {source}; the session was stopped", path.display())]
-    Log {
-        /// The log.
-        path: std::path::PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The window ledger could not be written: the loop stopped.
-    #[error("cannot write the window ledger {}: {source}; the session was stopped", path.display())]
-    Ledger {
-        /// The ledger.
-        path: std::path::PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The window stage could not be built or visited.
-    #[error("window stage: {0}")]
-    Window(#[from] panewise_window::WindowError),
-    /// A request would have carried an orphan tool call or result.
-    #[error("refused to send a request: {0}")]
-    Pairing(#[from] PairingError),
 }

@@ -27,11 +27,11 @@ use crate::state::{DisconnectReason, TurnOutcome, WaitingReason, WorkingKind};
 
 /// One command returned by [`crate::update`].
 ///
-/// Non-exhaustive: a runner matches the commands it runs and must decide what to do with a
-/// kind added later (R79 keeps the reducer's own matches exhaustive).
+/// Exhaustive on purpose: the session engine matches every command with no wildcard arm, so a
+/// command added here does not compile until the engine gives it an effect (R79 keeps the
+/// reducer's own matches exhaustive).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum Cmd {
     /// Arm a timer that sends [`DeadlineKind::elapsed`]`(turn, deadline_ms)` at `deadline_ms`
     /// (R27). A deadline already armed for the same `(turn, kind)` is replaced.
@@ -361,7 +361,6 @@ pub enum Event {
 /// A deadline the reducer arms (R24, R27).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum DeadlineKind {
     /// A submitted turn must show activity in time, or it ends as errored (R35).
     Submit,

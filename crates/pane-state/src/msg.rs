@@ -18,11 +18,10 @@ use crate::state::{ContextInvalidation, WaitingReason};
 /// One thing that happened to the pane. See each variant for the rules (R-numbers refer to the
 /// pane-state behaviour catalog) it follows.
 ///
-/// Non-exhaustive: code outside this crate that matches messages must handle kinds added later;
-/// [`Msg::kind`] gives a closed [`MsgKind`] to match on instead.
+/// Exhaustive on purpose: the workspace's own hosts match every message, so a kind added here
+/// does not compile until each of them decides what to do with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum Msg {
     /// History load began. Always a no-op (R75).
     InitStart,

@@ -18,9 +18,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panewise_host::runner::{
-    run_session, ApprovalMode, Channel, RpcLaunch, SessionConfig, UserInput,
-};
+use panewise_host::approval::ApprovalMode;
+use panewise_host::backend::cli::{Channel, CliAgent, CliLaunch, RpcLaunch};
+use panewise_host::backend::{Backend, BackendOutcome};
+use panewise_host::session::lines::{self, Signal, UserInput, UserLines};
+use panewise_host::session::{log_header, Session, SessionOutcome, SessionSpec};
 use panewise_pane_state::{FailureKind, State, TurnOutcome, TurnPhase};
 use panewise_providers::claude_control::ClaudeLaunch;
 use panewise_providers::codex_appserver::ThreadOptions;
@@ -361,18 +363,14 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             cwd.display()
         );
     }
-    let config = SessionConfig {
-        program,
-        channel,
-        cwd,
-        env: Vec::new(),
-        prompts: args.prompts,
-        approval,
-        log: log.clone(),
-        resume: resumed.as_ref().map(|r| r.agent_session_id.clone()),
+    let header = panewise_pane_state::log::LogHeader {
         resumed_from: resumed.as_ref().map(|r| r.log.display().to_string()),
-        cli_version,
-        capture: args.capture,
+        ..log_header(
+            channel.provider().as_str(),
+            channel.model(),
+            &cwd,
+            cli_version,
+        )
     };
     // The person's lines: prompts when none were given, answers to approval questions on a
     // terminal. Without either, nobody is asked, and `ask` denies.
@@ -381,12 +379,31 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         prompts: interactive,
         ask: terminal,
     };
+    let spec = SessionSpec {
+        prompts: args.prompts,
+        approval,
+        can_ask: terminal,
+        stay_open: interactive,
+        ..SessionSpec::new(header, log.clone(), cwd.clone())
+    };
+    let backend = CliAgent::new(CliLaunch {
+        program,
+        channel,
+        cwd,
+        env: Vec::new(),
+        resume: resumed.as_ref().map(|r| r.agent_session_id.clone()),
+        capture: args.capture,
+        launcher: Default::default(),
+    })?;
     let mut view = TerminalView::new(
         args.json,
         !args.json && std::io::stderr().is_terminal(),
         interactive && terminal,
     );
-    let outcome = runtime.block_on(run_session(config, user, &mut view));
+    let outcome = runtime.block_on(async {
+        let (session, handle) = Session::new(spec, Backend::Cli(Box::new(backend)))?;
+        drive_on_terminal(session, handle, user, &mut view).await
+    });
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
     let outcome = outcome?;
@@ -395,11 +412,13 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let code = exit_code(&outcome.state);
     view.session_ended(&outcome.state, code, &log);
     eprintln!("panewise run: session log: {}", log.display());
-    if !outcome.stderr_tail.trim().is_empty() && outcome.state.failure.is_some() {
-        eprintln!(
-            "panewise run: the agent's stderr ended with:\n{}",
-            outcome.stderr_tail.trim_end()
-        );
+    if let BackendOutcome::Cli(cli) = &outcome.backend {
+        if !cli.stderr_tail.trim().is_empty() && outcome.state.failure.is_some() {
+            eprintln!(
+                "panewise run: the agent's stderr ended with:\n{}",
+                cli.stderr_tail.trim_end()
+            );
+        }
     }
     Ok(ExitCode::from(code))
 }
@@ -458,7 +477,7 @@ fn gemini_acp_args(approval: ApprovalMode, log: &Path) -> anyhow::Result<Vec<Str
 }
 
 /// The lines of stdin, read on a thread of their own (a blocking read must not stall the loop).
-fn stdin_lines() -> panewise_host::runner::UserLines {
+fn stdin_lines() -> UserLines {
     let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
@@ -469,6 +488,49 @@ fn stdin_lines() -> panewise_host::runner::UserLines {
         }
     });
     lines
+}
+
+/// Runs a session on this terminal: stdin's lines, Ctrl-C, and SIGTERM or SIGHUP, which end
+/// the session as a second Ctrl-C does.
+pub(crate) async fn drive_on_terminal(
+    session: Session,
+    handle: panewise_host::session::SessionHandle,
+    user: UserInput,
+    view: &mut TerminalView,
+) -> Result<SessionOutcome, panewise_host::error::SessionError> {
+    lines::drive(session, handle, user, Some(terminal_signals()), view).await
+}
+
+/// Ctrl-C, SIGTERM and SIGHUP as the line front end's signals, read on a task of their own.
+fn terminal_signals() -> tokio::sync::mpsc::UnboundedReceiver<Signal> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (sender, signals) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut terminate = signal(SignalKind::terminate()).ok();
+        let mut hangup = signal(SignalKind::hangup()).ok();
+        loop {
+            let next = tokio::select! {
+                interrupted = tokio::signal::ctrl_c() => match interrupted {
+                    Ok(()) => Signal::Interrupt,
+                    // No SIGINT handler could be installed: Ctrl-C keeps its default.
+                    Err(_) => std::future::pending().await,
+                },
+                Some(()) = recv_signal(terminate.as_mut()) => Signal::Terminate,
+                Some(()) = recv_signal(hangup.as_mut()) => Signal::Terminate,
+            };
+            if sender.send(next).is_err() {
+                return;
+            }
+        }
+    });
+    signals
+}
+
+async fn recv_signal(signal: Option<&mut tokio::signal::unix::Signal>) -> Option<()> {
+    match signal {
+        Some(signal) => signal.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// `<sessions dir>/<started ms>.jsonl`: the session's id is its start time.

@@ -17,9 +17,12 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use panewise_host::agent_loop::ledger::{ledger_path, Ledger};
-use panewise_host::agent_loop::{run_loop, LoopConfig, LoopOutcome};
+use panewise_host::approval::ApprovalMode;
+use panewise_host::backend::model::{LoopConfig, ModelAgent, ModelOutcome};
+use panewise_host::backend::{Backend, BackendOutcome};
 use panewise_host::config::{Config, ProviderName};
-use panewise_host::runner::{ApprovalMode, UserInput};
+use panewise_host::session::lines::UserInput;
+use panewise_host::session::{log_header, Session, SessionSpec};
 use panewise_mock_server::{MockConfig, MockServer, RunningServer};
 use panewise_providers::transport::{ApiConfig, HttpModelClient, ModelClient};
 use panewise_providers::{ApiKey, ApiKind};
@@ -188,7 +191,6 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     };
     let mut config = LoopConfig::new(setup.provider.as_str(), model, cwd, strategy, log.clone());
     config.approval = approval;
-    config.prompts = args.prompts.clone();
     if let Some(limit) = args.max_iterations {
         config.max_iterations = limit.max(1);
     }
@@ -237,7 +239,25 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
                 Arc::new(HttpModelClient::new(api).map_err(|error| anyhow::anyhow!("{error}"))?)
             }
         };
-        let outcome = run_loop(config, client, user, &mut view).await;
+        let header = log_header(
+            &config.provider,
+            Some(config.model.clone()),
+            &config.cwd,
+            None,
+        );
+        let spec = SessionSpec {
+            prompts: args.prompts.clone(),
+            approval,
+            can_ask: terminal,
+            stay_open: interactive,
+            ..SessionSpec::new(header, config.log.clone(), config.cwd.clone())
+        };
+        let outcome = async {
+            let backend = ModelAgent::new(config, client)?;
+            let (session, handle) = Session::new(spec, Backend::Model(Box::new(backend)))?;
+            super::drive_on_terminal(session, handle, user, &mut view).await
+        }
+        .await;
         if let Some(server) = server {
             server.shutdown().await;
         }
@@ -246,16 +266,19 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
     let outcome = outcome?;
+    let BackendOutcome::Model(model) = &outcome.backend else {
+        anyhow::bail!("the own loop's session ended without the loop's outcome");
+    };
     view.end_line();
     view.clear_status();
     let code = super::exit_code(&outcome.state);
     view.session_ended(&outcome.state, code, &log);
-    report(&outcome, strategy_name, &cwd, &log, mock);
+    report(model, strategy_name, &cwd, &log, mock);
     Ok(ExitCode::from(code))
 }
 
 /// What the person is told at the end: the tools, the window's decisions, the files.
-fn report(outcome: &LoopOutcome, strategy: &str, cwd: &Path, log: &Path, mock: bool) {
+fn report(outcome: &ModelOutcome, strategy: &str, cwd: &Path, log: &Path, mock: bool) {
     let ran = outcome.tool_runs.iter().filter(|run| run.ran).count();
     eprintln!(
         "panewise run: tools: {ran} ran, {} refused, in {}",

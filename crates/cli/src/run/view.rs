@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use panewise_host::runner::View;
+use panewise_host::session::lines::View;
 use panewise_pane_state::{State, TurnPhase, WindowSource};
 use panewise_providers::{CostSource, ProviderEvent};
 use serde_json::Value;

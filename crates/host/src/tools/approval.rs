@@ -20,7 +20,7 @@
 use std::path::Path;
 
 use super::{paths, ToolCall, ToolName};
-use crate::runner::ApprovalMode;
+use crate::approval::ApprovalMode;
 
 /// What the policy decided for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,8 @@
 //! working directory and asks (here: denies, no terminal) for one outside it. Every denial
 //! goes back to the model as the call's error result, and the turn goes on.
 
-use panewise_host::runner::{ApprovalMode, UserInput};
+use panewise_host::approval::ApprovalMode;
+use panewise_host::session::lines::UserInput;
 use panewise_mock_server::{Scenario, WRITTEN_CONTENT, WRITTEN_FILE};
 use panewise_providers::ApiKind;
 

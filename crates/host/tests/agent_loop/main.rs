@@ -12,8 +12,11 @@ mod strategies;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use panewise_host::agent_loop::{run_loop, LoopConfig, LoopOutcome};
-use panewise_host::runner::{ApprovalMode, UserInput, View};
+use panewise_host::approval::ApprovalMode;
+use panewise_host::backend::model::{LoopConfig, ModelAgent, ToolRun};
+use panewise_host::backend::{Backend, BackendOutcome};
+use panewise_host::session::lines::{drive, UserInput, View};
+use panewise_host::session::{log_header, Session, SessionSpec};
 use panewise_mock_server::{LoggedRequest, MockConfig, MockServer, RunningServer, Scenario};
 use panewise_pane_state::State;
 use panewise_providers::transport::{ApiConfig, HttpModelClient};
@@ -55,6 +58,48 @@ pub(crate) struct Run {
     pub(crate) log: PathBuf,
     pub(crate) cwd: PathBuf,
     _dir: tempfile::TempDir,
+}
+
+/// How a run of the loop ended: the session's state and what the loop did.
+#[derive(Debug)]
+pub(crate) struct LoopOutcome {
+    pub(crate) state: State,
+    pub(crate) records: Vec<panewise_window::WindowRecord>,
+    pub(crate) tool_runs: Vec<ToolRun>,
+}
+
+/// Runs the loop through the session engine, driven by `user`'s lines, to its end.
+pub(crate) async fn run_loop(
+    config: LoopConfig,
+    prompts: Vec<String>,
+    client: Arc<dyn panewise_providers::transport::ModelClient>,
+    user: UserInput,
+    view: &mut dyn View,
+) -> Result<LoopOutcome, panewise_host::error::SessionError> {
+    let header = log_header(
+        &config.provider,
+        Some(config.model.clone()),
+        &config.cwd,
+        None,
+    );
+    let spec = SessionSpec {
+        prompts,
+        approval: config.approval,
+        can_ask: user.ask,
+        stay_open: user.prompts,
+        ..SessionSpec::new(header, config.log.clone(), config.cwd.clone())
+    };
+    let backend = ModelAgent::new(config, client)?;
+    let (session, handle) = Session::new(spec, Backend::Model(Box::new(backend)))?;
+    let outcome = drive(session, handle, user, None, view).await?;
+    let BackendOutcome::Model(model) = outcome.backend else {
+        panic!("the own loop ends with the loop's outcome");
+    };
+    Ok(LoopOutcome {
+        state: outcome.state,
+        records: model.records,
+        tool_runs: model.tool_runs,
+    })
 }
 
 /// What a run is given beyond the defaults.
@@ -112,7 +157,6 @@ pub(crate) async fn run(setup: Setup) -> Run {
         log.clone(),
     );
     config.approval = setup.approval;
-    config.prompts = setup.prompts;
     config.max_iterations = setup.max_iterations;
     if let Some(stated) = &setup.stated_cwd {
         config.system = Some(format!("Working directory: {}", stated.display()));
@@ -120,7 +164,7 @@ pub(crate) async fn run(setup: Setup) -> Run {
     let api = ApiConfig::new(setup.api, server.base_url(), ApiKey::new("test-key"));
     let client = Arc::new(HttpModelClient::new(api).unwrap());
     let mut view = setup.view;
-    let outcome = run_loop(config, client, setup.user, &mut view)
+    let outcome = run_loop(config, setup.prompts, client, setup.user, &mut view)
         .await
         .unwrap();
     let requests = server.log();

@@ -1,6 +1,6 @@
 //! The approval policy of the own tools: every mode × tool × where the target lies.
 
-use panewise_host::runner::ApprovalMode;
+use panewise_host::approval::ApprovalMode;
 use panewise_host::tools::approval::{decide, Decision};
 use panewise_host::tools::{ToolCall, ToolName};
 use serde_json::json;

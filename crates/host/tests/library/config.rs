@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use panewise_host::approval::ApprovalMode;
 use panewise_host::config::{
     project_file, user_file, Config, ConfigOverrides, ProviderName, ProviderSettings,
 };
-use panewise_host::runner::ApprovalMode;
 use panewise_window::{PinConfig, StrategyConfig};
 
 use crate::write;

@@ -2,14 +2,20 @@
 //! supervised CLI can have ends in a clear, classified failure and a log that replays, never a
 //! hang or a panic.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use panewise_host::error::{AgentError, RunnerError};
-use panewise_host::runner::{
-    log_header, run_session, run_session_on, ApprovalMode, Channel, SessionConfig, SessionOutcome,
-    UserInput, View,
-};
+mod scripted;
+
+use panewise_host::agent::AgentExit;
+use panewise_host::approval::ApprovalMode;
+use panewise_host::backend::cli::{Channel, CliAgent, CliLaunch};
+use panewise_host::backend::{Backend, BackendOutcome};
+use panewise_host::error::{AgentError, SessionError as RunnerError};
+use panewise_host::session::lines::{drive, UserInput, View};
+use panewise_host::session::{Session, SessionSpec};
 use panewise_host::session_log::SessionLogFile;
 use panewise_pane_state::{parse_log_bytes, FailureKind, State, TurnOutcome, TurnPhase};
 use panewise_providers::claude_control::ClaudeLaunch;
@@ -46,6 +52,92 @@ impl View for Recording {
     }
 }
 
+/// What one supervised session needs, as these tests give it.
+struct SessionConfig {
+    program: String,
+    channel: Channel,
+    cwd: PathBuf,
+    prompts: Vec<String>,
+    approval: ApprovalMode,
+    log: PathBuf,
+}
+
+/// How a session ended, with its CLI's last exit.
+#[derive(Debug)]
+struct SessionOutcome {
+    state: State,
+    exit: Option<AgentExit>,
+    stderr_tail: String,
+}
+
+fn log_header(config: &SessionConfig) -> panewise_pane_state::log::LogHeader {
+    panewise_host::session::log_header(
+        config.channel.provider().as_str(),
+        config.channel.model(),
+        &config.cwd,
+        None,
+    )
+}
+
+fn parts(config: SessionConfig, user: &UserInput) -> (SessionSpec, Backend) {
+    let spec = SessionSpec {
+        prompts: config.prompts.clone(),
+        approval: config.approval,
+        can_ask: user.ask,
+        stay_open: user.prompts,
+        ..SessionSpec::new(log_header(&config), config.log.clone(), config.cwd.clone())
+    };
+    let backend = CliAgent::new(CliLaunch {
+        program: config.program,
+        channel: config.channel,
+        cwd: config.cwd,
+        env: Vec::new(),
+        resume: None,
+        capture: None,
+        launcher: Default::default(),
+    })
+    .unwrap();
+    (spec, Backend::Cli(Box::new(backend)))
+}
+
+fn outcome_of(outcome: panewise_host::session::SessionOutcome) -> SessionOutcome {
+    let BackendOutcome::Cli(cli) = outcome.backend else {
+        panic!("a CLI session ends with the CLI's outcome");
+    };
+    SessionOutcome {
+        state: outcome.state,
+        exit: cli.exit,
+        stderr_tail: cli.stderr_tail,
+    }
+}
+
+/// Runs one session to its end through the engine and the line front end.
+async fn run_session(
+    config: SessionConfig,
+    user: UserInput,
+    view: &mut dyn View,
+) -> Result<SessionOutcome, RunnerError> {
+    let (spec, backend) = parts(config, &user);
+    let (session, handle) = Session::new(spec, backend)?;
+    drive(session, handle, user, None, view)
+        .await
+        .map(outcome_of)
+}
+
+/// [`run_session`] recording into `log`.
+async fn run_session_on(
+    config: SessionConfig,
+    log: SessionLogFile,
+    user: UserInput,
+    view: &mut dyn View,
+) -> Result<SessionOutcome, RunnerError> {
+    let (spec, backend) = parts(config, &user);
+    let (session, handle) = Session::with_log(spec, backend, log);
+    drive(session, handle, user, None, view)
+        .await
+        .map(outcome_of)
+}
+
 struct Scratch {
     dir: PathBuf,
 }
@@ -73,14 +165,9 @@ impl Scratch {
             program,
             channel: Channel::Claude(ClaudeLaunch::default()),
             cwd: self.dir.clone(),
-            env: Vec::new(),
             prompts: vec!["do the work".to_owned()],
             approval: ApprovalMode::ReadOnly,
             log: self.dir.join("session.jsonl"),
-            resume: None,
-            resumed_from: None,
-            cli_version: None,
-            capture: None,
         }
     }
 }

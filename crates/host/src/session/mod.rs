@@ -1,0 +1,636 @@
+//! The one session engine: every session — a supervised CLI or panewise's own model loop —
+//! runs through [`Session::run`].
+//!
+//! One loop over a closed input (an input from the [`Backend`], a [`Control`] from a front
+//! end, a deadline the reducer armed, the watchdog's tick); each input stamped with the
+//! session's clock, its messages recorded in the session log and folded by the reducer, and the
+//! returned commands run by one exhaustive `match` over `Cmd` whose arms each delegate (to the
+//! backend, the deadline table, the front ends). The approval policy ([`crate::approval`])
+//! answers the front pending approval, or asks the front ends through an [`Update::Ask`].
+//!
+//! The engine reads no terminal and no signal: front ends drive it through a
+//! [`SessionHandle`] (controls in, updates out). [`lines`] is the front end that drives a
+//! session from lines of text (the terminal of `panewise run`, and the tests).
+
+pub mod control;
+pub mod deadlines;
+pub mod handle;
+pub mod lines;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use panewise_pane_state::log::LogHeader;
+use panewise_pane_state::{Cmd, Msg, State, TurnId, WATCHDOG_TICK_MS};
+use panewise_providers::{Mapper, ModelTable};
+use tokio::sync::mpsc;
+use tokio::time::{sleep_until, Duration, Instant};
+use tracing::Instrument;
+
+use crate::approval::{decide, ApprovalMode, Decision};
+use crate::backend::{Backend, BackendInput, BackendOutcome, Produced};
+use crate::clock::{now_ms, SessionClock};
+use crate::error::SessionError;
+use crate::session_log::SessionLogFile;
+pub use control::{Answerer, Control, Update};
+use deadlines::{Deadlines, Due};
+pub use handle::SessionHandle;
+
+/// What a session is, besides its backend.
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    /// The log's header.
+    pub header: LogHeader,
+    /// Where the session log goes.
+    pub log: PathBuf,
+    /// The prompts given at the start, in order.
+    pub prompts: Vec<String>,
+    /// How permission requests are answered.
+    pub approval: ApprovalMode,
+    /// The working directory the approval policy decides against.
+    pub cwd: PathBuf,
+    /// A front end can answer questions ([`Update::Ask`]); otherwise `ask` denies and says why.
+    pub can_ask: bool,
+    /// More prompts may come through the handle: the session lasts until
+    /// [`Control::EndOfInput`]. Otherwise it ends once its prompts' turns are done.
+    pub stay_open: bool,
+}
+
+impl SessionSpec {
+    /// A spec with `header`, recording to `log`, for an agent working in `cwd`; no prompts,
+    /// `ask`, nobody to ask, ending when its turns are done.
+    pub fn new(header: LogHeader, log: PathBuf, cwd: PathBuf) -> Self {
+        SessionSpec {
+            header,
+            log,
+            prompts: Vec::new(),
+            approval: ApprovalMode::Ask,
+            cwd,
+            can_ask: false,
+            stay_open: false,
+        }
+    }
+}
+
+/// The header of a session's log: what ran, where, with which versions.
+pub fn log_header(
+    agent_id: &str,
+    model: Option<String>,
+    cwd: &Path,
+    cli_version: Option<String>,
+) -> LogHeader {
+    LogHeader {
+        agent_id: agent_id.to_owned(),
+        started_at_ms: now_ms(),
+        model,
+        cwd: Some(cwd.display().to_string()),
+        cli_version,
+        panewise_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        resumed_from: None,
+    }
+}
+
+/// How a session ended.
+#[derive(Debug)]
+pub struct SessionOutcome {
+    /// The final pane state.
+    pub state: State,
+    /// The session log.
+    pub log: PathBuf,
+    /// How the backend's side ended.
+    pub backend: BackendOutcome,
+}
+
+/// Where the engine's updates go. Front ends that went away are no error: the session goes on
+/// and its log records everything.
+#[derive(Debug, Clone)]
+pub(crate) struct Outlet {
+    updates: mpsc::UnboundedSender<Update>,
+}
+
+impl Outlet {
+    pub(crate) fn send(&self, update: Update) {
+        let _no_front_end = self.updates.send(update);
+    }
+
+    pub(crate) fn notice(&self, text: String) {
+        tracing::info!(notice = %text);
+        self.send(Update::Notice(text));
+    }
+}
+
+/// Every input the loop folds.
+#[derive(Debug)]
+enum Input {
+    Backend(BackendInput),
+    Control(Control),
+    /// Every handle is gone: nobody can prompt or answer any more.
+    ControlsClosed,
+    Deadline(Due),
+    Tick,
+}
+
+/// One session, ready to run.
+#[derive(Debug)]
+pub struct Session {
+    backend: Backend,
+    log: SessionLogFile,
+    log_path: PathBuf,
+    mapper: Mapper,
+    deadlines: Deadlines,
+    clock: SessionClock,
+    out: Outlet,
+    controls: mpsc::UnboundedReceiver<Control>,
+    controls_open: bool,
+    prompts: Vec<String>,
+    approval: ApprovalMode,
+    cwd: PathBuf,
+    can_ask: bool,
+    /// More prompts may come.
+    input_open: bool,
+    /// The approval request the front ends were asked about.
+    asking: Option<String>,
+    /// Why the front approval was denied, for the agent (and the model's tool result).
+    denial: Option<String>,
+    /// A stop was asked for: nothing queued is sent any more.
+    stopping: bool,
+    session_span: tracing::Span,
+    turn_span: tracing::Span,
+    turn_seen: Option<TurnId>,
+}
+
+impl Session {
+    /// Creates the session's log and a handle to drive it; the session runs when
+    /// [`Session::run`] is awaited (or [`SessionHandle::spawn`] spawns it).
+    pub fn new(
+        spec: SessionSpec,
+        mut backend: Backend,
+    ) -> Result<(Session, SessionHandle), SessionError> {
+        let log = SessionLogFile::create(&spec.log, &spec.header).map_err(|source| {
+            SessionError::Log {
+                path: spec.log.clone(),
+                source,
+            }
+        })?;
+        Ok(Self::on_log(
+            spec,
+            backend_with_clock(&mut backend),
+            log,
+            backend,
+        ))
+    }
+
+    /// A session recording into `log`, already created (a test's failing disk).
+    pub fn with_log(
+        spec: SessionSpec,
+        mut backend: Backend,
+        log: SessionLogFile,
+    ) -> (Session, SessionHandle) {
+        let clock = backend_with_clock(&mut backend);
+        Self::on_log(spec, clock, log, backend)
+    }
+
+    fn on_log(
+        spec: SessionSpec,
+        clock: SessionClock,
+        log: SessionLogFile,
+        backend: Backend,
+    ) -> (Session, SessionHandle) {
+        let (control_sender, controls) = mpsc::unbounded_channel();
+        let (update_sender, updates) = mpsc::unbounded_channel();
+        let provider = backend.provider();
+        let model = spec.header.model.clone();
+        let session_span = tracing::info_span!(
+            "session",
+            agent = %spec.header.agent_id,
+            log = %spec.log.display()
+        );
+        let session = Session {
+            mapper: Mapper::new(provider, ModelTable::built_in()).with_model(model),
+            backend,
+            log,
+            log_path: spec.log.clone(),
+            deadlines: Deadlines::default(),
+            clock,
+            out: Outlet {
+                updates: update_sender,
+            },
+            controls,
+            controls_open: true,
+            prompts: spec.prompts,
+            approval: spec.approval,
+            cwd: spec.cwd,
+            can_ask: spec.can_ask,
+            input_open: spec.stay_open,
+            asking: None,
+            denial: None,
+            stopping: false,
+            session_span,
+            turn_span: tracing::Span::none(),
+            turn_seen: None,
+        };
+        let handle = SessionHandle::new(control_sender, updates);
+        (session, handle)
+    }
+
+    /// Runs the session to its end: the backend started, the first prompts submitted, then
+    /// inputs folded until no turn works, nothing is queued, no more prompts can come and the
+    /// backend is idle. The log's last line is a checkpoint of the final state.
+    ///
+    /// A log that cannot be written stops the session: the agent is interrupted and then, as
+    /// the backend is dropped, its process group killed, and the error names the log.
+    pub async fn run(mut self) -> Result<SessionOutcome, SessionError> {
+        let span = self.session_span.clone();
+        let result = self.run_loop().instrument(span).await;
+        if let Err(SessionError::Log { .. }) = &result {
+            // Nothing more can be recorded: stop the agent rather than let it work unseen.
+            let _ignored = self.backend.interrupt(&self.out).await;
+            let _ignored = self.backend.kill(&self.out);
+        }
+        result?;
+        self.log
+            .checkpoint()
+            .map_err(|source| self.log_error(source))?;
+        tracing::info!(parent: &self.session_span, "session ended");
+        Ok(SessionOutcome {
+            state: self.log.state().clone(),
+            log: self.log_path,
+            backend: self.backend.outcome(),
+        })
+    }
+
+    async fn run_loop(&mut self) -> Result<(), SessionError> {
+        self.out.send(Update::Started {
+            log: self.log_path.clone(),
+            state: Box::new(self.log.state().clone()),
+        });
+        tracing::info!("session started");
+        let started = self.backend.start(&self.out).await?;
+        self.fold(started).await?;
+        let mut first: Vec<Produced> = self
+            .mapper
+            .prologue(self.clock.now_ms())
+            .into_iter()
+            .map(Produced::Msg)
+            .collect();
+        first.extend(
+            std::mem::take(&mut self.prompts)
+                .into_iter()
+                .map(|text| Produced::Msg(Msg::PromptSubmitted { text })),
+        );
+        self.fold(first).await?;
+        self.settle().await?;
+        let mut tick = tokio::time::interval(Duration::from_millis(WATCHDOG_TICK_MS));
+        tick.tick().await;
+        while !self.is_over() {
+            let next_deadline = self.deadlines.next();
+            let input = tokio::select! {
+                input = self.backend.next_input() => Input::Backend(input),
+                control = self.controls.recv(), if self.controls_open => match control {
+                    Some(control) => Input::Control(control),
+                    None => Input::ControlsClosed,
+                },
+                _ = sleep_until(next_deadline.map_or_else(far_future, |(at, _)| at)), if next_deadline.is_some() => {
+                    match next_deadline {
+                        Some((_, due)) => Input::Deadline(due),
+                        None => continue,
+                    }
+                }
+                _ = tick.tick() => Input::Tick,
+            };
+            let produced = self.produced_by(input).await?;
+            self.fold(produced).await?;
+            self.settle().await?;
+        }
+        Ok(())
+    }
+
+    /// Over when no turn works, nothing is queued (or a stop was asked), no prompt can come,
+    /// and the backend is idle.
+    fn is_over(&self) -> bool {
+        let state = self.log.state();
+        self.backend.is_idle()
+            && !self.input_open
+            && !state.turn_phase.is_working()
+            && (self.stopping || state.queued_prompts.is_empty())
+    }
+
+    /// Lets the backend do what is due now that everything is folded, step by step.
+    async fn settle(&mut self) -> Result<(), SessionError> {
+        loop {
+            let state = self.log.state();
+            let input_open = self.input_open && !self.stopping;
+            match self.backend.settle(state, input_open, &self.out).await? {
+                Some(produced) => self.fold(produced).await?,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// What one input produces for the fold.
+    async fn produced_by(&mut self, input: Input) -> Result<Vec<Produced>, SessionError> {
+        let now = self.clock.now_ms();
+        Ok(match input {
+            Input::Backend(input) => self.backend.on_input(input, &self.out)?,
+            Input::Deadline(due) => {
+                vec![Produced::Msg(due.kind.elapsed(due.turn, due.deadline_ms))]
+            }
+            Input::Tick => vec![Produced::Msg(Msg::StreamWatchdogTick)],
+            Input::ControlsClosed => {
+                self.controls_open = false;
+                self.input_open = false;
+                self.can_ask = false;
+                self.answer_asked(false, "nobody is left to answer: denied".to_owned())
+                    .into_iter()
+                    .map(Produced::Msg)
+                    .collect()
+            }
+            Input::Control(control) => self.control(control, now).await?,
+        })
+    }
+
+    /// One control from a front end.
+    async fn control(&mut self, control: Control, now: u64) -> Result<Vec<Produced>, SessionError> {
+        tracing::debug!(?control, "control");
+        let mut produced = Vec::new();
+        match control {
+            Control::Prompt(text) if self.stopping => {
+                let _ = text;
+                self.out
+                    .notice("the session is stopping; that prompt was not sent".to_owned());
+            }
+            Control::Prompt(text) if text.trim().is_empty() => {}
+            Control::Prompt(text) => produced.push(Produced::Msg(Msg::PromptSubmitted { text })),
+            Control::Answer { id, approved, by } => {
+                let asked = self.asking.clone();
+                match asked {
+                    Some(asked) if id.as_ref().is_none_or(|id| *id == asked) => {
+                        let reason = match &by {
+                            Answerer::Person { via } => {
+                                format!(
+                                    "denied by the person at the {via} (approval mode {})",
+                                    self.approval.name()
+                                )
+                            }
+                            Answerer::Policy { mode } => format!("denied by approval mode {mode}"),
+                            Answerer::NoOneToAsk => "denied: nobody could be asked".to_owned(),
+                        };
+                        tracing::info!(id = %asked, approved, ?by, "approval answered");
+                        produced.extend(self.answer_asked(approved, reason).map(Produced::Msg));
+                    }
+                    _ => self.out.notice(
+                        "no question is waiting for that answer; it was not sent".to_owned(),
+                    ),
+                }
+            }
+            Control::Interrupt => produced.push(Produced::Msg(Msg::RequestStop { at: now })),
+            Control::EndOfInput => {
+                self.input_open = false;
+            }
+            Control::Stop => {
+                self.stopping = true;
+                self.input_open = false;
+                produced.extend(
+                    self.answer_asked(false, "the session is stopping: denied".to_owned())
+                        .map(Produced::Msg),
+                );
+                if self.log.state().turn_phase.is_working() {
+                    // As a second Ctrl-C: the interrupt, then the kill.
+                    produced.push(Produced::Msg(Msg::RequestStop { at: now }));
+                    produced.push(Produced::Msg(Msg::RequestStop { at: now }));
+                } else {
+                    self.out.notice("stopping the session".to_owned());
+                    self.backend.kill(&self.out)?;
+                }
+            }
+        }
+        Ok(produced)
+    }
+
+    /// The answer to the question asked, if one was.
+    fn answer_asked(&mut self, approved: bool, reason: String) -> Option<Msg> {
+        self.asking.take()?;
+        if !approved {
+            self.denial = Some(reason);
+        }
+        Some(Msg::ApprovalAnswered { approved })
+    }
+
+    /// Records and folds what the backend produced: each message's commands run before the
+    /// next message is folded; protocol answers and reaps wait until all before them is folded.
+    async fn fold(&mut self, produced: Vec<Produced>) -> Result<(), SessionError> {
+        let mut queue = VecDeque::new();
+        let mut later = VecDeque::new();
+        self.absorb(produced, &mut queue, &mut later)?;
+        loop {
+            while let Some(msg) = queue.pop_front() {
+                self.fold_one(msg, &mut queue, &mut later).await?;
+            }
+            let Some(deferred) = later.pop_front() else {
+                return Ok(());
+            };
+            let produced = self.backend.after_fold(deferred, &self.out).await?;
+            self.absorb(produced, &mut queue, &mut later)?;
+        }
+    }
+
+    fn absorb(
+        &mut self,
+        produced: Vec<Produced>,
+        queue: &mut VecDeque<Msg>,
+        later: &mut VecDeque<Produced>,
+    ) -> Result<(), SessionError> {
+        let now = self.clock.now_ms();
+        for item in produced {
+            match item {
+                Produced::Event(event) => {
+                    tracing::debug!(parent: &self.turn_span, event = event.kind_name(), "agent event");
+                    let mut msgs = Vec::new();
+                    self.mapper.map(&event, now, &mut msgs);
+                    queue.extend(msgs);
+                    self.out.send(Update::Agent(event));
+                }
+                Produced::Msg(msg) => queue.push_back(msg),
+                Produced::Note(note) => self
+                    .log
+                    .note(&note)
+                    .map_err(|source| self.log_error(source))?,
+                deferred @ (Produced::AfterFold(_) | Produced::Reap) => later.push_back(deferred),
+            }
+        }
+        Ok(())
+    }
+
+    async fn fold_one(
+        &mut self,
+        msg: Msg,
+        queue: &mut VecDeque<Msg>,
+        later: &mut VecDeque<Produced>,
+    ) -> Result<(), SessionError> {
+        let at = self.clock.now_ms();
+        let cmds = self
+            .log
+            .record(at, msg.clone())
+            .map_err(|source| self.log_error(source))?;
+        self.out.send(Update::Recorded { at, msg });
+        self.follow_turn();
+        for cmd in cmds {
+            let span =
+                tracing::debug_span!(parent: &self.turn_span, "effect", cmd = cmd_name(&cmd));
+            let produced = self.execute(cmd).instrument(span).await?;
+            self.absorb(produced, queue, later)?;
+        }
+        if let Some(asked) = &self.asking {
+            let front = self.log.state().pending_approvals.front();
+            if front.map(|front| &front.id) != Some(asked) {
+                // Withdrawn or cleared by an interrupt: an answer to it is no answer.
+                let id = asked.clone();
+                self.asking = None;
+                self.out.send(Update::AskWithdrawn { id });
+                self.out
+                    .notice("the agent no longer waits for that answer".to_owned());
+            }
+        }
+        if let Some(answer) = self.answer_front_approval() {
+            queue.push_back(answer);
+        }
+        Ok(())
+    }
+
+    /// Opens a turn's span when the reducer starts a turn.
+    fn follow_turn(&mut self) {
+        let current = self.log.state().current_turn;
+        if current != self.turn_seen {
+            self.turn_seen = current;
+            self.turn_span = match current {
+                Some(turn) => {
+                    tracing::info_span!(parent: &self.session_span, "turn", turn = turn.0)
+                }
+                None => tracing::Span::none(),
+            };
+            tracing::info!(parent: &self.turn_span, "turn started");
+        }
+    }
+
+    /// The one `match` over `Cmd`, every command named: each arm delegates.
+    async fn execute(&mut self, cmd: Cmd) -> Result<Vec<Produced>, SessionError> {
+        match cmd {
+            Cmd::SendPrompt { text, .. } => self.backend.send_prompt(text, &self.out).await?,
+            Cmd::InterruptAgent { .. } => self.backend.interrupt(&self.out).await?,
+            Cmd::KillAgent { .. } => {
+                self.out.notice("killing the agent".to_owned());
+                self.backend.kill(&self.out)?;
+            }
+            Cmd::ResolveApproval { id, approved } => {
+                let reason = self.denial.take().unwrap_or_else(|| {
+                    format!("denied by panewise (--approval {})", self.approval.name())
+                });
+                return self
+                    .backend
+                    .resolve_approval(&id, approved, &reason, &self.out)
+                    .await;
+            }
+            Cmd::ScheduleDeadline {
+                turn,
+                kind,
+                deadline_ms,
+            } => self
+                .deadlines
+                .schedule(turn, kind, deadline_ms, self.clock.now_ms()),
+            Cmd::CancelDeadline { turn, kind } => self.deadlines.cancel(turn, kind),
+            Cmd::Emit(event) => {
+                tracing::debug!(parent: &self.turn_span, ?event, "emitted");
+                self.out.send(Update::Emitted(event));
+            }
+            // The backend's interrupt already stops what the turn's scope holds (the model
+            // call's token, the tool's process group); the scope itself is the reducer's.
+            Cmd::CancelScope { .. } => {}
+            // No backend asks the reducer's questions or confirmations yet; what they change
+            // reaches the front ends through the recorded messages.
+            Cmd::ResolveQuestion { .. } | Cmd::RunConfirmed { .. } => {}
+            // Request context is for hosts that build the agent's request; the own loop builds
+            // its request from the window stage's view of the conversation.
+            Cmd::AttachRequestContext { .. } => {}
+            // The session ends by `is_over`, once the backend is idle.
+            Cmd::Exit => {}
+        }
+        Ok(Vec::new())
+    }
+
+    /// The approval policy answers the front pending approval, or asks the front ends.
+    fn answer_front_approval(&mut self) -> Option<Msg> {
+        if self.asking.is_some() {
+            return None;
+        }
+        let front = self.log.state().pending_approvals.front()?;
+        let (id, tool, summary) = (front.id.clone(), front.tool.clone(), front.summary.clone());
+        let decision = match self.backend.request(&id) {
+            Some(request) => decide(self.approval, &request, &self.cwd),
+            // A request the backend holds nothing about is a person's to decide.
+            None => Decision::Ask,
+        };
+        match decision {
+            Decision::Run => {
+                tracing::info!(%id, by = "policy", "approval answered");
+                Some(Msg::ApprovalAnswered { approved: true })
+            }
+            Decision::Deny { reason } => {
+                self.out
+                    .notice(format!("denied {tool} {summary}: {reason}"));
+                self.denial = Some(reason);
+                Some(Msg::ApprovalAnswered { approved: false })
+            }
+            Decision::Ask if self.can_ask => {
+                self.asking = Some(id.clone());
+                self.out.send(Update::Ask { id, tool, summary });
+                None
+            }
+            Decision::Ask => {
+                let reason = format!(
+                    "denied: approval mode {} asks, and there is no terminal to ask on",
+                    self.approval.name()
+                );
+                self.out
+                    .notice(format!("denied {tool} {summary}: {reason}"));
+                self.denial = Some(reason);
+                Some(Msg::ApprovalAnswered { approved: false })
+            }
+        }
+    }
+
+    fn log_error(&self, source: std::io::Error) -> SessionError {
+        SessionError::Log {
+            path: self.log_path.clone(),
+            source,
+        }
+    }
+}
+
+/// The session's clock, started now and shared with the backend.
+fn backend_with_clock(backend: &mut Backend) -> SessionClock {
+    let clock = SessionClock::start();
+    backend.set_clock(clock);
+    clock
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86_400)
+}
+
+/// A command's name, for its tracing span.
+fn cmd_name(cmd: &Cmd) -> &'static str {
+    match cmd {
+        Cmd::SendPrompt { .. } => "send_prompt",
+        Cmd::InterruptAgent { .. } => "interrupt_agent",
+        Cmd::KillAgent { .. } => "kill_agent",
+        Cmd::ResolveApproval { .. } => "resolve_approval",
+        Cmd::ScheduleDeadline { .. } => "schedule_deadline",
+        Cmd::CancelDeadline { .. } => "cancel_deadline",
+        Cmd::CancelScope { .. } => "cancel_scope",
+        Cmd::ResolveQuestion { .. } => "resolve_question",
+        Cmd::RunConfirmed { .. } => "run_confirmed",
+        Cmd::AttachRequestContext { .. } => "attach_request_context",
+        Cmd::Exit => "exit",
+        Cmd::Emit(_) => "emit",
+    }
+}

@@ -1,0 +1,1 @@
+//! The engine driven by scripted backends under paused time.
