@@ -1,51 +1,50 @@
 //! # panewise-host
 //!
-//! The effect runner of panewise and the library behind the `panewise` binary: the only crate
-//! with files, processes, sockets, tokio and the clock. The pure crates say what should happen
-//! (`Cmd`s, plans, events); this crate makes it happen and records it.
+//! The session engine of panewise, as a library: the only crate with files, processes,
+//! sockets, tokio and the clock. The pure crates say what should happen (`Cmd`s, plans,
+//! events); this crate makes it happen and records it. Front ends — the `panewise` binary
+//! (`crates/cli`), and the supervisor and dashboard to come — are clients of a
+//! [`session::SessionHandle`].
 //!
 //! ## Invariants
+//! - There is one session loop ([`session::Session::run`]) for every kind of agent; no
+//!   backend records, steps the reducer or reads the person's input itself.
+//! - The engine's `match` over `Cmd` has no wildcard arm: `Cmd` and `Msg` are exhaustive, so a
+//!   new command does not compile until it is given an effect.
+//! - The engine reads no terminal and no signal: controls come only through the handle.
 //! - Every message folded live is appended to the session log before its effects run, one
 //!   complete line per write, so `kill -9` loses at most the line being written and the log
 //!   always replays ([`session_log`]).
 //! - The host decides nothing the reducer should decide: it executes the commands it is given.
+//!   Whether a tool runs is decided in one place for both kinds of agent, [`approval::decide`].
 //! - Secrets (API keys) are never written to a log, a trace or an error message, and never
 //!   read from `panewise.toml` ([`config`]).
 //! - No request of the own agent loop carries a tool result without its call or a call
-//!   without its result; an interrupted call still gets a result ([`agent_loop`]).
-//! - An own tool's `shell` command runs in a process group of its own, which is killed when
-//!   the command ends or times out: nothing it started outlives the call.
+//!   without its result; an interrupted call still gets a result ([`backend::model`]).
+//! - An agent CLI and an own tool's `shell` command each run in a process group of their own,
+//!   killed when the session or the call ends.
 //!
 //! ## API boundary
-//! [`agent::AgentProcess`] runs one agent CLI in a process group of its own (bytes out, lines
-//! in, interrupt, kill, exit read as code or signal; the group dies with it).
-//! [`session_log::SessionLogFile`] writes a crash-safe session log while folding it. The
-//! subcommands of the binary (`run`, `sessions`, `replay`, `window`, `decode`, `mock-server`)
-//! live in the binary's own modules under `src/`. [`runner::run_session`] supervises one agent
-//! CLI session live (Claude Code's persistent process, or Codex and Gemini CLI one process per
-//! turn): one loop over a closed input enum, one `match` over the reducer's commands, the
-//! person's lines as prompts or answers. [`cli_version`] reads a CLI's version for the log
-//! header.
-//! [`tools`] are panewise's own tools for its agent loop (`shell`, `read_file`, `write_file`,
-//! `edit_file`, `list_dir`): a closed [`tools::ToolName`] set, each tool's description and
-//! argument schema for the model, [`tools::run_json`] to parse and run a model's call (bad
-//! arguments are an error result, never a panic), and [`tools::approval::decide`], the pure
-//! policy saying whether a call runs, asks or is denied under the
-//! [`runner::ApprovalMode`]. [`config::Config`] reads `panewise.toml` (user file, then the
-//! nearest project file, then flags; see `docs/CONFIG.md`).
-//! [`agent_loop::run_loop`] is panewise's own agent loop over any model API client: the window
-//! stage visited before every call (the plan applied, the visit filed in the session's window
-//! ledger, a compaction reported to the reducer), the request built from the kept messages and
-//! refused if it would carry an orphan tool call or result ([`agent_loop::request`]), the
-//! model's tool calls run under the approval policy, the reducer's commands driving it as they
-//! drive [`runner`].
-//! [`summarize`] answers the window stage's summary requests: [`summarize::WindowRunner`]
-//! drives a stage with an async [`summarize::Summarizer`], and [`summarize::ModelSummarizer`]
-//! is one over any model API client.
+//! [`session`]: [`session::Session`] (one session: a [`session::SessionSpec`] and a
+//! [`backend::Backend`]), [`session::SessionHandle`] ([`session::Control`]s in,
+//! [`session::Update`]s out), and [`session::lines`], the front end that drives a session from
+//! lines of text and signals (the terminal of `panewise run`, and tests).
+//! [`backend`]: the closed set of agents — [`backend::cli::CliAgent`] (Claude Code's control
+//! protocol, Codex app-server and ACP through `providers::rpc_client`, the one-shot streams)
+//! and [`backend::model::ModelAgent`] (panewise's own loop over any model API client, the
+//! window stage visited before every call, its ledger in [`agent_loop::ledger`], the request
+//! checked by [`agent_loop::request`]); [`backend::scripted`] and
+//! [`backend::process::Launcher::scripted`] are in-memory backends for tests.
+//! [`agent::AgentProcess`] runs one agent CLI in a process group of its own.
+//! [`approval`] is the one approval policy; [`tools`] are panewise's own tools (`shell`,
+//! `read_file`, `write_file`, `edit_file`, `list_dir`). [`session_log::SessionLogFile`]
+//! writes a crash-safe session log while folding it. [`config::Config`] reads `panewise.toml`
+//! (see `docs/CONFIG.md`). [`summarize`] answers the window stage's summary requests over any
+//! model API client. [`cli_version`] reads a CLI's version for the log header.
 //!
 //! ## Where to start reading
-//! [`runner`], then [`agent`] and [`session_log`], then the binary's `main.rs` and one subcommand module (`decode_cmd.rs` folds a
-//! live stream and records it through [`session_log::SessionLogFile`]).
+//! [`session`] (the loop, `fold`, `execute`), then [`backend`] and one backend, then
+//! [`session::lines`] and the binary's `crates/cli/src/run/`.
 #![deny(missing_docs)]
 
 pub mod agent;

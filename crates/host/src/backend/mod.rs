@@ -181,7 +181,7 @@ impl Backend {
                 agent.settle(state, input_open);
                 Ok(None)
             }
-            Backend::Model(agent) => agent.settle(out).await,
+            Backend::Model(agent) => agent.settle(state, out).await,
         }
     }
 

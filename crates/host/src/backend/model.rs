@@ -485,9 +485,17 @@ impl ModelAgent {
     /// iteration, the end of the turn. `None` when there is nothing to do now.
     pub(crate) async fn settle(
         &mut self,
+        state: &panewise_pane_state::State,
         out: &Outlet,
     ) -> Result<Option<Vec<Produced>>, SessionError> {
-        if self.stream.is_some() || self.running.is_some() || self.asked.is_some() {
+        let under_way = self.stream.is_some() || self.running.is_some() || self.asked.is_some();
+        if under_way && !state.turn_phase.is_working() {
+            // The reducer ended the turn (a deadline, a failure): nothing may go on working
+            // for it unseen.
+            self.interrupt(out)?;
+            return Ok(Some(Vec::new()));
+        }
+        if under_way {
             return Ok(None);
         }
         let produced = match std::mem::replace(&mut self.next, Next::Nothing) {

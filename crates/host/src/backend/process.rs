@@ -25,7 +25,9 @@ impl Launcher {
 
     pub(crate) fn spawn(&self, command: &AgentCommand) -> Result<Process, AgentError> {
         match self {
-            Launcher::Os => AgentProcess::spawn(command).map(|process| Process::Os(Box::new(process))),
+            Launcher::Os => {
+                AgentProcess::spawn(command).map(|process| Process::Os(Box::new(process)))
+            }
             Launcher::Scripted(spawned) => {
                 let (stdout, output) = mpsc::unbounded_channel();
                 let (stdin_sender, stdin) = mpsc::unbounded_channel();

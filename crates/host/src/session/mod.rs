@@ -333,6 +333,8 @@ impl Session {
         Ok(match input {
             Input::Backend(input) => self.backend.on_input(input, &self.out)?,
             Input::Deadline(due) => {
+                // Fired once: the reducer re-arms it if it wants it again.
+                self.deadlines.cancel(due.turn, due.kind);
                 vec![Produced::Msg(due.kind.elapsed(due.turn, due.deadline_ms))]
             }
             Input::Tick => vec![Produced::Msg(Msg::StreamWatchdogTick)],
