@@ -50,11 +50,13 @@
 
 pub mod agent;
 pub mod agent_loop;
+pub mod approval;
 pub mod cli_version;
 pub mod clock;
 pub mod config;
 pub mod error;
 pub mod runner;
+pub mod secrets;
 pub mod session_log;
 pub mod summarize;
 pub mod tools;

@@ -22,7 +22,7 @@ use panewise_providers::claude_control::{
     initialize_line, interrupt_line, permission_line, user_line, ClaudeLaunch, PermissionAnswer,
 };
 use panewise_providers::codex_appserver::{ClientInfo, ThreadOptions};
-use panewise_providers::oneshot::{Access, OneShotCli, OneShotLaunch};
+use panewise_providers::oneshot::{OneShotCli, OneShotLaunch};
 use panewise_providers::rpc_client::{RpcClient, RpcProtocol, Step};
 use panewise_providers::{Decoder, Mapper, ModelTable, Provider, ProviderEvent};
 use serde_json::Value;
@@ -34,53 +34,9 @@ use crate::clock::{now_ms, SessionClock};
 use crate::error::RunnerError;
 use crate::session_log::SessionLogFile;
 
-/// How panewise answers an agent's permission requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ApprovalMode {
-    /// Deny every request.
-    ReadOnly,
-    /// Ask the person on a terminal; without one, deny and say why.
-    Ask,
-    /// Allow file edits inside the working directory; ask for the rest.
-    Auto,
-    /// Allow every request.
-    FullAccess,
-}
-
-impl ApprovalMode {
-    /// The mode's name as typed on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            ApprovalMode::ReadOnly => "read-only",
-            ApprovalMode::Ask => "ask",
-            ApprovalMode::Auto => "auto",
-            ApprovalMode::FullAccess => "full-access",
-        }
-    }
-}
-
-impl ApprovalMode {
-    /// What a channel that cannot ask (Codex `exec`, Gemini `-p`) lets the agent do in this
-    /// mode: `ask` cannot ask there, so it is as strict as `read-only`.
-    pub fn one_shot_access(self) -> Access {
-        match self {
-            ApprovalMode::ReadOnly | ApprovalMode::Ask => Access::ReadOnly,
-            ApprovalMode::Auto => Access::EditWorkspace,
-            ApprovalMode::FullAccess => Access::Full,
-        }
-    }
-}
-
-/// The tools that only edit files, which `auto` allows inside the working directory: Claude
-/// Code's, Codex app-server's file change, and an ACP agent's `edit` kind.
-const FILE_EDIT_TOOLS: &[&str] = &[
-    "Write",
-    "Edit",
-    "MultiEdit",
-    "NotebookEdit",
-    "file_change",
-    "edit",
-];
+// Issue 17: the approval mode and its one policy live in `crate::approval`; re-exported here
+// so the paths that name `runner::ApprovalMode` keep compiling.
+pub use crate::approval::ApprovalMode;
 
 /// How the supervised CLI is driven.
 #[derive(Debug, Clone)]
@@ -292,6 +248,8 @@ pub async fn run_session_on(
             args: Vec::new(),
             cwd: Some(config.cwd.clone()),
             env: config.env.clone(),
+            // Issue 17: other providers' API keys are kept from the agent (`crate::secrets`).
+            env_remove: crate::secrets::agent_env_removals(provider, &[]),
             npm_package: Some(config.channel.npm_package().to_owned())
                 .filter(|package| !package.is_empty()),
             stdin_null: false,
@@ -960,20 +918,20 @@ impl Runner {
         }
         let (tool, arg, input) = self.approvals.get(&front.id)?.clone();
         let arg = arg.unwrap_or_default();
-        let inside_cwd = input
-            .get("file_path")
-            .and_then(Value::as_str)
-            .is_some_and(|path| std::path::Path::new(path).starts_with(&self.cwd));
-        let approved = match self.approval {
-            ApprovalMode::ReadOnly => false,
-            ApprovalMode::FullAccess => true,
-            ApprovalMode::Auto if FILE_EDIT_TOOLS.contains(&tool.as_str()) && inside_cwd => true,
-            ApprovalMode::Auto | ApprovalMode::Ask if self.can_ask && self.user_lines.is_some() => {
+        // Issue 17: the one approval policy decides (`crate::approval::decide`).
+        let request = crate::approval::ToolRequest::Agent {
+            tool: &tool,
+            input: &input,
+        };
+        let approved = match crate::approval::decide(self.approval, &request, &self.cwd) {
+            crate::approval::Decision::Run => true,
+            crate::approval::Decision::Deny { .. } => false,
+            crate::approval::Decision::Ask if self.can_ask && self.user_lines.is_some() => {
                 view.ask(&tool, &arg);
                 self.asking = Some(front.id.clone());
                 return None;
             }
-            ApprovalMode::Auto | ApprovalMode::Ask => {
+            crate::approval::Decision::Ask => {
                 view.notice(&format!(
                     "denied {tool} {arg}: --approval {} asks, and there is no terminal to ask on",
                     self.approval.name()
@@ -1016,19 +974,7 @@ fn deadline_key(kind: DeadlineKind) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_channel_that_cannot_ask_runs_ask_as_read_only() {
-        let cases = [
-            (ApprovalMode::ReadOnly, Access::ReadOnly),
-            (ApprovalMode::Ask, Access::ReadOnly),
-            (ApprovalMode::Auto, Access::EditWorkspace),
-            (ApprovalMode::FullAccess, Access::Full),
-        ];
-        for (mode, access) in cases {
-            assert_eq!(mode.one_shot_access(), access, "{}", mode.name());
-        }
-    }
+    use panewise_providers::oneshot::Access;
 
     #[test]
     fn each_channel_names_its_provider_and_npm_package() {

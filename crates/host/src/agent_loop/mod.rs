@@ -45,12 +45,12 @@ use panewise_window::{
 };
 use tokio::time::{sleep_until, Duration, Instant};
 
+use crate::approval::{decide, Decision, ToolRequest};
 use crate::clock::{now_ms, SessionClock};
 use crate::error::LoopError;
 use crate::runner::{ApprovalMode, UserInput, UserLines, View};
 use crate::session_log::SessionLogFile;
 use crate::summarize::{ModelSummarizer, Summarizer, WindowRunner};
-use crate::tools::approval::{decide, Decision};
 use crate::tools::{ToolCall, ToolContext, ToolLimits, ToolOutcome};
 use ledger::WindowLedger;
 
@@ -86,6 +86,9 @@ pub struct LoopConfig {
     pub max_output_tokens: u32,
     /// The limits every tool run is held to.
     pub tool_limits: ToolLimits,
+    /// Issue 17: the variables the tools' processes do not get (the API keys,
+    /// `crate::secrets::EnvPolicy::tool_removals`).
+    pub tool_env_remove: Vec<String>,
 }
 
 impl LoopConfig {
@@ -115,6 +118,7 @@ impl LoopConfig {
             max_iterations: DEFAULT_MAX_ITERATIONS,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             tool_limits: ToolLimits::default(),
+            tool_env_remove: crate::secrets::tool_env_removals(&[]),
         }
     }
 }
@@ -234,6 +238,7 @@ pub async fn run_loop(
         tools: ToolContext {
             cwd: config.cwd.clone(),
             limits: config.tool_limits,
+            env_remove: config.tool_env_remove.clone(),
         },
         tool_definitions,
         tool_runs: Vec::new(),
@@ -868,7 +873,11 @@ impl Looper {
                 return Ok(());
             }
         };
-        match decide(self.config.approval, &parsed, &self.tools.cwd) {
+        match decide(
+            self.config.approval,
+            &ToolRequest::Own(&parsed),
+            &self.tools.cwd,
+        ) {
             Decision::Run => {
                 let msgs = self.start_tool(call.id, call.name, parsed, view);
                 self.fold(log, msgs, view).await?;
