@@ -14,7 +14,12 @@
 //! - No request of the own agent loop carries a tool result without its call or a call
 //!   without its result; an interrupted call still gets a result ([`agent_loop`]).
 //! - An own tool's `shell` command runs in a process group of its own, which is killed when
-//!   the command ends or times out: nothing it started outlives the call.
+//!   the command ends or times out: nothing it started outlives the call. It runs without the
+//!   API key variables panewise and its agents read ([`secrets`]); a supervised agent gets only
+//!   its own provider's keys.
+//! - There is one approval policy ([`approval::decide`]) for the own tools and the supervised
+//!   agents, and one "inside the working directory" check ([`tools::paths::check_write`]),
+//!   which the write tools apply again when they open the file, without following symlinks.
 //!
 //! ## API boundary
 //! [`agent::AgentProcess`] runs one agent CLI in a process group of its own (bytes out, lines
@@ -29,9 +34,10 @@
 //! [`tools`] are panewise's own tools for its agent loop (`shell`, `read_file`, `write_file`,
 //! `edit_file`, `list_dir`): a closed [`tools::ToolName`] set, each tool's description and
 //! argument schema for the model, [`tools::run_json`] to parse and run a model's call (bad
-//! arguments are an error result, never a panic), and [`tools::approval::decide`], the pure
-//! policy saying whether a call runs, asks or is denied under the
-//! [`runner::ApprovalMode`]. [`config::Config`] reads `panewise.toml` (user file, then the
+//! arguments are an error result, never a panic). [`approval::decide`] is the one policy saying
+//! whether an own tool call or a supervised agent's permission request runs, asks or is denied
+//! under the [`approval::ApprovalMode`]; [`secrets`] says which API key variables each started
+//! process goes without. [`config::Config`] reads `panewise.toml` (user file, then the
 //! nearest project file, then flags; see `docs/CONFIG.md`).
 //! [`agent_loop::run_loop`] is panewise's own agent loop over any model API client: the window
 //! stage visited before every call (the plan applied, the visit filed in the session's window
