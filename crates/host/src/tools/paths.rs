@@ -22,6 +22,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::ErrorKind;
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -80,21 +81,26 @@ pub fn check_write(cwd: &Path, path: &str) -> Result<WriteTarget, WriteRefusal> 
     let cwd = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let lexical_cwd = lexical(&cwd);
     let written = resolve(&lexical_cwd, path);
-    // The working directory itself must exist and be a directory for anything to be inside.
+    // The working directory itself must be a directory for anything to be inside it.
     let real_cwd = match walk(&lexical_cwd) {
-        Ok(walked) if walked.metadata.as_ref().is_some_and(|meta| meta.is_dir()) => {
-            Some(walked.real)
+        Ok(walked) if walked.metadata.as_ref().is_some_and(|meta| meta.is_dir()) => walked.real,
+        Ok(walked) => {
+            let (reason, kind) = match walked.metadata {
+                None => ("it does not exist", ErrorKind::NotFound),
+                Some(_) => ("it is not a directory", ErrorKind::NotADirectory),
+            };
+            return Err(WriteRefusal::Io {
+                action: "resolve the working directory",
+                path: lexical_cwd,
+                reason: reason.to_owned(),
+                kind,
+            });
         }
-        _ => None,
+        Err(refusal) => return Err(refusal),
     };
     let walked = walk(&written)?;
-    let written_inside = written.starts_with(&lexical_cwd)
-        || real_cwd
-            .as_deref()
-            .is_some_and(|real_cwd| written.starts_with(real_cwd));
-    let leads_inside = real_cwd
-        .as_deref()
-        .is_some_and(|real_cwd| walked.real.starts_with(real_cwd));
+    let written_inside = written.starts_with(&lexical_cwd) || written.starts_with(&real_cwd);
+    let leads_inside = walked.real.starts_with(&real_cwd);
     if written_inside && !leads_inside {
         return Err(WriteRefusal::Escapes {
             path: written,
@@ -179,24 +185,38 @@ enum Part {
     Root,
     Parent,
     Name(OsString),
+    /// What came before must be a directory: the path ended in `/` or `/.`, which
+    /// [`Path::components`] drops but the kernel does not.
+    Directory,
 }
 
-fn parts(path: &Path, from_link: Option<usize>) -> impl Iterator<Item = Pending> + '_ {
-    path.components().filter_map(move |component| {
-        let part = match component {
-            Component::RootDir | Component::Prefix(_) => Part::Root,
-            Component::CurDir => return None,
-            Component::ParentDir => Part::Parent,
-            Component::Normal(name) => Part::Name(name.to_owned()),
-        };
-        Some(Pending { part, from_link })
-    })
+fn parts(path: &Path, from_link: Option<usize>) -> Vec<Pending> {
+    let mut parts: Vec<Pending> = path
+        .components()
+        .filter_map(|component| {
+            let part = match component {
+                Component::RootDir | Component::Prefix(_) => Part::Root,
+                Component::CurDir => return None,
+                Component::ParentDir => Part::Parent,
+                Component::Normal(name) => Part::Name(name.to_owned()),
+            };
+            Some(Pending { part, from_link })
+        })
+        .collect();
+    let text = path.as_os_str().as_bytes();
+    if text.ends_with(b"/") || text.ends_with(b"/.") {
+        parts.push(Pending {
+            part: Part::Directory,
+            from_link,
+        });
+    }
+    parts
 }
 
 /// Walks the absolute `path` component by component, following every symlink.
 fn walk(path: &Path) -> Result<Walked, WriteRefusal> {
     let given = path.to_path_buf();
-    let mut pending: VecDeque<Pending> = parts(path, None).collect();
+    let mut pending: VecDeque<Pending> = parts(path, None).into();
     let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut real = PathBuf::from("/");
     let mut metadata = std::fs::symlink_metadata(&real).ok();
@@ -211,6 +231,8 @@ fn walk(path: &Path) -> Result<Walked, WriteRefusal> {
                 real.pop();
                 continue;
             }
+            // Checked when the component before it was found.
+            Part::Directory => continue,
             Part::Name(name) => name,
         };
         let candidate = real.join(&name);
@@ -225,11 +247,7 @@ fn walk(path: &Path) -> Result<Walked, WriteRefusal> {
                 let target = std::fs::read_link(&candidate)
                     .map_err(|error| io_refusal("resolve", &candidate, &error))?;
                 let index = links.len();
-                for part in parts(&target, Some(index))
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                {
+                for part in parts(&target, Some(index)).into_iter().rev() {
                     pending.push_front(part);
                 }
                 links.push((candidate, target));

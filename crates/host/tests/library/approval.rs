@@ -289,6 +289,17 @@ fn a_refusal_says_why_the_path_is_refused() {
             ),
         ),
     ];
+    // A link whose target ends in `/.` needs a directory there, as the kernel does.
+    std::os::unix::fs::symlink("inside.txt/.", cwd.join("file-as-dir")).unwrap();
+    let refusal = check_write(cwd, "file-as-dir").unwrap_err();
+    assert_eq!(
+        refusal.to_string(),
+        format!(
+            "{} cannot be written: {} is not a directory",
+            cwd.join("file-as-dir").display(),
+            cwd.join("inside.txt").display()
+        )
+    );
     for (path, expected) in cases {
         let refusal = check_write(cwd, path).unwrap_err();
         assert_eq!(refusal.to_string(), expected, "{path}");
