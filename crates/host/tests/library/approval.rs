@@ -704,8 +704,6 @@ mod random_trees {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
         #[test]
         fn the_check_agrees_with_the_model_of_the_truth(
             specs in proptest::collection::vec(entry(), 0..14),
