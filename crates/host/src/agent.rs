@@ -34,6 +34,9 @@ pub struct AgentCommand {
     pub cwd: Option<PathBuf>,
     /// Variables set for the agent on top of panewise's own environment.
     pub env: Vec<(String, String)>,
+    /// Variables of panewise's own environment the agent does not get (other providers' API
+    /// keys, `crate::secrets`); a variable `env` sets is set all the same.
+    pub env_remove: Vec<String>,
     /// The npm package that installs the program, for the error when it is missing.
     pub npm_package: Option<String>,
     /// Start with stdin at end of file (`/dev/null`): a one-shot CLI takes its prompt as an
@@ -64,6 +67,9 @@ impl AgentProcess {
     /// Starts `command` in a new process group, with piped stdin, stdout and stderr.
     pub fn spawn(command: &AgentCommand) -> Result<Self, AgentError> {
         let mut process = Command::new(&command.program);
+        for variable in &command.env_remove {
+            process.env_remove(variable);
+        }
         process
             .args(&command.args)
             .envs(command.env.iter().map(|(key, value)| (key, value)))

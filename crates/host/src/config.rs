@@ -25,7 +25,14 @@ use crate::error::ConfigError;
 pub const FILE_NAME: &str = "panewise.toml";
 
 /// The top-level keys a file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 5] = ["provider", "model", "approval", "window", "providers"];
+pub const TOP_LEVEL_KEYS: [&str; 6] = [
+    "provider",
+    "model",
+    "approval",
+    "pass_env",
+    "window",
+    "providers",
+];
 
 /// The keys of a `[providers.NAME]` table.
 pub const PROVIDER_KEYS: [&str; 2] = ["base_url", "api_key_env"];
@@ -105,6 +112,10 @@ pub struct Config {
     pub model: Option<String>,
     /// `approval`.
     pub approval: Option<ApprovalMode>,
+    /// `pass_env`: API key variables to pass to tools and agents anyway (see
+    /// [`crate::secrets`]). Read from the user file only: a project file comes with its
+    /// repository, which must not be able to hand the keys to its tools.
+    pub pass_env: Option<Vec<String>>,
     /// `[window]`: the context-window strategy, read as [`StrategyConfig`] reads it.
     pub window: Option<StrategyConfig>,
     /// `[providers.NAME]` tables. A file's table for a provider replaces a lower layer's
@@ -139,10 +150,22 @@ impl Config {
     /// does not exist.
     pub fn load_files(user: Option<&Path>, project: Option<&Path>) -> Result<Self, ConfigError> {
         let mut config = Config::default();
-        for path in [user, project].into_iter().flatten() {
-            if path.is_file() {
-                config = Self::read(path)?.over(config);
+        if let Some(user) = user.filter(|path| path.is_file()) {
+            config = Self::read(user)?;
+        }
+        if let Some(project) = project.filter(|path| path.is_file()) {
+            let layer = Self::read(project)?;
+            if layer.pass_env.is_some() {
+                return Err(ConfigError::Invalid {
+                    path: project.to_path_buf(),
+                    key: "pass_env".to_owned(),
+                    reason: "is read from the user file only: a project file comes with its \
+                             repository, which could hand your API keys to the model's tools; \
+                             set it in your user file instead"
+                        .to_owned(),
+                });
             }
+            config = layer.over(config);
         }
         Ok(config)
     }
@@ -217,6 +240,7 @@ impl Config {
                             other => invalid("window", other.to_string()),
                         })?);
                 }
+                "pass_env" => config.pass_env = Some(pass_env(value, &invalid)?),
                 "providers" => config.providers = providers(value, &invalid)?,
                 other => {
                     return Err(invalid(
@@ -239,6 +263,7 @@ impl Config {
             provider: self.provider.or(base.provider),
             model: self.model.or(base.model),
             approval: self.approval.or(base.approval),
+            pass_env: self.pass_env.or(base.pass_env),
             window: self.window.or(base.window),
             providers,
             sources,
@@ -383,6 +408,37 @@ fn providers(
         providers.insert(provider, parsed);
     }
     Ok(providers)
+}
+
+fn pass_env(
+    value: &toml::Value,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Vec<String>, ConfigError> {
+    let items = value.as_array().ok_or_else(|| {
+        invalid(
+            "pass_env",
+            format!(
+                "must be a list of environment variable names, got {}",
+                describe(value)
+            ),
+        )
+    })?;
+    let mut names = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let key = format!("pass_env[{index}]");
+        let name = string_value(item).map_err(|reason| invalid(&key, reason))?;
+        if !is_variable_name(name) {
+            return Err(invalid(
+                &key,
+                format!(
+                    "must name an environment variable (letters, digits and `_`, not starting \
+                     with a digit), got `{name}`"
+                ),
+            ));
+        }
+        names.push(name.to_owned());
+    }
+    Ok(names)
 }
 
 fn is_variable_name(name: &str) -> bool {

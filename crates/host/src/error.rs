@@ -1,5 +1,7 @@
 //! Errors of the host library.
 
+use std::path::PathBuf;
+
 /// An agent CLI could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
@@ -79,6 +81,98 @@ pub enum ToolError {
         tool: &'static str,
         /// What is wrong with them.
         reason: String,
+    },
+}
+
+/// Why a file tool does not write a path: the one "inside the working directory" check
+/// (`tools::paths::check_write`) refused it when the call was decided, or what is on disk at
+/// the moment of the write is no longer what the check saw (`tools::paths::open_for_write`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteRefusal {
+    /// A component of the path is a symlink whose target does not exist: writing through it
+    /// would create the file wherever the link points.
+    #[error(
+        "{} goes through the symlink {} (to {}), whose target does not exist; a write through \
+         it would create the file wherever the link points, so write to the target itself",
+        path.display(), link.display(), target.display()
+    )]
+    DanglingLink {
+        /// The path as given, resolved against the working directory.
+        path: PathBuf,
+        /// The dangling symlink.
+        link: PathBuf,
+        /// What it points to, as written in the link.
+        target: PathBuf,
+    },
+    /// Resolving the path follows more symlinks than the system would (a loop).
+    #[error("{} cannot be resolved: too many levels of symlinks at {}", path.display(), link.display())]
+    LinkLoop {
+        /// The path as given, resolved against the working directory.
+        path: PathBuf,
+        /// The symlink at which the limit was reached.
+        link: PathBuf,
+    },
+    /// A component that must be a directory is a file.
+    #[error("{} cannot be written: {} is not a directory", path.display(), component.display())]
+    NotADirectory {
+        /// The path as given, resolved against the working directory.
+        path: PathBuf,
+        /// The component that is not a directory.
+        component: PathBuf,
+    },
+    /// The path leads to something that is not a regular file.
+    #[error("{} is {kind}, not a regular file", path.display())]
+    NotAFile {
+        /// Where the path leads.
+        path: PathBuf,
+        /// What it is (`a directory`, `a FIFO`, …).
+        kind: &'static str,
+    },
+    /// The file has more than one hard link: its other names may be outside the working
+    /// directory, and a write through one name changes them all.
+    #[error(
+        "{} has {links} hard links: its other names may be outside the working directory, and \
+         a write through one name changes the file under all of them",
+        path.display()
+    )]
+    HardLinked {
+        /// Where the path leads.
+        path: PathBuf,
+        /// How many names the file has.
+        links: u64,
+    },
+    /// The path names a place inside the working directory but leads outside it.
+    #[error(
+        "{} is inside the working directory but leads outside it, to {}, through a symlink; \
+         name {} itself to write there",
+        path.display(), real.display(), real.display()
+    )]
+    Escapes {
+        /// The path as given, resolved against the working directory.
+        path: PathBuf,
+        /// Where it really leads.
+        real: PathBuf,
+    },
+    /// Between the check and the write, something changed on disk (a directory or the file
+    /// swapped for a symlink): nothing was written.
+    #[error("{} changed after it was checked: {what}; nothing was written", path.display())]
+    Changed {
+        /// The path as given, resolved against the working directory.
+        path: PathBuf,
+        /// What changed.
+        what: String,
+    },
+    /// The filesystem refused to answer or to do it (permissions, a missing file to edit).
+    #[error("cannot {action} {}: {reason}", path.display())]
+    Io {
+        /// What was being done (`read`, `write`, `resolve`, `create the directory`).
+        action: &'static str,
+        /// The path concerned.
+        path: PathBuf,
+        /// The system's reason.
+        reason: String,
+        /// The error's kind, so callers can tell a missing file.
+        kind: std::io::ErrorKind,
     },
 }
 

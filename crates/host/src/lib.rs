@@ -22,7 +22,12 @@
 //! - No request of the own agent loop carries a tool result without its call or a call
 //!   without its result; an interrupted call still gets a result ([`backend::model`]).
 //! - An agent CLI and an own tool's `shell` command each run in a process group of their own,
-//!   killed when the session or the call ends.
+//!   killed when the session or the call ends. A tool runs without the API key variables
+//!   panewise and its agents read ([`secrets`]); a supervised agent gets only its own
+//!   provider's keys.
+//! - There is one approval policy ([`approval::decide`]) for the own tools and the supervised
+//!   agents, and one "inside the working directory" check ([`tools::paths::check_write`]),
+//!   which the write tools apply again when they open the file, without following symlinks.
 //!
 //! ## API boundary
 //! [`session`]: [`session::Session`] (one session: a [`session::SessionSpec`] and a
@@ -36,7 +41,8 @@
 //! checked by [`agent_loop::request`]); [`backend::scripted`] and
 //! [`backend::process::Launcher::scripted`] are in-memory backends for tests.
 //! [`agent::AgentProcess`] runs one agent CLI in a process group of its own.
-//! [`approval`] is the one approval policy; [`tools`] are panewise's own tools (`shell`,
+//! [`approval`] is the one approval policy; [`secrets`] says which API key variables each
+//! started process goes without; [`tools`] are panewise's own tools (`shell`,
 //! `read_file`, `write_file`, `edit_file`, `list_dir`). [`session_log::SessionLogFile`]
 //! writes a crash-safe session log while folding it. [`config::Config`] reads `panewise.toml`
 //! (see `docs/CONFIG.md`). [`summarize`] answers the window stage's summary requests over any
@@ -55,6 +61,7 @@ pub mod cli_version;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod secrets;
 pub mod session;
 pub mod session_log;
 pub mod summarize;

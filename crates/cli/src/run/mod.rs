@@ -386,11 +386,16 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         stay_open: interactive,
         ..SessionSpec::new(header, log.clone(), cwd.clone())
     };
+    // Other providers' API keys are kept from the agent, unless `pass_env` names them.
+    let env_remove =
+        panewise_host::secrets::EnvPolicy::from_config(&panewise_host::config::Config::load(&cwd)?)
+            .agent_removals(channel.provider());
     let backend = CliAgent::new(CliLaunch {
         program,
         channel,
         cwd,
         env: Vec::new(),
+        env_remove,
         resume: resumed.as_ref().map(|r| r.agent_session_id.clone()),
         capture: args.capture,
         launcher: Default::default(),

@@ -191,6 +191,9 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     };
     let mut config = LoopConfig::new(setup.provider.as_str(), model, cwd, strategy, log.clone());
     config.approval = approval;
+    // The tools get no API key, unless `pass_env` in the user file names it.
+    config.tool_env_remove =
+        panewise_host::secrets::EnvPolicy::from_config(&setup.config).tool_removals();
     if let Some(limit) = args.max_iterations {
         config.max_iterations = limit.max(1);
     }

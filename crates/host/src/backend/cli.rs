@@ -106,6 +106,9 @@ pub struct CliLaunch {
     pub cwd: PathBuf,
     /// Extra environment for the agent (a base URL, an API key variable).
     pub env: Vec<(String, String)>,
+    /// Variables the agent does not get from panewise's environment (other providers' API
+    /// keys, [`crate::secrets::EnvPolicy::agent_removals`]).
+    pub env_remove: Vec<String>,
     /// The agent CLI's own session id to continue (`run --resume`).
     pub resume: Option<String>,
     /// Where to save the agent's raw stdout (and, beside it, what was written to its stdin),
@@ -178,6 +181,7 @@ impl CliAgent {
                 args: Vec::new(),
                 cwd: Some(launch.cwd),
                 env: launch.env,
+                env_remove: launch.env_remove,
                 npm_package: Some(launch.channel.npm_package().to_owned())
                     .filter(|package| !package.is_empty()),
                 stdin_null: false,

@@ -76,6 +76,9 @@ pub struct LoopConfig {
     pub max_output_tokens: u32,
     /// The limits every tool run is held to.
     pub tool_limits: ToolLimits,
+    /// The variables the tools' processes do not get (the API keys,
+    /// [`crate::secrets::EnvPolicy::tool_removals`]).
+    pub tool_env_remove: Vec<String>,
 }
 
 impl LoopConfig {
@@ -104,6 +107,7 @@ impl LoopConfig {
             max_iterations: DEFAULT_MAX_ITERATIONS,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             tool_limits: ToolLimits::default(),
+            tool_env_remove: crate::secrets::tool_env_removals(&[]),
         }
     }
 }
@@ -301,6 +305,7 @@ impl ModelAgent {
             tools: ToolContext {
                 cwd: config.cwd.clone(),
                 limits: config.tool_limits,
+                env_remove: config.tool_env_remove.clone(),
             },
             tool_definitions,
             tool_runs: Vec::new(),

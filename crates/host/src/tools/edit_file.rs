@@ -4,8 +4,13 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use super::paths::{self, OpenFor, WriteTarget};
 use super::read_file::plural;
 use super::{ToolContext, ToolOutcome};
+use crate::error::WriteRefusal;
 
 /// The name the model calls it by.
 pub const NAME: &str = "edit_file";
@@ -60,33 +65,81 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
         ))
         .at(&path);
     }
-    let text = match tokio::fs::read(&path).await {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(_) => {
-                return ToolOutcome::error(format!("{shown} is not UTF-8 text")).at(&path);
-            }
-        },
-        Err(error) => return ToolOutcome::error(format!("cannot read {shown}: {error}")).at(&path),
-    };
-    let found = text.matches(args.old_string.as_str()).count();
-    if found == 0 {
-        return ToolOutcome::error(format!("`old_string` was not found in {shown}")).at(&path);
-    }
-    if found > 1 && !args.replace_all {
-        return ToolOutcome::error(format!(
+    let cwd = context.cwd.clone();
+    let given = args.path.clone();
+    let (old, new, replace_all) = (
+        args.old_string.clone(),
+        args.new_string.clone(),
+        args.replace_all,
+    );
+    let edited =
+        tokio::task::spawn_blocking(move || edit(&cwd, &given, &old, &new, replace_all)).await;
+    match edited {
+        Ok(Ok(Edited::Replaced { found, target })) => ToolOutcome::ok(format!(
+            "replaced {found} {} in {shown}{}",
+            plural(found, "occurrence"),
+            paths::through_links_note(&target)
+        ))
+        .at(&path),
+        Ok(Ok(Edited::NotUtf8)) => {
+            ToolOutcome::error(format!("{shown} is not UTF-8 text")).at(&path)
+        }
+        Ok(Ok(Edited::NotFound)) => {
+            ToolOutcome::error(format!("`old_string` was not found in {shown}")).at(&path)
+        }
+        Ok(Ok(Edited::NotUnique { found })) => ToolOutcome::error(format!(
             "`old_string` was found {found} times in {shown}; give more surrounding text to \
              make it unique, or pass `replace_all`"
         ))
-        .at(&path);
-    }
-    let edited = text.replace(args.old_string.as_str(), &args.new_string);
-    match tokio::fs::write(&path, edited.as_bytes()).await {
-        Ok(()) => ToolOutcome::ok(format!(
-            "replaced {found} {} in {shown}",
-            plural(found, "occurrence")
-        ))
         .at(&path),
-        Err(error) => ToolOutcome::error(format!("cannot write {shown}: {error}")).at(&path),
+        Ok(Err(refusal)) => ToolOutcome::error(refusal.to_string()).at(&path),
+        Err(error) => ToolOutcome::error(format!("cannot edit {shown}: {error}")).at(&path),
     }
+}
+
+/// What an edit came to.
+enum Edited {
+    Replaced { found: usize, target: WriteTarget },
+    NotUtf8,
+    NotFound,
+    NotUnique { found: usize },
+}
+
+/// Checks the path, opens the file as checked, and reads, edits and writes back that same
+/// open file, so the file edited is the file checked.
+fn edit(
+    cwd: &Path,
+    given: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<Edited, WriteRefusal> {
+    let target = paths::check_write(cwd, given)?;
+    let mut file = paths::open_for_write(&target, OpenFor::Edit)?;
+    let io = |action: &'static str| {
+        let path = target.path.clone();
+        move |error: std::io::Error| WriteRefusal::Io {
+            action,
+            path,
+            reason: error.to_string(),
+            kind: error.kind(),
+        }
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(io("read"))?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Ok(Edited::NotUtf8);
+    };
+    let found = text.matches(old).count();
+    if found == 0 {
+        return Ok(Edited::NotFound);
+    }
+    if found > 1 && !replace_all {
+        return Ok(Edited::NotUnique { found });
+    }
+    let edited = text.replace(old, new);
+    file.seek(SeekFrom::Start(0)).map_err(io("write"))?;
+    file.set_len(0).map_err(io("write"))?;
+    file.write_all(edited.as_bytes()).map_err(io("write"))?;
+    Ok(Edited::Replaced { found, target })
 }

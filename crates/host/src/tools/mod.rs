@@ -10,7 +10,13 @@
 //! all come back as a [`ToolOutcome`] with `is_error` set and a message saying why. Paths are
 //! resolved against the working directory ([`paths::resolve`]) and the resolved path is named
 //! in the result. Long results are cut to [`ToolLimits::output_bytes`] with a note
-//! ([`output`]). Whether a call may run at all is [`approval`]'s business, not the tools'.
+//! ([`output`]). Whether a call may run at all is the approval policy's business
+//! ([`crate::approval`]), not the tools'; but the write tools hold every write to the one
+//! "inside the working directory" check again at the moment they write
+//! ([`paths::check_write`], [`paths::open_for_write`]), so a symlink or a hard link put in
+//! place after the call was decided is refused, not followed. `read_file` reads regular files
+//! only, and at most [`ToolLimits::read_bytes`] of them. `shell` runs without the API keys
+//! panewise and its agents read ([`ToolContext::env_remove`], [`crate::secrets`]).
 
 pub mod approval;
 pub mod edit_file;
@@ -232,6 +238,8 @@ pub struct ToolLimits {
     pub shell_timeout: Duration,
     /// The longest a `shell` call may ask for (`timeout_ms` is clamped to it).
     pub max_shell_timeout: Duration,
+    /// The most bytes `read_file` reads from one file, the lines it skips included.
+    pub read_bytes: u64,
 }
 
 impl Default for ToolLimits {
@@ -240,6 +248,7 @@ impl Default for ToolLimits {
             output_bytes: 30_000,
             shell_timeout: Duration::from_secs(120),
             max_shell_timeout: Duration::from_secs(600),
+            read_bytes: 8 * 1024 * 1024,
         }
     }
 }
@@ -251,14 +260,19 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// The limits.
     pub limits: ToolLimits,
+    /// The variables of panewise's environment that `shell` commands do not get: the API
+    /// keys ([`crate::secrets::EnvPolicy::tool_removals`]).
+    pub env_remove: Vec<String>,
 }
 
 impl ToolContext {
-    /// A context in `cwd` with the default limits.
+    /// A context in `cwd` with the default limits, keeping every known API key variable from
+    /// the tools.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         Self {
             cwd: cwd.into(),
             limits: ToolLimits::default(),
+            env_remove: crate::secrets::tool_env_removals(&[]),
         }
     }
 

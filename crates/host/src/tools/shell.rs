@@ -102,6 +102,13 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
         .arg("-c")
         .arg(&script)
         .current_dir(&context.cwd)
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(name, _)| {
+            !context
+                .env_remove
+                .iter()
+                .any(|removed| name.as_os_str() == removed.as_str())
+        }))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -3,8 +3,12 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use std::io::Write;
+
+use super::paths::{self, OpenFor};
 use super::read_file::plural;
 use super::{ToolContext, ToolOutcome};
+use crate::error::WriteRefusal;
 
 /// The name the model calls it by.
 pub const NAME: &str = "write_file";
@@ -12,7 +16,8 @@ pub const NAME: &str = "write_file";
 /// What it does, for the model.
 pub const DESCRIPTION: &str = "Write `content` to a file, replacing it if it exists and \
 creating missing parent directories. Relative paths are resolved against the working \
-directory.";
+directory. A path inside the working directory that leads out of it through a symlink, a \
+dangling symlink and a file with other hard links are refused.";
 
 /// The arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -38,29 +43,42 @@ pub fn schema() -> Value {
     })
 }
 
-/// Writes the file.
+/// Writes the file: checked again ([`paths::check_write`]) and opened as checked
+/// ([`paths::open_for_write`]), then truncated and written.
 pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
     let path = context.resolve(&args.path);
-    let shown = path.display();
-    if let Some(parent) = path.parent() {
-        if let Err(error) = tokio::fs::create_dir_all(parent).await {
-            return ToolOutcome::error(format!(
-                "cannot create the directory {}: {error}",
-                parent.display()
-            ))
-            .at(&path);
-        }
-    }
-    match tokio::fs::write(&path, args.content.as_bytes()).await {
-        Ok(()) => {
+    let cwd = context.cwd.clone();
+    let given = args.path.clone();
+    let content = args.content.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let target = paths::check_write(&cwd, &given)?;
+        let mut file = paths::open_for_write(&target, OpenFor::Replace)?;
+        let io = |error: std::io::Error| WriteRefusal::Io {
+            action: "write",
+            path: target.path.clone(),
+            reason: error.to_string(),
+            kind: error.kind(),
+        };
+        file.set_len(0).map_err(io)?;
+        file.write_all(content.as_bytes()).map_err(io)?;
+        Ok::<_, WriteRefusal>(target)
+    })
+    .await;
+    match written {
+        Ok(Ok(target)) => {
             let lines = args.content.lines().count();
             ToolOutcome::ok(format!(
-                "wrote {} bytes ({lines} {}) to {shown}",
+                "wrote {} bytes ({lines} {}) to {}{}",
                 args.content.len(),
-                plural(lines, "line")
+                plural(lines, "line"),
+                path.display(),
+                paths::through_links_note(&target)
             ))
             .at(&path)
         }
-        Err(error) => ToolOutcome::error(format!("cannot write {shown}: {error}")).at(&path),
+        Ok(Err(refusal)) => ToolOutcome::error(refusal.to_string()).at(&path),
+        Err(error) => {
+            ToolOutcome::error(format!("cannot write {}: {error}", path.display())).at(&path)
+        }
     }
 }

@@ -75,7 +75,21 @@ fn every_error_names_the_file_the_key_and_the_reason() {
         (
             "colour = \"blue\"",
             "panewise.toml: key `colour`: unknown key, expected one of provider, model, \
-             approval, window, providers",
+             approval, pass_env, window, providers",
+        ),
+        (
+            "pass_env = \"ANTHROPIC_API_KEY\"",
+            "panewise.toml: key `pass_env`: must be a list of environment variable names, got \
+             the string \"ANTHROPIC_API_KEY\"",
+        ),
+        (
+            "pass_env = [\"OPENAI_API_KEY\", 3]",
+            "panewise.toml: key `pass_env[1]`: must be a string, got 3",
+        ),
+        (
+            "pass_env = [\"OPENAI_API_KEY=sk-x\"]",
+            "panewise.toml: key `pass_env[0]`: must name an environment variable (letters, \
+             digits and `_`, not starting with a digit), got `OPENAI_API_KEY=sk-x`",
         ),
         (
             "window = \"hybrid\"",
@@ -247,6 +261,35 @@ fn a_project_file_overrides_the_user_file_key_by_key() {
             .unwrap()
             .approval_or_default(),
         ApprovalMode::Ask
+    );
+}
+
+/// `pass_env` hands API keys to the model's tools: a project file, which comes with its
+/// repository, may not set it; the user file may.
+#[test]
+fn pass_env_is_read_from_the_user_file_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user.toml");
+    let project = dir.path().join("project/panewise.toml");
+    write(dir.path(), "user.toml", "pass_env = [\"OPENAI_API_KEY\"]\n");
+    write(dir.path(), "project/panewise.toml", "model = \"m\"\n");
+    let config = Config::load_files(Some(&user), Some(&project)).unwrap();
+    assert_eq!(config.pass_env, Some(vec!["OPENAI_API_KEY".to_owned()]));
+    assert_eq!(config.model.as_deref(), Some("m"));
+    write(
+        dir.path(),
+        "project/panewise.toml",
+        "pass_env = [\"ANTHROPIC_API_KEY\"]\n",
+    );
+    let error = Config::load_files(Some(&user), Some(&project)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{}: key `pass_env`: is read from the user file only: a project file comes with its \
+             repository, which could hand your API keys to the model's tools; set it in your \
+             user file instead",
+            project.display()
+        )
     );
 }
 

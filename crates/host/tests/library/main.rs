@@ -4,6 +4,7 @@
 
 mod approval;
 mod config;
+mod secrets;
 mod tools;
 
 use std::path::Path;

@@ -396,3 +396,213 @@ fn every_schema_describes_what_the_parser_takes() {
         assert!(!definition.description.is_empty());
     }
 }
+
+/// Runs `future` with a generous guard, so a tool that blocks fails the test instead of
+/// hanging it.
+async fn within_a_minute<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), future)
+        .await
+        .expect("the tool did not return")
+}
+
+#[tokio::test]
+async fn read_file_refuses_what_is_not_a_regular_file_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink("fifo", dir.path().join("to-fifo")).unwrap();
+    let socket = dir.path().join("socket");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    // (path, what it is)
+    let cases = [
+        (fifo.display().to_string(), "a FIFO", fifo.clone()),
+        ("to-fifo".to_owned(), "a FIFO", dir.path().join("to-fifo")),
+        (
+            "/dev/zero".to_owned(),
+            "a character device",
+            "/dev/zero".into(),
+        ),
+        ("sub".to_owned(), "a directory", dir.path().join("sub")),
+        ("socket".to_owned(), "a socket", socket.clone()),
+    ];
+    for (path, kind, shown) in cases {
+        let outcome =
+            within_a_minute(call(&context(&dir), "read_file", json!({ "path": path }))).await;
+        assert!(outcome.is_error, "{path}: {outcome:?}");
+        assert_eq!(
+            outcome.content,
+            format!(
+                "{} is {kind}, not a regular file; read_file reads regular files only",
+                shown.display()
+            ),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn read_file_reads_no_more_than_its_cap_and_only_the_lines_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut context = context(&dir);
+    context.limits.read_bytes = 1000;
+    // 1000 lines of 10 bytes: 10,000 bytes, ten times the cap.
+    let text: String = (0..1000).map(|line| format!("line {line:04}\n")).collect();
+    write(dir.path(), "big.txt", &text);
+    let shown = dir.path().join("big.txt").display().to_string();
+    let note = "read_file stopped at its read cap of 1000 bytes, the file has 10000 bytes; read \
+                the rest with `shell` (`tail`, `sed -n`)";
+    // (arguments, is_error, content)
+    let cases: Vec<(Value, bool, String)> = vec![
+        (
+            json!({"path": "big.txt", "offset": 2, "limit": 2}),
+            false,
+            format!("{shown} (lines 3-4 of at least 100; {note})\nline 0002\nline 0003\n"),
+        ),
+        (
+            json!({"path": "big.txt", "offset": 99}),
+            false,
+            format!("{shown} (lines 100-100 of at least 100; {note})\nline 0099\n"),
+        ),
+        (
+            json!({"path": "big.txt", "offset": 500}),
+            true,
+            format!(
+                "offset 500 is past what read_file reads of {shown}: it stops at its read cap \
+                 of 1000 bytes (100 lines), and the file has 10000 bytes; read the rest with \
+                 `shell` (`tail`, `sed -n`)"
+            ),
+        ),
+    ];
+    for (arguments, is_error, content) in cases {
+        let outcome = call(&context, "read_file", arguments.clone()).await;
+        assert_eq!(
+            (outcome.is_error, outcome.content.as_str()),
+            (is_error, content.as_str()),
+            "{arguments}"
+        );
+    }
+    // A sparse file of 64 GiB with the default limits: read up to the cap, shown up to the
+    // output cap, and back at once.
+    let huge = std::fs::File::create(dir.path().join("huge")).unwrap();
+    huge.set_len(64 << 30).unwrap();
+    let outcome = within_a_minute(call(
+        &ToolContext::new(dir.path()),
+        "read_file",
+        json!({"path": "huge"}),
+    ))
+    .await;
+    assert!(!outcome.is_error, "{outcome:?}");
+    assert!(
+        outcome.content.contains(
+            "(lines 1-1 of at least 1; read_file stopped at its read cap of 8388608 bytes"
+        ),
+        "{}",
+        &outcome.content[..300]
+    );
+    assert!(
+        outcome.content.ends_with(
+            "[output cut: 8358608 more bytes (1 line) not shown; the cap is 30000 bytes]"
+        ),
+        "{}",
+        &outcome.content[outcome.content.len() - 200..]
+    );
+}
+
+#[tokio::test]
+async fn writes_through_symlinks_inside_land_on_the_real_file_and_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    write(&cwd, "real/file.txt", "old text");
+    std::os::unix::fs::symlink("real", cwd.join("alias")).unwrap();
+    std::os::unix::fs::symlink("real/file.txt", cwd.join("link.txt")).unwrap();
+    let context = ToolContext::new(&cwd);
+    let outcome = call(
+        &context,
+        "write_file",
+        json!({"path": "link.txt", "content": "new text"}),
+    )
+    .await;
+    assert_eq!(
+        outcome.content,
+        format!(
+            "wrote 8 bytes (1 line) to {} (through a symlink: {})",
+            cwd.join("link.txt").display(),
+            cwd.join("real/file.txt").display()
+        )
+    );
+    let outcome = call(
+        &context,
+        "edit_file",
+        json!({"path": "alias/file.txt", "old_string": "new", "new_string": "edited"}),
+    )
+    .await;
+    assert_eq!(
+        outcome.content,
+        format!(
+            "replaced 1 occurrence in {} (through a symlink: {})",
+            cwd.join("alias/file.txt").display(),
+            cwd.join("real/file.txt").display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("real/file.txt")).unwrap(),
+        "edited text"
+    );
+    // The links are still links.
+    assert!(std::fs::symlink_metadata(cwd.join("link.txt"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+/// The keys planted in this test process's environment: `shell` must not show them.
+const PLANTED: [(&str, &str); 4] = [
+    ("ANTHROPIC_API_KEY", "sk-planted-anthropic"),
+    ("OPENAI_API_KEY", "sk-planted-openai"),
+    ("GEMINI_API_KEY", "sk-planted-gemini"),
+    ("PANEWISE_TEST_CONFIGURED_KEY", "sk-planted-configured"),
+];
+
+#[tokio::test]
+async fn shell_commands_never_see_an_api_key_unless_pass_env_names_it() {
+    // No other test of this binary reads these variables.
+    for (name, value) in PLANTED {
+        std::env::set_var(name, value);
+    }
+    std::env::set_var("PANEWISE_TEST_PLAIN", "plain-value");
+    let dir = tempfile::tempdir().unwrap();
+    let env = |context: ToolContext| async move {
+        call(&context, "shell", json!({"command": "env"}))
+            .await
+            .content
+    };
+    // The default context: every known key withheld; the rest of the environment passes.
+    let shown = env(context(&dir)).await;
+    for (name, value) in &PLANTED[..3] {
+        assert!(!shown.contains(value), "{name}: {shown}");
+    }
+    assert!(shown.contains("PANEWISE_TEST_PLAIN=plain-value"), "{shown}");
+    // A variable is withheld as a key only once the configuration names it as one.
+    assert!(
+        shown.contains("PANEWISE_TEST_CONFIGURED_KEY=sk-planted-configured"),
+        "{shown}"
+    );
+    // A configured key variable is withheld too; `pass_env` (user file) keeps one key.
+    let config = panewise_host::config::Config::parse(
+        "pass_env = [\"GEMINI_API_KEY\"]\n\
+         [providers.openai]\napi_key_env = \"PANEWISE_TEST_CONFIGURED_KEY\"\n",
+        std::path::Path::new("panewise.toml"),
+    )
+    .unwrap();
+    let mut configured = context(&dir);
+    configured.env_remove = panewise_host::secrets::EnvPolicy::from_config(&config).tool_removals();
+    let shown = env(configured).await;
+    assert!(
+        shown.contains("GEMINI_API_KEY=sk-planted-gemini"),
+        "{shown}"
+    );
+    for (name, value) in PLANTED.iter().filter(|(name, _)| *name != "GEMINI_API_KEY") {
+        assert!(!shown.contains(value), "{name}: {shown}");
+    }
+}

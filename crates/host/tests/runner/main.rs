@@ -92,6 +92,7 @@ fn parts(config: SessionConfig, user: &UserInput) -> (SessionSpec, Backend) {
         channel: config.channel,
         cwd: config.cwd,
         env: Vec::new(),
+        env_remove: Vec::new(),
         resume: None,
         capture: None,
         launcher: Default::default(),

@@ -14,7 +14,7 @@ use panewise_host::backend::scripted::{ScriptStep, ScriptedModelClient};
 use panewise_host::backend::Backend;
 use panewise_host::session::handle::spawn;
 use panewise_host::session::{log_header, Answerer, Session, SessionHandle, SessionSpec, Update};
-use panewise_pane_state::{parse_log_bytes, FailureKind, State, TurnOutcome, TurnPhase};
+use panewise_pane_state::{parse_log_bytes, State, TurnOutcome, TurnPhase};
 use panewise_providers::claude_control::ClaudeLaunch;
 use panewise_providers::{ProviderEvent, SessionStats};
 use panewise_window::StrategyConfig;
@@ -325,6 +325,7 @@ fn claude_session(
         channel: Channel::Claude(ClaudeLaunch::default()),
         cwd: scratch.cwd.clone(),
         env: Vec::new(),
+        env_remove: Vec::new(),
         resume: None,
         capture: None,
         launcher,
