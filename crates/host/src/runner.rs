@@ -222,6 +222,8 @@ enum Input {
     UserClosed,
     /// The agent's stdin was closed a grace period ago and it still runs.
     ShutdownOverdue,
+    // signals: SIGTERM or SIGHUP reached panewise.
+    Terminate(crate::signals::TerminationSignal),
 }
 
 /// How long an agent may take to exit once its input was closed before it is killed (R100).
@@ -472,6 +474,8 @@ impl Runner {
         prompts: Vec<String>,
         view: &mut dyn View,
     ) -> Result<(), RunnerError> {
+        // signals: installed before the agent starts, so no SIGTERM/SIGHUP is missed.
+        let mut terminations = crate::signals::Terminations::listen();
         if let Channel::Rpc(launch) = &self.channel {
             let mut command = self.base.clone();
             command.args.clone_from(&launch.args);
@@ -537,6 +541,8 @@ impl Runner {
                 }
                 _ = tick.tick() => Input::Tick,
                 _ = tokio::signal::ctrl_c() => Input::Interrupt,
+                // signals: SIGTERM/SIGHUP end the session as a second Ctrl-C does.
+                signal = terminations.recv() => Input::Terminate(signal),
             };
             let closed = matches!(input, Input::OutputClosed);
             let answers = match (&input, self.rpc.as_mut()) {
@@ -735,6 +741,18 @@ impl Runner {
                 msgs.extend(self.answer_asked(false));
             }
             Input::Interrupt => msgs.push(Msg::RequestStop { at: now }),
+            // signals: a working turn is stopped and its agent killed, as by a second Ctrl-C;
+            // nothing more is sent, and an idle agent is not waited for (no shutdown grace).
+            Input::Terminate(signal) => {
+                view.notice(&format!("{}: ending the session", signal.name()));
+                self.user_lines = None;
+                self.prompt_after_exit = None;
+                if self.agent.is_some() {
+                    self.shutdown_at = Some(Instant::now());
+                }
+                msgs.extend(self.answer_asked(false));
+                msgs.extend(crate::signals::stop_messages(state, now));
+            }
             Input::UserLine(line) => match self.asking.is_some() {
                 true => {
                     let approved = matches!(line.trim(), "y" | "Y" | "yes" | "Yes");

@@ -18,6 +18,14 @@ pub const WRITTEN_CONTENT: &str = "hello from the panewise mock\n";
 /// The rounds of the `multi-round` scenario before its text answer.
 pub const MULTI_ROUNDS: usize = 3;
 
+/// The command of the `sleeping-tool` scenario: `sh` forks the sleep (it is not the last
+/// command), so the tool's process group holds a grandchild.
+pub const SLEEPING_COMMAND: &str = "sleep 30; echo done";
+
+/// The command of the `detaching-tool` scenario: the sleep leaves the tool's process group and
+/// session, and its parent exits at once.
+pub const DETACHING_COMMAND: &str = "setsid -f sleep 30; echo detached";
+
 /// What the server learned from one request body.
 #[derive(Debug, Clone, Default)]
 pub struct RequestFacts {
@@ -130,6 +138,12 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
         Scenario::SlowTool if rounds == 0 => {
             shell("timeout 30 tail -f /dev/null", "Wait half a minute").map(|c| vec![c])
         }
+        Scenario::SleepingTool if rounds == 0 => {
+            shell(SLEEPING_COMMAND, "Sleep half a minute").map(|c| vec![c])
+        }
+        Scenario::DetachingTool if rounds == 0 => {
+            shell(DETACHING_COMMAND, "Start a detached sleep").map(|c| vec![c])
+        }
         Scenario::FailingTool if rounds == 0 => {
             shell("echo failing >&2; exit 3", "Run a failing command").map(|c| vec![c])
         }
@@ -175,7 +189,8 @@ fn final_text(scenario: Scenario) -> &'static str {
         Scenario::ParallelCalls => "The commands printed `one` and `two`. Done.",
         Scenario::FileWrite => "I wrote hello.txt. Done.",
         Scenario::FailingTool => "The command failed with exit status 3.",
-        Scenario::SlowTool => "The wait is over. Done.",
+        Scenario::SlowTool | Scenario::SleepingTool => "The wait is over. Done.",
+        Scenario::DetachingTool => "The sleep was started. Done.",
         Scenario::HugeInput => {
             "<summary>PANEWISE-MOCK-SUMMARY: the user asked to run `echo hello`; it printed hello.</summary>"
         }

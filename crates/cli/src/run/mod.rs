@@ -36,8 +36,11 @@ Exit codes of run, beyond the table below:
   10 rate limited   11 overloaded   12 server error   13 authentication
   14 context overflow   15 stream disconnected   16 agent process exited   17 other failure
   20 the turn was interrupted
+  129 / 143  the session was ended by SIGHUP / SIGTERM (128 + the signal)
 
-Ctrl-C interrupts the running turn; a second Ctrl-C kills the agent. Without a PROMPT, each
+Ctrl-C interrupts the running turn; a second Ctrl-C kills the agent. SIGTERM and SIGHUP end the
+session as a second Ctrl-C does: the turn is stopped, the agent and every tool's processes are
+killed, and the log is closed. Without a PROMPT, each
 line of stdin is a prompt (on a terminal, an interactive session; a prompt typed while a turn
 runs waits and is sent when it ends); Ctrl-D, or Ctrl-C between turns, ends the session.
 --resume SESSION continues a recorded session (its id from `panewise sessions`, or its log's
@@ -392,7 +395,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let outcome = outcome?;
     view.end_line();
     view.clear_status();
-    let code = exit_code(&outcome.state);
+    // signals: a session SIGTERM or SIGHUP ended exits 128 + the signal (143, 129).
+    let code = panewise_host::signals::received()
+        .map_or_else(|| exit_code(&outcome.state), |signal| signal.exit_code());
     view.session_ended(&outcome.state, code, &log);
     eprintln!("panewise run: session log: {}", log.display());
     if !outcome.stderr_tail.trim().is_empty() && outcome.state.failure.is_some() {

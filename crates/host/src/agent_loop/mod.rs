@@ -276,6 +276,8 @@ enum Input {
     UserLine(String),
     /// The person's input ended.
     UserClosed,
+    // signals: SIGTERM or SIGHUP reached panewise.
+    Terminate(crate::signals::TerminationSignal),
 }
 
 /// What the loop does next, once nothing is under way.
@@ -428,6 +430,8 @@ impl Looper {
         prompts: Vec<String>,
         view: &mut dyn View,
     ) -> Result<(), LoopError> {
+        // signals: installed before the first turn, so no SIGTERM/SIGHUP is missed.
+        let mut terminations = crate::signals::Terminations::listen();
         let mut batch = self.mapper.prologue(self.clock.now_ms());
         batch.extend(
             prompts
@@ -466,6 +470,8 @@ impl Looper {
                 }
                 _ = tick.tick() => Input::Tick,
                 _ = tokio::signal::ctrl_c() => Input::Interrupt,
+                // signals: SIGTERM/SIGHUP end the session as a second Ctrl-C does.
+                signal = terminations.recv() => Input::Terminate(signal),
             };
             let msgs = self.messages_for(input, log.state(), view)?;
             self.fold(log, msgs, view).await?;
@@ -599,6 +605,14 @@ impl Looper {
                 msgs.extend(self.answer_asked(false));
             }
             Input::Interrupt => msgs.push(Msg::RequestStop { at: now }),
+            // signals: the call is cancelled and the running tool's group killed, as by a
+            // second Ctrl-C, and no queued prompt starts another turn.
+            Input::Terminate(signal) => {
+                view.notice(&format!("{}: ending the session", signal.name()));
+                self.user_lines = None;
+                msgs.extend(self.answer_asked(false));
+                msgs.extend(crate::signals::stop_messages(state, now));
+            }
             Input::UserLine(line) => match self.asking.is_some() {
                 true => {
                     let approved = matches!(line.trim(), "y" | "Y" | "yes" | "Yes");
