@@ -61,8 +61,9 @@ pub enum Scenario {
     /// A shell call of `sleep 30; echo done` (the shell forks the sleep, a grandchild in the
     /// tool's process group), then a text answer: a turn during which panewise can be signalled.
     SleepingTool,
-    /// A shell call of `setsid -f sleep 30; echo detached` (the sleep leaves the tool's process
-    /// group and session), then a text answer: what a tool's cleanup must still find.
+    /// A shell call that starts `sleep 30` with `setsid -f` and prints `detached` once it left
+    /// the tool's process group and session ([`crate::DETACHING_COMMAND`]), then a text answer:
+    /// what a tool's cleanup must still find.
     DetachingTool,
 }
 

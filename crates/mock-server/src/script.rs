@@ -22,9 +22,11 @@ pub const MULTI_ROUNDS: usize = 3;
 /// command), so the tool's process group holds a grandchild.
 pub const SLEEPING_COMMAND: &str = "sleep 30; echo done";
 
-/// The command of the `detaching-tool` scenario: the sleep leaves the tool's process group and
-/// session, and its parent exits at once.
-pub const DETACHING_COMMAND: &str = "setsid -f sleep 30; echo detached";
+/// The command of the `detaching-tool` scenario: a sleep that leaves the tool's process group
+/// and session (its parent exits at once), then `detached` once it has left (it writes its pid
+/// to `.detached.pid` after `setsid`), so the tool's cleanup finds it outside the group.
+pub const DETACHING_COMMAND: &str = "setsid -f sh -c 'echo $$ > .detached.pid; exec sleep 30'; \
+until [ -s .detached.pid ]; do sleep 0.01; done; echo detached";
 
 /// What the server learned from one request body.
 #[derive(Debug, Clone, Default)]

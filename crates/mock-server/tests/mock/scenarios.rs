@@ -115,7 +115,7 @@ const CASES: &[Case] = &[
         first_calls: |api| {
             vec![shell(
                 api,
-                "setsid -f sleep 30; echo detached",
+                panewise_mock_server::DETACHING_COMMAND,
                 "Start a detached sleep",
             )]
         },
