@@ -13,12 +13,23 @@
 //!   read from `panewise.toml` ([`config`]).
 //! - No request of the own agent loop carries a tool result without its call or a call
 //!   without its result; an interrupted call still gets a result ([`agent_loop`]).
-//! - An own tool's `shell` command runs in a process group of its own, which is killed when
-//!   the command ends or times out: nothing it started outlives the call.
+//! - Every command panewise starts (an agent CLI, a `shell` call) is spawned by
+//!   [`process::spawn`]: a process group of its own, marked in its environment, killed by the
+//!   kernel if panewise dies, its group and marked descendants killed by the guard process
+//!   then. A `shell` command's group, and what left it, is killed when the command ends or times
+//!   out; the result names what it found outside the group and what it could not kill.
+//! - SIGTERM and SIGHUP end a session as a second Ctrl-C does ([`signals`]): the agent and every
+//!   tool's processes are killed and the log gets its closing checkpoint.
+//! - `unsafe` appears in one function only, `process::die_with_parent` (the parent-death
+//!   signal set between fork and exec).
 //!
 //! ## API boundary
 //! [`agent::AgentProcess`] runs one agent CLI in a process group of its own (bytes out, lines
 //! in, interrupt, kill, exit read as code or signal; the group dies with it).
+//! [`process::spawn`] starts a command as a [`process::ProcessGroup`], whose
+//! [`process::ProcessGroup::kill`] returns a [`process::KillReport`];
+//! [`signals::Terminations`] resolves on SIGTERM or SIGHUP and [`signals::stop_messages`] is
+//! what a loop folds then.
 //! [`session_log::SessionLogFile`] writes a crash-safe session log while folding it. The
 //! subcommands of the binary (`run`, `sessions`, `replay`, `window`, `decode`, `mock-server`)
 //! live in the binary's own modules under `src/`. [`runner::run_session`] supervises one agent
