@@ -829,7 +829,15 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
                 std::time::Duration::from_secs(120),
             )?;
             let signal = match case.drive {
-                Drive::Signal(signal) => signal.name(),
+                Drive::Signal(signal) => {
+                    // What the check afterwards looks for is there before: the CLI runs.
+                    let marker = format!("HOME={}", home.display());
+                    ensure!(
+                        !processes_with_env(&marker).is_empty(),
+                        "no process carries {marker} while the tool runs"
+                    );
+                    signal.name()
+                }
                 _ => "INT",
             };
             let pid = i32::try_from(child.id())?;

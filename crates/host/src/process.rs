@@ -19,8 +19,9 @@
 //!   the guard, one small `sh` process per panewise process, started with the first group.
 //!   The guard reads `+PGID` / `-PGID` lines on a pipe whose write end only panewise holds
 //!   (Rust's pipes are close-on-exec, so no spawned command inherits it); at end of file —
-//!   panewise has exited, however it died — it kills every group still registered and every
-//!   process carrying this panewise's mark, then exits.
+//!   panewise has exited, however it died — it kills every group still registered and, if
+//!   there was one, every process carrying this panewise's mark, then exits. (A panewise that
+//!   ended in order dropped, killed and unregistered every group, so its guard just exits.)
 //!
 //! The parent-death signal is tied to the *thread* that spawned the child: spawn from the main
 //! thread or a runtime worker (which live as long as the runtime), never from a short-lived
@@ -48,8 +49,9 @@ pub const MARK_PREFIX: &str = "PANEWISE_PROCESS_MARK_";
 /// How many times a kill looks again for processes forked while it was killing.
 const KILL_ROUNDS: usize = 8;
 
-/// The guard: waits for end of file on its stdin (panewise gone), then kills every group still
-/// registered and every process whose environment holds `$1=` (this panewise's mark). It
+/// The guard: waits for end of file on its stdin (panewise gone); if a group is still
+/// registered (panewise died with something running), kills every such group and every process
+/// whose environment holds `$1=` (this panewise's mark), one `grep` a round. It
 /// ignores the terminal's SIGHUP and SIGINT (it is in a group of its own, but a hangup may
 /// still reach it through the session) so that it outlives panewise long enough to clean up.
 const GUARD_SCRIPT: &str = r#"mark="$1"
@@ -63,17 +65,17 @@ while IFS= read -r line; do
       case "$groups" in *" $g "*) groups="${groups%% "$g" *} ${groups#* "$g" }" ;; esac ;;
   esac
 done
+# Every group was dropped (and killed with what left it): panewise ended in order.
+[ "$groups" = ' ' ] && exit 0
 for g in $groups; do kill -9 "-$g" 2>/dev/null; done
 round=0
 while [ "$round" -lt 8 ]; do
   round=$((round + 1))
   found=
-  for environ in /proc/[0-9]*/environ; do
-    if grep -qaF -- "$mark=" "$environ" 2>/dev/null; then
-      pid=${environ#/proc/}
-      pid=${pid%/environ}
-      kill -9 "$pid" 2>/dev/null && found=1
-    fi
+  for environ in $(grep -laF -- "$mark=" /proc/[0-9]*/environ 2>/dev/null); do
+    pid=${environ#/proc/}
+    pid=${pid%/environ}
+    kill -9 "$pid" 2>/dev/null && found=1
   done
   [ -n "$found" ] || break
 done
