@@ -14,7 +14,7 @@
 //!   outer one instead of replacing it. A process that clears its environment *and* leaves
 //!   the group *and* loses its parent is not found: the [`KillReport`] says only what was seen.
 //! - **Death with panewise.** When panewise itself is killed (`kill -9`), nothing in it runs.
-//!   The spawned command gets `PR_SET_PDEATHSIG(SIGKILL)` before exec ([`die_with_parent`]),
+//!   The spawned command gets `PR_SET_PDEATHSIG(SIGKILL)` before exec (`die_with_parent`),
 //!   so the kernel kills it; the rest of its group and its marked descendants are killed by
 //!   the guard, one small `sh` process per panewise process, started with the first group.
 //!   The guard reads `+PGID` / `-PGID` lines on a pipe whose write end only panewise holds
