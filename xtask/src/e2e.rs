@@ -7,7 +7,9 @@
 //! (`-p --output-format stream-json`) as one process per turn, a follow-up resuming the session.
 //! Each case asserts the exit code, the file the agent was
 //! or was not allowed to write, the replay of the session log against its closing checkpoint,
-//! and token totals equal to the sum of the usage the mock reported, call by call.
+//! and token totals equal to the sum of the usage the mock reported, call by call. The
+//! `*-sigterm-*` and `*-sigkill-*` cases signal panewise mid-turn and assert that no process of
+//! the case (none carries its `HOME` any more) outlives it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -86,6 +88,25 @@ enum Drive {
     Resume,
     /// On a terminal (a pseudo-terminal from `script`): the approval question is answered `y`.
     TerminalYes,
+    /// `signal` to panewise once the agent's tool has started: afterwards no process of the
+    /// case (its `HOME`) is left, and the log replays; SIGTERM closes it with its checkpoint.
+    Signal(Signal),
+}
+
+/// A signal an e2e case sends panewise mid-turn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+impl Signal {
+    fn name(self) -> &'static str {
+        match self {
+            Signal::Term => "TERM",
+            Signal::Kill => "KILL",
+        }
+    }
 }
 
 const WRITE: &str = "Create a file hello.txt containing hello, using your tools.";
@@ -480,6 +501,76 @@ const CASES: &[Case] = &[
         drive: Drive::Arguments,
         channel: Some("stream-json"),
     },
+    // No process outlives its session: each CLI under SIGTERM (the session ends as a second
+    // Ctrl-C ends it, exit 128 + 15) and SIGKILL (exit "137": killed by signal 9) of panewise
+    // while the slow tool runs (`timeout 30 tail -f /dev/null`, whose `timeout` moves to a
+    // process group of its own).
+    Case {
+        cli: Cli::Claude,
+        name: "claude-sigterm-mid-turn",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 143,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Signal(Signal::Term),
+        channel: None,
+    },
+    Case {
+        cli: Cli::Claude,
+        name: "claude-sigkill-mid-turn",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 137,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Signal(Signal::Kill),
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-sigterm-mid-turn",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 143,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Signal(Signal::Term),
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-sigkill-mid-turn",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 137,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Signal(Signal::Kill),
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-sigterm-mid-turn",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 143,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Signal(Signal::Term),
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-sigkill-mid-turn",
+        scenario: "slow-tool",
+        approval: "full-access",
+        exit: 137,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Signal(Signal::Kill),
+        channel: None,
+    },
 ];
 
 /// Runs every case whose name contains `filter` (every case without one); fails at the first
@@ -731,17 +822,29 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
             }
             // Dropping stdin ends the input: the session ends when both turns have.
         }
-        Drive::Interrupt => {
+        Drive::Interrupt | Drive::Signal(_) => {
             wait_for_line(
                 &session,
                 "\"tool_start\"",
                 std::time::Duration::from_secs(120),
             )?;
+            let signal = match case.drive {
+                Drive::Signal(signal) => {
+                    // What the check afterwards looks for is there before: the CLI runs.
+                    let marker = format!("HOME={}", home.display());
+                    ensure!(
+                        !processes_with_env(&marker).is_empty(),
+                        "no process carries {marker} while the tool runs"
+                    );
+                    signal.name()
+                }
+                _ => "INT",
+            };
             let pid = i32::try_from(child.id())?;
             let status = Command::new("kill")
-                .args(["-INT", &pid.to_string()])
+                .args([&format!("-{signal}"), &pid.to_string()])
                 .status()?;
-            ensure!(status.success(), "kill -INT {pid} failed");
+            ensure!(status.success(), "kill -{signal} {pid} failed");
         }
         Drive::Arguments | Drive::Resume | Drive::TerminalYes => {}
     }
@@ -749,12 +852,22 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
         .wait_with_output()
         .context("waiting for panewise run")?;
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // A process killed by a signal exits "128 + the signal", as a shell reports it.
+    let code = {
+        use std::os::unix::process::ExitStatusExt;
+        output
+            .status
+            .code()
+            .or(output.status.signal().map(|signal| 128 + signal))
+    };
     ensure!(
-        output.status.code() == Some(case.exit),
-        "exit {:?}, expected {}; stderr:\n{stderr}",
-        output.status.code(),
+        code == Some(case.exit),
+        "exit {code:?}, expected {}; stderr:\n{stderr}",
         case.exit
     );
+    if let Drive::Signal(signal) = case.drive {
+        return after_signal(panewise, dir, case, signal, &session, &home);
+    }
     if let Some(expected) = case.file_written {
         let written = work.join("hello.txt").exists();
         ensure!(
@@ -808,6 +921,64 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
         resume(panewise, (case.cli, program), dir, &session, &env, &mock)?;
     }
     Ok(())
+}
+
+/// After a signal to panewise: nothing of the case is left running (every process it started
+/// carries the case's `HOME`), and the log replays; after SIGTERM it ends with the session's
+/// closing checkpoint and its `quit`.
+fn after_signal(
+    panewise: &Path,
+    dir: &Path,
+    case: &Case,
+    signal: Signal,
+    session: &Path,
+    home: &Path,
+) -> Result<()> {
+    let marker = format!("HOME={}", home.display());
+    let left = || processes_with_env(&marker);
+    let start = std::time::Instant::now();
+    while !left().is_empty() && start.elapsed() < std::time::Duration::from_secs(15) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left = left();
+    ensure!(
+        left.is_empty(),
+        "still running after kill -{} of panewise: {left:?}",
+        signal.name()
+    );
+    check_capture(panewise, dir, case)?;
+    replay(panewise, session)?;
+    if signal == Signal::Term {
+        let text = std::fs::read_to_string(session)?;
+        let last = text.lines().last().unwrap_or_default();
+        ensure!(
+            last.starts_with("{\"v\":2,\"checkpoint\""),
+            "the log does not end with its closing checkpoint: {last}"
+        );
+        ensure!(text.contains("\"type\":\"quit\""), "the log has no quit");
+    }
+    Ok(())
+}
+
+/// The live processes whose environment holds the entry `entry`, as (pid, command name).
+fn processes_with_env(entry: &str) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|proc_entry| {
+            let pid: u32 = proc_entry.file_name().to_str()?.parse().ok()?;
+            let environ = std::fs::read(proc_entry.path().join("environ")).ok()?;
+            let stat = std::fs::read_to_string(proc_entry.path().join("stat")).ok()?;
+            let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+            let live = !(rest.starts_with('Z') || rest.starts_with('X'));
+            let holds = environ
+                .split(|byte| *byte == 0)
+                .any(|item| item == entry.as_bytes());
+            (live && holds).then(|| (pid, name.to_owned()))
+        })
+        .collect()
 }
 
 /// Runs `command` on a pseudo-terminal (`script`), answers its approval question `y` once it is

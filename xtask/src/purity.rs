@@ -538,6 +538,15 @@ fn generic_arity(tokens: &[Token]) -> usize {
     0
 }
 
+/// The tokens of Rust source with comments and literals left out, each with its 1-based
+/// line: identifiers, numbers, `::`, `->` and single punctuation.
+pub fn code_tokens(text: &str) -> Vec<(usize, String)> {
+    tokenize(&blank_comments_and_literals(text))
+        .into_iter()
+        .map(|token| (token.line, token.text))
+        .collect()
+}
+
 #[derive(Debug)]
 struct Token {
     text: String,

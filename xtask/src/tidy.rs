@@ -1,6 +1,6 @@
 //! Repository hygiene checks in the style of rust-analyzer's "tidy" tests: every rule number
-//! the code cites resolves in `docs/RULES.md`, and every library crate opens with a `//!` doc
-//! in the workspace's shape.
+//! the code cites resolves in `docs/RULES.md`, every library crate opens with a `//!` doc
+//! in the workspace's shape, and `unsafe` appears in one audited function only.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -198,4 +198,84 @@ pub fn workspace_libs(metadata: &Metadata) -> (Vec<(String, PathBuf)>, Vec<Strin
     libs.sort();
     without.sort();
     (libs, without)
+}
+
+/// The one function allowed `unsafe`: its file (from the workspace root) and its name. It sets
+/// the parent-death signal between fork and exec, which `pre_exec` makes `unsafe`.
+pub const AUDITED_UNSAFE_FN: (&str, &str) = ("crates/host/src/process.rs", "die_with_parent");
+
+/// The lint levels that would let `unsafe` through where the workspace denies it.
+const LENIENT_LEVELS: &[&str] = &["allow", "expect", "warn"];
+
+/// Every `unsafe` and every lenient `unsafe_code` lint attribute (`allow`, `expect`, `warn`) in
+/// `text`, comments and literals ignored, as (line, what), except those of the function named
+/// `audited`: one lenient attribute among the tokens just before its `fn`, and `unsafe` in its
+/// body.
+pub fn unaudited_unsafe(text: &str, audited: Option<&str>) -> Vec<(usize, String)> {
+    let tokens = crate::purity::code_tokens(text);
+    let word = |k: usize| tokens.get(k).map(|(_, text)| text.as_str());
+    // The audited function: its `fn` token and the end of its body.
+    let span = audited.and_then(|name| {
+        let start =
+            (0..tokens.len()).find(|&k| word(k) == Some("fn") && word(k + 1) == Some(name))?;
+        let open = (start..tokens.len()).find(|&k| word(k) == Some("{"))?;
+        let mut depth = 0usize;
+        let end = (open..tokens.len()).find(|&k| {
+            match word(k) {
+                Some("{") => depth += 1,
+                Some("}") => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            depth == 0
+        })?;
+        Some((start, end))
+    });
+    let mut audited_attributes = 0usize;
+    let mut findings = Vec::new();
+    for (k, (line, text)) in tokens.iter().enumerate() {
+        match text.as_str() {
+            "unsafe" if !span.is_some_and(|(start, end)| k > start && k < end) => {
+                findings.push((*line, "unsafe".to_string()));
+            }
+            "unsafe_code" => {
+                // The level is the word before the `(` that holds the lint.
+                let open = (0..k).rev().find(|&j| word(j) == Some("("));
+                let level = open.and_then(|j| j.checked_sub(1)).and_then(word);
+                let Some(level) = level.filter(|level| LENIENT_LEVELS.contains(level)) else {
+                    continue;
+                };
+                let before_fn = span.is_some_and(|(start, _)| k < start && start - k <= 8);
+                if before_fn && audited_attributes == 0 {
+                    audited_attributes += 1;
+                } else {
+                    findings.push((*line, format!("{level}(unsafe_code)")));
+                }
+            }
+            _ => {}
+        }
+    }
+    findings
+}
+
+/// Every `unsafe` or lenient `unsafe_code` attribute in the workspace's Rust files (under
+/// `dirs` of `root`) outside [`AUDITED_UNSAFE_FN`], as `path:line: what`.
+pub fn unsafe_outside_the_audited_function(root: &Path, dirs: &[&str]) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        text_files(&root.join(dir), &mut files)?;
+    }
+    files.retain(|file| file.extension().is_some_and(|ext| ext == "rs"));
+    files.sort();
+    let (audited_file, audited_fn) = AUDITED_UNSAFE_FN;
+    let mut findings = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("could not read {}", file.display()))?;
+        let shown = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+        let audited = (shown == Path::new(audited_file)).then_some(audited_fn);
+        for (line, what) in unaudited_unsafe(&text, audited) {
+            findings.push(format!("{}:{line}: {what}", shown.display()));
+        }
+    }
+    Ok(findings)
 }

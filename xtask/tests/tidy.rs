@@ -522,3 +522,77 @@ fn crate_doc_check_flags_each_missing_part() {
         );
     }
 }
+
+/// Findings as (line, what).
+type Expected = &'static [(usize, &'static str)];
+
+/// `(source, audited function, expected findings)`.
+const UNSAFE_CASES: &[(&str, Option<&str>, Expected)] = &[
+    ("fn f() { unsafe { g() } }", None, &[(1, "unsafe")]),
+    ("unsafe fn f() {}\nunsafe impl Send for S {}", None, &[(1, "unsafe"), (2, "unsafe")]),
+    (
+        "#[allow(unsafe_code)]\nfn f() {}\n#![expect(clippy::x, unsafe_code)]",
+        None,
+        &[(1, "allow(unsafe_code)"), (3, "expect(unsafe_code)")],
+    ),
+    // Prose, strings and the workspace's own denial are not findings.
+    (
+        "// unsafe here\n/// allow(unsafe_code)\nlet s = \"unsafe\";\n#![deny(unsafe_code)]",
+        None,
+        &[],
+    ),
+    // The audited function: its one attribute and the `unsafe` in its body.
+    (
+        "#[cfg(x)]\n#[allow(unsafe_code)]\nfn audited(c: &mut C) {\n    unsafe { c.pre_exec(|| { Ok(()) }); }\n}\nfn other() { unsafe { g() } }",
+        Some("audited"),
+        &[(6, "unsafe")],
+    ),
+    // A second attribute near it, or `unsafe` outside its body, is still found.
+    (
+        "#[allow(unsafe_code)]\n#[allow(unsafe_code)]\nfn audited() {}\nunsafe fn x() {}",
+        Some("audited"),
+        &[(1, "allow(unsafe_code)"), (4, "unsafe")],
+    ),
+];
+
+#[test]
+fn the_unsafe_scan_finds_every_unaudited_unsafe_and_skips_prose() {
+    for (source, audited, expected) in UNSAFE_CASES {
+        let expected: Vec<(usize, String)> = expected
+            .iter()
+            .map(|(line, what)| (*line, (*what).to_string()))
+            .collect();
+        assert_eq!(
+            tidy::unaudited_unsafe(source, *audited),
+            expected,
+            "scanning {source:?}"
+        );
+    }
+}
+
+/// The workspace denies `unsafe_code` (deny, not forbid, so that one audited function can
+/// allow it) and no file but that function's holds `unsafe` or lets it through.
+#[test]
+fn unsafe_appears_only_in_the_audited_function() {
+    let root = workspace_root();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        manifest.contains("unsafe_code = \"deny\""),
+        "the workspace lints no longer deny unsafe_code"
+    );
+    let findings =
+        tidy::unsafe_outside_the_audited_function(&root, &["crates", "xtask", "benches"])
+            .expect("the workspace's sources are readable");
+    assert!(
+        findings.is_empty(),
+        "`unsafe` outside {:?}:\n  {}",
+        tidy::AUDITED_UNSAFE_FN,
+        findings.join("\n  ")
+    );
+    let (file, name) = tidy::AUDITED_UNSAFE_FN;
+    let audited = std::fs::read_to_string(root.join(file)).expect("the audited file");
+    assert!(
+        tidy::unaudited_unsafe(&audited, None).len() == 2,
+        "{file} should hold exactly the audited attribute and one `unsafe` block, in {name}"
+    );
+}

@@ -1,21 +1,22 @@
 //! One supervised agent CLI as a process: started in a process group of its own (so an interrupt
 //! or a kill reaches everything it started), its stdout handed on as bytes for a decoder, the
-//! tail of its stderr kept for failure detail, its exit read as a code or a signal. A process
-//! group outlives nothing: dropping the [`AgentProcess`] kills the whole group, so the CLI never
-//! outlives panewise.
+//! tail of its stderr kept for failure detail, its exit read as a code or a signal. The process
+//! group is a [`ProcessGroup`]: dropping the [`AgentProcess`] kills the whole group and what left
+//! it, and a `kill -9` of panewise takes the CLI and its group along, so the CLI never outlives
+//! panewise.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 use crate::error::AgentError;
+use crate::process::ProcessGroup;
 
 /// How much of the agent's stderr is kept for a failure's detail.
 pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
@@ -58,13 +59,14 @@ pub struct AgentExit {
 pub struct AgentProcess {
     child: Child,
     stdin: Option<ChildStdin>,
-    group: Option<Pid>,
+    group: ProcessGroup,
     output: mpsc::Receiver<Vec<u8>>,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
 }
 
 impl AgentProcess {
-    /// Starts `command` in a new process group, with piped stdin, stdout and stderr.
+    /// Starts `command` in a new process group ([`crate::process::spawn`]), with piped stdin,
+    /// stdout and stderr.
     pub fn spawn(command: &AgentCommand) -> Result<Self, AgentError> {
         let mut process = Command::new(&command.program);
         for variable in &command.env_remove {
@@ -79,13 +81,11 @@ impl AgentProcess {
                 Stdio::piped()
             })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         if let Some(cwd) = &command.cwd {
             process.current_dir(cwd);
         }
-        let mut child = process.spawn().map_err(|source| {
+        let (mut child, group) = crate::process::spawn(&mut process).map_err(|source| {
             if source.kind() == std::io::ErrorKind::NotFound {
                 AgentError::NotInstalled {
                     program: command.program.clone(),
@@ -98,10 +98,6 @@ impl AgentProcess {
                 }
             }
         })?;
-        let group = child
-            .id()
-            .and_then(|pid| i32::try_from(pid).ok())
-            .map(Pid::from_raw);
         let (sender, output) = mpsc::channel(64);
         if let Some(mut stdout) = child.stdout.take() {
             tokio::spawn(async move {
@@ -175,9 +171,17 @@ impl AgentProcess {
         self.signal(Signal::SIGINT)
     }
 
-    /// Sends SIGKILL to the agent's process group.
+    /// Sends SIGKILL to the agent's process group and to every process that left it (found by
+    /// the spawn's mark or through its parent). What escaped, and what could not be killed,
+    /// goes to the trace: the session goes on to read the agent's exit either way.
     pub fn kill(&self) -> std::io::Result<()> {
-        self.signal(Signal::SIGKILL)
+        let report = self.group.kill();
+        if !report.failed.is_empty() {
+            tracing::warn!(report = %report.lines().join(" "), "the agent's process group was killed, but not everything it started");
+        } else if !report.escaped.is_empty() {
+            tracing::info!(report = %report.lines().join(" "), "killed the agent's processes that had left its group");
+        }
+        Ok(())
     }
 
     /// Waits for the agent to exit.
@@ -201,21 +205,7 @@ impl AgentProcess {
     }
 
     fn signal(&self, signal: Signal) -> std::io::Result<()> {
-        match self.group {
-            Some(group) => match killpg(group, signal) {
-                // A group that is already gone has nothing left to stop.
-                Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
-                Err(errno) => Err(std::io::Error::from(errno)),
-            },
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for AgentProcess {
-    fn drop(&mut self) {
-        // The CLI and everything it started end with panewise's hold on them.
-        let _ignored = self.kill();
+        self.group.signal(signal)
     }
 }
 
@@ -308,7 +298,7 @@ mod tests {
             agent.next_output().await.as_deref(),
             Some(&b"started\n"[..])
         );
-        let group = agent.group;
+        let group = agent.group.id();
         assert!(agent.kill().is_ok());
         let exit = agent.wait().await.ok();
         assert_eq!(exit.and_then(|exit| exit.signal), Some(9));

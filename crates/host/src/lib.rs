@@ -25,6 +25,13 @@
 //!   killed when the session or the call ends. A tool runs without the API key variables
 //!   panewise and its agents read ([`secrets`]); a supervised agent gets only its own
 //!   provider's keys.
+//! - Every command panewise starts (an agent CLI, a `shell` call) is spawned by
+//!   [`process::spawn`]: a process group of its own, marked in its environment, killed by the
+//!   kernel if panewise dies, its group and marked descendants killed by the guard process
+//!   then. A `shell` command's group, and what left it, is killed when the command ends or times
+//!   out; the result names what it found outside the group and what it could not kill.
+//! - `unsafe` appears in one function only, `process::die_with_parent` (the parent-death
+//!   signal set between fork and exec).
 //! - There is one approval policy ([`approval::decide`]) for the own tools and the supervised
 //!   agents, and one "inside the working directory" check ([`tools::paths::check_write`]),
 //!   which the write tools apply again when they open the file, without following symlinks.
@@ -40,7 +47,11 @@
 //! window stage visited before every call, its ledger in [`agent_loop::ledger`], the request
 //! checked by [`agent_loop::request`]); [`backend::scripted`] and
 //! [`backend::process::Launcher::scripted`] are in-memory backends for tests.
-//! [`agent::AgentProcess`] runs one agent CLI in a process group of its own.
+//! [`agent::AgentProcess`] runs one agent CLI in a process group of its own;
+//! [`process::spawn`] starts a command as a [`process::ProcessGroup`], whose
+//! [`process::ProcessGroup::kill`] returns a [`process::KillReport`].
+//! [`signals::Terminations`] is for front ends: it resolves on SIGTERM or SIGHUP, which they
+//! turn into [`session::Control::Stop`].
 //! [`approval`] is the one approval policy; [`secrets`] says which API key variables each
 //! started process goes without; [`tools`] are panewise's own tools (`shell`,
 //! `read_file`, `write_file`, `edit_file`, `list_dir`). [`session_log::SessionLogFile`]
@@ -61,8 +72,10 @@ pub mod cli_version;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod process;
 pub mod secrets;
 pub mod session;
 pub mod session_log;
+pub mod signals;
 pub mod summarize;
 pub mod tools;

@@ -58,11 +58,18 @@ pub enum Scenario {
     /// A shell call of `timeout 30 tail -f /dev/null`, then a text answer: a turn that runs long enough to be
     /// interrupted while its tool runs.
     SlowTool,
+    /// A shell call of `sleep 30; echo done` (the shell forks the sleep, a grandchild in the
+    /// tool's process group), then a text answer: a turn during which panewise can be signalled.
+    SleepingTool,
+    /// A shell call that starts `sleep 30` with `setsid -f` and prints `detached` once it left
+    /// the tool's process group and session ([`crate::DETACHING_COMMAND`]), then a text answer:
+    /// what a tool's cleanup must still find.
+    DetachingTool,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 13] = [
+    pub const ALL: [Scenario; 15] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -76,6 +83,8 @@ impl Scenario {
         Scenario::StreamCut,
         Scenario::HugeInput,
         Scenario::SlowTool,
+        Scenario::SleepingTool,
+        Scenario::DetachingTool,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -94,6 +103,8 @@ impl Scenario {
             Scenario::StreamCut => "stream-cut",
             Scenario::HugeInput => "huge-input",
             Scenario::SlowTool => "slow-tool",
+            Scenario::SleepingTool => "sleeping-tool",
+            Scenario::DetachingTool => "detaching-tool",
         }
     }
 

@@ -18,6 +18,16 @@ pub const WRITTEN_CONTENT: &str = "hello from the panewise mock\n";
 /// The rounds of the `multi-round` scenario before its text answer.
 pub const MULTI_ROUNDS: usize = 3;
 
+/// The command of the `sleeping-tool` scenario: `sh` forks the sleep (it is not the last
+/// command), so the tool's process group holds a grandchild.
+pub const SLEEPING_COMMAND: &str = "sleep 30; echo done";
+
+/// The command of the `detaching-tool` scenario: a sleep that leaves the tool's process group
+/// and session (its parent exits at once), then `detached` once it has left (it writes its pid
+/// to `.detached.pid` after `setsid`), so the tool's cleanup finds it outside the group.
+pub const DETACHING_COMMAND: &str = "setsid -f sh -c 'echo $$ > .detached.pid; exec sleep 30'; \
+until [ -s .detached.pid ]; do sleep 0.01; done; echo detached";
+
 /// What the server learned from one request body.
 #[derive(Debug, Clone, Default)]
 pub struct RequestFacts {
@@ -130,6 +140,12 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
         Scenario::SlowTool if rounds == 0 => {
             shell("timeout 30 tail -f /dev/null", "Wait half a minute").map(|c| vec![c])
         }
+        Scenario::SleepingTool if rounds == 0 => {
+            shell(SLEEPING_COMMAND, "Sleep half a minute").map(|c| vec![c])
+        }
+        Scenario::DetachingTool if rounds == 0 => {
+            shell(DETACHING_COMMAND, "Start a detached sleep").map(|c| vec![c])
+        }
         Scenario::FailingTool if rounds == 0 => {
             shell("echo failing >&2; exit 3", "Run a failing command").map(|c| vec![c])
         }
@@ -175,7 +191,8 @@ fn final_text(scenario: Scenario) -> &'static str {
         Scenario::ParallelCalls => "The commands printed `one` and `two`. Done.",
         Scenario::FileWrite => "I wrote hello.txt. Done.",
         Scenario::FailingTool => "The command failed with exit status 3.",
-        Scenario::SlowTool => "The wait is over. Done.",
+        Scenario::SlowTool | Scenario::SleepingTool => "The wait is over. Done.",
+        Scenario::DetachingTool => "The sleep was started. Done.",
         Scenario::HugeInput => {
             "<summary>PANEWISE-MOCK-SUMMARY: the user asked to run `echo hello`; it printed hello.</summary>"
         }

@@ -38,8 +38,11 @@ Exit codes of run, beyond the table below:
   10 rate limited   11 overloaded   12 server error   13 authentication
   14 context overflow   15 stream disconnected   16 agent process exited   17 other failure
   20 the turn was interrupted
+  129 / 143  the session was ended by SIGHUP / SIGTERM (128 + the signal)
 
-Ctrl-C interrupts the running turn; a second Ctrl-C kills the agent. Without a PROMPT, each
+Ctrl-C interrupts the running turn; a second Ctrl-C kills the agent. SIGTERM and SIGHUP end the
+session as a second Ctrl-C does: the turn is stopped, the agent and every tool's processes are
+killed, and the log is closed. Without a PROMPT, each
 line of stdin is a prompt (on a terminal, an interactive session; a prompt typed while a turn
 runs waits and is sent when it ends); Ctrl-D, or Ctrl-C between turns, ends the session.
 --resume SESSION continues a recorded session (its id from `panewise sessions`, or its log's
@@ -414,7 +417,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let outcome = outcome?;
     view.end_line();
     view.clear_status();
-    let code = exit_code(&outcome.state);
+    // signals: a session SIGTERM or SIGHUP ended exits 128 + the signal (143, 129).
+    let code = panewise_host::signals::received()
+        .map_or_else(|| exit_code(&outcome.state), |signal| signal.exit_code());
     view.session_ended(&outcome.state, code, &log);
     eprintln!("panewise run: session log: {}", log.display());
     if let BackendOutcome::Cli(cli) = &outcome.backend {
@@ -506,22 +511,25 @@ pub(crate) async fn drive_on_terminal(
     lines::drive(session, handle, user, Some(terminal_signals()), view).await
 }
 
-/// Ctrl-C, SIGTERM and SIGHUP as the line front end's signals, read on a task of their own.
+/// Ctrl-C, SIGTERM and SIGHUP as the line front end's signals. The handlers are installed
+/// here, before the session starts, so no signal is missed; they are read on a task of their
+/// own.
 fn terminal_signals() -> tokio::sync::mpsc::UnboundedReceiver<Signal> {
-    use tokio::signal::unix::{signal, SignalKind};
     let (sender, signals) = tokio::sync::mpsc::unbounded_channel();
+    let mut terminations = panewise_host::signals::Terminations::listen();
+    // One SIGINT listener for the whole session; none installed: Ctrl-C keeps its default.
+    let mut interrupts =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
     tokio::spawn(async move {
-        let mut terminate = signal(SignalKind::terminate()).ok();
-        let mut hangup = signal(SignalKind::hangup()).ok();
         loop {
             let next = tokio::select! {
-                interrupted = tokio::signal::ctrl_c() => match interrupted {
-                    Ok(()) => Signal::Interrupt,
-                    // No SIGINT handler could be installed: Ctrl-C keeps its default.
-                    Err(_) => std::future::pending().await,
-                },
-                Some(()) = recv_signal(terminate.as_mut()) => Signal::Terminate,
-                Some(()) = recv_signal(hangup.as_mut()) => Signal::Terminate,
+                Some(()) = async {
+                    match interrupts.as_mut() {
+                        Some(listener) => listener.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => Signal::Interrupt,
+                signal = terminations.recv() => Signal::Terminate(signal.name()),
             };
             if sender.send(next).is_err() {
                 return;
@@ -529,13 +537,6 @@ fn terminal_signals() -> tokio::sync::mpsc::UnboundedReceiver<Signal> {
         }
     });
     signals
-}
-
-async fn recv_signal(signal: Option<&mut tokio::signal::unix::Signal>) -> Option<()> {
-    match signal {
-        Some(signal) => signal.recv().await,
-        None => std::future::pending().await,
-    }
 }
 
 /// `<sessions dir>/<started ms>.jsonl`: the session's id is its start time.

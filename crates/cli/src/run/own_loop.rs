@@ -274,7 +274,11 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     };
     view.end_line();
     view.clear_status();
-    let code = super::exit_code(&outcome.state);
+    // signals: a session SIGTERM or SIGHUP ended exits 128 + the signal (143, 129).
+    let code = panewise_host::signals::received().map_or_else(
+        || super::exit_code(&outcome.state),
+        |signal| signal.exit_code(),
+    );
     view.session_ended(&outcome.state, code, &log);
     report(model, strategy_name, &cwd, &log, mock);
     Ok(ExitCode::from(code))

@@ -5,6 +5,7 @@ mod decode;
 mod mock_server;
 mod replay;
 mod run_own_loop;
+mod run_signals;
 mod window;
 
 use std::path::PathBuf;

@@ -545,7 +545,12 @@ impl ModelAgent {
     /// killed (its future dropped), and every call left without a result gets one saying it
     /// was interrupted, so the next request pairs every call with its result.
     pub(crate) fn interrupt(&mut self, out: &Outlet) -> Result<(), SessionError> {
-        if self.is_idle() && self.pending.is_empty() {
+        let nothing_under_way = self.stream.is_none()
+            && self.running.is_none()
+            && self.asked.is_none()
+            && self.pending.is_empty();
+        if nothing_under_way && matches!(self.next, Next::Nothing | Next::EndTurn { .. }) {
+            // Idle, or already stopped and ending its turn: a second stop changes nothing.
             return Ok(());
         }
         self.cancel.cancel();

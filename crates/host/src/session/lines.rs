@@ -31,8 +31,8 @@ pub enum Signal {
     /// Ctrl-C: interrupt the turn (twice: kill the agent); between turns of an interactive
     /// session, end it.
     Interrupt,
-    /// SIGTERM or SIGHUP: end the session now, as a second Ctrl-C does.
-    Terminate,
+    /// SIGTERM or SIGHUP (its name): end the session now, as a second Ctrl-C does.
+    Terminate(&'static str),
 }
 
 /// What the view is told as the session runs.
@@ -175,8 +175,8 @@ impl LineClient {
 
     fn signal(&mut self, signal: Signal, view: &mut dyn View) {
         match signal {
-            Signal::Terminate => {
-                view.notice("terminated: stopping the session");
+            Signal::Terminate(name) => {
+                view.notice(&format!("{name}: ending the session"));
                 self.controls.stop();
             }
             Signal::Interrupt => {

@@ -396,11 +396,17 @@ impl Session {
                     self.answer_asked(false, "the session is stopping: denied".to_owned())
                         .map(Produced::Msg),
                 );
-                if self.log.state().turn_phase.is_working() {
-                    // As a second Ctrl-C: the interrupt, then the kill.
-                    produced.push(Produced::Msg(Msg::RequestStop { at: now }));
-                    produced.push(Produced::Msg(Msg::RequestStop { at: now }));
-                } else {
+                let state = self.log.state();
+                let working = state.turn_phase.is_working();
+                // As a second Ctrl-C: a working turn is stopped and its agent killed; then
+                // `Quit`, so no queued prompt starts another turn.
+                produced.extend(
+                    crate::signals::stop_messages(state, now)
+                        .into_iter()
+                        .map(Produced::Msg),
+                );
+                if !working {
+                    // An idle agent is not waited for.
                     self.out.notice("stopping the session".to_owned());
                     self.backend.kill(&self.out)?;
                 }
@@ -520,7 +526,9 @@ impl Session {
             Cmd::SendPrompt { text, .. } => self.backend.send_prompt(text, &self.out).await?,
             Cmd::InterruptAgent { .. } => self.backend.interrupt(&self.out).await?,
             Cmd::KillAgent { .. } => {
-                self.out.notice("killing the agent".to_owned());
+                if matches!(self.backend, Backend::Cli(_)) {
+                    self.out.notice("killing the agent".to_owned());
+                }
                 self.backend.kill(&self.out)?;
             }
             Cmd::ResolveApproval { id, approved } => {

@@ -3,14 +3,15 @@
 //! stdout and stderr are read into one buffer in the order they arrive (as a terminal would
 //! show them), up to the output cap; past it they are still read, so the command never blocks
 //! on a full pipe, but only counted. When the command's `sh` exits, or the timeout passes, the
-//! whole group is killed: nothing the command started outlives the call or holds its pipes.
+//! whole group is killed, and with it every process that left the group but carries the call's
+//! mark or descends from it ([`crate::process`]). What left the group, and what could not be
+//! killed, is said in the result; a process that both cleared its environment and lost its
+//! parent cannot be found, and if one still holds the output pipe open the result says that.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -25,8 +26,9 @@ pub const NAME: &str = "shell";
 /// What it does, for the model.
 pub const DESCRIPTION: &str = "Run a shell command with `sh -c` in the working directory. \
 stdout and stderr are returned together, in the order they were written, followed by the exit \
-code. The command is killed (with everything it started) when it exceeds its timeout; long \
-output is cut with a note.";
+code. When the command ends or exceeds its timeout, its process group is killed, and so are \
+the processes it started that left the group (as `setsid` does); the result names those, and \
+any it could not kill. Long output is cut with a note.";
 
 /// The arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -53,23 +55,9 @@ pub fn schema() -> Value {
     })
 }
 
-/// Kills the process group when dropped, so a cancelled call leaves nothing running.
-struct GroupGuard(Option<Pid>);
-
-impl GroupGuard {
-    fn kill(&self) {
-        if let Some(group) = self.0 {
-            // A group that is already gone (ESRCH) has nothing left to kill.
-            let _ignored = killpg(group, Signal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
+/// How long the output pipe may stay open after the command's `sh` exited and everything found
+/// was killed: past it, something not found holds it, and the call ends saying so.
+const PIPE_GRACE_AFTER_EXIT: Duration = Duration::from_secs(2);
 
 async fn read_some<R: AsyncRead + Unpin>(
     pipe: &mut Option<R>,
@@ -98,25 +86,25 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
     // side by side would interleave by scheduling luck. `exec 2>&1` runs before the command is
     // parsed, so even its syntax errors come through stdout.
     let script = format!("exec 2>&1\n{}", args.command);
-    let mut child = match Command::new("sh")
-        .arg("-c")
-        .arg(&script)
-        .current_dir(&context.cwd)
-        .env_clear()
-        .envs(std::env::vars_os().filter(|(name, _)| {
-            !context
-                .env_remove
-                .iter()
-                .any(|removed| name.as_os_str() == removed.as_str())
-        }))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-    {
-        Ok(child) => child,
+    // process: a process group of its own, marked, killed (with what left it) when dropped;
+    // the environment without the API keys (`context.env_remove`).
+    let (mut child, group) = match crate::process::spawn(
+        Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(&context.cwd)
+            .env_clear()
+            .envs(std::env::vars_os().filter(|(name, _)| {
+                !context
+                    .env_remove
+                    .iter()
+                    .any(|removed| name.as_os_str() == removed.as_str())
+            }))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    ) {
+        Ok(spawned) => spawned,
         Err(error) => {
             return ToolOutcome::error(format!(
                 "cannot run `sh` in {}: {error}",
@@ -124,19 +112,16 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
             ));
         }
     };
-    let group = GroupGuard(
-        child
-            .id()
-            .and_then(|pid| i32::try_from(pid).ok())
-            .map(Pid::from_raw),
-    );
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let mut captured = CappedText::new(limits.output_bytes);
     let mut status = None;
+    let mut killed = crate::process::KillReport::default();
+    let mut pipe_held = false;
     let collect = async {
         let mut out_buffer = vec![0u8; 8192];
         let mut err_buffer = vec![0u8; 8192];
+        let mut pipe_deadline: Option<tokio::time::Instant> = None;
         while stdout.is_some() || stderr.is_some() || status.is_none() {
             tokio::select! {
                 read = read_some(&mut stdout, &mut out_buffer), if stdout.is_some() => match read {
@@ -151,7 +136,13 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
                     status = Some(exited);
                     // What the command left running in the background would hold the pipes
                     // open; it ends with the command.
-                    group.kill();
+                    killed.merge(group.kill());
+                    pipe_deadline = Some(tokio::time::Instant::now() + PIPE_GRACE_AFTER_EXIT);
+                }
+                _ = tokio::time::sleep_until(pipe_deadline.unwrap_or_else(tokio::time::Instant::now)), if pipe_deadline.is_some() => {
+                    // Everything found is dead, yet the pipe is open: a process not found holds it.
+                    pipe_held = true;
+                    break;
                 }
                 // Unreachable (each condition above keeps its branch enabled), but a select
                 // with every branch disabled would panic.
@@ -161,7 +152,7 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
     };
     let finished = tokio::time::timeout(timeout, collect).await.is_ok();
     if !finished {
-        group.kill();
+        killed.merge(group.kill());
         let _reaped = child.wait().await;
     }
     let mut content = captured.finish();
@@ -171,7 +162,7 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
     let (footer, exit_code) = match (finished, status) {
         (false, _) => (
             format!(
-                "[timed out after {} ms; the command and everything it started were killed]",
+                "[timed out after {} ms; the command's process group was killed]",
                 timeout.as_millis()
             ),
             None,
@@ -191,6 +182,16 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
         (true, None) => ("[the command's end was not seen]".to_owned(), None),
     };
     content.push_str(&footer);
+    for line in killed.lines() {
+        content.push('\n');
+        content.push_str(&line);
+    }
+    if pipe_held {
+        content.push_str(
+            "\n[something it started, which could not be found to be killed, still holds its \
+             output open; output after this point is not shown]",
+        );
+    }
     ToolOutcome {
         content,
         is_error: exit_code != Some(0),

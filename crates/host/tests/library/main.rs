@@ -4,6 +4,7 @@
 
 mod approval;
 mod config;
+mod process;
 mod secrets;
 mod tools;
 

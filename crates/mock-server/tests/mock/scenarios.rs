@@ -103,6 +103,24 @@ const CASES: &[Case] = &[
         },
         final_text: "The wait is over. Done.",
     },
+    Case {
+        scenario: "sleeping-tool",
+        rounds: 1,
+        first_calls: |api| vec![shell(api, "sleep 30; echo done", "Sleep half a minute")],
+        final_text: "The wait is over. Done.",
+    },
+    Case {
+        scenario: "detaching-tool",
+        rounds: 1,
+        first_calls: |api| {
+            vec![shell(
+                api,
+                panewise_mock_server::DETACHING_COMMAND,
+                "Start a detached sleep",
+            )]
+        },
+        final_text: "The sleep was started. Done.",
+    },
 ];
 
 #[tokio::test]
