@@ -512,9 +512,38 @@ struct ToolCall {
     kind: Option<String>,
     status: Option<String>,
     locations: Option<Vec<Location>>,
+    /// The tool's input as the agent passed it, when the agent shares it.
+    raw_input: Option<Value>,
+    /// The tool's output as the agent got it, when the agent shares it.
+    raw_output: Option<Value>,
+    /// What the client is shown of the call: text blocks, diffs, terminals.
+    content: Option<Vec<Value>>,
 }
 
 impl ToolCall {
+    /// The call's output: its raw output (a string as it is, anything else as JSON), else
+    /// the text of its content blocks, one per line (a diff as its JSON).
+    fn output(&self) -> Option<String> {
+        if let Some(raw) = &self.raw_output {
+            return Some(match raw {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            });
+        }
+        let parts: Vec<String> = self
+            .content
+            .iter()
+            .flatten()
+            .map(|block| match block.get("type").and_then(Value::as_str) {
+                Some("content") => {
+                    text_of(block.get("content")).unwrap_or_else(|| block.to_string())
+                }
+                _ => block.to_string(),
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n"))
+    }
+
     fn arg(&self) -> Option<String> {
         self.title.clone().or_else(|| {
             self.locations
@@ -541,8 +570,9 @@ struct PlanEntry {
 pub(crate) struct AcpDecoder {
     turn_open: bool,
     model: Option<String>,
-    /// Tool calls seen in the turn: what is known of each, and whether its start was reported.
-    tools: BTreeMap<String, (Option<String>, Option<String>, bool)>,
+    /// Tool calls seen in the turn: what is known of each (kind, argument, input), and whether
+    /// its start was reported.
+    tools: BTreeMap<String, (Option<String>, Option<String>, Option<Value>, bool)>,
     /// Permission requests waiting, with the tool call each is about.
     waiting: BTreeMap<String, Option<String>>,
 }
@@ -590,6 +620,7 @@ impl LineDecoder for AcpDecoder {
                         self.tools.entry(call_id.clone()).or_insert((
                             call.kind.clone(),
                             call.arg(),
+                            call.raw_input.clone(),
                             false,
                         ));
                     }
@@ -823,19 +854,23 @@ impl AcpDecoder {
         let entry = self
             .tools
             .entry(call_id.clone())
-            .or_insert((None, None, false));
+            .or_insert((None, None, None, false));
         if call.kind.is_some() {
             entry.0.clone_from(&call.kind);
         }
         if let Some(arg) = call.arg() {
             entry.1 = Some(arg);
         }
-        if !entry.2 {
-            entry.2 = true;
+        if call.raw_input.is_some() {
+            entry.2.clone_from(&call.raw_input);
+        }
+        if !entry.3 {
+            entry.3 = true;
             out.push(ProviderEvent::ToolStarted {
                 name: entry.0.clone().unwrap_or_else(|| "tool".to_owned()),
                 call_id: call_id.clone(),
                 arg: entry.1.clone(),
+                input: entry.2.clone(),
             });
         }
         let ended = match status {
@@ -849,7 +884,7 @@ impl AcpDecoder {
                 call_id,
                 status,
                 exit_code: None,
-                output: None,
+                output: call.output(),
             });
         }
     }
