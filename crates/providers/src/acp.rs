@@ -565,14 +565,22 @@ struct PlanEntry {
     status: Option<String>,
 }
 
+/// What is known of a tool call of the turn, and whether its start was reported.
+#[derive(Debug, Default)]
+struct SeenTool {
+    kind: Option<String>,
+    arg: Option<String>,
+    input: Option<Value>,
+    started: bool,
+}
+
 /// State carried between lines of one ACP stream.
 #[derive(Debug, Default)]
 pub(crate) struct AcpDecoder {
     turn_open: bool,
     model: Option<String>,
-    /// Tool calls seen in the turn: what is known of each (kind, argument, input), and whether
-    /// its start was reported.
-    tools: BTreeMap<String, (Option<String>, Option<String>, Option<Value>, bool)>,
+    /// Tool calls seen in the turn, by id.
+    tools: BTreeMap<String, SeenTool>,
     /// Permission requests waiting, with the tool call each is about.
     waiting: BTreeMap<String, Option<String>>,
 }
@@ -617,12 +625,14 @@ impl LineDecoder for AcpDecoder {
                     let input: Value = params_of(params, raw)?.unwrap_or(Value::Null);
                     self.open_turn(out);
                     if let Some(call_id) = &call.tool_call_id {
-                        self.tools.entry(call_id.clone()).or_insert((
-                            call.kind.clone(),
-                            call.arg(),
-                            call.raw_input.clone(),
-                            false,
-                        ));
+                        self.tools
+                            .entry(call_id.clone())
+                            .or_insert_with(|| SeenTool {
+                                kind: call.kind.clone(),
+                                arg: call.arg(),
+                                input: call.raw_input.clone(),
+                                started: false,
+                            });
                     }
                     self.waiting.insert(id.clone(), call.tool_call_id.clone());
                     out.push(ProviderEvent::ApprovalRequested {
@@ -851,26 +861,23 @@ impl AcpDecoder {
                 out.push(ProviderEvent::ApprovalWithdrawn { request_id });
             }
         }
-        let entry = self
-            .tools
-            .entry(call_id.clone())
-            .or_insert((None, None, None, false));
+        let entry = self.tools.entry(call_id.clone()).or_default();
         if call.kind.is_some() {
-            entry.0.clone_from(&call.kind);
+            entry.kind.clone_from(&call.kind);
         }
         if let Some(arg) = call.arg() {
-            entry.1 = Some(arg);
+            entry.arg = Some(arg);
         }
         if call.raw_input.is_some() {
-            entry.2.clone_from(&call.raw_input);
+            entry.input.clone_from(&call.raw_input);
         }
-        if !entry.3 {
-            entry.3 = true;
+        if !entry.started {
+            entry.started = true;
             out.push(ProviderEvent::ToolStarted {
-                name: entry.0.clone().unwrap_or_else(|| "tool".to_owned()),
+                name: entry.kind.clone().unwrap_or_else(|| "tool".to_owned()),
                 call_id: call_id.clone(),
-                arg: entry.1.clone(),
-                input: entry.2.clone(),
+                arg: entry.arg.clone(),
+                input: entry.input.clone(),
             });
         }
         let ended = match status {
