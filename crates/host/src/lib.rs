@@ -54,7 +54,9 @@ pub mod cli_version;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod journal;
 pub mod runner;
-pub mod session_log;
+// `crate::session_log::…` paths predate the journal module.
+pub use journal::session_log;
 pub mod summarize;
 pub mod tools;

@@ -32,7 +32,9 @@ use tracing::Instrument;
 use crate::agent::{AgentCommand, AgentExit, AgentProcess};
 use crate::clock::{now_ms, SessionClock};
 use crate::error::RunnerError;
+use crate::journal::transcript::{self, PromptSource, TranscriptRecorder};
 use crate::session_log::SessionLogFile;
+use panewise_pane_state::log::{Actor, TranscriptEntry};
 
 /// How panewise answers an agent's permission requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -248,6 +250,8 @@ pub fn log_header(config: &SessionConfig) -> LogHeader {
         cli_version: config.cli_version.clone(),
         panewise_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         resumed_from: config.resumed_from.clone(),
+        // transcript: the name the person typed is not known here; `sessions` derives it.
+        provider: None,
     }
 }
 
@@ -321,6 +325,7 @@ pub async fn run_session_on(
         clock: SessionClock::start(),
         shutdown_at: None,
         rpc: None,
+        transcript: TranscriptRecorder::new(PromptSource::Sent),
     };
     let result = runner
         .run(&mut log, config.prompts, view)
@@ -334,8 +339,20 @@ pub async fn run_session_on(
             }
         }
     }
+    if let Err(error) = &result {
+        // transcript: the closing line says why the session ended (nothing if the log is gone).
+        let _ignored =
+            runner
+                .transcript
+                .finish(runner.clock.now_ms(), Some(error.to_string()), &mut log);
+    }
     result?;
     log.checkpoint()
+        .map_err(|source| runner.log_error(source))?;
+    // transcript: the closing line, after the final checkpoint.
+    runner
+        .transcript
+        .finish(runner.clock.now_ms(), None, &mut log)
         .map_err(|source| runner.log_error(source))?;
     Ok(SessionOutcome {
         state: log.state().clone(),
@@ -389,9 +406,11 @@ impl Capture {
     fn create(path: &std::path::Path) -> std::io::Result<Self> {
         let mut input_path = path.as_os_str().to_owned();
         input_path.push(".input.ndjson");
+        // transcript: session files are the owner's alone (mode 0600).
+        use crate::journal::files::create_private;
         Ok(Capture {
-            output: Some(std::fs::File::create(path)?),
-            input: Some(std::fs::File::create(PathBuf::from(input_path))?),
+            output: Some(create_private(path)?),
+            input: Some(create_private(&PathBuf::from(input_path))?),
         })
     }
 
@@ -461,6 +480,8 @@ struct Runner {
     shutdown_at: Option<Instant>,
     /// The host's side of a JSON-RPC channel.
     rpc: Option<RpcClient>,
+    /// transcript: the conversation's lines, queued until the next write to the log.
+    transcript: TranscriptRecorder,
 }
 
 impl Runner {
@@ -734,7 +755,12 @@ impl Runner {
                 self.user_lines = None;
                 msgs.extend(self.answer_asked(false));
             }
-            Input::Interrupt => msgs.push(Msg::RequestStop { at: now }),
+            Input::Interrupt => {
+                // transcript: who asked for the interrupt.
+                self.transcript
+                    .record(TranscriptEntry::Interrupt { by: Actor::Person }, now);
+                msgs.push(Msg::RequestStop { at: now });
+            }
             Input::UserLine(line) => match self.asking.is_some() {
                 true => {
                     let approved = matches!(line.trim(), "y" | "Y" | "yes" | "Yes");
@@ -765,7 +791,24 @@ impl Runner {
 
     /// The answer to the question the person was asked, if one was.
     fn answer_asked(&mut self, approved: bool) -> Option<Msg> {
-        self.asking.take()?;
+        let request_id = self.asking.take()?;
+        // transcript: the person's answer, or the session's when their input ended first.
+        let (by, reason) = match self.user_lines {
+            Some(_) => (Actor::Person, None),
+            None => (
+                Actor::Session,
+                Some("the person's input ended before they answered".to_owned()),
+            ),
+        };
+        self.transcript.record(
+            TranscriptEntry::ApprovalAnswered {
+                request_id: Some(request_id),
+                approved,
+                by,
+                reason,
+            },
+            self.clock.now_ms(),
+        );
         Some(Msg::ApprovalAnswered { approved })
     }
 
@@ -800,6 +843,8 @@ impl Runner {
                 );
             }
             view.agent_event(&event);
+            // transcript: every agent event (text, thinking, tools, approvals, failures).
+            self.transcript.on_event(&event, now);
             self.mapper.map(&event, now, msgs);
         }
     }
@@ -823,6 +868,10 @@ impl Runner {
             }
         }
         while let Some(msg) = queue.pop_front() {
+            // transcript: the conversation so far goes to disk before the next message.
+            self.transcript
+                .write_to(log)
+                .map_err(|source| self.log_error(source))?;
             let cmds = log
                 .record(self.clock.now_ms(), msg)
                 .map_err(|source| self.log_error(source))?;
@@ -846,7 +895,10 @@ impl Runner {
                 queue.push_back(answer);
             }
         }
-        Ok(())
+        // transcript: what the commands recorded (a prompt sent, an answer) goes to disk now.
+        self.transcript
+            .write_to(log)
+            .map_err(|source| self.log_error(source))
     }
 
     /// Opens a turn's span when the reducer starts a turn.
@@ -866,7 +918,14 @@ impl Runner {
     /// The one `match` over `Cmd`: each arm delegates.
     async fn execute(&mut self, cmd: Cmd, view: &mut dyn View) -> Result<Option<Msg>, RunnerError> {
         match cmd {
-            Cmd::SendPrompt { text, .. } => self.send_prompt(text).await?,
+            Cmd::SendPrompt { text, .. } => {
+                // transcript: the prompt, as sent.
+                self.transcript.record(
+                    TranscriptEntry::Prompt { text: text.clone() },
+                    self.clock.now_ms(),
+                );
+                self.send_prompt(text).await?
+            }
             Cmd::InterruptAgent { .. } => match self.channel {
                 Channel::Claude(_) => {
                     let id = self.request_id();
@@ -964,6 +1023,7 @@ impl Runner {
             .get("file_path")
             .and_then(Value::as_str)
             .is_some_and(|path| std::path::Path::new(path).starts_with(&self.cwd));
+        let mut reason = None;
         let approved = match self.approval {
             ApprovalMode::ReadOnly => false,
             ApprovalMode::FullAccess => true,
@@ -978,9 +1038,20 @@ impl Runner {
                     "denied {tool} {arg}: --approval {} asks, and there is no terminal to ask on",
                     self.approval.name()
                 ));
+                reason = Some("there is no terminal to ask on".to_owned());
                 false
             }
         };
+        // transcript: the approval mode answered.
+        self.transcript.record(
+            TranscriptEntry::ApprovalAnswered {
+                request_id: Some(front.id.clone()),
+                approved,
+                by: transcript::by_policy(self.approval),
+                reason,
+            },
+            self.clock.now_ms(),
+        );
         if !approved {
             view.notice(&format!(
                 "denied {tool} {arg} (--approval {})",

@@ -183,7 +183,10 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
         Some(real_client(&setup)?)
     };
     let log = match &args.log {
-        Some(log) => log.clone(),
+        Some(log) => {
+            super::refuse_existing_log(log)?;
+            log.clone()
+        }
         None => super::default_log_path()?,
     };
     let mut config = LoopConfig::new(setup.provider.as_str(), model, cwd, strategy, log.clone());

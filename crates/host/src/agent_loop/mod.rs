@@ -47,12 +47,14 @@ use tokio::time::{sleep_until, Duration, Instant};
 
 use crate::clock::{now_ms, SessionClock};
 use crate::error::LoopError;
+use crate::journal::transcript::{self, PromptSource, TranscriptRecorder};
 use crate::runner::{ApprovalMode, UserInput, UserLines, View};
 use crate::session_log::SessionLogFile;
 use crate::summarize::{ModelSummarizer, Summarizer, WindowRunner};
 use crate::tools::approval::{decide, Decision};
 use crate::tools::{ToolCall, ToolContext, ToolLimits, ToolOutcome};
 use ledger::WindowLedger;
+use panewise_pane_state::log::{Actor, ToolCallStatus, TranscriptEntry};
 
 /// The most model calls one turn may make unless configured otherwise.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
@@ -161,6 +163,8 @@ pub fn log_header(config: &LoopConfig) -> LogHeader {
         cli_version: None,
         panewise_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         resumed_from: None,
+        // transcript: `agent_id` already is the provider as the person named it.
+        provider: None,
     }
 }
 
@@ -239,10 +243,24 @@ pub async fn run_loop(
         tool_runs: Vec::new(),
         limit_reached: 0,
         config,
+        transcript: TranscriptRecorder::new(PromptSource::Sent),
     };
     let prompts = std::mem::take(&mut looper.config.prompts);
-    looper.run(&mut log, prompts, view).await?;
+    let ran = looper.run(&mut log, prompts, view).await;
+    if let Err(error) = &ran {
+        // transcript: the closing line says why the session ended (nothing if the log is gone).
+        let _ignored =
+            looper
+                .transcript
+                .finish(looper.clock.now_ms(), Some(error.to_string()), &mut log);
+    }
+    ran?;
     log.checkpoint()
+        .map_err(|source| looper.log_error(source))?;
+    // transcript: the closing line, after the final checkpoint.
+    looper
+        .transcript
+        .finish(looper.clock.now_ms(), None, &mut log)
         .map_err(|source| looper.log_error(source))?;
     Ok(LoopOutcome {
         state: log.state().clone(),
@@ -359,6 +377,8 @@ struct Looper {
     tool_runs: Vec<ToolRun>,
     limit_reached: u32,
     config: LoopConfig,
+    /// transcript: the conversation's lines, queued until the next write to the log.
+    transcript: TranscriptRecorder,
 }
 
 fn far_future() -> Instant {
@@ -528,6 +548,17 @@ impl Looper {
                         arguments,
                     } => {
                         let id = self.unique_call_id(call_id);
+                        // transcript: the model's call with its whole input, by the id the
+                        // loop uses for it.
+                        self.transcript.record(
+                            TranscriptEntry::ToolCall {
+                                call_id: id.clone(),
+                                name: name.clone(),
+                                input: Some(transcript::arguments_value(arguments)),
+                                arg: None,
+                            },
+                            now,
+                        );
                         self.call.calls.push(panewise_window::ToolCall {
                             id,
                             name: name.clone(),
@@ -559,6 +590,8 @@ impl Looper {
                     _ => {}
                 }
                 view.agent_event(&event);
+                // transcript: the model's text, thinking, retries and failures.
+                self.transcript.on_event(&event, now);
                 self.mapper.map(&event, now, &mut msgs);
             }
             // The interrupt already ended the call and the turn.
@@ -573,6 +606,8 @@ impl Looper {
                 });
                 let event = ProviderEvent::Failure { failure };
                 view.agent_event(&event);
+                // transcript: the call's failure.
+                self.transcript.on_event(&event, now);
                 self.mapper.map(&event, now, &mut msgs);
             }
             Input::ModelEnded => {
@@ -598,7 +633,12 @@ impl Looper {
                 self.user_lines = None;
                 msgs.extend(self.answer_asked(false));
             }
-            Input::Interrupt => msgs.push(Msg::RequestStop { at: now }),
+            Input::Interrupt => {
+                // transcript: who asked for the interrupt.
+                self.transcript
+                    .record(TranscriptEntry::Interrupt { by: Actor::Person }, now);
+                msgs.push(Msg::RequestStop { at: now });
+            }
             Input::UserLine(line) => match self.asking.is_some() {
                 true => {
                     let approved = matches!(line.trim(), "y" | "Y" | "yes" | "Yes");
@@ -642,7 +682,24 @@ impl Looper {
     }
 
     fn answer_asked(&mut self, approved: bool) -> Option<Msg> {
-        self.asking.take()?;
+        let request_id = self.asking.take()?;
+        // transcript: the person's answer, or the session's when their input ended first.
+        let (by, reason) = match self.user_lines {
+            Some(_) => (Actor::Person, None),
+            None => (
+                Actor::Session,
+                Some("the person's input ended before they answered".to_owned()),
+            ),
+        };
+        self.transcript.record(
+            TranscriptEntry::ApprovalAnswered {
+                request_id: Some(request_id),
+                approved,
+                by,
+                reason,
+            },
+            self.clock.now_ms(),
+        );
         Some(Msg::ApprovalAnswered { approved })
     }
 
@@ -703,9 +760,11 @@ impl Looper {
             call_id: running.id.clone(),
             status,
             exit_code: outcome.exit_code.map(i64::from),
-            output: None,
+            output: Some(outcome.content.clone()),
         };
         view.agent_event(&event);
+        // transcript: the tool's output (capped by the recorder).
+        self.transcript.on_event(&event, now);
         let exit = match (outcome.exit_code, outcome.timed_out) {
             (_, true) => " (timed out)".to_owned(),
             (Some(code), _) => format!(" (exit {code})"),
@@ -760,6 +819,17 @@ impl Looper {
             Err(_) => String::new(),
         };
         view.notice(&format!("did not run {} `{summary}`: {reason}", call.name));
+        // transcript: the call's result is the refusal.
+        self.transcript.record(
+            TranscriptEntry::ToolOutput {
+                call_id: call.id.clone(),
+                status: ToolCallStatus::Declined,
+                exit_code: None,
+                output: Some(reason.clone()),
+                cut_bytes: 0,
+            },
+            self.clock.now_ms(),
+        );
         self.tool_runs.push(ToolRun {
             name: call.name.clone(),
             summary,
@@ -786,6 +856,8 @@ impl Looper {
             name: name.clone(),
             call_id: id.clone(),
             arg: Some(summary.clone()),
+            // transcript: the call and its whole input were recorded when the model asked.
+            input: None,
         };
         view.agent_event(&event);
         let mut msgs = Vec::new();
@@ -829,6 +901,8 @@ impl Looper {
                                 http_status: None,
                             },
                         };
+                        // transcript: the iteration limit ended the turn.
+                        self.transcript.on_event(&event, self.clock.now_ms());
                         let mut msgs = Vec::new();
                         self.mapper.map(&event, self.clock.now_ms(), &mut msgs);
                         self.fold(log, msgs, view).await?;
@@ -843,6 +917,8 @@ impl Looper {
                         interrupted,
                     };
                     view.agent_event(&event);
+                    // transcript: the turn's end closes the open line of text.
+                    self.transcript.on_event(&event, self.clock.now_ms());
                     let mut msgs = Vec::new();
                     self.mapper.map(&event, self.clock.now_ms(), &mut msgs);
                     self.prompt = None;
@@ -868,7 +944,17 @@ impl Looper {
                 return Ok(());
             }
         };
-        match decide(self.config.approval, &parsed, &self.tools.cwd) {
+        let decision = decide(self.config.approval, &parsed, &self.tools.cwd);
+        // transcript: what the policy table answered (an `Ask` is recorded as a request).
+        let entry = transcript::policy_entry(
+            &call.id,
+            &call.name,
+            &parsed.summary(),
+            &decision,
+            self.config.approval,
+        );
+        self.transcript.record(entry, self.clock.now_ms());
+        match decision {
             Decision::Run => {
                 let msgs = self.start_tool(call.id, call.name, parsed, view);
                 self.fold(log, msgs, view).await?;
@@ -971,6 +1057,8 @@ impl Looper {
                     }),
                 };
                 view.agent_event(&event);
+                // transcript: the request could not be sent.
+                self.transcript.on_event(&event, self.clock.now_ms());
                 self.mapper.map(&event, self.clock.now_ms(), &mut msgs);
             }
         }
@@ -986,6 +1074,10 @@ impl Looper {
     ) -> Result<(), LoopError> {
         let mut queue: VecDeque<Msg> = msgs.into();
         while let Some(msg) = queue.pop_front() {
+            // transcript: the conversation so far goes to disk before the next message.
+            self.transcript
+                .write_to(log)
+                .map_err(|source| self.log_error(source))?;
             let cmds = log
                 .record(self.clock.now_ms(), msg)
                 .map_err(|source| self.log_error(source))?;
@@ -1003,13 +1095,21 @@ impl Looper {
                 queue.push_back(answer);
             }
         }
-        Ok(())
+        // transcript: what the commands recorded (a prompt sent, an answer) goes to disk now.
+        self.transcript
+            .write_to(log)
+            .map_err(|source| self.log_error(source))
     }
 
     /// The one `match` over `Cmd`.
     fn execute(&mut self, cmd: Cmd, view: &mut dyn View) -> Result<Vec<Msg>, LoopError> {
         match cmd {
             Cmd::SendPrompt { text, .. } => {
+                // transcript: the prompt, as sent.
+                self.transcript.record(
+                    TranscriptEntry::Prompt { text: text.clone() },
+                    self.clock.now_ms(),
+                );
                 let mut message = Message::user(text.clone());
                 message.born_at_ms = Some(self.clock.now_ms());
                 self.append(message)?;
@@ -1119,6 +1219,16 @@ impl Looper {
         let reason = format!(
             "denied: approval mode {} asks, and there is no terminal to ask on",
             self.config.approval.name()
+        );
+        // transcript: nobody could be asked, so the mode's answer stands.
+        self.transcript.record(
+            TranscriptEntry::ApprovalAnswered {
+                request_id: Some(front.id.clone()),
+                approved: false,
+                by: transcript::by_policy(self.config.approval),
+                reason: Some(reason.clone()),
+            },
+            self.clock.now_ms(),
         );
         self.denial = Some(reason);
         Some(Msg::ApprovalAnswered { approved: false })
