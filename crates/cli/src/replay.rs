@@ -101,6 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "{}",
             conversation(folded.header.as_ref(), &folded.transcript, &checked)
         )?;
+        write!(out, "{}", window_summary(&log_path))?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -19,6 +19,9 @@ use panewise_providers::{ProviderEvent, ToolStatus};
 
 use super::session_log::SessionLogFile;
 
+/// How Claude Code's stream says the person interrupted the turn (a user message it writes).
+const CLAUDE_INTERRUPT_MARK: &str = "[Request interrupted by user";
+
 /// How much the recorder holds before it writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TranscriptLimits {
@@ -183,6 +186,13 @@ impl TranscriptRecorder {
     fn entry_for(&self, event: &ProviderEvent) -> Option<TranscriptEntry> {
         Some(match event {
             ProviderEvent::TurnStarted { prompt: Some(text) } => self.streamed_prompt(text)?,
+            // Claude Code's own words for a turn the person stopped: an interrupt, not a prompt.
+            ProviderEvent::UserMessage {
+                text,
+                synthetic: false,
+            } if text.starts_with(CLAUDE_INTERRUPT_MARK) => {
+                TranscriptEntry::Interrupt { by: Actor::Person }
+            }
             ProviderEvent::UserMessage {
                 text,
                 synthetic: false,
