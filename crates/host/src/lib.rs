@@ -19,7 +19,10 @@
 //! ## API boundary
 //! [`agent::AgentProcess`] runs one agent CLI in a process group of its own (bytes out, lines
 //! in, interrupt, kill, exit read as code or signal; the group dies with it).
-//! [`session_log::SessionLogFile`] writes a crash-safe session log while folding it. The
+//! [`session_log::SessionLogFile`] writes a crash-safe session log while folding it, created
+//! new, mode 0600 and locked while it is written; [`journal::transcript::TranscriptRecorder`]
+//! turns a session's events into the log's transcript lines; [`journal::files`] makes session
+//! ids (UUIDv7) and the session's private files. The
 //! subcommands of the binary (`run`, `sessions`, `replay`, `window`, `decode`, `mock-server`)
 //! live in the binary's own modules under `src/`. [`runner::run_session`] supervises one agent
 //! CLI session live (Claude Code's persistent process, or Codex and Gemini CLI one process per
