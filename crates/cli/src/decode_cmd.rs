@@ -13,7 +13,10 @@
 //! `cost_source: "unknown"` and a warning on stderr naming the model.
 //!
 //! With `--record LOG.jsonl` it also writes the reducer messages it folded as a session log,
-//! which `panewise replay` folds back to the same final state.
+//! which `panewise replay` folds back to the same final state, and the conversation as the
+//! log's transcript lines (the prompts the stream repeats, the answer, thinking, tool calls
+//! with their input and output, approvals, failures, retries), which `panewise replay`
+//! prints. The log is created new: an existing file is never written over.
 //!
 //! Exit codes are the table in [`crate::exit`]: 0 when the stream was decoded (decode errors are
 //! reported, not fatal); 1 when no line of it is an event of the chosen CLI (the wrong
@@ -26,8 +29,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use panewise_host::journal::transcript::{PromptSource, TranscriptRecorder};
 use panewise_host::session_log::SessionLogFile;
 use panewise_pane_state::log::LogHeader;
+use panewise_providers::mapping::{REPLAY_START_MS, REPLAY_STEP_MS};
 use panewise_providers::{
     summarize, CostSource, DecodeError, Decoder, LiveFold, Mapper, ModelTable, PaneSummary,
     PriceTable, Provider, ProviderEvent,
@@ -60,7 +65,8 @@ pub struct Args {
     /// (US dollars per million tokens; `cache_write` and `reasoning` are optional too).
     #[arg(long, value_name = "FILE")]
     prices: Option<PathBuf>,
-    /// Also write the folded reducer messages as a session log (`panewise replay` reads it).
+    /// Also write the folded reducer messages and the conversation as a session log
+    /// (`panewise replay` reads it); LOG must not exist yet.
     #[arg(long, value_name = "LOG")]
     record: Option<PathBuf>,
 }
@@ -161,7 +167,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    record_messages(&mut record, live.take_messages())?;
+    // The transcript's clock is the fold's synthetic one: each event a step later.
+    let mut transcript = TranscriptRecorder::new(PromptSource::Stream);
+    let mut clock = REPLAY_START_MS;
+    record_messages(&mut record, &mut transcript, live.take_messages())?;
     let mut decoder = Decoder::new(provider);
     let mut tools = Vec::new();
     let mut known_events = 0u64;
@@ -192,8 +201,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         for item in decoded.drain(..) {
             if let Ok(event) = &item {
+                clock = clock.saturating_add(REPLAY_STEP_MS);
                 live.push(event);
-                record_messages(&mut record, live.take_messages())?;
+                if record.is_some() {
+                    transcript.on_event(event, clock);
+                }
+                record_messages(&mut record, &mut transcript, live.take_messages())?;
                 if !matches!(event, ProviderEvent::Unknown { .. }) {
                     known_events += 1;
                 }
@@ -221,10 +234,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for warning in &summary.warnings {
         eprintln!("panewise decode: warning: {warning}");
     }
-    record_messages(&mut record, fold.messages)?;
+    transcript.flush(clock);
+    record_messages(&mut record, &mut transcript, fold.messages)?;
     if let Some((path, log)) = &mut record {
         // The folded state closes the log, so a replay proves it folds the same state.
         log.checkpoint()
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        transcript
+            .finish(clock.saturating_add(REPLAY_STEP_MS), None, log)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if args.json {
@@ -287,12 +304,17 @@ fn write_item(
     Ok(())
 }
 
-/// Appends folded messages to the session log being recorded, if any.
+/// Appends the queued transcript lines, then the folded messages, to the session log being
+/// recorded, if any.
 fn record_messages(
     record: &mut Option<(PathBuf, SessionLogFile)>,
+    transcript: &mut TranscriptRecorder,
     messages: Vec<(u64, panewise_pane_state::Msg)>,
 ) -> anyhow::Result<()> {
     if let Some((path, log)) = record {
+        transcript
+            .write_to(log)
+            .with_context(|| format!("cannot write {}", path.display()))?;
         for (ts, msg) in messages {
             log.record(ts, msg)
                 .with_context(|| format!("cannot write {}", path.display()))?;

@@ -7,6 +7,7 @@ mod mock_server_cmd;
 mod replay;
 mod run;
 mod sessions_cmd;
+mod terminal_text;
 
 mod window_cmd;
 use panewise_host::summarize;

@@ -1,5 +1,9 @@
-//! `panewise replay LOG.jsonl`: fold a recorded session log, compare the fold with every
-//! checkpoint the log recorded (the writer's own folded state, R91), and print the final state.
+//! `panewise replay LOG.jsonl`: print the conversation a session log recorded (its transcript
+//! lines: prompts, answers, thinking, tool calls with their input and output, approvals and who
+//! answered them, failures, retries, interrupts), after folding the log and comparing the fold
+//! with every checkpoint the log recorded (the writer's own folded state, R91). `--state`
+//! prints the final pane state instead; `--json` gives both, one versioned object per line.
+//! Text from the session is shown with its control characters escaped, never interpreted.
 //!
 //! `-` reads the log from standard input. Exit codes are the table in [`crate::exit`]: 1 when
 //! a checkpoint differs from this build's fold, when a line is malformed (named by its number),
@@ -11,8 +15,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panewise_pane_state::log::LogWarning;
+use panewise_pane_state::log::{LogHeader, LogWarning, TranscriptLine};
 use panewise_pane_state::{step_into, CheckpointMismatch, LogLine, LogReader, State, TurnPhase};
+
+mod conversation;
+
+use conversation::{conversation, JSON_VERSION};
 
 /// Arguments of `panewise replay`.
 #[derive(clap::Args)]
@@ -20,7 +28,12 @@ pub struct Args {
     /// The session log, one JSON object per line (`{"v":2,"ts":…,"msg":{…}}`), a recorded
     /// session's id (see `panewise sessions`), or `-` for stdin.
     log: PathBuf,
-    /// Print the full final state as JSON instead of a summary.
+    /// Print the final pane state (phase, tools, context, totals, failure) instead of the
+    /// conversation.
+    #[arg(long)]
+    state: bool,
+    /// Print one JSON object per line, each with `"v"`: the transcript lines, then the final
+    /// state with the checkpoint check (docs/JSON.md).
     #[arg(long)]
     json: bool,
 }
@@ -65,11 +78,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (_, count) => format!("{count} checkpoint(s) matched"),
     };
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&folded.state)?)?;
-    } else {
+        for line in &folded.transcript {
+            let json = serde_json::json!({
+                "v": JSON_VERSION, "type": "transcript", "ts": line.ts, "entry": &line.entry,
+            });
+            writeln!(out, "{json}")?;
+        }
+        let json = serde_json::json!({
+            "v": JSON_VERSION, "type": "replayed", "header": &folded.header,
+            "messages": folded.messages, "checkpoints": folded.checkpoints,
+            "checked_after": folded.last_checkpoint, "state": &folded.state,
+        });
+        writeln!(out, "{json}")?;
+    } else if args.state {
         write!(out, "{}", summary(&folded.state, folded.messages, &checked))?;
+        write!(out, "{}", window_summary(&log_path))?;
+    } else {
+        write!(
+            out,
+            "{}",
+            conversation(folded.header.as_ref(), &folded.transcript, &checked)
+        )?;
         write!(out, "{}", window_summary(&log_path))?;
     }
     out.flush()?;
@@ -119,6 +150,10 @@ struct Folded {
     any_line: bool,
     /// Whether any line was not blank.
     any_content: bool,
+    /// The header, when the log has one.
+    header: Option<LogHeader>,
+    /// The conversation, in order.
+    transcript: Vec<TranscriptLine>,
 }
 
 /// Folds a log line by line as it is read: memory holds one line and the state. Each
@@ -139,6 +174,8 @@ fn fold_stream(
         warnings: Vec::new(),
         any_line: false,
         any_content: false,
+        header: None,
+        transcript: Vec::new(),
     };
     let mut commands = Vec::new();
     let mut line = Vec::new();
@@ -163,9 +200,10 @@ fn fold_stream(
         }
         if !started && !matches!(item, LogLine::Blank) {
             started = true;
-            if let LogLine::Header(header) = &item {
+            if let LogLine::Header(header) = item {
                 state = State::new(&header.agent_id);
                 state.now_ms = header.started_at_ms;
+                folded.header = Some(header);
                 continue;
             }
         }
@@ -193,6 +231,8 @@ fn fold_stream(
             LogLine::Warning(warning) => folded.warnings.push(warning),
             // Notes say how to continue the session (`run --resume`); they fold nothing.
             LogLine::Note(_) => {}
+            // The conversation folds nothing either; it is what the default view prints.
+            LogLine::Transcript(line) => folded.transcript.push(line),
         }
     }
     folded.state = state;

@@ -55,7 +55,10 @@
 //! [`approval`] is the one approval policy; [`secrets`] says which API key variables each
 //! started process goes without; [`tools`] are panewise's own tools (`shell`,
 //! `read_file`, `write_file`, `edit_file`, `list_dir`). [`session_log::SessionLogFile`]
-//! writes a crash-safe session log while folding it. [`config::Config`] reads `panewise.toml`
+//! writes a crash-safe session log while folding it, created new, mode 0600 and locked while
+//! it is written; [`journal::transcript::TranscriptRecorder`] turns a session's events into
+//! the log's transcript lines; [`journal::files`] makes session ids (UUIDv7) and the
+//! session's private files. [`config::Config`] reads `panewise.toml`
 //! (see `docs/CONFIG.md`). [`summarize`] answers the window stage's summary requests over any
 //! model API client. [`cli_version`] reads a CLI's version for the log header.
 //!
@@ -72,10 +75,12 @@ pub mod cli_version;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod journal;
 pub mod process;
 pub mod secrets;
 pub mod session;
-pub mod session_log;
+// `crate::session_log::…` paths predate the journal module.
+pub use journal::session_log;
 pub mod signals;
 pub mod summarize;
 pub mod tools;

@@ -235,7 +235,9 @@ impl ProcessGroup {
         let group = self.leader.map(Pid::as_raw);
         let mut report = KillReport::default();
         let mut signalled = BTreeSet::new();
-        let _gone = self.signal(Signal::SIGKILL);
+        // Frozen first, not killed: a parent that died now would orphan what left the group
+        // before it is found through that parent.
+        let _gone = self.signal(Signal::SIGSTOP);
         for _round in 0..KILL_ROUNDS {
             let scanned = scan_processes();
             let fresh: Vec<&ScannedProcess> = reachable(&scanned, group, &mark)
@@ -260,6 +262,8 @@ impl ProcessGroup {
             // A member forked between the group kill and now is in the group too.
             let _gone = self.signal(Signal::SIGKILL);
         }
+        // Whatever the scans found or missed, the group itself dies.
+        let _gone = self.signal(Signal::SIGKILL);
         report
     }
 }

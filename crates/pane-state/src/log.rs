@@ -1,12 +1,13 @@
 //! Recorded session logs: one JSON object per line, each with a schema version (R91).
 //!
 //! ```text
-//! {"v":2,"header":{"agent_id":"a1","started_at_ms":1700000000000}}
-//! {"v":2,"ts":1700000000000,"msg":{"type":"stream_subscribe","at":1700000000000}}
-//! {"v":2,"checkpoint":{"after":1,"state":{"now_ms":1700000000000,…}}}
+//! {"v":3,"header":{"agent_id":"a1","started_at_ms":1700000000000}}
+//! {"v":3,"ts":1700000000000,"msg":{"type":"stream_subscribe","at":1700000000000}}
+//! {"v":3,"ts":1700000000000,"transcript":{"kind":"prompt","text":"print hello"}}
+//! {"v":3,"checkpoint":{"after":1,"state":{"now_ms":1700000000000,…}}}
 //! ```
 //!
-//! Four kinds of line:
+//! Five kinds of line:
 //! - a **header** (optional, first line only): what the fold starts from;
 //! - a **message**: `ts` is exactly the `now_ms` the reducer saw, so folding the entries
 //!   recomputes the state;
@@ -18,7 +19,12 @@
 //!   state this build cannot decode (a state shape from another version) is skipped with a
 //!   warning: checkpoints check a fold, they are never needed to do one;
 //! - a **note** (optional, anywhere after the header): a fact learned as the session ran that
-//!   is not a reducer input, such as the agent's own session id ([`LogNote`]); folds skip it.
+//!   is not a reducer input, such as the agent's own session id ([`LogNote`]); folds skip it;
+//! - a **transcript** line (optional, anywhere after the header): the conversation itself
+//!   ([`TranscriptEntry`]: prompts, the answer's text and thinking, tool calls with their input
+//!   and output, approvals and who answered them, failures, retries, interrupts, the end of
+//!   the session). Folds skip it, checkpoints do not count it, and one this build cannot read
+//!   is skipped with a warning.
 //!
 //! [`Recorder`] writes a log the way a host does: it folds each message live and appends its
 //! line, and appends a checkpoint when asked (typically at the end of a session).
@@ -26,8 +32,12 @@
 //! Lines are upgraded on read: [`upgrade`] turns any older schema into the current one before
 //! it is decoded, so logs written by older versions stay readable.
 
+pub mod transcript;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use transcript::{Actor, ToolCallStatus, TranscriptEntry, TranscriptLine};
 
 use crate::cmd::Cmd;
 use crate::error::{CheckpointMismatch, LogError};
@@ -40,7 +50,8 @@ use crate::state::State;
 /// - 1: headers and messages.
 /// - 2: checkpoint lines; deadline messages carry their turn and deadline, and the watchdog
 ///   tick no longer carries its own `now_ms` (the line's `ts` is the one clock).
-pub const LOG_SCHEMA_VERSION: u64 = 2;
+/// - 3: transcript lines ([`TranscriptEntry`]); every v2 line reads unchanged.
+pub const LOG_SCHEMA_VERSION: u64 = 3;
 
 /// The optional first line of a log: what the fold starts from, and what the session ran.
 ///
@@ -68,6 +79,10 @@ pub struct LogHeader {
     /// The recorded session this one continues, by its log's path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed_from: Option<String>,
+    /// The provider as the person named it (`--provider codex`, `mock`), when that differs
+    /// from `agent_id`'s name of the stream (`codex-app-server`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
 }
 
 /// A fact about the session learned while it runs that is not a reducer input: a note line
@@ -111,6 +126,14 @@ pub enum LogWarning {
         /// Why it could not be decoded.
         reason: String,
     },
+    /// A transcript line this build cannot read (a kind from a newer version, a bad field) was
+    /// skipped; transcript lines never change the fold.
+    UnreadableTranscript {
+        /// 1-based line number.
+        line: usize,
+        /// Why it could not be read.
+        reason: String,
+    },
 }
 
 impl std::fmt::Display for LogWarning {
@@ -127,6 +150,12 @@ impl std::fmt::Display for LogWarning {
             }
             LogWarning::UnreadableCheckpoint { line, reason } => {
                 write!(f, "line {line}: unreadable checkpoint ({reason}), skipped")
+            }
+            LogWarning::UnreadableTranscript { line, reason } => {
+                write!(
+                    f,
+                    "line {line}: unreadable transcript line ({reason}), skipped"
+                )
             }
         }
     }
@@ -166,6 +195,8 @@ pub struct SessionLog {
     pub warnings: Vec<LogWarning>,
     /// The note lines, in order.
     pub notes: Vec<LogNote>,
+    /// The transcript lines, in order.
+    pub transcript: Vec<TranscriptLine>,
 }
 
 impl SessionLog {
@@ -273,6 +304,18 @@ impl Recorder {
         Ok(())
     }
 
+    /// Appends a transcript line stamped `ts`; the fold is unchanged.
+    pub fn transcript(
+        &mut self,
+        ts: u64,
+        entry: &TranscriptEntry,
+    ) -> Result<(), serde_json::Error> {
+        let line = encode_transcript(ts, entry)?;
+        self.bytes.extend_from_slice(line.as_bytes());
+        self.bytes.push(b'\n');
+        Ok(())
+    }
+
     /// Appends a checkpoint of the current state.
     pub fn checkpoint(&mut self) -> Result<(), serde_json::Error> {
         let line = encode_checkpoint(self.messages, &self.state)?;
@@ -336,6 +379,21 @@ pub fn encode_note(note: &LogNote) -> Result<String, serde_json::Error> {
     serde_json::to_string(&serde_json::json!({"v": LOG_SCHEMA_VERSION, "note": note}))
 }
 
+/// Encodes a transcript line (without the newline).
+pub fn encode_transcript(ts: u64, entry: &TranscriptEntry) -> Result<String, serde_json::Error> {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        v: u64,
+        ts: u64,
+        transcript: &'a TranscriptEntry,
+    }
+    serde_json::to_string(&Line {
+        v: LOG_SCHEMA_VERSION,
+        ts,
+        transcript: entry,
+    })
+}
+
 /// Encodes a checkpoint line (without the newline): `state` as folded after the first `after`
 /// message lines of the log.
 pub fn encode_checkpoint(after: usize, state: &State) -> Result<String, serde_json::Error> {
@@ -361,9 +419,12 @@ pub fn encode_checkpoint(after: usize, state: &State) -> Result<String, serde_js
 /// 1 → 2: a watchdog tick drops its own `now_ms` (v1 writers set it to the line's `ts`, the
 /// clock the reducer now reads). Deadline messages of v1 name no turn and no deadline; they
 /// decode with both absent and skip those checks, exactly as v1 folded them.
+///
+/// 2 → 3: nothing changes; v3 adds a kind of line (transcript) that v2 never wrote.
 pub fn upgrade(line: usize, version: u64, mut value: Value) -> Result<Value, LogError> {
     match version {
         LOG_SCHEMA_VERSION => Ok(value),
+        2 => upgrade(line, 3, value),
         1 => {
             if let Some(msg) = value.get_mut("msg").and_then(Value::as_object_mut) {
                 if msg.get("type").and_then(Value::as_str) == Some("stream_watchdog_tick") {
@@ -414,6 +475,7 @@ pub fn parse_log_bytes(bytes: &[u8]) -> Result<SessionLog, LogError> {
             LogLine::Checkpoint(checkpoint) => log.checkpoints.push(checkpoint),
             LogLine::Warning(warning) => log.warnings.push(warning),
             LogLine::Note(note) => log.notes.push(note),
+            LogLine::Transcript(entry) => log.transcript.push(entry),
         }
     }
     Ok(log)
@@ -434,6 +496,8 @@ pub enum LogLine {
     Warning(LogWarning),
     /// A note about the session ([`LogNote`]).
     Note(LogNote),
+    /// A line of the conversation ([`TranscriptEntry`]).
+    Transcript(TranscriptLine),
 }
 
 /// Reads a log one line at a time, so a log can be folded as it is read (or as it is written,
@@ -496,6 +560,26 @@ impl LogReader {
                 ));
             }
             return self.parse_checkpoint(line, checkpoint);
+        }
+        if let Some(entry) = value.get_mut("transcript").map(Value::take) {
+            if value.get("msg").is_some() || value.get("header").is_some() {
+                return Err(malformed(
+                    "a transcript line holds nothing but its entry".into(),
+                ));
+            }
+            let ts = value
+                .get("ts")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| malformed("transcript line without an integer `ts`".into()))?;
+            // The conversation never changes the fold: an entry this build cannot read (a
+            // kind added later) is skipped, not fatal.
+            return Ok(match serde_json::from_value::<TranscriptEntry>(entry) {
+                Ok(entry) => LogLine::Transcript(TranscriptLine { ts, entry }),
+                Err(error) => LogLine::Warning(LogWarning::UnreadableTranscript {
+                    line,
+                    reason: json_reason(&error),
+                }),
+            });
         }
         if let Some(note) = value.get_mut("note").map(Value::take) {
             if value.get("msg").is_some() || value.get("header").is_some() {

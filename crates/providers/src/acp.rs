@@ -512,9 +512,38 @@ struct ToolCall {
     kind: Option<String>,
     status: Option<String>,
     locations: Option<Vec<Location>>,
+    /// The tool's input as the agent passed it, when the agent shares it.
+    raw_input: Option<Value>,
+    /// The tool's output as the agent got it, when the agent shares it.
+    raw_output: Option<Value>,
+    /// What the client is shown of the call: text blocks, diffs, terminals.
+    content: Option<Vec<Value>>,
 }
 
 impl ToolCall {
+    /// The call's output: its raw output (a string as it is, anything else as JSON), else
+    /// the text of its content blocks, one per line (a diff as its JSON).
+    fn output(&self) -> Option<String> {
+        if let Some(raw) = &self.raw_output {
+            return Some(match raw {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            });
+        }
+        let parts: Vec<String> = self
+            .content
+            .iter()
+            .flatten()
+            .map(|block| match block.get("type").and_then(Value::as_str) {
+                Some("content") => {
+                    text_of(block.get("content")).unwrap_or_else(|| block.to_string())
+                }
+                _ => block.to_string(),
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n"))
+    }
+
     fn arg(&self) -> Option<String> {
         self.title.clone().or_else(|| {
             self.locations
@@ -536,13 +565,22 @@ struct PlanEntry {
     status: Option<String>,
 }
 
+/// What is known of a tool call of the turn, and whether its start was reported.
+#[derive(Debug, Default)]
+struct SeenTool {
+    kind: Option<String>,
+    arg: Option<String>,
+    input: Option<Value>,
+    started: bool,
+}
+
 /// State carried between lines of one ACP stream.
 #[derive(Debug, Default)]
 pub(crate) struct AcpDecoder {
     turn_open: bool,
     model: Option<String>,
-    /// Tool calls seen in the turn: what is known of each, and whether its start was reported.
-    tools: BTreeMap<String, (Option<String>, Option<String>, bool)>,
+    /// Tool calls seen in the turn, by id.
+    tools: BTreeMap<String, SeenTool>,
     /// Permission requests waiting, with the tool call each is about.
     waiting: BTreeMap<String, Option<String>>,
 }
@@ -587,11 +625,14 @@ impl LineDecoder for AcpDecoder {
                     let input: Value = params_of(params, raw)?.unwrap_or(Value::Null);
                     self.open_turn(out);
                     if let Some(call_id) = &call.tool_call_id {
-                        self.tools.entry(call_id.clone()).or_insert((
-                            call.kind.clone(),
-                            call.arg(),
-                            false,
-                        ));
+                        self.tools
+                            .entry(call_id.clone())
+                            .or_insert_with(|| SeenTool {
+                                kind: call.kind.clone(),
+                                arg: call.arg(),
+                                input: call.raw_input.clone(),
+                                started: false,
+                            });
                     }
                     self.waiting.insert(id.clone(), call.tool_call_id.clone());
                     out.push(ProviderEvent::ApprovalRequested {
@@ -820,22 +861,23 @@ impl AcpDecoder {
                 out.push(ProviderEvent::ApprovalWithdrawn { request_id });
             }
         }
-        let entry = self
-            .tools
-            .entry(call_id.clone())
-            .or_insert((None, None, false));
+        let entry = self.tools.entry(call_id.clone()).or_default();
         if call.kind.is_some() {
-            entry.0.clone_from(&call.kind);
+            entry.kind.clone_from(&call.kind);
         }
         if let Some(arg) = call.arg() {
-            entry.1 = Some(arg);
+            entry.arg = Some(arg);
         }
-        if !entry.2 {
-            entry.2 = true;
+        if call.raw_input.is_some() {
+            entry.input.clone_from(&call.raw_input);
+        }
+        if !entry.started {
+            entry.started = true;
             out.push(ProviderEvent::ToolStarted {
-                name: entry.0.clone().unwrap_or_else(|| "tool".to_owned()),
+                name: entry.kind.clone().unwrap_or_else(|| "tool".to_owned()),
                 call_id: call_id.clone(),
-                arg: entry.1.clone(),
+                arg: entry.arg.clone(),
+                input: entry.input.clone(),
             });
         }
         let ended = match status {
@@ -849,7 +891,7 @@ impl AcpDecoder {
                 call_id,
                 status,
                 exit_code: None,
-                output: None,
+                output: call.output(),
             });
         }
     }

@@ -136,6 +136,9 @@ struct ContentBlock<'a> {
     #[serde(borrow)]
     tool_use_id: Option<Cow<'a, str>>,
     is_error: Option<bool>,
+    /// A `tool_result`'s content: a string, or a list of text (and other) blocks.
+    #[serde(borrow)]
+    content: Option<RawJson<'a>>,
 }
 
 /// A JSON value kept as its text, whichever path read it.
@@ -407,6 +410,9 @@ impl ClaudeDecoder {
                     name: owned(&block.name).unwrap_or_default(),
                     call_id: owned(&block.id).unwrap_or_default(),
                     arg: block.input.and_then(|input| first_significant_arg(input.0)),
+                    input: block
+                        .input
+                        .and_then(|input| serde_json::from_str(input.0).ok()),
                 }),
                 other => out.push(ProviderEvent::Unknown {
                     event_type: Some(format!("assistant/{other}")),
@@ -663,7 +669,7 @@ fn emit_user(view: UserView<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
                     ToolStatus::Success
                 },
                 exit_code: None,
-                output: None,
+                output: block.content.map(|content| tool_result_text(content.0)),
             }),
             "text" => out.push(ProviderEvent::UserMessage {
                 text: block.text.map(Cow::into_owned).unwrap_or_default(),
@@ -674,6 +680,30 @@ fn emit_user(view: UserView<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
                 raw: String::from_utf8_lossy(raw).into_owned(),
             }),
         }
+    }
+}
+
+/// A `tool_result`'s content as text: a string as it is, a list of blocks as their texts one
+/// per line (a block without text, an image say, as its JSON), anything else as its JSON.
+fn tool_result_text(content: &str) -> String {
+    #[derive(Deserialize)]
+    struct Block<'a> {
+        #[serde(borrow)]
+        text: Option<Cow<'a, str>>,
+    }
+    if let Ok(text) = serde_json::from_str::<Cow<'_, str>>(content) {
+        return text.into_owned();
+    }
+    match serde_json::from_str::<Vec<&RawValue>>(content) {
+        Ok(blocks) => blocks
+            .iter()
+            .map(|raw| match serde_json::from_str::<Block<'_>>(raw.get()) {
+                Ok(Block { text: Some(text) }) => text.into_owned(),
+                _ => raw.get().to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Err(_) => content.to_owned(),
     }
 }
 
@@ -965,6 +995,12 @@ fn scan_block<'a>(scanner: &mut Scanner<'a>) -> Scan<ContentBlock<'a>> {
             block.tool_use_id = scan_optional_string(scanner)?;
         } else if key.is("input") {
             block.input = if scanner.null()? {
+                None
+            } else {
+                Some(RawJson(scanner.raw_value()?))
+            };
+        } else if key.is("content") {
+            block.content = if scanner.null()? {
                 None
             } else {
                 Some(RawJson(scanner.raw_value()?))

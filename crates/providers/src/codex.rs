@@ -96,6 +96,21 @@ struct Item<'a> {
     message: Option<Cow<'a, str>>,
     #[serde(borrow)]
     items: Option<Vec<TodoItem<'a>>>,
+    /// A command's output, stdout and stderr as they came.
+    #[serde(borrow)]
+    aggregated_output: Option<Cow<'a, str>>,
+    /// An MCP tool call's result, as the server returned it.
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    /// An MCP tool call's error.
+    #[serde(borrow)]
+    error: Option<ItemError<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ItemError<'a> {
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -109,6 +124,8 @@ struct TodoItem<'a> {
 struct FileChange<'a> {
     #[serde(borrow)]
     path: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -288,6 +305,9 @@ impl CodexDecoder {
             "command_execution" => (
                 kind.to_owned(),
                 item.command.as_deref().map(unwrap_shell_command),
+                item.command
+                    .as_deref()
+                    .map(|command| serde_json::json!({ "command": command })),
             ),
             "file_change" => (
                 kind.to_owned(),
@@ -295,6 +315,15 @@ impl CodexDecoder {
                     .iter()
                     .flatten()
                     .find_map(|change| change.path.as_deref().map(str::to_owned)),
+                item.changes.as_ref().map(|changes| {
+                    let changes: Vec<serde_json::Value> = changes
+                        .iter()
+                        .map(|change| {
+                            serde_json::json!({ "path": change.path, "kind": change.kind })
+                        })
+                        .collect();
+                    serde_json::json!({ "changes": changes })
+                }),
             ),
             "mcp_tool_call" => (
                 match (item.server.as_deref(), item.tool.as_deref()) {
@@ -305,18 +334,27 @@ impl CodexDecoder {
                 item.arguments
                     .map(RawValue::get)
                     .and_then(first_significant_arg),
+                item.arguments
+                    .and_then(|arguments| serde_json::from_str(arguments.get()).ok()),
             ),
-            "web_search" => (kind.to_owned(), item.query.as_deref().map(str::to_owned)),
+            "web_search" => (
+                kind.to_owned(),
+                item.query.as_deref().map(str::to_owned),
+                item.query
+                    .as_deref()
+                    .map(|query| serde_json::json!({ "query": query })),
+            ),
             _ => return push_unknown(Some(&format!("item/{kind}")), raw, out),
         };
         let already_started = self.started_items.iter().any(|started| started == id);
         if !already_started && phase != Phase::Updated {
             self.started_items.push(id.to_owned());
-            let (name, arg) = tool;
+            let (name, arg, input) = tool;
             out.push(ProviderEvent::ToolStarted {
                 name,
                 call_id: id.to_owned(),
                 arg,
+                input,
             });
         }
         if phase == Phase::Completed {
@@ -331,10 +369,24 @@ impl CodexDecoder {
                 call_id: id.to_owned(),
                 status,
                 exit_code: item.exit_code,
-                output: None,
+                output: item_output(item),
             });
         }
     }
+}
+
+/// What a completed item printed or returned: a command's output, an MCP call's result (its
+/// JSON) or error; file changes and searches report none.
+fn item_output(item: &Item<'_>) -> Option<String> {
+    item.aggregated_output
+        .as_deref()
+        .map(str::to_owned)
+        .or_else(|| item.result.map(|result| result.get().to_owned()))
+        .or_else(|| {
+            item.error
+                .as_ref()
+                .and_then(|error| error.message.as_deref().map(str::to_owned))
+        })
 }
 
 /// Codex counts cached reads and cache writes inside `input_tokens`; the vocabulary keeps the

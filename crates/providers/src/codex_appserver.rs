@@ -445,17 +445,23 @@ struct Item<'a> {
     exit_code: Option<i64>,
     aggregated_output: Option<String>,
     status: Option<Cow<'a, str>>,
-    changes: Option<Vec<FileChange>>,
+    /// File changes as Codex sends them (path, kind, diff), kept whole for the transcript.
+    changes: Option<Vec<Value>>,
     server: Option<Cow<'a, str>>,
     tool: Option<Cow<'a, str>>,
     #[serde(borrow)]
     arguments: Option<&'a RawValue>,
     query: Option<Cow<'a, str>>,
+    /// An MCP tool call's result, as the server returned it.
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    /// An MCP tool call's error.
+    error: Option<ItemError>,
 }
 
 #[derive(Deserialize)]
-struct FileChange {
-    path: Option<String>,
+struct ItemError {
+    message: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -907,7 +913,7 @@ impl AppServerDecoder {
     fn item(&mut self, item: &Item<'_>, completed: bool, raw: &[u8], out: &mut Vec<ProviderEvent>) {
         let id = item.id.as_deref().unwrap_or_default();
         let kind = item.kind.as_deref().unwrap_or_default();
-        let (name, arg) = match kind {
+        let (name, arg, input) = match kind {
             "userMessage" => {
                 if completed {
                     let parts: Vec<TextPart> = lenient(item.content).unwrap_or_default();
@@ -945,13 +951,21 @@ impl AppServerDecoder {
             "commandExecution" => (
                 "command_execution".to_owned(),
                 item.command.as_deref().map(unwrap_shell_command),
+                item.command
+                    .as_deref()
+                    .map(|command| serde_json::json!({ "command": command })),
             ),
             "fileChange" => (
                 "file_change".to_owned(),
+                item.changes.iter().flatten().find_map(|change| {
+                    change
+                        .get("path")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                }),
                 item.changes
-                    .iter()
-                    .flatten()
-                    .find_map(|change| change.path.clone()),
+                    .as_ref()
+                    .map(|changes| serde_json::json!({ "changes": changes })),
             ),
             "mcpToolCall" => (
                 match (item.server.as_deref(), item.tool.as_deref()) {
@@ -962,10 +976,15 @@ impl AppServerDecoder {
                 item.arguments
                     .map(RawValue::get)
                     .and_then(first_significant_arg),
+                item.arguments
+                    .and_then(|arguments| serde_json::from_str(arguments.get()).ok()),
             ),
             "webSearch" => (
                 "web_search".to_owned(),
                 item.query.as_deref().map(str::to_owned),
+                item.query
+                    .as_deref()
+                    .map(|query| serde_json::json!({ "query": query })),
             ),
             _ => return push_unknown(Some(&format!("item/{kind}")), raw, out),
         };
@@ -975,6 +994,7 @@ impl AppServerDecoder {
                 name,
                 call_id: id.to_owned(),
                 arg,
+                input,
             });
         }
         if completed {
@@ -988,7 +1008,11 @@ impl AppServerDecoder {
                 call_id: id.to_owned(),
                 status,
                 exit_code: item.exit_code,
-                output: item.aggregated_output.clone(),
+                output: item
+                    .aggregated_output
+                    .clone()
+                    .or_else(|| item.result.map(|result| result.get().to_owned()))
+                    .or_else(|| item.error.as_ref().and_then(|error| error.message.clone())),
             });
         }
     }

@@ -76,6 +76,11 @@ pub enum ProviderEvent {
         call_id: String,
         /// The first significant argument: the command, the file path, the pattern…
         arg: Option<String>,
+        /// The tool's whole input as the stream gives it (Claude Code's and Gemini CLI's
+        /// tool arguments, Codex's command or file changes, an ACP tool call's `rawInput`),
+        /// when it does; the transcript records it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<serde_json::Value>,
     },
     /// A tool finished.
     ToolEnded {
@@ -85,8 +90,9 @@ pub enum ProviderEvent {
         status: ToolStatus,
         /// The process exit code, for shell tools that report one.
         exit_code: Option<i64>,
-        /// What the tool printed, when the format reports it whole (Codex app-server's
-        /// `aggregatedOutput`).
+        /// What the tool printed (or the result it returned), when the stream reports it:
+        /// Claude Code's `tool_result` content, Codex's aggregated output, Gemini CLI's
+        /// `output`, an ACP tool call's content.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<String>,
     },

@@ -50,6 +50,9 @@ struct Line<'a> {
     stats: Option<Stats>,
     #[serde(borrow)]
     message: Option<Cow<'a, str>>,
+    /// A `tool_result`'s output.
+    #[serde(borrow)]
+    output: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -141,6 +144,9 @@ impl LineDecoder for GeminiDecoder {
                     .parameters
                     .map(RawValue::get)
                     .and_then(first_significant_arg),
+                input: line
+                    .parameters
+                    .and_then(|parameters| serde_json::from_str(parameters.get()).ok()),
             }),
             (Some("tool_result"), _) => out.push(ProviderEvent::ToolEnded {
                 call_id: owned(&line.tool_id).unwrap_or_default(),
@@ -149,7 +155,9 @@ impl LineDecoder for GeminiDecoder {
                     _ => ToolStatus::Error,
                 },
                 exit_code: None,
-                output: None,
+                // A failed tool reports its error instead of an output.
+                output: owned(&line.output)
+                    .or_else(|| line.error.as_ref().and_then(|error| owned(&error.message))),
             }),
             // Fatal errors arrive in `result`; these are notices the run survives.
             (Some("error"), _) => out.push(ProviderEvent::Warning {

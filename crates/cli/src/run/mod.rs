@@ -231,7 +231,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let cwd =
         std::fs::canonicalize(&cwd).with_context(|| format!("cannot read {}", cwd.display()))?;
     let log = match args.log {
-        Some(log) => log,
+        Some(log) => {
+            refuse_existing_log(&log)?;
+            log
+        }
         None => default_log_path()?,
     };
     let channel_name = args.channel.clone().or_else(|| match provider {
@@ -368,6 +371,12 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     let header = panewise_pane_state::log::LogHeader {
         resumed_from: resumed.as_ref().map(|r| r.log.display().to_string()),
+        // The provider as the person named it, for `sessions`.
+        provider: Some(
+            args.provider
+                .clone()
+                .unwrap_or_else(|| provider.as_str().to_owned()),
+        ),
         ..log_header(
             channel.provider().as_str(),
             channel.model(),
@@ -474,9 +483,10 @@ fn gemini_acp_args(approval: ApprovalMode, log: &Path) -> anyhow::Result<Vec<Str
             let mut policy = log.as_os_str().to_owned();
             policy.push(".gemini-policy.toml");
             let policy = PathBuf::from(policy);
-            std::fs::write(
+            // transcript: session files are the owner's alone (mode 0600).
+            panewise_host::journal::files::write_private(
                 &policy,
-                "# Written by panewise run: every shell command asks, so --approval decides.\n\
+                b"# Written by panewise run: every shell command asks, so --approval decides.\n\
                  [[rule]]\ntoolName = \"run_shell_command\"\ncommandRegex = \".*\"\ndecision = \"ask_user\"\npriority = 100\n",
             )
             .with_context(|| format!("cannot write {}", policy.display()))?;
@@ -539,12 +549,32 @@ fn terminal_signals() -> tokio::sync::mpsc::UnboundedReceiver<Signal> {
     signals
 }
 
-/// `<sessions dir>/<started ms>.jsonl`: the session's id is its start time.
+/// `<sessions dir>/<id>.jsonl`: the id a UUIDv7, so sessions started at once never share a
+/// log, and ids sort by start time.
 fn default_log_path() -> anyhow::Result<PathBuf> {
     let dir = panewise_host::session_log::sessions_dir()
         .context("neither XDG_DATA_HOME nor HOME is set; pass --log FILE")?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir.join(format!("{}.jsonl", panewise_host::clock::now_ms())))
+    // transcript: the sessions directory is the owner's alone, like the files in it.
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(&dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(panewise_host::journal::files::new_log_path(&dir))
+}
+
+/// `--log FILE` names a file that must not exist: panewise never writes over one. (The log
+/// is created exclusively anyway; this says so before anything starts.)
+fn refuse_existing_log(log: &Path) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(log).is_ok() {
+        let error = std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "{} already exists, and panewise never writes over a file; name a new one",
+                log.display()
+            ),
+        );
+        return Err(anyhow::Error::new(error).context("--log"));
+    }
+    Ok(())
 }
 
 /// 0 when the last turn completed; else the code of how it failed or ended.

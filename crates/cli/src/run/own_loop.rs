@@ -186,7 +186,10 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
         Some(real_client(&setup)?)
     };
     let log = match &args.log {
-        Some(log) => log.clone(),
+        Some(log) => {
+            super::refuse_existing_log(log)?;
+            log.clone()
+        }
         None => super::default_log_path()?,
     };
     let mut config = LoopConfig::new(setup.provider.as_str(), model, cwd, strategy, log.clone());
@@ -242,12 +245,15 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
                 Arc::new(HttpModelClient::new(api).map_err(|error| anyhow::anyhow!("{error}"))?)
             }
         };
-        let header = log_header(
-            &config.provider,
-            Some(config.model.clone()),
-            &config.cwd,
-            None,
-        );
+        let header = panewise_pane_state::log::LogHeader {
+            provider: Some(config.provider.clone()),
+            ..log_header(
+                &config.provider,
+                Some(config.model.clone()),
+                &config.cwd,
+                None,
+            )
+        };
         let spec = SessionSpec {
             prompts: args.prompts.clone(),
             approval,

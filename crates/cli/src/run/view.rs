@@ -240,6 +240,7 @@ mod tests {
             name: "Bash".into(),
             call_id: "c1".into(),
             arg: Some("echo hi".into()),
+            input: None,
         };
         let line = json_line(&event).unwrap_or_default();
         let value: Value = serde_json::from_str(&line).unwrap_or_default();

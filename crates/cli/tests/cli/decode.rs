@@ -484,7 +484,7 @@ fn decode_records_a_session_log_that_replay_folds_to_the_same_state() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let replayed = super::replayed_state(&out.stdout);
         assert_eq!(
             replayed["turn_phase"]["kind"], decoded["turn_phase"],
             "{provider}"
@@ -521,15 +521,28 @@ fn decode_records_a_session_log_that_replay_folds_to_the_same_state() {
         assert!(piped.status.success());
         assert_eq!(piped.stdout, out.stdout);
         // A checkpoint that disagrees with the fold (another build, a tampered log) fails.
+        // The final checkpoint is followed only by the transcript's closing line.
         let text = std::fs::read_to_string(&log).unwrap();
-        let (body, last) = text.trim_end().rsplit_once('\n').unwrap();
-        let tampered = last.replacen("\"turns_completed\":", "\"turns_completed\":7", 1);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .rposition(|line| line.contains("\"checkpoint\""))
+            .unwrap();
+        assert!(
+            lines[at + 1..]
+                .iter()
+                .all(|line| line.contains("\"transcript\"")),
+            "{provider}"
+        );
+        let tampered = lines[at].replacen("\"turns_completed\":", "\"turns_completed\":7", 1);
         assert_ne!(
-            tampered, last,
+            tampered, lines[at],
             "{provider}: the checkpoint holds turns_completed"
         );
+        let mut tampered_lines = lines.clone();
+        tampered_lines[at] = &tampered;
         let tampered_log = dir.join(format!("{provider}-tampered.jsonl"));
-        std::fs::write(&tampered_log, format!("{body}\n{tampered}\n")).unwrap();
+        std::fs::write(&tampered_log, tampered_lines.join("\n") + "\n").unwrap();
         let out = panewise(&["replay", tampered_log.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(1), "{provider}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("folds a different state"));
@@ -638,7 +651,7 @@ fn a_session_log_survives_kill_9_of_panewise_but_for_the_line_being_written() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let state: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let state = super::replayed_state(&out.stdout);
     // The first turn was folded before the kill: the log holds it.
     assert_eq!(state["turns_completed"], 1, "{state}");
 }

@@ -2,10 +2,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod decode;
+mod journal;
 mod mock_server;
 mod replay;
 mod run_own_loop;
 mod run_signals;
+mod sessions;
+mod transcripts;
 mod window;
 
 use std::path::PathBuf;
@@ -37,6 +40,20 @@ pub(crate) async fn start(
     })
     .await
     .unwrap()
+}
+
+/// The final state `panewise replay --json` printed: its last line's `state`, after checking
+/// that every line carries the schema version.
+pub(crate) fn replayed_state(stdout: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(stdout);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(lines.iter().all(|line| line["v"] == 1), "{text}");
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "replayed", "{text}");
+    last["state"].clone()
 }
 
 /// Asserts that a session log folds and matches its checkpoints.

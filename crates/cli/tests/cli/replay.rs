@@ -18,7 +18,7 @@ fn write_temp(name: &str, text: &str) -> String {
 
 #[test]
 fn replay_prints_the_final_state_of_a_golden_log() {
-    let out = panewise(&["replay", &golden("tool-call-turn.jsonl")]);
+    let out = panewise(&["replay", "--state", &golden("tool-call-turn.jsonl")]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -44,7 +44,7 @@ fn replay_prints_the_final_state_of_a_golden_log() {
 fn replay_json_prints_the_full_state() {
     let out = panewise(&["replay", "--json", &golden("stop-and-quit.jsonl")]);
     assert!(out.status.success());
-    let state: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let state = super::replayed_state(&out.stdout);
     assert_eq!(state["should_exit"], true);
     assert_eq!(state["turn_phase"]["outcome"], "interrupted");
 }
@@ -61,7 +61,7 @@ fn replay_reports_a_malformed_line_by_number() {
 #[test]
 fn replay_skips_a_truncated_last_line_with_a_warning() {
     let log = "{\"v\":1,\"ts\":1,\"msg\":{\"type\":\"stream_subscribe\",\"at\":1}}\n{\"v\":1,\"ts\":2,\"msg\":{\"type\":\"tur";
-    let out = panewise(&["replay", &write_temp("truncated.jsonl", log)]);
+    let out = panewise(&["replay", "--state", &write_temp("truncated.jsonl", log)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("line 2: truncated last line"), "{stderr}");
@@ -307,4 +307,64 @@ fn sessions_lists_recorded_sessions_and_replay_takes_an_id() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("matches the recorded state"));
+}
+
+#[test]
+fn replay_shows_escape_sequences_in_the_conversation_escaped_never_interpreted() {
+    let log = concat!(
+        "{\"v\":3,\"header\":{\"agent_id\":\"mock\",\"started_at_ms\":1}}\n",
+        "{\"v\":3,\"ts\":2,\"transcript\":{\"kind\":\"prompt\",\"text\":\"clear \\u001b[2J\\rnow\"}}\n",
+        "{\"v\":3,\"ts\":3,\"transcript\":{\"kind\":\"tool_output\",\"call_id\":\"c\\u0007\",\"status\":\"success\",\"output\":\"a\\nb\\u001b]0;title\\u0007\"}}\n",
+    );
+    let out = panewise(&["replay", &write_temp("escapes.jsonl", log)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}') && !stdout.contains('\r'));
+    assert!(
+        stdout.contains("prompt     clear \\u{1b}[2J\\u{d}now"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "output     [c\\u{7}] success\n           a\n           b\\u{1b}]0;title\\u{7}"
+        ),
+        "{stdout}"
+    );
+    // A log without its closing lines and without a checkpoint still replays.
+    assert!(
+        stdout.contains("checkpoint no checkpoint recorded"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn replay_json_gives_every_transcript_line_then_the_state_each_with_its_version() {
+    let log = concat!(
+        "{\"v\":3,\"header\":{\"agent_id\":\"mock\",\"started_at_ms\":1}}\n",
+        "{\"v\":3,\"ts\":2,\"transcript\":{\"kind\":\"prompt\",\"text\":\"hi\"}}\n",
+        "{\"v\":3,\"ts\":3,\"msg\":{\"type\":\"prompt_submitted\",\"text\":\"hi\"}}\n",
+        "{\"v\":3,\"ts\":4,\"transcript\":{\"kind\":\"interrupt\",\"by\":\"api\",\"client\":\"ops\"}}\n",
+    );
+    let out = panewise(&["replay", "--json", &write_temp("json.jsonl", log)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["type"], "transcript");
+    assert_eq!(lines[0]["entry"]["text"], "hi");
+    assert_eq!(lines[1]["entry"]["by"], "api");
+    assert_eq!(lines[1]["entry"]["client"], "ops");
+    assert_eq!(lines[2]["messages"], 1);
+    let state = super::replayed_state(&out.stdout);
+    assert_eq!(state["turn_phase"]["kind"], "idle", "{state}");
 }

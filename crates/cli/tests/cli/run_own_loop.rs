@@ -6,12 +6,12 @@ use std::process::{Command, Output, Stdio};
 
 /// A fresh machine: empty HOME and XDG directories, no API keys, a project directory that is
 /// a repository of its own (so no `panewise.toml` above it is read).
-struct Machine {
+pub(crate) struct Machine {
     dir: tempfile::TempDir,
 }
 
 impl Machine {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["home", "data", "config", "project/.git"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
@@ -19,11 +19,11 @@ impl Machine {
         Self { dir }
     }
 
-    fn path(&self, relative: &str) -> PathBuf {
+    pub(crate) fn path(&self, relative: &str) -> PathBuf {
         self.dir.path().join(relative)
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         let mut command = Command::new(env!("CARGO_BIN_EXE_panewise"));
         command
             .args(args)
@@ -47,7 +47,7 @@ impl Machine {
     }
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 

@@ -5,7 +5,6 @@
 //! a line saying the strategy did not engage. `panewise replay` prints a line per visit from
 //! it, and `panewise window` takes its messages as a conversation.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -70,10 +69,11 @@ impl std::fmt::Debug for WindowLedger {
 }
 
 impl WindowLedger {
-    /// Creates (or truncates) the ledger at `path`.
+    /// Creates the ledger at `path`, which must not exist yet, mode 0600 (it holds the
+    /// conversation).
     pub fn create(path: &Path) -> std::io::Result<Self> {
         Ok(Self {
-            file: Box::new(File::create(path)?),
+            file: Box::new(crate::journal::files::create_new_private(path)?),
             path: path.to_path_buf(),
         })
     }

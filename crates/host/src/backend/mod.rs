@@ -185,6 +185,17 @@ impl Backend {
         }
     }
 
+    /// Transcript lines the backend knows beyond its events, for the engine to record.
+    pub(crate) fn take_transcript(
+        &mut self,
+    ) -> Vec<(u64, panewise_pane_state::log::TranscriptEntry)> {
+        match self {
+            // Everything a CLI says is in its events.
+            Backend::Cli(_) => Vec::new(),
+            Backend::Model(agent) => agent.take_transcript(),
+        }
+    }
+
     /// Nothing runs and nothing waits to start.
     pub(crate) fn is_idle(&self) -> bool {
         match self {

@@ -42,9 +42,11 @@ use crate::agent_loop::request;
 use crate::approval::{decide, ApprovalMode, Decision, ToolRequest};
 use crate::clock::SessionClock;
 use crate::error::SessionError;
+use crate::journal::transcript;
 use crate::session::Outlet;
 use crate::summarize::{ModelSummarizer, Summarizer, WindowRunner};
 use crate::tools::{ToolCall, ToolContext, ToolLimits, ToolOutcome};
+use panewise_pane_state::log::{ToolCallStatus, TranscriptEntry};
 
 /// The most model calls one turn may make unless configured otherwise.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
@@ -237,6 +239,9 @@ pub struct ModelAgent {
     tool_definitions: Vec<ToolDefinition<'static>>,
     tool_runs: Vec<ToolRun>,
     limit_reached: u32,
+    /// Transcript lines the loop itself knows (a call's whole input, a refusal, the policy's
+    /// answer), for the engine to record.
+    transcript: Vec<(u64, TranscriptEntry)>,
     config: LoopConfig,
 }
 
@@ -310,6 +315,7 @@ impl ModelAgent {
             tool_definitions,
             tool_runs: Vec::new(),
             limit_reached: 0,
+            transcript: Vec::new(),
             config,
         })
     }
@@ -377,6 +383,15 @@ impl ModelAgent {
                         arguments,
                     } => {
                         let id = self.unique_call_id(call_id);
+                        // The call with its whole input, by the id the loop uses for it, when
+                        // the model asks: a refused call still shows what it wanted.
+                        let entry = TranscriptEntry::ToolCall {
+                            call_id: id.clone(),
+                            name: name.clone(),
+                            input: Some(transcript::arguments_value(arguments)),
+                            arg: None,
+                        };
+                        self.transcript.push((self.clock.now_ms(), entry));
                         self.call.calls.push(panewise_window::ToolCall {
                             id,
                             name: name.clone(),
@@ -476,6 +491,11 @@ impl ModelAgent {
             }) if asked == id => Some(ToolRequest::Own(parsed)),
             _ => None,
         }
+    }
+
+    /// The transcript lines gathered since the last call.
+    pub(crate) fn take_transcript(&mut self) -> Vec<(u64, TranscriptEntry)> {
+        std::mem::take(&mut self.transcript)
     }
 
     /// Nothing is under way or due.
@@ -672,7 +692,7 @@ impl ModelAgent {
             call_id: running.id.clone(),
             status,
             exit_code: outcome.exit_code.map(i64::from),
-            output: None,
+            output: Some(outcome.content.clone()),
         };
         let exit = match (outcome.exit_code, outcome.timed_out) {
             (_, true) => " (timed out)".to_owned(),
@@ -726,6 +746,14 @@ impl ModelAgent {
             Err(_) => String::new(),
         };
         out.notice(format!("did not run {} `{summary}`: {reason}", call.name));
+        let entry = TranscriptEntry::ToolOutput {
+            call_id: call.id.clone(),
+            status: ToolCallStatus::Declined,
+            exit_code: None,
+            output: Some(reason.clone()),
+            cut_bytes: 0,
+        };
+        self.transcript.push((self.clock.now_ms(), entry));
         self.tool_runs.push(ToolRun {
             name: call.name.clone(),
             summary,
@@ -746,6 +774,8 @@ impl ModelAgent {
             name: name.clone(),
             call_id: id.clone(),
             arg: Some(summary.clone()),
+            // The call and its whole input were recorded when the model asked.
+            input: None,
         };
         self.running = Some(Running {
             id,
@@ -771,11 +801,20 @@ impl ModelAgent {
                 return Ok(Vec::new());
             }
         };
-        match decide(
+        let decision = decide(
             self.config.approval,
             &ToolRequest::Own(&parsed),
             &self.tools.cwd,
-        ) {
+        );
+        let entry = transcript::policy_entry(
+            &call.id,
+            &call.name,
+            &parsed.summary(),
+            &decision,
+            self.config.approval,
+        );
+        self.transcript.push((self.clock.now_ms(), entry));
+        match decision {
             Decision::Run => Ok(self.start_tool(call.id, call.name, parsed)),
             Decision::Deny { reason } => {
                 self.refuse(call, reason, out)?;

@@ -7,26 +7,9 @@
 use std::path::PathBuf;
 
 use panewise_pane_state::cmd::Event;
+use panewise_pane_state::log::Actor;
 use panewise_pane_state::{Msg, State};
 use panewise_providers::ProviderEvent;
-
-/// Who answered an approval question, for the session log and the view.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum Answerer {
-    /// The approval mode answered for the person, without asking.
-    Policy {
-        /// The mode's name (`read-only`, `auto`, …).
-        mode: String,
-    },
-    /// A person, through a front end (`terminal`, `api`, …).
-    Person {
-        /// The front end the answer came through.
-        via: String,
-    },
-    /// Nobody could be asked (no one is attached that can answer): denied.
-    NoOneToAsk,
-}
 
 /// A control sent into a running session.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,8 +24,8 @@ pub enum Control {
         id: Option<String>,
         /// Allowed or denied.
         approved: bool,
-        /// Who answered.
-        by: Answerer,
+        /// Who answered: the person at a terminal, or an API client by name.
+        by: Actor,
     },
     /// Stop the running turn (the first Ctrl-C); sent again while the turn is stopping, it
     /// kills the agent (the second).

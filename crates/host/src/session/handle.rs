@@ -2,7 +2,9 @@
 
 use tokio::sync::mpsc;
 
-use super::{Answerer, Control, Session, SessionOutcome, Update};
+use panewise_pane_state::log::Actor;
+
+use super::{Control, Session, SessionOutcome, Update};
 use crate::error::SessionError;
 
 /// Sends controls into a session; cheap to clone, one per front end.
@@ -23,7 +25,7 @@ impl Controls {
     }
 
     /// Answers the approval question asked, as `by`.
-    pub fn answer(&self, id: Option<String>, approved: bool, by: Answerer) -> bool {
+    pub fn answer(&self, id: Option<String>, approved: bool, by: Actor) -> bool {
         self.send(Control::Answer { id, approved, by })
     }
 

@@ -7,7 +7,9 @@ use panewise_pane_state::{step, State};
 use panewise_providers::ProviderEvent;
 use tokio::sync::mpsc;
 
-use super::{Answerer, Control, Session, SessionHandle, SessionOutcome, Update};
+use panewise_pane_state::log::Actor;
+
+use super::{Control, Session, SessionHandle, SessionOutcome, Update};
 use crate::error::SessionError;
 
 /// What the person types while the session runs, line by line.
@@ -130,7 +132,7 @@ impl LineClient {
                     view.notice(&format!(
                         "denied {tool} {summary}: nobody is at a terminal to answer"
                     ));
-                    self.controls.answer(Some(id), false, Answerer::NoOneToAsk);
+                    self.controls.answer(Some(id), false, Actor::Session);
                 }
             }
             Update::AskWithdrawn { id } => {
@@ -148,13 +150,7 @@ impl LineClient {
             if !approved {
                 view.notice(&format!("denied (you answered {:?})", line.trim()));
             }
-            self.controls.answer(
-                Some(id),
-                approved,
-                Answerer::Person {
-                    via: "terminal".to_owned(),
-                },
-            );
+            self.controls.answer(Some(id), approved, Actor::Person);
         } else if self.lines_are_prompts {
             self.controls.prompt(line);
         } else {
@@ -166,7 +162,7 @@ impl LineClient {
         self.lines_open = false;
         if let Some(id) = self.asking.take() {
             view.notice("your input ended before you answered: denied");
-            self.controls.answer(Some(id), false, Answerer::NoOneToAsk);
+            self.controls.answer(Some(id), false, Actor::Session);
         }
         if self.lines_are_prompts {
             self.controls.send(Control::EndOfInput);
@@ -190,7 +186,7 @@ impl LineClient {
                     view.notice("Ctrl-C between turns: ending the session");
                     self.lines_are_prompts = false;
                     if let Some(id) = self.asking.take() {
-                        self.controls.answer(Some(id), false, Answerer::NoOneToAsk);
+                        self.controls.answer(Some(id), false, Actor::Session);
                     }
                     self.controls.send(Control::EndOfInput);
                 } else {

@@ -31,10 +31,13 @@ use crate::approval::{decide, ApprovalMode, Decision};
 use crate::backend::{Backend, BackendInput, BackendOutcome, Produced};
 use crate::clock::{now_ms, SessionClock};
 use crate::error::SessionError;
+use crate::journal::transcript::{self, PromptSource, TranscriptRecorder};
 use crate::session_log::SessionLogFile;
-pub use control::{Answerer, Control, Update};
+pub use control::{Control, Update};
 use deadlines::{Deadlines, Due};
 pub use handle::SessionHandle;
+pub use panewise_pane_state::log::Actor;
+use panewise_pane_state::log::TranscriptEntry;
 
 /// What a session is, besides its backend.
 #[derive(Debug, Clone)]
@@ -87,6 +90,7 @@ pub fn log_header(
         cli_version,
         panewise_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         resumed_from: None,
+        provider: None,
     }
 }
 
@@ -154,6 +158,8 @@ pub struct Session {
     denial: Option<String>,
     /// A stop was asked for: nothing queued is sent any more.
     stopping: bool,
+    /// The conversation's lines, queued until the next write to the log.
+    transcript: TranscriptRecorder,
     session_span: tracing::Span,
     turn_span: tracing::Span,
     turn_seen: Option<TurnId>,
@@ -225,6 +231,7 @@ impl Session {
             asking: None,
             denial: None,
             stopping: false,
+            transcript: TranscriptRecorder::new(PromptSource::Sent),
             session_span,
             turn_span: tracing::Span::none(),
             turn_seen: None,
@@ -242,14 +249,25 @@ impl Session {
     pub async fn run(mut self) -> Result<SessionOutcome, SessionError> {
         let span = self.session_span.clone();
         let result = self.run_loop().instrument(span).await;
-        if let Err(SessionError::Log { .. }) = &result {
-            // Nothing more can be recorded: stop the agent rather than let it work unseen.
-            let _ignored = self.backend.interrupt(&self.out).await;
-            let _ignored = self.backend.kill(&self.out);
+        if let Err(error) = &result {
+            if let SessionError::Log { .. } = error {
+                // Nothing more can be recorded: stop the agent rather than let it work unseen.
+                let _ignored = self.backend.interrupt(&self.out).await;
+                let _ignored = self.backend.kill(&self.out);
+            }
+            // The closing line says why the session ended (nothing if the log is gone).
+            let now = self.clock.now_ms();
+            let _ignored = self
+                .transcript
+                .finish(now, Some(error.to_string()), &mut self.log);
         }
         result?;
         self.log
             .checkpoint()
+            .map_err(|source| self.log_error(source))?;
+        let now = self.clock.now_ms();
+        self.transcript
+            .finish(now, None, &mut self.log)
             .map_err(|source| self.log_error(source))?;
         tracing::info!(parent: &self.session_span, "session ended");
         Ok(SessionOutcome {
@@ -342,10 +360,14 @@ impl Session {
                 self.controls_open = false;
                 self.input_open = false;
                 self.can_ask = false;
-                self.answer_asked(false, "nobody is left to answer: denied".to_owned())
-                    .into_iter()
-                    .map(Produced::Msg)
-                    .collect()
+                self.answer_asked(
+                    false,
+                    Actor::Session,
+                    "nobody is left to answer: denied".to_owned(),
+                )
+                .into_iter()
+                .map(Produced::Msg)
+                .collect()
             }
             Input::Control(control) => self.control(control, now).await?,
         })
@@ -367,25 +389,32 @@ impl Session {
                 let asked = self.asking.clone();
                 match asked {
                     Some(asked) if id.as_ref().is_none_or(|id| *id == asked) => {
-                        let reason = match &by {
-                            Answerer::Person { via } => {
+                        let who = match &by {
+                            Actor::Person => "the person at the terminal".to_owned(),
+                            Actor::Api { client } => {
                                 format!(
-                                    "denied by the person at the {via} (approval mode {})",
-                                    self.approval.name()
+                                    "{} through the API",
+                                    client.as_deref().unwrap_or("a client")
                                 )
                             }
-                            Answerer::Policy { mode } => format!("denied by approval mode {mode}"),
-                            Answerer::NoOneToAsk => "denied: nobody could be asked".to_owned(),
+                            Actor::Policy { mode } => format!("approval mode {mode}"),
+                            Actor::Session | Actor::Agent => "panewise".to_owned(),
                         };
+                        let reason =
+                            format!("denied by {who} (approval mode {})", self.approval.name());
                         tracing::info!(id = %asked, approved, ?by, "approval answered");
-                        produced.extend(self.answer_asked(approved, reason).map(Produced::Msg));
+                        produced.extend(self.answer_asked(approved, by, reason).map(Produced::Msg));
                     }
                     _ => self.out.notice(
                         "no question is waiting for that answer; it was not sent".to_owned(),
                     ),
                 }
             }
-            Control::Interrupt => produced.push(Produced::Msg(Msg::RequestStop { at: now })),
+            Control::Interrupt => {
+                self.transcript
+                    .record(TranscriptEntry::Interrupt { by: Actor::Person }, now);
+                produced.push(Produced::Msg(Msg::RequestStop { at: now }));
+            }
             Control::EndOfInput => {
                 self.input_open = false;
             }
@@ -393,9 +422,15 @@ impl Session {
                 self.stopping = true;
                 self.input_open = false;
                 produced.extend(
-                    self.answer_asked(false, "the session is stopping: denied".to_owned())
-                        .map(Produced::Msg),
+                    self.answer_asked(
+                        false,
+                        Actor::Session,
+                        "the session is stopping: denied".to_owned(),
+                    )
+                    .map(Produced::Msg),
                 );
+                self.transcript
+                    .record(TranscriptEntry::Interrupt { by: Actor::Session }, now);
                 let state = self.log.state();
                 let working = state.turn_phase.is_working();
                 // As a second Ctrl-C: a working turn is stopped and its agent killed; then
@@ -416,8 +451,17 @@ impl Session {
     }
 
     /// The answer to the question asked, if one was.
-    fn answer_asked(&mut self, approved: bool, reason: String) -> Option<Msg> {
-        self.asking.take()?;
+    fn answer_asked(&mut self, approved: bool, by: Actor, reason: String) -> Option<Msg> {
+        let request_id = self.asking.take()?;
+        self.transcript.record(
+            TranscriptEntry::ApprovalAnswered {
+                request_id: Some(request_id),
+                approved,
+                by,
+                reason: (!approved).then(|| reason.clone()),
+            },
+            self.clock.now_ms(),
+        );
         if !approved {
             self.denial = Some(reason);
         }
@@ -435,7 +479,11 @@ impl Session {
                 self.fold_one(msg, &mut queue, &mut later).await?;
             }
             let Some(deferred) = later.pop_front() else {
-                return Ok(());
+                // What the commands recorded (a prompt sent, an answer) goes to disk now.
+                return self
+                    .transcript
+                    .write_to(&mut self.log)
+                    .map_err(|source| self.log_error(source));
             };
             let produced = self.backend.after_fold(deferred, &self.out).await?;
             self.absorb(produced, &mut queue, &mut later)?;
@@ -449,9 +497,13 @@ impl Session {
         later: &mut VecDeque<Produced>,
     ) -> Result<(), SessionError> {
         let now = self.clock.now_ms();
+        for (at, entry) in self.backend.take_transcript() {
+            self.transcript.record(entry, at);
+        }
         for item in produced {
             match item {
                 Produced::Event(event) => {
+                    self.transcript.on_event(&event, now);
                     tracing::debug!(parent: &self.turn_span, event = event.kind_name(), "agent event");
                     let mut msgs = Vec::new();
                     self.mapper.map(&event, now, &mut msgs);
@@ -475,6 +527,10 @@ impl Session {
         queue: &mut VecDeque<Msg>,
         later: &mut VecDeque<Produced>,
     ) -> Result<(), SessionError> {
+        // The conversation so far goes to disk before the next message.
+        self.transcript
+            .write_to(&mut self.log)
+            .map_err(|source| self.log_error(source))?;
         let at = self.clock.now_ms();
         let cmds = self
             .log
@@ -523,7 +579,13 @@ impl Session {
     /// The one `match` over `Cmd`, every command named: each arm delegates.
     async fn execute(&mut self, cmd: Cmd) -> Result<Vec<Produced>, SessionError> {
         match cmd {
-            Cmd::SendPrompt { text, .. } => self.backend.send_prompt(text, &self.out).await?,
+            Cmd::SendPrompt { text, .. } => {
+                self.transcript.record(
+                    TranscriptEntry::Prompt { text: text.clone() },
+                    self.clock.now_ms(),
+                );
+                self.backend.send_prompt(text, &self.out).await?
+            }
             Cmd::InterruptAgent { .. } => self.backend.interrupt(&self.out).await?,
             Cmd::KillAgent { .. } => {
                 if matches!(self.backend, Backend::Cli(_)) {
@@ -582,11 +644,13 @@ impl Session {
         match decision {
             Decision::Run => {
                 tracing::info!(%id, by = "policy", "approval answered");
+                self.policy_answer(id, true, None);
                 Some(Msg::ApprovalAnswered { approved: true })
             }
             Decision::Deny { reason } => {
                 self.out
                     .notice(format!("denied {tool} {summary}: {reason}"));
+                self.policy_answer(id, false, Some(reason.clone()));
                 self.denial = Some(reason);
                 Some(Msg::ApprovalAnswered { approved: false })
             }
@@ -602,10 +666,24 @@ impl Session {
                 );
                 self.out
                     .notice(format!("denied {tool} {summary}: {reason}"));
+                self.policy_answer(id, false, Some("there is no terminal to ask on".to_owned()));
                 self.denial = Some(reason);
                 Some(Msg::ApprovalAnswered { approved: false })
             }
         }
+    }
+
+    /// The approval mode's own answer, in the transcript.
+    fn policy_answer(&mut self, id: String, approved: bool, reason: Option<String>) {
+        self.transcript.record(
+            TranscriptEntry::ApprovalAnswered {
+                request_id: Some(id),
+                approved,
+                by: transcript::by_policy(self.approval),
+                reason,
+            },
+            self.clock.now_ms(),
+        );
     }
 
     fn log_error(&self, source: std::io::Error) -> SessionError {

@@ -13,7 +13,7 @@ use panewise_host::backend::process::{Launcher, ScriptedSignal, ScriptedSpawn};
 use panewise_host::backend::scripted::{ScriptStep, ScriptedModelClient};
 use panewise_host::backend::Backend;
 use panewise_host::session::handle::spawn;
-use panewise_host::session::{log_header, Answerer, Session, SessionHandle, SessionSpec, Update};
+use panewise_host::session::{log_header, Actor, Session, SessionHandle, SessionSpec, Update};
 use panewise_pane_state::{parse_log_bytes, State, TurnOutcome, TurnPhase};
 use panewise_providers::claude_control::ClaudeLaunch;
 use panewise_providers::{ProviderEvent, SessionStats};
@@ -206,9 +206,9 @@ async fn model_an_approval_is_asked_through_the_handle_and_the_answer_runs_the_t
     }
 }
 
-fn person() -> Answerer {
-    Answerer::Person {
-        via: "test".to_owned(),
+fn person() -> Actor {
+    Actor::Api {
+        client: Some("test".to_owned()),
     }
 }
 
@@ -387,7 +387,10 @@ async fn cli_a_permission_request_is_asked_through_the_handle_and_answered_on_st
         assert!(answer.contains(&id));
         assert_eq!(answer.contains("\"allow\""), approved, "{answer}");
         if !approved {
-            assert!(answer.contains("denied by the person"), "{answer}");
+            assert!(
+                answer.contains("denied by test through the API"),
+                "{answer}"
+            );
         }
         for line in &lines[10..] {
             process.stdout.send(line.clone().into_bytes()).unwrap();

@@ -86,6 +86,36 @@ fn r91_golden_stop_and_quit() {
 }
 
 #[test]
+fn r91_golden_transcript_v3_own_loop() {
+    // A v3 log the own loop wrote on the mock (`--approval ask`, no terminal): its transcript
+    // reads back whole, and its fold matches the checkpoints it recorded.
+    let golden = snapshot("transcript-v3-own-loop.jsonl");
+    assert_eq!(golden.state.turns_completed, 1);
+    let text = std::fs::read_to_string(golden_dir().join("transcript-v3-own-loop.jsonl")).unwrap();
+    let log = parse_log(&text).unwrap();
+    assert!(log.fold_checked().is_ok());
+    let kinds: Vec<&str> = log
+        .transcript
+        .iter()
+        .map(|line| line.entry.kind_name())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "prompt",
+            "thinking",
+            "text",
+            "tool_call",
+            "approval_requested",
+            "approval_answered",
+            "tool_output",
+            "text",
+            "session_ended"
+        ]
+    );
+}
+
+#[test]
 fn r91_every_golden_log_is_covered_by_a_test() {
     let mut names: Vec<String> = std::fs::read_dir(golden_dir())
         .unwrap()
@@ -98,7 +128,8 @@ fn r91_every_golden_log_is_covered_by_a_test() {
             "compaction-race.jsonl",
             "rate-limit-then-retry.jsonl",
             "stop-and-quit.jsonl",
-            "tool-call-turn.jsonl"
+            "tool-call-turn.jsonl",
+            "transcript-v3-own-loop.jsonl"
         ]
     );
 }

@@ -18,3 +18,4 @@ mod watchdog;
 mod golden;
 mod log_checkpoints;
 mod properties;
+mod transcript;

@@ -2,12 +2,15 @@
 //! file at once, whole, in one write, so a crash of panewise (even `kill -9`) loses at most the
 //! line being written, and the log replays up to there (a cut-off last line is skipped with a
 //! warning by every reader).
+//!
+//! A log is created new ([`SessionLogFile::create`]): never over an existing file, readable
+//! by its owner alone, and locked for as long as the session writes it, so two sessions never
+//! share a log and `panewise sessions` can tell a running session from one that crashed.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use panewise_pane_state::log::{LogHeader, LogNote, Recorder};
+use panewise_pane_state::log::{LogHeader, LogNote, Recorder, TranscriptEntry};
 use panewise_pane_state::{Cmd, Msg, State};
 
 /// Where recorded sessions live: `$XDG_DATA_HOME/panewise/sessions`, else
@@ -48,9 +51,13 @@ impl std::fmt::Debug for SessionLogFile {
 }
 
 impl SessionLogFile {
-    /// Creates (or truncates) `path` and writes `header` as its first line.
+    /// Creates `path`, which must not exist (an `AlreadyExists` error otherwise, the file
+    /// untouched), mode 0600, takes its exclusive lock for as long as this value lives, and
+    /// writes `header` as its first line.
     pub fn create(path: &Path, header: &LogHeader) -> std::io::Result<Self> {
-        Self::with_writer(Box::new(File::create(path)?), header)
+        let file = super::files::create_new_private(path)?;
+        super::files::lock_exclusive(&file, path)?;
+        Self::with_writer(Box::new(file), header)
     }
 
     /// Writes the log to `writer` (a file, or a test's failing disk), `header` first.
@@ -79,6 +86,14 @@ impl SessionLogFile {
             .map_err(std::io::Error::other)?;
         self.write_pending()?;
         Ok(commands)
+    }
+
+    /// Appends a transcript line ([`TranscriptEntry`]) stamped `at_ms`; the fold is unchanged.
+    pub fn transcript(&mut self, at_ms: u64, entry: &TranscriptEntry) -> std::io::Result<()> {
+        self.recorder
+            .transcript(at_ms, entry)
+            .map_err(std::io::Error::other)?;
+        self.write_pending()
     }
 
     /// Appends a checkpoint of the folded state, so a replay can prove it folds the same.
@@ -111,9 +126,8 @@ mod tests {
 
     #[test]
     fn every_recorded_line_is_in_the_file_before_record_returns_and_the_log_replays() {
-        let dir = std::env::temp_dir().join(format!("panewise-log-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).ok();
-        let path = dir.join("session.jsonl");
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("session.jsonl");
         let header = LogHeader {
             agent_id: "a".into(),
             started_at_ms: 5,
@@ -147,5 +161,53 @@ mod tests {
         let folded = read.as_ref().ok().map(|log| log.fold_checked().is_ok());
         assert_eq!(folded, Some(true));
         assert_eq!(read.map(|log| log.entries.len()).ok(), Some(3));
+    }
+
+    fn header() -> LogHeader {
+        LogHeader {
+            agent_id: "a".into(),
+            ..LogHeader::default()
+        }
+    }
+
+    #[test]
+    fn a_log_is_never_created_over_an_existing_file_which_stays_as_it_was() {
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("taken.jsonl");
+        std::fs::write(&path, b"someone else's\n").ok();
+        let error = SessionLogFile::create(&path, &header()).err();
+        assert_eq!(
+            error.as_ref().map(std::io::Error::kind),
+            Some(std::io::ErrorKind::AlreadyExists)
+        );
+        assert!(error
+            .map(|error| error.to_string())
+            .unwrap_or_default()
+            .contains("never writes over"));
+        assert_eq!(
+            std::fs::read(&path).ok(),
+            Some(b"someone else's\n".to_vec())
+        );
+    }
+
+    #[test]
+    fn a_log_is_private_and_locked_while_it_is_written() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("s.jsonl");
+        let log = SessionLogFile::create(&path, &header());
+        assert!(log.is_ok());
+        let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777);
+        assert_eq!(mode.ok(), Some(0o600));
+        let probe = crate::journal::files::open_regular(&path);
+        let locked = |probe: &std::io::Result<std::fs::File>| {
+            probe
+                .as_ref()
+                .ok()
+                .map(|file| crate::journal::files::is_locked_elsewhere(file).ok())
+        };
+        assert_eq!(locked(&probe), Some(Some(true)));
+        drop(log);
+        assert_eq!(locked(&probe), Some(Some(false)));
     }
 }
