@@ -1171,7 +1171,8 @@ fn resume(
 }
 
 fn replay(panewise: &Path, session: &Path) -> Result<Value> {
-    // The log replays to the state the run recorded (its closing checkpoint).
+    // The log replays to the state the run recorded (its closing checkpoint), and it reads
+    // back as a conversation: the prompt the run sent is in its transcript.
     let replay = Command::new(panewise)
         .args(["replay", "--json"])
         .arg(session)
@@ -1181,7 +1182,36 @@ fn replay(panewise: &Path, session: &Path) -> Result<Value> {
         "replay failed: {}",
         String::from_utf8_lossy(&replay.stderr)
     );
-    Ok(serde_json::from_slice(&replay.stdout)?)
+    let lines = replay
+        .stdout
+        .split(|byte| *byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(serde_json::from_slice::<Value>)
+        .collect::<Result<Vec<_>, _>>()?;
+    let kinds: Vec<&str> = lines
+        .iter()
+        .filter(|line| line["type"] == "transcript")
+        .filter_map(|line| line["entry"]["kind"].as_str())
+        .collect();
+    ensure!(
+        kinds.contains(&"prompt"),
+        "the replayed conversation of {} holds no prompt (kinds: {kinds:?})",
+        session.display()
+    );
+    let conversation = Command::new(panewise).arg("replay").arg(session).output()?;
+    ensure!(
+        conversation.status.success()
+            && String::from_utf8_lossy(&conversation.stdout)
+                .lines()
+                .any(|line| line.starts_with("prompt ")),
+        "`panewise replay {}` does not print the conversation",
+        session.display()
+    );
+    lines
+        .into_iter()
+        .find(|line| line["type"] == "replayed")
+        .map(|line| line["state"].clone())
+        .context("replay --json printed no `replayed` line")
 }
 
 /// The log's header names the provider, the CLI's pinned version, the working directory and
