@@ -31,9 +31,9 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::classify::classify_rpc_error;
-use crate::decoder::{LineDecoder, Provider};
 use crate::error::{describe_json_error, ChannelError};
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
+use crate::line::{LineDecoder, Provider};
 use crate::rpc::{id_value, lenient, Envelope, Shape};
 
 pub use crate::codex_appserver::ClientInfo;

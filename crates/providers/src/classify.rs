@@ -20,7 +20,7 @@
 use panewise_protocol::{Failure, FailureKind};
 use serde::Deserialize;
 
-use crate::decoder::Provider;
+use crate::line::Provider;
 
 /// One row of a table: text to look for (ASCII case ignored), what it means, and whether
 /// retrying can help.

@@ -22,11 +22,11 @@ use serde_json::value::RawValue;
 use crate::args::first_significant_arg;
 use crate::classify::{classify, ErrorReport};
 use crate::claude_control::{control_line, ControlLine};
-use crate::decoder::LineDecoder;
-use crate::decoder::Provider;
 use crate::error::describe_json_error;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
 use crate::figures::{add_tokens, checked_cost, since, sum_costs};
+use crate::line::LineDecoder;
+use crate::line::Provider;
 use crate::scan::{GiveUp, Scan, Scanner};
 
 /// The model name Claude Code gives the assistant messages it writes itself (API errors).

@@ -16,11 +16,11 @@ use serde_json::value::RawValue;
 
 use crate::args::{first_significant_arg, unwrap_shell_command};
 use crate::classify::{classify, ErrorReport};
-use crate::decoder::LineDecoder;
-use crate::decoder::Provider;
 use crate::error::describe_json_error;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
 use crate::figures::since;
+use crate::line::LineDecoder;
+use crate::line::Provider;
 use panewise_protocol::{PlanStep, PlanStepStatus};
 
 /// State carried between lines of one Codex stream.

@@ -33,10 +33,10 @@ use serde_json::{json, Value};
 
 use crate::args::{first_significant_arg, unwrap_shell_command};
 use crate::classify::{classify, classify_rpc_error, ErrorReport};
-use crate::decoder::{LineDecoder, Provider};
 use crate::error::{describe_json_error, ChannelError};
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
 use crate::figures::add_tokens;
+use crate::line::{LineDecoder, Provider};
 use crate::rpc::{id_text, id_value, lenient, Envelope, Shape};
 
 /// Who the client says it is in `initialize` (`clientInfo`).

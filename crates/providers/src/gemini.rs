@@ -16,10 +16,10 @@ use serde_json::value::RawValue;
 
 use crate::args::first_significant_arg;
 use crate::classify::{classify, ErrorReport};
-use crate::decoder::LineDecoder;
-use crate::decoder::Provider;
 use crate::error::describe_json_error;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
+use crate::line::LineDecoder;
+use crate::line::Provider;
 
 /// Gemini's stream needs no state between lines.
 #[derive(Debug, Default)]

@@ -9,8 +9,8 @@ use panewise_protocol::{CompactionTrigger, CostSource, Failure, FailureKind, Ses
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{classify_failure, process_exited_failure};
-use crate::decoder::{DecodeCounts, Provider};
 use crate::event::{ProviderEvent, UsageScope};
+use crate::line::{DecodeCounts, Provider};
 use crate::model_table::ModelTable;
 use crate::price_table::PriceTable;
 

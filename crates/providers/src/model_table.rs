@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::decoder::Provider;
 use crate::error::ModelTableError;
+use crate::line::Provider;
 
 /// The built-in table, in the same JSON shape a configuration file uses: `data/models.json`.
 const BUILT_IN: &str = include_str!("../data/models.json");
