@@ -129,7 +129,7 @@ mod error;
 pub mod event;
 mod figures;
 mod gemini;
-pub mod line;
+mod line;
 pub mod mapping;
 mod model_table;
 pub mod oneshot;

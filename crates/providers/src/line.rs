@@ -1,5 +1,5 @@
 //! What every per-CLI decoder shares, and nothing that dispatches: the [`Provider`] names, the
-//! [`LineDecoder`] trait each format implements, the [`Decoded`] output and the
+//! `LineDecoder` trait each format implements, the [`Decoded`] output and the
 //! [`DecodeCounts`]. A leaf of the crate: the per-CLI decoders import it, never the dispatcher
 //! in [`crate::decoder`], so the two do not import each other.
 

@@ -167,7 +167,7 @@ pub struct Session {
 
 impl Session {
     /// Creates the session's log and a handle to drive it; the session runs when
-    /// [`Session::run`] is awaited (or [`SessionHandle::spawn`] spawns it).
+    /// [`Session::run`] is awaited (or [`handle::spawn`] spawns it on a task).
     pub fn new(
         spec: SessionSpec,
         mut backend: Backend,

@@ -339,6 +339,19 @@ fn claude_session(
     (session, handle, spawned)
 }
 
+/// The Claude Code process the session started, once it was sent the control session's
+/// `initialize` and the prompt.
+async fn started(
+    spawned: &mut tokio::sync::mpsc::UnboundedReceiver<ScriptedSpawn>,
+) -> ScriptedSpawn {
+    let mut process = spawned.recv().await.unwrap();
+    let initialize = process.stdin.recv().await.unwrap();
+    assert!(initialize.contains("\"initialize\""), "{initialize}");
+    let prompt = process.stdin.recv().await.unwrap();
+    assert!(prompt.contains("create the file"), "{prompt}");
+    process
+}
+
 /// The real Claude Code capture of a write that asked for permission, line by line.
 fn control_allow_lines() -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -356,19 +369,7 @@ async fn cli_a_permission_request_is_asked_through_the_handle_and_answered_on_st
         let scratch = scratch();
         let (session, mut handle, mut spawned) = claude_session(&scratch, ApprovalMode::Ask);
         let task = spawn(session);
-        let mut process = spawned.recv().await.unwrap();
-        assert!(process
-            .stdin
-            .recv()
-            .await
-            .unwrap()
-            .contains("\"initialize\""));
-        assert!(process
-            .stdin
-            .recv()
-            .await
-            .unwrap()
-            .contains("create the file"));
+        let mut process = started(&mut spawned).await;
         let lines = control_allow_lines();
         // The initialize response, the turn, and the permission request.
         for line in &lines[..10] {
@@ -416,19 +417,7 @@ async fn cli_a_silent_agent_is_ended_by_the_submit_deadline_and_killed_after_the
     let scratch = scratch();
     let (session, _handle, mut spawned) = claude_session(&scratch, ApprovalMode::ReadOnly);
     let task = spawn(session);
-    let mut process = spawned.recv().await.unwrap();
-    assert!(process
-        .stdin
-        .recv()
-        .await
-        .unwrap()
-        .contains("\"initialize\""));
-    assert!(process
-        .stdin
-        .recv()
-        .await
-        .unwrap()
-        .contains("create the file"));
+    let mut process = started(&mut spawned).await;
     // Not a word from the agent: the submit deadline ends the turn, nothing is left to send
     // so its stdin is closed, and when it still has not exited after the grace, it is killed.
     assert_eq!(process.stdin.recv().await, None);
@@ -445,9 +434,7 @@ async fn cli_a_stop_interrupts_then_kills_a_working_agent() {
     let scratch = scratch();
     let (session, mut handle, mut spawned) = claude_session(&scratch, ApprovalMode::ReadOnly);
     let task = spawn(session);
-    let mut process = spawned.recv().await.unwrap();
-    let _initialize = process.stdin.recv().await.unwrap();
-    let _prompt = process.stdin.recv().await.unwrap();
+    let mut process = started(&mut spawned).await;
     let lines = control_allow_lines();
     for line in &lines[..8] {
         process.stdout.send(line.clone().into_bytes()).unwrap();
