@@ -29,7 +29,7 @@ use panewise_benches::window::conversation;
 use panewise_host::agent_loop::request::api_messages;
 use panewise_providers::{ApiKind, ModelRequest, RequestHead, ToolDefinition};
 use panewise_window::{
-    Conversation, Measured, Message, StageMemory, StrategyConfig, Usage, VisitContext,
+    Conversation, Measured, Message, Role, StageMemory, StrategyConfig, Usage, VisitContext,
     VisitOutcome, WindowStage,
 };
 
@@ -112,7 +112,7 @@ fn iteration(c: &mut Criterion) {
         let next = messages
             .iter()
             .rev()
-            .find(|message| message.content.len() > 1_000)
+            .find(|message| message.role == Role::Tool && message.content.len() > 1_000)
             .cloned()
             .expect("the history has long messages");
         let mut history = LoopHistory::new(ApiKind::Anthropic);
@@ -175,9 +175,16 @@ fn iteration(c: &mut Criterion) {
             history.rendered().message_count(),
         );
         // Last, since it grows the history: one ~2 KB message appended, counted and rendered.
+        let mut appended = 0u64;
         group.bench_with_input(BenchmarkId::new("append-one", size), &size, |b, _| {
             b.iter_batched(
-                || next.clone(),
+                || {
+                    // A call id of its own, so the appended results do not pile onto one id.
+                    appended += 1;
+                    let mut message = next.clone();
+                    message.tool_call_id = Some(format!("appended_{appended}"));
+                    message
+                },
                 |message| history.push(message, &errored),
                 criterion::BatchSize::SmallInput,
             )
