@@ -1,8 +1,17 @@
 //! The own agent loop's overhead per iteration, without the model: one window visit (the
-//! default token-budget, under its threshold, as most iterations are), the request built from
-//! the kept messages with its pairing check, and its Anthropic body rendered, over 1k, 10k and
-//! 100k messages of history (about 2 KB each). Beside it, in the same run, one `memcpy` of a
-//! body of the same length: the floor any request costs.
+//! default token-budget, under its threshold, as most iterations are) and the request body
+//! for the kept messages, over 1k, 10k and 100k messages of history (about 2 KB each).
+//!
+//! - `iteration`: the body assembled from each message's fragment, rendered once when the
+//!   message was appended ([`LoopHistory`] over `panewise_providers::RenderedHistory`), into a
+//!   buffer the loop keeps; `iteration-fresh-buffer` the same into a new buffer per call.
+//! - `iteration-serde`: the path it replaces, the request built from the whole conversation
+//!   with its pairing check (`agent_loop::request::api_messages`) and rendered by serde
+//!   (`ApiKind::body`) on every call; `part-build` is its build and pairing check alone.
+//! - `memcpy-of-body`: one `memcpy` of a body of the same length, in the same run: the floor
+//!   any request costs. `append-one` is what the fragments cost per appended message.
+//!
+//! The memory the fragments hold is printed beside each size.
 //!
 //! Run: `cargo bench -p panewise-benches --bench agent_loop -- --measurement-time 3`.
 // A bench that cannot set up its input has nothing to measure, so setup failures panic; and
@@ -15,14 +24,18 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use panewise_benches::agent_loop::LoopHistory;
 use panewise_benches::window::conversation;
 use panewise_host::agent_loop::request::api_messages;
-use panewise_providers::{ApiKind, ModelRequest, ToolDefinition};
+use panewise_providers::{ApiKind, ModelRequest, RequestHead, ToolDefinition};
 use panewise_window::{
-    Conversation, Measured, Message, StageMemory, StrategyConfig, Usage, VisitContext,
+    Conversation, Measured, Message, Role, StageMemory, StrategyConfig, Usage, VisitContext,
+    VisitOutcome, WindowStage,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
+const MODEL: &str = "claude-sonnet-4-5";
+const SYSTEM: &str = "You are a coding agent.";
 
 /// The longest prefix of the generated history whose calls all have their results.
 fn paired(mut messages: Vec<Message>) -> Vec<Message> {
@@ -30,6 +43,41 @@ fn paired(mut messages: Vec<Message>) -> Vec<Message> {
         messages.pop();
     }
     messages
+}
+
+/// The visit of one iteration: under the threshold, so it keeps everything.
+fn visit(stage: &WindowStage<Message>, conversation: &Conversation, memory: &mut StageMemory) {
+    let mut context = VisitContext::new(2, 1_000);
+    context.measured = Some(Measured {
+        usage: Usage {
+            input: 100_000,
+            output: 100,
+        },
+        sent_messages: conversation.len(),
+        iteration: 1,
+    });
+    let outcome = stage
+        .visit(conversation, context, memory)
+        .expect("the visit succeeds");
+    assert!(matches!(outcome, VisitOutcome::NotEngaged));
+}
+
+/// The body as the loop rendered it before the fragments: the whole conversation through
+/// serde.
+fn serde_body(
+    conversation: &Conversation,
+    tools: &[ToolDefinition<'static>],
+    errored: &HashSet<String>,
+) -> Vec<u8> {
+    let messages = api_messages(conversation.messages(), errored).expect("a paired history");
+    let request = ModelRequest {
+        model: Cow::Borrowed(MODEL),
+        system: Some(Cow::Borrowed(SYSTEM)),
+        messages: Cow::Owned(messages),
+        tools: Cow::Borrowed(tools),
+        max_output_tokens: 8_192,
+    };
+    ApiKind::Anthropic.body(&request).expect("the body renders")
 }
 
 fn iteration(c: &mut Criterion) {
@@ -46,6 +94,12 @@ fn iteration(c: &mut Criterion) {
             parameters: Cow::Owned(tool.parameters),
         })
         .collect();
+    let head = RequestHead {
+        model: MODEL,
+        system: Some(SYSTEM),
+        tools: &tools,
+        max_output_tokens: 8_192,
+    };
     let config = StrategyConfig::from_json(
         r#"{"strategy":"token-budget","thresholdTokens":150000,"keepRecentTurns":6}"#,
     )
@@ -53,55 +107,58 @@ fn iteration(c: &mut Criterion) {
     let stage = config.build_stage::<Message>().expect("a buildable stage");
     let errored = HashSet::new();
     for size in SIZES {
-        let conversation: Conversation =
-            Conversation::from_messages(paired(conversation(size, 42)));
+        let messages = paired(conversation(size, 42));
+        // For `append-one`: a ~2 KB tool result like the history's own.
+        let next = messages
+            .iter()
+            .rev()
+            .find(|message| message.role == Role::Tool && message.content.len() > 1_000)
+            .cloned()
+            .expect("the history has long messages");
+        let mut history = LoopHistory::new(ApiKind::Anthropic);
+        for message in messages {
+            history.push(message, &errored);
+        }
         let mut memory = StageMemory::new();
-        let one = |memory: &mut StageMemory| {
-            let mut context = VisitContext::new(2, 1_000);
-            context.measured = Some(Measured {
-                usage: Usage {
-                    input: 100_000,
-                    output: 100,
-                },
-                sent_messages: conversation.len(),
-                iteration: 1,
-            });
-            let outcome = stage
-                .visit(&conversation, context, memory)
-                .expect("the visit succeeds");
-            assert!(matches!(outcome, panewise_window::VisitOutcome::NotEngaged));
-            let messages =
-                api_messages(conversation.messages(), &errored).expect("a paired history");
-            let request = ModelRequest {
-                model: Cow::Borrowed("claude-sonnet-4-5"),
-                system: Some(Cow::Borrowed("You are a coding agent.")),
-                messages: Cow::Owned(messages),
-                tools: Cow::Borrowed(&tools),
-                max_output_tokens: 8_192,
-            };
-            ApiKind::Anthropic.body(&request).expect("the body renders")
-        };
-        let body = one(&mut memory);
+        let mut out = Vec::new();
+        visit(&stage, history.conversation(), &mut memory);
+        history
+            .write_body(&head, &mut out)
+            .expect("the body assembles");
+        let body = serde_body(history.conversation(), &tools, &errored);
+        assert!(out == body, "the assembled body is serde's, byte for byte");
+
         group.bench_with_input(BenchmarkId::new("iteration", size), &size, |b, _| {
-            b.iter(|| black_box(one(&mut memory)))
+            b.iter(|| {
+                visit(&stage, history.conversation(), &mut memory);
+                history
+                    .write_body(&head, &mut out)
+                    .expect("the body assembles");
+                black_box(&out);
+            })
+        });
+        group.bench_with_input(
+            BenchmarkId::new("iteration-fresh-buffer", size),
+            &size,
+            |b, _| {
+                b.iter(|| {
+                    visit(&stage, history.conversation(), &mut memory);
+                    black_box(history.rendered().body(&head).expect("the body assembles"))
+                })
+            },
+        );
+        group.bench_with_input(BenchmarkId::new("iteration-serde", size), &size, |b, _| {
+            b.iter(|| {
+                visit(&stage, history.conversation(), &mut memory);
+                black_box(serde_body(history.conversation(), &tools, &errored))
+            })
         });
         // The parts, to see where an iteration's time goes.
         group.bench_with_input(BenchmarkId::new("part-visit", size), &size, |b, _| {
-            b.iter(|| {
-                let mut context = VisitContext::new(2, 1_000);
-                context.measured = Some(Measured {
-                    usage: Usage {
-                        input: 100_000,
-                        output: 100,
-                    },
-                    sent_messages: conversation.len(),
-                    iteration: 1,
-                });
-                black_box(stage.visit(&conversation, context, &mut memory).is_ok())
-            })
+            b.iter(|| visit(&stage, history.conversation(), &mut memory))
         });
         group.bench_with_input(BenchmarkId::new("part-build", size), &size, |b, _| {
-            b.iter(|| black_box(api_messages(conversation.messages(), &errored).is_ok()))
+            b.iter(|| black_box(api_messages(history.conversation().messages(), &errored).is_ok()))
         });
         let mut copy = vec![0u8; body.len()];
         group.bench_with_input(BenchmarkId::new("memcpy-of-body", size), &size, |b, _| {
@@ -110,7 +167,28 @@ fn iteration(c: &mut Criterion) {
                 black_box(&copy);
             })
         });
-        eprintln!("agent_loop: {size} messages, body {} bytes", body.len());
+        eprintln!(
+            "agent_loop: {size} messages, body {} bytes; fragments {} bytes, history heap {} bytes ({} API messages)",
+            body.len(),
+            history.rendered().fragment_bytes(),
+            history.rendered().heap_bytes(),
+            history.rendered().message_count(),
+        );
+        // Last, since it grows the history: one ~2 KB message appended, counted and rendered.
+        let mut appended = 0u64;
+        group.bench_with_input(BenchmarkId::new("append-one", size), &size, |b, _| {
+            b.iter_batched(
+                || {
+                    // A call id of its own, so the appended results do not pile onto one id.
+                    appended += 1;
+                    let mut message = next.clone();
+                    message.tool_call_id = Some(format!("appended_{appended}"));
+                    message
+                },
+                |message| history.push(message, &errored),
+                criterion::BatchSize::SmallInput,
+            )
+        });
     }
     group.finish();
 }

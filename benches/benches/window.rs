@@ -15,8 +15,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use panewise_benches::window::conversation;
 use panewise_window::{
-    Conversation, Measured, Message, StageMemory, StrategyConfig, SummarizerError, SummaryRequest,
-    SummaryResponse, Usage, VisitContext, WindowPlan, WindowStage,
+    char_count, Conversation, Measured, Message, StageMemory, StrategyConfig, SummarizerError,
+    SummaryRequest, SummaryResponse, Usage, VisitContext, WindowPlan, WindowStage,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -134,18 +134,46 @@ fn push_one(c: &mut Criterion) {
 /// tool names, call answers, turns), which a run pays once per message and a one-shot caller
 /// pays on every call. The copy of the messages is made outside the timed region, and the
 /// built conversation is dropped outside it too.
+///
+/// Beside it, its floor: one streaming pass over the same bytes, the exact character count of
+/// every message alone (`char_count`, which `from_messages` also takes), on a fresh copy made
+/// the same way, so both read memory in the same state.
 fn cold(c: &mut Criterion) {
+    let sizes = [1_000, 10_000];
     let mut group = c.benchmark_group("window_cold/from_messages");
     group
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3))
         .sample_size(30);
-    for size in [1_000, 10_000] {
+    for size in sizes {
         let messages = conversation(size, 42);
         group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
             b.iter_batched(
                 || messages.clone(),
                 Conversation::<Message>::from_messages,
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("window_cold/floor_char_count");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(30);
+    for size in sizes {
+        let messages = conversation(size, 42);
+        group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
+            b.iter_batched(
+                || messages.clone(),
+                |messages| {
+                    let chars: u64 = messages
+                        .iter()
+                        .map(|message| char_count(&message.content))
+                        .sum();
+                    // Returned, so the messages are dropped outside the timed region too.
+                    (chars, messages)
+                },
                 criterion::BatchSize::LargeInput,
             )
         });

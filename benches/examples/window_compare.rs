@@ -93,10 +93,28 @@ fn main() {
                 })
                 .collect(),
         );
+        // The cold path's floor on the same copies: one pass over every message's bytes (the
+        // exact character count alone), timed the same way. Not shown by `cargo xtask bench
+        // --compare`, which reads the fields it knows; it is on this line for the record.
+        let floor = median(
+            (0..15)
+                .map(|_| {
+                    let copy = parsed.clone();
+                    let run = Instant::now();
+                    let chars: u64 = copy
+                        .iter()
+                        .map(|message| panewise_window::char_count(&message.content))
+                        .sum();
+                    std::hint::black_box(chars);
+                    run.elapsed()
+                })
+                .collect(),
+        );
         println!(
-            "{{\"size\":{size},\"path\":{path:?},\"totalTokens\":{total},\"threshold\":{threshold},\"kept\":{kept},\"visitCachedNs\":{},\"visitColdNs\":{}}}",
+            "{{\"size\":{size},\"path\":{path:?},\"totalTokens\":{total},\"threshold\":{threshold},\"kept\":{kept},\"visitCachedNs\":{},\"visitColdNs\":{},\"coldFloorNs\":{}}}",
             cached.as_nanos(),
-            cold.as_nanos()
+            cold.as_nanos(),
+            floor.as_nanos()
         );
     }
 }

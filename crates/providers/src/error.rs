@@ -81,6 +81,44 @@ pub enum RequestError {
     /// The body could not be written.
     #[error("the request body could not be written: {0}")]
     Render(String),
+    /// The messages break the pairing rule of tool calls and results (a
+    /// [`RenderedHistory`](crate::RenderedHistory) checks it before it assembles a body).
+    #[error(transparent)]
+    Pairing(#[from] PairingError),
+    /// An edit of a [`RenderedHistory`](crate::RenderedHistory) outside its entries.
+    #[error("the rendered history cannot take this edit: {0}")]
+    HistoryEdit(String),
+}
+
+/// A request whose tool calls and results do not pair up: every tool result must answer a
+/// call before it, every call must have a result after it, and no call id may be used twice.
+/// The index is the offending message's position among the request's messages.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PairingError {
+    /// A tool result whose call is not before it in the request.
+    #[error("message {index}: the tool result for call `{call_id}` has no call before it in the request")]
+    ResultWithoutCall {
+        /// The call id the result quotes.
+        call_id: String,
+        /// Its position among the request's messages.
+        index: usize,
+    },
+    /// A tool call with no result after it in the request.
+    #[error("message {index}: tool call `{call_id}` has no result after it in the request")]
+    CallWithoutResult {
+        /// The call's id.
+        call_id: String,
+        /// Its position among the request's messages.
+        index: usize,
+    },
+    /// Two calls with the same id.
+    #[error("message {index}: tool call id `{call_id}` is used twice in the request")]
+    DuplicateCall {
+        /// The repeated id.
+        call_id: String,
+        /// The position of the second call.
+        index: usize,
+    },
 }
 
 /// A model API call that did not end with an answer. No variant ever holds an API key.

@@ -58,7 +58,8 @@
 //! failing with [`ChannelError`] when a line needs what the agent has not said yet;
 //! [`ModelTable`] for context windows the CLIs do not report; [`Mapper`] from events to the
 //! reducer's `Msg`s, with [`fold_events`] and [`summarize`] for a whole captured stream.
-//! For the model APIs: [`ApiKind`] (endpoint, body, decoder of each API) and, with the `api`
+//! For the model APIs: [`ApiKind`] (endpoint, body, decoder of each API), [`RenderedHistory`]
+//! (each message's body fragment rendered once, the body assembled from them) and, with the `api`
 //! feature, `transport::HttpModelClient` (built from an `ApiConfig` or `from_env()`, reading
 //! `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL`, `OPENAI_API_KEY`/`OPENAI_BASE_URL`,
 //! `GEMINI_API_KEY`/`GOOGLE_GEMINI_BASE_URL`); errors are [`ApiError`] and [`RequestError`].
@@ -141,14 +142,16 @@ mod scan;
 pub mod transport;
 
 pub use api::{
-    ApiKey, ApiKind, ApiMessage, ModelRequest, RetryPolicy, StreamDecoder, ToolDefinition,
+    ApiKey, ApiKind, ApiMessage, ModelRequest, RenderedHistory, RequestHead, RetryPolicy,
+    StreamDecoder, ToolDefinition,
 };
 pub use classify::{
     classify_cli_failure, classify_failure, gemini_exit_status, process_exited_failure, ErrorReport,
 };
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
 pub use error::{
-    ApiError, ChannelError, DecodeError, ModelTableError, PriceTableError, RequestError,
+    ApiError, ChannelError, DecodeError, ModelTableError, PairingError, PriceTableError,
+    RequestError,
 };
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
 pub use mapping::{

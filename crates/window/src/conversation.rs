@@ -110,6 +110,60 @@ impl CallFacts {
 
 type FastMap<V> = HashMap<Box<str>, V, KeyedState>;
 
+/// The longest call id kept inside its map key; the APIs' ids (`toolu_…`, `call_…`) are about
+/// thirty bytes.
+const INLINE_ID: usize = 32;
+
+/// A call id as the key of the call map: inline up to [`INLINE_ID`] bytes, so a bulk load does
+/// not allocate a key per call; longer ids live on the heap. It hashes and compares as its
+/// bytes, so the map is looked up with `id.as_bytes()` and no key is ever decoded.
+#[derive(Clone)]
+enum CallKey {
+    Inline { len: u8, bytes: [u8; INLINE_ID] },
+    Heap(Box<str>),
+}
+
+impl CallKey {
+    fn new(id: &str) -> Self {
+        match u8::try_from(id.len()) {
+            Ok(len) if id.len() <= INLINE_ID => {
+                let mut bytes = [0u8; INLINE_ID];
+                bytes[..id.len()].copy_from_slice(id.as_bytes());
+                CallKey::Inline { len, bytes }
+            }
+            _ => CallKey::Heap(id.into()),
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            CallKey::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            CallKey::Heap(id) => id.as_bytes(),
+        }
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for CallKey {
+    fn borrow(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl PartialEq for CallKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for CallKey {}
+
+impl std::hash::Hash for CallKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // As `[u8]` hashes, which `Borrow<[u8]>` requires.
+        self.as_bytes().hash(state);
+    }
+}
+
 /// The window the stage works on, owned by the caller, with its cached facts.
 ///
 /// Push messages as the run appends them; hand the conversation to
@@ -127,7 +181,7 @@ pub struct Conversation<M: WindowMessage = Message> {
     turns: Vec<TurnMeta>,
     tool_names: Vec<String>,
     tool_ids: FastMap<u32>,
-    calls: FastMap<CallFacts>,
+    calls: HashMap<CallKey, CallFacts, KeyedState>,
     /// Sequence numbers of results per interned tool, oldest first.
     results_by_tool: Vec<Vec<u64>>,
     /// Sequence numbers of every tool result, oldest first.
@@ -180,7 +234,7 @@ impl<M: WindowMessage> Conversation<M> {
             turns: Vec::new(),
             tool_names: Vec::new(),
             tool_ids: FastMap::default(),
-            calls: FastMap::default(),
+            calls: HashMap::default(),
             results_by_tool: Vec::new(),
             tool_results: Vec::new(),
             person_said: Vec::new(),
@@ -208,6 +262,7 @@ impl<M: WindowMessage> Conversation<M> {
             // reads each message where it already lies instead of moving it.
             let messages: Vec<M> = messages.collect();
             self.reserve_facts(messages.len());
+            self.reserve_bulk(&messages);
             for message in &messages {
                 self.register(message);
             }
@@ -222,6 +277,23 @@ impl<M: WindowMessage> Conversation<M> {
         }
     }
 
+    /// Makes room for what a bulk load of `messages` records, counted from their roles and
+    /// calls (which costs no read of their text): one call-map entry per call, the result and
+    /// turn lists. Each then grows once instead of doubling its way up.
+    fn reserve_bulk(&mut self, messages: &[M]) {
+        let (mut calls, mut results) = (0usize, 0usize);
+        for message in messages {
+            calls = calls.saturating_add(message.tool_call_count());
+            results = results.saturating_add(usize::from(message.role() == Role::Tool));
+        }
+        let others = messages.len().saturating_sub(results);
+        self.calls.reserve(calls);
+        self.tool_results.reserve(results);
+        self.maskable.reserve(results);
+        self.turns.reserve(others);
+        self.person_said.reserve(others);
+    }
+
     /// Makes room for the facts of `additional` more messages, so a bulk load grows each
     /// per-message list once instead of doubling its way up.
     fn reserve_facts(&mut self, additional: usize) {
@@ -234,13 +306,23 @@ impl<M: WindowMessage> Conversation<M> {
     /// Updates the facts about `call_id`, starting from empty ones when the window holds
     /// none yet. Looking up before inserting allocates the key only for an id not seen before.
     fn update_call<R>(&mut self, call_id: &str, update: impl FnOnce(&mut CallFacts) -> R) -> R {
-        if let Some(facts) = self.calls.get_mut(call_id) {
+        if let Some(facts) = self.calls.get_mut(call_id.as_bytes()) {
             return update(facts);
         }
         let mut facts = CallFacts::default();
         let out = update(&mut facts);
-        self.calls.insert(call_id.into(), facts);
+        self.calls.insert(CallKey::new(call_id), facts);
         out
+    }
+
+    /// Records the call `call_id` made by message `seq`; returns whether a result in the
+    /// window already answers it. A call id is almost always new when its call arrives, so
+    /// this hashes it once and allocates its key at once (a result placed before its call,
+    /// or a repeated id, wastes that key).
+    fn record_call(&mut self, call_id: &str, site: CallSite) -> bool {
+        let facts = self.calls.entry(CallKey::new(call_id)).or_default();
+        facts.site = Some(site);
+        facts.answers > 0
     }
 
     /// Appends one message, counting it once. Costs O(its length), independent of the window.
@@ -255,7 +337,17 @@ impl<M: WindowMessage> Conversation<M> {
         let seq = self.next_seq;
         self.next_seq += 1;
         let index = self.meta.len();
-        let mut meta = self.read_meta(message);
+        // A tool result's call is looked up once, for its tool name and its answer alike.
+        let answer = match (message.role(), message.tool_call_id()) {
+            (Role::Tool, Some(call_id)) => Some(self.update_call(call_id, |facts| {
+                facts.answers = facts.answers.saturating_add(1);
+                facts.result = Some(seq);
+                (facts.site, facts.answers == 1)
+            })),
+            _ => None,
+        };
+        let call_tool = answer.and_then(|(site, _)| site).map(|site| site.tool);
+        let mut meta = self.read_meta_with(message, call_tool);
         // The call a tool result answers, for the segmentation (W6, W7).
         let mut call_seq = None;
         match meta.role {
@@ -265,23 +357,14 @@ impl<M: WindowMessage> Conversation<M> {
                         continue;
                     };
                     let tool = self.intern(call.name);
-                    let answered = self.update_call(call.id, |facts| {
-                        facts.site = Some(CallSite { seq, tool });
-                        facts.answers > 0
-                    });
-                    if !answered {
+                    if !self.record_call(call.id, CallSite { seq, tool }) {
                         meta.unanswered += 1;
                     }
                 }
             }
             Role::Tool => {
                 self.tool_results.push(seq);
-                if let Some(call_id) = message.tool_call_id() {
-                    let (site, first_answer) = self.update_call(call_id, |facts| {
-                        facts.answers += 1;
-                        facts.result = Some(seq);
-                        (facts.site, facts.answers == 1)
-                    });
+                if let Some((site, first_answer)) = answer {
                     if let (Some(site), true) = (site, first_answer) {
                         self.mark_answered(site.seq);
                     }
@@ -303,25 +386,36 @@ impl<M: WindowMessage> Conversation<M> {
             let stage = self.intern_stage(stage);
             self.messages_by_stage[stage as usize].push(seq);
         }
-        self.char_prefix.push(self.char_prefix[index] + meta.chars);
+        // Token counts come from the caller's counter, so the running sums saturate.
+        self.char_prefix
+            .push(self.char_prefix[index].saturating_add(meta.chars));
         self.token_prefix
-            .push(self.token_prefix[index] + meta.tokens);
+            .push(self.token_prefix[index].saturating_add(meta.tokens));
         self.extend_turns(index, &meta, call_seq);
         self.meta.push(meta);
         self.seqs.push(seq);
     }
 
     fn read_meta(&mut self, message: &M) -> MessageMeta {
+        let call_tool = match message.role() {
+            Role::Tool => message
+                .tool_call_id()
+                .and_then(|id| self.calls.get(id.as_bytes())?.site)
+                .map(|site| site.tool),
+            _ => None,
+        };
+        self.read_meta_with(message, call_tool)
+    }
+
+    /// [`Self::read_meta`] with the tool of a result's call already looked up.
+    fn read_meta_with(&mut self, message: &M, call_tool: Option<u32>) -> MessageMeta {
         let role = message.role();
         let content = message.content();
         let kind = classify(message);
         let tool = if role == Role::Tool {
             match message.tool_name() {
                 Some(name) => self.intern(name),
-                None => message
-                    .tool_call_id()
-                    .and_then(|id| self.calls.get(id)?.site)
-                    .map_or(NO_TOOL, |site| site.tool),
+                None => call_tool.unwrap_or(NO_TOOL),
             }
         } else {
             NO_TOOL
@@ -365,7 +459,14 @@ impl<M: WindowMessage> Conversation<M> {
             return;
         };
         let blocked = facts.has_system || facts.unanswered > 0;
-        match self.blocked.binary_search(&turn) {
+        // Pushes touch the newest turn, which sorts last: answer that without a search.
+        let found = match self.blocked.last() {
+            None => Err(0),
+            Some(last) if *last < turn => Err(self.blocked.len()),
+            Some(last) if *last == turn => Ok(self.blocked.len() - 1),
+            Some(_) => self.blocked.binary_search(&turn),
+        };
+        match found {
             Ok(position) if !blocked => {
                 self.blocked.remove(position);
             }
@@ -570,7 +671,7 @@ impl<M: WindowMessage> Conversation<M> {
     /// The set of call ids that some tool result in the window answers (W8).
     pub fn is_answered(&self, call_id: &str) -> bool {
         self.calls
-            .get(call_id)
+            .get(call_id.as_bytes())
             .is_some_and(|facts| facts.answers > 0)
     }
 
@@ -644,7 +745,7 @@ impl<M: WindowMessage> Conversation<M> {
     /// The message index of the assistant message making call `call_id`.
     pub(crate) fn call_index(&self, call_id: &str) -> Option<usize> {
         self.calls
-            .get(call_id)
+            .get(call_id.as_bytes())
             .and_then(|facts| facts.site)
             .and_then(|site| self.index_of_seq(site.seq))
     }
@@ -652,7 +753,7 @@ impl<M: WindowMessage> Conversation<M> {
     /// The message index of the newest result answering `call_id`.
     pub(crate) fn result_index(&self, call_id: &str) -> Option<usize> {
         self.calls
-            .get(call_id)
+            .get(call_id.as_bytes())
             .and_then(|facts| facts.result)
             .and_then(|seq| self.index_of_seq(seq))
     }
@@ -781,19 +882,19 @@ impl<M: WindowMessage> Conversation<M> {
             let message = &self.messages[index];
             for call_index in 0..message.tool_call_count() {
                 if let Some(call) = message.tool_call(call_index) {
-                    if let Some(facts) = self.calls.get_mut(call.id) {
+                    if let Some(facts) = self.calls.get_mut(call.id.as_bytes()) {
                         if facts.site.is_some_and(|site| in_span(site.seq)) {
                             facts.site = None;
                         }
                         if facts.is_empty() {
-                            self.calls.remove(call.id);
+                            self.calls.remove(call.id.as_bytes());
                         }
                     }
                 }
             }
             if message.role() == Role::Tool {
                 if let Some(call_id) = message.tool_call_id() {
-                    let Some(facts) = self.calls.get_mut(call_id) else {
+                    let Some(facts) = self.calls.get_mut(call_id.as_bytes()) else {
                         continue;
                     };
                     let mut now_unanswered = false;
@@ -806,7 +907,7 @@ impl<M: WindowMessage> Conversation<M> {
                         facts.result = None;
                     }
                     if facts.is_empty() {
-                        self.calls.remove(call_id);
+                        self.calls.remove(call_id.as_bytes());
                     }
                     if let (true, Some(site)) = (now_unanswered, site) {
                         // A call that stays while its only result leaves is unresolved again.
@@ -840,9 +941,10 @@ impl<M: WindowMessage> Conversation<M> {
         self.token_prefix.truncate(from + 1);
         for index in from..len {
             let meta = self.meta[index];
-            self.char_prefix.push(self.char_prefix[index] + meta.chars);
+            self.char_prefix
+                .push(self.char_prefix[index].saturating_add(meta.chars));
             self.token_prefix
-                .push(self.token_prefix[index] + meta.tokens);
+                .push(self.token_prefix[index].saturating_add(meta.tokens));
         }
         // Re-segment from the start of the turn that held the message before `from`, since a
         // removal can change which turn the following tool messages join.
@@ -861,7 +963,7 @@ impl<M: WindowMessage> Conversation<M> {
             let call_seq = match meta.role {
                 Role::Tool => self.messages[index]
                     .tool_call_id()
-                    .and_then(|id| self.calls.get(id)?.site)
+                    .and_then(|id| self.calls.get(id.as_bytes())?.site)
                     .map(|site| site.seq),
                 _ => None,
             };

@@ -63,6 +63,7 @@ pub use record::{
     CompactionRecord, FoldedSpan, Refusal, RefusalReason, Retain, Standing, Usage,
     WindowObservations, WindowRecord,
 };
+pub use scan::char_count;
 pub use stage::{PendingSummary, StageMemory, VisitOutcome, WindowStage};
 pub use strategy::{
     ExtractiveSummarizer, Hybrid, ObservationMasking, Planned, SlidingWindow, SummarizeOldest,

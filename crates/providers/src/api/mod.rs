@@ -16,14 +16,16 @@ use crate::price_table::PriceTable;
 
 mod anthropic;
 mod gemini;
+pub mod history;
 mod openai;
 pub mod request;
 mod retry;
 
 pub use anthropic::AnthropicDecoder;
 pub use gemini::GeminiDecoder;
+pub use history::RenderedHistory;
 pub use openai::OpenAiDecoder;
-pub use request::{ApiMessage, ModelRequest, ToolDefinition};
+pub use request::{ApiMessage, ModelRequest, RequestHead, ToolDefinition};
 pub use retry::RetryPolicy;
 
 /// Which model API a client speaks.

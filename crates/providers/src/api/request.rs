@@ -33,6 +33,33 @@ pub struct ModelRequest<'a> {
     pub max_output_tokens: u32,
 }
 
+impl<'a> ModelRequest<'a> {
+    /// Everything of the request but its messages.
+    pub fn head(&self) -> RequestHead<'_> {
+        RequestHead {
+            model: &self.model,
+            system: self.system.as_deref(),
+            tools: &self.tools,
+            max_output_tokens: self.max_output_tokens,
+        }
+    }
+}
+
+/// A request without its messages: what a [`RenderedHistory`] body is framed with.
+///
+/// [`RenderedHistory`]: super::RenderedHistory
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RequestHead<'a> {
+    /// The model id, as the API names it.
+    pub model: &'a str,
+    /// The system prompt.
+    pub system: Option<&'a str>,
+    /// The tools the model may call.
+    pub tools: &'a [ToolDefinition<'a>],
+    /// The most output tokens the call may produce.
+    pub max_output_tokens: u32,
+}
+
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -110,6 +137,11 @@ fn to_bytes<T: Serialize>(body: &T) -> Result<Vec<u8>, RequestError> {
     serde_json::to_vec(body).map_err(|error| RequestError::Render(error.to_string()))
 }
 
+/// Appends `value`'s JSON to `out`, as [`to_bytes`] would render it.
+fn write<T: Serialize>(out: &mut Vec<u8>, value: &T) -> Result<(), RequestError> {
+    serde_json::to_writer(out, value).map_err(|error| RequestError::Render(error.to_string()))
+}
+
 /// Pushes `part` onto the last message when it has `role`, else opens a message: the APIs
 /// want consecutive parts of one role in one message (all of one round's tool results
 /// together).
@@ -167,39 +199,77 @@ pub mod anthropic {
         input_schema: &'r serde_json::Value,
     }
 
+    /// One message's role and content block: adjacent blocks of one role share a message.
+    fn part<'r>(message: &'r ApiMessage<'_>) -> Result<(&'static str, Block<'r>), RequestError> {
+        Ok(match message {
+            ApiMessage::User { text } => ("user", Block::Text { text }),
+            ApiMessage::Assistant { text } => ("assistant", Block::Text { text }),
+            ApiMessage::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => (
+                "assistant",
+                Block::ToolUse {
+                    id: call_id,
+                    name,
+                    input: raw_arguments(call_id, arguments)?,
+                },
+            ),
+            ApiMessage::ToolResult {
+                call_id,
+                output,
+                is_error,
+                ..
+            } => (
+                "user",
+                Block::ToolResult {
+                    tool_use_id: call_id,
+                    content: output,
+                    is_error: *is_error,
+                },
+            ),
+        })
+    }
+
+    /// Appends `message`'s content block, as [`body`] renders it, to `out`; returns its role.
+    pub(crate) fn fragment(
+        message: &ApiMessage<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<&'static str, RequestError> {
+        let (role, block) = part(message)?;
+        write(out, &block)?;
+        Ok(role)
+    }
+
+    /// The body of `request` without its messages: `"messages":[]` stands where they go.
+    pub(crate) fn frame(head: &RequestHead<'_>) -> Result<Vec<u8>, RequestError> {
+        to_bytes(&Body {
+            model: head.model,
+            max_tokens: head.max_output_tokens,
+            stream: true,
+            system: head.system,
+            messages: Vec::new(),
+            tools: tools(head.tools),
+        })
+    }
+
+    fn tools<'r>(tools: &'r [ToolDefinition<'_>]) -> Vec<Tool<'r>> {
+        tools
+            .iter()
+            .map(|tool| Tool {
+                name: &tool.name,
+                description: &tool.description,
+                input_schema: &tool.parameters,
+            })
+            .collect()
+    }
+
     /// The streamed request body of `request`.
     pub fn body(request: &ModelRequest<'_>) -> Result<Vec<u8>, RequestError> {
         let mut grouped: Vec<(&'static str, Vec<Block<'_>>)> = Vec::new();
         for message in request.messages.iter() {
-            let (role, block) = match message {
-                ApiMessage::User { text } => ("user", Block::Text { text }),
-                ApiMessage::Assistant { text } => ("assistant", Block::Text { text }),
-                ApiMessage::ToolCall {
-                    call_id,
-                    name,
-                    arguments,
-                } => (
-                    "assistant",
-                    Block::ToolUse {
-                        id: call_id,
-                        name,
-                        input: raw_arguments(call_id, arguments)?,
-                    },
-                ),
-                ApiMessage::ToolResult {
-                    call_id,
-                    output,
-                    is_error,
-                    ..
-                } => (
-                    "user",
-                    Block::ToolResult {
-                        tool_use_id: call_id,
-                        content: output,
-                        is_error: *is_error,
-                    },
-                ),
-            };
+            let (role, block) = part(message)?;
             push_part(&mut grouped, role, block);
         }
         to_bytes(&Body {
@@ -211,15 +281,7 @@ pub mod anthropic {
                 .into_iter()
                 .map(|(role, content)| Message { role, content })
                 .collect(),
-            tools: request
-                .tools
-                .iter()
-                .map(|tool| Tool {
-                    name: &tool.name,
-                    description: &tool.description,
-                    input_schema: &tool.parameters,
-                })
-                .collect(),
+            tools: tools(&request.tools),
         })
     }
 }
@@ -277,48 +339,79 @@ pub mod openai {
         strict: bool,
     }
 
+    /// One message's input item.
+    fn item<'r>(message: &'r ApiMessage<'_>) -> Result<Item<'r>, RequestError> {
+        Ok(match message {
+            ApiMessage::User { text } => Item::Message {
+                role: "user",
+                content: [Content::InputText { text }],
+            },
+            ApiMessage::Assistant { text } => Item::Message {
+                role: "assistant",
+                content: [Content::OutputText { text }],
+            },
+            ApiMessage::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => Item::FunctionCall {
+                call_id,
+                name,
+                arguments: raw_arguments(call_id, arguments)?.get(),
+            },
+            ApiMessage::ToolResult {
+                call_id, output, ..
+            } => Item::FunctionCallOutput { call_id, output },
+        })
+    }
+
+    /// Appends `message`'s input item, as [`body`] renders it, to `out`. Items are never
+    /// grouped, so the role returned is the same for every item.
+    pub(crate) fn fragment(
+        message: &ApiMessage<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<&'static str, RequestError> {
+        write(out, &item(message)?)?;
+        Ok("")
+    }
+
+    /// The body of `request` without its messages: `"input":[]` stands where they go.
+    pub(crate) fn frame(head: &RequestHead<'_>) -> Result<Vec<u8>, RequestError> {
+        to_bytes(&Body {
+            model: head.model,
+            instructions: head.system,
+            input: Vec::new(),
+            tools: tools(head.tools),
+            max_output_tokens: head.max_output_tokens,
+            stream: true,
+            store: false,
+        })
+    }
+
+    fn tools<'r>(tools: &'r [ToolDefinition<'_>]) -> Vec<Tool<'r>> {
+        tools
+            .iter()
+            .map(|tool| Tool {
+                kind: "function",
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.parameters,
+                strict: false,
+            })
+            .collect()
+    }
+
     /// The streamed request body of `request`.
     pub fn body(request: &ModelRequest<'_>) -> Result<Vec<u8>, RequestError> {
         let mut input = Vec::with_capacity(request.messages.len());
         for message in request.messages.iter() {
-            input.push(match message {
-                ApiMessage::User { text } => Item::Message {
-                    role: "user",
-                    content: [Content::InputText { text }],
-                },
-                ApiMessage::Assistant { text } => Item::Message {
-                    role: "assistant",
-                    content: [Content::OutputText { text }],
-                },
-                ApiMessage::ToolCall {
-                    call_id,
-                    name,
-                    arguments,
-                } => Item::FunctionCall {
-                    call_id,
-                    name,
-                    arguments: raw_arguments(call_id, arguments)?.get(),
-                },
-                ApiMessage::ToolResult {
-                    call_id, output, ..
-                } => Item::FunctionCallOutput { call_id, output },
-            });
+            input.push(item(message)?);
         }
         to_bytes(&Body {
             model: &request.model,
             instructions: request.system.as_deref(),
             input,
-            tools: request
-                .tools
-                .iter()
-                .map(|tool| Tool {
-                    kind: "function",
-                    name: &tool.name,
-                    description: &tool.description,
-                    parameters: &tool.parameters,
-                    strict: false,
-                })
-                .collect(),
+            tools: tools(&request.tools),
             max_output_tokens: request.max_output_tokens,
             stream: true,
             store: false,
@@ -401,47 +494,69 @@ pub mod gemini {
         max_output_tokens: u32,
     }
 
-    /// The request body of `request` (the model goes in the path).
-    pub fn body(request: &ModelRequest<'_>) -> Result<Vec<u8>, RequestError> {
-        let mut grouped: Vec<(&'static str, Vec<Part<'_>>)> = Vec::new();
-        for message in request.messages.iter() {
-            let (role, part) = match message {
-                ApiMessage::User { text } => ("user", Part::Text { text }),
-                ApiMessage::Assistant { text } => ("model", Part::Text { text }),
-                ApiMessage::ToolCall {
-                    call_id,
+    /// One message's role and part: adjacent parts of one role share a content.
+    fn part<'r>(message: &'r ApiMessage<'_>) -> Result<(&'static str, Part<'r>), RequestError> {
+        Ok(match message {
+            ApiMessage::User { text } => ("user", Part::Text { text }),
+            ApiMessage::Assistant { text } => ("model", Part::Text { text }),
+            ApiMessage::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => (
+                "model",
+                Part::FunctionCall {
+                    id: call_id,
                     name,
-                    arguments,
-                } => (
-                    "model",
-                    Part::FunctionCall {
-                        id: call_id,
-                        name,
-                        args: raw_arguments(call_id, arguments)?,
-                    },
-                ),
-                ApiMessage::ToolResult {
-                    call_id,
+                    args: raw_arguments(call_id, arguments)?,
+                },
+            ),
+            ApiMessage::ToolResult {
+                call_id,
+                name,
+                output,
+                is_error,
+            } => (
+                "user",
+                Part::FunctionResponse {
+                    id: call_id,
                     name,
-                    output,
-                    is_error,
-                } => (
-                    "user",
-                    Part::FunctionResponse {
-                        id: call_id,
-                        name,
-                        response: if *is_error {
-                            ToolOutput::Error(output)
-                        } else {
-                            ToolOutput::Output(output)
-                        },
+                    response: if *is_error {
+                        ToolOutput::Error(output)
+                    } else {
+                        ToolOutput::Output(output)
                     },
-                ),
-            };
-            push_part(&mut grouped, role, part);
-        }
-        let declarations: Vec<Declaration<'_>> = request
-            .tools
+                },
+            ),
+        })
+    }
+
+    /// Appends `message`'s part, as [`body`] renders it, to `out`; returns its role.
+    pub(crate) fn fragment(
+        message: &ApiMessage<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<&'static str, RequestError> {
+        let (role, part) = part(message)?;
+        write(out, &part)?;
+        Ok(role)
+    }
+
+    /// The body of `request` without its messages: `"contents":[]` stands where they go.
+    pub(crate) fn frame(head: &RequestHead<'_>) -> Result<Vec<u8>, RequestError> {
+        to_bytes(&Body {
+            system_instruction: head.system.map(|text| Instruction {
+                parts: [TextPart { text }],
+            }),
+            contents: Vec::new(),
+            tools: tools(head.tools),
+            generation_config: GenerationConfig {
+                max_output_tokens: head.max_output_tokens,
+            },
+        })
+    }
+
+    fn tools<'r>(tools: &'r [ToolDefinition<'_>]) -> Vec<Tools<'r>> {
+        let declarations: Vec<Declaration<'_>> = tools
             .iter()
             .map(|tool| Declaration {
                 name: &tool.name,
@@ -449,6 +564,22 @@ pub mod gemini {
                 parameters_json_schema: &tool.parameters,
             })
             .collect();
+        if declarations.is_empty() {
+            Vec::new()
+        } else {
+            vec![Tools {
+                function_declarations: declarations,
+            }]
+        }
+    }
+
+    /// The request body of `request` (the model goes in the path).
+    pub fn body(request: &ModelRequest<'_>) -> Result<Vec<u8>, RequestError> {
+        let mut grouped: Vec<(&'static str, Vec<Part<'_>>)> = Vec::new();
+        for message in request.messages.iter() {
+            let (role, part) = part(message)?;
+            push_part(&mut grouped, role, part);
+        }
         to_bytes(&Body {
             system_instruction: request.system.as_deref().map(|text| Instruction {
                 parts: [TextPart { text }],
@@ -457,13 +588,7 @@ pub mod gemini {
                 .into_iter()
                 .map(|(role, parts)| Content { role, parts })
                 .collect(),
-            tools: if declarations.is_empty() {
-                Vec::new()
-            } else {
-                vec![Tools {
-                    function_declarations: declarations,
-                }]
-            },
+            tools: tools(&request.tools),
             generation_config: GenerationConfig {
                 max_output_tokens: request.max_output_tokens,
             },

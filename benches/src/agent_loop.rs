@@ -1,0 +1,157 @@
+//! The own loop's request path with each message rendered once: a [`LoopHistory`] holds the
+//! window's [`Conversation`] and a [`RenderedHistory`] beside it, one entry per conversation
+//! message, and keeps the two in step: a message appended to one is appended to the other,
+//! and a window plan applied to the conversation is replayed onto the rendered history
+//! (replacements, the removed span, the note in its place), re-rendering only what the plan
+//! changed. The body of an iteration is then assembled from the fragments.
+//!
+//! This is what the host's loop calls instead of building every request from the whole
+//! conversation (`panewise_host::agent_loop::request::api_messages`, then `ApiKind::body`);
+//! [`api_entry`] maps one message exactly as `api_messages` does, and a property test
+//! (`benches/tests/rendered_history.rs`) holds the assembled body byte for byte equal to that
+//! path over random histories and every strategy's edits, in all three APIs.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use panewise_providers::{ApiKind, ApiMessage, RenderedHistory, RequestError, RequestHead};
+use panewise_window::{Conversation, Message, Role, WindowError, WindowPlan};
+
+/// A window edit that the conversation or the rendered history refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The conversation refused the plan's edit.
+    #[error(transparent)]
+    Window(#[from] WindowError),
+    /// The rendered history refused the replayed edit (it was out of step).
+    #[error(transparent)]
+    Request(#[from] RequestError),
+}
+
+/// The API messages of one conversation message, as the loop's request builder maps it: a
+/// person's or the stage's text (or a system message) as user text; the model's text, when it
+/// has any or calls nothing, then each call; a tool result with its tool's name (the message's
+/// own, else its call's, which `history` knows) and whether it failed.
+pub fn api_entry<'a>(
+    message: &'a Message,
+    history: &RenderedHistory,
+    errored: &HashSet<String>,
+) -> Vec<ApiMessage<'a>> {
+    match message.role {
+        Role::User | Role::System => vec![ApiMessage::User {
+            text: Cow::Borrowed(&message.content),
+        }],
+        Role::Assistant => {
+            let mut out = Vec::with_capacity(1 + message.tool_calls.len());
+            if !message.content.is_empty() || message.tool_calls.is_empty() {
+                out.push(ApiMessage::Assistant {
+                    text: Cow::Borrowed(&message.content),
+                });
+            }
+            out.extend(message.tool_calls.iter().map(|call| ApiMessage::ToolCall {
+                call_id: Cow::Borrowed(&call.id),
+                name: Cow::Borrowed(&call.name),
+                arguments: Cow::Borrowed(&call.args),
+            }));
+            out
+        }
+        Role::Tool => {
+            let call_id = message.tool_call_id.as_deref().unwrap_or_default();
+            let name = match message.tool_name.as_deref() {
+                Some(name) => Cow::Borrowed(name),
+                None => Cow::Owned(history.call_name(call_id).unwrap_or_default().to_owned()),
+            };
+            vec![ApiMessage::ToolResult {
+                call_id: Cow::Borrowed(call_id),
+                name,
+                output: Cow::Borrowed(&message.content),
+                is_error: errored.contains(call_id),
+            }]
+        }
+    }
+}
+
+/// The window's conversation and its messages rendered for one API, kept in step.
+#[derive(Debug)]
+pub struct LoopHistory {
+    conversation: Conversation<Message>,
+    rendered: RenderedHistory,
+}
+
+impl LoopHistory {
+    /// An empty history for `api`.
+    pub fn new(api: ApiKind) -> Self {
+        Self {
+            conversation: Conversation::new(),
+            rendered: RenderedHistory::new(api),
+        }
+    }
+
+    /// The conversation the window stage visits.
+    pub fn conversation(&self) -> &Conversation<Message> {
+        &self.conversation
+    }
+
+    /// The rendered messages.
+    pub fn rendered(&self) -> &RenderedHistory {
+        &self.rendered
+    }
+
+    /// Appends one message to both: counted by the conversation, rendered once. A tool result
+    /// is rendered with `errored` as it stands now (record a failed call there first).
+    pub fn push(&mut self, message: Message, errored: &HashSet<String>) {
+        let entry = api_entry(&message, &self.rendered, errored);
+        self.rendered.push(&entry);
+        drop(entry);
+        self.conversation.push(message);
+    }
+
+    /// Applies a window plan to the conversation and replays its edit onto the rendered
+    /// history: each replaced message rendered again, the removed span's entries dropped, the
+    /// note in their place rendered. Nothing else is rendered again.
+    pub fn apply(
+        &mut self,
+        plan: &mut WindowPlan<Message>,
+        errored: &HashSet<String>,
+    ) -> Result<(), SyncError> {
+        let Some(edit) = plan.edit.clone() else {
+            return Ok(());
+        };
+        self.conversation.apply(plan)?;
+        let removed = edit.removed;
+        let inserted = edit.inserted.is_some() && !removed.is_empty();
+        let messages = self.conversation.messages();
+        // Replacements address the window before the removal, as the rendered history still is.
+        for replacement in &edit.replaced {
+            let now_at = if replacement.index < removed.start {
+                replacement.index
+            } else {
+                replacement.index - removed.len() + usize::from(inserted)
+            };
+            let Some(message) = messages.get(now_at) else {
+                return Err(RequestError::HistoryEdit(format!(
+                    "replaced message {} is not in the conversation",
+                    replacement.index
+                ))
+                .into());
+            };
+            let entry = api_entry(message, &self.rendered, errored);
+            self.rendered.replace(replacement.index, &entry)?;
+        }
+        let note = match (inserted, messages.get(removed.start)) {
+            (true, Some(message)) => Some(api_entry(message, &self.rendered, errored)),
+            _ => None,
+        };
+        self.rendered.splice(removed, note.as_deref())?;
+        Ok(())
+    }
+
+    /// The request body for `head` and the kept messages, assembled into `out`.
+    pub fn write_body(
+        &self,
+        head: &RequestHead<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), RequestError> {
+        self.rendered.write_body(head, out)
+    }
+}
