@@ -84,6 +84,7 @@ async fn supervise(
         ..AgentCommand::default()
     };
     let Ok(mut agent) = AgentProcess::spawn(&command) else {
+        eprintln!("live: cannot start {}", command.program);
         return Measured::default();
     };
     let header = LogHeader {
@@ -92,8 +93,12 @@ async fn supervise(
         model: None,
         ..LogHeader::default()
     };
-    let Ok(mut log) = SessionLogFile::create(&log, &header) else {
-        return Measured::default();
+    let mut log = match SessionLogFile::create(&log, &header) {
+        Ok(log) => log,
+        Err(error) => {
+            eprintln!("live: cannot create {}: {error}", log.display());
+            return Measured::default();
+        }
     };
     let mut decoder = Decoder::new(Provider::ClaudeCode);
     let mut mapper = Mapper::new(Provider::ClaudeCode, ModelTable::built_in());
@@ -152,6 +157,12 @@ fn percentile(sorted: &[u64], fraction: f64) -> u64 {
 }
 
 fn run(agents: usize, rate: f64, seconds: f64, agent_bin: &Path, capture: &Path, dir: &Path) {
+    // Session logs are created new (an existing file is refused), so each run writes its own.
+    let dir = &dir.join(format!("{agents}x{rate}x{seconds}-{}", now_ns()));
+    if let Err(error) = std::fs::create_dir_all(dir) {
+        eprintln!("live: cannot create {}: {error}", dir.display());
+        return;
+    }
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
