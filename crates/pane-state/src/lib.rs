@@ -55,7 +55,7 @@ pub use log::{
 };
 pub use msg::{Msg, MsgKind};
 pub use reducer::{step, step_into, update, update_into, WATCHDOG_TICK_MS};
-pub use state::{PaneState, State, TurnOutcome, TurnPhase};
+pub use state::{Deadlines, PaneState, State, TurnOutcome, TurnPhase};
 
 pub use panewise_protocol::{
     CompactionTrigger, CostSource, Failure, FailureKind, PlanStep, PlanStepStatus, SessionStats,

@@ -409,6 +409,16 @@ pub enum Msg {
     },
     /// The agent has not exited a grace period after its input ended: it is killed (R100).
     AgentShutdownOverdue,
+    /// The session's deadlines, as configured (`panewise.toml` `[deadlines]`, `run`'s flags):
+    /// recorded before the first prompt, so a replay arms the same deadlines the live session
+    /// did. Absent, the defaults hold ([`crate::SUBMIT_TIMEOUT_MS`],
+    /// [`crate::STUCK_THRESHOLD_MS`]).
+    DeadlinesConfigured {
+        /// How long a sent prompt may wait for the agent's first sign of life.
+        submit_ms: u64,
+        /// How long a working stream may stay silent before it is reported stuck.
+        stuck_ms: u64,
+    },
 }
 
 impl Msg {
@@ -479,7 +489,8 @@ impl Msg {
             | Msg::Quit
             | Msg::PromptSubmitted { .. }
             | Msg::AgentExited { .. }
-            | Msg::AgentShutdownOverdue => None,
+            | Msg::AgentShutdownOverdue
+            | Msg::DeadlinesConfigured { .. } => None,
         }
     }
 
@@ -549,6 +560,7 @@ impl Msg {
             Msg::PromptSubmitted { .. } => MsgKind::PromptSubmitted,
             Msg::AgentExited { .. } => MsgKind::AgentExited,
             Msg::AgentShutdownOverdue => MsgKind::AgentShutdownOverdue,
+            Msg::DeadlinesConfigured { .. } => MsgKind::DeadlinesConfigured,
         }
     }
 }
@@ -623,6 +635,7 @@ pub enum MsgKind {
     PromptSubmitted,
     AgentExited,
     AgentShutdownOverdue,
+    DeadlinesConfigured,
 }
 
 impl MsgKind {
@@ -691,6 +704,7 @@ impl MsgKind {
         MsgKind::PromptSubmitted,
         MsgKind::AgentExited,
         MsgKind::AgentShutdownOverdue,
+        MsgKind::DeadlinesConfigured,
     ];
 
     /// The serde tag, e.g. `tool_start`.
@@ -759,6 +773,7 @@ impl MsgKind {
             MsgKind::PromptSubmitted => "prompt_submitted",
             MsgKind::AgentExited => "agent_exited",
             MsgKind::AgentShutdownOverdue => "agent_shutdown_overdue",
+            MsgKind::DeadlinesConfigured => "deadlines_configured",
         }
     }
 }
@@ -839,6 +854,7 @@ mod tests {
             MsgKind::PromptSubmitted => 60,
             MsgKind::AgentExited => 61,
             MsgKind::AgentShutdownOverdue => 62,
+            MsgKind::DeadlinesConfigured => 63,
         }
     }
 
@@ -853,7 +869,7 @@ mod tests {
         }
         assert_eq!(
             MsgKind::ALL.len(),
-            position(MsgKind::AgentShutdownOverdue) + 1
+            position(MsgKind::DeadlinesConfigured) + 1
         );
     }
 }

@@ -428,6 +428,16 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         Msg::AgentExited { code, signal } => agent_exited(s, code, signal, out),
         // Its exit is then expected, not a failure (R96, R100).
         Msg::AgentShutdownOverdue => kill_agent(s, out),
+        Msg::DeadlinesConfigured {
+            submit_ms,
+            stuck_ms,
+        } => {
+            // A zero deadline would fire at once: the smallest is a second.
+            s.deadlines = crate::state::Deadlines {
+                submit_ms: submit_ms.max(1_000),
+                stuck_ms: stuck_ms.max(1_000),
+            };
+        }
     }
 }
 
@@ -614,7 +624,7 @@ fn watchdog(s: &mut PaneState, out: &mut Vec<Cmd>) {
         return;
     }
     let idle = s.now_ms.saturating_sub(last);
-    if idle < STUCK_THRESHOLD_MS {
+    if idle < s.deadlines.stuck_ms {
         return;
     }
     if let TurnPhase::Streaming {
@@ -680,7 +690,7 @@ fn watchdog(s: &mut PaneState, out: &mut Vec<Cmd>) {
         out,
         Event::StreamStuck {
             idle_since_ms: idle,
-            threshold_ms: STUCK_THRESHOLD_MS,
+            threshold_ms: s.deadlines.stuck_ms,
         },
     );
 }
@@ -762,7 +772,7 @@ fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec
             disarm(DeadlineKind::Submit, armed, out);
             armed.deadline_ms
         }
-        None => at.saturating_add(SUBMIT_TIMEOUT_MS),
+        None => at.saturating_add(s.deadlines.submit_ms),
     };
     arm(s, DeadlineKind::Submit, deadline_ms, out);
     if s.failure.take().is_some() {
@@ -1684,6 +1694,21 @@ fn deadline_elapsed(
     let at = s.now_ms;
     match kind {
         DeadlineKind::Submit => {
+            // The person is told which deadline passed and after how long; silence would read
+            // as an interrupt.
+            s.failure = Some(PaneFailure {
+                failure: Failure {
+                    kind: FailureKind::Unknown,
+                    retryable: true,
+                    message: format!(
+                        "the agent showed no sign of work within {} s of the prompt (the submit \
+                         deadline)",
+                        s.deadlines.submit_ms / 1_000
+                    ),
+                    http_status: None,
+                },
+                at,
+            });
             end_turn_hard(s, TurnOutcome::Errored, at);
             emit(out, Event::SubmitTimedOut { at });
         }

@@ -100,6 +100,9 @@ pub struct PaneState {
     /// silent turn is stopped rather than only shown as recovered (R99).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub drives_agent: bool,
+    /// The deadlines this session arms: the defaults unless a `DeadlinesConfigured` was folded.
+    #[serde(default, skip_serializing_if = "Deadlines::is_default")]
+    pub deadlines: Deadlines,
     /// Whether the details (shell) drawer is open (R10).
     pub details_open: bool,
     /// Whether the stash drawer is open; independent of `details_open`.
@@ -182,6 +185,7 @@ impl PaneState {
             queued_prompts: VecDeque::new(),
             agent_kill_sent: false,
             drives_agent: false,
+            deadlines: Deadlines::default(),
             details_open: false,
             stash_open: false,
             failure: None,
@@ -408,6 +412,31 @@ impl TurnPhase {
             TurnPhase::Interrupting { .. } => Some(WorkingKind::Interrupting),
             _ => None,
         }
+    }
+}
+
+/// The deadlines a session arms, in milliseconds of the session clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deadlines {
+    /// A sent prompt's wait for the agent's first sign of life (R27).
+    pub submit_ms: u64,
+    /// A working stream's silence before it is reported stuck (R39).
+    pub stuck_ms: u64,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            submit_ms: crate::reducer::SUBMIT_TIMEOUT_MS,
+            stuck_ms: crate::reducer::STUCK_THRESHOLD_MS,
+        }
+    }
+}
+
+impl Deadlines {
+    /// Whether these are the defaults (then a state snapshot leaves them out).
+    pub fn is_default(&self) -> bool {
+        *self == Deadlines::default()
     }
 }
 

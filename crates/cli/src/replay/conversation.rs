@@ -107,6 +107,7 @@ fn entry(out: &mut Block, entry: &TranscriptEntry) {
         TranscriptEntry::ApprovalAnswered {
             request_id,
             approved,
+            for_session,
             by,
             reason,
         } => {
@@ -114,7 +115,11 @@ fn entry(out: &mut Block, entry: &TranscriptEntry) {
                 .as_deref()
                 .map(|id| format!("[{id}] "))
                 .unwrap_or_default();
-            let verdict = if *approved { "allowed" } else { "denied" };
+            let verdict = match (*approved, *for_session) {
+                (true, true) => "allowed for the session",
+                (true, false) => "allowed",
+                (false, _) => "denied",
+            };
             let why = reason
                 .as_deref()
                 .map(|reason| format!(": {reason}"))

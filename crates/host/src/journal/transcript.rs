@@ -348,12 +348,14 @@ pub fn policy_entry(
         Decision::Run => TranscriptEntry::ApprovalAnswered {
             request_id: Some(call_id.to_owned()),
             approved: true,
+            for_session: false,
             by: by_policy(mode),
             reason: None,
         },
         Decision::Deny { reason } => TranscriptEntry::ApprovalAnswered {
             request_id: Some(call_id.to_owned()),
             approved: false,
+            for_session: false,
             by: by_policy(mode),
             reason: Some(reason.clone()),
         },

@@ -24,6 +24,9 @@ pub enum Control {
         id: Option<String>,
         /// Allowed or denied.
         approved: bool,
+        /// Allowed for the rest of the session: later requests for the same tool are allowed
+        /// without asking (only with `approved`).
+        for_session: bool,
         /// Who answered: the person at a terminal, or an API client by name.
         by: Actor,
     },
@@ -68,12 +71,31 @@ pub enum Update {
         tool: String,
         /// What it wants to do (the command, the path).
         summary: String,
+        /// The question may be answered "allow for this session" ([`Control::Answer`]'s
+        /// `for_session`).
+        offers_session: bool,
     },
     /// The question asked is no longer waiting (withdrawn by the agent, or cleared by an
     /// interrupt); an answer to it would be refused.
     AskWithdrawn {
         /// The request's id.
         id: String,
+    },
+    /// An approval request was answered: by the approval mode, by a person (or API client)
+    /// through [`Control::Answer`], or by the session when nobody could answer.
+    Answered {
+        /// The request's id.
+        id: String,
+        /// The tool.
+        tool: String,
+        /// Allowed or denied.
+        approved: bool,
+        /// Allowed for the rest of the session.
+        for_session: bool,
+        /// Who answered.
+        by: Actor,
+        /// Why, when denied.
+        reason: Option<String>,
     },
     /// A notice for the person: a denial, a kill, what panewise did on its own.
     Notice(String),

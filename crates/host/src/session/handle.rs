@@ -26,7 +26,23 @@ impl Controls {
 
     /// Answers the approval question asked, as `by`.
     pub fn answer(&self, id: Option<String>, approved: bool, by: Actor) -> bool {
-        self.send(Control::Answer { id, approved, by })
+        self.send(Control::Answer {
+            id,
+            approved,
+            for_session: false,
+            by,
+        })
+    }
+
+    /// Allows the request asked, and every later request for the same tool in this session,
+    /// as `by`.
+    pub fn allow_for_session(&self, id: Option<String>, by: Actor) -> bool {
+        self.send(Control::Answer {
+            id,
+            approved: true,
+            for_session: true,
+            by,
+        })
     }
 
     /// Stops the running turn (again: kills the agent).

@@ -3,6 +3,9 @@
 //! other front end, keeps its own fold of the recorded messages for its view, and turns the
 //! person's lines into prompts or answers.
 
+use std::path::Path;
+use std::time::Duration;
+
 use panewise_pane_state::{step, State};
 use panewise_providers::ProviderEvent;
 use tokio::sync::mpsc;
@@ -30,23 +33,92 @@ pub struct UserInput {
 /// A signal the front end was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
-    /// Ctrl-C: interrupt the turn (twice: kill the agent); between turns of an interactive
-    /// session, end it.
+    /// Ctrl-C: interrupt the turn (twice: kill the agent). Between turns it only clears the
+    /// line being typed: the end of input (Ctrl-D) ends an interactive session.
     Interrupt,
     /// SIGTERM or SIGHUP (its name): end the session now, as a second Ctrl-C does.
     Terminate(&'static str),
 }
 
+/// The view is told the time this often, so a live line's clock moves while nothing happens.
+pub const VIEW_TICK: Duration = Duration::from_secs(1);
+
+/// An approval question put to the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// The request's id.
+    pub id: String,
+    /// The tool, as the agent names it.
+    pub tool: String,
+    /// What it wants to do (the command, the path), as the agent sent it: unsanitised.
+    pub summary: String,
+    /// "Allow for this session" is a possible answer.
+    pub offers_session: bool,
+}
+
+/// How an approval request was answered, for a view that reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The request's id.
+    pub id: String,
+    /// The tool.
+    pub tool: String,
+    /// Allowed or denied.
+    pub approved: bool,
+    /// Allowed for the rest of the session.
+    pub for_session: bool,
+    /// Who answered.
+    pub by: Actor,
+    /// Why, when denied.
+    pub reason: Option<String>,
+}
+
 /// What the view is told as the session runs.
 pub trait View {
+    /// The session started, recording to `log`.
+    fn started(&mut self, log: &Path, state: &State) {
+        let _ = (log, state);
+    }
     /// An event read from the agent (or made by panewise's own loop).
     fn agent_event(&mut self, event: &ProviderEvent);
     /// The pane state after a message was folded.
     fn state(&mut self, state: &State);
-    /// Ask the person to allow `tool` with `arg`; the answer is their next line.
-    fn ask(&mut self, tool: &str, arg: &str);
+    /// A second passed ([`VIEW_TICK`]) with `state` unchanged.
+    fn tick(&mut self, state: &State) {
+        let _ = state;
+    }
+    /// Ask the person to allow a tool; the answer is their next line.
+    fn ask(&mut self, question: &Question);
+    /// The question asked is no longer waiting (answered, withdrawn, or cleared).
+    fn question_closed(&mut self) {}
+    /// An approval request was answered, by whoever answered it.
+    fn answered(&mut self, answer: &Answer) {
+        let _ = answer;
+    }
+    /// A prompt the person typed while a turn runs: it waits and is sent when the turn ends.
+    fn queued(&mut self, text: &str) {
+        let _ = text;
+    }
     /// A notice for the person (a denial, a kill).
     fn notice(&mut self, text: &str);
+}
+
+/// What a line typed while a question waits answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reply {
+    Allow,
+    AllowForSession,
+    Deny,
+}
+
+/// `y`, `n` or `a` (allow for this session), as a word or its first letter.
+fn reply(line: &str) -> Option<Reply> {
+    match line.trim().to_lowercase().as_str() {
+        "y" | "yes" | "allow" => Some(Reply::Allow),
+        "a" | "always" | "allow for session" | "s" | "session" => Some(Reply::AllowForSession),
+        "n" | "no" | "deny" => Some(Reply::Deny),
+        _ => None,
+    }
 }
 
 /// Runs `session`, driven by `user`'s lines and `signals`, showing it on `view`, to its end.
@@ -70,10 +142,17 @@ pub async fn drive(
     let mut signals = signals;
     let run = session.run();
     tokio::pin!(run);
+    let mut tick = tokio::time::interval(VIEW_TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let outcome = loop {
         tokio::select! {
             outcome = &mut run => break outcome,
             Some(update) = updates.recv() => client.update(update, view),
+            _ = tick.tick() => {
+                if let Some(state) = &client.state {
+                    view.tick(state);
+                }
+            }
             line = recv(lines.as_mut()), if lines.is_some() => match line {
                 Some(line) => client.line(line, view),
                 None => {
@@ -105,7 +184,7 @@ struct LineClient {
     /// The client's own fold of the recorded messages.
     state: Option<State>,
     /// The request the person was asked about; their next line answers it.
-    asking: Option<String>,
+    asking: Option<Question>,
     lines_open: bool,
     lines_are_prompts: bool,
     can_answer: bool,
@@ -114,7 +193,10 @@ struct LineClient {
 impl LineClient {
     fn update(&mut self, update: Update, view: &mut dyn View) {
         match update {
-            Update::Started { state, .. } => self.state = Some(*state),
+            Update::Started { log, state } => {
+                view.started(&log, &state);
+                self.state = Some(*state);
+            }
             Update::Recorded { at, msg } => {
                 if let Some(state) = self.state.take() {
                     let (state, _commands) = step(state, at, msg);
@@ -124,10 +206,21 @@ impl LineClient {
             }
             Update::Agent(event) => view.agent_event(&event),
             Update::Emitted(_) => {}
-            Update::Ask { id, tool, summary } => {
+            Update::Ask {
+                id,
+                tool,
+                summary,
+                offers_session,
+            } => {
                 if self.can_answer && self.lines_open {
-                    view.ask(&tool, &summary);
-                    self.asking = Some(id);
+                    let question = Question {
+                        id,
+                        tool,
+                        summary,
+                        offers_session,
+                    };
+                    view.ask(&question);
+                    self.asking = Some(question);
                 } else {
                     view.notice(&format!(
                         "denied {tool} {summary}: nobody is at a terminal to answer"
@@ -136,22 +229,79 @@ impl LineClient {
                 }
             }
             Update::AskWithdrawn { id } => {
-                if self.asking.as_ref() == Some(&id) {
+                if self.asking.as_ref().is_some_and(|asked| asked.id == id) {
                     self.asking = None;
+                    view.question_closed();
                 }
             }
+            Update::Answered {
+                id,
+                tool,
+                approved,
+                for_session,
+                by,
+                reason,
+            } => view.answered(&Answer {
+                id,
+                tool,
+                approved,
+                for_session,
+                by,
+                reason,
+            }),
             Update::Notice(text) => view.notice(&text),
         }
     }
 
     fn line(&mut self, line: String, view: &mut dyn View) {
-        if let Some(id) = self.asking.take() {
-            let approved = matches!(line.trim(), "y" | "Y" | "yes" | "Yes");
-            if !approved {
-                view.notice(&format!("denied (you answered {:?})", line.trim()));
+        if let Some(question) = self.asking.take() {
+            match reply(&line) {
+                Some(Reply::Allow) => {
+                    self.controls
+                        .answer(Some(question.id), true, Actor::Person);
+                }
+                Some(Reply::AllowForSession) if question.offers_session => {
+                    self.controls
+                        .allow_for_session(Some(question.id), Actor::Person);
+                }
+                Some(Reply::Deny) => {
+                    self.controls
+                        .answer(Some(question.id), false, Actor::Person);
+                }
+                Some(Reply::AllowForSession) | None => {
+                    // Anything but an answer asks again: a stray line must not deny, nor
+                    // allow, what the person has not read.
+                    view.notice(&format!(
+                        "answer y (allow), n (deny){}; that line was not sent",
+                        if question.offers_session {
+                            " or a (allow for this session)"
+                        } else {
+                            ""
+                        }
+                    ));
+                    view.ask(&question);
+                    self.asking = Some(question);
+                    return;
+                }
             }
-            self.controls.answer(Some(id), approved, Actor::Person);
+            view.question_closed();
+        } else if reply(&line).is_some() && !line.trim().contains(' ') {
+            // A lone y/n with no question waiting is a late or stray answer, not a prompt.
+            view.notice(&format!(
+                "no question is waiting for an answer; {:?} was not sent",
+                line.trim()
+            ));
         } else if self.lines_are_prompts {
+            if line.trim().is_empty() {
+                return;
+            }
+            let working = self
+                .state
+                .as_ref()
+                .is_some_and(|state| state.turn_phase.is_working());
+            if working {
+                view.queued(&line);
+            }
             self.controls.prompt(line);
         } else {
             view.notice("no question is waiting for an answer; that line was not sent");
@@ -160,9 +310,11 @@ impl LineClient {
 
     fn lines_closed(&mut self, view: &mut dyn View) {
         self.lines_open = false;
-        if let Some(id) = self.asking.take() {
+        if let Some(question) = self.asking.take() {
             view.notice("your input ended before you answered: denied");
-            self.controls.answer(Some(id), false, Actor::Session);
+            view.question_closed();
+            self.controls
+                .answer(Some(question.id), false, Actor::Session);
         }
         if self.lines_are_prompts {
             self.controls.send(Control::EndOfInput);
@@ -181,14 +333,9 @@ impl LineClient {
                     .as_ref()
                     .is_some_and(|state| state.turn_phase.is_working());
                 if !working && self.lines_are_prompts {
-                    // Between turns there is nothing to stop: Ctrl-C ends the session, as the
-                    // end of input does.
-                    view.notice("Ctrl-C between turns: ending the session");
-                    self.lines_are_prompts = false;
-                    if let Some(id) = self.asking.take() {
-                        self.controls.answer(Some(id), false, Actor::Session);
-                    }
-                    self.controls.send(Control::EndOfInput);
+                    // Between turns there is nothing to stop: the terminal (or the line
+                    // editor) dropped the line being typed, and the session goes on.
+                    view.notice("nothing is running; Ctrl-D ends the session");
                 } else {
                     self.controls.interrupt();
                 }

@@ -57,6 +57,8 @@ pub struct SessionSpec {
     /// More prompts may come through the handle: the session lasts until
     /// [`Control::EndOfInput`]. Otherwise it ends once its prompts' turns are done.
     pub stay_open: bool,
+    /// The deadlines to arm, when not the defaults; recorded before the first prompt.
+    pub deadlines: Option<panewise_pane_state::Deadlines>,
 }
 
 impl SessionSpec {
@@ -71,6 +73,7 @@ impl SessionSpec {
             cwd,
             can_ask: false,
             stay_open: false,
+            deadlines: None,
         }
     }
 }
@@ -152,8 +155,12 @@ pub struct Session {
     can_ask: bool,
     /// More prompts may come.
     input_open: bool,
-    /// The approval request the front ends were asked about.
-    asking: Option<String>,
+    /// The approval request the front ends were asked about, and its tool.
+    asking: Option<(String, String)>,
+    /// Tools the person allowed for the rest of the session.
+    allowed_for_session: std::collections::BTreeSet<String>,
+    /// The deadlines to record before the first prompt.
+    configured_deadlines: Option<panewise_pane_state::Deadlines>,
     /// Why the front approval was denied, for the agent (and the model's tool result).
     denial: Option<String>,
     /// A stop was asked for: nothing queued is sent any more.
@@ -229,6 +236,8 @@ impl Session {
             can_ask: spec.can_ask,
             input_open: spec.stay_open,
             asking: None,
+            allowed_for_session: std::collections::BTreeSet::new(),
+            configured_deadlines: spec.deadlines,
             denial: None,
             stopping: false,
             transcript: TranscriptRecorder::new(PromptSource::Sent),
@@ -286,11 +295,22 @@ impl Session {
         let started = self.backend.start(&self.out).await?;
         self.fold(started).await?;
         let mut first: Vec<Produced> = self
-            .mapper
-            .prologue(self.clock.now_ms())
+            .configured_deadlines
+            .take()
+            .map(|deadlines| {
+                Produced::Msg(Msg::DeadlinesConfigured {
+                    submit_ms: deadlines.submit_ms,
+                    stuck_ms: deadlines.stuck_ms,
+                })
+            })
             .into_iter()
-            .map(Produced::Msg)
             .collect();
+        first.extend(
+            self.mapper
+                .prologue(self.clock.now_ms())
+                .into_iter()
+                .map(Produced::Msg),
+        );
         first.extend(
             std::mem::take(&mut self.prompts)
                 .into_iter()
@@ -362,6 +382,7 @@ impl Session {
                 self.can_ask = false;
                 self.answer_asked(
                     false,
+                    false,
                     Actor::Session,
                     "nobody is left to answer: denied".to_owned(),
                 )
@@ -385,10 +406,19 @@ impl Session {
             }
             Control::Prompt(text) if text.trim().is_empty() => {}
             Control::Prompt(text) => produced.push(Produced::Msg(Msg::PromptSubmitted { text })),
-            Control::Answer { id, approved, by } => {
+            Control::Answer {
+                id,
+                approved,
+                for_session,
+                by,
+            } => {
                 let asked = self.asking.clone();
                 match asked {
-                    Some(asked) if id.as_ref().is_none_or(|id| *id == asked) => {
+                    Some((asked, tool)) if id.as_ref().is_none_or(|id| *id == asked) => {
+                        let for_session = approved && for_session;
+                        if for_session {
+                            self.allowed_for_session.insert(tool);
+                        }
                         let who = match &by {
                             Actor::Person => "the person at the terminal".to_owned(),
                             Actor::Api { client } => {
@@ -403,7 +433,10 @@ impl Session {
                         let reason =
                             format!("denied by {who} (approval mode {})", self.approval.name());
                         tracing::info!(id = %asked, approved, ?by, "approval answered");
-                        produced.extend(self.answer_asked(approved, by, reason).map(Produced::Msg));
+                        produced.extend(
+                            self.answer_asked(approved, for_session, by, reason)
+                                .map(Produced::Msg),
+                        );
                     }
                     _ => self.out.notice(
                         "no question is waiting for that answer; it was not sent".to_owned(),
@@ -423,6 +456,7 @@ impl Session {
                 self.input_open = false;
                 produced.extend(
                     self.answer_asked(
+                        false,
                         false,
                         Actor::Session,
                         "the session is stopping: denied".to_owned(),
@@ -451,17 +485,34 @@ impl Session {
     }
 
     /// The answer to the question asked, if one was.
-    fn answer_asked(&mut self, approved: bool, by: Actor, reason: String) -> Option<Msg> {
-        let request_id = self.asking.take()?;
+    fn answer_asked(
+        &mut self,
+        approved: bool,
+        for_session: bool,
+        by: Actor,
+        reason: String,
+    ) -> Option<Msg> {
+        let (request_id, tool) = self.asking.take()?;
+        let reason = (!approved).then_some(reason);
+        self.out.send(Update::Answered {
+            id: request_id.clone(),
+            tool,
+            approved,
+            for_session,
+            by: by.clone(),
+            reason: reason.clone(),
+        });
         self.transcript.record(
             TranscriptEntry::ApprovalAnswered {
                 request_id: Some(request_id),
                 approved,
+                for_session,
                 by,
-                reason: (!approved).then(|| reason.clone()),
+                reason: reason.clone(),
             },
             self.clock.now_ms(),
         );
+        let reason = reason.unwrap_or_default();
         if !approved {
             self.denial = Some(reason);
         }
@@ -544,7 +595,7 @@ impl Session {
             let produced = self.execute(cmd).instrument(span).await?;
             self.absorb(produced, queue, later)?;
         }
-        if let Some(asked) = &self.asking {
+        if let Some((asked, _)) = &self.asking {
             let front = self.log.state().pending_approvals.front();
             if front.map(|front| &front.id) != Some(asked) {
                 // Withdrawn or cleared by an interrupt: an answer to it is no answer.
@@ -642,21 +693,51 @@ impl Session {
             None => Decision::Ask,
         };
         match decision {
+            Decision::Ask if self.allowed_for_session.contains(&tool) => {
+                tracing::info!(%id, by = "person", "approval answered for the session");
+                self.out.notice(format!(
+                    "allowed {tool} {summary}: you allowed {tool} for this session"
+                ));
+                self.out.send(Update::Answered {
+                    id: id.clone(),
+                    tool,
+                    approved: true,
+                    for_session: true,
+                    by: Actor::Person,
+                    reason: None,
+                });
+                self.transcript.record(
+                    TranscriptEntry::ApprovalAnswered {
+                        request_id: Some(id),
+                        approved: true,
+                        for_session: true,
+                        by: Actor::Person,
+                        reason: None,
+                    },
+                    self.clock.now_ms(),
+                );
+                Some(Msg::ApprovalAnswered { approved: true })
+            }
             Decision::Run => {
                 tracing::info!(%id, by = "policy", "approval answered");
-                self.policy_answer(id, true, None);
+                self.policy_answer(id, tool, true, None);
                 Some(Msg::ApprovalAnswered { approved: true })
             }
             Decision::Deny { reason } => {
                 self.out
                     .notice(format!("denied {tool} {summary}: {reason}"));
-                self.policy_answer(id, false, Some(reason.clone()));
+                self.policy_answer(id, tool, false, Some(reason.clone()));
                 self.denial = Some(reason);
                 Some(Msg::ApprovalAnswered { approved: false })
             }
             Decision::Ask if self.can_ask => {
-                self.asking = Some(id.clone());
-                self.out.send(Update::Ask { id, tool, summary });
+                self.asking = Some((id.clone(), tool.clone()));
+                self.out.send(Update::Ask {
+                    id,
+                    tool,
+                    summary,
+                    offers_session: true,
+                });
                 None
             }
             Decision::Ask => {
@@ -666,7 +747,12 @@ impl Session {
                 );
                 self.out
                     .notice(format!("denied {tool} {summary}: {reason}"));
-                self.policy_answer(id, false, Some("there is no terminal to ask on".to_owned()));
+                self.policy_answer(
+                    id,
+                    tool,
+                    false,
+                    Some("there is no terminal to ask on".to_owned()),
+                );
                 self.denial = Some(reason);
                 Some(Msg::ApprovalAnswered { approved: false })
             }
@@ -674,12 +760,22 @@ impl Session {
     }
 
     /// The approval mode's own answer, in the transcript.
-    fn policy_answer(&mut self, id: String, approved: bool, reason: Option<String>) {
+    fn policy_answer(&mut self, id: String, tool: String, approved: bool, reason: Option<String>) {
+        let by = transcript::by_policy(self.approval);
+        self.out.send(Update::Answered {
+            id: id.clone(),
+            tool,
+            approved,
+            for_session: false,
+            by: by.clone(),
+            reason: reason.clone(),
+        });
         self.transcript.record(
             TranscriptEntry::ApprovalAnswered {
                 request_id: Some(id),
                 approved,
-                by: transcript::by_policy(self.approval),
+                for_session: false,
+                by,
                 reason,
             },
             self.clock.now_ms(),

@@ -39,8 +39,9 @@ impl View for RecordingView {
         self.events.push(event.kind_name());
     }
     fn state(&mut self, _state: &State) {}
-    fn ask(&mut self, tool: &str, arg: &str) {
-        self.asked.push((tool.to_owned(), arg.to_owned()));
+    fn ask(&mut self, question: &panewise_host::session::lines::Question) {
+        self.asked
+            .push((question.tool.clone(), question.summary.clone()));
         if let Some((lines, answer)) = &self.answer {
             lines.send(answer.clone()).unwrap();
         }

@@ -46,7 +46,7 @@ impl View for Recording {
         }
     }
     fn state(&mut self, _state: &State) {}
-    fn ask(&mut self, _tool: &str, _arg: &str) {}
+    fn ask(&mut self, _question: &panewise_host::session::lines::Question) {}
     fn notice(&mut self, text: &str) {
         self.notices.push(text.to_owned());
     }

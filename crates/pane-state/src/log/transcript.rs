@@ -84,6 +84,10 @@ pub enum TranscriptEntry {
         request_id: Option<String>,
         /// Whether the tool may run.
         approved: bool,
+        /// The answer holds for the rest of the session: later requests for the same tool
+        /// are allowed without asking.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        for_session: bool,
         /// Who answered.
         #[serde(flatten)]
         by: Actor,

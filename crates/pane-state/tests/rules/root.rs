@@ -736,6 +736,10 @@ fn every_msg() -> Vec<Msg> {
             signal: None,
         },
         Msg::AgentShutdownOverdue,
+        Msg::DeadlinesConfigured {
+            submit_ms: 90_000,
+            stuck_ms: 60_000,
+        },
     ]
 }
 

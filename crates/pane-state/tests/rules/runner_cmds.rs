@@ -590,3 +590,51 @@ fn r100_an_agent_overdue_after_its_input_ended_is_killed_once_and_its_exit_is_no
     assert!(s.failure.is_none());
     assert_eq!(s.turn_phase, done(TurnOutcome::Completed, T0));
 }
+
+#[test]
+fn configured_deadlines_arm_the_submit_deadline_and_say_which_passed_and_after_how_long() {
+    let configured = Msg::DeadlinesConfigured {
+        submit_ms: 90_000,
+        stuck_ms: 60_000,
+    };
+    let s = settle(subscribed_ready(T0), &[(T0, configured)]);
+    let at = T0 + 1;
+    let (s, cmds) = step(s, at, prompt("hello"));
+    assert!(cmds.contains(&schedule(DeadlineKind::Submit, 1, at + 90_000)));
+    let (s, _) = step(
+        s,
+        at + 90_000,
+        Msg::SubmitTimeoutElapsed {
+            turn: Some(TurnId(1)),
+            deadline_ms: Some(at + 90_000),
+        },
+    );
+    let failure = s.failure.as_ref().map(|failure| failure.failure.message.as_str());
+    assert_eq!(
+        failure,
+        Some("the agent showed no sign of work within 90 s of the prompt (the submit deadline)")
+    );
+    // A working stream is stuck after the configured silence, not the default's.
+    let s = settle(
+        streaming(T0),
+        &[(
+            T0,
+            Msg::DeadlinesConfigured {
+                submit_ms: 1,
+                stuck_ms: 5_000,
+            },
+        )],
+    );
+    assert_eq!(s.deadlines.submit_ms, 1_000, "a deadline is at least a second");
+    let (_, cmds) = step(s, T0 + 5_000, Msg::StreamWatchdogTick);
+    assert!(
+        cmds.iter().any(|cmd| matches!(
+            cmd,
+            Cmd::Emit(Event::StreamStuck {
+                threshold_ms: 5_000,
+                ..
+            })
+        )),
+        "{cmds:?}"
+    );
+}

@@ -44,6 +44,7 @@ fn every_kind() -> Vec<TranscriptEntry> {
             input: Some(json!({"command": "echo hello"})),
         },
         TranscriptEntry::ApprovalAnswered {
+            for_session: false,
             request_id: Some("c1".into()),
             approved: true,
             by: Actor::Policy {
@@ -52,6 +53,7 @@ fn every_kind() -> Vec<TranscriptEntry> {
             reason: None,
         },
         TranscriptEntry::ApprovalAnswered {
+            for_session: false,
             request_id: None,
             approved: false,
             by: Actor::Api {
@@ -182,6 +184,7 @@ fn r91_who_answered_is_written_beside_the_answer() {
     ];
     for (by, expected) in cases {
         let entry = TranscriptEntry::ApprovalAnswered {
+            for_session: false,
             request_id: None,
             approved: true,
             by,
