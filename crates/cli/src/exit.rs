@@ -42,3 +42,6 @@ pub fn truncated_last_line(line: u64) -> String {
     }
     .to_string()
 }
+
+/// `run`: the answer could not be written to standard output (a full disk, a device error).
+pub const OUTPUT_LOST: u8 = IO;

@@ -3,6 +3,7 @@
 mod decode_cmd;
 mod exit;
 mod input;
+mod json;
 mod mock_server_cmd;
 mod replay;
 mod run;
@@ -48,7 +49,7 @@ enum Command {
     /// Supervise an agent CLI live (Claude Code), answer its permission requests by the
     /// approval mode, and record the session.
     #[command(after_help = const_format_run_help())]
-    Run(run::Args),
+    Run(Box<run::Args>),
     /// List the recorded sessions (id, provider, started, turns, tokens, cost, final phase).
     #[command(after_help = exit::EXIT_CODES)]
     Sessions(sessions_cmd::Args),
@@ -78,7 +79,7 @@ fn main() -> ExitCode {
         Command::Window(args) => window_cmd::run(args),
         Command::Decode(args) => decode_cmd::run(args),
         Command::MockServer(args) => mock_server_cmd::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Sessions(args) => sessions_cmd::run(args),
     };
     match result {

@@ -21,6 +21,29 @@ pub fn escape_controls(text: &str, indent: &str) -> String {
     out
 }
 
+/// `text` on one line of at most `max` characters (then `…`): every character a terminal
+/// would act on shown escaped, a line break as `\n`, so a command cannot hide a second line.
+pub fn one_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut shown = 0_usize;
+    for c in text.chars() {
+        let piece: String = match c {
+            '\n' => "\\n".to_owned(),
+            '\t' => " ".to_owned(),
+            c if is_unsafe(c) => c.escape_unicode().collect(),
+            c => c.to_string(),
+        };
+        let width = piece.chars().count();
+        if shown.saturating_add(width) > max {
+            out.push('…');
+            return out;
+        }
+        shown = shown.saturating_add(width);
+        out.push_str(&piece);
+    }
+    out
+}
+
 /// C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text.
 fn is_unsafe(c: char) -> bool {
     c.is_control()
@@ -31,6 +54,17 @@ fn is_unsafe(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_shows_every_line_and_escape_and_cuts_at_the_width() {
+        assert_eq!(
+            one_line("touch x #\r\u{1b}[2Kallow", 80),
+            "touch x #\\u{d}\\u{1b}[2Kallow"
+        );
+        assert_eq!(one_line("a\nb", 10), "a\\nb");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+        assert_eq!(one_line("abc", 3), "abc");
+    }
 
     #[test]
     fn escapes_are_shown_not_run() {

@@ -25,14 +25,27 @@ use crate::error::ConfigError;
 pub const FILE_NAME: &str = "panewise.toml";
 
 /// The top-level keys a file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 6] = [
+pub const TOP_LEVEL_KEYS: [&str; 7] = [
     "provider",
     "model",
     "approval",
     "pass_env",
     "window",
     "providers",
+    "deadlines",
 ];
+
+/// The keys of the `[deadlines]` table, each a whole number of seconds.
+pub const DEADLINE_KEYS: [&str; 2] = ["submit_secs", "stuck_secs"];
+
+/// The `[deadlines]` table: how long a session waits before it says something is wrong.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeadlineSettings {
+    /// `submit_secs`: how long a prompt waits for the agent's first sign of work.
+    pub submit_secs: Option<u64>,
+    /// `stuck_secs`: how long a working agent may be silent before it is reported stuck.
+    pub stuck_secs: Option<u64>,
+}
 
 /// The keys of a `[providers.NAME]` table.
 pub const PROVIDER_KEYS: [&str; 2] = ["base_url", "api_key_env"];
@@ -121,6 +134,8 @@ pub struct Config {
     /// `[providers.NAME]` tables. A file's table for a provider replaces a lower layer's
     /// table for it whole.
     pub providers: BTreeMap<ProviderName, ProviderSettings>,
+    /// `[deadlines]`.
+    pub deadlines: DeadlineSettings,
     /// The files read, the lowest layer first.
     pub sources: Vec<PathBuf>,
 }
@@ -242,6 +257,7 @@ impl Config {
                 }
                 "pass_env" => config.pass_env = Some(pass_env(value, &invalid)?),
                 "providers" => config.providers = providers(value, &invalid)?,
+                "deadlines" => config.deadlines = deadlines(value, &invalid)?,
                 other => {
                     return Err(invalid(
                         other,
@@ -266,6 +282,10 @@ impl Config {
             pass_env: self.pass_env.or(base.pass_env),
             window: self.window.or(base.window),
             providers,
+            deadlines: DeadlineSettings {
+                submit_secs: self.deadlines.submit_secs.or(base.deadlines.submit_secs),
+                stuck_secs: self.deadlines.stuck_secs.or(base.deadlines.stuck_secs),
+            },
             sources,
         }
     }
@@ -339,6 +359,46 @@ fn string_value(value: &toml::Value) -> Result<&str, String> {
         .ok_or_else(|| format!("must be a string, got {}", describe(value)))
 }
 
+fn deadlines(
+    value: &toml::Value,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<DeadlineSettings, ConfigError> {
+    let table = value.as_table().ok_or_else(|| {
+        invalid(
+            "deadlines",
+            format!("must be a table, got {}", describe(value)),
+        )
+    })?;
+    let mut settings = DeadlineSettings::default();
+    for (field, value) in table {
+        let key = format!("deadlines.{field}");
+        let seconds = match value.as_integer() {
+            Some(seconds) if seconds >= 1 => u64::try_from(seconds).ok(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            invalid(
+                &key,
+                format!(
+                    "must be a whole number of seconds, at least 1, got {}",
+                    describe(value)
+                ),
+            )
+        })?;
+        match field.as_str() {
+            "submit_secs" => settings.submit_secs = Some(seconds),
+            "stuck_secs" => settings.stuck_secs = Some(seconds),
+            other => {
+                return Err(invalid(
+                    &format!("deadlines.{other}"),
+                    format!("unknown key, expected one of {}", DEADLINE_KEYS.join(", ")),
+                ))
+            }
+        }
+    }
+    Ok(settings)
+}
+
 fn providers(
     value: &toml::Value,
     invalid: &dyn Fn(&str, String) -> ConfigError,
@@ -372,6 +432,9 @@ fn providers(
                             &key,
                             format!("must start with http:// or https://, got `{url}`"),
                         ));
+                    }
+                    if let Err(error) = url::Url::parse(url) {
+                        return Err(invalid(&key, format!("is not a URL ({error}): `{url}`")));
                     }
                     parsed.base_url = Some(url.to_owned());
                 }

@@ -10,6 +10,8 @@
 //! The agent's answer goes to stdout; a status line (phase, tool, context, tokens, cost) goes to
 //! stderr on a terminal. With `--json`, stdout is the normalised events as NDJSON and nothing else.
 
+mod editor;
+mod live;
 mod own_loop;
 mod view;
 
@@ -137,6 +139,8 @@ pub struct Args {
     /// FILE.input.ndjson), as a decoder fixture.
     #[arg(long, value_name = "FILE")]
     capture: Option<PathBuf>,
+    #[command(flatten)]
+    deadlines: DeadlineArgs,
     /// The prompts, sent in order as turns of one session; without any, the lines of stdin.
     prompts: Vec<String>,
 }
@@ -361,14 +365,20 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         channel.npm_package(),
     ));
     let interactive = args.prompts.is_empty();
-    let terminal = std::io::stdin().is_terminal();
-    if interactive && terminal && !args.json {
-        eprintln!(
-            "panewise run: {} in {}; type a prompt and press Enter (Ctrl-D ends the session)",
-            provider.as_str(),
-            cwd.display()
-        );
-    }
+    let mut front = Front::new(
+        &runtime,
+        args.json,
+        interactive,
+        view::SessionInfo {
+            provider: args
+                .provider
+                .clone()
+                .unwrap_or_else(|| provider.as_str().to_owned()),
+            model: channel.model(),
+            cwd: cwd.clone(),
+        },
+    );
+    let terminal = front.terminal;
     let header = panewise_pane_state::log::LogHeader {
         resumed_from: resumed.as_ref().map(|r| r.log.display().to_string()),
         // The provider as the person named it, for `sessions`.
@@ -384,18 +394,12 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             cli_version,
         )
     };
-    // The person's lines: prompts when none were given, answers to approval questions on a
-    // terminal. Without either, nobody is asked, and `ask` denies.
-    let user = UserInput {
-        lines: (interactive || terminal).then(stdin_lines),
-        prompts: interactive,
-        ask: terminal,
-    };
     let spec = SessionSpec {
         prompts: args.prompts,
         approval,
         can_ask: terminal,
         stay_open: interactive,
+        deadlines: deadlines(&args.deadlines, &cwd)?,
         ..SessionSpec::new(header, log.clone(), cwd.clone())
     };
     // Other providers' API keys are kept from the agent, unless `pass_env` names them.
@@ -412,24 +416,14 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         capture: args.capture,
         launcher: Default::default(),
     })?;
-    let mut view = TerminalView::new(
-        args.json,
-        !args.json && std::io::stderr().is_terminal(),
-        interactive && terminal,
-    );
     let outcome = runtime.block_on(async {
         let (session, handle) = Session::new(spec, Backend::Cli(Box::new(backend)))?;
-        drive_on_terminal(session, handle, user, &mut view).await
+        front.drive(session, handle).await
     });
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
+    let code = front.finish(outcome.as_ref().ok().map(|outcome| &outcome.state), &log);
     let outcome = outcome?;
-    view.end_line();
-    view.clear_status();
-    // signals: a session SIGTERM or SIGHUP ended exits 128 + the signal (143, 129).
-    let code = panewise_host::signals::received()
-        .map_or_else(|| exit_code(&outcome.state), |signal| signal.exit_code());
-    view.session_ended(&outcome.state, code, &log);
     eprintln!("panewise run: session log: {}", log.display());
     if let BackendOutcome::Cli(cli) = &outcome.backend {
         if !cli.stderr_tail.trim().is_empty() && outcome.state.failure.is_some() {
@@ -440,6 +434,185 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(code))
+}
+
+/// The deadlines of `[deadlines]` in panewise.toml under the flags, when any differs from the
+/// defaults.
+fn deadlines(
+    flags: &DeadlineArgs,
+    cwd: &Path,
+) -> anyhow::Result<Option<panewise_pane_state::Deadlines>> {
+    let config = panewise_host::config::Config::load(cwd)?;
+    let defaults = panewise_pane_state::Deadlines::default();
+    let seconds = |flag: Option<u64>, file: Option<u64>, default_ms: u64| {
+        flag.or(file)
+            .map_or(default_ms, |secs| secs.saturating_mul(1_000))
+    };
+    let deadlines = panewise_pane_state::Deadlines {
+        submit_ms: seconds(
+            flags.submit_timeout,
+            config.deadlines.submit_secs,
+            defaults.submit_ms,
+        ),
+        stuck_ms: seconds(
+            flags.stuck_after,
+            config.deadlines.stuck_secs,
+            defaults.stuck_ms,
+        ),
+    };
+    Ok((!deadlines.is_default()).then_some(deadlines))
+}
+
+/// The deadline flags of `run`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct DeadlineArgs {
+    /// How long a prompt may wait for the agent's first sign of work before the turn fails
+    /// (default: panewise.toml's `[deadlines] submit_secs`, else 30).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    submit_timeout: Option<u64>,
+    /// How long a working agent may stay silent before it is reported stuck (default:
+    /// `[deadlines] stuck_secs`, else 45).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    stuck_after: Option<u64>,
+}
+
+/// The terminal side of one session: the view, the person's lines and the signals.
+pub(crate) struct Front {
+    view: TerminalView,
+    user: Option<UserInput>,
+    signals: Option<tokio::sync::mpsc::UnboundedReceiver<Signal>>,
+    /// Someone can be asked: stdin is a terminal.
+    pub(crate) terminal: bool,
+}
+
+impl Front {
+    /// The front of a session on this process's terminal. With stdin, stdout and stderr all
+    /// terminals (and no `--json`), the line editor owns the terminal; otherwise lines are
+    /// read plainly from stdin, and the live line goes to stderr when it is a terminal.
+    pub(crate) fn new(
+        runtime: &tokio::runtime::Runtime,
+        json: bool,
+        interactive: bool,
+        info: view::SessionInfo,
+    ) -> Front {
+        let terminal = std::io::stdin().is_terminal();
+        let editor_mode =
+            !json && terminal && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+        if interactive && terminal && !json {
+            eprintln!(
+                "panewise run: {} in {}; type a prompt and press Enter (Ctrl-D ends the \
+                 session; Ctrl-C stops a turn)",
+                info.provider,
+                info.cwd.display()
+            );
+        }
+        let cwd = info.cwd.clone();
+        // The signal handlers are installed on the runtime, before the session starts.
+        let (interrupts, signals) = runtime.block_on(async { terminal_signals() });
+        let (view, lines) = if editor_mode {
+            let (editor, lines) = editor::EditorHandle::start(&cwd, interrupts);
+            (TerminalView::with_editor(editor, interactive), Some(lines))
+        } else {
+            let view = TerminalView::new(
+                json,
+                !json && std::io::stderr().is_terminal(),
+                interactive && terminal,
+            );
+            (view, (interactive || terminal).then(stdin_lines))
+        };
+        // The person's lines: prompts when none were given, answers to approval questions on
+        // a terminal. Without either, nobody is asked, and `ask` denies.
+        let user = UserInput {
+            lines,
+            prompts: interactive,
+            ask: terminal,
+        };
+        Front {
+            view: view.describe(info),
+            user: Some(user),
+            signals: Some(signals),
+            terminal,
+        }
+    }
+
+    /// Runs `session` on this terminal to its end.
+    pub(crate) async fn drive(
+        &mut self,
+        session: Session,
+        handle: panewise_host::session::SessionHandle,
+    ) -> Result<SessionOutcome, panewise_host::error::SessionError> {
+        let user = self.user.take().unwrap_or_default();
+        lines::drive(session, handle, user, self.signals.take(), &mut self.view).await
+    }
+
+    /// Gives the terminal back and says how the session ended: the exit code (with a
+    /// sentence when it is not 0) and, under `--json`, the `session_ended` line.
+    pub(crate) fn finish(&mut self, state: Option<&State>, log: &Path) -> u8 {
+        self.view.finish();
+        // signals: a session SIGTERM or SIGHUP ended exits 128 + the signal (143, 129).
+        let signal = panewise_host::signals::received();
+        let mut code = match (signal, state) {
+            (Some(signal), _) => signal.exit_code(),
+            (None, Some(state)) => exit_code(state),
+            (None, None) => 1,
+        };
+        // A reader that closed stdout (`| head -1`) took what it wanted: quiet, as every
+        // subcommand is.
+        if let Some(error) = self
+            .view
+            .lost_output()
+            .filter(|error| error.kind() != std::io::ErrorKind::BrokenPipe)
+        {
+            eprintln!("panewise run: the answer could not be written to stdout: {error}");
+            code = crate::exit::OUTPUT_LOST;
+        }
+        if let Some(state) = state {
+            self.view.session_ended(state, code, log);
+            if let Some(sentence) = exit_sentence(
+                code,
+                state,
+                signal.map(|signal| signal.name()),
+                self.view.retries(),
+            ) {
+                eprintln!("panewise run: exit {code}: {sentence}");
+            }
+        }
+        code
+    }
+}
+
+/// Why `run` exits with `code`, in a sentence; `None` for 0.
+fn exit_sentence(code: u8, state: &State, signal: Option<&str>, retries: u64) -> Option<String> {
+    if code == 0 {
+        return None;
+    }
+    if let Some(signal) = signal {
+        return Some(format!("the session was ended by {signal}"));
+    }
+    if code == crate::exit::OUTPUT_LOST {
+        return Some("the answer was lost: stdout could not be written".to_owned());
+    }
+    if let Some(failure) = &state.failure {
+        return Some(view::failure_line(&failure.failure, retries).replacen(
+            "panewise run: failed: ",
+            "the last turn failed: ",
+            1,
+        ));
+    }
+    Some(match state.turn_phase {
+        TurnPhase::Done {
+            outcome: TurnOutcome::Stopped | TurnOutcome::Interrupted,
+            ..
+        } => "the last turn was stopped before it finished".to_owned(),
+        TurnPhase::Done {
+            outcome: TurnOutcome::Errored,
+            ..
+        } => "the last turn failed".to_owned(),
+        _ => format!(
+            "the session ended while the turn was {}",
+            state.turn_phase.kind_name()
+        ),
+    })
 }
 
 /// The CLI family a provider name belongs to: a channel of Codex is Codex, and an ACP session
@@ -510,22 +683,15 @@ fn stdin_lines() -> UserLines {
     lines
 }
 
-/// Runs a session on this terminal: stdin's lines, Ctrl-C, and SIGTERM or SIGHUP, which end
-/// the session as a second Ctrl-C does.
-pub(crate) async fn drive_on_terminal(
-    session: Session,
-    handle: panewise_host::session::SessionHandle,
-    user: UserInput,
-    view: &mut TerminalView,
-) -> Result<SessionOutcome, panewise_host::error::SessionError> {
-    lines::drive(session, handle, user, Some(terminal_signals()), view).await
-}
-
-/// Ctrl-C, SIGTERM and SIGHUP as the line front end's signals. The handlers are installed
-/// here, before the session starts, so no signal is missed; they are read on a task of their
-/// own.
-fn terminal_signals() -> tokio::sync::mpsc::UnboundedReceiver<Signal> {
+/// Ctrl-C, SIGTERM and SIGHUP as the line front end's signals (the sender is the line
+/// editor's, for the Ctrl-C it reads as a key). The handlers are installed here, before the
+/// session starts, so no signal is missed; they are read on a task of their own.
+fn terminal_signals() -> (
+    tokio::sync::mpsc::UnboundedSender<Signal>,
+    tokio::sync::mpsc::UnboundedReceiver<Signal>,
+) {
     let (sender, signals) = tokio::sync::mpsc::unbounded_channel();
+    let editor_sender = sender.clone();
     let mut terminations = panewise_host::signals::Terminations::listen();
     // One SIGINT listener for the whole session; none installed: Ctrl-C keeps its default.
     let mut interrupts =
@@ -546,7 +712,7 @@ fn terminal_signals() -> tokio::sync::mpsc::UnboundedReceiver<Signal> {
             }
         }
     });
-    signals
+    (editor_sender, signals)
 }
 
 /// `<sessions dir>/<id>.jsonl`: the id a UUIDv7, so sessions started at once never share a

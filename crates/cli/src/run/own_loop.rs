@@ -10,7 +10,6 @@
 //! model only ever runs `echo hello`, and nothing it does can touch the person's files.
 //! A real provider's default stays `ask`, in the current directory.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -21,14 +20,12 @@ use panewise_host::approval::ApprovalMode;
 use panewise_host::backend::model::{LoopConfig, ModelAgent, ModelOutcome};
 use panewise_host::backend::{Backend, BackendOutcome};
 use panewise_host::config::{Config, ProviderName};
-use panewise_host::session::lines::UserInput;
 use panewise_host::session::{log_header, Session, SessionSpec};
 use panewise_mock_server::{MockConfig, MockServer, RunningServer};
 use panewise_providers::transport::{ApiConfig, HttpModelClient, ModelClient};
 use panewise_providers::{ApiKey, ApiKind};
 use panewise_window::StrategyConfig;
 
-use super::view::TerminalView;
 use super::Args;
 
 /// The window strategy when neither `--window` nor `[window]` names one: drop the oldest
@@ -200,29 +197,23 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     if let Some(limit) = args.max_iterations {
         config.max_iterations = limit.max(1);
     }
+    let deadlines = super::deadlines(&args.deadlines, &config.cwd)?;
     let interactive = args.prompts.is_empty();
-    let terminal = std::io::stdin().is_terminal();
-    if interactive && terminal && !args.json {
-        eprintln!(
-            "panewise run: {} in {}; type a prompt and press Enter (Ctrl-D ends the session)",
-            setup.provider.as_str(),
-            config.cwd.display()
-        );
-    }
-    let user = UserInput {
-        lines: (interactive || terminal).then(super::stdin_lines),
-        prompts: interactive,
-        ask: terminal,
-    };
-    let mut view = TerminalView::new(
-        args.json,
-        !args.json && std::io::stderr().is_terminal(),
-        interactive && terminal,
-    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
+    let mut front = super::Front::new(
+        &runtime,
+        args.json,
+        interactive,
+        super::view::SessionInfo {
+            provider: setup.provider.as_str().to_owned(),
+            model: Some(config.model.clone()),
+            cwd: config.cwd.clone(),
+        },
+    );
+    let terminal = front.terminal;
     let strategy_name = config.strategy.strategy_name();
     let cwd = config.cwd.clone();
     let outcome = runtime.block_on(async {
@@ -259,12 +250,13 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
             approval,
             can_ask: terminal,
             stay_open: interactive,
+            deadlines,
             ..SessionSpec::new(header, config.log.clone(), config.cwd.clone())
         };
         let outcome = async {
             let backend = ModelAgent::new(config, client)?;
             let (session, handle) = Session::new(spec, Backend::Model(Box::new(backend)))?;
-            super::drive_on_terminal(session, handle, user, &mut view).await
+            front.drive(session, handle).await
         }
         .await;
         if let Some(server) = server {
@@ -274,18 +266,11 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     });
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
+    let code = front.finish(outcome.as_ref().ok().map(|outcome| &outcome.state), &log);
     let outcome = outcome?;
     let BackendOutcome::Model(model) = &outcome.backend else {
         anyhow::bail!("the own loop's session ended without the loop's outcome");
     };
-    view.end_line();
-    view.clear_status();
-    // signals: a session SIGTERM or SIGHUP ended exits 128 + the signal (143, 129).
-    let code = panewise_host::signals::received().map_or_else(
-        || super::exit_code(&outcome.state),
-        |signal| signal.exit_code(),
-    );
-    view.session_ended(&outcome.state, code, &log);
     report(model, strategy_name, &cwd, &log, mock);
     Ok(ExitCode::from(code))
 }

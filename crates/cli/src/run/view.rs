@@ -1,238 +1,537 @@
-//! What `panewise run` shows: on a terminal, the agent's answer on stdout and a live status line
-//! on stderr; with `--json`, the versioned NDJSON event stream on stdout and nothing else.
+//! What `panewise run` shows.
+//!
+//! - On an interactive terminal (stdin, stdout and stderr all terminals, no `--json`), the line
+//!   editor of `editor.rs` owns the terminal: its prompt is the live line, and the answer,
+//!   notices and failures are printed above it.
+//! - Otherwise the answer goes to stdout, notices and failures to stderr, and — when stderr is
+//!   a terminal — a live line is redrawn on stderr every second and on every change.
+//! - With `--json`, stdout is the versioned NDJSON stream of `docs/JSON.md` and nothing else.
+//!
+//! Everything shown on a terminal that came from the agent, the model or a tool is escaped
+//! (`terminal_text.rs`); the answer written to a file or pipe is kept verbatim.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use panewise_host::session::lines::View;
-use panewise_pane_state::{State, TurnPhase, WindowSource};
-use panewise_providers::{CostSource, ProviderEvent};
-use serde_json::Value;
+use panewise_host::session::lines::{Answer, Question, View};
+use panewise_pane_state::log::Actor;
+use panewise_pane_state::{State, TurnPhase};
+use panewise_providers::ProviderEvent;
+use serde_json::{json, Value};
 
-/// The version of the `--json` line schema (`docs/JSON.md`): every line carries it as `v`.
-pub const JSON_SCHEMA_VERSION: u64 = 1;
+use super::editor::EditorHandle;
+use super::live::{self, Activity};
+use crate::terminal_text::{escape_controls, one_line};
 
-/// The status line is redrawn at most this often, so a busy stream does not flood stderr.
-const STATUS_REDRAW_MS: u128 = 80;
+pub use crate::json::JSON_SCHEMA_VERSION;
 
-const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+/// The most bytes of a tool's output one `--json` line carries; the rest is counted.
+pub const JSON_TOOL_OUTPUT_MAX: usize = 16 * 1024;
+
+/// A status line on stderr is redrawn at most this often on changes (and once a second).
+const REDRAW_MS: u128 = 100;
+
+/// What the session is, for `session_started`.
+#[derive(Debug, Clone, Default)]
+pub struct SessionInfo {
+    /// The provider as `run --provider` names it.
+    pub provider: String,
+    /// The model, when known.
+    pub model: Option<String>,
+    /// The agent's working directory.
+    pub cwd: PathBuf,
+}
+
+/// Where the view writes.
+enum Screen {
+    /// `--json`: NDJSON on stdout.
+    Json,
+    /// Plain streams: the answer on stdout (escaped when it is a terminal), the rest on
+    /// stderr, with a live line there when it is a terminal.
+    Plain {
+        live_line: bool,
+        stdout_terminal: bool,
+    },
+    /// The line editor owns the terminal.
+    Editor(EditorHandle),
+}
 
 pub struct TerminalView {
-    json: bool,
-    status: bool,
-    /// Lines are prompts: show a prompt mark between turns.
+    screen: Screen,
+    info: SessionInfo,
+    /// Lines are prompts: the prompt mark shows between turns.
     interactive: bool,
-    /// The answer's last line is not finished: the status line waits, so that it never draws
-    /// over the text.
-    mid_line: bool,
-    started: Instant,
-    last_draw: Option<Instant>,
+    activity: Activity,
     frame: usize,
-    /// Whether the prompt mark for the current idle spell was shown.
-    prompt_shown: bool,
+    turn_started: Option<Instant>,
+    last_draw: Option<Instant>,
+    /// The answer's unfinished line: plain mode has written it (the live line waits), the
+    /// editor has not (it prints whole lines).
+    partial: String,
+    mid_line: bool,
+    /// The question waiting for the person's answer.
+    asking: Option<Question>,
+    /// The failure last said (its time), so each is said once.
+    failure_said: Option<u64>,
+    /// The answer could not be written to stdout (a full disk, a closed pipe).
+    lost_output: Option<std::io::Error>,
+    /// Whether the last turn's answer printed anything (a blank line then separates turns).
+    turn_printed: bool,
+    last_state: Option<State>,
 }
 
 impl TerminalView {
-    pub fn new(json: bool, status: bool, interactive: bool) -> Self {
+    /// The plain or `--json` view.
+    pub fn new(json: bool, live_line: bool, interactive: bool) -> Self {
+        let screen = if json {
+            Screen::Json
+        } else {
+            Screen::Plain {
+                live_line,
+                stdout_terminal: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+            }
+        };
+        Self::on(screen, interactive)
+    }
+
+    /// The view of an interactive terminal, drawn by the line editor.
+    pub fn with_editor(editor: EditorHandle, interactive: bool) -> Self {
+        Self::on(Screen::Editor(editor), interactive)
+    }
+
+    fn on(screen: Screen, interactive: bool) -> Self {
         TerminalView {
-            json,
-            status,
+            screen,
+            info: SessionInfo::default(),
             interactive,
-            mid_line: false,
-            started: Instant::now(),
-            last_draw: None,
+            activity: Activity::default(),
             frame: 0,
-            prompt_shown: false,
+            turn_started: None,
+            last_draw: None,
+            partial: String::new(),
+            mid_line: false,
+            asking: None,
+            failure_said: None,
+            lost_output: None,
+            turn_printed: false,
+            last_state: None,
         }
+    }
+
+    /// Names the session for `session_started`.
+    pub fn describe(mut self, info: SessionInfo) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Ends the editor (the terminal is the caller's again) and any unfinished line.
+    pub fn finish(&mut self) {
+        self.end_line();
+        match &mut self.screen {
+            Screen::Editor(editor) => editor.stop(),
+            Screen::Plain {
+                live_line: true, ..
+            } => eprint!("\r\x1b[2K"),
+            Screen::Plain { .. } | Screen::Json => {}
+        }
+    }
+
+    /// The retries the agent announced in the last turn.
+    pub fn retries(&self) -> u64 {
+        self.activity.retries
+    }
+
+    /// The error that kept the answer from stdout, if one did.
+    pub fn lost_output(&self) -> Option<&std::io::Error> {
+        self.lost_output.as_ref()
     }
 
     /// Ends the answer's unfinished line.
     pub fn end_line(&mut self) {
+        let partial = std::mem::take(&mut self.partial);
+        if let Screen::Editor(editor) = &self.screen {
+            if !partial.is_empty() {
+                editor.print(partial);
+            }
+            return;
+        }
         if std::mem::take(&mut self.mid_line) {
-            let mut out = std::io::stdout().lock();
-            let _ignored = writeln!(out);
+            self.write_stdout("\n");
         }
     }
 
-    pub fn clear_status(&self) {
-        if self.status {
-            eprint!("\r\x1b[2K");
+    /// A line for the person, from panewise (its parts from the agent already escaped).
+    fn say(&mut self, line: &str) {
+        self.end_line();
+        match &self.screen {
+            Screen::Editor(editor) => editor.print(line.to_owned()),
+            Screen::Json => eprintln!("{line}"),
+            Screen::Plain { live_line, .. } => {
+                if *live_line {
+                    eprint!("\r\x1b[2K");
+                }
+                eprintln!("{line}");
+                // The live line is drawn again at once, below the new line.
+                self.last_draw = None;
+            }
+        }
+    }
+
+    fn json(&mut self, value: Value) {
+        let mut value = value;
+        if let Value::Object(fields) = &mut value {
+            fields.insert("v".to_owned(), Value::from(JSON_SCHEMA_VERSION));
+        }
+        let line = format!("{value}\n");
+        self.write_stdout(&line);
+    }
+
+    fn write_stdout(&mut self, text: &str) {
+        if self.lost_output.is_some() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if let Err(error) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            self.lost_output = Some(error);
         }
     }
 
     /// The last `--json` line: how the session ended and where its log is.
-    pub fn session_ended(&self, state: &State, exit_code: u8, log: &std::path::Path) {
-        if !self.json {
+    pub fn session_ended(&mut self, state: &State, exit_code: u8, log: &Path) {
+        if !matches!(self.screen, Screen::Json) {
             return;
         }
-        let line = serde_json::json!({
-            "v": JSON_SCHEMA_VERSION,
+        self.json(json!({
             "type": "session_ended",
             "exit_code": exit_code,
             "phase": state.turn_phase.kind_name(),
             "failure": state.failure.as_ref().map(|failure| &failure.failure),
             "totals": state.session_totals,
             "log": log.display().to_string(),
-        });
-        let mut out = std::io::stdout().lock();
-        let _ignored = writeln!(out, "{line}");
+        }));
     }
 
-    fn status_line(&mut self, state: &State) -> String {
-        self.frame = self.frame.wrapping_add(1);
-        let spinner = if state.turn_phase.is_working() {
-            SPINNER[self.frame % SPINNER.len()]
-        } else {
-            '·'
-        };
-        let phase = if !state.pending_approvals.is_empty() {
-            "waiting for your approval".to_owned()
-        } else {
-            state.turn_phase.kind_name().to_owned()
-        };
-        let mut line = format!("{spinner} {phase}");
-        if let Some(tool) = &state.current_tool {
-            line.push_str(&format!(" · {tool}"));
-            if let Some(arg) = state.current_tool_arg.as_deref() {
-                line.push_str(&format!(" {}", shorten(arg, 48)));
-            }
-        }
-        if let Some(reading) = state.plausible_reading() {
-            match reading.window.filter(|window| *window > 0) {
-                Some(window) => {
-                    let source = match reading.window_source {
-                        Some(WindowSource::Reported) => "reported",
-                        Some(WindowSource::Model) => "model table",
-                        Some(WindowSource::Learned) => "learned",
-                        None => "unknown",
-                    };
-                    line.push_str(&format!(
-                        " · context {:.0}% of {} ({source})",
-                        reading.tokens as f64 * 100.0 / window as f64,
-                        tokens(window)
-                    ));
+    fn text(&mut self, text: &str) {
+        self.turn_printed = true;
+        match &self.screen {
+            Screen::Json => {}
+            Screen::Editor(editor) => {
+                let shown = escape_controls(text, "");
+                self.partial.push_str(&shown);
+                if let Some(end) = self.partial.rfind('\n') {
+                    let rest = self.partial.split_off(end.saturating_add(1));
+                    let mut whole = std::mem::replace(&mut self.partial, rest);
+                    whole.pop();
+                    editor.print(whole);
                 }
-                None => line.push_str(&format!(" · context {}", tokens(reading.tokens))),
             }
-        }
-        if let Some(totals) = &state.session_totals {
-            let input = totals
-                .input_tokens
-                .unwrap_or(0)
-                .saturating_add(totals.cached_input_tokens.unwrap_or(0));
-            line.push_str(&format!(
-                " · {} in {} out",
-                tokens(input),
-                tokens(totals.output_tokens.unwrap_or(0))
-            ));
-            match (totals.cost_usd, totals.cost_source) {
-                (Some(cost), source) => {
-                    let source = match source {
-                        Some(CostSource::Reported) => "reported",
-                        Some(CostSource::Estimated) => "estimated",
-                        _ => "unknown source",
-                    };
-                    line.push_str(&format!(" · ${cost:.4} ({source})"));
+            Screen::Plain {
+                live_line,
+                stdout_terminal,
+            } => {
+                if *live_line && !self.mid_line {
+                    eprint!("\r\x1b[2K");
                 }
-                (None, Some(CostSource::Unknown)) => line.push_str(" · cost unknown"),
-                (None, _) => {}
+                let shown = if *stdout_terminal {
+                    escape_controls(text, "")
+                } else {
+                    text.to_owned()
+                };
+                self.write_stdout(&shown);
+                self.mid_line = !text.ends_with('\n');
             }
         }
-        line.push_str(&format!(" · {:.1}s", self.started.elapsed().as_secs_f64()));
-        line
-    }
-}
-
-fn tokens(count: u64) -> String {
-    match count {
-        0..=999 => count.to_string(),
-        1_000..=999_999 => format!("{:.1}k", count as f64 / 1_000.0),
-        _ => format!("{:.2}M", count as f64 / 1_000_000.0),
-    }
-}
-
-/// At most `max` characters of `text`, on one line.
-fn shorten(text: &str, max: usize) -> String {
-    let one_line = text.lines().next().unwrap_or_default();
-    let mut short: String = one_line.chars().take(max).collect();
-    if short.len() < text.len() {
-        short.push('…');
-    }
-    short
-}
-
-/// An event as a `--json` line: the event's own fields and `type`, and the schema version.
-pub fn json_line(event: &ProviderEvent) -> Option<String> {
-    let mut value = serde_json::to_value(event).ok()?;
-    if let Value::Object(fields) = &mut value {
-        fields.insert("v".to_owned(), Value::from(JSON_SCHEMA_VERSION));
-    }
-    serde_json::to_string(&value).ok()
-}
-
-impl View for TerminalView {
-    fn agent_event(&mut self, event: &ProviderEvent) {
-        let mut out = std::io::stdout().lock();
-        if self.json {
-            if let Some(line) = json_line(event) {
-                let _ignored = writeln!(out, "{line}");
-            }
-        } else if let ProviderEvent::TextDelta { text } = event {
-            if !self.mid_line {
-                self.clear_status();
-            }
-            let _ignored = write!(out, "{text}");
-            let _ignored = out.flush();
-            self.mid_line = !text.ends_with('\n');
-        }
     }
 
-    fn state(&mut self, state: &State) {
-        let done = matches!(state.turn_phase, TurnPhase::Done { .. } | TurnPhase::Idle);
-        if done || !state.pending_approvals.is_empty() {
-            // A turn's answer ends with its turn, and a question needs a line of its own.
-            self.end_line();
-        }
-        if !done {
-            self.prompt_shown = false;
-        }
-        if self.interactive && !self.json && done && !self.prompt_shown {
-            self.clear_status();
-            eprint!("> ");
-            self.prompt_shown = true;
-            return;
-        }
-        if !self.status || self.mid_line || self.prompt_shown {
-            return;
-        }
+    /// The live line (or, in the editor, the prompt), if it is due.
+    fn draw(&mut self, state: &State, forced: bool) {
         let now = Instant::now();
-        if self
-            .last_draw
-            .is_some_and(|last| now.duration_since(last).as_millis() < STATUS_REDRAW_MS)
+        if !forced
+            && self
+                .last_draw
+                .is_some_and(|last| now.duration_since(last).as_millis() < REDRAW_MS)
         {
             return;
         }
         self.last_draw = Some(now);
-        let line = self.status_line(state);
-        eprint!("\r\x1b[2K{line}");
+        self.frame = self.frame.wrapping_add(1);
+        let working = state.turn_phase.is_working() || !state.queued_prompts.is_empty();
+        let line = live::line(state, &self.activity, now, self.turn_started, self.frame);
+        let mark = match &self.asking {
+            Some(question) => question_mark(question),
+            None => "> ".to_owned(),
+        };
+        match &self.screen {
+            Screen::Json => {}
+            Screen::Editor(editor) => {
+                // A waiting question is the prompt until it is answered; idle with nothing to
+                // say, the prompt is the mark alone.
+                let live = match &self.asking {
+                    Some(question) => format!("{} ", question_text(question)),
+                    None if working => format!("{line} "),
+                    None => String::new(),
+                };
+                editor.set_prompt(&live, &mark);
+            }
+            Screen::Plain { live_line, .. } => {
+                if !*live_line || self.mid_line {
+                    return;
+                }
+                if let Some(question) = &self.asking {
+                    // A waiting question stays on screen: it is the live line until answered.
+                    eprint!(
+                        "\r\x1b[2K{} {}",
+                        question_text(question),
+                        question_mark(question)
+                    );
+                } else if working {
+                    eprint!("\r\x1b[2K{line}");
+                } else if self.interactive {
+                    eprint!("\r\x1b[2K> ");
+                } else {
+                    eprint!("\r\x1b[2K");
+                }
+            }
+        }
     }
 
-    fn ask(&mut self, tool: &str, arg: &str) {
+    /// Says a failure the state holds, once.
+    fn say_failure(&mut self, state: &State) {
+        let Some(failure) = &state.failure else {
+            return;
+        };
+        if self.failure_said == Some(failure.at) {
+            return;
+        }
+        self.failure_said = Some(failure.at);
+        let line = failure_line(&failure.failure, self.activity.retries);
+        self.say(&line);
+    }
+}
+
+/// `rate limited (HTTP 429) after 7 retries: <the provider's message>`, escaped.
+pub fn failure_line(failure: &panewise_pane_state::Failure, retries: u64) -> String {
+    let kind = match failure.kind {
+        panewise_pane_state::FailureKind::RateLimited => "rate limited",
+        panewise_pane_state::FailureKind::Overloaded => "the provider is overloaded",
+        panewise_pane_state::FailureKind::ServerError => "server error",
+        panewise_pane_state::FailureKind::Auth => "authentication failed",
+        panewise_pane_state::FailureKind::ContextOverflow => "the context window overflowed",
+        panewise_pane_state::FailureKind::StreamDisconnected => "the connection failed or was cut",
+        panewise_pane_state::FailureKind::ProcessExited => "the agent's process exited",
+        panewise_pane_state::FailureKind::Unknown => "the turn failed",
+    };
+    let status = failure
+        .http_status
+        .map(|status| format!(" (HTTP {status})"))
+        .unwrap_or_default();
+    let retries = match retries {
+        0 => String::new(),
+        1 => " after 1 retry".to_owned(),
+        n => format!(" after {n} retries"),
+    };
+    let message = one_line(failure.message.trim(), 400);
+    if message.is_empty() {
+        format!("panewise run: failed: {kind}{status}{retries}")
+    } else {
+        format!("panewise run: failed: {kind}{status}{retries}: {message}")
+    }
+}
+
+/// `Bash wants to run: echo hi`, the agent's words escaped.
+fn question_text(question: &Question) -> String {
+    format!(
+        "allow {} {}?",
+        one_line(&question.tool, 40),
+        one_line(&question.summary, 160)
+    )
+}
+
+fn question_mark(question: &Question) -> String {
+    if question.offers_session {
+        "[y]es / [n]o / [a]lways this session > ".to_owned()
+    } else {
+        "[y]es / [n]o > ".to_owned()
+    }
+}
+
+/// An event as a `--json` line: the event's own fields and `type`, the schema version; a
+/// tool's output cut at [`JSON_TOOL_OUTPUT_MAX`], and the agent's own session announcement
+/// named `agent_session_started` (panewise's `session_started` names panewise's session).
+pub fn json_event(event: &ProviderEvent) -> Option<Value> {
+    let mut value = serde_json::to_value(event).ok()?;
+    let Value::Object(fields) = &mut value else {
+        return Some(value);
+    };
+    if let ProviderEvent::SessionStarted { .. } = event {
+        fields.insert("type".to_owned(), Value::from("agent_session_started"));
+    }
+    if let Some(Value::String(output)) = fields.get_mut("output") {
+        if output.len() > JSON_TOOL_OUTPUT_MAX {
+            let mut cut = JSON_TOOL_OUTPUT_MAX;
+            while !output.is_char_boundary(cut) {
+                cut = cut.saturating_sub(1);
+            }
+            let dropped = output.len().saturating_sub(cut);
+            output.truncate(cut);
+            fields.insert("output_cut_bytes".to_owned(), Value::from(dropped));
+        }
+    }
+    fields.insert("v".to_owned(), Value::from(JSON_SCHEMA_VERSION));
+    Some(value)
+}
+
+/// Who answered, as `docs/JSON.md` names it.
+fn actor_json(by: &Actor) -> Value {
+    serde_json::to_value(by).unwrap_or(Value::Null)
+}
+
+impl View for TerminalView {
+    fn started(&mut self, log: &Path, state: &State) {
+        if matches!(self.screen, Screen::Json) {
+            let session = log
+                .file_stem()
+                .and_then(|stem| stem.to_str())
+                .unwrap_or_default()
+                .to_owned();
+            self.json(json!({
+                "type": "session_started",
+                "session": session,
+                "log": log.display().to_string(),
+                "agent": state.streaming.agent_id,
+                "provider": self.info.provider,
+                "model": self.info.model,
+                "cwd": self.info.cwd.display().to_string(),
+            }));
+        }
+        self.last_state = Some(state.clone());
+        self.draw(state, true);
+    }
+
+    fn agent_event(&mut self, event: &ProviderEvent) {
+        self.activity.observe(event, Instant::now());
+        if matches!(self.screen, Screen::Json) {
+            if let Some(value) = json_event(event) {
+                self.json(value);
+            }
+            return;
+        }
+        match event {
+            ProviderEvent::TextDelta { text } => self.text(text),
+            // A tool (or thinking) between pieces of text ends the text's line: the next
+            // message starts on a line of its own.
+            ProviderEvent::ToolStarted { .. } | ProviderEvent::ThinkingDelta { .. } => {
+                self.end_line()
+            }
+            _ => {}
+        }
+    }
+
+    fn state(&mut self, state: &State) {
+        let working = state.turn_phase.is_working();
+        let was_working = self
+            .last_state
+            .as_ref()
+            .is_some_and(|last| last.turn_phase.is_working());
+        if working && !was_working {
+            self.turn_started = Some(Instant::now());
+            if self.turn_printed {
+                // Answers of different turns never run together.
+                self.end_line();
+            }
+            self.turn_printed = false;
+        }
+        let done = matches!(state.turn_phase, TurnPhase::Done { .. } | TurnPhase::Idle);
+        if done && was_working {
+            self.end_line();
+        }
+        self.say_failure(state);
+        let changed = self
+            .last_state
+            .as_ref()
+            .is_none_or(|last| last.turn_phase != state.turn_phase);
+        self.last_state = Some(state.clone());
+        self.draw(state, changed);
+    }
+
+    fn tick(&mut self, state: &State) {
+        self.draw(state, true);
+    }
+
+    fn ask(&mut self, question: &Question) {
         self.end_line();
-        self.clear_status();
-        eprint!("allow {tool} {arg}? [y/N] ");
+        if !matches!(self.screen, Screen::Json) {
+            // The whole request, escaped, stays in the scrollback; the live line (the editor's
+            // prompt) keeps the question until it is answered.
+            self.say(&format!(
+                "panewise run: {} asks to run: {}",
+                one_line(&question.tool, 40),
+                escape_controls(&question.summary, "    ")
+            ));
+            if let Screen::Plain {
+                live_line: false, ..
+            } = self.screen
+            {
+                // No live line: the question is asked on a line of its own.
+                eprint!("{} {}", question_text(question), question_mark(question));
+            }
+        }
+        self.asking = Some(question.clone());
+        if let Some(state) = self.last_state.clone() {
+            self.draw(&state, true);
+        }
+    }
+
+    fn question_closed(&mut self) {
+        self.asking = None;
+        if let Some(state) = self.last_state.clone() {
+            self.draw(&state, true);
+        }
+    }
+
+    fn answered(&mut self, answer: &Answer) {
+        if matches!(self.screen, Screen::Json) {
+            self.json(json!({
+                "type": "approval_answered",
+                "request_id": answer.id,
+                "tool": answer.tool,
+                "approved": answer.approved,
+                "for_session": answer.for_session,
+                "by": actor_json(&answer.by),
+                "reason": answer.reason,
+            }));
+            return;
+        }
+        if matches!(answer.by, Actor::Person) {
+            let verdict = match (answer.approved, answer.for_session) {
+                (true, true) => "allowed for this session",
+                (true, false) => "allowed",
+                (false, _) => "denied",
+            };
+            self.say(&format!(
+                "panewise run: {verdict}: {}",
+                one_line(&answer.tool, 40)
+            ));
+        }
+    }
+
+    fn queued(&mut self, text: &str) {
+        self.say(&format!(
+            "panewise run: queued (sent when this turn ends): {}",
+            one_line(text, 120)
+        ));
     }
 
     fn notice(&mut self, text: &str) {
-        self.end_line();
-        self.clear_status();
-        eprintln!("panewise run: {text}");
+        self.say(&format!("panewise run: {}", escape_controls(text, "  ")));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use panewise_pane_state::{Failure, FailureKind};
 
     #[test]
     fn every_json_line_carries_the_schema_version_and_the_event_type() {
@@ -242,19 +541,54 @@ mod tests {
             arg: Some("echo hi".into()),
             input: None,
         };
-        let line = json_line(&event).unwrap_or_default();
-        let value: Value = serde_json::from_str(&line).unwrap_or_default();
+        let value = json_event(&event).unwrap_or_default();
         assert_eq!(value["v"], JSON_SCHEMA_VERSION);
         assert_eq!(value["type"], "tool_started");
         assert_eq!(value["arg"], "echo hi");
     }
 
     #[test]
-    fn token_counts_read_at_a_glance() {
-        assert_eq!(tokens(999), "999");
-        assert_eq!(tokens(12_345), "12.3k");
-        assert_eq!(tokens(2_500_000), "2.50M");
-        assert_eq!(shorten("abcdef", 3), "abc…");
-        assert_eq!(shorten("ab\ncd", 10), "ab…");
+    fn a_tools_output_is_cut_in_json_and_the_cut_counted() {
+        let event = ProviderEvent::ToolEnded {
+            call_id: "c1".into(),
+            status: panewise_providers::ToolStatus::Success,
+            exit_code: Some(0),
+            output: Some("é".repeat(JSON_TOOL_OUTPUT_MAX)),
+        };
+        let value = json_event(&event).unwrap_or_default();
+        let output = value["output"].as_str().unwrap_or_default();
+        assert!(output.len() <= JSON_TOOL_OUTPUT_MAX);
+        assert_eq!(
+            value["output_cut_bytes"].as_u64(),
+            Some((2 * JSON_TOOL_OUTPUT_MAX - output.len()) as u64)
+        );
+    }
+
+    #[test]
+    fn a_failure_says_its_kind_status_retries_and_the_providers_words_escaped() {
+        let failure = Failure {
+            kind: FailureKind::RateLimited,
+            retryable: true,
+            message: "slow down\u{1b}[2J".into(),
+            http_status: Some(429),
+        };
+        assert_eq!(
+            failure_line(&failure, 7),
+            "panewise run: failed: rate limited (HTTP 429) after 7 retries: slow down\\u{1b}[2J"
+        );
+    }
+
+    #[test]
+    fn a_question_shows_a_planted_escape_escaped() {
+        let question = Question {
+            id: "1".into(),
+            tool: "shell".into(),
+            summary: "touch x #\r\u{1b}[2Kallow shell echo hello".into(),
+            offers_session: true,
+        };
+        assert_eq!(
+            question_text(&question),
+            "allow shell touch x #\\u{d}\\u{1b}[2Kallow shell echo hello?"
+        );
     }
 }

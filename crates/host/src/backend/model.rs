@@ -564,7 +564,7 @@ impl ModelAgent {
     /// Stops the turn: the call's token is cancelled, the running tool's process group is
     /// killed (its future dropped), and every call left without a result gets one saying it
     /// was interrupted, so the next request pairs every call with its result.
-    pub(crate) fn interrupt(&mut self, out: &Outlet) -> Result<(), SessionError> {
+    pub(crate) fn interrupt(&mut self, _out: &Outlet) -> Result<(), SessionError> {
         let nothing_under_way = self.stream.is_none()
             && self.running.is_none()
             && self.asked.is_none()
@@ -594,7 +594,6 @@ impl ModelAgent {
         for call in left {
             self.add_result(&call.id, &call.name, reason.clone(), true)?;
         }
-        out.notice("interrupted".to_owned());
         self.next = Next::EndTurn { interrupted: true };
         Ok(())
     }

@@ -257,8 +257,7 @@ impl LineClient {
         if let Some(question) = self.asking.take() {
             match reply(&line) {
                 Some(Reply::Allow) => {
-                    self.controls
-                        .answer(Some(question.id), true, Actor::Person);
+                    self.controls.answer(Some(question.id), true, Actor::Person);
                 }
                 Some(Reply::AllowForSession) if question.offers_session => {
                     self.controls
@@ -337,6 +336,17 @@ impl LineClient {
                     // editor) dropped the line being typed, and the session goes on.
                     view.notice("nothing is running; Ctrl-D ends the session");
                 } else {
+                    let stopping = self.state.as_ref().is_some_and(|state| {
+                        matches!(
+                            state.turn_phase,
+                            panewise_pane_state::TurnPhase::Interrupting { .. }
+                        )
+                    });
+                    view.notice(if stopping {
+                        "Ctrl-C again: killing the agent"
+                    } else {
+                        "stopping the turn (Ctrl-C again kills the agent)"
+                    });
                     self.controls.interrupt();
                 }
             }

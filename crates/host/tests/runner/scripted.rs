@@ -181,8 +181,7 @@ async fn model_an_approval_is_asked_through_the_handle_and_the_answer_runs_the_t
         let task = spawn(session);
         let Update::Ask {
             id, tool, summary, ..
-        } =
-            until(&mut handle, |update| matches!(update, Update::Ask { .. })).await
+        } = until(&mut handle, |update| matches!(update, Update::Ask { .. })).await
         else {
             unreachable!()
         };

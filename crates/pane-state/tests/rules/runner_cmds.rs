@@ -609,7 +609,10 @@ fn configured_deadlines_arm_the_submit_deadline_and_say_which_passed_and_after_h
             deadline_ms: Some(at + 90_000),
         },
     );
-    let failure = s.failure.as_ref().map(|failure| failure.failure.message.as_str());
+    let failure = s
+        .failure
+        .as_ref()
+        .map(|failure| failure.failure.message.as_str());
     assert_eq!(
         failure,
         Some("the agent showed no sign of work within 90 s of the prompt (the submit deadline)")
@@ -625,7 +628,10 @@ fn configured_deadlines_arm_the_submit_deadline_and_say_which_passed_and_after_h
             },
         )],
     );
-    assert_eq!(s.deadlines.submit_ms, 1_000, "a deadline is at least a second");
+    assert_eq!(
+        s.deadlines.submit_ms, 1_000,
+        "a deadline is at least a second"
+    );
     let (_, cmds) = step(s, T0 + 5_000, Msg::StreamWatchdogTick);
     assert!(
         cmds.iter().any(|cmd| matches!(
