@@ -492,15 +492,19 @@ impl View for TerminalView {
 
     fn answered(&mut self, answer: &Answer) {
         if matches!(self.screen, Screen::Json) {
-            self.json(json!({
+            let mut line = json!({
                 "type": "approval_answered",
                 "request_id": answer.id,
                 "tool": answer.tool,
                 "approved": answer.approved,
                 "for_session": answer.for_session,
-                "by": actor_json(&answer.by),
                 "reason": answer.reason,
-            }));
+            });
+            // Who answered, as the log writes it: `by` and its own fields beside it.
+            if let (Value::Object(line), Value::Object(by)) = (&mut line, actor_json(&answer.by)) {
+                line.extend(by);
+            }
+            self.json(line);
             return;
         }
         if matches!(answer.by, Actor::Person) {

@@ -3,6 +3,7 @@
 
 mod decode;
 mod journal;
+mod json_contract;
 mod mock_server;
 mod replay;
 mod run_own_loop;
