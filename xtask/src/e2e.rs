@@ -86,8 +86,11 @@ enum Drive {
     Interrupt,
     /// A second `panewise run --resume` of the recorded session, with one more prompt.
     Resume,
-    /// On a terminal (a pseudo-terminal from `script`): the approval question is answered `y`.
+    /// On a terminal (tmux): the approval question is answered `y`.
     TerminalYes,
+    /// On a terminal (tmux), with the mock's `spoofed-command`: the question names the tool,
+    /// shows the planted escape escaped, stays on screen, and `y` runs the command.
+    TerminalQuestion,
     /// `signal` to panewise once the agent's tool has started: afterwards no process of the
     /// case (its `HOME`) is left, and the log replays; SIGTERM closes it with its checkpoint.
     Signal(Signal),
@@ -116,6 +119,72 @@ const SHELL: &str = "Run echo hello with your shell tool, then tell me what it p
 const RESUME_PROMPT: &str = "Now say done.";
 
 const CASES: &[Case] = &[
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-terminal-question",
+        scenario: "spoofed-command",
+        approval: "ask",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::TerminalQuestion,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-terminal-question",
+        scenario: "spoofed-command",
+        approval: "ask",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::TerminalQuestion,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-rate-limited",
+        scenario: "rate-limit",
+        approval: "ask",
+        exit: 10,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: "codex-appserver-server-error",
+        scenario: "server-error",
+        approval: "ask",
+        exit: 12,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-rate-limited",
+        scenario: "rate-limit",
+        approval: "ask",
+        exit: 10,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Gemini,
+        name: "gemini-acp-server-error",
+        scenario: "server-error",
+        approval: "ask",
+        exit: 12,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel: None,
+    },
     Case {
         cli: Cli::Claude,
         name: "claude-terminal-write-approved",
@@ -812,6 +881,24 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
     if case.drive == Drive::TerminalYes {
         return on_terminal(command, dir, case, &session, &mock, version, &work);
     }
+    if case.drive == Drive::TerminalQuestion {
+        command.current_dir(&work);
+        let tool = match case.cli {
+            Cli::Claude => "Bash",
+            Cli::Codex => "shell",
+            Cli::Gemini => "shell",
+        };
+        super::e2e_terminal::spoofed_command_shown_escaped(&command, dir, case.name, tool, &work)?;
+        check_header(&session, case.stream_format(), version, &work)?;
+        let state = replay(panewise, &session)?;
+        ensure!(state["failure"].is_null(), "failure: {}", state["failure"]);
+        let text = std::fs::read_to_string(&session)?;
+        ensure!(
+            text.contains("\"approval_answered\",\"approved\":true"),
+            "the approval was not answered yes"
+        );
+        return Ok(());
+    }
     let mut child = command.spawn().context("cannot run panewise run")?;
     match case.drive {
         Drive::StdinLines => {
@@ -846,7 +933,7 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
                 .status()?;
             ensure!(status.success(), "kill -{signal} {pid} failed");
         }
-        Drive::Arguments | Drive::Resume | Drive::TerminalYes => {}
+        Drive::Arguments | Drive::Resume | Drive::TerminalYes | Drive::TerminalQuestion => {}
     }
     let output = child
         .wait_with_output()
@@ -865,6 +952,23 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
         "exit {code:?}, expected {}; stderr:\n{stderr}",
         case.exit
     );
+    // A failure is said where the person looks, with its kind, and the exit with a sentence.
+    if let Some(kind) = match case.exit {
+        10 => Some("rate limited"),
+        11 => Some("overloaded"),
+        12 => Some("server error"),
+        _ => None,
+    } {
+        ensure!(
+            stderr.contains(&format!("panewise run: failed: {kind}"))
+                || stderr.contains(&format!("panewise run: failed: the provider is {kind}")),
+            "the failure is not said on stderr:\n{stderr}"
+        );
+        ensure!(
+            stderr.contains(&format!("panewise run: exit {}: ", case.exit)),
+            "the exit code comes without a sentence:\n{stderr}"
+        );
+    }
     if let Drive::Signal(signal) = case.drive {
         return after_signal(panewise, dir, case, signal, &session, &home);
     }
@@ -985,8 +1089,8 @@ fn processes_with_env(entry: &str) -> Vec<(u32, String)> {
         .collect()
 }
 
-/// Runs `command` on a pseudo-terminal (`script`), answers its approval question `y` once it is
-/// asked, and checks the turn completed with the tool run.
+/// Runs `command` on a terminal (tmux), answers its approval question `y` once it is asked,
+/// and checks the turn completed with the tool run.
 fn on_terminal(
     command: Command,
     dir: &Path,
@@ -996,66 +1100,15 @@ fn on_terminal(
     version: &str,
     work: &Path,
 ) -> Result<()> {
-    use std::io::{Read, Write};
-    let quote =
-        |word: &std::ffi::OsStr| format!("'{}'", word.to_string_lossy().replace('\'', "'\\''"));
-    let line: Vec<String> = std::iter::once(command.get_program())
-        .chain(command.get_args())
-        .map(quote)
-        .collect();
-    let mut terminal = Command::new("script");
-    terminal
-        .args(["-qec", &line.join(" "), "/dev/null"])
-        .envs(
-            command
-                .get_envs()
-                .filter_map(|(key, value)| Some((key, value?))),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = terminal
-        .spawn()
-        .context("cannot run `script` (util-linux) for a terminal")?;
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-    let mut stdout = child.stdout.take().context("no stdout")?;
-    let reader = {
-        let seen = std::sync::Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut chunk = [0u8; 4096];
-            while let Ok(read) = stdout.read(&mut chunk) {
-                if read == 0 {
-                    break;
-                }
-                if let Ok(mut seen) = seen.lock() {
-                    seen.extend_from_slice(&chunk[..read]);
-                }
-            }
-        })
-    };
-    let asked = |seen: &std::sync::Mutex<Vec<u8>>| {
-        seen.lock()
-            .map(|seen| String::from_utf8_lossy(&seen).contains("? [y/N]"))
-            .unwrap_or(false)
-    };
-    let start = std::time::Instant::now();
-    while !asked(&seen) && start.elapsed() < std::time::Duration::from_secs(120) {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    ensure!(asked(&seen), "panewise never asked for the approval");
-    let mut stdin = child.stdin.take().context("no stdin")?;
-    stdin.write_all(b"y\n")?;
-    let status = child.wait()?;
-    drop(stdin);
-    let _ignored = reader.join();
-    let output = seen
-        .lock()
-        .map(|seen| String::from_utf8_lossy(&seen).into_owned())
-        .unwrap_or_default();
+    let mut command = command;
+    command.current_dir(work);
+    // Claude Code refuses a command holding control characters itself ("would be hidden in
+    // the approval dialog"), so its question is about a file it writes.
+    let (code, output) =
+        super::e2e_terminal::question_stays(&command, dir, case.name, "Write", "hello.txt")?;
     ensure!(
-        status.code() == Some(case.exit),
-        "exit {:?}, expected {}; terminal:\n{output}",
-        status.code(),
+        code == case.exit,
+        "exit {code}, expected {}; terminal:\n{output}",
         case.exit
     );
     if let Some(expected) = case.file_written {
@@ -1065,11 +1118,6 @@ fn on_terminal(
             !expected
         );
     }
-    // The live status line was drawn on the terminal.
-    ensure!(
-        output.contains(" · ") && output.contains("\r\x1b[2K"),
-        "no status line on the terminal:\n{output}"
-    );
     check_header(session, case.stream_format(), version, work)?;
     let state = replay(&panewise_of(dir)?, session)?;
     ensure!(

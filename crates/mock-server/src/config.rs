@@ -65,11 +65,16 @@ pub enum Scenario {
     /// the tool's process group and session ([`crate::DETACHING_COMMAND`]), then a text answer:
     /// what a tool's cleanup must still find.
     DetachingTool,
+    /// A shell call whose command hides itself from a terminal that interprets escapes:
+    /// [`crate::SPOOFED_COMMAND`], `touch spoofed #` then a carriage return and an erase-line
+    /// sequence before `echo hello`; then a text answer. What an approval question must show
+    /// escaped.
+    SpoofedCommand,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 15] = [
+    pub const ALL: [Scenario; 16] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -85,6 +90,7 @@ impl Scenario {
         Scenario::SlowTool,
         Scenario::SleepingTool,
         Scenario::DetachingTool,
+        Scenario::SpoofedCommand,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -105,6 +111,7 @@ impl Scenario {
             Scenario::SlowTool => "slow-tool",
             Scenario::SleepingTool => "sleeping-tool",
             Scenario::DetachingTool => "detaching-tool",
+            Scenario::SpoofedCommand => "spoofed-command",
         }
     }
 

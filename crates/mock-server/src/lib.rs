@@ -56,8 +56,8 @@ pub use error::{MockError, Result};
 pub use gemini::ROUTING_ANSWER;
 pub use log::{LoggedRequest, SECRET_HEADERS};
 pub use script::{
-    COMPACTION_MARKER, DETACHING_COMMAND, MULTI_ROUNDS, SLEEPING_COMMAND, WRITTEN_CONTENT,
-    WRITTEN_FILE,
+    COMPACTION_MARKER, DETACHING_COMMAND, MULTI_ROUNDS, SLEEPING_COMMAND, SPOOFED_COMMAND,
+    WRITTEN_CONTENT, WRITTEN_FILE,
 };
 pub use server::{serve, MockServer, RunningServer, MAX_BODY_BYTES};
 pub use usage::{Usage, HUGE_INPUT_TOKENS};

@@ -59,12 +59,11 @@ fn documented(section: &str) -> BTreeMap<String, BTreeSet<String>> {
 
 /// Every tag `ProviderEvent` deserialises, as serde lists them for a tag it does not know.
 fn provider_event_tags() -> BTreeSet<String> {
-    let error = serde_json::from_str::<panewise_providers::ProviderEvent>(
-        r#"{"type":"no such event"}"#,
-    )
-    .err()
-    .map(|error| error.to_string())
-    .unwrap_or_default();
+    let error =
+        serde_json::from_str::<panewise_providers::ProviderEvent>(r#"{"type":"no such event"}"#)
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
     let expected = error
         .split_once("expected one of ")
         .map(|(_, list)| list.split(" at line ").next().unwrap_or(list))
@@ -100,9 +99,8 @@ fn run_lines(scenario: Scenario, extra: &[&str]) -> Vec<serde_json::Value> {
     let lines: Vec<serde_json::Value> = text
         .lines()
         .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|error| {
-                panic!("{scenario:?}: not JSON ({error}): {line}")
-            })
+            serde_json::from_str(line)
+                .unwrap_or_else(|error| panic!("{scenario:?}: not JSON ({error}): {line}"))
         })
         .collect();
     assert!(!lines.is_empty(), "{scenario:?} printed nothing");
@@ -146,7 +144,12 @@ fn every_line_of_run_json_is_listed_with_its_fields_and_every_listed_type_can_be
             seen.insert(kind);
         }
     }
-    for kind in ["session_started", "approval_answered", "session_ended", "tool_ended"] {
+    for kind in [
+        "session_started",
+        "approval_answered",
+        "session_ended",
+        "tool_ended",
+    ] {
         assert!(seen.contains(kind), "no run emitted `{kind}`");
     }
     // The reverse: everything listed can be emitted, and everything that can be is listed.
