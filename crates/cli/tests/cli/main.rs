@@ -8,6 +8,7 @@ mod mock_server;
 mod replay;
 mod run_own_loop;
 mod run_signals;
+mod run_terminal;
 mod sessions;
 mod transcripts;
 mod window;
