@@ -79,6 +79,8 @@ pub struct TerminalView {
     /// Whether the last turn's answer printed anything (a blank line then separates turns).
     turn_printed: bool,
     last_state: Option<State>,
+    /// The stuck stream was said since the agent last wrote.
+    stuck_said: bool,
 }
 
 impl TerminalView {
@@ -116,6 +118,7 @@ impl TerminalView {
             lost_output: None,
             turn_printed: false,
             last_state: None,
+            stuck_said: false,
         }
     }
 
@@ -312,15 +315,17 @@ impl TerminalView {
 
 /// `rate limited (HTTP 429) after 7 retries: <the provider's message>`, escaped.
 pub fn failure_line(failure: &panewise_pane_state::Failure, retries: u64) -> String {
+    use panewise_pane_state::FailureKind;
     let kind = match failure.kind {
-        panewise_pane_state::FailureKind::RateLimited => "rate limited",
-        panewise_pane_state::FailureKind::Overloaded => "the provider is overloaded",
-        panewise_pane_state::FailureKind::ServerError => "server error",
-        panewise_pane_state::FailureKind::Auth => "authentication failed",
-        panewise_pane_state::FailureKind::ContextOverflow => "the context window overflowed",
-        panewise_pane_state::FailureKind::StreamDisconnected => "the connection failed or was cut",
-        panewise_pane_state::FailureKind::ProcessExited => "the agent's process exited",
-        panewise_pane_state::FailureKind::Unknown => "the turn failed",
+        FailureKind::RateLimited => "rate limited",
+        FailureKind::Overloaded => "the provider is overloaded",
+        FailureKind::ServerError => "server error",
+        FailureKind::Auth => "authentication failed",
+        FailureKind::ContextOverflow => "the context window overflowed",
+        FailureKind::StreamDisconnected => "the connection failed or was cut",
+        FailureKind::ProcessExited => "the agent's process exited",
+        // The message says it all.
+        FailureKind::Unknown => "",
     };
     let status = failure
         .http_status
@@ -331,11 +336,17 @@ pub fn failure_line(failure: &panewise_pane_state::Failure, retries: u64) -> Str
         1 => " after 1 retry".to_owned(),
         n => format!(" after {n} retries"),
     };
-    let message = one_line(failure.message.trim(), 400);
-    if message.is_empty() {
-        format!("panewise run: failed: {kind}{status}{retries}")
-    } else {
-        format!("panewise run: failed: {kind}{status}{retries}: {message}")
+    let mut message = one_line(failure.message.trim(), 400);
+    if message.ends_with("(the submit deadline)") {
+        message.push_str(": --submit-timeout, or [deadlines] submit_secs in panewise.toml");
+    }
+    let head = format!("{kind}{status}{retries}");
+    let head = head.trim();
+    match (head.is_empty(), message.is_empty()) {
+        (true, true) => "panewise run: failed".to_owned(),
+        (true, false) => format!("panewise run: failed: {message}"),
+        (false, true) => format!("panewise run: failed: {head}"),
+        (false, false) => format!("panewise run: failed: {head}: {message}"),
     }
 }
 
@@ -411,6 +422,7 @@ impl View for TerminalView {
 
     fn agent_event(&mut self, event: &ProviderEvent) {
         self.activity.observe(event, Instant::now());
+        self.stuck_said = false;
         if matches!(self.screen, Screen::Json) {
             if let Some(value) = json_event(event) {
                 self.json(value);
@@ -453,6 +465,26 @@ impl View for TerminalView {
             .is_none_or(|last| last.turn_phase != state.turn_phase);
         self.last_state = Some(state.clone());
         self.draw(state, changed);
+    }
+
+    fn emitted(&mut self, event: &panewise_pane_state::cmd::Event) {
+        if let panewise_pane_state::cmd::Event::StreamStuck {
+            idle_since_ms,
+            threshold_ms,
+        } = event
+        {
+            // Said once per silence: the watchdog reports it at every tick past the deadline.
+            if self.stuck_said {
+                return;
+            }
+            self.stuck_said = true;
+            self.say(&format!(
+                "panewise run: the agent has written nothing for {} s (the stuck-stream deadline \
+                 is {} s: --stuck-after, or [deadlines] stuck_secs in panewise.toml)",
+                idle_since_ms / 1_000,
+                threshold_ms / 1_000
+            ));
+        }
     }
 
     fn tick(&mut self, state: &State) {

@@ -89,6 +89,10 @@ pub trait View {
     }
     /// Ask the person to allow a tool; the answer is their next line.
     fn ask(&mut self, question: &Question);
+    /// An event the reducer emitted (a stuck stream, a deadline that passed).
+    fn emitted(&mut self, event: &panewise_pane_state::cmd::Event) {
+        let _ = event;
+    }
     /// The question asked is no longer waiting (answered, withdrawn, or cleared).
     fn question_closed(&mut self) {}
     /// An approval request was answered, by whoever answered it.
@@ -205,7 +209,7 @@ impl LineClient {
                 }
             }
             Update::Agent(event) => view.agent_event(&event),
-            Update::Emitted(_) => {}
+            Update::Emitted(event) => view.emitted(&event),
             Update::Ask {
                 id,
                 tool,
