@@ -157,8 +157,8 @@ pub struct Session {
     input_open: bool,
     /// The approval request the front ends were asked about, and its tool.
     asking: Option<(String, String)>,
-    /// Tools the person allowed for the rest of the session.
-    allowed_for_session: std::collections::BTreeSet<String>,
+    /// Tools allowed for the rest of the session, and who allowed each.
+    allowed_for_session: std::collections::BTreeMap<String, Actor>,
     /// The deadlines to record before the first prompt.
     configured_deadlines: Option<panewise_pane_state::Deadlines>,
     /// Why the front approval was denied, for the agent (and the model's tool result).
@@ -236,7 +236,7 @@ impl Session {
             can_ask: spec.can_ask,
             input_open: spec.stay_open,
             asking: None,
-            allowed_for_session: std::collections::BTreeSet::new(),
+            allowed_for_session: std::collections::BTreeMap::new(),
             configured_deadlines: spec.deadlines,
             denial: None,
             stopping: false,
@@ -417,7 +417,7 @@ impl Session {
                     Some((asked, tool)) if id.as_ref().is_none_or(|id| *id == asked) => {
                         let for_session = approved && for_session;
                         if for_session {
-                            self.allowed_for_session.insert(tool);
+                            self.allowed_for_session.insert(tool, by.clone());
                         }
                         let who = match &by {
                             Actor::Person => "the person at the terminal".to_owned(),
@@ -693,8 +693,13 @@ impl Session {
             None => Decision::Ask,
         };
         match decision {
-            Decision::Ask if self.allowed_for_session.contains(&tool) => {
-                tracing::info!(%id, by = "person", "approval answered for the session");
+            Decision::Ask if self.allowed_for_session.contains_key(&tool) => {
+                let by = self
+                    .allowed_for_session
+                    .get(&tool)
+                    .cloned()
+                    .unwrap_or(Actor::Person);
+                tracing::info!(%id, ?by, "approval answered for the session");
                 self.out.notice(format!(
                     "allowed {tool} {summary}: you allowed {tool} for this session"
                 ));
@@ -703,7 +708,7 @@ impl Session {
                     tool,
                     approved: true,
                     for_session: true,
-                    by: Actor::Person,
+                    by: by.clone(),
                     reason: None,
                 });
                 self.transcript.record(
@@ -711,7 +716,7 @@ impl Session {
                         request_id: Some(id),
                         approved: true,
                         for_session: true,
-                        by: Actor::Person,
+                        by,
                         reason: None,
                     },
                     self.clock.now_ms(),

@@ -454,3 +454,50 @@ async fn cli_a_stop_interrupts_then_kills_a_working_agent() {
     assert!(!outcome.state.turn_phase.is_working());
     assert_replays(&scratch.log, &outcome.state);
 }
+
+#[tokio::test(start_paused = true)]
+async fn model_a_tool_allowed_for_the_session_is_not_asked_about_again() {
+    let scratch = scratch();
+    let write = |path: &str| {
+        tool_call(
+            "write_file",
+            &format!(r#"{{"path":"{path}","content":"hi\n"}}"#),
+        )
+    };
+    let (session, mut handle, _client) = model_session(
+        &scratch,
+        &["write two files"],
+        ApprovalMode::Ask,
+        vec![
+            vec![write("one.txt"), call_ended()],
+            vec![write("two.txt"), call_ended()],
+            vec![text("done"), call_ended()],
+        ],
+    );
+    let task = spawn(session);
+    let Update::Ask { id, .. } =
+        until(&mut handle, |update| matches!(update, Update::Ask { .. })).await
+    else {
+        unreachable!()
+    };
+    handle.controls().allow_for_session(Some(id), person());
+    // The second request is answered by the allowance, as the one who gave it, and says so.
+    let answered = until(&mut handle, |update| {
+        matches!(update, Update::Answered { for_session: true, by, .. } if *by == person())
+    })
+    .await;
+    assert!(
+        matches!(&answered, Update::Answered { tool, approved: true, .. } if tool == "write_file"),
+        "{answered:?}"
+    );
+    let outcome = task.await.unwrap().unwrap();
+    assert!(scratch.cwd.join("one.txt").exists() && scratch.cwd.join("two.txt").exists());
+    assert_eq!(outcome_of(&outcome.state), Some(TurnOutcome::Completed));
+    let log = std::fs::read_to_string(&scratch.log).unwrap();
+    assert_eq!(
+        log.matches("\"for_session\":true").count(),
+        2,
+        "both answers are recorded as for the session"
+    );
+    assert_replays(&scratch.log, &outcome.state);
+}
