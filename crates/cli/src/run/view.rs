@@ -9,8 +9,7 @@ use panewise_pane_state::{State, TurnPhase, WindowSource};
 use panewise_providers::{CostSource, ProviderEvent};
 use serde_json::Value;
 
-/// The version of the `--json` line schema (`docs/JSON.md`): every line carries it as `v`.
-pub const JSON_SCHEMA_VERSION: u64 = 1;
+pub use crate::json::JSON_SCHEMA_VERSION;
 
 /// The status line is redrawn at most this often, so a busy stream does not flood stderr.
 const STATUS_REDRAW_MS: u128 = 80;
@@ -50,7 +49,7 @@ impl TerminalView {
     pub fn end_line(&mut self) {
         if std::mem::take(&mut self.mid_line) {
             let mut out = std::io::stdout().lock();
-            let _ignored = writeln!(out);
+            super::stdout::checked(writeln!(out));
         }
     }
 
@@ -75,7 +74,7 @@ impl TerminalView {
             "log": log.display().to_string(),
         });
         let mut out = std::io::stdout().lock();
-        let _ignored = writeln!(out, "{line}");
+        super::stdout::checked(writeln!(out, "{line}"));
     }
 
     fn status_line(&mut self, state: &State) -> String {
@@ -175,14 +174,13 @@ impl View for TerminalView {
         let mut out = std::io::stdout().lock();
         if self.json {
             if let Some(line) = json_line(event) {
-                let _ignored = writeln!(out, "{line}");
+                super::stdout::checked(writeln!(out, "{line}"));
             }
         } else if let ProviderEvent::TextDelta { text } = event {
             if !self.mid_line {
                 self.clear_status();
             }
-            let _ignored = write!(out, "{text}");
-            let _ignored = out.flush();
+            super::stdout::checked(write!(out, "{text}").and_then(|()| out.flush()));
             self.mid_line = !text.ends_with('\n');
         }
     }

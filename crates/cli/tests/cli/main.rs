@@ -9,6 +9,7 @@ mod run_own_loop;
 mod run_signals;
 mod sessions;
 mod transcripts;
+mod usage;
 mod window;
 
 use std::path::PathBuf;
