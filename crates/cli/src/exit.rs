@@ -7,7 +7,7 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success
   1  data problem: the input was read but is wrong, of the wrong kind, or empty
-  2  usage error: unknown flag, missing argument (clap's own)
+  2  usage error: unknown flag, missing argument, a value that is not one of the choices
   3  I/O error: the input cannot be read or the output cannot be written
 A closed standard output (as in `panewise … | head -1`) ends the command quietly with 0.";
 

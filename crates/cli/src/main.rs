@@ -37,13 +37,17 @@ struct Cli {
 // then the tools that work on a stream or a conversation alone.
 #[derive(Subcommand)]
 enum Command {
-    /// Run an agent and record the session: panewise's own loop over a model API (the
-    /// offline mock by default; anthropic, openai, gemini), or a supervised agent CLI
-    /// (claude-code, codex, gemini-cli) with its requests answered by the approval mode.
+    /// Run an agent (panewise's own loop, or a supervised agent CLI) and record the session.
+    ///
+    /// panewise's own loop calls a model API (the offline mock by default; anthropic, openai,
+    /// gemini); a supervised agent CLI (claude-code, codex, gemini-cli) has its requests
+    /// answered by the approval mode.
     #[command(after_help = const_format_run_help())]
     Run(run::Args),
-    /// Print the conversation a session log recorded, after folding the log and checking it
-    /// against the checkpoints it holds (--state: the final state).
+    /// Print the conversation a session log recorded, checked against its checkpoints.
+    ///
+    /// The log is folded and compared with the checkpoints it holds; --state prints the final
+    /// state instead of the conversation.
     #[command(after_help = exit::EXIT_CODES)]
     Replay(replay::Args),
     /// List the recorded sessions (id, provider, started, turns, tokens, cost, final phase).
