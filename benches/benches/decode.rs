@@ -14,8 +14,10 @@ use std::time::Instant;
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use panewise_benches::decode::{claude_large_lines, claude_stream_event_lines, mean_line_bytes};
-use panewise_providers::{Decoded, Decoder, Provider};
+use panewise_benches::decode::{
+    claude_large_lines, claude_long_first_line, claude_stream_event_lines, mean_line_bytes,
+};
+use panewise_providers::{Decoded, Decoder, Provider, Sniffer};
 
 /// Bytes fed per call, as a pipe would deliver them.
 const CHUNK_BYTES: usize = 64 * 1024;
@@ -127,9 +129,47 @@ fn stream_event_lines(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
+/// What `panewise decode` does with a stream it must tell the CLI of: the head through the
+/// `Sniffer` in pipe-sized chunks until a line names the CLI, then the decoder. Linear in the
+/// line: the time per byte of an 8 MiB first line is that of a 1 MiB one.
+fn sniff_and_decode(stream: &[u8], out: &mut Vec<Decoded>) -> usize {
+    let mut chunks = stream.chunks(CHUNK_BYTES);
+    let mut sniffer = Sniffer::new(false);
+    while sniffer.wants_more() {
+        match chunks.next() {
+            Some(chunk) => sniffer.push(chunk),
+            None => sniffer.finish(),
+        }
+    }
+    let (found, head) = sniffer.into_parts();
+    let mut decoder = Decoder::new(found.unwrap_or(Provider::ClaudeCode));
+    decoder.feed(&head, out);
+    for chunk in chunks {
+        decoder.feed(chunk, out);
+    }
+    decoder.finish(out);
+    let produced = out.len();
+    out.clear();
+    produced
+}
+
+fn long_first_line(c: &mut Criterion<ThreadCpuTime>) {
+    let mut group = c.benchmark_group("decode_long_first_line");
+    group.sample_size(10);
+    let mut out = Vec::new();
+    for mib in [1, 8] {
+        let stream = claude_long_first_line(mib * 1024 * 1024);
+        group.throughput(Throughput::Bytes(stream.len() as u64));
+        group.bench_function(format!("{mib}_mib_sniffed_then_decoded"), |b| {
+            b.iter(|| black_box(sniff_and_decode(black_box(&stream), &mut out)))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(ThreadCpuTime::new());
-    targets = large_lines, stream_event_lines
+    targets = large_lines, stream_event_lines, long_first_line
 }
 criterion_main!(benches);

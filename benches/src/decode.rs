@@ -87,3 +87,29 @@ pub fn mean_line_bytes(stream: &[u8]) -> usize {
     let lines = stream.iter().filter(|byte| **byte == b'\n').count();
     stream.len() / lines.max(1)
 }
+
+/// One Claude Code `assistant` line starting `Bash` with a command of `command_bytes` bytes,
+/// then the line of its result: a stream whose first line is as long as asked (a tool call
+/// writing a whole generated file), for the long-line bench of `panewise decode`'s path.
+pub fn claude_long_first_line(command_bytes: usize) -> Vec<u8> {
+    let mut out = String::with_capacity(command_bytes + 1_024);
+    out.push_str(
+        r#"{"type":"assistant","message":{"id":"msg_long","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"tool_use","id":"toolu_long","name":"Bash","input":{"command":""#,
+    );
+    // Varied text with escapes, as in the other generators, cut to the size asked.
+    let mut index = 0;
+    while out.len() < command_bytes {
+        out.push_str(WORDS[index % WORDS.len()]);
+        out.push(' ');
+        index += 1;
+    }
+    let _ = writeln!(
+        out,
+        r#""}}}}],"stop_reason":null,"usage":{{"input_tokens":3080,"output_tokens":1}}}},"session_id":"{SESSION}"}}"#
+    );
+    let _ = writeln!(
+        out,
+        r#"{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"toolu_long","type":"tool_result","content":"ok","is_error":false}}]}},"session_id":"{SESSION}"}}"#
+    );
+    out.into_bytes()
+}

@@ -3,9 +3,10 @@
 //! final pane state.
 //!
 //! With `--json`, stdout is one JSON object per event (a malformed line appears as
-//! `{"type":"decode_error","line":N,"message":…}`), then a summary object whose keys are
+//! `{"type":"decode_error","line":N,"message":…}`), then a summary object, each line with the
+//! schema version `v` (`docs/JSON.md`); the summary's keys are
 //! `provider`, `events`, `unknown_events`, `decode_errors`, `turn_phase`, `turns_completed`,
-//! `tools`, `input_tokens`, `output_tokens`, `cached_input_tokens`, `cache_write_input_tokens`,
+//! `tools` (each tool once with its calls), `tools_unlisted`, `input_tokens`, `output_tokens`, `cached_input_tokens`, `cache_write_input_tokens`,
 //! `reasoning_tokens`, `cost_usd`, `cost_source` (`reported`, `estimated` or `unknown`),
 //! `model`, `model_assumed`, `plan`, `warnings`, `context_tokens`, `context_window`,
 //! `compactions` and `failure`. A cost the CLI does not report is estimated from the built-in
@@ -17,6 +18,10 @@
 //! log's transcript lines (the prompts the stream repeats, the answer, thinking, tool calls
 //! with their input and output, approvals, failures, retries), which `panewise replay`
 //! prints. The log is created new: an existing file is never written over.
+//!
+//! Time and memory are linear in the stream and bounded by its longest line plus the state:
+//! the head is scanned once while the CLI is told (`providers::sniff`), each chunk after it is
+//! handed to the decoder as read, and tools are tallied by name, never kept with their input.
 //!
 //! Exit codes are the table in [`crate::exit`]: 0 when the stream was decoded (decode errors are
 //! reported, not fatal); 1 when no line of it is an event of the chosen CLI (the wrong
@@ -34,8 +39,8 @@ use panewise_host::session_log::SessionLogFile;
 use panewise_pane_state::log::LogHeader;
 use panewise_providers::mapping::{REPLAY_START_MS, REPLAY_STEP_MS};
 use panewise_providers::{
-    summarize, CostSource, DecodeError, Decoder, LiveFold, Mapper, ModelTable, PaneSummary,
-    PriceTable, Provider, ProviderEvent,
+    summarize_tally, CostSource, DecodeError, Decoder, LiveFold, Mapper, ModelTable, PaneSummary,
+    PriceTable, Provider, ProviderEvent, Sniffer, ToolTally,
 };
 
 /// Bytes handed to the decoder at a time, as a pipe would deliver them.
@@ -44,9 +49,15 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// Arguments of `panewise decode`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which CLI wrote the stream: claude-code, codex or gemini-cli. Detected from the
-    /// stream's first lines when not given; a given one that disagrees is warned about.
-    #[arg(long)]
+    /// Which CLI wrote the stream. Detected from the stream's first lines when not given; a
+    /// given one that disagrees is warned about.
+    #[arg(
+        long,
+        value_parser = clap::builder::TypedValueParser::try_map(
+            clap::builder::PossibleValuesParser::new(Provider::ALL.map(Provider::as_str)),
+            |name| name.parse::<Provider>(),
+        )
+    )]
     provider: Option<Provider>,
     /// The stream (one JSON object per line); `-` reads standard input as it arrives.
     file: PathBuf,
@@ -70,9 +81,6 @@ pub struct Args {
     #[arg(long, value_name = "LOG")]
     record: Option<PathBuf>,
 }
-
-/// Lines read to tell which CLI wrote a stream before giving up.
-const DETECT_LINES: usize = 20;
 
 /// Runs `panewise decode`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -109,26 +117,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 
     // Read until a line names the CLI (or a few lines did not), then decode as bytes arrive.
+    // Each byte read is looked at once, so a long first line costs its length, not its square.
     let mut chunk = vec![0u8; READ_CHUNK_BYTES];
-    let mut head = Vec::new();
+    let mut sniff = Sniffer::new(args.provider.is_some());
     let mut ended = false;
-    let detected = loop {
-        if let Some(provider) = head
-            .split(|byte| *byte == b'\n')
-            .take(DETECT_LINES)
-            .find_map(Provider::detect)
-        {
-            break Some(provider);
-        }
-        let lines = head.iter().filter(|byte| **byte == b'\n').count();
-        if ended || lines >= DETECT_LINES {
-            break None;
-        }
+    while sniff.wants_more() {
         let read =
             read_some(&mut input, &mut chunk).with_context(|| format!("cannot read {name}"))?;
-        ended = read == 0;
-        head.extend_from_slice(&chunk[..read]);
-    };
+        match chunk.get(..read) {
+            Some(bytes) if !bytes.is_empty() => sniff.push(bytes),
+            _ => {
+                ended = true;
+                sniff.finish();
+            }
+        }
+    }
+    let blank = sniff.is_blank();
+    let (detected, head) = sniff.into_parts();
     let provider = match (args.provider, detected) {
         (Some(given), Some(found)) if given != found => {
             eprintln!(
@@ -139,7 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         (Some(given), _) => given,
         (None, Some(found)) => found,
-        (None, None) if head.iter().all(u8::is_ascii_whitespace) => {
+        (None, None) if blank => {
             return Err(crate::exit::empty_input(&name));
         }
         (None, None) => anyhow::bail!(
@@ -172,15 +177,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut clock = REPLAY_START_MS;
     record_messages(&mut record, &mut transcript, live.take_messages())?;
     let mut decoder = Decoder::new(provider);
-    let mut tools = Vec::new();
+    let mut tools = ToolTally::default();
     let mut known_events = 0u64;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut decoded = Vec::new();
-    let mut pending: Vec<u8> = head;
     let mut truncated = 0;
+    // The head is decoded first, then every chunk as it is read; the head's bytes are let go
+    // once decoded (a long first line is not kept for the rest of the stream).
+    let mut head = Some(head);
+    let mut read = 0;
     loop {
-        decoder.feed(&pending, &mut decoded);
+        match head.take() {
+            Some(head) => decoder.feed(&head, &mut decoded),
+            None => decoder.feed(chunk.get(..read).unwrap_or_default(), &mut decoded),
+        }
         if ended {
             // A last line without its newline that does not decode was cut off mid-write: a
             // warning, worded as everywhere else, not a decode error.
@@ -210,9 +221,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 if !matches!(event, ProviderEvent::Unknown { .. }) {
                     known_events += 1;
                 }
-                if matches!(event, ProviderEvent::ToolStarted { .. }) {
-                    tools.push(event.clone());
-                }
+                tools.record(event);
             }
             write_item(&mut out, &item, args.json)?;
         }
@@ -221,16 +230,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if ended {
             break;
         }
-        let read =
-            read_some(&mut input, &mut chunk).with_context(|| format!("cannot read {name}"))?;
+        read = read_some(&mut input, &mut chunk).with_context(|| format!("cannot read {name}"))?;
         ended = read == 0;
-        pending.clear();
-        pending.extend_from_slice(&chunk[..read]);
     }
     let mut counts = decoder.counts();
     counts.decode_errors = counts.decode_errors.saturating_sub(truncated);
     let (fold, mapper) = live.finish();
-    let summary = summarize(&mapper, counts, &tools, &fold.state);
+    let summary = summarize_tally(&mapper, counts, &tools, &fold.state);
     for warning in &summary.warnings {
         eprintln!("panewise decode: warning: {warning}");
     }
@@ -245,7 +251,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if args.json {
-        writeln!(out, "{}", serde_json::to_string(&summary)?)?;
+        writeln!(out, "{}", crate::json::line(&summary)?)?;
     } else {
         write!(out, "{}", human_summary(&summary))?;
     }
@@ -294,10 +300,8 @@ fn write_item(
     json: bool,
 ) -> anyhow::Result<()> {
     match (item, json) {
-        (Ok(event), true) => writeln!(out, "{}", serde_json::to_string(event)?)?,
-        (Err(error), true) => {
-            writeln!(out, "{}", serde_json::to_string(&decode_error_json(error))?)?
-        }
+        (Ok(event), true) => writeln!(out, "{}", crate::json::line(event)?)?,
+        (Err(error), true) => writeln!(out, "{}", crate::json::line(&decode_error_json(error))?)?,
         (Ok(event), false) => writeln!(out, "{}", event_line(event)?)?,
         (Err(error), false) => writeln!(out, "{:<20}{error}", "decode_error")?,
     }
@@ -340,6 +344,26 @@ fn event_line(event: &ProviderEvent) -> anyhow::Result<String> {
     Ok(format!("{:<20}{fields}", event.kind_name()))
 }
 
+/// `Bash ×3, Read`: each tool once with its calls, so the line is as long as the names of
+/// the tools (bounded by the tally), not as long as the stream.
+fn tools_line(summary: &PaneSummary) -> String {
+    if summary.tools.is_empty() && summary.tools_unlisted == 0 {
+        return "none".into();
+    }
+    let mut names: Vec<String> = summary
+        .tools
+        .iter()
+        .map(|tool| match tool.calls {
+            1 => tool.name.clone(),
+            calls => format!("{} ×{calls}", tool.name),
+        })
+        .collect();
+    if summary.tools_unlisted > 0 {
+        names.push(format!("{} call(s) of other tools", summary.tools_unlisted));
+    }
+    crate::terminal_text::escape_controls(&names.join(", "), "")
+}
+
 fn human_summary(summary: &PaneSummary) -> String {
     let mut text = String::from("\nfinal pane state\n");
     let mut line = |label: &str, value: String| text.push_str(&format!("  {label:<18}{value}\n"));
@@ -355,14 +379,7 @@ fn human_summary(summary: &PaneSummary) -> String {
     );
     line("turn phase", summary.turn_phase.clone());
     line("turns completed", summary.turns_completed.to_string());
-    line(
-        "tools",
-        if summary.tools.is_empty() {
-            "none".into()
-        } else {
-            summary.tools.join(", ")
-        },
-    );
+    line("tools", tools_line(summary));
     let assumed = if summary.model_assumed {
         ", model assumed"
     } else {

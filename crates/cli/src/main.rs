@@ -21,7 +21,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "panewise",
     version,
-    about = "Host AI coding agents: replay, window, decode",
+    about = "Host AI coding agents: run them, replay and list their sessions, decode their streams, window their conversations",
     after_help = exit::EXIT_CODES
 )]
 struct Cli {
@@ -33,26 +33,33 @@ struct Cli {
     command: Command,
 }
 
+// Declared in the order `--help` lists them: the main job first, then what reads its records,
+// then the tools that work on a stream or a conversation alone.
 #[derive(Subcommand)]
 enum Command {
-    /// Fold a recorded session log, check it against the checkpoints it holds, and print the
-    /// final state.
+    /// Run an agent (panewise's own loop, or a supervised agent CLI) and record the session.
+    ///
+    /// panewise's own loop calls a model API (the offline mock by default; anthropic, openai,
+    /// gemini); a supervised agent CLI (claude-code, codex, gemini-cli) has its requests
+    /// answered by the approval mode.
+    #[command(after_help = const_format_run_help())]
+    Run(Box<run::Args>),
+    /// Print the conversation a session log recorded, checked against its checkpoints.
+    ///
+    /// The log is folded and compared with the checkpoints it holds; --state prints the final
+    /// state instead of the conversation.
     #[command(after_help = exit::EXIT_CODES)]
     Replay(replay::Args),
-    /// Run a context-window strategy over a conversation file and print the window and its record.
+    /// List the recorded sessions (id, provider, started, turns, tokens, cost, final phase).
     #[command(after_help = exit::EXIT_CODES)]
-    Window(window_cmd::Args),
+    Sessions(sessions_cmd::Args),
     /// Decode a provider CLI stream as it arrives, fold it through the reducer, and print the
     /// result.
     #[command(after_help = exit::EXIT_CODES)]
     Decode(decode_cmd::Args),
-    /// Supervise an agent CLI live (Claude Code), answer its permission requests by the
-    /// approval mode, and record the session.
-    #[command(after_help = const_format_run_help())]
-    Run(Box<run::Args>),
-    /// List the recorded sessions (id, provider, started, turns, tokens, cost, final phase).
+    /// Run a context-window strategy over a conversation file and print the window and its record.
     #[command(after_help = exit::EXIT_CODES)]
-    Sessions(sessions_cmd::Args),
+    Window(window_cmd::Args),
     /// Serve scripted Anthropic, OpenAI and Gemini model APIs on 127.0.0.1, for offline tests.
     #[command(name = "mock-server", after_help = exit::EXIT_CODES)]
     MockServer(mock_server_cmd::Args),

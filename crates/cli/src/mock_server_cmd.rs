@@ -14,10 +14,12 @@ pub struct Args {
     /// The loopback port to listen on; 0 picks a free one (printed at start).
     #[arg(long, default_value_t = 0)]
     port: u16,
-    /// The scripted behaviour for requests without an `x-mock-scenario` header:
-    /// tool-then-answer, multi-round, parallel-calls, file-write, failing-tool, rate-limit,
-    /// rate-limit-once, server-error, overloaded, mid-stream-error, stream-cut, huge-input.
-    #[arg(long, default_value = "tool-then-answer")]
+    /// The scripted behaviour for requests without an `x-mock-scenario` header.
+    #[arg(
+        long,
+        default_value = "tool-then-answer",
+        value_parser = clap::builder::PossibleValuesParser::new(Scenario::names())
+    )]
     scenario: String,
     /// Also append every request, and the usage answered, to this file as JSON lines.
     #[arg(long, value_name = "FILE")]

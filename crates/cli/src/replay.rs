@@ -20,7 +20,9 @@ use panewise_pane_state::{step_into, CheckpointMismatch, LogLine, LogReader, Sta
 
 mod conversation;
 
-use conversation::{conversation, JSON_VERSION};
+use conversation::conversation;
+
+use crate::json::JSON_SCHEMA_VERSION;
 
 /// Arguments of `panewise replay`.
 #[derive(clap::Args)]
@@ -40,7 +42,7 @@ pub struct Args {
 
 /// Runs `panewise replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let log_path = panewise_host::session_log::resolve_session(&args.log);
+    let log_path = crate::input::session(&args.log)?;
     let name = log_path.display().to_string();
     let input = crate::input::open(&log_path).with_context(|| format!("cannot read {name}"))?;
     let folded = match fold_stream(BufReader::new(input), &name)? {
@@ -82,12 +84,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         for line in &folded.transcript {
             let json = serde_json::json!({
-                "v": JSON_VERSION, "type": "transcript", "ts": line.ts, "entry": &line.entry,
+                "v": JSON_SCHEMA_VERSION, "type": "transcript", "ts": line.ts, "entry": &line.entry,
             });
             writeln!(out, "{json}")?;
         }
         let json = serde_json::json!({
-            "v": JSON_VERSION, "type": "replayed", "header": &folded.header,
+            "v": JSON_SCHEMA_VERSION, "type": "replayed", "header": &folded.header,
             "messages": folded.messages, "checkpoints": folded.checkpoints,
             "checked_after": folded.last_checkpoint, "state": &folded.state,
         });

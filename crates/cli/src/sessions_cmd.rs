@@ -25,9 +25,6 @@ use serde::Serialize;
 
 use crate::terminal_text::escape_controls;
 
-/// The version every `sessions --json` line carries.
-pub const JSON_VERSION: u64 = 1;
-
 /// 10000-01-01T00:00:00Z in milliseconds since the epoch: RFC 3339 has no later time.
 const YEAR_10000_MS: u64 = 253_402_300_800_000;
 
@@ -197,7 +194,7 @@ fn read_session(path: &Path) -> Result<Listed, String> {
     let state = log.fold();
     let totals = state.session_totals.clone().unwrap_or_default();
     Ok(Listed {
-        v: JSON_VERSION,
+        v: crate::json::JSON_SCHEMA_VERSION,
         id: name.to_owned(),
         path: path_text.to_owned(),
         status,

@@ -30,6 +30,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
+use crate::args::SHELL_TOOL;
 use crate::classify::classify_rpc_error;
 use crate::error::{describe_json_error, ChannelError};
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
@@ -874,7 +875,11 @@ impl AcpDecoder {
         if !entry.started {
             entry.started = true;
             out.push(ProviderEvent::ToolStarted {
-                name: entry.kind.clone().unwrap_or_else(|| "tool".to_owned()),
+                name: match entry.kind.as_deref() {
+                    Some("execute") => SHELL_TOOL.to_owned(),
+                    Some(kind) => kind.to_owned(),
+                    None => "tool".to_owned(),
+                },
                 call_id: call_id.clone(),
                 arg: entry.arg.clone(),
                 input: entry.input.clone(),

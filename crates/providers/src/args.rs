@@ -1,5 +1,7 @@
 //! Picking the one argument of a tool call worth showing next to its name.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// Argument names in the order they are worth showing: what runs, then what is touched, then
@@ -70,12 +72,57 @@ pub(crate) fn unwrap_shell_command(command: &str) -> String {
     }
 }
 
+/// The name a tool start is shown by, for the CLIs whose streams name a shell command by
+/// their item type (Codex `command_execution`, app-server `commandExecution`) or by the
+/// Agent Client Protocol's tool kind (`execute`): `shell`, as panewise's own tool and the
+/// README call it. Every other name is the CLI's own tool name and stays. Approval requests
+/// keep the raw name: the approval policy decides on it, and the log records what it saw.
+pub(crate) const SHELL_TOOL: &str = "shell";
+
+/// Characters of a tool's argument the reducer's state keeps, the status chip's line and some
+/// to spare: the chip shows the argument's first line, cut, so a whole file written or a
+/// megabyte-long command would otherwise sit in the state (and in every message recorded)
+/// only to be cut when shown.
+pub(crate) const TOOL_ARG_CHARS: usize = 160;
+
+/// The argument as the status chip shows it: its first line, at most [`TOOL_ARG_CHARS`]
+/// characters, with `…` when anything was cut.
+pub(crate) fn chip_arg(arg: &str) -> Cow<'_, str> {
+    let first_line = arg.split('\n').next().unwrap_or_default();
+    match shorten(first_line, TOOL_ARG_CHARS) {
+        Cow::Borrowed(kept) if kept.len() < arg.len() => Cow::Owned(format!("{kept}…")),
+        shortened => shortened,
+    }
+}
+
+/// `text` cut to at most `max` characters (on a character boundary), with `…` when cut.
+pub(crate) fn shorten(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+        None => Cow::Borrowed(text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn raw(text: &str) -> &str {
         text
+    }
+
+    #[test]
+    fn the_chip_keeps_the_first_line_cut_to_its_length() {
+        let long = "é".repeat(TOOL_ARG_CHARS + 5);
+        let cut = format!("{}…", "é".repeat(TOOL_ARG_CHARS));
+        for (arg, chip) in [
+            ("ls -la", "ls -la"),
+            ("cat <<EOF\nbody\nEOF", "cat <<EOF…"),
+            (long.as_str(), cut.as_str()),
+            ("", ""),
+        ] {
+            assert_eq!(chip_arg(arg), chip, "{arg}");
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ use panewise_protocol::SessionStats;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::args::{first_significant_arg, unwrap_shell_command};
+use crate::args::{first_significant_arg, unwrap_shell_command, SHELL_TOOL};
 use crate::classify::{classify, ErrorReport};
 use crate::error::describe_json_error;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
@@ -303,7 +303,7 @@ impl CodexDecoder {
                 return;
             }
             "command_execution" => (
-                kind.to_owned(),
+                SHELL_TOOL.to_owned(),
                 item.command.as_deref().map(unwrap_shell_command),
                 item.command
                     .as_deref()

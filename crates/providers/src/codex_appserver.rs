@@ -31,7 +31,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::args::{first_significant_arg, unwrap_shell_command};
+use crate::args::{first_significant_arg, unwrap_shell_command, SHELL_TOOL};
 use crate::classify::{classify, classify_rpc_error, ErrorReport};
 use crate::error::{describe_json_error, ChannelError};
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
@@ -949,7 +949,7 @@ impl AppServerDecoder {
                 return;
             }
             "commandExecution" => (
-                "command_execution".to_owned(),
+                SHELL_TOOL.to_owned(),
                 item.command.as_deref().map(unwrap_shell_command),
                 item.command
                     .as_deref()

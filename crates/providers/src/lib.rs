@@ -138,6 +138,8 @@ mod price_table;
 mod rpc;
 pub mod rpc_client;
 mod scan;
+pub mod sniff;
+pub mod summary;
 #[cfg(feature = "api")]
 pub mod transport;
 
@@ -154,11 +156,11 @@ pub use error::{
     RequestError,
 };
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
-pub use mapping::{
-    fold_events, summarize, Fold, LiveFold, Mapper, ModelSource, PaneSummary, SummaryFailure,
-};
+pub use mapping::{fold_events, Fold, LiveFold, Mapper, ModelSource};
 pub use model_table::{ModelTable, WindowRule};
 pub use price_table::{ModelPrice, PriceTable};
+pub use sniff::Sniffer;
+pub use summary::{summarize, summarize_tally, PaneSummary, SummaryFailure, ToolCount, ToolTally};
 
 pub use panewise_protocol::{
     CompactionTrigger, CostSource, Failure, FailureKind, PlanStep, PlanStepStatus, SessionStats,

@@ -5,12 +5,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use panewise_pane_state::state::{ContextInvalidation, WaitingReason};
 use panewise_pane_state::{step, Msg, State};
-use panewise_protocol::{CompactionTrigger, CostSource, Failure, FailureKind, SessionStats};
+use panewise_protocol::{CompactionTrigger, CostSource, FailureKind, SessionStats};
 use serde::{Deserialize, Serialize};
 
+use crate::args::chip_arg;
 use crate::classify::{classify_failure, process_exited_failure};
 use crate::event::{ProviderEvent, UsageScope};
-use crate::line::{DecodeCounts, Provider};
+use crate::line::Provider;
 use crate::model_table::ModelTable;
 use crate::price_table::PriceTable;
 
@@ -222,7 +223,8 @@ impl Mapper {
                 self.turn_calls.tools = self.turn_calls.tools.saturating_add(1);
                 out.push(Msg::ToolStart {
                     name: name.clone(),
-                    arg: arg.clone(),
+                    // Only what the chip shows: the state and the log keep no whole input.
+                    arg: arg.as_deref().map(|arg| chip_arg(arg).into_owned()),
                     turn: None,
                 })
             }
@@ -501,80 +503,6 @@ fn used_tokens(usage: &SessionStats) -> bool {
     .any(|count| count.unwrap_or(0) > 0)
 }
 
-/// What `panewise decode --json` prints last: the pane a person would see after the stream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PaneSummary {
-    /// The provider whose stream was decoded.
-    pub provider: Provider,
-    /// Events decoded, unknown ones included.
-    pub events: u64,
-    /// Events of a type the decoder does not know.
-    pub unknown_events: u64,
-    /// Lines that could not be decoded.
-    pub decode_errors: u64,
-    /// The final turn phase: `idle`, `submitting`, `streaming`, `interrupting`, `done` or
-    /// `disconnected`.
-    pub turn_phase: String,
-    /// Turns that completed successfully.
-    pub turns_completed: u64,
-    /// Tool names in the order they started.
-    pub tools: Vec<String>,
-    /// Session total of uncached input tokens.
-    pub input_tokens: Option<u64>,
-    /// Session total of output tokens.
-    pub output_tokens: Option<u64>,
-    /// Session total of input tokens read from the cache.
-    pub cached_input_tokens: Option<u64>,
-    /// Session total of input tokens written to the cache.
-    pub cache_write_input_tokens: Option<u64>,
-    /// Session total of reasoning tokens (part of the output tokens).
-    pub reasoning_tokens: Option<u64>,
-    /// Session cost in US dollars; `None` when it cannot be known.
-    pub cost_usd: Option<f64>,
-    /// Where the cost comes from: `reported` by the CLI, `estimated` from the price table, or
-    /// `unknown` (then `cost_usd` is `None`).
-    pub cost_source: CostSource,
-    /// The model in use, as the stream named it or as assumed.
-    pub model: Option<String>,
-    /// True when the stream never named the model (Codex `exec --json`): the window and price
-    /// are those of a model taken from configuration or the model table's default.
-    pub model_assumed: bool,
-    /// The agent's newest plan.
-    pub plan: Vec<panewise_protocol::PlanStep>,
-    /// Warnings for the person (a model without a price, …).
-    pub warnings: Vec<String>,
-    /// Tokens in context, as the meter shows them.
-    pub context_tokens: Option<u64>,
-    /// The context window the meter uses: the reading's, or without a reading the window
-    /// reported for the model in use (the model table's, for a provider that reports none).
-    pub context_window: Option<u64>,
-    /// Compactions seen, reported or detected by the token-drop heuristic.
-    pub compactions: u64,
-    /// The failure shown, if any.
-    pub failure: Option<SummaryFailure>,
-}
-
-/// The failure part of a [`PaneSummary`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SummaryFailure {
-    /// Its kind.
-    pub kind: FailureKind,
-    /// Whether retrying may succeed.
-    pub retryable: bool,
-    /// The provider's message.
-    pub message: String,
-}
-
-impl From<&Failure> for SummaryFailure {
-    fn from(failure: &Failure) -> Self {
-        SummaryFailure {
-            kind: failure.kind,
-            retryable: failure.retryable,
-            message: failure.message.clone(),
-        }
-    }
-}
-
 /// The result of folding a captured stream: the final state and the messages that made it.
 #[derive(Debug, Clone)]
 pub struct Fold {
@@ -681,74 +609,5 @@ impl LiveFold {
             state = step(state, self.now, msg).0;
         }
         self.state = state;
-    }
-}
-
-/// The summary of a folded stream.
-pub fn summarize<'a>(
-    mapper: &Mapper,
-    counts: DecodeCounts,
-    events: impl IntoIterator<Item = &'a ProviderEvent>,
-    state: &State,
-) -> PaneSummary {
-    let tools = events
-        .into_iter()
-        .filter_map(|event| match event {
-            ProviderEvent::ToolStarted { name, .. } => Some(name.clone()),
-            _ => None,
-        })
-        .collect();
-    let totals = state.session_totals.as_ref();
-    let reading = state.plausible_reading();
-    let (model, model_source) = mapper.model();
-    PaneSummary {
-        provider: mapper.provider(),
-        events: counts.events,
-        unknown_events: counts.unknown_events,
-        decode_errors: counts.decode_errors,
-        turn_phase: state.turn_phase.kind_name().to_owned(),
-        turns_completed: state.turns_completed,
-        tools,
-        input_tokens: totals.and_then(|totals| totals.input_tokens),
-        output_tokens: totals.and_then(|totals| totals.output_tokens),
-        cached_input_tokens: totals.and_then(|totals| totals.cached_input_tokens),
-        cache_write_input_tokens: totals.and_then(|totals| totals.cache_write_input_tokens),
-        reasoning_tokens: totals.and_then(|totals| totals.reasoning_tokens),
-        cost_usd: totals.and_then(|totals| totals.cost_usd),
-        cost_source: totals
-            .and_then(|totals| totals.cost_source)
-            .unwrap_or(CostSource::Unknown),
-        model: model.map(str::to_owned),
-        model_assumed: model_source.is_assumed(),
-        plan: state.plan.clone(),
-        warnings: mapper.warnings().to_vec(),
-        context_tokens: reading.map(|reading| reading.tokens),
-        context_window: match reading {
-            Some(reading) => reading.window,
-            None => known_window(state),
-        },
-        compactions: state.compactions,
-        failure: state
-            .failure
-            .as_ref()
-            .map(|failure| SummaryFailure::from(&failure.failure)),
-    }
-}
-
-/// The window of the model in use when there is no reading to take it from: the last model a
-/// reading named, or else the only model a window was reported for (the mapper reports the model
-/// table's window for the model it assumes as soon as usage arrives). More than one candidate
-/// and no reading to choose between them gives none.
-fn known_window(state: &State) -> Option<u64> {
-    let windows = &state.reported_context_windows;
-    if let Some(model) = &state.last_context_model {
-        if let Some(window) = windows.get(model) {
-            return Some(*window);
-        }
-    }
-    let mut only = windows.values();
-    match (only.next(), only.next()) {
-        (Some(window), None) => Some(*window),
-        _ => None,
     }
 }

@@ -7,9 +7,6 @@ use serde_json::Value;
 
 use crate::terminal_text::escape_controls;
 
-/// The version every `replay --json` line carries.
-pub const JSON_VERSION: u64 = 1;
-
 /// Width of the label column; continuation lines are indented by as much.
 const LABEL: usize = 11;
 

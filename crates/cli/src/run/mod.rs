@@ -91,7 +91,9 @@ pub struct Args {
     /// The provider: a model API panewise's own loop calls (mock, anthropic, openai, gemini),
     /// or an agent CLI it supervises (claude-code, codex, gemini-cli). Default: panewise.toml's
     /// `provider`, the resumed session's, else `mock` (offline, in-process).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
+        panewise_host::config::ProviderName::ALL.map(panewise_host::config::ProviderName::as_str)
+    ))]
     provider: Option<String>,
     /// The model the agent uses (`--model` of the CLI).
     #[arg(long)]
@@ -108,7 +110,7 @@ pub struct Args {
     #[arg(long, value_name = "CONFIG")]
     window: Option<PathBuf>,
     /// The most model calls one turn of panewise's own loop may make.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_iterations: Option<u32>,
     /// Print the normalised events as NDJSON on stdout instead of the answer.
     #[arg(long)]
@@ -127,7 +129,9 @@ pub struct Args {
     gemini: Option<String>,
     /// How Codex and Gemini CLI are driven: `app-server` (Codex, the default) or `exec`;
     /// `acp` (Gemini CLI, the default) or `stream-json`.
-    #[arg(long, value_name = "CHANNEL")]
+    #[arg(long, value_name = "CHANNEL", value_parser = clap::builder::PossibleValuesParser::new(
+        ["app-server", "exec", "acp", "stream-json"]
+    ))]
     channel: Option<String>,
     /// The command of an ACP agent for `--provider acp` (default: `gemini --acp`).
     #[arg(long, value_name = "COMMAND")]
@@ -155,7 +159,8 @@ struct Resumed {
 }
 
 fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
-    let log = panewise_host::session_log::resolve_session(given);
+    let log =
+        crate::input::session(given).with_context(|| format!("--resume {}", given.display()))?;
     let bytes = std::fs::read(&log).with_context(|| {
         format!(
             "--resume {}: cannot read {}",
@@ -198,6 +203,9 @@ fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
 
 /// Runs `panewise run`.
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(cwd) = &args.cwd {
+        refuse_non_directory(cwd)?;
+    }
     if args.resume.is_none() {
         match own_loop::route(&args)? {
             own_loop::Route::Own(setup) => return own_loop::run(args, *setup),
@@ -211,7 +219,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let resumed = args.resume.as_deref().map(read_resumed).transpose()?;
     let provider: Provider = match (&args.provider, &resumed) {
         (Some(name), _) => name.parse().map_err(|_| {
-            anyhow::anyhow!("--provider {name}: expected claude-code, codex or gemini-cli")
+            crate::exit::usage(format!(
+                "--provider {name}: a resumed session continues with claude-code, codex or \
+                 gemini-cli"
+            ))
         })?,
         (None, Some(resumed)) => resumed.provider,
         (None, None) => Provider::ClaudeCode,
@@ -256,15 +267,17 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         (Provider::GeminiCli, None | Some("acp")) => Some(RpcProtocol::Acp),
         (Provider::Codex, Some("exec")) | (Provider::GeminiCli, Some("stream-json")) => None,
         (Provider::ClaudeCode, None | Some("stream-json")) => None,
-        (_, Some(other)) => anyhow::bail!(
-            "--channel {other}: {} is driven by {}",
-            provider.as_str(),
-            match provider {
-                Provider::Codex => "app-server (default) or exec",
-                Provider::GeminiCli => "acp (default) or stream-json",
-                _ => "stream-json",
-            }
-        ),
+        (_, Some(other)) => {
+            return Err(crate::exit::usage(format!(
+                "--channel {other}: {} is driven by {}",
+                provider.as_str(),
+                match provider {
+                    Provider::Codex => "app-server (default) or exec",
+                    Provider::GeminiCli => "acp (default) or stream-json",
+                    _ => "stream-json",
+                }
+            )))
+        }
         _ => None,
     };
     let (program, variable, default, channel) = match provider {
@@ -563,7 +576,7 @@ impl Front {
             .lost_output()
             .filter(|error| error.kind() != std::io::ErrorKind::BrokenPipe)
         {
-            eprintln!("panewise run: the answer could not be written to stdout: {error}");
+            eprintln!("panewise run: the answer could not be written to standard output: {error}");
             code = crate::exit::OUTPUT_LOST;
         }
         if let Some(state) = state {
@@ -673,9 +686,22 @@ fn gemini_acp_args(approval: ApprovalMode, log: &Path) -> anyhow::Result<Vec<Str
 fn stdin_lines() -> UserLines {
     let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
     std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            if sender.send(line).is_err() {
+        let mut stdin = std::io::stdin().lock();
+        let mut bytes = Vec::new();
+        loop {
+            bytes.clear();
+            match stdin.read_until(b'\n', &mut bytes) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let line = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            // A line that is not UTF-8 (a paste in another encoding) is taken with U+FFFD for
+            // its bad bytes: ending the session on it would drop every prompt after it.
+            if sender
+                .send(String::from_utf8_lossy(line).into_owned())
+                .is_err()
+            {
                 break;
             }
         }
@@ -725,6 +751,19 @@ fn default_log_path() -> anyhow::Result<PathBuf> {
         .create(&dir)
         .with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(panewise_host::journal::files::new_log_path(&dir))
+}
+
+/// `--cwd` must name a directory: a file would be found out only when the agent or a tool
+/// starts in it, after the session had begun. (One that does not exist is reported, as an
+/// input that cannot be read, where it is opened.)
+fn refuse_non_directory(cwd: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(cwd) {
+        Ok(metadata) if !metadata.is_dir() => Err(crate::exit::usage(format!(
+            "--cwd {}: not a directory (the agent's working directory must be one)",
+            cwd.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `--log FILE` names a file that must not exist: panewise never writes over one. (The log

@@ -195,7 +195,8 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     config.tool_env_remove =
         panewise_host::secrets::EnvPolicy::from_config(&setup.config).tool_removals();
     if let Some(limit) = args.max_iterations {
-        config.max_iterations = limit.max(1);
+        // clap refuses 0 (a turn that may call no model is a usage error, not a 1).
+        config.max_iterations = limit;
     }
     let deadlines = super::deadlines(&args.deadlines, &config.cwd)?;
     let interactive = args.prompts.is_empty();
@@ -271,17 +272,33 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     let BackendOutcome::Model(model) = &outcome.backend else {
         anyhow::bail!("the own loop's session ended without the loop's outcome");
     };
-    report(model, strategy_name, &cwd, &log, mock);
+    // The mock's own directory goes when its tools left nothing in it (`remove_dir` removes
+    // only an empty one); what they wrote stays, and the report says where.
+    let own_dir = (mock && args.cwd.is_none()).then(|| std::fs::remove_dir(&cwd).is_ok());
+    report(model, strategy_name, &cwd, own_dir, &log, mock);
     Ok(ExitCode::from(code))
 }
 
-/// What the person is told at the end: the tools, the window's decisions, the files.
-fn report(outcome: &ModelOutcome, strategy: &str, cwd: &Path, log: &Path, mock: bool) {
+/// What the person is told at the end: the tools, the window's decisions, the files;
+/// `own_dir` whether the mock's own directory was removed (`None`: the person named it).
+fn report(
+    outcome: &ModelOutcome,
+    strategy: &str,
+    cwd: &Path,
+    own_dir: Option<bool>,
+    log: &Path,
+    mock: bool,
+) {
     let ran = outcome.tool_runs.iter().filter(|run| run.ran).count();
     eprintln!(
-        "panewise run: tools: {ran} ran, {} refused, in {}",
+        "panewise run: tools: {ran} ran, {} refused, in {}{}",
         outcome.tool_runs.len().saturating_sub(ran),
-        cwd.display()
+        cwd.display(),
+        match own_dir {
+            Some(true) => " (removed: nothing was left in it)",
+            Some(false) => " (kept: the tools left files in it)",
+            None => "",
+        }
     );
     eprintln!(
         "panewise run: window: {strategy}, {} visit(s), {} engaged{}",

@@ -20,10 +20,16 @@ fn decode_json(provider: &str, relative: &str) -> Vec<Value> {
         "{relative}: {stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    stdout
+    let lines: Vec<Value> = stdout
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect()
+        .collect();
+    // Every line, events and summary alike, carries the schema version.
+    assert!(
+        lines.iter().all(|line| line["v"] == 1),
+        "{relative}: {stdout}"
+    );
+    lines
 }
 
 fn summary(provider: &str, relative: &str) -> Value {
@@ -52,13 +58,13 @@ fn rate_limited(message_start: &str) -> impl Fn(&Value) {
 fn decode_json_summaries_of_the_claude_code_captures() {
     let tool_call = json!({
         "provider": "claude-code", "unknown_events": 0, "decode_errors": 0,
-        "turn_phase": "done", "turns_completed": 1, "tools": ["Bash"],
+        "turn_phase": "done", "turns_completed": 1, "tools": [{"name": "Bash", "calls": 1}], "tools_unlisted": 0,
         "input_tokens": 6240, "output_tokens": 90, "cached_input_tokens": 18000,
         "cache_write_input_tokens": 2400, "reasoning_tokens": 0,
         "cost_usd": 0.042359999999999995, "cost_source": "reported",
         "model": "claude-opus-5-5", "model_assumed": false, "plan": [], "warnings": [],
         "context_tokens": 13360, "context_window": 1000000,
-        "compactions": 0, "failure": null,
+        "compactions": 0, "failure": null, "v": 1,
     });
     for (file, events) in [
         ("claude-code/tool-call.ndjson", 15),
@@ -73,13 +79,13 @@ fn decode_json_summaries_of_the_claude_code_captures() {
         summary("claude-code", "claude-code/auto-compact.ndjson"),
         json!({
             "provider": "claude-code", "events": 37, "unknown_events": 0, "decode_errors": 0,
-            "turn_phase": "done", "turns_completed": 1, "tools": ["Bash", "Bash", "Bash"],
+            "turn_phase": "done", "turns_completed": 1, "tools": [{"name": "Bash", "calls": 3}], "tools_unlisted": 0,
             "input_tokens": 202680, "output_tokens": 235, "cached_input_tokens": 45000,
             "cache_write_input_tokens": 6000, "reasoning_tokens": 0,
             "cost_usd": 0.8544200000000001, "cost_source": "reported",
             "model": "claude-opus-5-5", "model_assumed": false, "plan": [], "warnings": [],
             "context_tokens": 13400, "context_window": 1000000,
-            "compactions": 1, "failure": null,
+            "compactions": 1, "failure": null, "v": 1,
         })
     );
 
@@ -87,13 +93,13 @@ fn decode_json_summaries_of_the_claude_code_captures() {
         summary("claude-code", "claude-code/multi-turn-stdin.ndjson"),
         json!({
             "provider": "claude-code", "events": 30, "unknown_events": 0, "decode_errors": 0,
-            "turn_phase": "done", "turns_completed": 2, "tools": ["Bash", "Bash"],
+            "turn_phase": "done", "turns_completed": 2, "tools": [{"name": "Bash", "calls": 2}], "tools_unlisted": 0,
             "input_tokens": 12800, "output_tokens": 180, "cached_input_tokens": 36000,
             "cache_write_input_tokens": 4800, "reasoning_tokens": 0,
             "cost_usd": 0.086, "cost_source": "reported",
             "model": "claude-opus-5-5", "model_assumed": false, "plan": [], "warnings": [],
             "context_tokens": 13520, "context_window": 1000000,
-            "compactions": 0, "failure": null,
+            "compactions": 0, "failure": null, "v": 1,
         })
     );
 
@@ -104,13 +110,13 @@ fn decode_json_summaries_of_the_claude_code_captures() {
         error,
         json!({
             "provider": "claude-code", "events": 5, "unknown_events": 0, "decode_errors": 0,
-            "turn_phase": "done", "turns_completed": 0, "tools": [],
+            "turn_phase": "done", "turns_completed": 0, "tools": [], "tools_unlisted": 0,
             "input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0,
             "cache_write_input_tokens": 0, "reasoning_tokens": 0,
             "cost_usd": 0.0, "cost_source": "reported",
             "model": "claude-opus-5-5", "model_assumed": false, "plan": [], "warnings": [],
             "context_tokens": null, "context_window": null,
-            "compactions": 0, "failure": null,
+            "compactions": 0, "failure": null, "v": 1,
         })
     );
 }
@@ -121,13 +127,13 @@ fn decode_json_summaries_of_the_codex_captures() {
         summary("codex", "codex/tool-call.jsonl"),
         json!({
             "provider": "codex", "events": 8, "unknown_events": 0, "decode_errors": 0,
-            "turn_phase": "done", "turns_completed": 1, "tools": ["command_execution"],
+            "turn_phase": "done", "turns_completed": 1, "tools": [{"name": "shell", "calls": 1}], "tools_unlisted": 0,
             "input_tokens": 3282, "output_tokens": 60, "cached_input_tokens": 2048,
             "cache_write_input_tokens": 0, "reasoning_tokens": 16,
             "cost_usd": 0.019234, "cost_source": "estimated",
             "model": "gpt-5.5", "model_assumed": true, "plan": [], "warnings": [],
             "context_tokens": null, "context_window": 400000,
-            "compactions": 0, "failure": null,
+            "compactions": 0, "failure": null, "v": 1,
         })
     );
     let mut error = summary("codex", "codex/error-429.jsonl");
@@ -137,13 +143,13 @@ fn decode_json_summaries_of_the_codex_captures() {
         error,
         json!({
             "provider": "codex", "events": 4, "unknown_events": 0, "decode_errors": 0,
-            "turn_phase": "done", "turns_completed": 0, "tools": [],
+            "turn_phase": "done", "turns_completed": 0, "tools": [], "tools_unlisted": 0,
             "input_tokens": null, "output_tokens": null, "cached_input_tokens": null,
             "cache_write_input_tokens": null, "reasoning_tokens": null,
             "cost_usd": null, "cost_source": "unknown",
             "model": "gpt-5.5", "model_assumed": true, "plan": [], "warnings": [],
             "context_tokens": null, "context_window": null,
-            "compactions": 0, "failure": null,
+            "compactions": 0, "failure": null, "v": 1,
         })
     );
 }
@@ -154,14 +160,14 @@ fn decode_json_summaries_of_the_gemini_cli_captures() {
         summary("gemini-cli", "gemini-cli/tool-call.jsonl"),
         json!({
             "provider": "gemini-cli", "events": 10, "unknown_events": 0, "decode_errors": 0,
-            "turn_phase": "done", "turns_completed": 1, "tools": ["run_shell_command"],
+            "turn_phase": "done", "turns_completed": 1, "tools": [{"name": "run_shell_command", "calls": 1}], "tools_unlisted": 0,
             "input_tokens": 4404, "output_tokens": 92, "cached_input_tokens": 4096,
             "cache_write_input_tokens": null, "reasoning_tokens": 32,
             "cost_usd": null, "cost_source": "unknown",
             "model": "gemini-3.8-flash", "model_assumed": false, "plan": [],
             "warnings": ["no price for model `gemini-3.8-flash`: the session's cost is unknown (a price table given with --prices can add it)"],
             "context_tokens": null, "context_window": 1048576,
-            "compactions": 0, "failure": null,
+            "compactions": 0, "failure": null, "v": 1,
         })
     );
     let error = summary("gemini-cli", "gemini-cli/error-429.jsonl");
@@ -654,4 +660,106 @@ fn a_session_log_survives_kill_9_of_panewise_but_for_the_line_being_written() {
     let state = super::replayed_state(&out.stdout);
     // The first turn was folded before the kill: the log holds it.
     assert_eq!(state["turns_completed"], 1, "{state}");
+}
+
+/// A Claude Code `assistant` line starting tool `name` with a command of `command_bytes`.
+fn tool_call_line(index: usize, name: &str, command_bytes: usize) -> String {
+    let line = json!({
+        "type": "assistant",
+        "message": {
+            "id": format!("msg_{index}"), "type": "message", "role": "assistant",
+            "model": "claude-opus-5-5",
+            "content": [{"type": "tool_use", "id": format!("toolu_{index}"), "name": name,
+                         "input": {"command": "z".repeat(command_bytes)}}],
+        },
+        "session_id": "s",
+    });
+    format!("{line}\n")
+}
+
+#[test]
+fn the_summary_names_each_tool_once_however_many_huge_calls_the_stream_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("many-tools.ndjson");
+    // 300 calls of 16 KiB each: 200 of one tool, then one call each of 100 distinct tools,
+    // more names than the summary lists.
+    let mut text = String::new();
+    for index in 0..200 {
+        text.push_str(&tool_call_line(index, "Bash", 16 * 1024));
+    }
+    for index in 200..300 {
+        text.push_str(&tool_call_line(index, &format!("tool_{index}"), 16 * 1024));
+    }
+    std::fs::write(&stream, text).unwrap();
+    let path = stream.to_str().unwrap();
+
+    let human = panewise(&["decode", "--provider", "claude-code", path]);
+    assert!(
+        human.status.success(),
+        "{}",
+        String::from_utf8_lossy(&human.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&human.stdout);
+    let tools = stdout
+        .lines()
+        .find_map(|line| line.trim_start().strip_prefix("tools"))
+        .unwrap_or_else(|| panic!("no tools line in {stdout}"));
+    assert!(tools.contains("Bash ×200"), "{tools}");
+    assert!(tools.contains("37 call(s) of other tools"), "{tools}");
+    // 64 names of at most 64 characters and their counts: a line of a few thousand
+    // characters, not one name per call (and no argument at all).
+    assert!(tools.len() < 64 * 80, "{} characters", tools.len());
+    assert!(!tools.contains("zzz"), "{tools}");
+
+    let out = panewise(&["decode", "--provider", "claude-code", path, "--json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let listed = summary["tools"].as_array().unwrap();
+    assert_eq!(listed.len(), 64);
+    assert_eq!(listed[0], json!({"name": "Bash", "calls": 200}));
+    assert_eq!(listed[63], json!({"name": "tool_262", "calls": 1}));
+    assert_eq!(summary["tools_unlisted"], 37);
+}
+
+#[test]
+fn a_long_first_line_read_in_many_chunks_decodes_whole_with_or_without_the_provider() {
+    const COMMAND_BYTES: usize = 3 * 1024 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("long-line.ndjson");
+    let mut text = tool_call_line(0, "Bash", COMMAND_BYTES);
+    text.push_str(&tool_call_line(1, "Read", 10));
+    std::fs::write(&stream, text).unwrap();
+    let path = stream.to_str().unwrap();
+    // The binary reads 64 KiB at a time: the first line arrives in some fifty pieces, and
+    // without --provider it is also the line the CLI is told from.
+    for args in [
+        vec!["decode", "--provider", "claude-code", path, "--json"],
+        vec!["decode", path, "--json"],
+    ] {
+        let out = panewise(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<Value> = stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let started: Vec<&Value> = lines
+            .iter()
+            .filter(|line| line["type"] == "tool_started")
+            .collect();
+        assert_eq!(started.len(), 2, "{args:?}");
+        assert_eq!(started[0]["name"], "Bash");
+        let command = started[0]["input"]["command"].as_str().unwrap_or_default();
+        assert_eq!(command.len(), COMMAND_BYTES, "{args:?}");
+        assert!(command.bytes().all(|byte| byte == b'z'));
+        assert_eq!(started[1]["name"], "Read");
+        let summary = lines.last().unwrap();
+        assert_eq!(summary["provider"], "claude-code");
+        assert_eq!(summary["decode_errors"], 0);
+        assert_eq!(
+            summary["tools"],
+            json!([{"name": "Bash", "calls": 1}, {"name": "Read", "calls": 1}])
+        );
+    }
 }

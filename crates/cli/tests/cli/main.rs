@@ -11,6 +11,7 @@ mod run_signals;
 mod run_terminal;
 mod sessions;
 mod transcripts;
+mod usage;
 mod window;
 
 use std::path::PathBuf;

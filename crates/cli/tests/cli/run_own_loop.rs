@@ -24,6 +24,11 @@ impl Machine {
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// The command `run` runs, for a test that sets its input or output itself.
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_panewise"));
         command
             .args(args)
@@ -43,7 +48,7 @@ impl Machine {
         ] {
             command.env_remove(variable);
         }
-        command.output().unwrap()
+        command
     }
 }
 
@@ -211,4 +216,76 @@ async fn ctrl_c_stops_the_running_tool_and_ends_the_turn_interrupted() {
         "{written}"
     );
     crate::assert_replays(&log);
+}
+
+#[test]
+fn the_mock_runs_in_a_directory_of_its_own_that_goes_when_left_empty() {
+    let machine = Machine::new();
+    std::fs::create_dir_all(machine.path("tmp")).unwrap();
+    let output = machine
+        .command(&["run", "say hello"])
+        .env("TMPDIR", machine.path("tmp"))
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("(removed: nothing was left in it)"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(machine.path("tmp"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name())
+        .filter(|name| name.to_string_lossy().starts_with("panewise-mock-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn an_answer_that_cannot_be_written_to_stdout_fails_the_run() {
+    let machine = Machine::new();
+    for json in [false, true] {
+        let mut args = vec!["run", "say hello"];
+        if json {
+            args.push("--json");
+        }
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let output = machine.command(&args).stdout(full).output().unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "--json {json}: {err}");
+        assert!(
+            err.contains("the answer could not be written to standard output"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_prompt_line_that_is_not_utf8_is_taken_and_the_session_goes_on() {
+    use std::io::Write;
+
+    let machine = Machine::new();
+    let log = machine.path("lines.jsonl");
+    let mut child = machine
+        .command(&["run", "--log", log.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"say h\xffllo\nsay hello again\n").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let replayed = machine.run(&["replay", "--json", log.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&replayed.stdout);
+    let prompts: Vec<String> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["entry"]["kind"] == "prompt")
+        .filter_map(|line| line["entry"]["text"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(prompts, ["say h\u{fffd}llo", "say hello again"], "{text}");
 }

@@ -90,7 +90,7 @@ fn the_app_server_capture_folds_to_a_completed_turn_with_its_shell_call_usage_an
     assert_eq!(summary.unknown_events, 0);
     assert_eq!(summary.turn_phase, "done");
     assert_eq!(summary.turns_completed, 1);
-    assert_eq!(summary.tools, vec!["command_execution"]);
+    assert_eq!(crate::tool_calls(&summary), [("shell", 1)]);
     assert_eq!(summary.failure, None);
     assert_eq!(summary.model.as_deref(), Some("gpt-5.5"));
     let started = events.iter().find_map(|event| match event {
@@ -185,7 +185,7 @@ fn the_acp_capture_folds_to_a_completed_turn_with_the_quota_tokens() {
     assert_eq!(summary.unknown_events, 0);
     assert_eq!(summary.turn_phase, "done");
     assert_eq!(summary.turns_completed, 1);
-    assert_eq!(summary.tools, vec!["execute"]);
+    assert_eq!(crate::tool_calls(&summary), [("shell", 1)]);
     assert_eq!(summary.failure, None);
     let started = events.iter().find_map(|event| match event {
         ProviderEvent::ToolStarted { arg, .. } => arg.clone(),

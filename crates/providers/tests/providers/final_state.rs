@@ -36,7 +36,7 @@ fn claude_tool_call_ends_done_with_one_bash_call_and_the_reported_window() {
         assert_clean(&summary);
         assert_eq!(summary.turn_phase, "done", "{path}");
         assert_eq!(summary.turns_completed, 1);
-        assert_eq!(summary.tools, vec!["Bash"]);
+        assert_eq!(crate::tool_calls(&summary), [("Bash", 1)]);
         // Input, cache writes and cache reads apart: 6240 + 2400 + 18000.
         assert_eq!(summary.input_tokens, Some(6_240));
         assert_eq!(summary.cache_write_input_tokens, Some(2_400));
@@ -60,7 +60,7 @@ fn claude_auto_compact_counts_one_real_compaction_and_a_fresh_context_reading() 
     assert_clean(&summary);
     assert_eq!(summary.turn_phase, "done");
     assert_eq!(summary.turns_completed, 1);
-    assert_eq!(summary.tools, vec!["Bash", "Bash", "Bash"]);
+    assert_eq!(crate::tool_calls(&summary), [("Bash", 3)]);
     // The per-turn model breakdown includes the compaction call, which `usage` leaves out.
     assert_eq!(
         summary
@@ -103,7 +103,7 @@ fn claude_multi_turn_session_adds_per_turn_costs_once() {
     assert_clean(&summary);
     assert_eq!(summary.turn_phase, "done");
     assert_eq!(summary.turns_completed, 2);
-    assert_eq!(summary.tools, vec!["Bash", "Bash"]);
+    assert_eq!(crate::tool_calls(&summary), [("Bash", 2)]);
     assert_eq!(summary.input_tokens, Some(6_240 + 6_560));
     assert_eq!(summary.cache_write_input_tokens, Some(2_400 + 2_400));
     assert_eq!(summary.output_tokens, Some(180));
@@ -122,7 +122,7 @@ fn codex_tool_call_takes_its_window_from_the_model_table() {
     assert_clean(&summary);
     assert_eq!(summary.turn_phase, "done");
     assert_eq!(summary.turns_completed, 1);
-    assert_eq!(summary.tools, vec!["command_execution"]);
+    assert_eq!(crate::tool_calls(&summary), [("shell", 1)]);
     // Codex counts cached tokens inside input_tokens; they are kept apart here.
     assert_eq!(summary.input_tokens, Some(5_330 - 2_048));
     assert_eq!(summary.output_tokens, Some(60));
@@ -170,7 +170,7 @@ fn gemini_tool_call_follows_the_working_model_not_the_router() {
     assert_clean(&summary);
     assert_eq!(summary.turn_phase, "done");
     assert_eq!(summary.turns_completed, 1);
-    assert_eq!(summary.tools, vec!["run_shell_command"]);
+    assert_eq!(crate::tool_calls(&summary), [("run_shell_command", 1)]);
     assert_eq!(summary.input_tokens, Some(4_404));
     // 40 + 20 output plus 32 thoughts tokens (the total beyond input and output).
     assert_eq!(summary.output_tokens, Some(92));
@@ -318,7 +318,7 @@ fn a_stream_cut_off_mid_turn_ends_as_process_exited_not_as_a_turn_that_never_end
     let summary = summarize(&mapper, counts, &events, &fold.state);
     assert_eq!(summary.turn_phase, "done");
     assert_eq!(summary.turns_completed, 0);
-    assert_eq!(summary.tools, vec!["Bash"]);
+    assert_eq!(crate::tool_calls(&summary), [("Bash", 1)]);
     let failure = summary.failure.expect("a failure");
     assert_eq!(failure.kind, FailureKind::ProcessExited);
     assert!(!failure.retryable);
@@ -748,6 +748,6 @@ fn r98_claude_turn_interrupted_by_the_person_ends_stopped_not_failed() {
     let summary = summarize(&mapper, counts, &events, &fold.state);
     assert!(summary.failure.is_none());
     assert_eq!(summary.turns_completed, 0);
-    assert_eq!(summary.tools, vec!["Bash"]);
+    assert_eq!(crate::tool_calls(&summary), [("Bash", 1)]);
     assert_clean(&summary);
 }

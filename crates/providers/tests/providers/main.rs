@@ -11,7 +11,7 @@ mod splits;
 
 use std::path::PathBuf;
 
-use panewise_providers::Provider;
+use panewise_providers::{PaneSummary, Provider};
 
 /// Every captured stream under `tests/data/<provider>/` (`*.ndjson`, `*.jsonl`, but not the
 /// `*.input.ndjson` a host wrote to the CLI), with its
@@ -44,4 +44,13 @@ pub fn fixture(relative: &str) -> Vec<u8> {
         .join("tests/data")
         .join(relative);
     std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// A summary's tools as (name, calls), in the order they first started.
+pub fn tool_calls(summary: &PaneSummary) -> Vec<(&str, u64)> {
+    summary
+        .tools
+        .iter()
+        .map(|tool| (tool.name.as_str(), tool.calls))
+        .collect()
 }

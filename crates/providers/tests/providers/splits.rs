@@ -1,7 +1,9 @@
 //! Property tests: arbitrary bytes never panic, and any split of a valid stream decodes to the
 //! same events as the whole.
 
-use panewise_providers::{decode_all, Decoded, Decoder, Provider};
+use panewise_providers::{
+    decode_all, Decoded, Decoder, LiveFold, Mapper, ModelTable, Provider, ProviderEvent,
+};
 use proptest::prelude::*;
 
 use crate::{fixture, fixtures};
@@ -86,5 +88,64 @@ proptest! {
         // Corrupted or not, the stream splits anywhere to the same events as read whole.
         let whole = decode_all(provider, &bytes).0;
         prop_assert_eq!(decode_in_pieces(provider, &bytes, &[position, position + 1]), whole);
+    }
+}
+
+/// A Claude Code tool call whose command is `len` bytes long, on one line.
+fn long_tool_call(len: usize) -> Vec<u8> {
+    let command = "y".repeat(len);
+    let line = serde_json::json!({
+        "type": "assistant",
+        "message": {
+            "id": "msg_long", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+            "content": [{"type": "tool_use", "id": "toolu_long", "name": "Bash",
+                         "input": {"command": command}}],
+        },
+        "session_id": "s",
+    });
+    let mut bytes = serde_json::to_vec(&line).unwrap();
+    bytes.push(b'\n');
+    bytes
+}
+
+#[test]
+fn a_long_line_split_in_many_chunks_decodes_whole_and_folds_to_the_chip_argument() {
+    const COMMAND_BYTES: usize = 3 * 1024 * 1024;
+    let bytes = long_tool_call(COMMAND_BYTES);
+    // Chunk sizes from a pipe's to a file read's, and one that is not a power of two.
+    for chunk in [4096, 65_536, 1_000_003] {
+        let mut decoder = Decoder::new(Provider::ClaudeCode);
+        let mut out = Vec::new();
+        for piece in bytes.chunks(chunk) {
+            decoder.feed(piece, &mut out);
+        }
+        decoder.finish(&mut out);
+        assert_eq!(decoder.counts().decode_errors, 0, "chunk {chunk}");
+        let started: Vec<_> = out
+            .iter()
+            .filter_map(|item| match item {
+                Ok(ProviderEvent::ToolStarted {
+                    name, arg, input, ..
+                }) => Some((name.clone(), arg.clone(), input.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(started.len(), 1, "chunk {chunk}");
+        let (name, arg, input) = &started[0];
+        assert_eq!(name, "Bash");
+        assert_eq!(arg.as_deref().map(str::len), Some(COMMAND_BYTES));
+        let command = input.as_ref().and_then(|input| input["command"].as_str());
+        assert_eq!(command.map(str::len), Some(COMMAND_BYTES), "chunk {chunk}");
+
+        // The fold keeps the argument only as the status chip shows it.
+        let mut live = LiveFold::new(
+            Mapper::new(Provider::ClaudeCode, ModelTable::built_in()),
+            false,
+        );
+        for event in out.iter().flatten() {
+            live.push(event);
+        }
+        let kept = live.state().current_tool_arg.clone().unwrap_or_default();
+        assert_eq!(kept, format!("{}…", "y".repeat(160)), "chunk {chunk}");
     }
 }
