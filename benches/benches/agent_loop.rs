@@ -24,8 +24,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use panewise_benches::agent_loop::LoopHistory;
 use panewise_benches::window::conversation;
+use panewise_host::agent_loop::history::LoopHistory;
 use panewise_host::agent_loop::request::api_messages;
 use panewise_providers::{ApiKind, ModelRequest, RequestHead, ToolDefinition};
 use panewise_window::{
