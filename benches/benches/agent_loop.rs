@@ -4,7 +4,9 @@
 //!
 //! - `iteration`: the body assembled from each message's fragment, rendered once when the
 //!   message was appended ([`LoopHistory`] over `panewise_providers::RenderedHistory`), into a
-//!   buffer the loop keeps; `iteration-fresh-buffer` the same into a new buffer per call.
+//!   buffer kept across calls; `iteration-fresh-buffer` the same into a new buffer per call,
+//!   which is what the host's loop does (`LoopHistory::request`, handed to
+//!   `ModelClient::stream_rendered`).
 //! - `iteration-serde`: the path it replaces, the request built from the whole conversation
 //!   with its pairing check (`agent_loop::request::api_messages`) and rendered by serde
 //!   (`ApiKind::body`) on every call; `part-build` is its build and pairing check alone.
@@ -24,8 +26,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use panewise_benches::agent_loop::LoopHistory;
 use panewise_benches::window::conversation;
+use panewise_host::agent_loop::history::LoopHistory;
 use panewise_host::agent_loop::request::api_messages;
 use panewise_providers::{ApiKind, ModelRequest, RequestHead, ToolDefinition};
 use panewise_window::{
@@ -143,7 +145,9 @@ fn iteration(c: &mut Criterion) {
             |b, _| {
                 b.iter(|| {
                     visit(&stage, history.conversation(), &mut memory);
-                    black_box(history.rendered().body(&head).expect("the body assembles"))
+                    // What the host's loop sends: a body of its own per call, which the client
+                    // keeps while it retries.
+                    black_box(history.request(&head).expect("the body assembles"))
                 })
             },
         );

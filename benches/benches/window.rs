@@ -138,15 +138,17 @@ fn push_one(c: &mut Criterion) {
 /// Beside it, its floor: one streaming pass over the same bytes, the exact character count of
 /// every message alone (`char_count`, which `from_messages` also takes), on a fresh copy made
 /// the same way, so both read memory in the same state.
+///
+/// The two run size by size, each cold figure beside its floor, so that a pair is measured a
+/// few seconds apart on this shared machine rather than a group apart.
 fn cold(c: &mut Criterion) {
-    let sizes = [1_000, 10_000];
-    let mut group = c.benchmark_group("window_cold/from_messages");
-    group
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(30);
-    for size in sizes {
+    for size in [1_000, 10_000] {
         let messages = conversation(size, 42);
+        let mut group = c.benchmark_group("window_cold/from_messages");
+        group
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(3))
+            .sample_size(30);
         group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
             b.iter_batched(
                 || messages.clone(),
@@ -154,15 +156,12 @@ fn cold(c: &mut Criterion) {
                 criterion::BatchSize::LargeInput,
             )
         });
-    }
-    group.finish();
-    let mut group = c.benchmark_group("window_cold/floor_char_count");
-    group
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(30);
-    for size in sizes {
-        let messages = conversation(size, 42);
+        group.finish();
+        let mut group = c.benchmark_group("window_cold/floor_char_count");
+        group
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(3))
+            .sample_size(30);
         group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
             b.iter_batched(
                 || messages.clone(),
@@ -177,8 +176,8 @@ fn cold(c: &mut Criterion) {
                 criterion::BatchSize::LargeInput,
             )
         });
+        group.finish();
     }
-    group.finish();
 }
 
 criterion_group!(

@@ -3,8 +3,10 @@
 //!
 //! Usage: `window_compare OUT_DIR SIZE...`. For each size it writes
 //! `OUT_DIR/conversation-SIZE.jsonl` and prints one JSON line: the size, the threshold (half
-//! the counted tokens), the median visit time with counts cached, and the median time of a cold
-//! visit that first builds the conversation (counting every message) from the parsed file.
+//! the counted tokens), the median visit time with counts cached, the median time of a cold
+//! visit that first builds the conversation (counting every message) from the parsed file, and
+//! that cold path's floor (one pass over every message's bytes), each measured on the messages
+//! alone and on the reader's messages with their chat-completions objects kept.
 #![allow(clippy::expect_used, missing_docs)]
 
 use std::time::{Duration, Instant};
@@ -12,7 +14,7 @@ use std::time::{Duration, Instant};
 use panewise_benches::window::{conversation, to_jsonl};
 use panewise_window::{
     openai, Conversation, Measured, Message, StageMemory, StrategyConfig, Usage, VisitContext,
-    VisitOutcome,
+    VisitOutcome, WindowStage,
 };
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -33,6 +35,37 @@ fn time(budget: Duration, min_runs: usize, mut work: impl FnMut()) -> Duration {
         }
     }
     median(samples)
+}
+
+/// The median cold visit (build the conversation from a fresh copy of `messages`, then visit)
+/// and the median floor (the exact character count of a fresh copy), fifteen runs each,
+/// alternated so both see the same moments of the machine. Each run takes milliseconds, so
+/// fifteen keep the medians steady on a busy machine.
+fn cold_and_floor(
+    messages: &[Message],
+    stage: &WindowStage<Message>,
+    context: VisitContext<'_>,
+    memory: &mut StageMemory,
+) -> (Duration, Duration) {
+    let mut cold = Vec::new();
+    let mut floor = Vec::new();
+    for _ in 0..15 {
+        let copy = messages.to_vec();
+        let run = Instant::now();
+        let fresh: Conversation = Conversation::from_messages(copy);
+        std::hint::black_box(stage.visit(&fresh, context, memory).ok());
+        cold.push(run.elapsed());
+        drop(fresh);
+        let copy = messages.to_vec();
+        let run = Instant::now();
+        let chars: u64 = copy
+            .iter()
+            .map(|message| panewise_window::char_count(&message.content))
+            .sum();
+        std::hint::black_box(chars);
+        floor.push(run.elapsed());
+    }
+    (median(cold), median(floor))
 }
 
 fn main() {
@@ -79,42 +112,32 @@ fn main() {
         let cached = time(Duration::from_secs(2), 20, || {
             std::hint::black_box(stage.visit(&window, context, &mut memory).ok());
         });
-        // Cold: count every message, then visit. The copy of the parsed messages is made
-        // outside the timed region, as LangChain's side also starts from loaded messages. Each
-        // run takes milliseconds, so fifteen of them keep the median steady on a busy machine.
-        let cold = median(
-            (0..15)
-                .map(|_| {
-                    let copy = parsed.clone();
-                    let run = Instant::now();
-                    let fresh: Conversation = Conversation::from_messages(copy);
-                    std::hint::black_box(stage.visit(&fresh, context, &mut memory).ok());
-                    run.elapsed()
-                })
-                .collect(),
-        );
-        // The cold path's floor on the same copies: one pass over every message's bytes (the
-        // exact character count alone), timed the same way. Not shown by `cargo xtask bench
-        // --compare`, which reads the fields it knows; it is on this line for the record.
-        let floor = median(
-            (0..15)
-                .map(|_| {
-                    let copy = parsed.clone();
-                    let run = Instant::now();
-                    let chars: u64 = copy
-                        .iter()
-                        .map(|message| panewise_window::char_count(&message.content))
-                        .sum();
-                    std::hint::black_box(chars);
-                    run.elapsed()
-                })
-                .collect(),
-        );
+        // Cold: count every message, then visit, from loaded messages, as LangChain's side
+        // starts from its loaded message objects (which keep the text, not the parsed JSON
+        // objects). The reader keeps each message's chat-completions object too
+        // (`Message::original`, for `panewise window`'s lossless write-back); the stage never
+        // reads it, but a copy that holds it scatters the texts between twice their bytes, so
+        // the cold path is timed both ways: `visitColdNs` on the messages alone, and
+        // `visitColdOriginalsNs` on the reader's messages as they are. Each against its floor:
+        // one pass over every message's bytes (the exact character count alone) on copies
+        // made the same way. The copies are made outside the timed region.
+        let stripped: Vec<Message> = parsed
+            .iter()
+            .map(|message| Message {
+                original: None,
+                ..message.clone()
+            })
+            .collect();
+        let (cold, floor) = cold_and_floor(&stripped, &stage, context, &mut memory);
+        let (cold_originals, floor_originals) =
+            cold_and_floor(&parsed, &stage, context, &mut memory);
         println!(
-            "{{\"size\":{size},\"path\":{path:?},\"totalTokens\":{total},\"threshold\":{threshold},\"kept\":{kept},\"visitCachedNs\":{},\"visitColdNs\":{},\"coldFloorNs\":{}}}",
+            "{{\"size\":{size},\"path\":{path:?},\"totalTokens\":{total},\"threshold\":{threshold},\"kept\":{kept},\"visitCachedNs\":{},\"visitColdNs\":{},\"coldFloorNs\":{},\"visitColdOriginalsNs\":{},\"coldFloorOriginalsNs\":{}}}",
             cached.as_nanos(),
             cold.as_nanos(),
-            floor.as_nanos()
+            floor.as_nanos(),
+            cold_originals.as_nanos(),
+            floor_originals.as_nanos()
         );
     }
 }

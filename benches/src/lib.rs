@@ -12,17 +12,16 @@
 //!
 //! ## API boundary
 //! [`reducer`] (session logs for the reducer fold), [`window`] (conversations for the window
-//! stage and the LangChain comparison), [`decode`] (Claude Code streams for the decoders),
-//! [`agent_loop`] (the own loop's history rendered once per message, kept in step with the
-//! window's conversation). The benches in `benches/benches/`, `examples/window_compare.rs` and
-//! the property test in `tests/` are the only callers.
+//! stage and the LangChain comparison), [`decode`] (Claude Code streams for the decoders).
+//! The benches in `benches/benches/`, `examples/window_compare.rs` and the property test in
+//! `tests/` are the only callers. The own loop's history rendered once per message is the
+//! host's own (`panewise_host::agent_loop::history`), which the `agent_loop` bench times.
 //!
 //! ## Where to start reading
 //! The bench target for the stage you care about in `benches/benches/`, then the generator
 //! module it calls here.
 #![deny(missing_docs)]
 
-pub mod agent_loop;
 pub mod decode;
 pub mod reducer;
 pub mod window;

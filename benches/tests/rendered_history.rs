@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use panewise_benches::agent_loop::LoopHistory;
+use panewise_host::agent_loop::history::LoopHistory;
 use panewise_host::agent_loop::request::api_messages;
 use panewise_providers::{ApiKind, ModelRequest, RequestHead, ToolDefinition};
 use panewise_window::{

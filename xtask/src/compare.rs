@@ -181,11 +181,13 @@ pub(crate) fn run() -> Result<()> {
     let script = out_dir.join("trim_messages_bench.py");
     std::fs::write(&script, LANGCHAIN_SCRIPT).context("could not write the LangChain script")?;
     println!(
-        "{:>8} {:>10} {:>16} {:>16} {:>18} {:>12} {:>12}",
+        "{:>8} {:>10} {:>16} {:>16} {:>16} {:>12} {:>18} {:>12} {:>12}",
         "messages",
         "budget",
         "panewise cached",
         "panewise cold",
+        "cold's floor",
+        "cold/floor",
         "langchain trim",
         "ratio cached",
         "ratio cold"
@@ -195,6 +197,9 @@ pub(crate) fn run() -> Result<()> {
         let threshold = field(line, "threshold")?;
         let cached = field(line, "visitCachedNs")?;
         let cold = field(line, "visitColdNs")?;
+        let floor = field(line, "coldFloorNs")?;
+        let cold_originals = field(line, "visitColdOriginalsNs")?;
+        let floor_originals = field(line, "coldFloorOriginalsNs")?;
         let path = text_field(line, "path").context("no conversation path")?;
         let langchain = Command::new(&python)
             .arg(&script)
@@ -214,14 +219,24 @@ pub(crate) fn run() -> Result<()> {
         let trim_ns = field(&langchain_line, "medianNs")?;
         let version = text_field(&langchain_line, "version").unwrap_or_default();
         println!(
-            "{:>8} {:>10} {:>13.1} µs {:>13.1} ms {:>15.2} ms {:>11.0}× {:>11.1}×",
+            "{:>8} {:>10} {:>13.1} µs {:>13.2} ms {:>13.2} ms {:>11.2}× {:>15.2} ms {:>11.0}× {:>11.1}×",
             size,
             threshold,
             cached as f64 / 1e3,
             cold as f64 / 1e6,
+            floor as f64 / 1e6,
+            cold as f64 / floor.max(1) as f64,
             trim_ns as f64 / 1e6,
             trim_ns as f64 / cached.max(1) as f64,
             trim_ns as f64 / cold.max(1) as f64,
+        );
+        eprintln!(
+            "  cold with the reader's chat-completions objects kept: {:.2} ms, floor {:.2} ms \
+             ({:.2}×), ratio to langchain {:.1}×",
+            cold_originals as f64 / 1e6,
+            floor_originals as f64 / 1e6,
+            cold_originals as f64 / floor_originals.max(1) as f64,
+            trim_ns as f64 / cold_originals.max(1) as f64,
         );
         eprintln!(
             "  kept: panewise {} messages, langchain {} (langchain-core {version})",
@@ -229,6 +244,10 @@ pub(crate) fn run() -> Result<()> {
             field(&langchain_line, "kept")?
         );
     }
-    println!("(medians; budget = half the conversation's approximate tokens; ratio = langchain / panewise)");
+    println!(
+        "(medians; budget = half the conversation's approximate tokens; ratio = langchain / \
+         panewise; cold = build the conversation from loaded messages, then visit; its floor = \
+         one pass over every message's bytes, the exact character count alone)"
+    );
     Ok(())
 }

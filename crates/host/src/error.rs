@@ -57,9 +57,31 @@ pub enum SessionError {
     /// A request would have carried an orphan tool call or result.
     #[error("refused to send a request: {0}")]
     Pairing(#[from] PairingError),
+    /// The request's rendered history went out of step with the conversation (a window edit
+    /// it could not replay).
+    #[error("cannot build the request: {0}")]
+    Request(panewise_providers::RequestError),
     /// Talking to the agent failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+impl From<panewise_providers::RequestError> for SessionError {
+    fn from(error: panewise_providers::RequestError) -> Self {
+        match error {
+            panewise_providers::RequestError::Pairing(pairing) => SessionError::Pairing(pairing),
+            other => SessionError::Request(other),
+        }
+    }
+}
+
+impl From<crate::agent_loop::history::SyncError> for SessionError {
+    fn from(error: crate::agent_loop::history::SyncError) -> Self {
+        match error {
+            crate::agent_loop::history::SyncError::Window(window) => SessionError::Window(window),
+            crate::agent_loop::history::SyncError::Request(request) => request.into(),
+        }
+    }
 }
 
 /// A model's tool call could not be parsed. The agent loop hands it back to the model as the
@@ -211,31 +233,6 @@ pub enum ConfigError {
 }
 
 /// A request that would break the tool-call pairing: refused where the request is built,
-/// before anything is sent.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PairingError {
-    /// A tool result whose call is not before it in the request.
-    #[error("message {index}: the tool result for call `{call_id}` has no call before it in the request")]
-    ResultWithoutCall {
-        /// The call id the result quotes.
-        call_id: String,
-        /// Its position among the request's messages.
-        index: usize,
-    },
-    /// A tool call with no result after it in the request.
-    #[error("message {index}: tool call `{call_id}` has no result after it in the request")]
-    CallWithoutResult {
-        /// The call's id.
-        call_id: String,
-        /// Its position among the request's messages.
-        index: usize,
-    },
-    /// Two calls with the same id.
-    #[error("message {index}: tool call id `{call_id}` is used twice in the request")]
-    DuplicateCall {
-        /// The repeated id.
-        call_id: String,
-        /// The position of the second call.
-        index: usize,
-    },
-}
+/// before anything is sent. The providers' own type, so the loop's check and a
+/// [`RenderedHistory`](panewise_providers::RenderedHistory)'s refuse a request with one error.
+pub use panewise_providers::PairingError;

@@ -52,6 +52,17 @@ pub trait ModelClient: Send + Sync {
         cancel: CancellationToken,
     ) -> Result<EventStream, ApiError>;
 
+    /// Starts one call whose body the caller rendered already (a
+    /// [`RenderedHistory`](crate::RenderedHistory)'s, assembled from fragments kept since each
+    /// message was appended), so nothing of the history is rendered again here. Otherwise as
+    /// [`stream`](Self::stream): the body must be what [`ApiKind::body`] renders for the
+    /// request it stands for.
+    fn stream_rendered(
+        &self,
+        request: RenderedRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ApiError>;
+
     /// Runs one call to its end and assembles its answer.
     async fn complete(
         &self,
@@ -65,6 +76,18 @@ pub trait ModelClient: Send + Sync {
         }
         Ok(completion)
     }
+}
+
+/// A request rendered by its caller, for [`ModelClient::stream_rendered`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedRequest {
+    /// The model id, as the API names it (Gemini's endpoint names it).
+    pub model: String,
+    /// The whole JSON body.
+    pub body: Vec<u8>,
+    /// How many API messages the body carries (a call and its result count one each), for
+    /// the caller's accounting and the tests.
+    pub messages: usize,
 }
 
 /// The assembled answer of one call.
@@ -257,13 +280,28 @@ impl ModelClient for HttpModelClient {
         request: &ModelRequest<'_>,
         cancel: CancellationToken,
     ) -> Result<EventStream, ApiError> {
+        let body = self.inner.config.api.body(request)?;
+        Ok(self.start(&request.model, body, cancel))
+    }
+
+    fn stream_rendered(
+        &self,
+        request: RenderedRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ApiError> {
+        Ok(self.start(&request.model, request.body, cancel))
+    }
+}
+
+impl HttpModelClient {
+    /// One call of `body` (moved into the request, not copied) to `model`'s endpoint.
+    fn start(&self, model: &str, body: Vec<u8>, cancel: CancellationToken) -> EventStream {
         let api = self.inner.config.api;
-        let body = bytes::Bytes::from(api.body(request)?);
         let call = Call {
             inner: Arc::clone(&self.inner),
-            url: api.endpoint(&self.inner.config.base_url, &request.model),
-            model: request.model.clone().into_owned(),
-            body,
+            url: api.endpoint(&self.inner.config.base_url, model),
+            model: model.to_owned(),
+            body: bytes::Bytes::from(body),
             cancel,
             attempt: 1,
             waited: Duration::ZERO,
@@ -271,7 +309,7 @@ impl ModelClient for HttpModelClient {
             phase: Phase::Connect,
             pending: VecDeque::new(),
         };
-        Ok(Box::pin(futures_util::stream::unfold(call, Call::next)))
+        Box::pin(futures_util::stream::unfold(call, Call::next))
     }
 }
 

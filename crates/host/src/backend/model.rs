@@ -3,10 +3,13 @@
 //! window stage visits the conversation before every call.
 //!
 //! One iteration: visit the window stage ([`WindowRunner`], the summarizer a
-//! [`ModelSummarizer`] over the same client), apply the plan, file the visit in the window
-//! ledger ([`ledger`]) and report a compaction to the reducer, build the request from the
-//! kept messages ([`request::api_messages`], which refuses an orphan call or result), stream
-//! the call, then run each requested tool as [`approval::decide`] says (`Ask` goes through
+//! [`ModelSummarizer`] over the same client), apply the plan to the conversation and replay it
+//! onto the messages rendered for the API ([`LoopHistory`]: each message rendered once, when
+//! it was appended; an edit re-renders only what it changed), file the visit in the window
+//! ledger ([`ledger`]) and report a compaction to the reducer, assemble the request's body
+//! from the kept fragments (byte for byte what [`request::api_messages`] and `ApiKind::body`
+//! render, refusing an orphan call or result as they do), stream the call
+//! ([`ModelClient::stream_rendered`]), then run each requested tool as [`approval::decide`] says (`Ask` goes through
 //! the reducer's approval queue, which the session engine answers; a denial goes back to the
 //! model as the call's error result). The turn ends when the model answers without tools, or
 //! at the iteration limit. The model's events reach the reducer through the engine's
@@ -29,16 +32,14 @@ use panewise_pane_state::reducer::accumulate;
 use panewise_pane_state::Msg;
 use panewise_providers::transport::{CancellationToken, EventStream, ModelClient};
 use panewise_providers::{
-    ApiError, ApiKind, CompactionTrigger, Failure, FailureKind, ModelRequest, Provider,
-    ProviderEvent, SessionStats, ToolDefinition, ToolStatus,
+    ApiError, ApiKind, CompactionTrigger, Failure, FailureKind, Provider, ProviderEvent,
+    RequestError, RequestHead, SessionStats, ToolDefinition, ToolStatus,
 };
-use panewise_window::{
-    Conversation, Measured, Message, StrategyConfig, Usage, VisitContext, WindowRecord,
-};
+use panewise_window::{Measured, Message, StrategyConfig, Usage, VisitContext, WindowRecord};
 
 use super::Produced;
+use crate::agent_loop::history::LoopHistory;
 use crate::agent_loop::ledger::{self, WindowLedger};
-use crate::agent_loop::request;
 use crate::approval::{decide, ApprovalMode, Decision, ToolRequest};
 use crate::clock::SessionClock;
 use crate::error::SessionError;
@@ -209,7 +210,9 @@ pub struct ModelAgent {
     client: Arc<dyn ModelClient>,
     provider: Provider,
     window: WindowRunner<Message>,
-    conversation: Conversation<Message>,
+    /// The window's conversation and, in step with it, each message rendered once for the
+    /// API: a request's body is assembled from those fragments, not rendered again.
+    history: LoopHistory,
     /// Call ids whose results are errors.
     errored: HashSet<String>,
     /// Every call id the session used.
@@ -270,7 +273,8 @@ impl ModelAgent {
             .then(|| Box::new(ModelSummarizer::new(client.clone())) as Box<dyn Summarizer>);
         let window = WindowRunner::<Message>::from_config(&config.strategy, summarizer)?;
         // The events of each API are read the way the CLI built on it writes them.
-        let provider = match client.api() {
+        let api = client.api();
+        let provider = match api {
             ApiKind::Anthropic => Provider::ClaudeCode,
             ApiKind::OpenAi => Provider::Codex,
             ApiKind::Gemini => Provider::GeminiCli,
@@ -287,7 +291,7 @@ impl ModelAgent {
             client,
             provider,
             window,
-            conversation: Conversation::new(),
+            history: LoopHistory::new(api),
             errored: HashSet::new(),
             call_ids: HashSet::new(),
             ledger,
@@ -617,7 +621,7 @@ impl ModelAgent {
         self.ledger
             .message(&message)
             .map_err(|source| self.ledger_error(source))?;
-        self.conversation.push(message);
+        self.history.push(message, &self.errored);
         Ok(())
     }
 
@@ -843,7 +847,10 @@ impl ModelAgent {
         context.measured = self.measured;
         context.current_request = self.prompt.as_deref();
         context.previous_records = &self.records;
-        let plan = self.window.visit(&self.conversation, context).await?;
+        let plan = self
+            .window
+            .visit(self.history.conversation(), context)
+            .await?;
         self.visits = self.visits.saturating_add(1);
         let mut produced = Vec::new();
         match plan {
@@ -857,9 +864,11 @@ impl ModelAgent {
                 )
                 .map_err(|source| self.ledger_error(source))?,
             Some(mut plan) => {
-                let before = self.conversation.tokens_in(0..self.conversation.len());
-                self.conversation.apply(&mut plan)?;
-                let after = self.conversation.tokens_in(0..self.conversation.len());
+                let conversation = self.history.conversation();
+                let before = conversation.tokens_in(0..conversation.len());
+                self.history.apply(&mut plan, &self.errored)?;
+                let conversation = self.history.conversation();
+                let after = conversation.tokens_in(0..conversation.len());
                 self.ledger
                     .visit(&plan.record)
                     .map_err(|source| self.ledger_error(source))?;
@@ -882,21 +891,28 @@ impl ModelAgent {
                 self.records.push(plan.record);
             }
         }
-        let messages = request::api_messages(self.conversation.messages(), &self.errored)?;
-        let request = ModelRequest {
-            model: Cow::Borrowed(&self.config.model),
-            system: self.config.system.as_deref().map(Cow::Borrowed),
-            messages: Cow::Owned(messages),
-            tools: Cow::Borrowed(&self.tool_definitions),
+        // A request that breaks the pairing rule is never sent (the session stops, as the
+        // rule is the loop's own); one the API cannot take (a call's arguments are not JSON)
+        // fails the call, as the client's own rendering would.
+        let head = RequestHead {
+            model: &self.config.model,
+            system: self.config.system.as_deref(),
+            tools: &self.tool_definitions,
             max_output_tokens: self.config.max_output_tokens,
         };
+        let request = match self.history.request(&head) {
+            Ok(request) => Ok(request),
+            Err(RequestError::Pairing(pairing)) => return Err(SessionError::Pairing(pairing)),
+            Err(other) => Err(ApiError::Request(other)),
+        };
         self.call = CallInProgress {
-            sent_messages: self.conversation.len(),
+            sent_messages: self.history.conversation().len(),
             ..CallInProgress::default()
         };
         self.cancel = CancellationToken::new();
         // The stream's own first event says the request started.
-        match self.client.stream(&request, self.cancel.clone()) {
+        let cancel = self.cancel.clone();
+        match request.and_then(|request| self.client.stream_rendered(request, cancel)) {
             Ok(stream) => self.stream = Some(stream),
             Err(error) => {
                 self.call.failed = true;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures_util::stream;
-use panewise_providers::transport::{CancellationToken, EventStream, ModelClient};
+use panewise_providers::transport::{CancellationToken, EventStream, ModelClient, RenderedRequest};
 use panewise_providers::{ApiError, ApiKind, ModelRequest, ProviderEvent};
 use tokio::time::Duration;
 
@@ -26,17 +26,33 @@ pub enum ScriptStep {
 }
 
 /// A model client whose calls follow scripts, one script per call, in order; a call past the
-/// last script fails as a configuration error.
+/// last script fails as a configuration error. It keeps each call's body as it would have
+/// been sent: rendered by [`ApiKind::body`] for a [`ModelRequest`], as given for a
+/// [`RenderedRequest`].
 #[derive(Debug, Clone)]
 pub struct ScriptedModelClient {
+    api: ApiKind,
     scripts: Arc<Mutex<VecDeque<Vec<ScriptStep>>>>,
-    requests: Arc<Mutex<Vec<usize>>>,
+    requests: Arc<Mutex<Vec<Sent>>>,
+}
+
+/// One call as the client received it.
+#[derive(Debug, Clone)]
+struct Sent {
+    messages: usize,
+    body: Vec<u8>,
 }
 
 impl ScriptedModelClient {
-    /// A client answering its calls with `scripts`, in order.
+    /// A client of the Anthropic API answering its calls with `scripts`, in order.
     pub fn new(scripts: Vec<Vec<ScriptStep>>) -> Self {
+        Self::for_api(ApiKind::Anthropic, scripts)
+    }
+
+    /// A client of `api` answering its calls with `scripts`, in order.
+    pub fn for_api(api: ApiKind, scripts: Vec<Vec<ScriptStep>>) -> Self {
         ScriptedModelClient {
+            api,
             scripts: Arc::new(Mutex::new(scripts.into())),
             requests: Arc::new(Mutex::new(Vec::new())),
         }
@@ -44,17 +60,32 @@ impl ScriptedModelClient {
 
     /// How many messages each call's request carried, in order.
     pub fn requests(&self) -> Vec<usize> {
+        self.sent().into_iter().map(|sent| sent.messages).collect()
+    }
+
+    /// Each call's body, in order.
+    pub fn bodies(&self) -> Vec<Vec<u8>> {
+        self.sent().into_iter().map(|sent| sent.body).collect()
+    }
+
+    fn sent(&self) -> Vec<Sent> {
         self.requests
             .lock()
             .map(|requests| requests.clone())
             .unwrap_or_default()
+    }
+
+    fn record(&self, sent: Sent) {
+        if let Ok(mut requests) = self.requests.lock() {
+            requests.push(sent);
+        }
     }
 }
 
 #[async_trait]
 impl ModelClient for ScriptedModelClient {
     fn api(&self) -> ApiKind {
-        ApiKind::Anthropic
+        self.api
     }
 
     fn stream(
@@ -62,9 +93,30 @@ impl ModelClient for ScriptedModelClient {
         request: &ModelRequest<'_>,
         cancel: CancellationToken,
     ) -> Result<EventStream, ApiError> {
-        if let Ok(mut requests) = self.requests.lock() {
-            requests.push(request.messages.len());
-        }
+        self.record(Sent {
+            messages: request.messages.len(),
+            body: self.api.body(request)?,
+        });
+        self.play(cancel)
+    }
+
+    fn stream_rendered(
+        &self,
+        request: RenderedRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ApiError> {
+        self.record(Sent {
+            messages: request.messages,
+            body: request.body,
+        });
+        self.play(cancel)
+    }
+}
+
+impl ScriptedModelClient {
+    /// The next script, played as a stream.
+    fn play(&self, cancel: CancellationToken) -> Result<EventStream, ApiError> {
+        let api = self.api;
         let script = self
             .scripts
             .lock()
@@ -74,15 +126,13 @@ impl ModelClient for ScriptedModelClient {
         let steps: VecDeque<ScriptStep> = script.into();
         let events = stream::unfold(
             (steps, cancel, false),
-            |(mut steps, cancel, ended)| async move {
+            move |(mut steps, cancel, ended)| async move {
                 if ended {
                     return None;
                 }
                 loop {
                     if cancel.is_cancelled() {
-                        let cancelled = ApiError::Cancelled {
-                            api: ApiKind::Anthropic,
-                        };
+                        let cancelled = ApiError::Cancelled { api };
                         return Some((Err(cancelled), (steps, cancel, true)));
                     }
                     match steps.pop_front()? {

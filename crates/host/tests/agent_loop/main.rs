@@ -6,6 +6,7 @@
 mod approval;
 
 mod pairing;
+mod rendered;
 mod round_trip;
 mod strategies;
 

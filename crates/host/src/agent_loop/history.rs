@@ -5,15 +5,16 @@
 //! (replacements, the removed span, the note in its place), re-rendering only what the plan
 //! changed. The body of an iteration is then assembled from the fragments.
 //!
-//! This is what the host's loop calls instead of building every request from the whole
-//! conversation (`panewise_host::agent_loop::request::api_messages`, then `ApiKind::body`);
-//! [`api_entry`] maps one message exactly as `api_messages` does, and a property test
-//! (`benches/tests/rendered_history.rs`) holds the assembled body byte for byte equal to that
-//! path over random histories and every strategy's edits, in all three APIs.
+//! The own loop ([`crate::backend::model`]) keeps one instead of building every request from
+//! the whole conversation ([`api_messages`](super::request::api_messages), then
+//! `ApiKind::body`); [`api_entry`] maps one message exactly as `api_messages` does, and a
+//! property test (`benches/tests/rendered_history.rs`) holds the assembled body byte for byte
+//! equal to that path over random histories and every strategy's edits, in all three APIs.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use panewise_providers::transport::RenderedRequest;
 use panewise_providers::{ApiKind, ApiMessage, RenderedHistory, RequestError, RequestHead};
 use panewise_window::{Conversation, Message, Role, WindowError, WindowPlan};
 
@@ -144,6 +145,21 @@ impl LoopHistory {
         };
         self.rendered.splice(removed, note.as_deref())?;
         Ok(())
+    }
+
+    /// The request of one call: the kept messages' fragments, rendered when each was appended
+    /// (or edited), assembled into one body in a buffer of its own (the client keeps it while
+    /// it retries), framed by `head`. Byte for byte what `ApiKind::body` renders for
+    /// [`api_messages`](super::request::api_messages) of the kept messages, or its error (a
+    /// pairing error first).
+    pub fn request(&self, head: &RequestHead<'_>) -> Result<RenderedRequest, RequestError> {
+        let mut body = Vec::new();
+        self.rendered.write_body(head, &mut body)?;
+        Ok(RenderedRequest {
+            model: head.model.to_owned(),
+            body,
+            messages: self.rendered.message_count(),
+        })
     }
 
     /// The request body for `head` and the kept messages, assembled into `out`.
