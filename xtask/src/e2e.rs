@@ -573,12 +573,128 @@ const CASES: &[Case] = &[
     },
 ];
 
+// Issue 18: a model API's 429 and 500 as each CLI reports them on each channel. The turn ends
+// failed with the failure classified from what the CLI wrote (`FAILURE_CHECKS` names the kind
+// and status each case must record), never "interrupted".
+const FAILURE_CASES: &[Case] = &[
+    failure_case(
+        Cli::Codex,
+        "codex-appserver-rate-limited",
+        "rate-limit",
+        10,
+        None,
+    ),
+    failure_case(
+        Cli::Codex,
+        "codex-appserver-server-error",
+        "server-error",
+        12,
+        None,
+    ),
+    failure_case(
+        Cli::Codex,
+        "codex-exec-rate-limited",
+        "rate-limit",
+        10,
+        Some("exec"),
+    ),
+    failure_case(
+        Cli::Gemini,
+        "gemini-acp-rate-limited",
+        "rate-limit",
+        10,
+        None,
+    ),
+    failure_case(
+        Cli::Gemini,
+        "gemini-acp-server-error",
+        "server-error",
+        12,
+        None,
+    ),
+    failure_case(
+        Cli::Gemini,
+        "gemini-stream-rate-limited",
+        "rate-limit",
+        10,
+        Some("stream-json"),
+    ),
+];
+
+/// The failure kind (and HTTP status, when the CLI reports one) a failure case must record.
+const FAILURE_CHECKS: &[(&str, &str, Option<u64>)] = &[
+    ("codex-appserver-rate-limited", "rate_limited", Some(429)),
+    // Codex says `internalServerError` and the provider's message, no status.
+    ("codex-appserver-server-error", "server_error", None),
+    ("codex-exec-rate-limited", "rate_limited", Some(429)),
+    ("codex-exec-server-error", "server_error", None),
+    ("gemini-acp-rate-limited", "rate_limited", Some(429)),
+    ("gemini-acp-server-error", "server_error", Some(500)),
+    // Gemini CLI's stream says "Resource has been exhausted" and no status; its exit code
+    // (429 mod 256) comes after the failure.
+    ("gemini-stream-rate-limited", "rate_limited", None),
+    ("gemini-stream-server-error", "server_error", Some(500)),
+];
+
+const fn failure_case(
+    cli: Cli,
+    name: &'static str,
+    scenario: &'static str,
+    exit: i32,
+    channel: Option<&'static str>,
+) -> Case {
+    Case {
+        cli,
+        name,
+        scenario,
+        approval: "full-access",
+        exit,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel,
+    }
+}
+
+/// The session a failure case recorded ended failed with the expected kind and status, and
+/// the turn ended failed, not interrupted.
+fn check_failure(panewise: &Path, dir: &Path, name: &str) -> Result<()> {
+    let Some((_, kind, status)) = FAILURE_CHECKS.iter().find(|(case, ..)| *case == name) else {
+        return Ok(());
+    };
+    let state = replay(panewise, &dir.join("session.jsonl"))?;
+    let failure = &state["failure"]["failure"];
+    ensure!(
+        failure["kind"] == *kind,
+        "failure {failure}, expected {kind}"
+    );
+    if let Some(status) = status {
+        ensure!(
+            failure["http_status"].as_u64() == Some(*status),
+            "failure {failure}, expected HTTP {status}"
+        );
+    }
+    ensure!(
+        failure["message"]
+            .as_str()
+            .is_some_and(|text| !text.is_empty()),
+        "the failure carries no message: {failure}"
+    );
+    ensure!(
+        state["turn_phase"]["outcome"] == "errored",
+        "the turn ended {}, not errored (failed)",
+        state["turn_phase"]
+    );
+    Ok(())
+}
+
 /// Runs every case whose name contains `filter` (every case without one); fails at the first
 /// that does not hold.
 pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<()> {
     let target = root.join("target/e2e");
     let cases: Vec<&Case> = CASES
         .iter()
+        .chain(FAILURE_CASES)
         .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
         .collect();
     ensure!(!cases.is_empty(), "no e2e case matches {filter:?}");
@@ -606,6 +722,8 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .context("the case's CLI was not installed")?;
         let dir = target.join("runs").join(case.name);
         run_case(&panewise, program, version, &dir, case)
+            .with_context(|| format!("e2e case {}", case.name))?;
+        check_failure(&panewise, &dir, case.name)
             .with_context(|| format!("e2e case {}", case.name))?;
         if let Some(capture) = capture {
             for (from, to) in [
@@ -748,7 +866,14 @@ fn cli_env(cli: Cli, home: &Path, url: &str) -> Result<Vec<(String, String)>> {
                 gemini_home.join("settings.json"),
                 serde_json::json!({
                     "security": {"auth": {"selectedType": "gemini-api-key"}},
-                    "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+                    // Two attempts per call, as Claude Code gets one retry and Codex none:
+                    // headless Gemini CLI retries a 429 or 5xx silently (ten attempts by
+                    // default, minutes of backoff), longer than a turn may stay unanswered.
+                    "general": {
+                        "enableAutoUpdate": false,
+                        "enableAutoUpdateNotification": false,
+                        "maxAttempts": 2,
+                    },
                     "privacy": {"usageStatisticsEnabled": false},
                     "telemetry": {"enabled": false},
                 })
