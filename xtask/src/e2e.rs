@@ -784,9 +784,9 @@ fn check_lost_thread(first: &Path, second: &Path) -> Result<()> {
     let session_id = |path: &Path| -> Result<Option<String>> {
         Ok(std::fs::read_to_string(path)?
             .lines()
+            .rev()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter_map(|line| line["note"]["agent_session_id"].as_str().map(str::to_owned))
-            .last())
+            .find_map(|line| line["note"]["agent_session_id"].as_str().map(str::to_owned)))
     };
     let (before, after) = (session_id(first)?, session_id(second)?);
     ensure!(
