@@ -642,12 +642,279 @@ const CASES: &[Case] = &[
     },
 ];
 
+// Issue 18: a model API's 429 and 500 as each CLI reports them on each channel. The turn ends
+// failed with the failure classified from what the CLI wrote (`FAILURE_CHECKS` names the kind
+// and status each case must record), never "interrupted".
+const FAILURE_CASES: &[Case] = &[
+    failure_case(
+        Cli::Codex,
+        "codex-appserver-rate-limited",
+        "rate-limit",
+        10,
+        None,
+    ),
+    failure_case(
+        Cli::Codex,
+        "codex-appserver-server-error",
+        "server-error",
+        12,
+        None,
+    ),
+    failure_case(
+        Cli::Codex,
+        "codex-exec-rate-limited",
+        "rate-limit",
+        10,
+        Some("exec"),
+    ),
+    failure_case(
+        Cli::Gemini,
+        "gemini-acp-rate-limited",
+        "rate-limit",
+        10,
+        None,
+    ),
+    failure_case(
+        Cli::Gemini,
+        "gemini-acp-server-error",
+        "server-error",
+        12,
+        None,
+    ),
+    failure_case(
+        Cli::Gemini,
+        "gemini-stream-rate-limited",
+        "rate-limit",
+        10,
+        Some("stream-json"),
+    ),
+];
+
+/// The failure kind (and HTTP status, when the CLI reports one) a failure case must record.
+const FAILURE_CHECKS: &[(&str, &str, Option<u64>)] = &[
+    ("codex-appserver-rate-limited", "rate_limited", Some(429)),
+    // Codex says `internalServerError` and the provider's message, no status.
+    ("codex-appserver-server-error", "server_error", None),
+    ("codex-exec-rate-limited", "rate_limited", Some(429)),
+    ("codex-exec-server-error", "server_error", None),
+    ("gemini-acp-rate-limited", "rate_limited", Some(429)),
+    ("gemini-acp-server-error", "server_error", Some(500)),
+    // Gemini CLI's stream says "Resource has been exhausted" and no status; its exit code
+    // (429 mod 256) comes after the failure.
+    ("gemini-stream-rate-limited", "rate_limited", None),
+    ("gemini-stream-server-error", "server_error", Some(500)),
+];
+
+const fn failure_case(
+    cli: Cli,
+    name: &'static str,
+    scenario: &'static str,
+    exit: i32,
+    channel: Option<&'static str>,
+) -> Case {
+    Case {
+        cli,
+        name,
+        scenario,
+        approval: "full-access",
+        exit,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel,
+    }
+}
+
+/// The session a failure case recorded ended failed with the expected kind and status, and
+/// the turn ended failed, not interrupted.
+fn check_failure(panewise: &Path, dir: &Path, name: &str) -> Result<()> {
+    let Some((_, kind, status)) = FAILURE_CHECKS.iter().find(|(case, ..)| *case == name) else {
+        return Ok(());
+    };
+    let state = replay(panewise, &dir.join("session.jsonl"))?;
+    let failure = &state["failure"]["failure"];
+    ensure!(
+        failure["kind"] == *kind,
+        "failure {failure}, expected {kind}"
+    );
+    if let Some(status) = status {
+        ensure!(
+            failure["http_status"].as_u64() == Some(*status),
+            "failure {failure}, expected HTTP {status}"
+        );
+    }
+    ensure!(
+        failure["message"]
+            .as_str()
+            .is_some_and(|text| !text.is_empty()),
+        "the failure carries no message: {failure}"
+    );
+    ensure!(
+        state["turn_phase"]["outcome"] == "errored",
+        "the turn ended {}, not errored (failed)",
+        state["turn_phase"]
+    );
+    Ok(())
+}
+
+// Issue 18: `--provider acp --agent-cmd "<gemini> --acp"` (any ACP agent, here Gemini CLI
+// named by command), and a Codex resume whose thread is gone (the fallback starts a new one).
+const ACP_AGENT_CASE: &str = "acp-agent-cmd-tool-then-answer";
+const CODEX_LOST_THREAD_CASE: &str = "codex-appserver-resume-lost-thread";
+
+const ISSUE18_CASES: &[Case] = &[
+    Case {
+        cli: Cli::Gemini,
+        name: ACP_AGENT_CASE,
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Arguments,
+        channel: None,
+    },
+    Case {
+        cli: Cli::Codex,
+        name: CODEX_LOST_THREAD_CASE,
+        scenario: "tool-then-answer",
+        approval: "full-access",
+        exit: 0,
+        file_written: None,
+        prompts: &[SHELL],
+        drive: Drive::Resume,
+        channel: None,
+    },
+];
+
+/// `panewise run --provider acp --agent-cmd "PROGRAM --acp"`: the session runs the turn, and
+/// its log names the ACP channel and the agent's version.
+fn acp_agent_case(panewise: &Path, program: &Path, version: &str, dir: &Path) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    let home = dir.join("home");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&home)?;
+    std::fs::create_dir_all(&work)?;
+    let mock = start_mock(panewise, "tool-then-answer", dir)?;
+    let env = cli_env(Cli::Gemini, &home, &mock.url)?;
+    let session = dir.join("session.jsonl");
+    let output = Command::new(panewise)
+        .args(["run", "--provider", "acp", "--agent-cmd"])
+        .arg(format!("{} --acp", program.display()))
+        .args(["--approval", "full-access", "--cwd"])
+        .arg(&work)
+        .arg("--log")
+        .arg(&session)
+        .arg("--capture")
+        .arg(dir.join("capture.ndjson"))
+        .arg(SHELL)
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run panewise run")?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    ensure!(
+        output.status.code() == Some(0),
+        "exit {:?}, expected 0; stderr:\n{stderr}",
+        output.status.code()
+    );
+    check_header(&session, "acp", version, &work)?;
+    let state = replay(panewise, &session)?;
+    ensure!(
+        state["turns_completed"] == 1,
+        "turns completed: {}",
+        state["turns_completed"]
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    ensure!(
+        stdout.contains("hello"),
+        "the answer is not on stdout: {stdout:?}"
+    );
+    Ok(())
+}
+
+/// Codex keeps its threads under `CODEX_HOME/sessions`: without them `thread/resume` fails.
+fn forget_codex_threads(home: &Path) -> Result<()> {
+    let sessions = home.join(".codex/sessions");
+    ensure!(
+        sessions.exists(),
+        "Codex recorded no thread under {}",
+        sessions.display()
+    );
+    std::fs::remove_dir_all(&sessions)?;
+    Ok(())
+}
+
+/// A resume whose thread was lost went on in a new one: the resumed log names, last, another
+/// agent session than the first (the one a further `--resume` continues).
+fn check_lost_thread(first: &Path, second: &Path) -> Result<()> {
+    let session_id = |path: &Path| -> Result<Option<String>> {
+        Ok(std::fs::read_to_string(path)?
+            .lines()
+            .rev()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find_map(|line| line["note"]["agent_session_id"].as_str().map(str::to_owned)))
+    };
+    let (before, after) = (session_id(first)?, session_id(second)?);
+    ensure!(
+        before.is_some() && after.is_some() && before != after,
+        "the resumed run did not start a new thread: {before:?} then {after:?}"
+    );
+    Ok(())
+}
+
+/// A resumed run shows only its own turn: its stdout says none of the first run's answers
+/// twice (a replayed history followed by the new turn would), and its log records no tool call
+/// of the first run (a tool of the history, replayed as a new one).
+fn check_resumed_output(panewise: &Path, first: &Path, second: &Path, stdout: &[u8]) -> Result<()> {
+    let entries = |session: &Path, kind: &str, field: &str| -> Result<Vec<String>> {
+        let output = Command::new(panewise)
+            .args(["replay", "--json"])
+            .arg(session)
+            .output()?;
+        Ok(output
+            .stdout
+            .split(|byte| *byte == b'\n')
+            .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+            .filter(|line| line["type"] == "transcript" && line["entry"]["kind"] == kind)
+            .filter_map(|line| {
+                line["entry"][field]
+                    .as_str()
+                    .map(|text| text.trim().to_owned())
+            })
+            .filter(|text| !text.is_empty())
+            .collect())
+    };
+    let first_calls = entries(first, "tool_call", "call_id")?;
+    let phantom: Vec<String> = entries(second, "tool_call", "call_id")?
+        .into_iter()
+        .filter(|call| first_calls.contains(call))
+        .collect();
+    ensure!(
+        phantom.is_empty(),
+        "the resumed log records the first run's tool calls: {phantom:?}"
+    );
+    let stdout = String::from_utf8_lossy(stdout);
+    for text in entries(first, "text", "text")? {
+        let shown = stdout.matches(text.as_str()).count();
+        ensure!(
+            shown <= 1,
+            "the resumed run repeats the first run's answer {text:?} ({shown} times): {stdout:?}"
+        );
+    }
+    Ok(())
+}
+
 /// Runs every case whose name contains `filter` (every case without one); fails at the first
 /// that does not hold.
 pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<()> {
     let target = root.join("target/e2e");
     let cases: Vec<&Case> = CASES
         .iter()
+        .chain(FAILURE_CASES)
+        .chain(ISSUE18_CASES)
         .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
         .collect();
     ensure!(!cases.is_empty(), "no e2e case matches {filter:?}");
@@ -674,7 +941,13 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .map(|(_, program, version)| (program.as_path(), version.as_str()))
             .context("the case's CLI was not installed")?;
         let dir = target.join("runs").join(case.name);
-        run_case(&panewise, program, version, &dir, case)
+        if case.name == ACP_AGENT_CASE {
+            acp_agent_case(&panewise, program, version, &dir)
+        } else {
+            run_case(&panewise, program, version, &dir, case)
+        }
+        .with_context(|| format!("e2e case {}", case.name))?;
+        check_failure(&panewise, &dir, case.name)
             .with_context(|| format!("e2e case {}", case.name))?;
         if let Some(capture) = capture {
             for (from, to) in [
@@ -817,7 +1090,14 @@ fn cli_env(cli: Cli, home: &Path, url: &str) -> Result<Vec<(String, String)>> {
                 gemini_home.join("settings.json"),
                 serde_json::json!({
                     "security": {"auth": {"selectedType": "gemini-api-key"}},
-                    "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+                    // Two attempts per call, as Claude Code gets one retry and Codex none:
+                    // headless Gemini CLI retries a 429 or 5xx silently (ten attempts by
+                    // default, minutes of backoff), longer than a turn may stay unanswered.
+                    "general": {
+                        "enableAutoUpdate": false,
+                        "enableAutoUpdateNotification": false,
+                        "maxAttempts": 2,
+                    },
                     "privacy": {"usageStatisticsEnabled": false},
                     "telemetry": {"enabled": false},
                 })
@@ -1022,7 +1302,13 @@ fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &C
         _ => ensure!(!state["failure"].is_null(), "no failure recorded"),
     }
     if case.drive == Drive::Resume {
+        if case.name == CODEX_LOST_THREAD_CASE {
+            forget_codex_threads(&home)?;
+        }
         resume(panewise, (case.cli, program), dir, &session, &env, &mock)?;
+        if case.name == CODEX_LOST_THREAD_CASE {
+            check_lost_thread(&session, &dir.join("resumed.jsonl"))?;
+        }
     }
     Ok(())
 }
@@ -1189,11 +1475,12 @@ fn resume(
         "the resumed log names its origin: {}",
         header["header"]
     );
+    check_resumed_output(panewise, first, &second, &output.stdout)?;
     let resumed_stderr = String::from_utf8_lossy(&output.stderr);
-    if resumed_stderr.contains("could not continue its session") {
+    if resumed_stderr.contains("starting a new one") {
         // Gemini CLI 0.61 over ACP advertises `loadSession` but answers the load of a session
-        // it recorded with "No previous sessions found for this project": the run goes on in a
-        // new session, which is all that can be checked.
+        // it recorded with "No previous sessions found for this project", and Codex refuses a
+        // thread it lost: the run goes on in a new session, which is all that can be checked.
         let state = replay(panewise, &second)?;
         ensure!(
             state["turns_completed"] == 1,

@@ -71,11 +71,14 @@ pub enum ProviderName {
     Codex,
     /// The Gemini CLI.
     GeminiCli,
+    /// Any agent that speaks the Agent Client Protocol on stdio (`run --agent-cmd`; by
+    /// default `gemini --acp`).
+    Acp,
 }
 
 impl ProviderName {
     /// Every provider, in the order error messages list them.
-    pub const ALL: [ProviderName; 7] = [
+    pub const ALL: [ProviderName; 8] = [
         ProviderName::Mock,
         ProviderName::Anthropic,
         ProviderName::Openai,
@@ -83,6 +86,7 @@ impl ProviderName {
         ProviderName::ClaudeCode,
         ProviderName::Codex,
         ProviderName::GeminiCli,
+        ProviderName::Acp,
     ];
 
     /// The name as written in the file and on the command line.
@@ -95,7 +99,28 @@ impl ProviderName {
             ProviderName::ClaudeCode => "claude-code",
             ProviderName::Codex => "codex",
             ProviderName::GeminiCli => "gemini-cli",
+            ProviderName::Acp => "acp",
         }
+    }
+
+    /// Whether panewise supervises an agent CLI for this provider, rather than running its
+    /// own loop over a model API.
+    pub fn is_supervised(self) -> bool {
+        match self {
+            ProviderName::ClaudeCode
+            | ProviderName::Codex
+            | ProviderName::GeminiCli
+            | ProviderName::Acp => true,
+            ProviderName::Mock
+            | ProviderName::Anthropic
+            | ProviderName::Openai
+            | ProviderName::Gemini => false,
+        }
+    }
+
+    /// Every valid name, comma-separated, the own loop's first, for error messages.
+    pub fn names() -> String {
+        Self::ALL.map(Self::as_str).join(", ")
     }
 
     /// The provider called `name`, if there is one.

@@ -132,7 +132,8 @@ fn owner_of_configured(provider: ProviderName) -> KeyOwner {
     match provider {
         ProviderName::Anthropic | ProviderName::ClaudeCode => KeyOwner::Anthropic,
         ProviderName::Openai | ProviderName::Codex => KeyOwner::OpenAi,
-        ProviderName::Gemini | ProviderName::GeminiCli => KeyOwner::Google,
+        // An ACP agent is Gemini CLI unless `--agent-cmd` names another.
+        ProviderName::Gemini | ProviderName::GeminiCli | ProviderName::Acp => KeyOwner::Google,
         ProviderName::Mock => KeyOwner::Nobody,
     }
 }

@@ -584,6 +584,13 @@ pub(crate) struct AcpDecoder {
     tools: BTreeMap<String, SeenTool>,
     /// Permission requests waiting, with the tool call each is about.
     waiting: BTreeMap<String, Option<String>>,
+    /// Between the agent's `initialize` answer and its answer to the session request: what
+    /// arrives then is a loaded session's history (`session/load` replays it as updates before
+    /// it answers), never a turn's output.
+    loading: bool,
+    /// The session is established (its `session/new`, `load` or `resume` answered): from then
+    /// on the client's requests are prompts, so an error answer is a prompt's failure.
+    session_ready: bool,
 }
 
 impl LineDecoder for AcpDecoder {
@@ -592,9 +599,12 @@ impl LineDecoder for AcpDecoder {
         match envelope.shape() {
             None => push_unknown(None, raw, out),
             Some(Shape::Response { result, error, .. }) => match error {
-                // While a turn runs, the one request of the client in flight is its prompt: a
-                // failed prompt is the turn's failure and its end.
-                Some(error) if self.turn_open => {
+                // While a turn runs, or once the session is established, the one request of
+                // the client in flight is its prompt: a failed prompt is the turn's failure and
+                // its end, even when the agent wrote nothing before it (Gemini CLI answers a
+                // prompt whose model calls all failed with the API's status as the code).
+                Some(error) if self.turn_open || self.session_ready => {
+                    self.open_turn(out);
                     out.push(ProviderEvent::Failure {
                         failure: classify_rpc_error(
                             Provider::Acp,
@@ -606,14 +616,24 @@ impl LineDecoder for AcpDecoder {
                 }
                 // Outside a turn (a session that could not be loaded, say) the client decides
                 // what follows; the refusal is shown, not a turn's failure.
-                Some(error) => out.push(ProviderEvent::Warning {
-                    message: format!(
-                        "the agent refused a request: {}",
-                        error.message.as_deref().unwrap_or("the request failed")
-                    ),
-                }),
+                Some(error) => {
+                    self.loading = false;
+                    out.push(ProviderEvent::Warning {
+                        message: format!(
+                            "the agent refused a request: {}",
+                            error.message.as_deref().unwrap_or("the request failed")
+                        ),
+                    });
+                }
                 None => {
                     if let Some(answer) = params_of::<Answer>(result, raw)? {
+                        // The `initialize` answer (its protocol version) opens the handshake;
+                        // the next answer is the session's, and ends any replay.
+                        let initialize = answer.protocol_version.is_some();
+                        if self.loading && !initialize {
+                            self.session_ready = true;
+                        }
+                        self.loading = initialize;
                         self.answer(answer, out);
                     }
                 }
@@ -739,6 +759,7 @@ impl AcpDecoder {
             }
             self.end_turn(stats, models, stop_reason == "cancelled", out);
         } else if let Some(session_id) = answer.session_id {
+            self.session_ready = true;
             let model = answer.models.and_then(|models| models.current_model_id);
             self.model = model.clone().filter(|model| model != ROUTED_MODEL);
             out.push(ProviderEvent::SessionStarted {
@@ -773,6 +794,9 @@ impl AcpDecoder {
 
     fn update(&mut self, update: Update, raw: &[u8], out: &mut Vec<ProviderEvent>) {
         let kind = update.session_update.as_deref().unwrap_or_default();
+        if self.loading {
+            return history(kind, &update, out);
+        }
         match kind {
             "agent_message_chunk" | "agent_thought_chunk" => {
                 self.open_turn(out);
@@ -900,6 +924,35 @@ impl AcpDecoder {
             });
         }
     }
+}
+
+/// A loaded session's replayed update, as history: its messages and tool calls, nothing that
+/// opens a turn or starts a tool. The rest (a tool call's later status, the commands on offer)
+/// says nothing the history needs.
+fn history(kind: &str, update: &Update, out: &mut Vec<ProviderEvent>) {
+    let role = match kind {
+        "user_message_chunk" => "user",
+        "agent_message_chunk" => "assistant",
+        "agent_thought_chunk" => "thinking",
+        "tool_call" => "tool",
+        _ => return,
+    };
+    let text = if role == "tool" {
+        update
+            .tool
+            .arg()
+            .or_else(|| update.tool.kind.clone())
+            .unwrap_or_else(|| "tool".to_owned())
+    } else {
+        match text_of(update.content.as_ref()) {
+            Some(text) => text,
+            None => return,
+        }
+    };
+    out.push(ProviderEvent::HistoryReplayed {
+        role: role.to_owned(),
+        text,
+    });
 }
 
 /// The text of a content block (`{"type":"text","text":…}`); other blocks carry none.

@@ -190,9 +190,16 @@ pub struct ErrorReport<'a> {
 /// the request did not fit the context window stays an overflow, a code of [`RPC_CODES`] decides next, and
 /// the message is read like any other otherwise.
 pub(crate) fn classify_rpc_error(provider: Provider, code: Option<i64>, message: &str) -> Failure {
+    // A code in the range of HTTP error statuses is the API's status passed on (Gemini CLI
+    // answers a prompt whose model calls failed with 429 or 500); JSON-RPC's own codes are
+    // negative.
+    let http_status = code
+        .and_then(|code| u16::try_from(code).ok())
+        .filter(|code| (400..600).contains(code));
     let failure = classify(
         Some(provider),
         &ErrorReport {
+            http_status,
             message,
             ..ErrorReport::default()
         },

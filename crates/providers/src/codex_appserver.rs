@@ -585,6 +585,15 @@ impl LineDecoder for AppServerDecoder {
         match envelope.shape() {
             None => push_unknown(None, raw, out),
             Some(Shape::Response { result, error, .. }) => match error {
+                // Before a thread is known, a refusal answers the handshake (a `thread/resume`
+                // of a thread the server cannot find, say): the client decides what follows
+                // (it starts a new thread), so it is shown, not a turn's failure.
+                Some(error) if self.thread_id.is_none() => out.push(ProviderEvent::Warning {
+                    message: format!(
+                        "the agent refused a request: {}",
+                        error.message.as_deref().unwrap_or("the request failed")
+                    ),
+                }),
                 Some(error) => out.push(ProviderEvent::Failure {
                     failure: classify_rpc_error(
                         Provider::CodexAppServer,
@@ -679,7 +688,7 @@ impl AppServerDecoder {
                             .and_then(|error| error.message.as_deref())
                             .unwrap_or("the turn failed");
                         let info = error.and_then(|error| error.codex_error_info.as_ref());
-                        self.report_failure(message, info.and_then(Value::as_str), out);
+                        self.report_failure(message, info, out);
                     }
                 }
                 // A turn that ends leaves nothing to answer.
@@ -740,8 +749,7 @@ impl AppServerDecoder {
                         params
                             .error
                             .as_ref()
-                            .and_then(|error| error.codex_error_info.as_ref())
-                            .and_then(Value::as_str),
+                            .and_then(|error| error.codex_error_info.as_ref()),
                         params.will_retry == Some(true),
                     ),
                     None => (None, None, false),
@@ -888,22 +896,37 @@ impl AppServerDecoder {
         });
     }
 
+    /// A failure with Codex's `codexErrorInfo`: a word (`internalServerError`) or an object
+    /// named by its word holding the call's `httpStatusCode`
+    /// (`{"responseTooManyFailedAttempts":{"httpStatusCode":429}}`).
     fn report_failure(
         &mut self,
         message: &str,
-        error_type: Option<&str>,
+        info: Option<&Value>,
         out: &mut Vec<ProviderEvent>,
     ) {
         if self.reported_failure.as_deref() == Some(message) {
             return;
         }
         self.reported_failure = Some(message.to_owned());
+        let (error_type, http_status) = match info {
+            Some(Value::String(word)) => (Some(word.as_str()), None),
+            Some(Value::Object(map)) => (
+                map.keys().next().map(String::as_str),
+                map.values()
+                    .find_map(|inner| inner.get("httpStatusCode"))
+                    .and_then(Value::as_u64)
+                    .and_then(|status| u16::try_from(status).ok()),
+            ),
+            _ => (None, None),
+        };
         out.push(ProviderEvent::Failure {
             failure: classify(
                 Some(Provider::CodexAppServer),
                 &ErrorReport {
                     message,
                     error_type,
+                    http_status,
                     ..ErrorReport::default()
                 },
             ),

@@ -220,6 +220,16 @@ pub enum ProviderEvent {
         /// included), `reasoning_tokens`; priced by the transport (`cost_usd`, `cost_source`).
         stats: SessionStats,
     },
+    /// A message of an earlier session that the agent replayed as it loaded the session
+    /// (ACP `session/load` streams the history as updates before it answers): history, not
+    /// output of a turn, so it opens no turn and starts no tool.
+    HistoryReplayed {
+        /// Whose message it was: `user`, `assistant`, `thinking` or `tool` (a tool call, its
+        /// title as the text).
+        role: String,
+        /// The text, verbatim.
+        text: String,
+    },
     /// A non-fatal notice from the CLI.
     Warning {
         /// The CLI's message, verbatim.
@@ -262,6 +272,7 @@ impl ProviderEvent {
             ProviderEvent::RateLimitsUpdated { .. } => "rate_limits_updated",
             ProviderEvent::ToolCallRequested { .. } => "tool_call_requested",
             ProviderEvent::CallEnded { .. } => "call_ended",
+            ProviderEvent::HistoryReplayed { .. } => "history_replayed",
             ProviderEvent::Warning { .. } => "warning",
             ProviderEvent::Unknown { .. } => "unknown",
         }

@@ -378,6 +378,8 @@ impl Mapper {
             | ProviderEvent::UserMessage { .. }
             | ProviderEvent::CompactionEnded { .. }
             | ProviderEvent::Warning { .. }
+            // A loaded session's history is the transcript's, not the turn's.
+            | ProviderEvent::HistoryReplayed { .. }
             | ProviderEvent::RateLimitsUpdated { .. }
             // The agent loop that runs the tool reports its start and end.
             | ProviderEvent::ToolCallRequested { .. }

@@ -179,6 +179,7 @@ fn entry(out: &mut Block, entry: &TranscriptEntry) {
             }
             out.line("retry", &text);
         }
+        TranscriptEntry::History { role, text } => out.line("history", &format!("{role}: {text}")),
         TranscriptEntry::Interrupt { by } => {
             out.line("interrupt", &format!("asked by {}", actor(by)))
         }

@@ -1,7 +1,8 @@
 //! `panewise run [--provider P] [--model M] [--window CONFIG] [--cwd DIR] [--approval MODE]
 //! [--json] [--log FILE] [--resume SESSION] [--capture FILE] [PROMPT…]`. The providers `mock`
 //! (the default with none configured), `anthropic`, `openai` and `gemini` run panewise's own
-//! agent loop (`own_loop.rs`); `claude-code`, `codex` and `gemini-cli` are supervised here:
+//! agent loop (`own_loop.rs`); `claude-code`, `codex`, `gemini-cli` and `acp` (`--agent-cmd`)
+//! are supervised here:
 //! an agent CLI live through its machine channel, recording the session log as it goes. Without a PROMPT, the prompts are the lines of stdin (an interactive session on a
 //! terminal). Claude Code's permission requests are
 //! answered by the approval mode; Codex and Gemini CLI cannot ask, so the mode becomes their own
@@ -89,7 +90,8 @@ Each prompt is one process of the CLI; a follow-up resumes the session (codex ex
 #[derive(clap::Args)]
 pub struct Args {
     /// The provider: a model API panewise's own loop calls (mock, anthropic, openai, gemini),
-    /// or an agent CLI it supervises (claude-code, codex, gemini-cli). Default: panewise.toml's
+    /// or an agent it supervises (claude-code, codex, gemini-cli, or acp: any ACP agent,
+    /// `--agent-cmd`, by default `gemini --acp`). Default: panewise.toml's
     /// `provider`, the resumed session's, else `mock` (offline, in-process).
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
         panewise_host::config::ProviderName::ALL.map(panewise_host::config::ProviderName::as_str)
@@ -218,15 +220,15 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let approval = args.approval.unwrap_or(ApprovalMode::Ask);
     let resumed = args.resume.as_deref().map(read_resumed).transpose()?;
     let provider: Provider = match (&args.provider, &resumed) {
-        (Some(name), _) => name.parse().map_err(|_| {
-            crate::exit::usage(format!(
-                "--provider {name}: a resumed session continues with claude-code, codex or \
-                 gemini-cli"
-            ))
-        })?,
+        (Some(name), _) => supervised_provider(name)?,
         (None, Some(resumed)) => resumed.provider,
         (None, None) => Provider::ClaudeCode,
     };
+    anyhow::ensure!(
+        args.agent_cmd.is_none() || provider == Provider::Acp,
+        "--agent-cmd names an ACP agent: it goes with --provider acp, not {}",
+        provider.as_str()
+    );
     if let Some(resumed) = &resumed {
         anyhow::ensure!(
             family(resumed.provider) == family(provider),
@@ -624,6 +626,26 @@ fn exit_sentence(code: u8, state: &State, signal: Option<&str>, retries: u64) ->
         _ => format!(
             "the session ended while the turn was {}",
             state.turn_phase.kind_name()
+        ),
+    })
+}
+
+/// The supervised agent `--provider NAME` names (the names are the own loop's too, one
+/// vocabulary; `--resume` continues only a supervised session).
+fn supervised_provider(name: &str) -> anyhow::Result<Provider> {
+    use panewise_host::config::ProviderName;
+    Ok(match own_loop::parse_provider(name)? {
+        ProviderName::ClaudeCode => Provider::ClaudeCode,
+        ProviderName::Codex => Provider::Codex,
+        ProviderName::GeminiCli => Provider::GeminiCli,
+        ProviderName::Acp => Provider::Acp,
+        own @ (ProviderName::Mock
+        | ProviderName::Anthropic
+        | ProviderName::Openai
+        | ProviderName::Gemini) => anyhow::bail!(
+            "--provider {}: --resume continues a supervised agent's session (claude-code, \
+             codex, gemini-cli, acp), not one of panewise's own loop",
+            own.as_str()
         ),
     })
 }

@@ -60,26 +60,28 @@ pub fn route(args: &Args) -> anyhow::Result<Route> {
     let start = std::fs::canonicalize(&start).unwrap_or(start);
     let config = Config::load(&start)?;
     let flag = match &args.provider {
-        Some(name) => Some(ProviderName::from_name(name).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--provider {name}: expected one of {}",
-                ProviderName::ALL.map(ProviderName::as_str).join(", ")
-            )
-        })?),
+        Some(name) => Some(parse_provider(name)?),
         None => None,
     };
     let provider = flag.or(config.provider).unwrap_or(ProviderName::Mock);
-    Ok(match provider {
-        ProviderName::ClaudeCode | ProviderName::Codex | ProviderName::GeminiCli => {
-            Route::Supervised {
-                provider: provider.as_str().to_owned(),
-                approval: args.approval.unwrap_or(config.approval_or_default()),
-            }
+    Ok(if provider.is_supervised() {
+        Route::Supervised {
+            provider: provider.as_str().to_owned(),
+            approval: args.approval.unwrap_or(config.approval_or_default()),
         }
-        ProviderName::Mock
-        | ProviderName::Anthropic
-        | ProviderName::Openai
-        | ProviderName::Gemini => Route::Own(Box::new(Setup { config, provider })),
+    } else {
+        Route::Own(Box::new(Setup { config, provider }))
+    })
+}
+
+/// `--provider NAME`: one vocabulary for both kinds of session, the own loop's model APIs
+/// and the supervised agents; an unknown name lists every valid one.
+pub fn parse_provider(name: &str) -> anyhow::Result<ProviderName> {
+    ProviderName::from_name(name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--provider {name}: expected one of {}",
+            ProviderName::names()
+        )
     })
 }
 

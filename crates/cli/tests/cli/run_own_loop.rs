@@ -156,6 +156,50 @@ fn a_real_provider_without_its_key_fails_at_start_and_names_the_variable() {
     );
 }
 
+/// One vocabulary of provider names for both kinds of session: an unknown name is refused
+/// before anything runs, and the refusal lists every valid one, the own loop's and the
+/// supervised agents' alike.
+#[test]
+fn an_unknown_provider_is_refused_with_every_valid_name() {
+    let machine = Machine::new();
+    let output = machine.run(&["run", "--provider", "no-such-agent", "say hello"]);
+    let err = stderr(&output);
+    assert!(!output.status.success(), "{err}");
+    for name in [
+        "mock",
+        "anthropic",
+        "openai",
+        "gemini",
+        "claude-code",
+        "codex",
+        "gemini-cli",
+        "acp",
+    ] {
+        assert!(
+            err.split([' ', ',', '\n', '[', ']'])
+                .any(|word| word == name),
+            "`{name}` is not listed: {err}"
+        );
+    }
+}
+
+/// `--agent-cmd` names an ACP agent, so it goes with `--provider acp` alone.
+#[test]
+fn agent_cmd_without_the_acp_provider_is_refused() {
+    let machine = Machine::new();
+    let output = machine.run(&[
+        "run",
+        "--provider",
+        "codex",
+        "--agent-cmd",
+        "some-agent --acp",
+        "say hello",
+    ]);
+    let err = stderr(&output);
+    assert!(!output.status.success(), "{err}");
+    assert!(err.contains("--provider acp"), "{err}");
+}
+
 /// R95, R98: Ctrl-C stops the turn: the call's token is cancelled, the running `shell`'s
 /// process group is killed, the call still gets a result (so no later request holds an
 /// orphan), and the turn ends interrupted (exit code 20), not failed.

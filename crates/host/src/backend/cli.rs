@@ -483,7 +483,12 @@ impl CliAgent {
                 ..
             } = &event
             {
-                self.resume_id.get_or_insert_with(|| id.clone());
+                // The agent's newest session is the one to continue: a resume the agent
+                // refused went on in a new session, whose id the log must name.
+                if self.resume_id.as_deref() != Some(id.as_str()) {
+                    self.resume_id = Some(id.clone());
+                    self.resume_id_noted = false;
+                }
                 produced.extend(self.resume_note());
             }
             if let ProviderEvent::ApprovalRequested {

@@ -282,6 +282,10 @@ impl TranscriptRecorder {
                 http_status: *http_status,
                 reason: reason.clone(),
             },
+            ProviderEvent::HistoryReplayed { role, text } => TranscriptEntry::History {
+                role: role.clone(),
+                text: text.clone(),
+            },
             // Boundaries: they end the open line and hold nothing themselves.
             _ => return None,
         })

@@ -62,7 +62,7 @@ fn every_error_names_the_file_the_key_and_the_reason() {
         (
             "provider = \"bard\"",
             "panewise.toml: key `provider`: unknown provider `bard`, expected one of mock, \
-             anthropic, openai, gemini, claude-code, codex, gemini-cli",
+             anthropic, openai, gemini, claude-code, codex, gemini-cli, acp",
         ),
         (
             "model = \" \"",
@@ -117,7 +117,7 @@ fn every_error_names_the_file_the_key_and_the_reason() {
         (
             "[providers.azure]\nbase_url = \"https://x\"",
             "panewise.toml: key `providers.azure`: unknown provider `azure`, expected one of \
-             mock, anthropic, openai, gemini, claude-code, codex, gemini-cli",
+             mock, anthropic, openai, gemini, claude-code, codex, gemini-cli, acp",
         ),
         (
             "[providers]\nopenai = 1",

@@ -142,6 +142,15 @@ pub enum TranscriptEntry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// A message of an earlier session that the agent replayed as it loaded the session (a
+    /// resumed ACP session): history the session continues from, not said in this one.
+    History {
+        /// Whose message it was: `user`, `assistant`, `thinking`, or `tool` (a tool call, its
+        /// title as the text).
+        role: String,
+        /// The text, verbatim.
+        text: String,
+    },
     /// Someone asked the running turn to stop.
     Interrupt {
         /// Who asked.
@@ -173,6 +182,7 @@ impl TranscriptEntry {
             TranscriptEntry::QuestionAnswered { .. } => "question_answered",
             TranscriptEntry::Failure { .. } => "failure",
             TranscriptEntry::Retry { .. } => "retry",
+            TranscriptEntry::History { .. } => "history",
             TranscriptEntry::Interrupt { .. } => "interrupt",
             TranscriptEntry::SessionEnded { .. } => "session_ended",
         }

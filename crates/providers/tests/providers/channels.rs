@@ -594,3 +594,90 @@ fn acp_stop_reasons_plans_and_unknown_updates_decode_to_their_events() {
     // turn's failure: the client goes on with a new session.
     assert!(matches!(events[..], [ProviderEvent::Warning { .. }]));
 }
+
+/// A loaded ACP session: `session/load` replays the history as updates before its answer.
+/// The replay is history (no turn opens, no tool starts, no text streams), and the turn the
+/// next prompt runs is the only one, with only its own text.
+#[test]
+fn an_acp_session_load_replays_history_that_opens_no_turn_and_starts_no_tool() {
+    let update = |body: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{body}}}}}"#
+        )
+    };
+    let stream = [
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#.to_owned(),
+        update(r#"{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"Run echo hello"}}"#),
+        update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"I'll run the command."}}"#),
+        update(r#"{"sessionUpdate":"tool_call","toolCallId":"old-1","title":"echo hello","kind":"execute","status":"completed"}"#),
+        update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"It printed hello."}}"#),
+        r#"{"jsonrpc":"2.0","id":2,"result":{"models":{"currentModelId":"gemini-x"}}}"#.to_owned(),
+        update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."}}"#),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#.to_owned(),
+    ]
+    .join("\n");
+    let events = events_of(Provider::Acp, stream.as_bytes());
+    let history: Vec<(&str, &str)> = events
+        .iter()
+        .filter_map(|event| match event {
+            ProviderEvent::HistoryReplayed { role, text } => Some((role.as_str(), text.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        history,
+        [
+            ("user", "Run echo hello"),
+            ("assistant", "I'll run the command."),
+            ("tool", "echo hello"),
+            ("assistant", "It printed hello."),
+        ]
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|event| matches!(event, ProviderEvent::ToolStarted { .. })),
+        "a replayed tool call is no tool of this session: {events:#?}"
+    );
+    let text: String = events
+        .iter()
+        .filter_map(|event| match event {
+            ProviderEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "Done.");
+    let (_, fold, summary) = fold_of(Provider::Acp, stream.as_bytes());
+    assert_eq!(summary.turns_completed, 1);
+    assert_eq!(summary.failure, None);
+    assert!(summary.tools.is_empty(), "{:?}", summary.tools);
+    let _ = fold;
+}
+
+/// A Codex `thread/resume` the server refuses (the thread is gone) answers the handshake: the
+/// client starts a new thread, so the refusal is shown, not a failure that ends the session.
+#[test]
+fn a_refused_codex_thread_resume_is_no_failure_and_the_new_thread_runs_the_turn() {
+    let stream = [
+        r#"{"id":1,"result":{"userAgent":"codex"}}"#,
+        r#"{"id":2,"error":{"code":-32600,"message":"no rollout found for thread id t9"}}"#,
+        r#"{"id":3,"result":{"thread":{"id":"t10"},"model":"gpt-5.5"}}"#,
+        r#"{"method":"turn/started","params":{"threadId":"t10","turn":{"id":"u1","status":"inProgress"}}}"#,
+        r#"{"method":"turn/completed","params":{"threadId":"t10","turn":{"id":"u1","status":"completed"}}}"#,
+    ]
+    .join("\n");
+    let events = events_of(Provider::CodexAppServer, stream.as_bytes());
+    assert!(
+        !events
+            .iter()
+            .any(|event| matches!(event, ProviderEvent::Failure { .. })),
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|event| matches!(
+        event,
+        ProviderEvent::Warning { message } if message.contains("no rollout found")
+    )));
+    let (_, _, summary) = fold_of(Provider::CodexAppServer, stream.as_bytes());
+    assert_eq!(summary.failure, None);
+    assert_eq!(summary.turns_completed, 1);
+}

@@ -526,6 +526,12 @@ const FAILURES: &[(&str, FailureKind, bool, Option<u16>)] = &[
         Some(429),
     ),
     (
+        "codex/error-429-no-retries.jsonl",
+        FailureKind::RateLimited,
+        true,
+        Some(429),
+    ),
+    (
         "codex/error-500.jsonl",
         FailureKind::ServerError,
         true,
@@ -549,8 +555,39 @@ const FAILURES: &[(&str, FailureKind, bool, Option<u16>)] = &[
         true,
         None,
     ),
+    // Issue 18, captured by `cargo xtask e2e` (2026-12-02): the JSON-RPC channels.
+    (
+        "acp/error-429-gemini.ndjson",
+        FailureKind::RateLimited,
+        true,
+        Some(429),
+    ),
+    (
+        "acp/error-500-gemini.ndjson",
+        FailureKind::ServerError,
+        true,
+        Some(500),
+    ),
+    (
+        "codex-app-server/error-429.ndjson",
+        FailureKind::RateLimited,
+        true,
+        Some(429),
+    ),
+    (
+        "codex-app-server/error-500.ndjson",
+        FailureKind::ServerError,
+        true,
+        None,
+    ),
     (
         "gemini-cli/error-429.jsonl",
+        FailureKind::RateLimited,
+        true,
+        None,
+    ),
+    (
+        "gemini-cli/error-429-ten-attempts.jsonl",
         FailureKind::RateLimited,
         true,
         None,
