@@ -411,8 +411,8 @@ pub enum Msg {
     AgentShutdownOverdue,
     /// The session's deadlines, as configured (`panewise.toml` `[deadlines]`, `run`'s flags):
     /// recorded before the first prompt, so a replay arms the same deadlines the live session
-    /// did. Absent, the defaults hold ([`crate::SUBMIT_TIMEOUT_MS`],
-    /// [`crate::STUCK_THRESHOLD_MS`]).
+    /// did. Absent, the defaults hold ([`crate::reducer::SUBMIT_TIMEOUT_MS`],
+    /// [`crate::reducer::STUCK_THRESHOLD_MS`]).
     DeadlinesConfigured {
         /// How long a sent prompt may wait for the agent's first sign of life.
         submit_ms: u64,
