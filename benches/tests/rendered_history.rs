@@ -202,7 +202,7 @@ proptest! {
             let stage = StrategyConfig::from_json(&config_for(
                 choice,
                 keep,
-                total * threshold_fraction / 10,
+                (total * threshold_fraction / 10).max(1),
             ))
             .unwrap()
             .build_stage::<Message>()
