@@ -32,6 +32,9 @@ const HISTORY_LINES: usize = 1_000;
 /// poll, 100 ms at most); past it, printing waits.
 const PRINT_BACKLOG: usize = 4_096;
 
+/// How long stopping waits for the editor thread to see its flag (it polls every 100 ms).
+const EDITOR_STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// What the prompt shows; shared between the session and the editor thread.
 #[derive(Debug, Clone, Default)]
 struct PromptText {
@@ -191,8 +194,17 @@ impl EditorHandle {
         self.done.store(true, Ordering::SeqCst);
         self.repaint.store(true, Ordering::SeqCst);
         if let Some(thread) = self.thread.take() {
-            // The editor checks the flag at its next poll (100 ms).
-            let _ignored = thread.join();
+            // The editor checks the flag at its next poll (100 ms). A terminal that has gone
+            // away (the window closed: SIGHUP) can leave it spinning inside crossterm's read on
+            // end of file, never back at the flag: it is waited for a while, then left to die
+            // with the process rather than joined forever.
+            let waited_since = std::time::Instant::now();
+            while !thread.is_finished() && waited_since.elapsed() < EDITOR_STOP_GRACE {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if thread.is_finished() {
+                let _ignored = thread.join();
+            }
         }
         // Whatever was printed after the editor's last poll.
         self.drain();

@@ -201,3 +201,53 @@ fn on_a_terminal_the_line_editor_asks_shows_escapes_escaped_and_keeps_the_histor
         std::fs::read_to_string(histories[0].as_ref().unwrap().path()).unwrap_or_default();
     assert!(history.contains("print hello with the shell"), "{history}");
 }
+
+/// Closing the window (the terminal goes away: SIGHUP, then end of file on every read) ends
+/// `panewise run`; it neither waits forever for the line editor nor spins on the dead terminal.
+#[test]
+fn closing_the_window_ends_the_session_and_the_process() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(crate::start(Scenario::SpoofedCommand));
+    let machine = machine_for(&server);
+    let pid_file = machine.path("pid");
+    let script = machine.path("terminal.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cd '{project}'\nexport HOME='{home}' XDG_DATA_HOME='{data}' XDG_CONFIG_HOME='{config}'\n\
+             unset ANTHROPIC_API_KEY OPENAI_API_KEY GEMINI_API_KEY PANEWISE_LOG\n\
+             echo $$ > '{pid}'\nexec '{panewise}' run --cwd '{project}'\n",
+            project = machine.path("project").display(),
+            home = machine.path("home").display(),
+            data = machine.path("data").display(),
+            config = machine.path("config").display(),
+            panewise = env!("CARGO_BIN_EXE_panewise"),
+            pid = pid_file.display(),
+        ),
+    )
+    .unwrap();
+    let terminal = Terminal::start(&script, "closed");
+    terminal.wait_for("type a prompt and press Enter");
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let process = std::path::PathBuf::from(format!("/proc/{pid}"));
+    assert!(process.exists());
+    drop(terminal);
+    let start = Instant::now();
+    // A zombie (reaped by nobody yet) has ended too: its state is `Z`.
+    let alive = || {
+        std::fs::read_to_string(process.join("stat"))
+            .map(|stat| !stat.contains(") Z "))
+            .unwrap_or(false)
+    };
+    while alive() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "panewise run (pid {pid}) outlived its closed window"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    runtime.block_on(server.shutdown());
+}
