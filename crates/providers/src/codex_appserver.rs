@@ -823,7 +823,7 @@ impl AppServerDecoder {
         let fields = params_of::<ApprovalParams>(params, raw)?;
         let input: Value = params_of(params, raw)?.unwrap_or(Value::Null);
         let tool = match method {
-            "item/commandExecution/requestApproval" => "command_execution".to_owned(),
+            "item/commandExecution/requestApproval" => SHELL_TOOL.to_owned(),
             "item/fileChange/requestApproval" => "file_change".to_owned(),
             "item/tool/requestUserInput" => "request_user_input".to_owned(),
             other => other
