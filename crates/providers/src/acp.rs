@@ -658,7 +658,7 @@ impl LineDecoder for AcpDecoder {
                     self.waiting.insert(id.clone(), call.tool_call_id.clone());
                     out.push(ProviderEvent::ApprovalRequested {
                         request_id: id,
-                        tool: call.kind.clone().unwrap_or_else(|| "tool".to_owned()),
+                        tool: tool_name(call.kind.as_deref()),
                         arg: call.arg(),
                         call_id: call.tool_call_id,
                         input,
@@ -680,6 +680,16 @@ impl LineDecoder for AcpDecoder {
             }
         }
         Ok(())
+    }
+}
+
+/// The name a tool call of ACP `kind` goes by, in its question and its tool line alike: ACP's
+/// `execute` is the shell every other agent's command runs in.
+fn tool_name(kind: Option<&str>) -> String {
+    match kind {
+        Some("execute") => SHELL_TOOL.to_owned(),
+        Some(kind) => kind.to_owned(),
+        None => "tool".to_owned(),
     }
 }
 
@@ -899,11 +909,7 @@ impl AcpDecoder {
         if !entry.started {
             entry.started = true;
             out.push(ProviderEvent::ToolStarted {
-                name: match entry.kind.as_deref() {
-                    Some("execute") => SHELL_TOOL.to_owned(),
-                    Some(kind) => kind.to_owned(),
-                    None => "tool".to_owned(),
-                },
+                name: tool_name(entry.kind.as_deref()),
                 call_id: call_id.clone(),
                 arg: entry.arg.clone(),
                 input: entry.input.clone(),
