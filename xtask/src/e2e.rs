@@ -1388,10 +1388,16 @@ fn on_terminal(
 ) -> Result<()> {
     let mut command = command;
     command.current_dir(work);
-    // Claude Code refuses a command holding control characters itself ("would be hidden in
-    // the approval dialog"), so its question is about a file it writes.
+    // What the scenario's model asks for: a file written (Claude Code's `Write`), or the shell
+    // command (one tool name for every agent). Claude Code refuses a command holding control
+    // characters itself ("would be hidden in the approval dialog"), so its question is about
+    // the file it writes.
+    let (tool, argument) = match case.scenario {
+        "file-write" => ("Write", "hello.txt"),
+        _ => ("shell", "echo hello"),
+    };
     let (code, output) =
-        super::e2e_terminal::question_stays(&command, dir, case.name, "Write", "hello.txt")?;
+        super::e2e_terminal::question_stays(&command, dir, case.name, tool, argument)?;
     ensure!(
         code == case.exit,
         "exit {code}, expected {}; terminal:\n{output}",
