@@ -279,3 +279,39 @@ pub fn sort_sessions(sessions: &mut [SessionSummary]) {
         (a.state.rank(), a.started_at_ms, &a.id).cmp(&(b.state.rank(), b.started_at_ms, &b.id))
     });
 }
+
+/// The full id `key` names among `sessions` (each an id and a name): the id itself, a name,
+/// or a unique prefix of an id. The daemon resolves every request's session this way, and a
+/// client holding a list can do the same.
+pub fn resolve_session<'a>(
+    sessions: impl Iterator<Item = (&'a str, &'a str)>,
+    key: &str,
+) -> Result<String, crate::RpcError> {
+    use crate::{ErrorCode, RpcError};
+    let sessions: Vec<(&str, &str)> = sessions.collect();
+    if let Some((id, _)) = sessions.iter().find(|(id, _)| *id == key) {
+        return Ok((*id).to_owned());
+    }
+    if let Some((id, _)) = sessions.iter().find(|(_, name)| *name == key) {
+        return Ok((*id).to_owned());
+    }
+    let matches: Vec<&str> = sessions
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| !key.is_empty() && id.starts_with(key))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok((*one).to_owned()),
+        [] => Err(RpcError::new(
+            ErrorCode::UnknownSession,
+            format!("no session has the id, prefix or name {key:?} (see `panewise agents`)"),
+        )),
+        many => Err(RpcError::new(
+            ErrorCode::AmbiguousSession,
+            format!(
+                "{key:?} is the start of {} session ids; give more of it, or the name",
+                many.len()
+            ),
+        )),
+    }
+}

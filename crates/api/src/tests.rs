@@ -182,3 +182,15 @@ fn incoming_lines_are_told_apart() {
         Err(ErrorCode::NotWaiting)
     );
 }
+
+#[test]
+fn a_session_is_named_by_id_name_or_unique_prefix() {
+    let sessions = [("0190aa-1111", "alpha"), ("0190aa-2222", "beta")];
+    let resolve = |key| resolve_session(sessions.iter().copied(), key).map_err(|e| e.code);
+    assert_eq!(resolve("beta"), Ok("0190aa-2222".to_owned()));
+    assert_eq!(resolve("0190aa-1"), Ok("0190aa-1111".to_owned()));
+    assert_eq!(resolve("0190aa-1111"), Ok("0190aa-1111".to_owned()));
+    assert_eq!(resolve("0190"), Err(ErrorCode::AmbiguousSession.code()));
+    assert_eq!(resolve("zzz"), Err(ErrorCode::UnknownSession.code()));
+    assert_eq!(resolve(""), Err(ErrorCode::UnknownSession.code()));
+}

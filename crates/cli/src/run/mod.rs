@@ -13,7 +13,7 @@
 
 mod editor;
 mod live;
-mod own_loop;
+pub(crate) mod own_loop;
 mod view;
 
 use std::io::{BufRead, IsTerminal};
@@ -453,7 +453,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
 
 /// The deadlines of `[deadlines]` in panewise.toml under the flags, when any differs from the
 /// defaults.
-fn deadlines(
+pub(crate) fn deadlines(
     flags: &DeadlineArgs,
     cwd: &Path,
 ) -> anyhow::Result<Option<panewise_pane_state::Deadlines>> {
@@ -705,7 +705,7 @@ fn gemini_acp_args(approval: ApprovalMode, log: &Path) -> anyhow::Result<Vec<Str
 }
 
 /// The lines of stdin, read on a thread of their own (a blocking read must not stall the loop).
-fn stdin_lines() -> UserLines {
+pub(crate) fn stdin_lines() -> UserLines {
     let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin().lock();
@@ -765,7 +765,7 @@ fn terminal_signals() -> (
 
 /// `<sessions dir>/<id>.jsonl`: the id a UUIDv7, so sessions started at once never share a
 /// log, and ids sort by start time.
-fn default_log_path() -> anyhow::Result<PathBuf> {
+pub(crate) fn default_log_path() -> anyhow::Result<PathBuf> {
     let dir = panewise_host::session_log::sessions_dir()
         .context("neither XDG_DATA_HOME nor HOME is set; pass --log FILE")?;
     // transcript: the sessions directory is the owner's alone, like the files in it.
@@ -790,7 +790,7 @@ fn refuse_non_directory(cwd: &Path) -> anyhow::Result<()> {
 
 /// `--log FILE` names a file that must not exist: panewise never writes over one. (The log
 /// is created exclusively anyway; this says so before anything starts.)
-fn refuse_existing_log(log: &Path) -> anyhow::Result<()> {
+pub(crate) fn refuse_existing_log(log: &Path) -> anyhow::Result<()> {
     if std::fs::symlink_metadata(log).is_ok() {
         let error = std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
