@@ -24,6 +24,12 @@ pub struct Args {
 /// Attaches to a session until it ends or stdin does.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (runtime, client) = crate::agents_cmd::connect()?;
+    // The bell and the title are for a person at a terminal, unless `[notify] bell = false`.
+    let bell = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::current_dir()
+            .ok()
+            .and_then(|dir| panewise_host::config::Config::load(&dir).ok())
+            .is_none_or(|config| config.notify.bell.unwrap_or(true));
     let mut lines = crate::run::stdin_lines();
     let outcome = runtime.block_on(async {
         let subscribed: SubscribeResult = client
@@ -74,6 +80,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         Some(WaitingFor::Approval { id: request, tool, argument })
                             if asked.as_ref() != Some(&request) =>
                         {
+                            if bell {
+                                // BEL, then the window title (OSC 2), which ends with BEL too.
+                                eprint!(
+                                    "\u{7}\u{1b}]2;panewise: {} needs input\u{7}",
+                                    one_line(&args.id, 40)
+                                );
+                            }
                             eprintln!(
                                 "panewise attach: allow {} {}? [y]es, [a]lways, [n]o",
                                 one_line(&tool, 30),

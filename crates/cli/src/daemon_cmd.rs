@@ -34,6 +34,14 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let _ = args.foreground;
     let dir = panewise_supervisor::paths::runtime_dir()?;
+    // The daemon serves every directory: its own settings come from the user file alone.
+    let user = panewise_host::config::user_file();
+    let settings = panewise_host::config::Config::load_files(user.as_deref(), None)?.notify;
+    let notify = panewise_supervisor::NotifyConfig {
+        delay: Duration::from_secs(settings.delay_secs.unwrap_or(0)),
+        command: settings.command,
+        desktop: settings.desktop.unwrap_or(true),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -45,7 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("panewise daemon: listening on {}", bound.socket().display());
         let mut terminations = panewise_host::signals::Terminations::listen();
         let launcher: Arc<dyn Launcher> = Arc::new(DaemonLauncher::default());
-        panewise_supervisor::serve(bound, launcher, STOP_GRACE, async move {
+        panewise_supervisor::serve(bound, launcher, notify, STOP_GRACE, async move {
             let signal = terminations.recv().await;
             eprintln!("panewise daemon: {}: stopping every session", signal.name());
         })

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use panewise_api::{
-    Ack, AgentState, AnswerParams, ApproveParams, CreateParams, CreateResult, ErrorCode,
-    HelloParams, HelloResult, ListParams, ListResult, Method, Notification, PromptParams,
-    RemoveResult, RemovedNotice, RenameParams, ResumeParams, RpcError, SessionParams,
-    SubscribeParams, SubscribeResult, API_VERSION,
+    Ack, AnswerParams, ApproveParams, CreateParams, CreateResult, ErrorCode, HelloParams,
+    HelloResult, ListParams, ListResult, Method, Notification, PromptParams, RemoveResult,
+    RemovedNotice, RenameParams, ResumeParams, RpcError, SessionParams, SubscribeParams,
+    SubscribeResult, API_VERSION,
 };
 use panewise_host::session::{Actor, Control};
 use serde::de::DeserializeOwned;
@@ -79,9 +79,9 @@ fn result(value: impl Serialize) -> Result<Value, RpcError> {
 }
 
 impl Daemon {
-    pub(crate) fn new(launcher: Arc<dyn Launcher>) -> Daemon {
+    pub(crate) fn new(launcher: Arc<dyn Launcher>, notify: crate::notify::NotifyConfig) -> Daemon {
         Daemon {
-            hosted: Hosted::new(),
+            hosted: Hosted::new(notify),
             launcher,
             shutdown: Arc::new(watch::channel(false).0),
         }
@@ -204,12 +204,14 @@ impl Daemon {
                 // No backend asks the reducer's questions yet (the engine drops them); an
                 // answer goes to the agent as the next prompt, which is how every CLI that
                 // asks in text takes it.
-                self.hosted.with(&answer.session, |_| Ok(()))?;
-                let waiting = self.hosted.state_of(&answer.session)?;
-                if waiting != AgentState::NeedsInput {
+                let question = self
+                    .hosted
+                    .with(&answer.session, |entry| Ok(entry.summary().waiting_for))?;
+                if !matches!(question, Some(panewise_api::WaitingFor::Question { .. })) {
                     return Err(RpcError::new(
                         ErrorCode::NotWaiting,
-                        "the session waits for no answer",
+                        "the session waits for no answer to a question (an approval is \
+                         answered with session/approve)",
                     ));
                 }
                 self.hosted

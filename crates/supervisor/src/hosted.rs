@@ -13,6 +13,7 @@ use panewise_pane_state::State;
 use tokio::sync::{broadcast, watch};
 
 use crate::launcher::{LaunchInfo, Launched};
+use crate::notify::NotifyConfig;
 use crate::tail::Progress;
 
 /// A change to the session list, for `sessions/subscribe`.
@@ -102,14 +103,16 @@ impl Entry {
 #[derive(Clone)]
 pub(crate) struct Hosted {
     inner: Arc<Mutex<BTreeMap<String, Entry>>>,
+    notify: Arc<NotifyConfig>,
     list: broadcast::Sender<ListEvent>,
     changes: watch::Sender<u64>,
 }
 
 impl Hosted {
-    pub(crate) fn new() -> Hosted {
+    pub(crate) fn new(notify: NotifyConfig) -> Hosted {
         Hosted {
             inner: Arc::new(Mutex::new(BTreeMap::new())),
+            notify: Arc::new(notify),
             list: broadcast::channel(1024).0,
             changes: watch::channel(0).0,
         }
@@ -164,10 +167,31 @@ impl Hosted {
         if entry.last_sent.as_ref() == Some(&summary) {
             return;
         }
+        let before = entry.last_sent.as_ref().map(|sent| sent.state);
         entry.last_sent = Some(summary.clone());
         drop(map);
+        if before != Some(summary.state)
+            && crate::notify::notified(summary.state)
+            && summary.attached == 0
+            && self.notify.any()
+        {
+            self.notify_later(summary.id.clone(), summary.state);
+        }
         let _no_subscriber = self.list.send(ListEvent::Changed(Box::new(summary)));
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// After the delay, notifies `state` of session `id` if it still holds and nobody is
+    /// attached.
+    fn notify_later(&self, id: String, state: AgentState) {
+        let hosted = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(hosted.notify.delay).await;
+            let now = hosted.lock().get(&id).map(Entry::summary);
+            if let Some(summary) = now.filter(|s| s.state == state && s.attached == 0) {
+                crate::notify::deliver(&hosted.notify, &summary).await;
+            }
+        });
     }
 
     pub(crate) fn name_taken(&self, name: &str) -> bool {
@@ -384,15 +408,6 @@ impl Hosted {
 
     pub(crate) fn all_ended(&self) -> bool {
         self.lock().values().all(Entry::is_ended)
-    }
-
-    /// The state class of a session, for `wait`.
-    pub(crate) fn state_of(&self, key: &str) -> Result<AgentState, RpcError> {
-        let map = self.lock();
-        let id = resolve(&map, key)?;
-        map.get(&id)
-            .map(|entry| entry.summary().state)
-            .ok_or_else(|| RpcError::new(ErrorCode::UnknownSession, "no such session"))
     }
 }
 

@@ -79,10 +79,11 @@ pub fn bind(dir: &Path) -> Result<Bound, SupervisorError> {
 pub async fn serve(
     bound: Bound,
     launcher: Arc<dyn Launcher>,
+    notify: crate::notify::NotifyConfig,
     stop_grace: Duration,
     terminate: impl std::future::Future<Output = ()>,
 ) -> Result<(), SupervisorError> {
-    let daemon = Daemon::new(launcher);
+    let daemon = Daemon::new(launcher, notify);
     let mut shutdown = daemon.shutdown_requested();
     tokio::pin!(terminate);
     loop {
