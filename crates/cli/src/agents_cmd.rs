@@ -340,11 +340,16 @@ pub struct ResumeArgs {
 
 /// Continues a recorded session under the daemon.
 pub fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
+    // A path is the daemon's to open: make it absolute here, where it was typed.
+    let session = match std::fs::canonicalize(&args.id) {
+        Ok(path) if path.is_file() => path.display().to_string(),
+        _ => args.id,
+    };
     let (runtime, client) = connect()?;
     let created: CreateResult = runtime.block_on(client.call(
         Method::Resume,
         ResumeParams {
-            session: args.id,
+            session,
             prompt: args.prompt,
         },
     ))?;

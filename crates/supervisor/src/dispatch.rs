@@ -91,6 +91,11 @@ impl Daemon {
         &self.hosted
     }
 
+    /// Stops the daemon (`daemon/shutdown`, once its answer is written).
+    pub(crate) fn request_shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
     pub(crate) fn shutdown_requested(&self) -> watch::Receiver<bool> {
         self.shutdown.subscribe()
     }
@@ -299,6 +304,7 @@ impl Daemon {
                 let mut events = self.hosted.list_events();
                 let sessions = self.hosted.summaries();
                 let notices = client.notices.clone();
+                let hosted = self.hosted.clone();
                 if let Some(task) = client.list.take() {
                     task.abort();
                 }
@@ -312,7 +318,20 @@ impl Daemon {
                             Ok(ListEvent::Removed(id)) => {
                                 notification(RemovedNotice::METHOD, &RemovedNotice { id })
                             }
-                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                                // Changes were dropped for this slow client: it gets every
+                                // summary as it is now, so its list is whole again.
+                                for summary in hosted.summaries() {
+                                    let notice = notification(
+                                        panewise_api::ChangedNotice::METHOD,
+                                        &panewise_api::ChangedNotice { session: summary },
+                                    );
+                                    if notices.send(notice).is_err() {
+                                        return;
+                                    }
+                                }
+                                continue;
+                            }
                             Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                         };
                         if notices.send(notice).is_err() {
@@ -323,8 +342,9 @@ impl Daemon {
                 result(ListResult { sessions })
             }
             Method::Shutdown => {
+                // The connection asks for the stop once this answer is written
+                // (`request_shutdown`), so the client is told before the daemon goes.
                 let panewise_api::Empty {} = params(raw)?;
-                self.shutdown.send_replace(true);
                 result(Ack::OK)
             }
         }

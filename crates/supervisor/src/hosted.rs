@@ -238,21 +238,34 @@ impl Hosted {
         let summary = entry.summary();
         self.lock().insert(id.clone(), entry);
         self.publish(summary.clone());
-        let run = tokio::spawn(session.run());
+        let mut run = tokio::spawn(session.run());
         let hosted = self.clone();
         tokio::spawn(async move {
-            while let Some(update) = updates.recv().await {
+            // The session's end is its task's end, not its update channel's: a sender can
+            // outlive the run in a task the backend left behind.
+            let mut ended = None;
+            while ended.is_none() {
+                tokio::select! {
+                    biased;
+                    update = updates.recv() => match update {
+                        Some(update) => hosted.apply(&id, update),
+                        None => ended = Some((&mut run).await),
+                    },
+                    result = &mut run => ended = Some(result),
+                }
+            }
+            while let Ok(update) = updates.try_recv() {
                 hosted.apply(&id, update);
             }
-            let ending = match run.await {
-                Ok(Ok(_outcome)) => None,
-                Ok(Err(error)) => Some(Ending::Failed {
+            let ending = match ended {
+                Some(Ok(Ok(_))) | None => None,
+                Some(Ok(Err(error))) => Some(Ending::Failed {
                     reason: error.to_string(),
                 }),
-                Err(join) if join.is_panic() => Some(Ending::Failed {
+                Some(Err(join)) if join.is_panic() => Some(Ending::Failed {
                     reason: "the session's task panicked".to_owned(),
                 }),
-                Err(join) => Some(Ending::Failed {
+                Some(Err(join)) => Some(Ending::Failed {
                     reason: join.to_string(),
                 }),
             };
@@ -308,6 +321,9 @@ impl Hosted {
             entry.summary()
         };
         self.publish(summary);
+        // The end is a change even when the summary reads the same (a turn already listed
+        // `stopped`): whoever waits for every session to end must be woken.
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// Answers the approval `key`'s session waits on; the first answer wins, and a second
@@ -404,6 +420,15 @@ impl Hosted {
             any |= entry.controls.stop();
         }
         any
+    }
+
+    /// The names of the sessions whose task still runs.
+    pub(crate) fn running(&self) -> Vec<String> {
+        self.lock()
+            .values()
+            .filter(|entry| !entry.is_ended())
+            .map(|entry| entry.name.clone())
+            .collect()
     }
 
     pub(crate) fn all_ended(&self) -> bool {
