@@ -109,6 +109,18 @@ pub const PURE_CRATES: &[PureCrate] = &[
         effect_features: &[],
     },
     PureCrate {
+        package: "panewise-api",
+        dir: "crates/api",
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            &["panewise-protocol", "panewise-pane-state"],
+        ],
+        scan_exclusions: &[],
+        effect_features: &[],
+    },
+    PureCrate {
         package: "panewise-window",
         dir: "crates/window",
         allowed: &[SERDE, SERDE_JSON, THISERROR, O200K],

@@ -1,14 +1,19 @@
 //! The `panewise` binary: record, replay, window and decode agent sessions from the command line.
 
+mod agents_cmd;
+mod attach_cmd;
+mod daemon_cmd;
 mod decode_cmd;
 mod exit;
 mod input;
 mod json;
+mod launch;
 mod mock_server_cmd;
 mod replay;
 mod run;
 mod sessions_cmd;
 mod terminal_text;
+mod worktree;
 
 mod window_cmd;
 use panewise_host::summarize;
@@ -21,7 +26,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "panewise",
     version,
-    about = "Host AI coding agents: run them, replay and list their sessions, decode their streams, window their conversations",
+    about = "Host AI coding agents: run them, or many at once under a daemon; replay and list their sessions, decode their streams, window their conversations",
     after_help = exit::EXIT_CODES
 )]
 struct Cli {
@@ -44,6 +49,51 @@ enum Command {
     /// answered by the approval mode.
     #[command(after_help = const_format_run_help())]
     Run(Box<run::Args>),
+    /// Start an agent under this user's daemon and print its id (on the last line).
+    ///
+    /// With no provider configured, the offline mock model. The daemon is started when none
+    /// runs; the session outlives this command and any terminal.
+    #[command(after_help = exit::EXIT_CODES)]
+    New(agents_cmd::NewArgs),
+    /// List the daemon's agents: state (needs_input first), what each waits for, tool,
+    /// context, tokens, cost, age.
+    #[command(after_help = exit::EXIT_CODES)]
+    Agents(agents_cmd::AgentsArgs),
+    /// One agent on this terminal: its conversation, then live; approvals answered inline.
+    /// Ctrl-D detaches and leaves it running.
+    #[command(after_help = exit::EXIT_CODES)]
+    Attach(attach_cmd::Args),
+    /// Send a prompt to an agent (queued while a turn runs).
+    #[command(after_help = exit::EXIT_CODES)]
+    Send(agents_cmd::SendArgs),
+    /// Allow the request an agent waits on (--always: for the rest of its session).
+    #[command(after_help = exit::EXIT_CODES)]
+    Approve(agents_cmd::ApproveArgs),
+    /// Deny the request an agent waits on, telling it --message.
+    #[command(after_help = exit::EXIT_CODES)]
+    Deny(agents_cmd::DenyArgs),
+    /// Answer the question an agent waits on.
+    #[command(after_help = exit::EXIT_CODES)]
+    Answer(agents_cmd::AnswerArgs),
+    /// Stop an agent's running turn.
+    #[command(after_help = exit::EXIT_CODES)]
+    Interrupt(agents_cmd::IdArgs),
+    /// End an agent's session (its log is closed; `rm` then forgets it).
+    #[command(after_help = exit::EXIT_CODES)]
+    Stop(agents_cmd::IdArgs),
+    /// Forget an ended agent (its log stays); its worktree goes when clean.
+    #[command(after_help = exit::EXIT_CODES)]
+    Rm(agents_cmd::IdArgs),
+    /// Wait until an agent needs input, is idle or is done; the exit status says which.
+    #[command(after_help = const_format_wait_help())]
+    Wait(agents_cmd::WaitArgs),
+    /// Continue a recorded session under the daemon.
+    #[command(after_help = exit::EXIT_CODES)]
+    Resume(agents_cmd::ResumeArgs),
+    /// This user's supervisor: hosts the agents `new` starts, on a Unix socket in the runtime
+    /// directory (started on demand by every command above).
+    #[command(after_help = exit::EXIT_CODES)]
+    Daemon(daemon_cmd::Args),
     /// Print the conversation a session log recorded, checked against its checkpoints.
     ///
     /// The log is folded and compared with the checkpoints it holds; --state prints the final
@@ -88,6 +138,19 @@ fn main() -> ExitCode {
         Command::MockServer(args) => mock_server_cmd::run(args),
         Command::Run(args) => run::run(*args),
         Command::Sessions(args) => sessions_cmd::run(args),
+        Command::New(args) => agents_cmd::new(args),
+        Command::Agents(args) => agents_cmd::agents(args),
+        Command::Attach(args) => attach_cmd::run(args),
+        Command::Send(args) => agents_cmd::send(args),
+        Command::Approve(args) => agents_cmd::approve(args),
+        Command::Deny(args) => agents_cmd::deny(args),
+        Command::Answer(args) => agents_cmd::answer(args),
+        Command::Interrupt(args) => agents_cmd::interrupt(args),
+        Command::Stop(args) => agents_cmd::stop(args),
+        Command::Rm(args) => agents_cmd::rm(args),
+        Command::Wait(args) => agents_cmd::wait(args),
+        Command::Resume(args) => agents_cmd::resume(args),
+        Command::Daemon(args) => daemon_cmd::run(args),
     };
     match result {
         Ok(code) => code,
@@ -104,4 +167,9 @@ fn main() -> ExitCode {
 /// `run`'s own exit codes and approval modes, then the shared table.
 fn const_format_run_help() -> String {
     format!("{}\n\n{}", run::RUN_EXIT_CODES, exit::EXIT_CODES)
+}
+
+/// `wait`'s exit codes, then the shared table.
+fn const_format_wait_help() -> String {
+    format!("{}\n\n{}", agents_cmd::WAIT_EXIT_CODES, exit::EXIT_CODES)
 }

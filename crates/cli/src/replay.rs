@@ -18,7 +18,7 @@ use anyhow::Context;
 use panewise_pane_state::log::{LogHeader, LogWarning, TranscriptLine};
 use panewise_pane_state::{step_into, CheckpointMismatch, LogLine, LogReader, State, TurnPhase};
 
-mod conversation;
+pub(crate) mod conversation;
 
 use conversation::conversation;
 

@@ -25,7 +25,7 @@ use crate::error::ConfigError;
 pub const FILE_NAME: &str = "panewise.toml";
 
 /// The top-level keys a file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 7] = [
+pub const TOP_LEVEL_KEYS: [&str; 8] = [
     "provider",
     "model",
     "approval",
@@ -33,7 +33,25 @@ pub const TOP_LEVEL_KEYS: [&str; 7] = [
     "window",
     "providers",
     "deadlines",
+    "notify",
 ];
+
+/// The keys of the `[notify]` table.
+pub const NOTIFY_KEYS: [&str; 4] = ["delay_secs", "command", "desktop", "bell"];
+
+/// The `[notify]` table: how the daemon tells the person a session needs them or is done.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotifySettings {
+    /// `delay_secs`: how long a state must last before it is notified (default 0); a session
+    /// that moves on before is not notified.
+    pub delay_secs: Option<u64>,
+    /// `command`: run with `sh -c`, the event as one JSON object on its stdin.
+    pub command: Option<String>,
+    /// `desktop`: `notify-send`, where it is installed (default true).
+    pub desktop: Option<bool>,
+    /// `bell`: attached clients ring the terminal bell and set its title (default true).
+    pub bell: Option<bool>,
+}
 
 /// The keys of the `[deadlines]` table, each a whole number of seconds.
 pub const DEADLINE_KEYS: [&str; 2] = ["submit_secs", "stuck_secs"];
@@ -161,6 +179,8 @@ pub struct Config {
     pub providers: BTreeMap<ProviderName, ProviderSettings>,
     /// `[deadlines]`.
     pub deadlines: DeadlineSettings,
+    /// `[notify]`: the daemon's notifications (read from the user file by the daemon).
+    pub notify: NotifySettings,
     /// The files read, the lowest layer first.
     pub sources: Vec<PathBuf>,
 }
@@ -283,6 +303,7 @@ impl Config {
                 "pass_env" => config.pass_env = Some(pass_env(value, &invalid)?),
                 "providers" => config.providers = providers(value, &invalid)?,
                 "deadlines" => config.deadlines = deadlines(value, &invalid)?,
+                "notify" => config.notify = notify(value, &invalid)?,
                 other => {
                     return Err(invalid(
                         other,
@@ -310,6 +331,12 @@ impl Config {
             deadlines: DeadlineSettings {
                 submit_secs: self.deadlines.submit_secs.or(base.deadlines.submit_secs),
                 stuck_secs: self.deadlines.stuck_secs.or(base.deadlines.stuck_secs),
+            },
+            notify: NotifySettings {
+                delay_secs: self.notify.delay_secs.or(base.notify.delay_secs),
+                command: self.notify.command.or(base.notify.command),
+                desktop: self.notify.desktop.or(base.notify.desktop),
+                bell: self.notify.bell.or(base.notify.bell),
             },
             sources,
         }
@@ -382,6 +409,63 @@ fn string_value(value: &toml::Value) -> Result<&str, String> {
     value
         .as_str()
         .ok_or_else(|| format!("must be a string, got {}", describe(value)))
+}
+
+fn notify(
+    value: &toml::Value,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<NotifySettings, ConfigError> {
+    let table = value.as_table().ok_or_else(|| {
+        invalid(
+            "notify",
+            format!("must be a table, got {}", describe(value)),
+        )
+    })?;
+    let mut settings = NotifySettings::default();
+    for (field, value) in table {
+        let key = format!("notify.{field}");
+        let boolean = || {
+            value.as_bool().ok_or_else(|| {
+                invalid(
+                    &key,
+                    format!("must be true or false, got {}", describe(value)),
+                )
+            })
+        };
+        match field.as_str() {
+            "delay_secs" => {
+                let seconds = value
+                    .as_integer()
+                    .and_then(|seconds| u64::try_from(seconds).ok())
+                    .ok_or_else(|| {
+                        invalid(
+                            &key,
+                            format!(
+                                "must be a whole number of seconds, 0 or more, got {}",
+                                describe(value)
+                            ),
+                        )
+                    })?;
+                settings.delay_secs = Some(seconds);
+            }
+            "command" => {
+                let command = string_value(value).map_err(|reason| invalid(&key, reason))?;
+                if command.trim().is_empty() {
+                    return Err(invalid(&key, "must not be empty".to_owned()));
+                }
+                settings.command = Some(command.to_owned());
+            }
+            "desktop" => settings.desktop = Some(boolean()?),
+            "bell" => settings.bell = Some(boolean()?),
+            other => {
+                return Err(invalid(
+                    &format!("notify.{other}"),
+                    format!("unknown key, expected one of {}", NOTIFY_KEYS.join(", ")),
+                ))
+            }
+        }
+    }
+    Ok(settings)
 }
 
 fn deadlines(

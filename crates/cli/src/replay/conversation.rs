@@ -47,6 +47,13 @@ pub fn conversation(
     out.text
 }
 
+/// One transcript entry as `replay` prints it (`attach` prints each as it comes).
+pub fn entry_text(transcript: &TranscriptEntry) -> String {
+    let mut out = Block::default();
+    entry(&mut out, transcript);
+    out.text
+}
+
 fn entry(out: &mut Block, entry: &TranscriptEntry) {
     match entry {
         TranscriptEntry::Prompt { text } => out.line("prompt", text),

@@ -12,21 +12,19 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context;
 use panewise_host::agent_loop::ledger::{ledger_path, Ledger};
 use panewise_host::approval::ApprovalMode;
-use panewise_host::backend::model::{LoopConfig, ModelAgent, ModelOutcome};
-use panewise_host::backend::{Backend, BackendOutcome};
+use panewise_host::backend::model::ModelOutcome;
+use panewise_host::backend::BackendOutcome;
 use panewise_host::config::{Config, ProviderName};
-use panewise_host::session::{log_header, Session, SessionSpec};
 use panewise_mock_server::{MockConfig, MockServer, RunningServer};
-use panewise_providers::transport::{ApiConfig, HttpModelClient, ModelClient};
+use panewise_providers::transport::{ApiConfig, HttpModelClient};
 use panewise_providers::{ApiKey, ApiKind};
-use panewise_window::StrategyConfig;
 
 use super::Args;
+use crate::launch::{LaunchRequest, OwnPlan};
 
 /// The window strategy when neither `--window` nor `[window]` names one: drop the oldest
 /// turns once the last call's prompt passed 150,000 tokens, keeping the last six.
@@ -46,20 +44,30 @@ pub enum Route {
 
 /// What the configuration decided for the own loop.
 pub struct Setup {
-    config: Config,
-    provider: ProviderName,
+    pub(crate) config: Config,
+    pub(crate) provider: ProviderName,
 }
 
 /// Reads `panewise.toml` (from `--cwd` or the current directory) under the flags and picks
 /// the route.
 pub fn route(args: &Args) -> anyhow::Result<Route> {
-    let start = match &args.cwd {
-        Some(cwd) => cwd.clone(),
+    route_for(args.cwd.as_deref(), args.provider.as_deref(), args.approval)
+}
+
+/// [`route`] for a working directory, a provider name and an approval mode given as data
+/// (the daemon's `session/create`).
+pub fn route_for(
+    cwd: Option<&Path>,
+    provider: Option<&str>,
+    approval: Option<ApprovalMode>,
+) -> anyhow::Result<Route> {
+    let start = match cwd {
+        Some(cwd) => cwd.to_owned(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let start = std::fs::canonicalize(&start).unwrap_or(start);
     let config = Config::load(&start)?;
-    let flag = match &args.provider {
+    let flag = match provider {
         Some(name) => Some(parse_provider(name)?),
         None => None,
     };
@@ -67,7 +75,7 @@ pub fn route(args: &Args) -> anyhow::Result<Route> {
     Ok(if provider.is_supervised() {
         Route::Supervised {
             provider: provider.as_str().to_owned(),
-            approval: args.approval.unwrap_or(config.approval_or_default()),
+            approval: approval.unwrap_or(config.approval_or_default()),
         }
     } else {
         Route::Own(Box::new(Setup { config, provider }))
@@ -85,7 +93,7 @@ pub fn parse_provider(name: &str) -> anyhow::Result<ProviderName> {
     })
 }
 
-fn default_model(provider: ProviderName) -> &'static str {
+pub(crate) fn default_model(provider: ProviderName) -> &'static str {
     match provider {
         ProviderName::Openai => "gpt-5",
         ProviderName::Gemini => "gemini-2.5-pro",
@@ -105,7 +113,7 @@ fn api_of(provider: ProviderName) -> ApiKind {
 /// The client of a real provider: the key from `api_key_env` or the conventional variable
 /// (a missing key is an error now, before anything runs), the base URL from the file, the
 /// conventional variable, or the public endpoint.
-fn real_client(setup: &Setup) -> anyhow::Result<HttpModelClient> {
+pub(crate) fn real_client(setup: &Setup) -> anyhow::Result<HttpModelClient> {
     let api = api_of(setup.provider);
     let settings = setup.config.providers.get(&setup.provider);
     let (key_variable, url_variable) = api.env_variables();
@@ -137,7 +145,7 @@ fn real_client(setup: &Setup) -> anyhow::Result<HttpModelClient> {
 }
 
 /// A fresh directory for the mock's tools to run in.
-fn mock_work_dir() -> anyhow::Result<PathBuf> {
+pub(crate) fn mock_work_dir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!(
         "panewise-mock-{}-{}",
         std::process::id(),
@@ -150,57 +158,26 @@ fn mock_work_dir() -> anyhow::Result<PathBuf> {
 /// Runs the own loop.
 pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     let mock = setup.provider == ProviderName::Mock;
-    let mock_url = mock
-        .then(|| setup.config.providers.get(&ProviderName::Mock))
-        .flatten()
-        .and_then(|settings| settings.base_url.clone());
-    let cwd = match &args.cwd {
-        Some(cwd) => cwd.clone(),
-        None if mock => mock_work_dir()?,
-        None => std::env::current_dir().context("cannot read the current directory")?,
+    let window = match &args.window {
+        Some(path) => Some(
+            crate::window_cmd::read_config(path)
+                .with_context(|| format!("--window {}", path.display()))?,
+        ),
+        None => None,
     };
-    let cwd =
-        std::fs::canonicalize(&cwd).with_context(|| format!("cannot read {}", cwd.display()))?;
-    let approval = args.approval.or(setup.config.approval).unwrap_or(if mock {
-        ApprovalMode::FullAccess
-    } else {
-        ApprovalMode::Ask
-    });
-    let strategy = match &args.window {
-        Some(path) => crate::window_cmd::read_config(path)
-            .with_context(|| format!("--window {}", path.display()))?,
-        None => match &setup.config.window {
-            Some(window) => window.clone(),
-            None => StrategyConfig::from_json(DEFAULT_WINDOW)?,
-        },
+    let request = LaunchRequest {
+        model: args.model.clone(),
+        cwd: args.cwd.clone(),
+        approval: args.approval,
+        window,
+        max_iterations: args.max_iterations,
+        log: args.log.clone(),
+        prompts: args.prompts.clone(),
+        deadlines: args.deadlines.clone(),
     };
-    let model = args
-        .model
-        .clone()
-        .or_else(|| setup.config.model.clone())
-        .unwrap_or_else(|| default_model(setup.provider).to_owned());
-    let real = if mock {
-        None
-    } else {
-        Some(real_client(&setup)?)
-    };
-    let log = match &args.log {
-        Some(log) => {
-            super::refuse_existing_log(log)?;
-            log.clone()
-        }
-        None => super::default_log_path()?,
-    };
-    let mut config = LoopConfig::new(setup.provider.as_str(), model, cwd, strategy, log.clone());
-    config.approval = approval;
-    // The tools get no API key, unless `pass_env` in the user file names it.
-    config.tool_env_remove =
-        panewise_host::secrets::EnvPolicy::from_config(&setup.config).tool_removals();
-    if let Some(limit) = args.max_iterations {
-        // clap refuses 0 (a turn that may call no model is a usage error, not a 1).
-        config.max_iterations = limit;
-    }
-    let deadlines = super::deadlines(&args.deadlines, &config.cwd)?;
+    let plan = OwnPlan::prepare(request, &setup)?;
+    let log = plan.config.log.clone();
+    let own_dir = plan.own_dir;
     let interactive = args.prompts.is_empty();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -212,60 +189,35 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
         interactive,
         super::view::SessionInfo {
             provider: setup.provider.as_str().to_owned(),
-            model: Some(config.model.clone()),
-            cwd: config.cwd.clone(),
+            model: Some(plan.config.model.clone()),
+            cwd: plan.config.cwd.clone(),
         },
     );
     let terminal = front.terminal;
-    let strategy_name = config.strategy.strategy_name();
-    let cwd = config.cwd.clone();
+    let strategy_name = plan.config.strategy.strategy_name();
+    let cwd = plan.config.cwd.clone();
     let outcome = runtime.block_on(async {
         let mut server: Option<RunningServer> = None;
-        let client: Arc<dyn ModelClient> = match real {
-            Some(client) => Arc::new(client),
-            None => {
-                let base_url = match mock_url {
-                    Some(url) => url,
-                    None => {
-                        let started = MockServer::start(MockConfig::default())
-                            .await
-                            .context("cannot start the in-process mock server")?;
-                        let url = started.base_url();
-                        server = Some(started);
-                        url
-                    }
-                };
-                let api = ApiConfig::new(ApiKind::Anthropic, base_url, ApiKey::new("mock"));
-                Arc::new(HttpModelClient::new(api).map_err(|error| anyhow::anyhow!("{error}"))?)
-            }
-        };
-        let header = panewise_pane_state::log::LogHeader {
-            provider: Some(config.provider.clone()),
-            ..log_header(
-                &config.provider,
-                Some(config.model.clone()),
-                &config.cwd,
-                None,
-            )
-        };
-        let spec = SessionSpec {
-            prompts: args.prompts.clone(),
-            approval,
-            can_ask: terminal,
-            stay_open: interactive,
-            deadlines,
-            ..SessionSpec::new(header, config.log.clone(), config.cwd.clone())
-        };
+        if plan.needs_mock_server() {
+            server = Some(
+                MockServer::start(MockConfig::default())
+                    .await
+                    .context("cannot start the in-process mock server")?,
+            );
+        }
         let outcome = async {
-            let backend = ModelAgent::new(config, client)?;
-            let (session, handle) = Session::new(spec, Backend::Model(Box::new(backend)))?;
-            front.drive(session, handle).await
+            let (session, handle) = plan.start(
+                server.as_ref().map(RunningServer::base_url),
+                terminal,
+                interactive,
+            )?;
+            anyhow::Ok(front.drive(session, handle).await?)
         }
         .await;
         if let Some(server) = server {
             server.shutdown().await;
         }
-        anyhow::Ok(outcome?)
+        outcome
     });
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
@@ -276,7 +228,7 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     };
     // The mock's own directory goes when its tools left nothing in it (`remove_dir` removes
     // only an empty one); what they wrote stays, and the report says where.
-    let own_dir = (mock && args.cwd.is_none()).then(|| std::fs::remove_dir(&cwd).is_ok());
+    let own_dir = own_dir.then(|| std::fs::remove_dir(&cwd).is_ok());
     report(model, strategy_name, &cwd, own_dir, &log, mock);
     Ok(ExitCode::from(code))
 }

@@ -1,6 +1,8 @@
 //! End-to-end tests of the `panewise` binary: one integration-test binary, one module per subcommand.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod api_doc;
+mod daemon;
 mod decode;
 mod journal;
 mod json_contract;

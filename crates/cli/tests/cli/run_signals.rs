@@ -88,7 +88,7 @@ impl Drop for Session {
 }
 
 /// The live (not zombie) processes whose working directory is `dir`, as (pid, name).
-fn processes_in(dir: &Path) -> Vec<(i32, String)> {
+pub(crate) fn processes_in(dir: &Path) -> Vec<(i32, String)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -106,7 +106,7 @@ fn processes_in(dir: &Path) -> Vec<(i32, String)> {
 }
 
 /// Waits (bounded) until `done` holds; false if it never did.
-async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+pub(crate) async fn eventually(mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !done() {
         if Instant::now() > deadline {

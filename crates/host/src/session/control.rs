@@ -29,6 +29,8 @@ pub enum Control {
         for_session: bool,
         /// Who answered: the person at a terminal, or an API client by name.
         by: Actor,
+        /// What the agent is told with a denial, besides who denied it.
+        message: Option<String>,
     },
     /// Stop the running turn (the first Ctrl-C); sent again while the turn is stopping, it
     /// kills the agent (the second).

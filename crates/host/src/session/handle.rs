@@ -31,6 +31,7 @@ impl Controls {
             approved,
             for_session: false,
             by,
+            message: None,
         })
     }
 
@@ -42,6 +43,18 @@ impl Controls {
             approved: true,
             for_session: true,
             by,
+            message: None,
+        })
+    }
+
+    /// Denies the request asked, as `by`, telling the agent `message` with the denial.
+    pub fn deny(&self, id: Option<String>, message: Option<String>, by: Actor) -> bool {
+        self.send(Control::Answer {
+            id,
+            approved: false,
+            for_session: false,
+            by,
+            message,
         })
     }
 

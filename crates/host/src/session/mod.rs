@@ -35,7 +35,7 @@ use crate::journal::transcript::{self, PromptSource, TranscriptRecorder};
 use crate::session_log::SessionLogFile;
 pub use control::{Control, Update};
 use deadlines::{Deadlines, Due};
-pub use handle::SessionHandle;
+pub use handle::{Controls, SessionHandle};
 pub use panewise_pane_state::log::Actor;
 use panewise_pane_state::log::TranscriptEntry;
 
@@ -411,6 +411,7 @@ impl Session {
                 approved,
                 for_session,
                 by,
+                message,
             } => {
                 let asked = self.asking.clone();
                 match asked {
@@ -430,8 +431,14 @@ impl Session {
                             Actor::Policy { mode } => format!("approval mode {mode}"),
                             Actor::Session | Actor::Agent => "panewise".to_owned(),
                         };
-                        let reason =
-                            format!("denied by {who} (approval mode {})", self.approval.name());
+                        let reason = match message {
+                            Some(message) if !message.trim().is_empty() => {
+                                format!("denied by {who}: {message}")
+                            }
+                            _ => {
+                                format!("denied by {who} (approval mode {})", self.approval.name())
+                            }
+                        };
                         tracing::info!(id = %asked, approved, ?by, "approval answered");
                         produced.extend(
                             self.answer_asked(approved, for_session, by, reason)

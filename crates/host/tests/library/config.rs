@@ -75,7 +75,7 @@ fn every_error_names_the_file_the_key_and_the_reason() {
         (
             "colour = \"blue\"",
             "panewise.toml: key `colour`: unknown key, expected one of provider, model, \
-             approval, pass_env, window, providers, deadlines",
+             approval, pass_env, window, providers, deadlines, notify",
         ),
         (
             "pass_env = \"ANTHROPIC_API_KEY\"",
@@ -422,4 +422,49 @@ fn the_documented_example_parses() {
         config.provider.is_some() && config.window.is_some(),
         "{config:?}"
     );
+}
+
+/// Every top-level key the parser takes is in docs/CONFIG.md's table of keys, and every key
+/// the table lists is one the parser takes.
+#[test]
+fn the_documented_keys_are_the_parsed_keys() {
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/CONFIG.md"),
+    )
+    .unwrap();
+    let keys = doc
+        .split("## Keys")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("docs/CONFIG.md has a Keys section");
+    let documented: std::collections::BTreeSet<String> = keys
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split_once('`').map(|(key, _)| key.to_owned()))
+        .map(|key| {
+            key.trim_start_matches('[')
+                .trim_end_matches(']')
+                .split('.')
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    let parsed: std::collections::BTreeSet<String> = panewise_host::config::TOP_LEVEL_KEYS
+        .iter()
+        .map(|key| (*key).to_owned())
+        .collect();
+    assert_eq!(documented, parsed);
+}
+
+#[test]
+fn the_notify_table_is_read_and_checked() {
+    let config = parse("[notify]\ndelay_secs = 0\ncommand = \"cat\"\ndesktop = false").unwrap();
+    assert_eq!(config.notify.delay_secs, Some(0));
+    assert_eq!(config.notify.command.as_deref(), Some("cat"));
+    assert_eq!(config.notify.desktop, Some(false));
+    let error = parse("[notify]\nsound = true").unwrap_err().to_string();
+    assert!(error.contains("notify.sound"), "{error}");
+    let error = parse("[notify]\ndelay_secs = -1").unwrap_err().to_string();
+    assert!(error.contains("notify.delay_secs"), "{error}");
 }

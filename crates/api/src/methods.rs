@@ -1,0 +1,356 @@
+//! One params struct and one result struct per method, and the notifications.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::summary::SessionSummary;
+
+/// Every method of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// `hello`: the versions; [`HelloParams`] → [`HelloResult`].
+    Hello,
+    /// `session/list`: every session; [`ListParams`] → [`ListResult`].
+    List,
+    /// `session/create`: start a session; [`CreateParams`] → [`CreateResult`].
+    Create,
+    /// `session/prompt`: send a prompt; [`PromptParams`] → [`Ack`].
+    Prompt,
+    /// `session/approve`: answer the approval asked; [`ApproveParams`] → [`Ack`].
+    Approve,
+    /// `session/answer`: answer the question asked; [`AnswerParams`] → [`Ack`].
+    Answer,
+    /// `session/interrupt`: stop the running turn; [`SessionParams`] → [`Ack`].
+    Interrupt,
+    /// `session/stop`: end the session; [`SessionParams`] → [`Ack`].
+    Stop,
+    /// `session/resume`: continue a recorded session; [`ResumeParams`] → [`CreateResult`].
+    Resume,
+    /// `session/remove`: forget an ended session; [`SessionParams`] → [`RemoveResult`].
+    Remove,
+    /// `session/rename`: give a session a new name; [`RenameParams`] → [`Ack`].
+    Rename,
+    /// `session/subscribe`: the session's log lines from an offset, then live;
+    /// [`SubscribeParams`] → [`SubscribeResult`], then [`LineNotice`]s and an [`EndNotice`].
+    Subscribe,
+    /// `session/unsubscribe`: no more lines of that session; [`SessionParams`] → [`Ack`].
+    Unsubscribe,
+    /// `sessions/subscribe`: the session list as it changes; [`ListParams`] →
+    /// [`ListResult`], then [`ChangedNotice`]s and [`RemovedNotice`]s.
+    SubscribeList,
+    /// `daemon/shutdown`: stop every session as `session/stop` does, then exit;
+    /// [`Empty`] → [`Ack`].
+    Shutdown,
+}
+
+impl Method {
+    /// Every method, in the order `docs/API.md` lists them.
+    pub const ALL: [Method; 15] = [
+        Method::Hello,
+        Method::List,
+        Method::Create,
+        Method::Prompt,
+        Method::Approve,
+        Method::Answer,
+        Method::Interrupt,
+        Method::Stop,
+        Method::Resume,
+        Method::Remove,
+        Method::Rename,
+        Method::Subscribe,
+        Method::Unsubscribe,
+        Method::SubscribeList,
+        Method::Shutdown,
+    ];
+
+    /// The name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Hello => "hello",
+            Method::List => "session/list",
+            Method::Create => "session/create",
+            Method::Prompt => "session/prompt",
+            Method::Approve => "session/approve",
+            Method::Answer => "session/answer",
+            Method::Interrupt => "session/interrupt",
+            Method::Stop => "session/stop",
+            Method::Resume => "session/resume",
+            Method::Remove => "session/remove",
+            Method::Rename => "session/rename",
+            Method::Subscribe => "session/subscribe",
+            Method::Unsubscribe => "session/unsubscribe",
+            Method::SubscribeList => "sessions/subscribe",
+            Method::Shutdown => "daemon/shutdown",
+        }
+    }
+
+    /// The method a name on the wire names.
+    pub fn from_name(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|method| method.name() == name)
+    }
+}
+
+/// No params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Empty {}
+
+/// A result that says only that the request was done.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ack {
+    /// Always true.
+    pub ok: bool,
+}
+
+impl Ack {
+    /// Done.
+    pub const OK: Ack = Ack { ok: true };
+}
+
+/// `hello`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloParams {
+    /// The API version the client speaks ([`crate::API_VERSION`]).
+    pub api_version: u32,
+    /// The client's name, recorded as who answered an approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+}
+
+/// `hello`'s result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloResult {
+    /// The API version the daemon speaks.
+    pub api_version: u32,
+    /// panewise's version.
+    pub panewise_version: String,
+    /// The daemon's process id.
+    pub pid: u32,
+}
+
+/// `session/list`'s and `sessions/subscribe`'s params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {}
+
+/// The session list, `needs_input` sessions first, then by start time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListResult {
+    /// The sessions.
+    pub sessions: Vec<SessionSummary>,
+}
+
+/// `session/create`'s params. Every field but `prompt` may be left out; the defaults are
+/// `panewise run`'s (no provider configured: the offline mock).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateParams {
+    /// The provider (`panewise run --provider`'s names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The first prompt; none: the session waits for `session/prompt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// The agent's working directory, absolute (default: the daemon's choice as `run` makes
+    /// it: a fresh directory for the mock, else the daemon's current directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// A name, unique among the daemon's sessions (default: the id's first 8 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The approval mode (`read-only`, `ask`, `auto`, `full-access`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
+    /// The window strategy, as `panewise window --config` reads it (a JSON object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Value>,
+    /// Run in a git worktree of its own under the repository of `cwd`.
+    #[serde(default)]
+    pub worktree: bool,
+}
+
+/// `session/create`'s and `session/resume`'s result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CreateResult {
+    /// The new session.
+    pub session: SessionSummary,
+}
+
+/// The params of a method on one session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionParams {
+    /// The session's id, any unique prefix of it, or its name.
+    pub session: String,
+}
+
+/// `session/prompt`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptParams {
+    /// The session.
+    pub session: String,
+    /// The prompt: sent at once when the agent is idle, queued while a turn runs.
+    pub text: String,
+}
+
+/// How an approval is answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Allow this request.
+    AllowOnce,
+    /// Allow this request and every later one for the same tool in this session.
+    AllowForSession,
+    /// Deny it; the agent is told `message` when one is given.
+    Deny {
+        /// What the agent is told.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+}
+
+/// `session/approve`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApproveParams {
+    /// The session.
+    pub session: String,
+    /// The request answered (`waiting_for.id`); none answers the one waiting now. Naming it
+    /// makes sure the answer is not taken for a later request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
+    /// The answer.
+    #[serde(flatten)]
+    pub decision: Decision,
+}
+
+/// `session/answer`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerParams {
+    /// The session.
+    pub session: String,
+    /// The answer's text.
+    pub text: String,
+}
+
+/// `session/resume`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeParams {
+    /// A session the daemon knows (id, prefix or name), or a recorded log's path.
+    pub session: String,
+    /// A prompt to send once it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+}
+
+/// `session/remove`'s result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoveResult {
+    /// The session removed.
+    pub id: String,
+    /// What became of its worktree, when it had one (`removed`, or why it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+}
+
+/// `session/rename`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenameParams {
+    /// The session.
+    pub session: String,
+    /// Its new name.
+    pub name: String,
+}
+
+/// `session/subscribe`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscribeParams {
+    /// The session.
+    pub session: String,
+    /// The index of the first log line wanted (0: the header). A client that reconnects
+    /// names the line after the last one it got, and loses nothing.
+    #[serde(default)]
+    pub from_line: u64,
+    /// The client is attached (a person looks at it): the session counts as seen, and the
+    /// daemon's notifications for it wait until no client is attached.
+    #[serde(default)]
+    pub attach: bool,
+}
+
+/// `session/subscribe`'s result; the lines follow as [`LineNotice`]s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscribeResult {
+    /// The session's full id.
+    pub id: String,
+    /// The session log's path.
+    pub log: String,
+}
+
+/// The notifications, by name.
+pub const NOTIFICATIONS: [&str; 4] = [
+    LineNotice::METHOD,
+    EndNotice::METHOD,
+    ChangedNotice::METHOD,
+    RemovedNotice::METHOD,
+];
+
+/// `session/line`: one complete line of a subscribed session's log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LineNotice {
+    /// The session's full id.
+    pub session: String,
+    /// The line's index in the log (0: the header).
+    pub index: u64,
+    /// The line, as the log holds it, without its newline: fold it as `panewise replay` does.
+    pub line: String,
+}
+
+impl LineNotice {
+    /// The notification's name.
+    pub const METHOD: &'static str = "session/line";
+}
+
+/// `session/ended`: a subscribed session ended and every line of its log was sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndNotice {
+    /// The session's full id.
+    pub session: String,
+    /// The number of lines its log holds.
+    pub lines: u64,
+}
+
+impl EndNotice {
+    /// The notification's name.
+    pub const METHOD: &'static str = "session/ended";
+}
+
+/// `sessions/changed`: a session's summary changed (or it was created).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangedNotice {
+    /// The summary now.
+    pub session: SessionSummary,
+}
+
+impl ChangedNotice {
+    /// The notification's name.
+    pub const METHOD: &'static str = "sessions/changed";
+}
+
+/// `sessions/removed`: a session was removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemovedNotice {
+    /// The session's full id.
+    pub id: String,
+}
+
+impl RemovedNotice {
+    /// The notification's name.
+    pub const METHOD: &'static str = "sessions/removed";
+}

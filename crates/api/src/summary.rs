@@ -1,0 +1,317 @@
+//! What the list says about a session, and its state class derived from the pane state.
+
+use panewise_pane_state::{State, TurnOutcome, TurnPhase};
+use panewise_protocol::CostSource;
+use serde::{Deserialize, Serialize};
+
+/// The version of a [`SessionSummary`]'s fields (`v`), as `agents --json` prints it.
+pub const SUMMARY_VERSION: u32 = 1;
+
+/// A session's state, as a person scanning the list needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentState {
+    /// A turn is running.
+    Working,
+    /// An approval or a question waits for someone.
+    NeedsInput,
+    /// Nothing runs and nothing new was finished since someone last looked.
+    Idle,
+    /// A turn finished, and nobody has looked at it yet.
+    Done,
+    /// The last turn failed, or the session's task did.
+    Failed,
+    /// Someone stopped the turn or the session.
+    Stopped,
+    /// The session ended on its own.
+    Exited,
+}
+
+impl AgentState {
+    /// Every state, `needs_input` first: the order the list sorts by.
+    pub const ALL: [AgentState; 7] = [
+        AgentState::NeedsInput,
+        AgentState::Done,
+        AgentState::Failed,
+        AgentState::Working,
+        AgentState::Idle,
+        AgentState::Stopped,
+        AgentState::Exited,
+    ];
+
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentState::Working => "working",
+            AgentState::NeedsInput => "needs_input",
+            AgentState::Idle => "idle",
+            AgentState::Done => "done",
+            AgentState::Failed => "failed",
+            AgentState::Stopped => "stopped",
+            AgentState::Exited => "exited",
+        }
+    }
+
+    /// Where the list puts it: `needs_input` first.
+    pub fn rank(self) -> usize {
+        AgentState::ALL
+            .iter()
+            .position(|state| *state == self)
+            .unwrap_or(AgentState::ALL.len())
+    }
+}
+
+/// How a session's task ended, as the daemon saw it (not in the pane state).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum Ending {
+    /// It ran to its end.
+    Ended,
+    /// Someone stopped it (`session/stop`, the daemon's shutdown).
+    Stopped,
+    /// Its task failed (an error, a panic), with why.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What the daemon knows beside the pane state that decides the class.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Observed {
+    /// Turns completed when a client last looked (attached, or waited for it).
+    pub turns_seen: u64,
+    /// How the session's task ended, once it has.
+    pub ending: Option<Ending>,
+}
+
+/// The state class of a session whose pane state is `state`.
+pub fn classify(state: &State, observed: &Observed) -> AgentState {
+    match &observed.ending {
+        Some(Ending::Failed { .. }) => return AgentState::Failed,
+        Some(Ending::Stopped) => return AgentState::Stopped,
+        Some(Ending::Ended) if state.failure.is_some() => return AgentState::Failed,
+        Some(Ending::Ended) => return AgentState::Exited,
+        None => {}
+    }
+    if !state.pending_approvals.is_empty() || !state.pending_questions.is_empty() {
+        return AgentState::NeedsInput;
+    }
+    match &state.turn_phase {
+        TurnPhase::Submitting { .. }
+        | TurnPhase::Streaming { .. }
+        | TurnPhase::Interrupting { .. }
+        | TurnPhase::Disconnected { .. } => AgentState::Working,
+        TurnPhase::Idle => AgentState::Idle,
+        TurnPhase::Done { outcome, .. } => match outcome {
+            _ if state.failure.is_some() => AgentState::Failed,
+            TurnOutcome::Errored => AgentState::Failed,
+            TurnOutcome::Stopped | TurnOutcome::Interrupted => AgentState::Stopped,
+            TurnOutcome::Completed if state.turns_completed > observed.turns_seen => {
+                AgentState::Done
+            }
+            TurnOutcome::Completed => AgentState::Idle,
+        },
+    }
+}
+
+/// What a `needs_input` session waits for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WaitingFor {
+    /// An approval of a tool call.
+    Approval {
+        /// The request's id (`session/approve`'s `request`).
+        id: String,
+        /// The tool.
+        tool: String,
+        /// What it wants to do: the command, the path.
+        argument: String,
+    },
+    /// A question of the agent.
+    Question {
+        /// The question set's id.
+        id: String,
+        /// The questions.
+        questions: Vec<String>,
+    },
+}
+
+/// What the front of the pane state's queues waits for, if anything.
+pub fn waiting_for(state: &State) -> Option<WaitingFor> {
+    if let Some(approval) = state.pending_approvals.front() {
+        return Some(WaitingFor::Approval {
+            id: approval.id.clone(),
+            tool: approval.tool.clone(),
+            argument: approval.summary.clone(),
+        });
+    }
+    state
+        .pending_questions
+        .front()
+        .map(|questions| WaitingFor::Question {
+            id: questions.id.clone(),
+            questions: questions.questions.clone(),
+        })
+}
+
+/// The context in use as a percentage of the model's window, when both are known and the
+/// reading is plausible.
+pub fn context_pct(state: &State) -> Option<f64> {
+    let reading = state.plausible_reading()?;
+    let window = reading.window.filter(|window| *window > 0)?;
+    // Counts far below 2^53: the conversion is exact enough for a percentage.
+    #[allow(clippy::cast_precision_loss)]
+    let pct = reading.tokens as f64 * 100.0 / window as f64;
+    Some((pct * 10.0).round() / 10.0)
+}
+
+/// Every token the session's calls counted: input (cached and cache writes included) and
+/// output.
+pub fn tokens(state: &State) -> Option<u64> {
+    let totals = state.session_totals.as_ref()?;
+    let parts = [
+        totals.input_tokens,
+        totals.output_tokens,
+        totals.cached_input_tokens,
+        totals.cache_write_input_tokens,
+    ];
+    parts.iter().any(Option::is_some).then(|| {
+        parts
+            .iter()
+            .flatten()
+            .fold(0u64, |sum, n| sum.saturating_add(*n))
+    })
+}
+
+/// One session in the list: `agents --json` prints these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    /// [`SUMMARY_VERSION`].
+    pub v: u32,
+    /// The session's id (its log's file name without `.jsonl`).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The provider as it was named.
+    pub provider: String,
+    /// The model, when known.
+    pub model: Option<String>,
+    /// The agent's working directory.
+    pub cwd: String,
+    /// The state class.
+    pub state: AgentState,
+    /// What a `needs_input` session waits for.
+    pub waiting_for: Option<WaitingFor>,
+    /// The tool running now.
+    pub tool: Option<String>,
+    /// Its argument.
+    pub tool_arg: Option<String>,
+    /// The context in use, in percent of the window.
+    pub context_pct: Option<f64>,
+    /// Tokens counted so far.
+    pub tokens: Option<u64>,
+    /// Cost so far, in US dollars.
+    pub cost_usd: Option<f64>,
+    /// Where the cost comes from.
+    pub cost_source: Option<CostSource>,
+    /// The session log.
+    pub log: String,
+    /// The approval mode.
+    pub approval: String,
+    /// When it started, ms since the Unix epoch.
+    pub started_at_ms: u64,
+    /// Turns completed.
+    pub turns: u64,
+    /// Clients attached now.
+    pub attached: u32,
+    /// Its git worktree, when it has one.
+    pub worktree: Option<String>,
+    /// Why it failed, when its task did.
+    pub failure: Option<String>,
+}
+
+/// The pane-derived fields of a summary; the daemon fills in the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaneFields {
+    /// [`classify`].
+    pub state: AgentState,
+    /// [`waiting_for`].
+    pub waiting_for: Option<WaitingFor>,
+    /// The current tool.
+    pub tool: Option<String>,
+    /// Its argument.
+    pub tool_arg: Option<String>,
+    /// [`context_pct`].
+    pub context_pct: Option<f64>,
+    /// [`tokens`].
+    pub tokens: Option<u64>,
+    /// The cost so far.
+    pub cost_usd: Option<f64>,
+    /// Its source.
+    pub cost_source: Option<CostSource>,
+    /// Turns completed.
+    pub turns: u64,
+}
+
+impl PaneFields {
+    /// What `state` says, with what the daemon `observed`.
+    pub fn of(state: &State, observed: &Observed) -> PaneFields {
+        let totals = state.session_totals.as_ref();
+        let class = classify(state, observed);
+        PaneFields {
+            state: class,
+            waiting_for: waiting_for(state).filter(|_| class == AgentState::NeedsInput),
+            tool: state.current_tool.clone(),
+            tool_arg: state.current_tool_arg.clone(),
+            context_pct: context_pct(state),
+            tokens: tokens(state),
+            cost_usd: totals.and_then(|totals| totals.cost_usd),
+            cost_source: totals.and_then(|totals| totals.cost_source),
+            turns: state.turns_completed,
+        }
+    }
+}
+
+/// Sorts a list as the API returns it: `needs_input` first, then by start time.
+pub fn sort_sessions(sessions: &mut [SessionSummary]) {
+    sessions.sort_by(|a, b| {
+        (a.state.rank(), a.started_at_ms, &a.id).cmp(&(b.state.rank(), b.started_at_ms, &b.id))
+    });
+}
+
+/// The full id `key` names among `sessions` (each an id and a name): the id itself, a name,
+/// or a unique prefix of an id. The daemon resolves every request's session this way, and a
+/// client holding a list can do the same.
+pub fn resolve_session<'a>(
+    sessions: impl Iterator<Item = (&'a str, &'a str)>,
+    key: &str,
+) -> Result<String, crate::RpcError> {
+    use crate::{ErrorCode, RpcError};
+    let sessions: Vec<(&str, &str)> = sessions.collect();
+    if let Some((id, _)) = sessions.iter().find(|(id, _)| *id == key) {
+        return Ok((*id).to_owned());
+    }
+    if let Some((id, _)) = sessions.iter().find(|(_, name)| *name == key) {
+        return Ok((*id).to_owned());
+    }
+    let matches: Vec<&str> = sessions
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| !key.is_empty() && id.starts_with(key))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok((*one).to_owned()),
+        [] => Err(RpcError::new(
+            ErrorCode::UnknownSession,
+            format!("no session has the id, prefix or name {key:?} (see `panewise agents`)"),
+        )),
+        many => Err(RpcError::new(
+            ErrorCode::AmbiguousSession,
+            format!(
+                "{key:?} is the start of {} session ids; give more of it, or the name",
+                many.len()
+            ),
+        )),
+    }
+}

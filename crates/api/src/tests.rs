@@ -1,0 +1,196 @@
+//! The pure parts: the envelope's errors, the names, the state classes.
+
+use panewise_pane_state::state::{PendingApproval, PendingQuestionSet};
+use panewise_pane_state::{State, TurnOutcome, TurnPhase};
+use serde_json::json;
+
+use super::*;
+
+fn done(outcome: TurnOutcome) -> TurnPhase {
+    TurnPhase::Done {
+        outcome,
+        finished_at: 1,
+    }
+}
+
+fn running() -> Observed {
+    Observed::default()
+}
+
+#[test]
+fn a_waiting_approval_is_needs_input_with_the_tool_and_argument() {
+    let mut state = State::new("mock");
+    state.turn_phase = TurnPhase::Streaming {
+        buffer_size: 0,
+        tools_active: 1,
+        last_event_ms: 0,
+        waiting_reason: None,
+        retry_after_ms: None,
+    };
+    state.pending_approvals.push_back(PendingApproval {
+        id: "r1".into(),
+        tool: "shell".into(),
+        summary: "echo hello".into(),
+    });
+    let fields = PaneFields::of(&state, &running());
+    assert_eq!(fields.state, AgentState::NeedsInput);
+    assert_eq!(
+        fields.waiting_for,
+        Some(WaitingFor::Approval {
+            id: "r1".into(),
+            tool: "shell".into(),
+            argument: "echo hello".into()
+        })
+    );
+}
+
+#[test]
+fn a_waiting_question_is_needs_input() {
+    let mut state = State::new("mock");
+    state.pending_questions.push_back(PendingQuestionSet {
+        id: "q".into(),
+        questions: vec!["which?".into()],
+    });
+    assert_eq!(classify(&state, &running()), AgentState::NeedsInput);
+}
+
+#[test]
+fn a_finished_turn_is_done_until_looked_at_then_idle() {
+    let mut state = State::new("mock");
+    state.turn_phase = done(TurnOutcome::Completed);
+    state.turns_completed = 2;
+    let mut observed = Observed {
+        turns_seen: 1,
+        ending: None,
+    };
+    assert_eq!(classify(&state, &observed), AgentState::Done);
+    observed.turns_seen = 2;
+    assert_eq!(classify(&state, &observed), AgentState::Idle);
+}
+
+#[test]
+fn working_phases_are_working_and_a_fresh_session_is_idle() {
+    let mut state = State::new("mock");
+    assert_eq!(classify(&state, &running()), AgentState::Idle);
+    state.turn_phase = TurnPhase::Submitting {
+        submitted_at: 0,
+        pending_content: "hi".into(),
+    };
+    assert_eq!(classify(&state, &running()), AgentState::Working);
+}
+
+#[test]
+fn stopped_errored_and_ended_turns_and_tasks_have_their_classes() {
+    let mut state = State::new("mock");
+    state.turn_phase = done(TurnOutcome::Interrupted);
+    assert_eq!(classify(&state, &running()), AgentState::Stopped);
+    state.turn_phase = done(TurnOutcome::Errored);
+    assert_eq!(classify(&state, &running()), AgentState::Failed);
+    state.turn_phase = done(TurnOutcome::Completed);
+    let ended = |ending| Observed {
+        turns_seen: 0,
+        ending: Some(ending),
+    };
+    assert_eq!(classify(&state, &ended(Ending::Ended)), AgentState::Exited);
+    assert_eq!(
+        classify(&state, &ended(Ending::Stopped)),
+        AgentState::Stopped
+    );
+    let failed = Ending::Failed {
+        reason: "panic".into(),
+    };
+    assert_eq!(classify(&state, &ended(failed)), AgentState::Failed);
+}
+
+#[test]
+fn the_list_puts_needs_input_first() {
+    assert_eq!(AgentState::ALL[0], AgentState::NeedsInput);
+    assert!(AgentState::NeedsInput.rank() < AgentState::Working.rank());
+}
+
+#[test]
+fn states_serialize_as_their_names() {
+    for state in AgentState::ALL {
+        assert_eq!(json!(state), json!(state.as_str()));
+    }
+}
+
+#[test]
+fn method_and_code_names_round_trip() {
+    for method in Method::ALL {
+        assert_eq!(Method::from_name(method.name()), Some(method));
+    }
+    for code in ErrorCode::ALL {
+        assert_eq!(ErrorCode::from_code(code.code()), Some(code));
+    }
+}
+
+#[test]
+fn malformed_lines_have_their_codes() {
+    let code = |line: &[u8]| rpc::parse_request(line).map(|_| ()).map_err(|e| e.code());
+    assert_eq!(code(b"{not json"), Err(ErrorCode::ParseError));
+    assert_eq!(code(b"[1,2]"), Err(ErrorCode::InvalidRequest));
+    assert_eq!(
+        code(br#"{"jsonrpc":"1.0","id":1,"method":"hello"}"#),
+        Err(ErrorCode::InvalidRequest)
+    );
+    assert_eq!(
+        code(br#"{"jsonrpc":"2.0","id":1,"method":"hello","params":[1]}"#),
+        Err(ErrorCode::InvalidRequest)
+    );
+    let long = vec![b' '; MAX_LINE_BYTES + 1];
+    assert_eq!(code(&long), Err(ErrorCode::LineTooLong));
+    assert_eq!(
+        code(br#"{"jsonrpc":"2.0","id":1,"method":"hello"}"#),
+        Ok(())
+    );
+    assert_eq!(rpc::salvage_id(br#"{"id":7,"method":3}"#), json!(7));
+    assert_eq!(rpc::salvage_id(b"{nope"), serde_json::Value::Null);
+}
+
+#[test]
+fn an_approval_decision_is_flat_in_the_params() {
+    let params: ApproveParams = serde_json::from_value(json!({
+        "session": "ab", "decision": "deny", "message": "not that"
+    }))
+    .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(
+        params.decision,
+        Decision::Deny {
+            message: Some("not that".into())
+        }
+    );
+    let allow: ApproveParams =
+        serde_json::from_value(json!({"session": "ab", "decision": "allow_for_session"}))
+            .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(allow.decision, Decision::AllowForSession);
+}
+
+#[test]
+fn incoming_lines_are_told_apart() {
+    let notice = br#"{"jsonrpc":"2.0","method":"session/line","params":{}}"#;
+    assert!(matches!(
+        rpc::parse_incoming(notice),
+        Ok(Incoming::Notification(_))
+    ));
+    let response = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"answered"}}"#;
+    let Ok(Incoming::Response(response)) = rpc::parse_incoming(response) else {
+        panic!("a response");
+    };
+    assert_eq!(
+        response.into_result().map_err(|e| e.code()),
+        Err(ErrorCode::NotWaiting)
+    );
+}
+
+#[test]
+fn a_session_is_named_by_id_name_or_unique_prefix() {
+    let sessions = [("0190aa-1111", "alpha"), ("0190aa-2222", "beta")];
+    let resolve = |key| resolve_session(sessions.iter().copied(), key).map_err(|e| e.code);
+    assert_eq!(resolve("beta"), Ok("0190aa-2222".to_owned()));
+    assert_eq!(resolve("0190aa-1"), Ok("0190aa-1111".to_owned()));
+    assert_eq!(resolve("0190aa-1111"), Ok("0190aa-1111".to_owned()));
+    assert_eq!(resolve("0190"), Err(ErrorCode::AmbiguousSession.code()));
+    assert_eq!(resolve("zzz"), Err(ErrorCode::UnknownSession.code()));
+    assert_eq!(resolve(""), Err(ErrorCode::UnknownSession.code()));
+}

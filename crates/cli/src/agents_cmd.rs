@@ -1,0 +1,484 @@
+//! The commands over the daemon's API: `agents`, `new`, `send`, `approve`, `deny`, `answer`,
+//! `interrupt`, `stop`, `rm`, `wait`, `resume`. Each connects to this user's daemon (starting
+//! it when none runs), makes one call or a few, and prints what it got; every text that came
+//! from a model, a tool or an agent is escaped before it reaches the terminal.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use panewise_api::{
+    AgentState, AnswerParams, ApproveParams, CreateParams, CreateResult, Decision, ListParams,
+    ListResult, Method, PromptParams, RemoveResult, ResumeParams, SessionParams, SessionSummary,
+    WaitingFor,
+};
+use panewise_supervisor::Client;
+
+use crate::terminal_text::one_line;
+
+/// How long a command waits for a daemon it started to answer.
+const START_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The exit codes of `panewise wait`, one per state that ended the wait.
+pub const WAIT_EXIT_CODES: &str = "\
+Exit codes of wait:
+  0  done (a turn finished; with --until idle, idle too)
+  4  needs input (an approval or a question waits)
+  5  idle (nothing runs, nothing new finished)
+  6  failed   7  stopped   8  exited (the session ended on its own)
+Without --until, the wait ends at the first of these; --until needs-input, idle or done waits
+for that one, ending early only when the session can no longer get there (failed, stopped,
+exited).";
+
+/// A runtime and a client of the daemon.
+pub(crate) fn connect() -> anyhow::Result<(tokio::runtime::Runtime, Client)> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    let program = std::env::current_exe().context("cannot find the panewise binary")?;
+    let client = runtime.block_on(Client::connect_or_start(
+        &program,
+        "panewise-cli",
+        START_DEADLINE,
+    ))?;
+    Ok((runtime, client))
+}
+
+/// `panewise agents [--json]`.
+#[derive(clap::Args)]
+pub struct AgentsArgs {
+    /// One JSON object per session per line (fields in docs/API.md, `v` their version).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Lists the daemon's sessions, `needs_input` first.
+pub fn agents(args: AgentsArgs) -> anyhow::Result<ExitCode> {
+    let (runtime, client) = connect()?;
+    let list: ListResult = runtime.block_on(client.call(Method::List, ListParams {}))?;
+    let mut out = String::new();
+    if args.json {
+        for session in &list.sessions {
+            out.push_str(&serde_json::to_string(session)?);
+            out.push('\n');
+        }
+    } else if list.sessions.is_empty() {
+        out.push_str("no agents (start one with `panewise new PROMPT`)\n");
+    } else {
+        let now = panewise_host::clock::now_ms();
+        out.push_str(&format!(
+            "{:<10} {:<11} {:<10} {:>5} {:>8} {:>9} {:>6}  {}\n",
+            "NAME", "STATE", "PROVIDER", "CTX", "TOKENS", "COST", "AGE", "WAITING FOR / TOOL"
+        ));
+        for session in &list.sessions {
+            out.push_str(&row(session, now));
+            out.push('\n');
+        }
+    }
+    write_out(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn row(session: &SessionSummary, now: u64) -> String {
+    let what = match &session.waiting_for {
+        Some(WaitingFor::Approval { tool, argument, .. }) => {
+            format!("approve {} {}", one_line(tool, 20), one_line(argument, 50))
+        }
+        Some(WaitingFor::Question { questions, .. }) => {
+            format!("answer {}", one_line(&questions.join(" / "), 60))
+        }
+        None => match (&session.tool, &session.tool_arg) {
+            (Some(tool), Some(arg)) => format!("{} {}", one_line(tool, 20), one_line(arg, 50)),
+            (Some(tool), None) => one_line(tool, 20),
+            _ => String::new(),
+        },
+    };
+    let cost = match (session.cost_usd, session.cost_source) {
+        (Some(cost), Some(panewise_protocol::CostSource::Estimated)) => format!("~${cost:.4}"),
+        (Some(cost), _) => format!("${cost:.4}"),
+        (None, _) => "-".to_owned(),
+    };
+    format!(
+        "{:<10} {:<11} {:<10} {:>5} {:>8} {:>9} {:>6}  {}",
+        one_line(&session.name, 10),
+        session.state.as_str(),
+        one_line(&session.provider, 10),
+        session
+            .context_pct
+            .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),
+        session.tokens.map_or("-".to_owned(), |n| n.to_string()),
+        cost,
+        age(now.saturating_sub(session.started_at_ms)),
+        what
+    )
+}
+
+fn age(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 => format!("{}m", secs / 60),
+        3600..=86_399 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
+/// `panewise new [--provider P] [--model M] [--name N] [--cwd DIR] [--worktree]
+/// [--approval MODE] PROMPT`.
+#[derive(clap::Args)]
+pub struct NewArgs {
+    /// The provider, as `panewise run --provider` names it (default: panewise.toml's, else
+    /// the offline mock).
+    #[arg(long)]
+    provider: Option<String>,
+    /// The model.
+    #[arg(long)]
+    model: Option<String>,
+    /// A name for the session, unique among the daemon's (default: the id's last 8
+    /// characters).
+    #[arg(long)]
+    name: Option<String>,
+    /// The agent's working directory (default: the current one; the mock's: a fresh one).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// Run in a git worktree of its own: `.panewise/worktrees/<name>` of the repository
+    /// holding --cwd (or the current directory), on a branch `panewise/<name>`.
+    #[arg(long)]
+    worktree: bool,
+    /// How its permission requests are answered (as `panewise run --approval`).
+    #[arg(long, value_parser = ["read-only", "ask", "auto", "full-access"])]
+    approval: Option<String>,
+    /// The window strategy: a JSON file as `panewise window --config` reads it.
+    #[arg(long, value_name = "CONFIG")]
+    window: Option<PathBuf>,
+    /// The first prompt.
+    prompt: String,
+}
+
+/// Starts a session; prints its id alone on the last line.
+pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
+    let cwd = match args.cwd {
+        Some(cwd) => Some(
+            std::fs::canonicalize(&cwd)
+                .with_context(|| format!("--cwd {}: cannot read it", cwd.display()))?,
+        ),
+        // `--worktree` and a real provider work where the person is; the mock makes its own.
+        None if args.worktree || args.provider.as_deref().is_some_and(|p| p != "mock") => {
+            Some(std::env::current_dir().context("cannot read the current directory")?)
+        }
+        None => None,
+    };
+    let window = match &args.window {
+        Some(path) => {
+            let config = crate::window_cmd::read_config(path)
+                .with_context(|| format!("--window {}", path.display()))?;
+            Some(serde_json::to_value(config)?)
+        }
+        None => None,
+    };
+    let params = CreateParams {
+        provider: args.provider,
+        model: args.model,
+        prompt: Some(args.prompt),
+        cwd: cwd.map(|cwd| cwd.display().to_string()),
+        name: args.name,
+        approval: args.approval,
+        window,
+        worktree: args.worktree,
+    };
+    let (runtime, client) = connect()?;
+    let created: CreateResult = runtime.block_on(client.call(Method::Create, params))?;
+    let session = created.session;
+    eprintln!(
+        "panewise new: {} ({}, approval {}) in {}; log {}",
+        one_line(&session.name, 40),
+        one_line(&session.provider, 20),
+        session.approval,
+        session.cwd,
+        session.log
+    );
+    write_out(format!("{}\n", session.id).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `panewise send ID PROMPT`.
+#[derive(clap::Args)]
+pub struct SendArgs {
+    /// The session: its id, a unique prefix of it, or its name.
+    id: String,
+    /// The prompt: sent at once when the agent is idle, queued while a turn runs.
+    prompt: String,
+}
+
+/// Sends a prompt.
+pub fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
+    ack(
+        Method::Prompt,
+        PromptParams {
+            session: args.id,
+            text: args.prompt,
+        },
+    )
+}
+
+/// `panewise approve ID [--always] [--request REQ]`.
+#[derive(clap::Args)]
+pub struct ApproveArgs {
+    /// The session: its id, a unique prefix of it, or its name.
+    id: String,
+    /// Allow this tool for the rest of the session too.
+    #[arg(long)]
+    always: bool,
+    /// The request to answer (`waiting_for.id` in `agents --json`): refused if another one
+    /// waits by then.
+    #[arg(long)]
+    request: Option<String>,
+}
+
+/// Allows the request a session waits on.
+pub fn approve(args: ApproveArgs) -> anyhow::Result<ExitCode> {
+    ack(
+        Method::Approve,
+        ApproveParams {
+            session: args.id,
+            request: args.request,
+            decision: if args.always {
+                Decision::AllowForSession
+            } else {
+                Decision::AllowOnce
+            },
+        },
+    )
+}
+
+/// `panewise deny ID [--message TEXT]`.
+#[derive(clap::Args)]
+pub struct DenyArgs {
+    /// The session: its id, a unique prefix of it, or its name.
+    id: String,
+    /// What the agent is told with the denial.
+    #[arg(long)]
+    message: Option<String>,
+    /// The request to answer (`waiting_for.id`).
+    #[arg(long)]
+    request: Option<String>,
+}
+
+/// Denies the request a session waits on.
+pub fn deny(args: DenyArgs) -> anyhow::Result<ExitCode> {
+    ack(
+        Method::Approve,
+        ApproveParams {
+            session: args.id,
+            request: args.request,
+            decision: Decision::Deny {
+                message: args.message,
+            },
+        },
+    )
+}
+
+/// `panewise answer ID TEXT`.
+#[derive(clap::Args)]
+pub struct AnswerArgs {
+    /// The session: its id, a unique prefix of it, or its name.
+    id: String,
+    /// The answer.
+    text: String,
+}
+
+/// Answers the question a session waits on.
+pub fn answer(args: AnswerArgs) -> anyhow::Result<ExitCode> {
+    ack(
+        Method::Answer,
+        AnswerParams {
+            session: args.id,
+            text: args.text,
+        },
+    )
+}
+
+/// `panewise interrupt ID`, `stop ID`, `rm ID`.
+#[derive(clap::Args)]
+pub struct IdArgs {
+    /// The session: its id, a unique prefix of it, or its name.
+    id: String,
+}
+
+/// Stops the running turn.
+pub fn interrupt(args: IdArgs) -> anyhow::Result<ExitCode> {
+    ack(Method::Interrupt, SessionParams { session: args.id })
+}
+
+/// Ends the session (its log closed as SIGTERM closes `run`'s).
+pub fn stop(args: IdArgs) -> anyhow::Result<ExitCode> {
+    ack(Method::Stop, SessionParams { session: args.id })
+}
+
+/// Forgets an ended session (its log stays); removes its worktree when clean.
+pub fn rm(args: IdArgs) -> anyhow::Result<ExitCode> {
+    let (runtime, client) = connect()?;
+    let removed: RemoveResult =
+        runtime.block_on(client.call(Method::Remove, SessionParams { session: args.id }))?;
+    if let Some(worktree) = removed.worktree {
+        eprintln!("panewise rm: {worktree}");
+    }
+    write_out(format!("{}\n", removed.id).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `panewise resume SESSION [PROMPT]`.
+#[derive(clap::Args)]
+pub struct ResumeArgs {
+    /// A session the daemon lists, or a recorded log (`panewise sessions`).
+    id: String,
+    /// A prompt to send once it runs.
+    prompt: Option<String>,
+}
+
+/// Continues a recorded session under the daemon.
+pub fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
+    // A path is the daemon's to open: make it absolute here, where it was typed.
+    let session = match std::fs::canonicalize(&args.id) {
+        Ok(path) if path.is_file() => path.display().to_string(),
+        _ => args.id,
+    };
+    let (runtime, client) = connect()?;
+    let created: CreateResult = runtime.block_on(client.call(
+        Method::Resume,
+        ResumeParams {
+            session,
+            prompt: args.prompt,
+        },
+    ))?;
+    write_out(format!("{}\n", created.session.id).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `wait --until` waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Until {
+    /// An approval or question waits.
+    NeedsInput,
+    /// Nothing runs (a finished turn counts).
+    Idle,
+    /// A turn finished.
+    Done,
+}
+
+/// `panewise wait ID [--until needs-input|idle|done]`.
+#[derive(clap::Args)]
+pub struct WaitArgs {
+    /// The session: its id, a unique prefix of it, or its name.
+    id: String,
+    /// The state to wait for.
+    #[arg(long, value_enum)]
+    until: Option<Until>,
+}
+
+/// The exit code of the state that ended a wait.
+fn wait_code(state: AgentState) -> u8 {
+    match state {
+        AgentState::Done => 0,
+        AgentState::NeedsInput => 4,
+        AgentState::Idle => 5,
+        AgentState::Failed => 6,
+        AgentState::Stopped => 7,
+        AgentState::Exited => 8,
+        AgentState::Working => 1,
+    }
+}
+
+/// Whether `state` ends a wait for `until`.
+fn ends_wait(state: AgentState, until: Option<Until>) -> bool {
+    let terminal = matches!(
+        state,
+        AgentState::Failed | AgentState::Stopped | AgentState::Exited
+    );
+    terminal
+        || match until {
+            None => state != AgentState::Working,
+            Some(Until::NeedsInput) => state == AgentState::NeedsInput,
+            Some(Until::Idle) => matches!(state, AgentState::Idle | AgentState::Done),
+            Some(Until::Done) => state == AgentState::Done,
+        }
+}
+
+/// Waits until the session reaches a state; the exit code says which.
+pub fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
+    let (runtime, client) = connect()?;
+    let state = runtime.block_on(async {
+        let list: ListResult = client.call(Method::SubscribeList, ListParams {}).await?;
+        let id = panewise_api::resolve_session(
+            list.sessions
+                .iter()
+                .map(|s| (s.id.as_str(), s.name.as_str())),
+            &args.id,
+        )
+        .map_err(|error| anyhow::anyhow!("{}", error.message))?;
+        let mut current = list.sessions.iter().find(|s| s.id == id).cloned();
+        loop {
+            if let Some(summary) = &current {
+                if ends_wait(summary.state, args.until) {
+                    return anyhow::Ok(summary.state);
+                }
+            }
+            let Some(notice) = client.next_notification().await else {
+                anyhow::bail!("the daemon closed the connection");
+            };
+            if notice.method == panewise_api::ChangedNotice::METHOD {
+                let changed: panewise_api::ChangedNotice = serde_json::from_value(notice.params)?;
+                if changed.session.id == id {
+                    current = Some(changed.session);
+                }
+            } else if notice.method == panewise_api::RemovedNotice::METHOD {
+                let removed: panewise_api::RemovedNotice = serde_json::from_value(notice.params)?;
+                anyhow::ensure!(removed.id != id, "the session was removed");
+            }
+        }
+    })?;
+    println!("{}", state.as_str());
+    Ok(ExitCode::from(wait_code(state)))
+}
+
+fn ack(method: Method, params: impl serde::Serialize) -> anyhow::Result<ExitCode> {
+    let (runtime, client) = connect()?;
+    let _: panewise_api::Ack = runtime.block_on(client.call(method, params))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `bytes` to stdout.
+fn write_out(bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(bytes)?;
+    stdout.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_state_that_ends_a_wait_has_its_own_exit_code() {
+        let mut codes: Vec<u8> = AgentState::ALL
+            .into_iter()
+            .filter(|state| *state != AgentState::Working)
+            .map(wait_code)
+            .collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), AgentState::ALL.len() - 1);
+    }
+
+    #[test]
+    fn a_wait_for_done_ends_early_only_when_the_session_is_over() {
+        assert!(!ends_wait(AgentState::NeedsInput, Some(Until::Done)));
+        assert!(ends_wait(AgentState::Stopped, Some(Until::Done)));
+        assert!(ends_wait(AgentState::Done, Some(Until::Idle)));
+        assert!(!ends_wait(AgentState::Working, None));
+    }
+}

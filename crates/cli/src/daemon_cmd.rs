@@ -1,0 +1,219 @@
+//! `panewise daemon [--foreground]`: this user's supervisor, hosting sessions made by the
+//! same construction `panewise run` uses (`launch.rs`), over the API of `panewise-api`.
+//! Started on demand by every command that talks to it; `--foreground` is the same daemon
+//! with its traces on this terminal.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use panewise_api::CreateParams;
+use panewise_host::approval::ApprovalMode;
+use panewise_mock_server::{MockConfig, MockServer, RunningServer};
+use panewise_supervisor::{LaunchInfo, Launched, Launcher};
+use tokio::sync::OnceCell;
+
+use crate::launch::{LaunchRequest, OwnPlan, SupervisedPlan, SupervisedRequest};
+use crate::run::own_loop::{self, Route};
+
+/// How long the sessions may take to close their logs once the daemon is told to stop.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Arguments of `panewise daemon`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Stay in the foreground (the default too: the commands that start the daemon on demand
+    /// detach it themselves); kept for scripts that say so.
+    #[arg(long)]
+    foreground: bool,
+}
+
+/// Runs `panewise daemon`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let _ = args.foreground;
+    let dir = panewise_supervisor::paths::runtime_dir()?;
+    // The daemon serves every directory: its own settings come from the user file alone.
+    let user = panewise_host::config::user_file();
+    let settings = panewise_host::config::Config::load_files(user.as_deref(), None)?.notify;
+    let notify = panewise_supervisor::NotifyConfig {
+        delay: Duration::from_secs(settings.delay_secs.unwrap_or(0)),
+        command: settings.command,
+        desktop: settings.desktop.unwrap_or(true),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    runtime.block_on(async {
+        // Bound inside the runtime: the listener registers with its reactor.
+        let bound = panewise_supervisor::bind(&dir)?;
+        eprintln!("panewise daemon: listening on {}", bound.socket().display());
+        let mut terminations = panewise_host::signals::Terminations::listen();
+        let launcher: Arc<dyn Launcher> = Arc::new(DaemonLauncher::default());
+        panewise_supervisor::serve(bound, launcher, notify, STOP_GRACE, async move {
+            let signal = terminations.recv().await;
+            eprintln!("panewise daemon: {}: stopping every session", signal.name());
+        })
+        .await?;
+        anyhow::Ok(())
+    })?;
+    // Every log is closed by now; what is left (idle connections) need not be waited for.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Makes the daemon's sessions: panewise's own loop as `run` makes it, with one in-process
+/// mock server shared by every mock session.
+#[derive(Default)]
+struct DaemonLauncher {
+    mock: OnceCell<RunningServer>,
+}
+
+impl DaemonLauncher {
+    async fn mock_url(&self) -> Result<String, String> {
+        let server = self
+            .mock
+            .get_or_try_init(|| async { MockServer::start(MockConfig::default()).await })
+            .await
+            .map_err(|error| format!("cannot start the in-process mock server: {error}"))?;
+        Ok(server.base_url())
+    }
+
+    async fn create_own(&self, params: &CreateParams) -> anyhow::Result<Launched> {
+        let approval = match &params.approval {
+            Some(name) => Some(parse_approval(name)?),
+            None => None,
+        };
+        let mut cwd = params.cwd.as_ref().map(PathBuf::from);
+        if let Some(dir) = &cwd {
+            anyhow::ensure!(
+                dir.is_absolute(),
+                "cwd {}: give an absolute path (the daemon's directory is not yours)",
+                dir.display()
+            );
+            anyhow::ensure!(dir.is_dir(), "cwd {}: not a directory", dir.display());
+        }
+        let mut worktree = None;
+        if params.worktree {
+            let base = cwd
+                .clone()
+                .context("--worktree needs --cwd: the repository to make the worktree in")?;
+            let name = params
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("s{}", panewise_host::clock::now_ms()));
+            let made = crate::worktree::create(&base, &name)?;
+            cwd = Some(made.clone());
+            worktree = Some(made);
+        }
+        let setup = match own_loop::route_for(cwd.as_deref(), params.provider.as_deref(), approval)?
+        {
+            Route::Own(setup) => setup,
+            Route::Supervised { provider, approval } => {
+                anyhow::ensure!(
+                    params.window.is_none(),
+                    "window: a supervised agent keeps its own context window"
+                );
+                let plan = SupervisedPlan::prepare(SupervisedRequest {
+                    provider: Some(provider),
+                    model: params.model.clone(),
+                    cwd,
+                    approval: Some(approval),
+                    prompts: params.prompt.iter().cloned().collect(),
+                    ..SupervisedRequest::default()
+                })?;
+                return supervised(plan, worktree).await;
+            }
+        };
+        let window = match &params.window {
+            Some(window) => Some(
+                panewise_window::StrategyConfig::from_json(&window.to_string())
+                    .map_err(|error| anyhow::anyhow!("window: {error}"))?,
+            ),
+            None => None,
+        };
+        let request = LaunchRequest {
+            model: params.model.clone(),
+            cwd,
+            approval,
+            window,
+            prompts: params.prompt.iter().cloned().collect(),
+            ..LaunchRequest::default()
+        };
+        let plan = OwnPlan::prepare(request, &setup)?;
+        let mock_url = if plan.needs_mock_server() {
+            Some(self.mock_url().await.map_err(anyhow::Error::msg)?)
+        } else {
+            None
+        };
+        let info = LaunchInfo {
+            provider: plan.config.provider.clone(),
+            model: Some(plan.config.model.clone()),
+            cwd: plan.config.cwd.clone(),
+            approval: plan.approval.name().to_owned(),
+            log: plan.config.log.clone(),
+            worktree,
+        };
+        // Every daemon session can be asked (a client answers) and stays open for prompts.
+        let (session, handle) = plan.start(mock_url, true, true)?;
+        Ok(Launched {
+            session,
+            handle,
+            info,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Launcher for DaemonLauncher {
+    async fn create(&self, params: &CreateParams) -> Result<Launched, String> {
+        self.create_own(params)
+            .await
+            .map_err(|error| format!("{error:#}"))
+    }
+
+    async fn resume(&self, log: &Path, prompt: Option<String>) -> Result<Launched, String> {
+        let resume = async {
+            // As `run --resume`: the provider, model and working directory are the recorded
+            // ones; only a supervised agent's session (its own resume id) can be continued.
+            let plan = SupervisedPlan::prepare(SupervisedRequest {
+                resume: Some(log.to_owned()),
+                prompts: prompt.into_iter().collect(),
+                ..SupervisedRequest::default()
+            })?;
+            supervised(plan, None).await
+        };
+        resume.await.map_err(|error| format!("{error:#}"))
+    }
+
+    fn remove(&self, info: &LaunchInfo) -> Option<String> {
+        info.worktree.as_deref().map(crate::worktree::remove)
+    }
+}
+
+/// Starts a supervised agent's session for the daemon: it can be asked, and stays open.
+async fn supervised(plan: SupervisedPlan, worktree: Option<PathBuf>) -> anyhow::Result<Launched> {
+    let info = LaunchInfo {
+        provider: plan.provider_named.clone(),
+        model: plan.model(),
+        cwd: plan.cwd.clone(),
+        approval: plan.approval.name().to_owned(),
+        log: plan.log.clone(),
+        worktree,
+    };
+    let (session, handle) = plan.start(true, true).await?;
+    Ok(Launched {
+        session,
+        handle,
+        info,
+    })
+}
+
+fn parse_approval(name: &str) -> anyhow::Result<ApprovalMode> {
+    <ApprovalMode as clap::ValueEnum>::from_str(name, false).map_err(|_| {
+        anyhow::anyhow!("approval {name:?}: expected read-only, ask, auto or full-access")
+    })
+}

@@ -1,0 +1,788 @@
+//! The supervisor's API against a real daemon: the `panewise daemon` binary in a temporary
+//! runtime directory and data directory, driven by `panewise_supervisor::Client` and by the
+//! `panewise` commands (`new`, `agents`, `approve`, `wait`) as a person would use them.
+//!
+//! Every wait is for a condition (a notification, a state, a process exit) under a deadline;
+//! none is a fixed sleep.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use panewise_api::{
+    Ack, AgentState, ApproveParams, CreateParams, CreateResult, Decision, Empty, ErrorCode,
+    ListParams, ListResult, Method, PromptParams, RemoveResult, RenameParams, ResumeParams,
+    SessionParams, SessionSummary, SubscribeParams, SubscribeResult,
+};
+use panewise_supervisor::{Client, SupervisorError};
+
+/// The longest any condition is waited for.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// A daemon of its own: a fresh runtime directory, data directory and home.
+struct Daemon {
+    dir: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl Daemon {
+    async fn start() -> Daemon {
+        Daemon::start_with(None).await
+    }
+
+    /// A daemon whose user file is `config`.
+    async fn start_with(config: Option<&str>) -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["run", "data", "home", "config/panewise", "work"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        if let Some(config) = config {
+            let config = config.replace("{dir}", &dir.path().display().to_string());
+            std::fs::write(dir.path().join("config/panewise/panewise.toml"), config).unwrap();
+        }
+        let mut daemon = Daemon { dir, child: None };
+        daemon.spawn();
+        daemon.connect("setup").await;
+        daemon
+    }
+
+    fn spawn(&mut self) {
+        let child = self
+            .command()
+            .arg("daemon")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+    }
+
+    /// `panewise` with this daemon's environment.
+    fn command(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_panewise"));
+        command
+            .current_dir(self.dir.path().join("work"))
+            .env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("HOME", self.dir.path().join("home"))
+            .env_remove("PANEWISE_LOG");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().unwrap()
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("run/panewise/daemon.sock")
+    }
+
+    /// A client, once the socket answers (polled under the deadline).
+    async fn connect(&self, name: &str) -> Client {
+        let until = Instant::now() + DEADLINE;
+        loop {
+            match Client::connect(&self.socket(), name).await {
+                Ok(client) => return client,
+                Err(error) => assert!(Instant::now() < until, "no daemon: {error}"),
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    fn pid(&self) -> Pid {
+        Pid::from_raw(i32::try_from(self.child.as_ref().unwrap().id()).unwrap())
+    }
+
+    /// Waits (bounded) for the daemon to exit; its stderr.
+    async fn exited(&mut self) -> (std::process::ExitStatus, String) {
+        let mut child = self.child.take().unwrap();
+        let until = Instant::now() + DEADLINE;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut stderr = String::new();
+                std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+                return (status, stderr);
+            }
+            assert!(Instant::now() < until, "the daemon did not exit");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+async fn create(client: &Client, params: CreateParams) -> SessionSummary {
+    let created: CreateResult = client.call(Method::Create, params).await.unwrap();
+    created.session
+}
+
+fn mock(name: &str, approval: &str, prompt: &str) -> CreateParams {
+    CreateParams {
+        name: Some(name.to_owned()),
+        approval: Some(approval.to_owned()),
+        prompt: Some(prompt.to_owned()),
+        ..CreateParams::default()
+    }
+}
+
+/// Waits on `client`'s list subscription until session `id` satisfies `done`.
+async fn until_state(
+    client: &Client,
+    id: &str,
+    done: impl Fn(&SessionSummary) -> bool,
+) -> SessionSummary {
+    let list: ListResult = client
+        .call(Method::SubscribeList, ListParams {})
+        .await
+        .unwrap();
+    if let Some(found) = list.sessions.into_iter().find(|s| s.id == id && done(s)) {
+        return found;
+    }
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            let notice = client.next_notification().await.expect("connected");
+            if notice.method != panewise_api::ChangedNotice::METHOD {
+                continue;
+            }
+            let changed: panewise_api::ChangedNotice =
+                serde_json::from_value(notice.params).unwrap();
+            if changed.session.id == id && done(&changed.session) {
+                return changed.session;
+            }
+        }
+    })
+    .await
+    .expect("the state came in time")
+}
+
+fn code_of<T: std::fmt::Debug>(result: Result<T, SupervisorError>) -> ErrorCode {
+    result.unwrap_err().code().expect("an API error")
+}
+
+/// Reads `client`'s `session/line` notifications of `id` until `stop` says so; the lines.
+async fn lines_until(
+    client: &Client,
+    id: &str,
+    stop: impl Fn(&[(u64, String)], bool) -> bool,
+) -> Vec<(u64, String)> {
+    let mut lines = Vec::new();
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            let notice = client.next_notification().await.expect("connected");
+            let ended = notice.method == panewise_api::EndNotice::METHOD;
+            if notice.method == panewise_api::LineNotice::METHOD {
+                let line: panewise_api::LineNotice = serde_json::from_value(notice.params).unwrap();
+                assert_eq!(line.session, id);
+                lines.push((line.index, line.line));
+            }
+            if stop(&lines, ended) {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("the lines came in time");
+    lines
+}
+
+fn file_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_method_answers_against_a_real_daemon() {
+    let mut daemon = Daemon::start().await;
+    let client = daemon.connect("every-method").await;
+    let list: ListResult = client.call(Method::List, ListParams {}).await.unwrap();
+    assert!(list.sessions.is_empty());
+
+    let session = create(&client, mock("first", "full-access", "say hello")).await;
+    assert_eq!(session.provider, "mock");
+    let done = until_state(&client, &session.id, |s| s.state == AgentState::Done).await;
+    assert_eq!(done.turns, 1);
+    assert!(done.tokens.is_some_and(|tokens| tokens > 0), "{done:?}");
+
+    // A name already taken, a provider the daemon cannot host, a relative cwd.
+    assert_eq!(
+        code_of(
+            client
+                .call::<_, CreateResult>(Method::Create, mock("first", "ask", "x"))
+                .await
+        ),
+        ErrorCode::NameTaken
+    );
+    let relative = CreateParams {
+        cwd: Some("relative/dir".into()),
+        ..CreateParams::default()
+    };
+    assert_eq!(
+        code_of(
+            client
+                .call::<_, CreateResult>(Method::Create, relative)
+                .await
+        ),
+        ErrorCode::LaunchFailed
+    );
+
+    let _: Ack = client
+        .call(
+            Method::Rename,
+            RenameParams {
+                session: "first".into(),
+                name: "renamed".into(),
+            },
+        )
+        .await
+        .unwrap();
+    let subscribed: SubscribeResult = client
+        .call(
+            Method::Subscribe,
+            SubscribeParams {
+                session: "renamed".into(),
+                from_line: 0,
+                attach: false,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(subscribed.id, session.id);
+    let _: Ack = client
+        .call(
+            Method::Unsubscribe,
+            SessionParams {
+                session: "renamed".into(),
+            },
+        )
+        .await
+        .unwrap();
+    let _: Ack = client
+        .call(
+            Method::Prompt,
+            PromptParams {
+                session: session.id[..20].to_owned(),
+                text: "again".into(),
+            },
+        )
+        .await
+        .unwrap();
+    let twice = until_state(&client, &session.id, |s| s.turns == 2).await;
+    assert_eq!(twice.name, "renamed");
+    let _: Ack = client
+        .call(
+            Method::Interrupt,
+            SessionParams {
+                session: "renamed".into(),
+            },
+        )
+        .await
+        .unwrap();
+    // Nothing waits: an approval and an answer are refused, saying so.
+    let approve = ApproveParams {
+        session: "renamed".into(),
+        request: None,
+        decision: Decision::AllowOnce,
+    };
+    assert_eq!(
+        code_of(client.call::<_, Ack>(Method::Approve, approve).await),
+        ErrorCode::NotWaiting
+    );
+    let answer = panewise_api::AnswerParams {
+        session: "renamed".into(),
+        text: "yes".into(),
+    };
+    assert_eq!(
+        code_of(client.call::<_, Ack>(Method::Answer, answer).await),
+        ErrorCode::NotWaiting
+    );
+    // A running session cannot be removed; a stopped one can, and its log stays.
+    let remove = || SessionParams {
+        session: "renamed".into(),
+    };
+    assert_eq!(
+        code_of(
+            client
+                .call::<_, RemoveResult>(Method::Remove, remove())
+                .await
+        ),
+        ErrorCode::SessionRunning
+    );
+    let _: Ack = client.call(Method::Stop, remove()).await.unwrap();
+    until_state(&client, &session.id, |s| s.state == AgentState::Stopped).await;
+    let resume = ResumeParams {
+        session: "renamed".into(),
+        prompt: None,
+    };
+    assert_eq!(
+        code_of(client.call::<_, CreateResult>(Method::Resume, resume).await),
+        ErrorCode::CannotResume
+    );
+    let removed: RemoveResult = client.call(Method::Remove, remove()).await.unwrap();
+    assert_eq!(removed.id, session.id);
+    assert!(Path::new(&session.log).exists());
+    assert_eq!(
+        code_of(client.call::<_, Ack>(Method::Stop, remove()).await),
+        ErrorCode::UnknownSession
+    );
+    assert_eq!(
+        code_of(client.call_raw("session/nope", serde_json::json!({})).await),
+        ErrorCode::MethodNotFound
+    );
+    assert_eq!(
+        code_of(
+            client
+                .call_raw("session/stop", serde_json::json!({"id": 1}))
+                .await
+        ),
+        ErrorCode::InvalidParams
+    );
+    let _: Ack = client.call(Method::Shutdown, Empty {}).await.unwrap();
+    let (status, stderr) = daemon.exited().await;
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert!(!daemon.socket().exists(), "the socket is removed on exit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_reconnects_at_an_offset_gets_exactly_the_missing_lines() {
+    let daemon = Daemon::start().await;
+    let watcher = daemon.connect("watcher").await;
+    let session = create(&watcher, mock("tail", "full-access", "say hello")).await;
+    let first = daemon.connect("first").await;
+    let _: SubscribeResult = first
+        .call(
+            Method::Subscribe,
+            SubscribeParams {
+                session: session.id.clone(),
+                from_line: 0,
+                attach: false,
+            },
+        )
+        .await
+        .unwrap();
+    let head = lines_until(&first, &session.id, |lines, _| lines.len() >= 3).await;
+    let kept: Vec<(u64, String)> = head.into_iter().take(3).collect();
+    drop(first);
+    until_state(&watcher, &session.id, |s| s.state == AgentState::Done).await;
+    let _: Ack = watcher
+        .call(
+            Method::Stop,
+            SessionParams {
+                session: session.id.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    let second = daemon.connect("second").await;
+    let _: SubscribeResult = second
+        .call(
+            Method::Subscribe,
+            SubscribeParams {
+                session: session.id.clone(),
+                from_line: 3,
+                attach: false,
+            },
+        )
+        .await
+        .unwrap();
+    let rest = lines_until(&second, &session.id, |_, ended| ended).await;
+    let indexes: Vec<u64> = kept.iter().chain(&rest).map(|(index, _)| *index).collect();
+    assert_eq!(indexes, (0..indexes.len() as u64).collect::<Vec<_>>());
+    let got: Vec<String> = kept.into_iter().chain(rest).map(|(_, line)| line).collect();
+    assert_eq!(got, file_lines(Path::new(&session.log)));
+    // The lines fold as `replay` folds the log.
+    let replay = daemon.run(&["replay", &session.log]);
+    assert!(replay.status.success(), "{replay:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_clients_answering_one_approval_exactly_one_wins() {
+    let daemon = Daemon::start().await;
+    let one = daemon.connect("one").await;
+    let two = daemon.connect("two").await;
+    let session = create(&one, mock("asks", "ask", "run the tool")).await;
+    let waiting = until_state(&two, &session.id, |s| s.state == AgentState::NeedsInput).await;
+    let Some(panewise_api::WaitingFor::Approval { tool, argument, .. }) = &waiting.waiting_for
+    else {
+        panic!("waits for an approval: {waiting:?}");
+    };
+    assert_eq!((tool.as_str(), argument.as_str()), ("shell", "echo hello"));
+    let answer = || ApproveParams {
+        session: session.id.clone(),
+        request: None,
+        decision: Decision::AllowOnce,
+    };
+    let (first, second) = tokio::join!(
+        one.call::<_, Ack>(Method::Approve, answer()),
+        two.call::<_, Ack>(Method::Approve, answer())
+    );
+    let outcomes = [first.is_ok(), second.is_ok()];
+    assert_eq!(outcomes.iter().filter(|ok| **ok).count(), 1, "{outcomes:?}");
+    let loser = if outcomes[0] { second } else { first };
+    let error = loser.unwrap_err();
+    assert_eq!(error.code(), Some(ErrorCode::NotWaiting));
+    assert!(error.to_string().contains("already answered"), "{error}");
+    let done = until_state(&one, &session.id, |s| s.state == AgentState::Done).await;
+    assert!(done.waiting_for.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_mid_question_leaves_it_pending() {
+    let daemon = Daemon::start().await;
+    let asker = daemon.connect("asker").await;
+    let session = create(&asker, mock("pending", "ask", "run the tool")).await;
+    let _: SubscribeResult = asker
+        .call(
+            Method::Subscribe,
+            SubscribeParams {
+                session: session.id.clone(),
+                from_line: 0,
+                attach: true,
+            },
+        )
+        .await
+        .unwrap();
+    until_state(&asker, &session.id, |s| s.state == AgentState::NeedsInput).await;
+    drop(asker);
+    let next = daemon.connect("next").await;
+    let still = until_state(&next, &session.id, |s| s.attached == 0).await;
+    assert_eq!(still.state, AgentState::NeedsInput);
+    let deny = ApproveParams {
+        session: session.id.clone(),
+        request: None,
+        decision: Decision::Deny {
+            message: Some("not today".into()),
+        },
+    };
+    let _: Ack = next.call(Method::Approve, deny).await.unwrap();
+    until_state(&next, &session.id, |s| s.state == AgentState::Done).await;
+    let log = std::fs::read_to_string(&session.log).unwrap();
+    assert!(
+        log.contains("not today"),
+        "the denial's message reached the log"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_and_oversized_requests_get_errors_and_the_daemon_goes_on() {
+    let daemon = Daemon::start().await;
+    let socket = daemon.socket();
+    let stream = tokio::net::UnixStream::connect(&socket).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(read));
+    macro_rules! exchange {
+        ($bytes:expr) => {{
+            tokio::io::AsyncWriteExt::write_all(&mut write, AsRef::<[u8]>::as_ref(&$bytes))
+                .await
+                .unwrap();
+            let line = tokio::time::timeout(DEADLINE, lines.next_line())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            serde_json::from_str::<serde_json::Value>(&line).unwrap()
+        }};
+    }
+    let not_json = exchange!(b"{not json\n");
+    assert_eq!(not_json["error"]["code"], ErrorCode::ParseError.code());
+    let not_request = exchange!(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":7}\n");
+    assert_eq!(
+        not_request["error"]["code"],
+        ErrorCode::InvalidRequest.code()
+    );
+    assert_eq!(not_request["id"], 4);
+    let mut huge = vec![b'x'; panewise_api::MAX_LINE_BYTES + 10];
+    huge.push(b'\n');
+    let too_long = exchange!(huge);
+    assert_eq!(too_long["error"]["code"], ErrorCode::LineTooLong.code());
+    let fine =
+        exchange!(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"session/list\",\"params\":{}}\n");
+    assert_eq!(fine["id"], 9);
+    assert!(fine["result"]["sessions"].is_array(), "{fine}");
+    // Another client is served as before.
+    let other = daemon.connect("other").await;
+    let _: ListResult = other.call(Method::List, ListParams {}).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_mock_agents_one_waiting_for_approval_through_the_commands() {
+    let daemon = Daemon::start_with(Some(
+        "[notify]\ncommand = \"cat >> '{dir}/events.jsonl'\"\ndesktop = false\n",
+    ))
+    .await;
+    let mut ids = Vec::new();
+    for (name, approval) in [
+        ("one", "full-access"),
+        ("two", "ask"),
+        ("three", "full-access"),
+    ] {
+        let out = daemon.run(&[
+            "new",
+            "--name",
+            name,
+            "--approval",
+            approval,
+            "run the tool",
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        ids.push(stdout.lines().last().unwrap().to_owned());
+    }
+    let watcher = daemon.connect("watcher").await;
+    until_state(&watcher, &ids[1], |s| s.state == AgentState::NeedsInput).await;
+    let listed = daemon.run(&["agents", "--json"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let entries: Vec<serde_json::Value> = String::from_utf8(listed.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[0]["name"], "two", "needs_input first");
+    assert_eq!(entries[0]["state"], "needs_input");
+    assert_eq!(entries[0]["waiting_for"]["tool"], "shell");
+    assert_eq!(entries[0]["waiting_for"]["argument"], "echo hello");
+    for entry in &entries {
+        assert_eq!(entry["v"], 1);
+        for field in [
+            "id",
+            "name",
+            "provider",
+            "cwd",
+            "state",
+            "waiting_for",
+            "tool",
+            "context_pct",
+            "tokens",
+            "cost_usd",
+            "cost_source",
+            "log",
+            "started_at_ms",
+        ] {
+            assert!(entry.get(field).is_some(), "{field} in {entry}");
+        }
+    }
+    let approved = daemon.run(&["approve", "two"]);
+    assert!(approved.status.success(), "{approved:?}");
+    let again = daemon.run(&["approve", "two"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already answered"));
+    let waited = daemon.run(&["wait", "two", "--until", "done"]);
+    assert_eq!(waited.status.code(), Some(0), "{waited:?}");
+    let plain = daemon.run(&["agents"]);
+    let text = String::from_utf8(plain.stdout).unwrap();
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(!text.contains("needs_input"), "{text}");
+    let usage = daemon.run(&["wait", "two", "--until", "never"]);
+    assert_eq!(usage.status.code(), Some(2));
+    // The notification command got one *needs input* and one *done* of the session that
+    // asked, and one *done* of each other: edges only, never every update.
+    let events_path = daemon.dir.path().join("events.jsonl");
+    let until = Instant::now() + DEADLINE;
+    let events = loop {
+        let text = std::fs::read_to_string(&events_path).unwrap_or_default();
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        if events.len() >= 4 {
+            break events;
+        }
+        assert!(Instant::now() < until, "notifications so far: {text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let of = |name: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|event| event["session"]["name"] == name)
+            .map(|event| event["event"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(of("two"), ["needs_input", "done"]);
+    assert_eq!(of("one"), ["done"]);
+    assert_eq!(of("three"), ["done"]);
+    assert!(events.iter().all(|event| event["v"] == 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_every_session_and_their_logs_replay() {
+    let mut daemon = Daemon::start().await;
+    let client = daemon.connect("term").await;
+    let asking = create(&client, mock("asking", "ask", "run the tool")).await;
+    let idle = create(&client, mock("idle", "full-access", "say hello")).await;
+    until_state(&client, &asking.id, |s| s.state == AgentState::NeedsInput).await;
+    until_state(&client, &idle.id, |s| s.state == AgentState::Done).await;
+    kill(daemon.pid(), Signal::SIGTERM).unwrap();
+    let (status, stderr) = daemon.exited().await;
+    assert!(status.success(), "{status:?}: {stderr}");
+    for session in [&asking, &idle] {
+        let replay = daemon.run(&["replay", &session.log]);
+        assert!(replay.status.success(), "{replay:?}");
+        // Closed as `stop` closes it: the last line but the transcript's is the checkpoint.
+        let lines = file_lines(Path::new(&session.log));
+        let last = lines
+            .iter()
+            .rfind(|line| !line.contains("\"transcript\""))
+            .unwrap();
+        assert!(
+            last.contains("\"checkpoint\""),
+            "closed by its checkpoint: {last}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_socket_is_replaced_and_a_second_daemon_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run/panewise");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    // A socket nobody listens on, as a daemon killed with SIGKILL leaves it.
+    drop(std::os::unix::net::UnixListener::bind(run.join("daemon.sock")).unwrap());
+    let mut daemon = Daemon { dir, child: None };
+    for sub in ["data", "home", "config", "work"] {
+        std::fs::create_dir_all(daemon.dir.path().join(sub)).unwrap();
+    }
+    daemon.spawn();
+    let client = daemon.connect("after-stale").await;
+    let _: ListResult = client.call(Method::List, ListParams {}).await.unwrap();
+    let mode = std::fs::metadata(daemon.socket()).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
+        0o600
+    );
+    let second = daemon.run(&["daemon"]);
+    assert_eq!(second.status.code(), Some(1), "{second:?}");
+    assert!(String::from_utf8_lossy(&second.stderr).contains("already running"));
+    // The first is unharmed.
+    let _: ListResult = client.call(Method::List, ListParams {}).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_killed_mid_tool_leaves_no_process_and_its_logs_replay() {
+    use crate::run_signals::{eventually, processes_in};
+    let server = crate::start(panewise_mock_server::Scenario::SleepingTool).await;
+    let mut daemon = Daemon::start().await;
+    let work = std::fs::canonicalize(daemon.dir.path().join("work")).unwrap();
+    std::fs::create_dir_all(work.join(".git")).unwrap();
+    std::fs::write(
+        work.join("panewise.toml"),
+        format!("[providers.mock]\nbase_url = \"{}\"\n", server.base_url()),
+    )
+    .unwrap();
+    let client = daemon.connect("kill").await;
+    let session = create(
+        &client,
+        CreateParams {
+            cwd: Some(work.display().to_string()),
+            ..mock("sleeper", "full-access", "run the tool")
+        },
+    )
+    .await;
+    assert!(
+        eventually(|| processes_in(&work).iter().any(|(_, name)| name == "sleep")).await,
+        "the tool's sleep never started"
+    );
+    kill(daemon.pid(), Signal::SIGKILL).unwrap();
+    let (status, _) = daemon.exited().await;
+    assert!(!status.success());
+    assert!(
+        eventually(|| processes_in(&work).is_empty()).await,
+        "still running after the daemon: {:?}",
+        processes_in(&work)
+    );
+    let replay = daemon.run(&["replay", &session.log]);
+    assert!(replay.status.success(), "{replay:?}");
+    // The next command finds the stale socket, starts a new daemon, and it answers.
+    let listed = daemon.run(&["agents", "--json"]);
+    assert!(listed.status.success(), "{listed:?}");
+    // That daemon was started on demand, detached: stop it.
+    let client = daemon.connect("stop").await;
+    let _: Ack = client.call(Method::Shutdown, Empty {}).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_session_is_removed_clean_and_kept_dirty() {
+    let daemon = Daemon::start().await;
+    let repo = std::fs::canonicalize(daemon.dir.path().join("work")).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "start"]);
+    let client = daemon.connect("worktrees").await;
+    let mut summaries = Vec::new();
+    for name in ["clean", "dirty"] {
+        let session = create(
+            &client,
+            CreateParams {
+                cwd: Some(repo.display().to_string()),
+                worktree: true,
+                ..mock(name, "full-access", "say hello")
+            },
+        )
+        .await;
+        let worktree = repo.join(".panewise/worktrees").join(name);
+        assert_eq!(session.cwd, worktree.display().to_string());
+        assert_eq!(session.worktree.as_deref(), Some(session.cwd.as_str()));
+        until_state(&client, &session.id, |s| s.state == AgentState::Done).await;
+        let _: Ack = client
+            .call(
+                Method::Stop,
+                SessionParams {
+                    session: name.into(),
+                },
+            )
+            .await
+            .unwrap();
+        until_state(&client, &session.id, |s| s.state == AgentState::Stopped).await;
+        summaries.push(session);
+    }
+    std::fs::write(repo.join(".panewise/worktrees/dirty/notes.txt"), "wip").unwrap();
+    for (name, kept) in [("clean", false), ("dirty", true)] {
+        let removed: RemoveResult = client
+            .call(
+                Method::Remove,
+                SessionParams {
+                    session: name.into(),
+                },
+            )
+            .await
+            .unwrap();
+        let said = removed.worktree.unwrap();
+        assert_eq!(said.starts_with("kept"), kept, "{said}");
+        assert_eq!(
+            repo.join(".panewise/worktrees").join(name).exists(),
+            kept,
+            "{said}"
+        );
+    }
+    assert!(summaries.iter().all(|s| Path::new(&s.log).exists()));
+}

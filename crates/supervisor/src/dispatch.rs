@@ -1,0 +1,352 @@
+//! One arm per method: params read into their struct, the hosted sessions asked, the result
+//! written back.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use panewise_api::{
+    Ack, AnswerParams, ApproveParams, CreateParams, CreateResult, ErrorCode, HelloParams,
+    HelloResult, ListParams, ListResult, Method, Notification, PromptParams, RemoveResult,
+    RemovedNotice, RenameParams, ResumeParams, RpcError, SessionParams, SubscribeParams,
+    SubscribeResult, API_VERSION,
+};
+use panewise_host::session::{Actor, Control};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::hosted::{Hosted, ListEvent};
+use crate::launcher::Launcher;
+use crate::tail::{notification, tail};
+
+/// The daemon's state shared by every connection.
+#[derive(Clone)]
+pub(crate) struct Daemon {
+    hosted: Hosted,
+    launcher: Arc<dyn Launcher>,
+    shutdown: Arc<watch::Sender<bool>>,
+}
+
+/// What one connection holds: who it is and what it subscribed to.
+pub(crate) struct Connection {
+    client: Option<String>,
+    notices: mpsc::UnboundedSender<Notification>,
+    lines: HashMap<String, (JoinHandle<()>, bool)>,
+    list: Option<JoinHandle<()>>,
+}
+
+impl Connection {
+    pub(crate) fn new(notices: mpsc::UnboundedSender<Notification>) -> Connection {
+        Connection {
+            client: None,
+            notices,
+            lines: HashMap::new(),
+            list: None,
+        }
+    }
+
+    fn actor(&self) -> Actor {
+        Actor::Api {
+            client: self.client.clone(),
+        }
+    }
+
+    /// Ends every subscription of this connection.
+    pub(crate) fn close(&mut self, daemon: &Daemon) {
+        for (id, (task, attached)) in self.lines.drain() {
+            task.abort();
+            if attached {
+                daemon.detach(&id);
+            }
+        }
+        if let Some(task) = self.list.take() {
+            task.abort();
+        }
+    }
+}
+
+fn params<T: DeserializeOwned>(value: Value) -> Result<T, RpcError> {
+    serde_json::from_value(value)
+        .map_err(|error| RpcError::new(ErrorCode::InvalidParams, error.to_string()))
+}
+
+fn result(value: impl Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(value)
+        .map_err(|error| RpcError::new(ErrorCode::InternalError, error.to_string()))
+}
+
+impl Daemon {
+    pub(crate) fn new(launcher: Arc<dyn Launcher>, notify: crate::notify::NotifyConfig) -> Daemon {
+        Daemon {
+            hosted: Hosted::new(notify),
+            launcher,
+            shutdown: Arc::new(watch::channel(false).0),
+        }
+    }
+
+    pub(crate) fn hosted(&self) -> &Hosted {
+        &self.hosted
+    }
+
+    /// Stops the daemon (`daemon/shutdown`, once its answer is written).
+    pub(crate) fn request_shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    pub(crate) fn shutdown_requested(&self) -> watch::Receiver<bool> {
+        self.shutdown.subscribe()
+    }
+
+    fn detach(&self, id: &str) {
+        let _ = self.hosted.with(id, |entry| {
+            entry.attached = entry.attached.saturating_sub(1);
+            Ok(())
+        });
+    }
+
+    pub(crate) async fn call(
+        &self,
+        client: &mut Connection,
+        method: Method,
+        raw: Value,
+    ) -> Result<Value, RpcError> {
+        match method {
+            Method::Hello => {
+                let hello: HelloParams = params(raw)?;
+                if hello.api_version != API_VERSION {
+                    return Err(RpcError::new(
+                        ErrorCode::VersionMismatch,
+                        format!(
+                            "this daemon speaks API version {API_VERSION}, the client {}; \
+                             restart the daemon (`panewise daemon`) with the same panewise",
+                            hello.api_version
+                        ),
+                    ));
+                }
+                client.client = hello.client;
+                result(HelloResult {
+                    api_version: API_VERSION,
+                    panewise_version: env!("CARGO_PKG_VERSION").to_owned(),
+                    pid: std::process::id(),
+                })
+            }
+            Method::List => {
+                let ListParams {} = params(raw)?;
+                result(ListResult {
+                    sessions: self.hosted.summaries(),
+                })
+            }
+            Method::Create => {
+                let create: CreateParams = params(raw)?;
+                if let Some(name) = &create.name {
+                    if name.trim().is_empty() {
+                        return Err(RpcError::new(ErrorCode::InvalidParams, "the name is empty"));
+                    }
+                    if self.hosted.name_taken(name) {
+                        return Err(RpcError::new(
+                            ErrorCode::NameTaken,
+                            format!("a session is already named {name:?}"),
+                        ));
+                    }
+                }
+                let launched = self
+                    .launcher
+                    .create(&create)
+                    .await
+                    .map_err(|why| RpcError::new(ErrorCode::LaunchFailed, why))?;
+                result(CreateResult {
+                    session: self.hosted.host(launched, create.name),
+                })
+            }
+            Method::Resume => {
+                let resume: ResumeParams = params(raw)?;
+                let log = match self.hosted.with(&resume.session, |entry| {
+                    if entry.is_ended() {
+                        Ok(entry.info.log.clone())
+                    } else {
+                        Err(RpcError::new(
+                            ErrorCode::SessionRunning,
+                            "the session is running; there is nothing to resume",
+                        ))
+                    }
+                }) {
+                    Ok(log) => log,
+                    Err(error) if error.code == ErrorCode::UnknownSession.code() => {
+                        PathBuf::from(&resume.session)
+                    }
+                    Err(error) => return Err(error),
+                };
+                let launched = self
+                    .launcher
+                    .resume(&log, resume.prompt)
+                    .await
+                    .map_err(|why| RpcError::new(ErrorCode::CannotResume, why))?;
+                result(CreateResult {
+                    session: self.hosted.host(launched, None),
+                })
+            }
+            Method::Prompt => {
+                let prompt: PromptParams = params(raw)?;
+                self.hosted
+                    .control(&prompt.session, Control::Prompt(prompt.text))?;
+                result(Ack::OK)
+            }
+            Method::Approve => {
+                let approve: ApproveParams = params(raw)?;
+                self.hosted.answer(
+                    &approve.session,
+                    approve.request.as_deref(),
+                    &approve.decision,
+                    client.actor(),
+                )?;
+                result(Ack::OK)
+            }
+            Method::Answer => {
+                let answer: AnswerParams = params(raw)?;
+                // No backend asks the reducer's questions yet (the engine drops them); an
+                // answer goes to the agent as the next prompt, which is how every CLI that
+                // asks in text takes it.
+                let question = self
+                    .hosted
+                    .with(&answer.session, |entry| Ok(entry.summary().waiting_for))?;
+                if !matches!(question, Some(panewise_api::WaitingFor::Question { .. })) {
+                    return Err(RpcError::new(
+                        ErrorCode::NotWaiting,
+                        "the session waits for no answer to a question (an approval is \
+                         answered with session/approve)",
+                    ));
+                }
+                self.hosted
+                    .control(&answer.session, Control::Prompt(answer.text))?;
+                result(Ack::OK)
+            }
+            Method::Interrupt => {
+                let SessionParams { session } = params(raw)?;
+                self.hosted.control(&session, Control::Interrupt)?;
+                result(Ack::OK)
+            }
+            Method::Stop => {
+                let SessionParams { session } = params(raw)?;
+                self.hosted.control(&session, Control::Stop)?;
+                result(Ack::OK)
+            }
+            Method::Remove => {
+                let SessionParams { session } = params(raw)?;
+                let entry = self.hosted.remove(&session)?;
+                let worktree = self.launcher.remove(&entry.info);
+                result(RemoveResult {
+                    id: entry.id,
+                    worktree,
+                })
+            }
+            Method::Rename => {
+                let rename: RenameParams = params(raw)?;
+                if rename.name.trim().is_empty() {
+                    return Err(RpcError::new(ErrorCode::InvalidParams, "the name is empty"));
+                }
+                if self.hosted.name_taken(&rename.name) {
+                    return Err(RpcError::new(
+                        ErrorCode::NameTaken,
+                        format!("a session is already named {:?}", rename.name),
+                    ));
+                }
+                self.hosted.with(&rename.session, |entry| {
+                    entry.name = rename.name.clone();
+                    Ok(())
+                })?;
+                result(Ack::OK)
+            }
+            Method::Subscribe => {
+                let subscribe: SubscribeParams = params(raw)?;
+                let (id, log, progress) = self.hosted.with(&subscribe.session, |entry| {
+                    if subscribe.attach {
+                        entry.attached = entry.attached.saturating_add(1);
+                        entry.look();
+                    }
+                    Ok((entry.id.clone(), entry.info.log.clone(), entry.progress()))
+                })?;
+                if let Some((task, attached)) = client.lines.remove(&id) {
+                    task.abort();
+                    if attached {
+                        self.detach(&id);
+                    }
+                }
+                let task = tokio::spawn(tail(
+                    id.clone(),
+                    log.clone(),
+                    subscribe.from_line,
+                    progress,
+                    client.notices.clone(),
+                ));
+                client.lines.insert(id.clone(), (task, subscribe.attach));
+                result(SubscribeResult {
+                    id,
+                    log: log.display().to_string(),
+                })
+            }
+            Method::Unsubscribe => {
+                let SessionParams { session } = params(raw)?;
+                let id = self.hosted.with(&session, |entry| Ok(entry.id.clone()))?;
+                if let Some((task, attached)) = client.lines.remove(&id) {
+                    task.abort();
+                    if attached {
+                        self.detach(&id);
+                    }
+                }
+                result(Ack::OK)
+            }
+            Method::SubscribeList => {
+                let ListParams {} = params(raw)?;
+                // Subscribed before the list is read, so no change falls between the two.
+                let mut events = self.hosted.list_events();
+                let sessions = self.hosted.summaries();
+                let notices = client.notices.clone();
+                let hosted = self.hosted.clone();
+                if let Some(task) = client.list.take() {
+                    task.abort();
+                }
+                client.list = Some(tokio::spawn(async move {
+                    loop {
+                        let notice = match events.recv().await {
+                            Ok(ListEvent::Changed(summary)) => notification(
+                                panewise_api::ChangedNotice::METHOD,
+                                &panewise_api::ChangedNotice { session: *summary },
+                            ),
+                            Ok(ListEvent::Removed(id)) => {
+                                notification(RemovedNotice::METHOD, &RemovedNotice { id })
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                                // Changes were dropped for this slow client: it gets every
+                                // summary as it is now, so its list is whole again.
+                                for summary in hosted.summaries() {
+                                    let notice = notification(
+                                        panewise_api::ChangedNotice::METHOD,
+                                        &panewise_api::ChangedNotice { session: summary },
+                                    );
+                                    if notices.send(notice).is_err() {
+                                        return;
+                                    }
+                                }
+                                continue;
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                        };
+                        if notices.send(notice).is_err() {
+                            return;
+                        }
+                    }
+                }));
+                result(ListResult { sessions })
+            }
+            Method::Shutdown => {
+                // The connection asks for the stop once this answer is written
+                // (`request_shutdown`), so the client is told before the daemon goes.
+                let panewise_api::Empty {} = params(raw)?;
+                result(Ack::OK)
+            }
+        }
+    }
+}

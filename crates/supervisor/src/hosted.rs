@@ -1,0 +1,446 @@
+//! The sessions the daemon hosts: each one's task, its folded pane state, what it asks, and
+//! the watchers of its progress.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use panewise_api::{
+    sort_sessions, AgentState, Ending, ErrorCode, Observed, PaneFields, RpcError, SessionSummary,
+    SUMMARY_VERSION,
+};
+use panewise_host::session::{Actor, Controls, Update};
+use panewise_pane_state::State;
+use tokio::sync::{broadcast, watch};
+
+use crate::launcher::{LaunchInfo, Launched};
+use crate::notify::NotifyConfig;
+use crate::tail::Progress;
+
+/// A change to the session list, for `sessions/subscribe`.
+#[derive(Debug, Clone)]
+pub(crate) enum ListEvent {
+    /// A session's summary is now this.
+    Changed(Box<SessionSummary>),
+    /// A session was removed.
+    Removed(String),
+}
+
+/// The approval question a session waits on.
+#[derive(Debug, Clone)]
+struct Asked {
+    id: String,
+}
+
+/// One hosted session.
+pub(crate) struct Entry {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) info: LaunchInfo,
+    controls: Controls,
+    state: State,
+    observed: Observed,
+    asking: Option<Asked>,
+    stop_requested: bool,
+    pub(crate) attached: u32,
+    started_at_ms: u64,
+    progress: watch::Sender<Progress>,
+    last_sent: Option<SessionSummary>,
+}
+
+impl Entry {
+    pub(crate) fn summary(&self) -> SessionSummary {
+        let pane = PaneFields::of(&self.state, &self.observed);
+        SessionSummary {
+            v: SUMMARY_VERSION,
+            id: self.id.clone(),
+            name: self.name.clone(),
+            provider: self.info.provider.clone(),
+            model: self.info.model.clone(),
+            cwd: self.info.cwd.display().to_string(),
+            state: pane.state,
+            waiting_for: pane.waiting_for,
+            tool: pane.tool,
+            tool_arg: pane.tool_arg,
+            context_pct: pane.context_pct,
+            tokens: pane.tokens,
+            cost_usd: pane.cost_usd,
+            cost_source: pane.cost_source,
+            log: self.info.log.display().to_string(),
+            approval: self.info.approval.clone(),
+            started_at_ms: self.started_at_ms,
+            turns: pane.turns,
+            attached: self.attached,
+            worktree: self.info.worktree.as_ref().map(|w| w.display().to_string()),
+            failure: match &self.observed.ending {
+                Some(Ending::Failed { reason }) => Some(reason.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    pub(crate) fn is_ended(&self) -> bool {
+        self.observed.ending.is_some()
+    }
+
+    pub(crate) fn progress(&self) -> watch::Receiver<Progress> {
+        self.progress.subscribe()
+    }
+
+    fn ended_error(&self) -> RpcError {
+        RpcError::new(
+            ErrorCode::SessionEnded,
+            format!("session {} has ended", self.name),
+        )
+    }
+
+    /// Marks what attached clients have seen as seen.
+    pub(crate) fn look(&mut self) {
+        self.observed.turns_seen = self.state.turns_completed;
+    }
+}
+
+/// The daemon's sessions.
+#[derive(Clone)]
+pub(crate) struct Hosted {
+    inner: Arc<Mutex<BTreeMap<String, Entry>>>,
+    notify: Arc<NotifyConfig>,
+    list: broadcast::Sender<ListEvent>,
+    changes: watch::Sender<u64>,
+}
+
+impl Hosted {
+    pub(crate) fn new(notify: NotifyConfig) -> Hosted {
+        Hosted {
+            inner: Arc::new(Mutex::new(BTreeMap::new())),
+            notify: Arc::new(notify),
+            list: broadcast::channel(1024).0,
+            changes: watch::channel(0).0,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Entry>> {
+        // A panic while the lock was held left the map as it was between two whole
+        // operations (each edit is one assignment): keep using it.
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn list_events(&self) -> broadcast::Receiver<ListEvent> {
+        self.list.subscribe()
+    }
+
+    /// A receiver that is told whenever any session changes (for `wait`).
+    pub(crate) fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    pub(crate) fn summaries(&self) -> Vec<SessionSummary> {
+        let mut list: Vec<SessionSummary> = self.lock().values().map(Entry::summary).collect();
+        sort_sessions(&mut list);
+        list
+    }
+
+    /// Runs `f` on the session `key` names (an id, a unique prefix of one, or a name).
+    pub(crate) fn with<T>(
+        &self,
+        key: &str,
+        f: impl FnOnce(&mut Entry) -> Result<T, RpcError>,
+    ) -> Result<T, RpcError> {
+        let mut map = self.lock();
+        let id = resolve(&map, key)?;
+        let entry = map
+            .get_mut(&id)
+            .ok_or_else(|| RpcError::new(ErrorCode::UnknownSession, "no such session"))?;
+        let result = f(entry);
+        let summary = entry.summary();
+        drop(map);
+        self.publish(summary);
+        result
+    }
+
+    fn publish(&self, summary: SessionSummary) {
+        let mut map = self.lock();
+        let Some(entry) = map.get_mut(&summary.id) else {
+            return;
+        };
+        if entry.last_sent.as_ref() == Some(&summary) {
+            return;
+        }
+        let before = entry.last_sent.as_ref().map(|sent| sent.state);
+        entry.last_sent = Some(summary.clone());
+        drop(map);
+        if before != Some(summary.state)
+            && crate::notify::notified(summary.state)
+            && summary.attached == 0
+            && self.notify.any()
+        {
+            self.notify_later(summary.id.clone(), summary.state);
+        }
+        let _no_subscriber = self.list.send(ListEvent::Changed(Box::new(summary)));
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// After the delay, notifies `state` of session `id` if it still holds and nobody is
+    /// attached.
+    fn notify_later(&self, id: String, state: AgentState) {
+        let hosted = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(hosted.notify.delay).await;
+            let now = hosted.lock().get(&id).map(Entry::summary);
+            if let Some(summary) = now.filter(|s| s.state == state && s.attached == 0) {
+                crate::notify::deliver(&hosted.notify, &summary).await;
+            }
+        });
+    }
+
+    pub(crate) fn name_taken(&self, name: &str) -> bool {
+        self.lock().values().any(|entry| entry.name == name)
+    }
+
+    /// Adds a launched session and runs it on a task of its own; a panic in that task ends
+    /// that session only (it is marked failed).
+    pub(crate) fn host(&self, launched: Launched, name: Option<String>) -> SessionSummary {
+        let Launched {
+            session,
+            handle,
+            info,
+        } = launched;
+        let id = info
+            .log
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_else(|| info.log.display().to_string());
+        let name = name.unwrap_or_else(|| {
+            id.chars()
+                .rev()
+                .take(8)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect()
+        });
+        let (controls, mut updates) = handle.split();
+        let entry = Entry {
+            id: id.clone(),
+            name,
+            info: info.clone(),
+            controls,
+            state: State::new(info.provider.clone()),
+            observed: Observed::default(),
+            asking: None,
+            stop_requested: false,
+            attached: 0,
+            started_at_ms: panewise_host::clock::now_ms(),
+            progress: watch::channel(Progress::default()).0,
+            last_sent: None,
+        };
+        let summary = entry.summary();
+        self.lock().insert(id.clone(), entry);
+        self.publish(summary.clone());
+        let mut run = tokio::spawn(session.run());
+        let hosted = self.clone();
+        tokio::spawn(async move {
+            // The session's end is its task's end, not its update channel's: a sender can
+            // outlive the run in a task the backend left behind.
+            let mut ended = None;
+            while ended.is_none() {
+                tokio::select! {
+                    biased;
+                    update = updates.recv() => match update {
+                        Some(update) => hosted.apply(&id, update),
+                        None => ended = Some((&mut run).await),
+                    },
+                    result = &mut run => ended = Some(result),
+                }
+            }
+            while let Ok(update) = updates.try_recv() {
+                hosted.apply(&id, update);
+            }
+            let ending = match ended {
+                Some(Ok(Ok(_))) | None => None,
+                Some(Ok(Err(error))) => Some(Ending::Failed {
+                    reason: error.to_string(),
+                }),
+                Some(Err(join)) if join.is_panic() => Some(Ending::Failed {
+                    reason: "the session's task panicked".to_owned(),
+                }),
+                Some(Err(join)) => Some(Ending::Failed {
+                    reason: join.to_string(),
+                }),
+            };
+            hosted.finish(&id, ending);
+        });
+        summary
+    }
+
+    fn apply(&self, id: &str, update: Update) {
+        let summary = {
+            let mut map = self.lock();
+            let Some(entry) = map.get_mut(id) else {
+                return;
+            };
+            match update {
+                Update::Started { state, .. } => entry.state = *state,
+                Update::Recorded { at, msg } => {
+                    let state = std::mem::replace(&mut entry.state, State::new(""));
+                    entry.state = panewise_pane_state::step(state, at, msg).0;
+                }
+                Update::Ask { id, .. } => entry.asking = Some(Asked { id }),
+                Update::AskWithdrawn { id } | Update::Answered { id, .. } => {
+                    if entry.asking.as_ref().is_some_and(|asked| asked.id == id) {
+                        entry.asking = None;
+                    }
+                }
+                Update::Agent(_) | Update::Emitted(_) | Update::Notice(_) => {}
+            }
+            if entry.attached > 0 {
+                entry.look();
+            }
+            entry.progress.send_modify(|progress| {
+                progress.updates = progress.updates.wrapping_add(1);
+            });
+            entry.summary()
+        };
+        self.publish(summary);
+    }
+
+    fn finish(&self, id: &str, failed: Option<Ending>) {
+        let summary = {
+            let mut map = self.lock();
+            let Some(entry) = map.get_mut(id) else {
+                return;
+            };
+            entry.asking = None;
+            entry.observed.ending = Some(match failed {
+                Some(failed) => failed,
+                None if entry.stop_requested => Ending::Stopped,
+                None => Ending::Ended,
+            });
+            entry.progress.send_modify(|progress| progress.ended = true);
+            entry.summary()
+        };
+        self.publish(summary);
+        // The end is a change even when the summary reads the same (a turn already listed
+        // `stopped`): whoever waits for every session to end must be woken.
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Answers the approval `key`'s session waits on; the first answer wins, and a second
+    /// (from another client) is told it was answered already.
+    pub(crate) fn answer(
+        &self,
+        key: &str,
+        request: Option<&str>,
+        decision: &panewise_api::Decision,
+        by: Actor,
+    ) -> Result<(), RpcError> {
+        self.with(key, |entry| {
+            if entry.is_ended() {
+                return Err(entry.ended_error());
+            }
+            let asked = match (&entry.asking, request) {
+                (Some(asked), Some(request)) if asked.id != request => None,
+                (asked, _) => asked.clone(),
+            };
+            let Some(asked) = asked else {
+                return Err(RpcError::new(
+                    ErrorCode::NotWaiting,
+                    format!(
+                        "session {} waits for no approval{}: it was already answered, \
+                         withdrawn, or never asked",
+                        entry.name,
+                        request.map(|id| format!(" {id}")).unwrap_or_default()
+                    ),
+                ));
+            };
+            entry.asking = None;
+            let id = Some(asked.id);
+            let sent = match decision {
+                panewise_api::Decision::AllowOnce => entry.controls.answer(id, true, by),
+                panewise_api::Decision::AllowForSession => entry.controls.allow_for_session(id, by),
+                panewise_api::Decision::Deny { message } => {
+                    entry.controls.deny(id, message.clone(), by)
+                }
+            };
+            if sent {
+                Ok(())
+            } else {
+                Err(entry.ended_error())
+            }
+        })
+    }
+
+    /// Sends a prompt, an interrupt or a stop.
+    pub(crate) fn control(
+        &self,
+        key: &str,
+        control: panewise_host::session::Control,
+    ) -> Result<(), RpcError> {
+        self.with(key, |entry| {
+            if entry.is_ended() {
+                return Err(entry.ended_error());
+            }
+            if control == panewise_host::session::Control::Stop {
+                entry.stop_requested = true;
+            }
+            if entry.controls.send(control) {
+                Ok(())
+            } else {
+                Err(entry.ended_error())
+            }
+        })
+    }
+
+    /// Removes an ended session.
+    pub(crate) fn remove(&self, key: &str) -> Result<Entry, RpcError> {
+        let mut map = self.lock();
+        let id = resolve(&map, key)?;
+        if map.get(&id).is_some_and(|entry| !entry.is_ended()) {
+            return Err(RpcError::new(
+                ErrorCode::SessionRunning,
+                "the session is still running: stop it first (`panewise stop`)",
+            ));
+        }
+        let entry = map
+            .remove(&id)
+            .ok_or_else(|| RpcError::new(ErrorCode::UnknownSession, "no such session"))?;
+        drop(map);
+        let _no_subscriber = self.list.send(ListEvent::Removed(id));
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+        Ok(entry)
+    }
+
+    /// Stops every running session as `session/stop` does; true when there was any.
+    pub(crate) fn stop_all(&self) -> bool {
+        let mut map = self.lock();
+        let mut any = false;
+        for entry in map.values_mut().filter(|entry| !entry.is_ended()) {
+            entry.stop_requested = true;
+            any |= entry.controls.stop();
+        }
+        any
+    }
+
+    /// The names of the sessions whose task still runs.
+    pub(crate) fn running(&self) -> Vec<String> {
+        self.lock()
+            .values()
+            .filter(|entry| !entry.is_ended())
+            .map(|entry| entry.name.clone())
+            .collect()
+    }
+
+    pub(crate) fn all_ended(&self) -> bool {
+        self.lock().values().all(Entry::is_ended)
+    }
+}
+
+/// The full id `key` names: an id, a unique prefix of one, or a name.
+fn resolve(map: &BTreeMap<String, Entry>, key: &str) -> Result<String, RpcError> {
+    panewise_api::resolve_session(
+        map.values()
+            .map(|entry| (entry.id.as_str(), entry.name.as_str())),
+        key,
+    )
+}

@@ -1,0 +1,46 @@
+//! # panewise-supervisor
+//!
+//! The panewise daemon: many sessions hosted at once on one tokio runtime, outliving any
+//! terminal, driven over the local API of `panewise-api`. [`bind`] takes this user's lock and
+//! socket (`$XDG_RUNTIME_DIR/panewise/`, or `/tmp/panewise-<uid>/`, mode 0700; the socket
+//! 0600), replacing a stale socket a crashed daemon left; [`serve`] accepts clients, each a
+//! reader of request lines and a writer of responses and notifications, and hosts the
+//! sessions a [`Launcher`] makes, each on a task of its own (`hosted.rs`). [`Client`] is the
+//! other side: connect, start the daemon on demand, call, read notifications.
+//!
+//! ## Invariants
+//! - A peer of another uid is refused; two daemons never run (the lock).
+//! - A request line over `panewise_api::MAX_LINE_BYTES`, or one that is not a request, gets an
+//!   error response and the connection goes on.
+//! - A panic in one session's task ends that session only (it is listed `failed`).
+//! - Of two answers to one approval the first wins and the second is told it was already
+//!   answered; a client that goes away mid-question leaves the question pending.
+//! - A subscriber's lines are the log file's own complete lines, read from its start and woken
+//!   by the session's updates, so a client that reconnects at an offset gets exactly the lines
+//!   it missed.
+//! - Shutdown (SIGTERM, `daemon/shutdown`) stops every session as `session/stop` does and
+//!   waits for their logs to close.
+//!
+//! ## API boundary
+//! Knows nothing of providers, configuration or the mock: the binary's [`Launcher`] turns a
+//! `session/create` into a `Session`. Does its I/O with tokio; the protocol's types are
+//! `panewise-api`'s. Errors are [`SupervisorError`].
+//!
+//! ## Where to start reading
+//! `dispatch.rs` (one arm per method), then `hosted.rs` and `tail.rs`, then `server.rs`.
+
+mod client;
+mod dispatch;
+pub mod error;
+mod hosted;
+mod launcher;
+mod notify;
+pub mod paths;
+mod server;
+mod tail;
+
+pub use client::Client;
+pub use error::SupervisorError;
+pub use launcher::{LaunchInfo, Launched, Launcher};
+pub use notify::NotifyConfig;
+pub use server::{bind, serve, Bound};

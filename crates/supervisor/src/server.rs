@@ -1,0 +1,302 @@
+//! The socket: bound once per user (a lock, a stale socket replaced), every peer of another
+//! uid refused, each connection one reader of request lines and one writer of response and
+//! notification lines.
+
+use std::fs::File;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use panewise_api::{
+    rpc, ErrorCode, Method, Notification, Request, Response, RpcError, MAX_LINE_BYTES,
+};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::mpsc;
+
+use crate::dispatch::{Connection, Daemon};
+use crate::error::SupervisorError;
+use crate::launcher::Launcher;
+use crate::paths;
+
+/// The socket bound, with the lock that keeps a second daemon out.
+pub struct Bound {
+    listener: UnixListener,
+    socket: PathBuf,
+    _lock: File,
+}
+
+impl Bound {
+    /// The socket's path.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+}
+
+/// Takes the lock in `dir` and binds the socket: a socket left by a daemon that died (the
+/// lock is free, and connecting fails) is removed first.
+pub fn bind(dir: &Path) -> Result<Bound, SupervisorError> {
+    let lock_path = dir.join(paths::LOCK_NAME);
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|error| SupervisorError::io(format!("open {}", lock_path.display()), error))?;
+    if let Err(error) = lock.try_lock() {
+        return match error {
+            std::fs::TryLockError::WouldBlock => Err(SupervisorError::AlreadyRunning(lock_path)),
+            std::fs::TryLockError::Error(error) => Err(SupervisorError::io(
+                format!("lock {}", lock_path.display()),
+                error,
+            )),
+        };
+    }
+    let socket = dir.join(paths::SOCKET_NAME);
+    if std::fs::symlink_metadata(&socket).is_ok() {
+        if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+            return Err(SupervisorError::AlreadyRunning(lock_path));
+        }
+        tracing::info!(socket = %socket.display(), "removing the stale socket of a daemon that died");
+        std::fs::remove_file(&socket)
+            .map_err(|error| SupervisorError::io(format!("remove {}", socket.display()), error))?;
+    }
+    let listener = UnixListener::bind(&socket)
+        .map_err(|error| SupervisorError::io(format!("bind {}", socket.display()), error))?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(|error| SupervisorError::io(format!("chmod {}", socket.display()), error))?;
+    Ok(Bound {
+        listener,
+        socket,
+        _lock: lock,
+    })
+}
+
+/// Serves `bound` until `daemon/shutdown` or `terminate` resolves (SIGTERM), then stops
+/// every session as `session/stop` does and returns once their logs are closed (or the grace
+/// ran out).
+pub async fn serve(
+    bound: Bound,
+    launcher: Arc<dyn Launcher>,
+    notify: crate::notify::NotifyConfig,
+    stop_grace: Duration,
+    terminate: impl std::future::Future<Output = ()>,
+) -> Result<(), SupervisorError> {
+    let daemon = Daemon::new(launcher, notify);
+    let mut shutdown = daemon.shutdown_requested();
+    tokio::pin!(terminate);
+    loop {
+        tokio::select! {
+            accepted = bound.listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let daemon = daemon.clone();
+                    tokio::spawn(async move { connection(daemon, stream).await });
+                }
+                Err(error) => tracing::warn!(%error, "accept failed"),
+            },
+            () = &mut terminate => break,
+            _ = shutdown.changed() => break,
+        }
+    }
+    tracing::info!("stopping every session");
+    daemon.hosted().stop_all();
+    let mut changes = daemon.hosted().changes();
+    let waited = tokio::time::timeout(stop_grace, async {
+        while !daemon.hosted().all_ended() {
+            if changes.changed().await.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    if waited.is_err() {
+        let running = daemon.hosted().running();
+        tracing::warn!(
+            ?running,
+            "sessions still running after the stop grace; exiting anyway"
+        );
+        eprintln!(
+            "panewise daemon: still running after {stop_grace:?}, left to the process guard: {}",
+            running.join(", ")
+        );
+    }
+    let _ = std::fs::remove_file(&bound.socket);
+    Ok(())
+}
+
+/// One client: its uid checked, then its lines read until it goes.
+async fn connection(daemon: Daemon, stream: UnixStream) {
+    let (read, mut write) = stream.into_split();
+    let peer = read.as_ref().peer_cred().map(|cred| cred.uid());
+    if peer.as_ref().map_or(true, |uid| *uid != paths::uid()) {
+        let refusal = Response::err(
+            serde_json::Value::Null,
+            RpcError::new(
+                ErrorCode::InvalidRequest,
+                "this daemon serves only the user who started it",
+            ),
+        );
+        if let Ok(line) = rpc::to_line(&refusal) {
+            let _ = write.write_all(&line).await;
+        }
+        tracing::warn!(?peer, "refused a peer of another user");
+        return;
+    }
+    let (out, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
+    let stopper = daemon.clone();
+    let writer = tokio::spawn(async move {
+        while let Some(message) = outgoing.recv().await {
+            let (line, then_stop) = match &message {
+                Outgoing::Response(response) => (rpc::to_line(response), false),
+                Outgoing::Notification(notice) => (rpc::to_line(notice), false),
+                Outgoing::LastResponse(response) => (rpc::to_line(response), true),
+            };
+            let Ok(line) = line else { continue };
+            let written = write.write_all(&line).await.is_ok();
+            if then_stop {
+                let _ = write.flush().await;
+                stopper.request_shutdown();
+            }
+            if !written {
+                return;
+            }
+        }
+    });
+    let (notices, mut notice_rx) = mpsc::unbounded_channel::<Notification>();
+    let forward = {
+        let out = out.clone();
+        tokio::spawn(async move {
+            while let Some(notice) = notice_rx.recv().await {
+                if out.send(Outgoing::Notification(notice)).is_err() {
+                    return;
+                }
+            }
+        })
+    };
+    let mut client = Connection::new(notices);
+    let mut reader = BufReader::new(read);
+    loop {
+        let line = match read_capped_line(&mut reader).await {
+            Ok(Some(Line::Whole(line))) => line,
+            Ok(Some(Line::TooLong(len))) => {
+                let error = RpcError::new(
+                    ErrorCode::LineTooLong,
+                    format!("the request line is over {MAX_LINE_BYTES} bytes ({len} read); it was skipped"),
+                );
+                let _ = out.send(Outgoing::Response(Response::err(
+                    serde_json::Value::Null,
+                    error,
+                )));
+                continue;
+            }
+            Ok(None) | Err(_) => break,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let mut shutdown = false;
+        let response = match rpc::parse_request(&line) {
+            Ok(request) => {
+                shutdown = request.method == Method::Shutdown.name();
+                handle(&daemon, &mut client, request).await
+            }
+            Err(error) => Some(Response::err(
+                rpc::salvage_id(&line),
+                RpcError::new(error.code(), error.to_string()),
+            )),
+        };
+        let stops = shutdown && response.as_ref().is_none_or(|r| r.error.is_none());
+        let message = match response {
+            Some(response) if stops => Outgoing::LastResponse(response),
+            Some(response) => Outgoing::Response(response),
+            None if stops => {
+                daemon.request_shutdown();
+                continue;
+            }
+            None => continue,
+        };
+        if out.send(message).is_err() {
+            break;
+        }
+    }
+    // The client went: its subscriptions end; a question it was asked stays pending.
+    client.close(&daemon);
+    forward.abort();
+    drop(out);
+    let _ = writer.await;
+}
+
+async fn handle(daemon: &Daemon, client: &mut Connection, request: Request) -> Option<Response> {
+    let id = request.id.clone();
+    let result = match Method::from_name(&request.method) {
+        Some(method) => {
+            daemon
+                .call(
+                    client,
+                    method,
+                    request.params.unwrap_or(serde_json::json!({})),
+                )
+                .await
+        }
+        None => Err(RpcError::new(
+            ErrorCode::MethodNotFound,
+            format!("no method {:?}", request.method),
+        )),
+    };
+    // A request without an id is a notification: nothing is answered.
+    let id = id?;
+    Some(match result {
+        Ok(value) => Response::ok(id, value),
+        Err(error) => Response::err(id, error),
+    })
+}
+
+enum Outgoing {
+    Response(Response),
+    Notification(Notification),
+    /// The answer to `daemon/shutdown`: the daemon stops once it is written.
+    LastResponse(Response),
+}
+
+enum Line {
+    Whole(Vec<u8>),
+    TooLong(usize),
+}
+
+/// The next line without its newline, at most [`MAX_LINE_BYTES`]; a longer one is read to its
+/// end and dropped, so the next line starts clean.
+async fn read_capped_line<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+) -> std::io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let mut total = 0usize;
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(match (total, line.is_empty()) {
+                (0, _) => None,
+                (len, _) if len > MAX_LINE_BYTES => Some(Line::TooLong(len)),
+                _ => Some(Line::Whole(line)),
+            });
+        }
+        let (chunk, found) = match buffer.iter().position(|byte| *byte == b'\n') {
+            Some(at) => (at, true),
+            None => (buffer.len(), false),
+        };
+        total = total.saturating_add(chunk);
+        if total <= MAX_LINE_BYTES {
+            line.extend_from_slice(buffer.get(..chunk).unwrap_or_default());
+        } else {
+            line = Vec::new();
+        }
+        reader.consume(chunk + usize::from(found));
+        if found {
+            return Ok(Some(if total > MAX_LINE_BYTES {
+                Line::TooLong(total)
+            } else {
+                Line::Whole(line)
+            }));
+        }
+    }
+}
