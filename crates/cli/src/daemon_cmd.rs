@@ -156,6 +156,7 @@ impl DaemonLauncher {
             approval: plan.approval.name().to_owned(),
             log: plan.config.log.clone(),
             worktree,
+            own_dir: plan.own_dir,
         };
         // Every daemon session can be asked (a client answers) and stays open for prompts.
         let (session, handle) = plan.start(mock_url, true, true)?;
@@ -190,6 +191,10 @@ impl Launcher for DaemonLauncher {
     }
 
     fn remove(&self, info: &LaunchInfo) -> Option<String> {
+        if info.own_dir {
+            // `remove_dir` removes only an empty directory: what the tools wrote stays.
+            let _kept = std::fs::remove_dir(&info.cwd);
+        }
         info.worktree.as_deref().map(crate::worktree::remove)
     }
 }
@@ -203,6 +208,7 @@ async fn supervised(plan: SupervisedPlan, worktree: Option<PathBuf>) -> anyhow::
         approval: plan.approval.name().to_owned(),
         log: plan.log.clone(),
         worktree,
+        own_dir: false,
     };
     let (session, handle) = plan.start(true, true).await?;
     Ok(Launched {

@@ -145,21 +145,21 @@ impl Daemon {
                     if name.trim().is_empty() {
                         return Err(RpcError::new(ErrorCode::InvalidParams, "the name is empty"));
                     }
-                    if self.hosted.name_taken(name) {
+                    if !self.hosted.reserve(name) {
                         return Err(RpcError::new(
                             ErrorCode::NameTaken,
                             format!("a session is already named {name:?}"),
                         ));
                     }
                 }
-                let launched = self
-                    .launcher
-                    .create(&create)
-                    .await
-                    .map_err(|why| RpcError::new(ErrorCode::LaunchFailed, why))?;
-                result(CreateResult {
-                    session: self.hosted.host(launched, create.name),
-                })
+                let launched = self.launcher.create(&create).await;
+                let hosted = launched
+                    .map(|launched| self.hosted.host(launched, create.name.clone()))
+                    .map_err(|why| RpcError::new(ErrorCode::LaunchFailed, why));
+                if let Some(name) = &create.name {
+                    self.hosted.release(name);
+                }
+                result(CreateResult { session: hosted? })
             }
             Method::Resume => {
                 let resume: ResumeParams = params(raw)?;

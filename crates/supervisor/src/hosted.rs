@@ -103,6 +103,8 @@ impl Entry {
 #[derive(Clone)]
 pub(crate) struct Hosted {
     inner: Arc<Mutex<BTreeMap<String, Entry>>>,
+    /// Names asked for by creates still launching, so two at once cannot take one name.
+    reserved: Arc<Mutex<std::collections::BTreeSet<String>>>,
     notify: Arc<NotifyConfig>,
     list: broadcast::Sender<ListEvent>,
     changes: watch::Sender<u64>,
@@ -112,6 +114,7 @@ impl Hosted {
     pub(crate) fn new(notify: NotifyConfig) -> Hosted {
         Hosted {
             inner: Arc::new(Mutex::new(BTreeMap::new())),
+            reserved: Arc::default(),
             notify: Arc::new(notify),
             list: broadcast::channel(1024).0,
             changes: watch::channel(0).0,
@@ -196,6 +199,31 @@ impl Hosted {
 
     pub(crate) fn name_taken(&self, name: &str) -> bool {
         self.lock().values().any(|entry| entry.name == name)
+            || self
+                .reserved
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .contains(name)
+    }
+
+    /// Holds `name` for a session being launched; false when it is taken. Released by
+    /// [`Hosted::release`] once the session is hosted (or failed to start).
+    pub(crate) fn reserve(&self, name: &str) -> bool {
+        if self.lock().values().any(|entry| entry.name == name) {
+            return false;
+        }
+        self.reserved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name.to_owned())
+    }
+
+    /// Lets go of a name [`Hosted::reserve`] held.
+    pub(crate) fn release(&self, name: &str) {
+        self.reserved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(name);
     }
 
     /// Adds a launched session and runs it on a task of its own; a panic in that task ends
@@ -211,14 +239,11 @@ impl Hosted {
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| info.log.display().to_string());
+        // The id's last 8 characters: its first ones are the start time, which sessions
+        // started together share.
         let name = name.unwrap_or_else(|| {
-            id.chars()
-                .rev()
-                .take(8)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect()
+            let skip = id.chars().count().saturating_sub(8);
+            id.chars().skip(skip).collect()
         });
         let (controls, mut updates) = handle.split();
         let entry = Entry {
