@@ -1,15 +1,26 @@
 //! `panewise attach ID`: one hosted session on this terminal, its conversation from the start
 //! then live, as the daemon's log lines fold; a waiting approval is asked inline (y / a / n),
 //! any other line is a prompt, and Ctrl-D detaches, leaving the session running.
+//!
+//! On a terminal it is `panewise run`'s screen: the line editor with its history, the live line
+//! as the prompt (what the agent does, context, tokens, cost, elapsed), redrawn every second and
+//! on every line, the waiting question as the prompt until it is answered, and Ctrl-C
+//! interrupting the turn. Elsewhere (a pipe) lines are read and printed plainly.
 
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use panewise_api::{
     ApproveParams, Decision, EndNotice, LineNotice, Method, PromptParams, SubscribeParams,
     SubscribeResult, WaitingFor,
 };
-use panewise_pane_state::log::{LogLine, LogReader};
+use panewise_host::session::lines::Signal;
+use panewise_pane_state::log::{LogLine, LogReader, TranscriptEntry};
 use panewise_pane_state::State;
+use tokio::sync::mpsc;
+
+use crate::run::editor::EditorHandle;
+use crate::run::live::{self, Activity, Streamed};
 
 use crate::replay::conversation::entry_text;
 use crate::terminal_text::one_line;
@@ -30,7 +41,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .ok()
             .and_then(|dir| panewise_host::config::Config::load(&dir).ok())
             .is_none_or(|config| config.notify.bell.unwrap_or(true));
-    let mut lines = crate::run::stdin_lines();
+    let on_terminal = [
+        std::io::IsTerminal::is_terminal(&std::io::stdin()),
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    ]
+    .iter()
+    .all(|terminal| *terminal);
+    let (interrupt_sender, mut interrupts) = mpsc::unbounded_channel();
+    let (mut screen, mut lines) = if on_terminal {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
+        let _entered = runtime.enter();
+        let (editor, lines) = EditorHandle::start(&cwd, interrupt_sender);
+        (Screen::Editor(editor), lines)
+    } else {
+        drop(interrupt_sender);
+        (Screen::Plain, crate::run::stdin_lines())
+    };
     let outcome = runtime.block_on(async {
         let subscribed: SubscribeResult = client
             .call(
@@ -43,22 +70,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
             .await?;
         let id = subscribed.id;
-        eprintln!(
+        screen.say(format!(
             "panewise attach: {}; type a prompt and press Enter; y, a (always) or n answers an \
-             approval; Ctrl-D detaches and leaves the session running",
+             approval; Ctrl-C stops the turn; Ctrl-D detaches and leaves the session running",
             one_line(&args.id, 40)
-        );
+        ));
         let mut reader = LogReader::default();
         let mut state = State::new("");
-        let mut asked: Option<String> = None;
+        let mut asked: Option<(String, String)> = None;
+        let mut live = LiveLine::default();
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
+            screen.show(&state, &live, asked.as_ref().map(|(_, question)| question.as_str()));
             tokio::select! {
+                _ = tick.tick() => live.frame = live.frame.wrapping_add(1),
+                Some(Signal::Interrupt) = interrupts.recv() => {
+                    let sent = client
+                        .call::<_, panewise_api::Ack>(
+                            Method::Interrupt,
+                            panewise_api::SessionParams { session: id.clone() },
+                        )
+                        .await;
+                    match sent {
+                        Ok(_) => screen.say("panewise attach: stopping the turn".to_owned()),
+                        Err(error) => screen.say(format!("panewise attach: {error}")),
+                    }
+                }
                 notice = client.next_notification() => {
                     let Some(notice) = notice else {
                         anyhow::bail!("the daemon closed the connection");
                     };
                     if notice.method == EndNotice::METHOD {
-                        eprintln!("panewise attach: the session ended");
+                        screen.say("panewise attach: the session ended".to_owned());
                         return anyhow::Ok(());
                     }
                     if notice.method != LineNotice::METHOD {
@@ -69,16 +112,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         Ok(LogLine::Header(header)) => state = State::new(header.agent_id),
                         Ok(LogLine::Entry(entry)) => {
                             state = panewise_pane_state::step(state, entry.ts, entry.msg).0;
+                            live.follow(&state);
                         }
                         Ok(LogLine::Transcript(transcript)) => {
-                            print!("{}", entry_text(&transcript.entry));
+                            live.observe(&transcript.entry);
+                            screen.print(entry_text(&transcript.entry));
                         }
                         Ok(_) => {}
-                        Err(error) => eprintln!("panewise attach: line {}: {error}", line.index),
+                        Err(error) => {
+                            screen.say(format!("panewise attach: line {}: {error}", line.index));
+                        }
                     }
                     match panewise_api::waiting_for(&state) {
                         Some(WaitingFor::Approval { id: request, tool, argument })
-                            if asked.as_ref() != Some(&request) =>
+                            if asked.as_ref().map(|(id, _)| id) != Some(&request) =>
                         {
                             if bell {
                                 // BEL, then the window title (OSC 2), which ends with BEL too.
@@ -87,12 +134,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                                     one_line(&args.id, 40)
                                 );
                             }
-                            eprintln!(
-                                "panewise attach: allow {} {}? [y]es, [a]lways, [n]o",
-                                one_line(&tool, 30),
-                                one_line(&argument, 80)
-                            );
-                            asked = Some(request);
+                            let question =
+                                format!("allow {} {}?", one_line(&tool, 30), one_line(&argument, 80));
+                            if !screen.is_editor() {
+                                eprintln!("panewise attach: {question} [y]es, [a]lways, [n]o");
+                            }
+                            asked = Some((request, question));
                         }
                         None => asked = None,
                         _ => {}
@@ -100,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 typed = lines.recv() => {
                     let Some(typed) = typed else {
-                        eprintln!("panewise attach: detached; the session goes on");
+                        screen.say("panewise attach: detached; the session goes on".to_owned());
                         return Ok(());
                     };
                     let word = typed.trim().to_ascii_lowercase();
@@ -116,7 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                                 Method::Approve,
                                 ApproveParams {
                                     session: id.clone(),
-                                    request: asked.clone(),
+                                    request: asked.as_ref().map(|(id, _)| id.clone()),
                                     decision,
                                 },
                             )
@@ -130,14 +177,110 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             .await,
                     };
                     if let Err(error) = sent {
-                        eprintln!("panewise attach: {error}");
+                        screen.say(format!("panewise attach: {error}"));
                     }
                 }
             }
         }
     });
+    screen.stop();
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
     outcome?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where attach writes: the line editor on a terminal, plain stdout and stderr elsewhere.
+enum Screen {
+    Plain,
+    Editor(EditorHandle),
+}
+
+impl Screen {
+    fn is_editor(&self) -> bool {
+        matches!(self, Screen::Editor(_))
+    }
+
+    /// A transcript entry's text (already escaped by `entry_text`).
+    fn print(&self, text: String) {
+        match self {
+            Screen::Plain => print!("{text}"),
+            Screen::Editor(editor) => editor.print(text.trim_end_matches('\n').to_owned()),
+        }
+    }
+
+    /// A line of panewise's own.
+    fn say(&self, text: String) {
+        match self {
+            Screen::Plain => eprintln!("{text}"),
+            Screen::Editor(editor) => editor.print(text),
+        }
+    }
+
+    /// The prompt: the question while one waits, else the live line.
+    fn show(&self, state: &State, live: &LiveLine, question: Option<&str>) {
+        let Screen::Editor(editor) = self else {
+            return;
+        };
+        // As `run` shows it: the question until it is answered, the live line while the
+        // agent works, the mark alone when idle.
+        let working = state.turn_phase.is_working() || !state.queued_prompts.is_empty();
+        match question {
+            Some(question) => editor.set_prompt(
+                &format!("{question} "),
+                "[y]es / [n]o / [a]lways this session > ",
+            ),
+            None if working => editor.set_prompt(&format!("{} ", live.text(state)), "> "),
+            None => editor.set_prompt("", "> "),
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Screen::Editor(editor) = self {
+            editor.stop();
+        }
+    }
+}
+
+/// What the live line needs beyond the folded state: what the transcript said last, and when
+/// the running turn began (as this client saw it).
+#[derive(Default)]
+struct LiveLine {
+    activity: Activity,
+    turn_started: Option<Instant>,
+    frame: usize,
+}
+
+impl LiveLine {
+    /// Notes a transcript entry: thinking and text say what the model streams.
+    fn observe(&mut self, entry: &TranscriptEntry) {
+        match entry {
+            TranscriptEntry::Thinking { .. } => {
+                self.activity.streaming = Some(Streamed::Thinking);
+            }
+            TranscriptEntry::Text { .. } => self.activity.streaming = Some(Streamed::Text),
+            TranscriptEntry::Prompt { .. } => self.activity = Activity::default(),
+            _ => {}
+        }
+    }
+
+    /// Notes the state after a message: a turn began or ended.
+    fn follow(&mut self, state: &State) {
+        let working = state.turn_phase.is_working();
+        match (working, self.turn_started) {
+            (true, None) => self.turn_started = Some(Instant::now()),
+            (false, Some(_)) => self.turn_started = None,
+            _ => {}
+        }
+    }
+
+    fn text(&self, state: &State) -> String {
+        live::line(
+            state,
+            &self.activity,
+            Instant::now(),
+            self.turn_started,
+            self.frame,
+        )
+    }
 }

@@ -11,8 +11,8 @@
 //! The agent's answer goes to stdout; a status line (phase, tool, context, tokens, cost) goes to
 //! stderr on a terminal. With `--json`, stdout is the normalised events as NDJSON and nothing else.
 
-mod editor;
-mod live;
+pub(crate) mod editor;
+pub(crate) mod live;
 pub(crate) mod own_loop;
 pub(crate) mod view;
 

@@ -786,3 +786,75 @@ async fn a_worktree_session_is_removed_clean_and_kept_dirty() {
     }
     assert!(summaries.iter().all(|s| Path::new(&s.log).exists()));
 }
+
+/// `panewise attach` on a terminal (tmux) is `run`'s screen over the API: the transcript so
+/// far, the waiting question as the prompt, `y` answering it, a follow-up prompt, and Ctrl-D
+/// detaching with the session left running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_on_a_terminal_asks_answers_and_detaches() {
+    let daemon = Daemon::start().await;
+    let out = daemon.run(&[
+        "new",
+        "--name",
+        "asker",
+        "--approval",
+        "ask",
+        "run the tool",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let id = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    let watcher = daemon.connect("watcher").await;
+    until_state(&watcher, &id, |s| s.state == AgentState::NeedsInput).await;
+    let exit_file = daemon.dir.path().join("attach-exit");
+    let script = daemon.dir.path().join("attach.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cd '{work}'\nexport XDG_RUNTIME_DIR='{dir}/run' XDG_DATA_HOME='{dir}/data' \
+             XDG_CONFIG_HOME='{dir}/config' HOME='{dir}/home'\nunset PANEWISE_LOG\n\
+             '{panewise}' attach asker\necho $? > '{exit}'\n",
+            work = daemon.dir.path().join("work").display(),
+            dir = daemon.dir.path().display(),
+            panewise = env!("CARGO_BIN_EXE_panewise"),
+            exit = exit_file.display(),
+        ),
+    )
+    .unwrap();
+    let terminal = crate::run_terminal::Terminal::start(&script, "attach");
+    let asked = terminal.wait_for("[y]es / [n]o / [a]lways this session");
+    assert!(asked.contains("allow shell echo hello?"), "{asked}");
+    assert!(
+        asked.contains("prompt     run the tool"),
+        "the transcript so far:\n{asked}"
+    );
+    terminal.line("y");
+    terminal.wait_for("The command printed `hello`. Done.");
+    until_state(&watcher, &id, |s| s.turns == 1).await;
+    terminal.line("and again");
+    terminal.wait_for("prompt     and again");
+    terminal.keys(&["C-d"]);
+    let until = Instant::now() + DEADLINE;
+    while !exit_file.exists() {
+        assert!(
+            Instant::now() < until,
+            "attach did not end:\n{}",
+            terminal.screen()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(std::fs::read_to_string(&exit_file).unwrap().trim(), "0");
+    let listed: ListResult = watcher.call(Method::List, ListParams {}).await.unwrap();
+    assert!(
+        listed
+            .sessions
+            .iter()
+            .any(|s| s.id == id && s.state != AgentState::Stopped && s.state != AgentState::Exited),
+        "detaching left the session running: {:?}",
+        listed.sessions
+    );
+}
