@@ -438,19 +438,33 @@ impl<M: WindowMessage> Conversation<M> {
     }
 
     /// Keeps the blocked-turn list in step with one turn's facts.
+    #[inline(always)]
     fn sync_blocked(&mut self, turn: usize) {
         let Some(facts) = self.turns.get(turn) else {
             return;
         };
         let blocked = facts.has_system || facts.unanswered > 0;
-        // Pushes touch the newest turn, which sorts last: answer that without a search.
-        let found = match self.blocked.last() {
-            None => Err(0),
-            Some(last) if *last < turn => Err(self.blocked.len()),
-            Some(last) if *last == turn => Ok(self.blocked.len() - 1),
-            Some(_) => self.blocked.binary_search(&turn),
-        };
-        match found {
+        // Pushes touch the newest turn, which sorts last: it is listed last or not at all, so
+        // it is pushed, popped or left as it is; only an earlier turn needs a search.
+        match self.blocked.last() {
+            Some(last) if *last > turn => self.resync_blocked(turn, blocked),
+            Some(last) if *last == turn => {
+                if !blocked {
+                    self.blocked.pop();
+                }
+            }
+            _ => {
+                if blocked {
+                    self.blocked.push(turn);
+                }
+            }
+        }
+    }
+
+    /// [`Self::sync_blocked`] for a turn before the last one listed.
+    #[inline(never)]
+    fn resync_blocked(&mut self, turn: usize, blocked: bool) {
+        match self.blocked.binary_search(&turn) {
             Ok(position) if !blocked => {
                 self.blocked.remove(position);
             }

@@ -11,7 +11,7 @@
 //! touches an entry only when the tag matches, so probing past other keys costs no entry
 //! read either.
 //!
-//! The table is open addressing with linear probing, kept at most half full, and a removal
+//! The table is open addressing with linear probing, kept at most 5/8 full, and a removal
 //! shifts the slots after it back (no tombstones), so a probe always ends at an empty slot. A
 //! removed entry's place in the list is taken by the last entry. Nothing iterates the map, so
 //! neither order is ever observable; the hash has a fixed seed ([`key_hash`]).
@@ -33,24 +33,70 @@ enum Key {
     Heap(Box<[u8]>),
 }
 
+/// Copies `key` (at most [`INLINE`] bytes) into a zeroed buffer in at most two fixed-size
+/// moves (overlapping when the key is not a piece's length), which compile to plain loads
+/// and stores instead of a call to `memcpy` with a variable length.
+#[inline(always)]
+fn pieces(key: &[u8]) -> [u8; INLINE] {
+    let mut out = [0u8; INLINE];
+    let len = key.len().min(INLINE);
+    let key = &key[..len];
+    if len >= 16 {
+        out[..16].copy_from_slice(&key[..16]);
+        out[len - 16..len].copy_from_slice(&key[len - 16..]);
+    } else if len >= 8 {
+        out[..8].copy_from_slice(&key[..8]);
+        out[len - 8..len].copy_from_slice(&key[len - 8..]);
+    } else if len >= 4 {
+        out[..4].copy_from_slice(&key[..4]);
+        out[len - 4..len].copy_from_slice(&key[len - 4..]);
+    } else {
+        for (to, from) in out.iter_mut().zip(key) {
+            *to = *from;
+        }
+    }
+    out
+}
+
+/// Whether `stored` (an inline key's buffer) begins with exactly `key`, of the same length:
+/// the same pieces [`pieces`] copies, compared as words, which between them cover every
+/// byte of the key.
+#[inline(always)]
+fn same_pieces(stored: &[u8; INLINE], key: &[u8]) -> bool {
+    let len = key.len();
+    if len > INLINE {
+        return false;
+    }
+    let stored = &stored[..len];
+    if len >= 16 {
+        stored[..16] == key[..16] && stored[len - 16..] == key[len - 16..]
+    } else if len >= 8 {
+        stored[..8] == key[..8] && stored[len - 8..] == key[len - 8..]
+    } else if len >= 4 {
+        stored[..4] == key[..4] && stored[len - 4..] == key[len - 4..]
+    } else {
+        stored == key
+    }
+}
+
 impl Key {
     #[inline]
     fn new(key: &[u8]) -> Self {
         match u8::try_from(key.len()) {
-            Ok(len) if key.len() <= INLINE => {
-                let mut bytes = [0u8; INLINE];
-                bytes[..key.len()].copy_from_slice(key);
-                Key::Inline { len, bytes }
-            }
+            Ok(len) if key.len() <= INLINE => Key::Inline {
+                len,
+                bytes: pieces(key),
+            },
             _ => Key::Heap(key.into()),
         }
     }
 
-    #[inline]
-    fn as_bytes(&self) -> &[u8] {
+    /// Whether this key holds exactly `key`'s bytes.
+    #[inline(always)]
+    fn is(&self, key: &[u8]) -> bool {
         match self {
-            Key::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            Key::Heap(bytes) => bytes,
+            Key::Inline { len, bytes } => usize::from(*len) == key.len() && same_pieces(bytes, key),
+            Key::Heap(bytes) => **bytes == *key,
         }
     }
 }
@@ -91,10 +137,18 @@ fn entry_of(slot: u64) -> usize {
     ((slot >> TAG_BITS).wrapping_sub(1)) as usize
 }
 
+/// Whether a table of `slots` slots holding `keys` keys is fuller than five eighths, past
+/// which linear probing's runs grow long. The table always keeps an empty slot, so every
+/// probe ends.
+#[inline(always)]
+fn too_full(keys: usize, slots: usize) -> bool {
+    keys.saturating_mul(8) > slots.saturating_mul(5)
+}
+
 /// The map; see the module documentation.
 #[derive(Clone)]
 pub(crate) struct DenseMap<V> {
-    /// A power of two in length (or empty), at most half of it full.
+    /// A power of two in length (or empty), at most five eighths of it full.
     slots: Vec<u64>,
     entries: Vec<Entry<V>>,
 }
@@ -126,18 +180,18 @@ impl<V> DenseMap<V> {
     pub(crate) fn reserve(&mut self, additional: usize) {
         self.entries.reserve(additional);
         let wanted = self.entries.len().saturating_add(additional);
-        if wanted.saturating_mul(2) > self.slots.len() {
+        if too_full(wanted, self.slots.len()) {
             self.grow(wanted);
         }
     }
 
-    /// Resizes the table for `keys` keys at most half full, and re-slots every entry.
+    /// Resizes the table for `keys` keys at most five eighths full, and re-slots every entry.
     #[cold]
     fn grow(&mut self, keys: usize) {
         // At least 8 slots; past `usize::MAX / 2` the allocation below fails anyway, as a
         // `HashMap` reserving as much does.
-        let len = keys
-            .saturating_mul(2)
+        let len = (keys.saturating_mul(8) / 5)
+            .saturating_add(1)
             .max(8)
             .checked_next_power_of_two()
             .unwrap_or(1 << (usize::BITS - 1));
@@ -169,7 +223,7 @@ impl<V> DenseMap<V> {
             if here & TAG_MASK == tag {
                 let entry = entry_of(here);
                 if let Some(candidate) = self.entries.get(entry) {
-                    if candidate.hash == hash && candidate.key.as_bytes() == key {
+                    if candidate.hash == hash && candidate.key.is(key) {
                         return Some(Found { slot: at, entry });
                     }
                 }
@@ -197,7 +251,7 @@ impl<V> DenseMap<V> {
         if let Some(found) = self.find(hash, key) {
             return (found.entry, false);
         }
-        if self.entries.len().saturating_add(1).saturating_mul(2) > self.slots.len() {
+        if too_full(self.entries.len().saturating_add(1), self.slots.len()) {
             self.grow(self.entries.len().saturating_add(1).saturating_mul(2));
         }
         let mask = self.slots.len() - 1;

@@ -100,42 +100,67 @@ pub(crate) fn key_hash(bytes: &[u8]) -> u64 {
     let len = bytes.len();
     // A key's length in bytes fits 64 bits on every target Rust supports.
     let len_word = len as u64;
+    if len < 8 {
+        // The length keeps "a" and "a\0" apart.
+        return fold(short_word(bytes) ^ SECRET[2], KEY_SEED ^ len_word);
+    }
     if len <= 16 {
-        // The first and the last eight bytes, overlapping when shorter than sixteen; the
-        // length keeps "a" and "a\0" apart.
-        let (first, last) = if len >= 8 {
-            (read_word(bytes), read_word(&bytes[len - 8..]))
-        } else {
-            (read_word(bytes), 0)
-        };
-        return fold(first ^ SECRET[2], last ^ KEY_SEED ^ len_word);
+        // The first and the last eight bytes, overlapping when shorter than sixteen.
+        return fold(
+            word8(bytes) ^ SECRET[2],
+            word8(&bytes[len - 8..]) ^ KEY_SEED ^ len_word,
+        );
     }
     if len <= 32 {
         // The first and the last sixteen bytes, overlapping when shorter than thirty-two.
-        let head = fold(
-            read_word(bytes) ^ SECRET[1],
-            read_word(&bytes[8..]) ^ KEY_SEED,
-        );
+        let head = fold(word8(bytes) ^ SECRET[1], word8(&bytes[8..]) ^ KEY_SEED);
         return fold(
-            read_word(&bytes[len - 16..]) ^ SECRET[2],
-            read_word(&bytes[len - 8..]) ^ head ^ len_word,
+            word8(&bytes[len - 16..]) ^ SECRET[2],
+            word8(&bytes[len - 8..]) ^ head ^ len_word,
         );
     }
     let mut state = KEY_SEED;
     let mut pairs = bytes.chunks_exact(16);
     for pair in &mut pairs {
-        state = fold(
-            read_word(&pair[..8]) ^ SECRET[1],
-            read_word(&pair[8..]) ^ state,
-        );
+        state = fold(word8(&pair[..8]) ^ SECRET[1], word8(&pair[8..]) ^ state);
     }
-    let rest = pairs.remainder();
-    let mut last = [0u8; 16];
-    last[..rest.len()].copy_from_slice(rest);
+    // The last sixteen bytes, overlapping the pairs already read (a key here is longer than
+    // thirty-two bytes); the length tells apart keys that differ only by where they end.
     fold(
-        read_word(&last[..8]) ^ SECRET[2],
-        read_word(&last[8..]) ^ state ^ len_word,
+        word8(&bytes[len - 16..]) ^ SECRET[2],
+        word8(&bytes[len - 8..]) ^ state ^ len_word,
     )
+}
+
+/// The first eight bytes of `bytes`, which holds at least eight, as a little-endian word: one
+/// load, where [`read_word`]'s zero padding would copy through a buffer.
+#[inline(always)]
+fn word8(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes([
+        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+    ])
+}
+
+/// A key of fewer than eight bytes as a word, without a copy through a padded buffer: two
+/// overlapping four-byte reads, or the first, middle and last byte of a shorter one (the
+/// length, which the caller mixes in, tells the short ones apart).
+#[inline(always)]
+pub(crate) fn short_word(bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    if len >= 4 {
+        let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let last = u32::from_le_bytes([
+            bytes[len - 4],
+            bytes[len - 3],
+            bytes[len - 2],
+            bytes[len - 1],
+        ]);
+        u64::from(first) | (u64::from(last) << 32)
+    } else if len > 0 {
+        u64::from(bytes[0]) | (u64::from(bytes[len / 2]) << 8) | (u64::from(bytes[len - 1]) << 16)
+    } else {
+        0
+    }
 }
 
 /// The first eight bytes of `bytes` as a little-endian word, zero-padded when shorter.
