@@ -320,6 +320,9 @@ impl<M: WindowMessage> Conversation<M> {
         let seq = self.next_seq;
         self.next_seq += 1;
         let index = self.meta.len();
+        // The content first: it is most of the message's bytes, and streaming through it
+        // brings in what was allocated next to it, as a result's call id usually is.
+        let mut meta = self.read_text_meta(message);
         // A tool result's call is looked up once, for its tool name and its answer alike.
         let answer = match (message.role(), message.tool_call_id()) {
             (Role::Tool, Some(call_id)) => {
@@ -333,7 +336,7 @@ impl<M: WindowMessage> Conversation<M> {
             _ => None,
         };
         let call_tool = answer.and_then(|(site, _)| site).map(|site| site.tool);
-        let mut meta = self.read_meta_with(message, call_tool);
+        meta.tool = self.result_tool(message, call_tool);
         // The call a tool result answers, for the segmentation (W6, W7).
         let mut call_seq = None;
         match meta.role {
@@ -395,25 +398,35 @@ impl<M: WindowMessage> Conversation<M> {
 
     /// [`Self::read_meta`] with the tool of a result's call already looked up.
     fn read_meta_with(&mut self, message: &M, call_tool: Option<u32>) -> MessageMeta {
-        let role = message.role();
+        let mut meta = self.read_text_meta(message);
+        meta.tool = self.result_tool(message, call_tool);
+        meta
+    }
+
+    /// What a message's role and text say about it; its tool is left for
+    /// [`Self::result_tool`].
+    fn read_text_meta(&self, message: &M) -> MessageMeta {
         let content = message.content();
-        let kind = classify(message);
-        let tool = if role == Role::Tool {
-            match message.tool_name() {
-                Some(name) => self.intern(name),
-                None => call_tool.unwrap_or(NO_TOOL),
-            }
-        } else {
-            NO_TOOL
-        };
         MessageMeta {
-            role,
-            kind,
+            role: message.role(),
+            kind: classify(message),
             chars: char_count(content),
             tokens: self.counter.count(content),
-            tool,
+            tool: NO_TOOL,
             unanswered: 0,
             born_at_ms: message.born_at_ms(),
+        }
+    }
+
+    /// The recovered tool of a tool result: the name it carries, else its call's tool
+    /// (`call_tool`); [`NO_TOOL`] for any other message.
+    fn result_tool(&mut self, message: &M, call_tool: Option<u32>) -> u32 {
+        if message.role() != Role::Tool {
+            return NO_TOOL;
+        }
+        match message.tool_name() {
+            Some(name) => self.intern(name),
+            None => call_tool.unwrap_or(NO_TOOL),
         }
     }
 
