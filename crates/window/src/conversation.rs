@@ -1004,7 +1004,125 @@ fn classify<M: WindowMessage>(message: &M) -> Kind {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// A call id of every length class the dense map keeps apart: short, inline, on the heap.
+    fn call_id(n: usize) -> String {
+        match n % 3 {
+            0 => format!("c{n}"),
+            1 => format!("toolu_01{n:024}"),
+            _ => format!("call_with_an_id_longer_than_thirty_two_bytes_{n}"),
+        }
+    }
+
+    /// One generated message: a call batch (how many calls), a result (which call, counted
+    /// back from the newest, or one that never came), prose or a user line.
+    #[derive(Debug, Clone)]
+    enum Shape {
+        Calls(usize),
+        Result(usize),
+        Orphan,
+        Prose,
+        User,
+    }
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        prop_oneof![
+            3 => (1usize..4).prop_map(Shape::Calls),
+            4 => (0usize..6).prop_map(Shape::Result),
+            1 => Just(Shape::Orphan),
+            1 => Just(Shape::Prose),
+            1 => Just(Shape::User),
+        ]
+    }
+
+    /// Messages with unique call ids, each answered at most once, some results before or
+    /// without their call, so the call facts have one right answer per id.
+    fn build(shapes: &[Shape]) -> (Vec<Message>, usize) {
+        let mut messages = Vec::new();
+        let mut calls = 0usize;
+        let mut answered = std::collections::HashSet::new();
+        let mut orphans = 0usize;
+        for shape in shapes {
+            match shape {
+                Shape::Calls(count) => {
+                    let ids: Vec<String> = (0..*count).map(|k| call_id(calls + k)).collect();
+                    calls += count;
+                    let refs: Vec<(&str, &str, &str)> =
+                        ids.iter().map(|id| (id.as_str(), "grep", "{}")).collect();
+                    messages.push(Message::assistant_calls("", &refs));
+                }
+                Shape::Result(back) => {
+                    if let Some(call) = calls.checked_sub(back + 1) {
+                        if answered.insert(call) {
+                            messages.push(Message::tool_result(call_id(call), "found"));
+                        }
+                    }
+                }
+                Shape::Orphan => {
+                    // A result whose call never arrives: an id beyond every call's.
+                    orphans += 1;
+                    messages.push(Message::tool_result(call_id(1_000 + orphans), "lost"));
+                }
+                Shape::Prose => messages.push(Message::assistant("thinking")),
+                Shape::User => messages.push(Message::user("next")),
+            }
+        }
+        (messages, calls + orphans + 1_000)
+    }
+
+    /// The call facts of `conversation` against a straightforward scan of its messages.
+    fn check(conversation: &Conversation, ids: usize) -> Result<(), TestCaseError> {
+        let messages = conversation.messages();
+        for n in 0..ids {
+            let id = call_id(n);
+            let call = messages
+                .iter()
+                .position(|message| message.tool_calls.iter().any(|call| call.id == id));
+            let result = messages
+                .iter()
+                .rposition(|message| message.tool_call_id.as_deref() == Some(id.as_str()));
+            prop_assert_eq!(conversation.call_index(&id), call, "call of {}", id);
+            prop_assert_eq!(conversation.result_index(&id), result, "result of {}", id);
+            prop_assert_eq!(conversation.is_answered(&id), result.is_some(), "{}", id);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        /// Built at once or pushed one by one, and after removals, the dense call map answers
+        /// as the messages themselves do.
+        #[test]
+        fn call_facts_agree_with_the_messages(
+            shapes in prop::collection::vec(shape(), 0..60),
+            cuts in prop::collection::vec((0usize..60, 0usize..8), 0..4),
+        ) {
+            let (messages, ids) = build(&shapes);
+            let mut bulk: Conversation = Conversation::from_messages(messages.clone());
+            let mut pushed: Conversation = Conversation::new();
+            for message in messages {
+                pushed.push(message);
+            }
+            check(&bulk, ids)?;
+            check(&pushed, ids)?;
+            for (start, len) in cuts {
+                let start = start.min(bulk.len());
+                let end = start.saturating_add(len).min(bulk.len());
+                let edit = WindowEdit {
+                    removed: start..end,
+                    inserted: None,
+                    inserted_at_ms: 0,
+                    replaced: Vec::new(),
+                };
+                bulk.apply_edit(&edit).map_err(|error| TestCaseError::fail(error.to_string()))?;
+                pushed.apply_edit(&edit).map_err(|error| TestCaseError::fail(error.to_string()))?;
+                check(&bulk, ids)?;
+                check(&pushed, ids)?;
+            }
+        }
+    }
 
     #[test]
     fn push_keeps_sums_and_turns() {
