@@ -1043,7 +1043,7 @@ mod tests {
     fn build(shapes: &[Shape]) -> (Vec<Message>, usize) {
         let mut messages = Vec::new();
         let mut calls = 0usize;
-        let mut answered = std::collections::HashSet::new();
+        let mut answered = std::collections::BTreeSet::new();
         let mut orphans = 0usize;
         for shape in shapes {
             match shape {

@@ -338,7 +338,7 @@ impl<V> DenseMap<V> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
+    use std::collections::BTreeMap;
 
     use proptest::prelude::*;
 
@@ -386,13 +386,13 @@ mod tests {
     }
 
     proptest! {
-        /// The dense map answers every operation as a `HashMap` does.
+        /// The dense map answers every operation as a plain map (`BTreeMap`) does.
         #[test]
         fn agrees_with_a_hash_map(ops in prop::collection::vec(op(), 0..400)) {
             let keys = keys();
             let key = |index: usize| keys[index % keys.len()].as_slice();
             let mut map: DenseMap<u32> = DenseMap::default();
-            let mut model: HashMap<Vec<u8>, u32> = HashMap::new();
+            let mut model: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
             for op in ops {
                 match op {
                     Op::Insert(index, value) => {
