@@ -9,14 +9,14 @@
 //! this span" or "which turn holds this message" in O(1) or O(log n) and never rescans the
 //! conversation; applying an edit costs time proportional to what moved.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
+use crate::dense::DenseMap;
 use crate::error::WindowError;
 use crate::message::{Message, Role, WindowMessage};
 use crate::notice::{is_compaction_frame, is_drop_notice, is_masked_placeholder};
 use crate::plan::{WindowEdit, WindowPlan};
-use crate::scan::{char_count, content_hash, KeyedState};
+use crate::scan::{char_count, content_hash};
 use crate::tokens::{ApproxCounter, TokenCounter};
 
 /// The interned id of "no tool name could be recovered".
@@ -91,76 +91,67 @@ struct CallSite {
     tool: u32,
 }
 
+/// "No message": sequence numbers count pushes from zero and never reach `u64::MAX` (the
+/// counter's increment would overflow first, and 2^64 pushes do not fit in a run).
+const NO_SEQ: u64 = u64::MAX;
+
 /// What the window holds about one call id: the call, how many results answer it, and the
-/// newest of them. One entry per id (instead of a map per fact) costs one key allocation and
-/// one lookup per message; the entry leaves when none of the three is left.
-#[derive(Debug, Clone, Copy, Default)]
+/// newest of them. One entry per id (instead of a map per fact) costs one key and one lookup
+/// per message; the entry leaves when none of the three is left. Packed to 24 bytes (the
+/// optional sequence numbers as [`NO_SEQ`]), since a bulk load writes one per call.
+#[derive(Debug, Clone, Copy)]
 struct CallFacts {
-    site: Option<CallSite>,
+    /// The sequence number of the assistant message making the call, or [`NO_SEQ`].
+    site_seq: u64,
+    /// The newest result, as a sequence number, or [`NO_SEQ`].
+    result_seq: u64,
+    /// The tool the call names; meaningful only beside a call.
+    site_tool: u32,
     answers: u32,
-    /// The newest result, as a sequence number.
-    result: Option<u64>,
+}
+
+impl Default for CallFacts {
+    fn default() -> Self {
+        Self {
+            site_seq: NO_SEQ,
+            result_seq: NO_SEQ,
+            site_tool: NO_TOOL,
+            answers: 0,
+        }
+    }
 }
 
 impl CallFacts {
-    fn is_empty(&self) -> bool {
-        self.site.is_none() && self.answers == 0 && self.result.is_none()
+    fn site(&self) -> Option<CallSite> {
+        (self.site_seq != NO_SEQ).then_some(CallSite {
+            seq: self.site_seq,
+            tool: self.site_tool,
+        })
     }
-}
 
-type FastMap<V> = HashMap<Box<str>, V, KeyedState>;
-
-/// The longest call id kept inside its map key; the APIs' ids (`toolu_…`, `call_…`) are about
-/// thirty bytes.
-const INLINE_ID: usize = 32;
-
-/// A call id as the key of the call map: inline up to [`INLINE_ID`] bytes, so a bulk load does
-/// not allocate a key per call; longer ids live on the heap. It hashes and compares as its
-/// bytes, so the map is looked up with `id.as_bytes()` and no key is ever decoded.
-#[derive(Clone)]
-enum CallKey {
-    Inline { len: u8, bytes: [u8; INLINE_ID] },
-    Heap(Box<str>),
-}
-
-impl CallKey {
-    fn new(id: &str) -> Self {
-        match u8::try_from(id.len()) {
-            Ok(len) if id.len() <= INLINE_ID => {
-                let mut bytes = [0u8; INLINE_ID];
-                bytes[..id.len()].copy_from_slice(id.as_bytes());
-                CallKey::Inline { len, bytes }
+    fn set_site(&mut self, site: Option<CallSite>) {
+        match site {
+            Some(site) => {
+                self.site_seq = site.seq;
+                self.site_tool = site.tool;
             }
-            _ => CallKey::Heap(id.into()),
+            None => {
+                self.site_seq = NO_SEQ;
+                self.site_tool = NO_TOOL;
+            }
         }
     }
 
-    fn as_bytes(&self) -> &[u8] {
-        match self {
-            CallKey::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            CallKey::Heap(id) => id.as_bytes(),
-        }
+    fn result(&self) -> Option<u64> {
+        (self.result_seq != NO_SEQ).then_some(self.result_seq)
     }
-}
 
-impl std::borrow::Borrow<[u8]> for CallKey {
-    fn borrow(&self) -> &[u8] {
-        self.as_bytes()
+    fn set_result(&mut self, result: Option<u64>) {
+        self.result_seq = result.unwrap_or(NO_SEQ);
     }
-}
 
-impl PartialEq for CallKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_bytes() == other.as_bytes()
-    }
-}
-
-impl Eq for CallKey {}
-
-impl std::hash::Hash for CallKey {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        // As `[u8]` hashes, which `Borrow<[u8]>` requires.
-        self.as_bytes().hash(state);
+    fn is_empty(&self) -> bool {
+        self.site_seq == NO_SEQ && self.answers == 0 && self.result_seq == NO_SEQ
     }
 }
 
@@ -180,8 +171,10 @@ pub struct Conversation<M: WindowMessage = Message> {
     token_prefix: Vec<u64>,
     turns: Vec<TurnMeta>,
     tool_names: Vec<String>,
-    tool_ids: FastMap<u32>,
-    calls: HashMap<CallKey, CallFacts, KeyedState>,
+    /// Interned tool names: the value is the name's index in `tool_names`.
+    tool_ids: DenseMap<u32>,
+    /// The facts per call id.
+    calls: DenseMap<CallFacts>,
     /// Sequence numbers of results per interned tool, oldest first.
     results_by_tool: Vec<Vec<u64>>,
     /// Sequence numbers of every tool result, oldest first.
@@ -194,7 +187,8 @@ pub struct Conversation<M: WindowMessage = Message> {
     /// call. Sorted, so the refusal engine jumps from one to the next instead of walking.
     blocked: Vec<usize>,
     stage_names: Vec<String>,
-    stage_ids: FastMap<u32>,
+    /// Interned stage ids: the value is the id's index in `stage_names`.
+    stage_ids: DenseMap<u32>,
     /// Sequence numbers of messages per interned stage id, oldest first.
     messages_by_stage: Vec<Vec<u64>>,
     counter: Box<dyn TokenCounter>,
@@ -233,15 +227,15 @@ impl<M: WindowMessage> Conversation<M> {
             token_prefix: vec![0],
             turns: Vec::new(),
             tool_names: Vec::new(),
-            tool_ids: FastMap::default(),
-            calls: HashMap::default(),
+            tool_ids: DenseMap::default(),
+            calls: DenseMap::default(),
             results_by_tool: Vec::new(),
             tool_results: Vec::new(),
             person_said: Vec::new(),
             maskable: Vec::new(),
             blocked: Vec::new(),
             stage_names: Vec::new(),
-            stage_ids: FastMap::default(),
+            stage_ids: DenseMap::default(),
             messages_by_stage: Vec::new(),
             counter,
         }
@@ -303,25 +297,14 @@ impl<M: WindowMessage> Conversation<M> {
         self.token_prefix.reserve(additional);
     }
 
-    /// Updates the facts about `call_id`, starting from empty ones when the window holds
-    /// none yet. Looking up before inserting allocates the key only for an id not seen before.
-    fn update_call<R>(&mut self, call_id: &str, update: impl FnOnce(&mut CallFacts) -> R) -> R {
-        if let Some(facts) = self.calls.get_mut(call_id.as_bytes()) {
-            return update(facts);
-        }
-        let mut facts = CallFacts::default();
-        let out = update(&mut facts);
-        self.calls.insert(CallKey::new(call_id), facts);
-        out
-    }
-
     /// Records the call `call_id` made by message `seq`; returns whether a result in the
-    /// window already answers it. A call id is almost always new when its call arrives, so
-    /// this hashes it once and allocates its key at once (a result placed before its call,
-    /// or a repeated id, wastes that key).
+    /// window already answers it. The id is hashed once; a new one goes to the end of the
+    /// call list.
     fn record_call(&mut self, call_id: &str, site: CallSite) -> bool {
-        let facts = self.calls.entry(CallKey::new(call_id)).or_default();
-        facts.site = Some(site);
+        let facts = self
+            .calls
+            .get_or_insert_with(call_id.as_bytes(), CallFacts::default);
+        facts.set_site(Some(site));
         facts.answers > 0
     }
 
@@ -337,17 +320,23 @@ impl<M: WindowMessage> Conversation<M> {
         let seq = self.next_seq;
         self.next_seq += 1;
         let index = self.meta.len();
+        // The content first: it is most of the message's bytes, and streaming through it
+        // brings in what was allocated next to it, as a result's call id usually is.
+        let mut meta = self.read_text_meta(message);
         // A tool result's call is looked up once, for its tool name and its answer alike.
         let answer = match (message.role(), message.tool_call_id()) {
-            (Role::Tool, Some(call_id)) => Some(self.update_call(call_id, |facts| {
+            (Role::Tool, Some(call_id)) => {
+                let facts = self
+                    .calls
+                    .get_or_insert_with(call_id.as_bytes(), CallFacts::default);
                 facts.answers = facts.answers.saturating_add(1);
-                facts.result = Some(seq);
-                (facts.site, facts.answers == 1)
-            })),
+                facts.set_result(Some(seq));
+                Some((facts.site(), facts.answers == 1))
+            }
             _ => None,
         };
         let call_tool = answer.and_then(|(site, _)| site).map(|site| site.tool);
-        let mut meta = self.read_meta_with(message, call_tool);
+        meta.tool = self.result_tool(message, call_tool);
         // The call a tool result answers, for the segmentation (W6, W7).
         let mut call_seq = None;
         match meta.role {
@@ -400,7 +389,7 @@ impl<M: WindowMessage> Conversation<M> {
         let call_tool = match message.role() {
             Role::Tool => message
                 .tool_call_id()
-                .and_then(|id| self.calls.get(id.as_bytes())?.site)
+                .and_then(|id| self.calls.get(id.as_bytes())?.site())
                 .map(|site| site.tool),
             _ => None,
         };
@@ -409,64 +398,86 @@ impl<M: WindowMessage> Conversation<M> {
 
     /// [`Self::read_meta`] with the tool of a result's call already looked up.
     fn read_meta_with(&mut self, message: &M, call_tool: Option<u32>) -> MessageMeta {
-        let role = message.role();
+        let mut meta = self.read_text_meta(message);
+        meta.tool = self.result_tool(message, call_tool);
+        meta
+    }
+
+    /// What a message's role and text say about it; its tool is left for
+    /// [`Self::result_tool`].
+    fn read_text_meta(&self, message: &M) -> MessageMeta {
         let content = message.content();
-        let kind = classify(message);
-        let tool = if role == Role::Tool {
-            match message.tool_name() {
-                Some(name) => self.intern(name),
-                None => call_tool.unwrap_or(NO_TOOL),
-            }
-        } else {
-            NO_TOOL
-        };
         MessageMeta {
-            role,
-            kind,
+            role: message.role(),
+            kind: classify(message),
             chars: char_count(content),
             tokens: self.counter.count(content),
-            tool,
+            tool: NO_TOOL,
             unanswered: 0,
             born_at_ms: message.born_at_ms(),
         }
     }
 
-    fn intern(&mut self, name: &str) -> u32 {
-        if let Some(id) = self.tool_ids.get(name) {
-            return *id;
+    /// The recovered tool of a tool result: the name it carries, else its call's tool
+    /// (`call_tool`); [`NO_TOOL`] for any other message.
+    fn result_tool(&mut self, message: &M, call_tool: Option<u32>) -> u32 {
+        if message.role() != Role::Tool {
+            return NO_TOOL;
         }
-        let id = self.tool_names.len() as u32;
-        self.tool_names.push(name.to_string());
-        self.tool_ids.insert(name.into(), id);
-        self.results_by_tool.push(Vec::new());
+        match message.tool_name() {
+            Some(name) => self.intern(name),
+            None => call_tool.unwrap_or(NO_TOOL),
+        }
+    }
+
+    fn intern(&mut self, name: &str) -> u32 {
+        let next = self.tool_names.len() as u32;
+        let id = *self.tool_ids.get_or_insert_with(name.as_bytes(), || next);
+        if id == next {
+            self.tool_names.push(name.to_string());
+            self.results_by_tool.push(Vec::new());
+        }
         id
     }
 
     fn intern_stage(&mut self, name: &str) -> u32 {
-        if let Some(id) = self.stage_ids.get(name) {
-            return *id;
+        let next = self.stage_names.len() as u32;
+        let id = *self.stage_ids.get_or_insert_with(name.as_bytes(), || next);
+        if id == next {
+            self.stage_names.push(name.to_string());
+            self.messages_by_stage.push(Vec::new());
         }
-        let id = self.stage_names.len() as u32;
-        self.stage_names.push(name.to_string());
-        self.stage_ids.insert(name.into(), id);
-        self.messages_by_stage.push(Vec::new());
         id
     }
 
     /// Keeps the blocked-turn list in step with one turn's facts.
+    #[inline(always)]
     fn sync_blocked(&mut self, turn: usize) {
         let Some(facts) = self.turns.get(turn) else {
             return;
         };
         let blocked = facts.has_system || facts.unanswered > 0;
-        // Pushes touch the newest turn, which sorts last: answer that without a search.
-        let found = match self.blocked.last() {
-            None => Err(0),
-            Some(last) if *last < turn => Err(self.blocked.len()),
-            Some(last) if *last == turn => Ok(self.blocked.len() - 1),
-            Some(_) => self.blocked.binary_search(&turn),
-        };
-        match found {
+        // Pushes touch the newest turn, which sorts last: it is listed last or not at all, so
+        // it is pushed, popped or left as it is; only an earlier turn needs a search.
+        match self.blocked.last() {
+            Some(last) if *last > turn => self.resync_blocked(turn, blocked),
+            Some(last) if *last == turn => {
+                if !blocked {
+                    self.blocked.pop();
+                }
+            }
+            _ => {
+                if blocked {
+                    self.blocked.push(turn);
+                }
+            }
+        }
+    }
+
+    /// [`Self::sync_blocked`] for a turn before the last one listed.
+    #[inline(never)]
+    fn resync_blocked(&mut self, turn: usize, blocked: bool) {
+        match self.blocked.binary_search(&turn) {
             Ok(position) if !blocked => {
                 self.blocked.remove(position);
             }
@@ -746,7 +757,7 @@ impl<M: WindowMessage> Conversation<M> {
     pub(crate) fn call_index(&self, call_id: &str) -> Option<usize> {
         self.calls
             .get(call_id.as_bytes())
-            .and_then(|facts| facts.site)
+            .and_then(|facts| facts.site())
             .and_then(|site| self.index_of_seq(site.seq))
     }
 
@@ -754,7 +765,7 @@ impl<M: WindowMessage> Conversation<M> {
     pub(crate) fn result_index(&self, call_id: &str) -> Option<usize> {
         self.calls
             .get(call_id.as_bytes())
-            .and_then(|facts| facts.result)
+            .and_then(|facts| facts.result())
             .and_then(|seq| self.index_of_seq(seq))
     }
 
@@ -882,33 +893,32 @@ impl<M: WindowMessage> Conversation<M> {
             let message = &self.messages[index];
             for call_index in 0..message.tool_call_count() {
                 if let Some(call) = message.tool_call(call_index) {
-                    if let Some(facts) = self.calls.get_mut(call.id.as_bytes()) {
-                        if facts.site.is_some_and(|site| in_span(site.seq)) {
-                            facts.site = None;
+                    self.calls.update_or_remove(call.id.as_bytes(), |facts| {
+                        if facts.site().is_some_and(|site| in_span(site.seq)) {
+                            facts.set_site(None);
                         }
-                        if facts.is_empty() {
-                            self.calls.remove(call.id.as_bytes());
-                        }
-                    }
+                        ((), facts.is_empty())
+                    });
                 }
             }
             if message.role() == Role::Tool {
                 if let Some(call_id) = message.tool_call_id() {
-                    let Some(facts) = self.calls.get_mut(call_id.as_bytes()) else {
+                    let Some((now_unanswered, site)) =
+                        self.calls.update_or_remove(call_id.as_bytes(), |facts| {
+                            let mut now_unanswered = false;
+                            if facts.answers > 0 {
+                                facts.answers -= 1;
+                                now_unanswered = facts.answers == 0;
+                            }
+                            let site = facts.site();
+                            if facts.result().is_some_and(in_span) {
+                                facts.set_result(None);
+                            }
+                            ((now_unanswered, site), facts.is_empty())
+                        })
+                    else {
                         continue;
                     };
-                    let mut now_unanswered = false;
-                    if facts.answers > 0 {
-                        facts.answers -= 1;
-                        now_unanswered = facts.answers == 0;
-                    }
-                    let site = facts.site;
-                    if facts.result.is_some_and(in_span) {
-                        facts.result = None;
-                    }
-                    if facts.is_empty() {
-                        self.calls.remove(call_id.as_bytes());
-                    }
                     if let (true, Some(site)) = (now_unanswered, site) {
                         // A call that stays while its only result leaves is unresolved again.
                         if !in_span(site.seq) {
@@ -963,7 +973,7 @@ impl<M: WindowMessage> Conversation<M> {
             let call_seq = match meta.role {
                 Role::Tool => self.messages[index]
                     .tool_call_id()
-                    .and_then(|id| self.calls.get(id.as_bytes())?.site)
+                    .and_then(|id| self.calls.get(id.as_bytes())?.site())
                     .map(|site| site.seq),
                 _ => None,
             };
@@ -994,7 +1004,125 @@ fn classify<M: WindowMessage>(message: &M) -> Kind {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// A call id of every length class the dense map keeps apart: short, inline, on the heap.
+    fn call_id(n: usize) -> String {
+        match n % 3 {
+            0 => format!("c{n}"),
+            1 => format!("toolu_01{n:024}"),
+            _ => format!("call_with_an_id_longer_than_thirty_two_bytes_{n}"),
+        }
+    }
+
+    /// One generated message: a call batch (how many calls), a result (which call, counted
+    /// back from the newest, or one that never came), prose or a user line.
+    #[derive(Debug, Clone)]
+    enum Shape {
+        Calls(usize),
+        Result(usize),
+        Orphan,
+        Prose,
+        User,
+    }
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        prop_oneof![
+            3 => (1usize..4).prop_map(Shape::Calls),
+            4 => (0usize..6).prop_map(Shape::Result),
+            1 => Just(Shape::Orphan),
+            1 => Just(Shape::Prose),
+            1 => Just(Shape::User),
+        ]
+    }
+
+    /// Messages with unique call ids, each answered at most once, some results before or
+    /// without their call, so the call facts have one right answer per id.
+    fn build(shapes: &[Shape]) -> (Vec<Message>, usize) {
+        let mut messages = Vec::new();
+        let mut calls = 0usize;
+        let mut answered = std::collections::BTreeSet::new();
+        let mut orphans = 0usize;
+        for shape in shapes {
+            match shape {
+                Shape::Calls(count) => {
+                    let ids: Vec<String> = (0..*count).map(|k| call_id(calls + k)).collect();
+                    calls += count;
+                    let refs: Vec<(&str, &str, &str)> =
+                        ids.iter().map(|id| (id.as_str(), "grep", "{}")).collect();
+                    messages.push(Message::assistant_calls("", &refs));
+                }
+                Shape::Result(back) => {
+                    if let Some(call) = calls.checked_sub(back + 1) {
+                        if answered.insert(call) {
+                            messages.push(Message::tool_result(call_id(call), "found"));
+                        }
+                    }
+                }
+                Shape::Orphan => {
+                    // A result whose call never arrives: an id beyond every call's.
+                    orphans += 1;
+                    messages.push(Message::tool_result(call_id(1_000 + orphans), "lost"));
+                }
+                Shape::Prose => messages.push(Message::assistant("thinking")),
+                Shape::User => messages.push(Message::user("next")),
+            }
+        }
+        (messages, calls + orphans + 1_000)
+    }
+
+    /// The call facts of `conversation` against a straightforward scan of its messages.
+    fn check(conversation: &Conversation, ids: usize) -> Result<(), TestCaseError> {
+        let messages = conversation.messages();
+        for n in 0..ids {
+            let id = call_id(n);
+            let call = messages
+                .iter()
+                .position(|message| message.tool_calls.iter().any(|call| call.id == id));
+            let result = messages
+                .iter()
+                .rposition(|message| message.tool_call_id.as_deref() == Some(id.as_str()));
+            prop_assert_eq!(conversation.call_index(&id), call, "call of {}", id);
+            prop_assert_eq!(conversation.result_index(&id), result, "result of {}", id);
+            prop_assert_eq!(conversation.is_answered(&id), result.is_some(), "{}", id);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        /// Built at once or pushed one by one, and after removals, the dense call map answers
+        /// as the messages themselves do.
+        #[test]
+        fn call_facts_agree_with_the_messages(
+            shapes in prop::collection::vec(shape(), 0..60),
+            cuts in prop::collection::vec((0usize..60, 0usize..8), 0..4),
+        ) {
+            let (messages, ids) = build(&shapes);
+            let mut bulk: Conversation = Conversation::from_messages(messages.clone());
+            let mut pushed: Conversation = Conversation::new();
+            for message in messages {
+                pushed.push(message);
+            }
+            check(&bulk, ids)?;
+            check(&pushed, ids)?;
+            for (start, len) in cuts {
+                let start = start.min(bulk.len());
+                let end = start.saturating_add(len).min(bulk.len());
+                let edit = WindowEdit {
+                    removed: start..end,
+                    inserted: None,
+                    inserted_at_ms: 0,
+                    replaced: Vec::new(),
+                };
+                bulk.apply_edit(&edit).map_err(|error| TestCaseError::fail(error.to_string()))?;
+                pushed.apply_edit(&edit).map_err(|error| TestCaseError::fail(error.to_string()))?;
+                check(&bulk, ids)?;
+                check(&pushed, ids)?;
+            }
+        }
+    }
 
     #[test]
     fn push_keeps_sums_and_turns() {

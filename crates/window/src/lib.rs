@@ -42,6 +42,7 @@
 
 pub mod config;
 pub mod conversation;
+mod dense;
 mod error;
 pub mod message;
 pub mod notice;

@@ -7,8 +7,6 @@
 //! Every hash here has a fixed seed: the same input hashes the same in every run and process,
 //! so map iteration order and latch keys never depend on the OS.
 
-use std::hash::{BuildHasher, Hasher};
-
 use crate::message::Role;
 
 /// The block both passes work on: four 16-byte vector registers, or one cache line.
@@ -58,10 +56,10 @@ const SECRET: [u64; 5] = [
 
 /// Multiplies to 128 bits and folds the halves together: one multiplication mixes 16 bytes.
 #[inline(always)]
-fn fold(a: u64, b: u64) -> u64 {
+const fn fold(a: u64, b: u64) -> u64 {
     // Two 64-bit factors never overflow 128 bits; the wrapping form says so, and keeps an
     // overflow check out of every round of the hash.
-    let product = u128::from(a).wrapping_mul(u128::from(b));
+    let product = (a as u128).wrapping_mul(b as u128);
     (product as u64) ^ ((product >> 64) as u64)
 }
 
@@ -85,86 +83,83 @@ fn mix_block(lanes: &mut [u64; 4], block: &[u8; BLOCK]) {
     }
 }
 
-/// The hasher of the conversation's maps keyed by call id, tool name and stage id: the same
-/// folded multiply over short keys, which costs a fraction of the standard SipHash. The seed is
-/// fixed, so two runs of the same visit build the same maps; the price is that someone who
-/// knows the seed could write colliding call ids, which slows those maps down but never
-/// changes a decision.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct KeyedState {
-    seed: u64,
-}
-
-/// The fixed seed of [`KeyedState`].
+/// The fixed seed of [`key_hash`], before it is folded.
 const KEYED_SEED: u64 = 0x243f_6a88_85a3_08d3;
 
-impl Default for KeyedState {
-    fn default() -> Self {
-        Self {
-            seed: fold(KEYED_SEED ^ SECRET[0], SECRET[4]),
-        }
+/// The seed of [`key_hash`], folded once at compile time.
+const KEY_SEED: u64 = fold(KEYED_SEED ^ SECRET[0], SECRET[4]);
+
+/// The hash of a [`DenseMap`](crate::dense::DenseMap) key (a call id, tool name or stage id):
+/// a folded multiply over the key's bytes, inlined, so a key of up to 16 bytes costs one fold
+/// and one of up to 32 (the APIs' call ids) two; it costs a fraction of the standard SipHash.
+/// The seed is fixed, so two runs of the same visit build the same maps; the price is that
+/// someone who knows the seed could write colliding call ids, which slows those maps down but
+/// never changes a decision.
+#[inline(always)]
+pub(crate) fn key_hash(bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    // A key's length in bytes fits 64 bits on every target Rust supports.
+    let len_word = len as u64;
+    if len < 8 {
+        // The length keeps "a" and "a\0" apart.
+        return fold(short_word(bytes) ^ SECRET[2], KEY_SEED ^ len_word);
     }
-}
-
-impl BuildHasher for KeyedState {
-    type Hasher = KeyedHasher;
-
-    fn build_hasher(&self) -> KeyedHasher {
-        KeyedHasher { state: self.seed }
-    }
-}
-
-/// The hasher [`KeyedState`] builds.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct KeyedHasher {
-    state: u64,
-}
-
-impl Hasher for KeyedHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let len = bytes.len();
-        if len <= 16 {
-            // Most keys (tool names, stage ids, many call ids) fit one fold: the first and the
-            // last eight bytes, overlapping when shorter than sixteen, and the length.
-            let (first, last) = if len >= 8 {
-                (read_word(bytes), read_word(&bytes[len - 8..]))
-            } else {
-                (read_word(bytes), 0)
-            };
-            self.state = fold(first ^ SECRET[2], last ^ self.state ^ (len as u64));
-            return;
-        }
-        let mut pairs = bytes.chunks_exact(16);
-        for pair in &mut pairs {
-            self.state = fold(
-                read_word(&pair[..8]) ^ SECRET[1],
-                read_word(&pair[8..]) ^ self.state,
-            );
-        }
-        let rest = pairs.remainder();
-        let mut last = [0u8; 16];
-        last[..rest.len()].copy_from_slice(rest);
-        self.state = fold(
-            read_word(&last[..8]) ^ SECRET[2],
-            read_word(&last[8..]) ^ self.state ^ (bytes.len() as u64),
+    if len <= 16 {
+        // The first and the last eight bytes, overlapping when shorter than sixteen.
+        return fold(
+            word8(bytes) ^ SECRET[2],
+            word8(&bytes[len - 8..]) ^ KEY_SEED ^ len_word,
         );
     }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.state = fold(self.state ^ SECRET[3], u64::from(byte) ^ SECRET[4]);
+    if len <= 32 {
+        // The first and the last sixteen bytes, overlapping when shorter than thirty-two.
+        let head = fold(word8(bytes) ^ SECRET[1], word8(&bytes[8..]) ^ KEY_SEED);
+        return fold(
+            word8(&bytes[len - 16..]) ^ SECRET[2],
+            word8(&bytes[len - 8..]) ^ head ^ len_word,
+        );
     }
-
-    fn write_u64(&mut self, word: u64) {
-        self.state = fold(self.state ^ SECRET[3], word ^ SECRET[1]);
+    let mut state = KEY_SEED;
+    let mut pairs = bytes.chunks_exact(16);
+    for pair in &mut pairs {
+        state = fold(word8(&pair[..8]) ^ SECRET[1], word8(&pair[8..]) ^ state);
     }
+    // The last sixteen bytes, overlapping the pairs already read (a key here is longer than
+    // thirty-two bytes); the length tells apart keys that differ only by where they end.
+    fold(
+        word8(&bytes[len - 16..]) ^ SECRET[2],
+        word8(&bytes[len - 8..]) ^ state ^ len_word,
+    )
+}
 
-    fn write_usize(&mut self, word: usize) {
-        // A byte slice's length prefix: one fold, not a pass of `write` over its bytes.
-        self.write_u64(word as u64);
-    }
+/// The first eight bytes of `bytes`, which holds at least eight, as a little-endian word: one
+/// load, where [`read_word`]'s zero padding would copy through a buffer.
+#[inline(always)]
+fn word8(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes([
+        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+    ])
+}
 
-    fn finish(&self) -> u64 {
-        self.state
+/// A key of fewer than eight bytes as a word, without a copy through a padded buffer: two
+/// overlapping four-byte reads, or the first, middle and last byte of a shorter one (the
+/// length, which the caller mixes in, tells the short ones apart).
+#[inline(always)]
+pub(crate) fn short_word(bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    if len >= 4 {
+        let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let last = u32::from_le_bytes([
+            bytes[len - 4],
+            bytes[len - 3],
+            bytes[len - 2],
+            bytes[len - 1],
+        ]);
+        u64::from(first) | (u64::from(last) << 32)
+    } else if len > 0 {
+        u64::from(bytes[0]) | (u64::from(bytes[len / 2]) << 8) | (u64::from(bytes[len - 1]) << 16)
+    } else {
+        0
     }
 }
 
@@ -296,29 +291,31 @@ mod tests {
     }
 
     #[test]
-    fn keyed_hasher_has_a_fixed_seed() {
+    fn key_hash_has_a_fixed_seed() {
         // Two conversations (or two runs) must build their maps with the same hashes, so the
         // value is pinned: a seed drawn from the OS would change it.
-        let first = KeyedState::default().hash_one("call_1");
-        assert_eq!(first, KeyedState::default().hash_one("call_1"));
-        assert_eq!(
-            KeyedState::default().seed,
-            fold(KEYED_SEED ^ SECRET[0], SECRET[4])
-        );
+        assert_eq!(key_hash(b"call_1"), key_hash(b"call_1"));
+        assert_eq!(KEY_SEED, fold(KEYED_SEED ^ SECRET[0], SECRET[4]));
     }
 
     #[test]
-    fn keyed_hasher_tells_call_ids_apart() {
-        let state = KeyedState::default();
+    fn key_hash_tells_call_ids_apart() {
         let ids = [
             "call_1",
             "call_10",
             "call_01",
             "",
+            "\0",
             "call_1\0",
+            "call_0123456789ab",
+            "call_0123456789ac",
+            "toolu_01ABCDEFGHIJKLMNOPQRSTUVWX",
+            "toolu_01ABCDEFGHIJKLMNOPQRSTUVWY",
             "a_much_longer_call_id_0123456789",
+            "a_much_longer_call_id_0123456789_and_longer_still",
+            "a_much_longer_call_id_0123456789_and_longer_stilm",
         ];
-        let hashes: Vec<u64> = ids.iter().map(|id| state.hash_one(id)).collect();
+        let hashes: Vec<u64> = ids.iter().map(|id| key_hash(id.as_bytes())).collect();
         for (i, a) in hashes.iter().enumerate() {
             for b in &hashes[i + 1..] {
                 assert_ne!(a, b);
