@@ -78,7 +78,7 @@ pub enum Event {
     /// The whole session list (the answer to `sessions/subscribe`).
     List(Vec<SessionSummary>),
     /// One session's summary changed, or it was created (`sessions/changed`).
-    Changed(SessionSummary),
+    Changed(Box<SessionSummary>),
     /// A session was removed (`sessions/removed`).
     Removed {
         /// Its id.

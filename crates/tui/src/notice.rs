@@ -29,7 +29,7 @@ pub fn event_of(notice: Notification) -> Result<Option<Event>, TuiError> {
         }
         ChangedNotice::METHOD => {
             let changed: ChangedNotice = serde_json::from_value(notice.params).map_err(bad)?;
-            Event::Changed(changed.session)
+            Event::Changed(Box::new(changed.session))
         }
         RemovedNotice::METHOD => {
             let removed: RemovedNotice = serde_json::from_value(notice.params).map_err(bad)?;

@@ -30,7 +30,7 @@ pub fn update(mut app: App, event: Event) -> (App, Vec<Effect>) {
                 select(&mut app, first, &mut effects);
             }
         }
-        Event::Changed(session) => on_changed(&mut app, session, &mut effects),
+        Event::Changed(session) => on_changed(&mut app, *session, &mut effects),
         Event::Removed { id } => {
             app.sessions.remove(&id);
             if app.selected.as_deref() == Some(id.as_str()) {

@@ -236,9 +236,9 @@ fn session_row(app: &App, session: &SessionSummary, width: u16) -> Line<'static>
     let what_width = usize::from(width).saturating_sub(fixed).max(8);
     let text = format!(
         "{:<14} {:<9} {:<what_width$} {:>5} {:>6} {:>8} {:>4}",
-        one_line(&session.name, 14),
-        one_line(&session.provider, 9),
-        one_line(&doing(session), what_width),
+        one_line(&session.name, 13),
+        one_line(&session.provider, 8),
+        one_line(&doing(session), what_width.saturating_sub(1)),
         context,
         tokens_text(session.tokens),
         cost_text(session.cost_usd, session.cost_source),
