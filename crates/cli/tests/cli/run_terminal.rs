@@ -60,12 +60,12 @@ fn a_rate_limit_and_a_server_error_are_said_in_plain_output_with_the_exit_codes_
 }
 
 /// A tmux server of its own, running one command.
-struct Terminal {
+pub(crate) struct Terminal {
     socket: String,
 }
 
 impl Terminal {
-    fn start(script: &Path, name: &str) -> Terminal {
+    pub(crate) fn start(script: &Path, name: &str) -> Terminal {
         let socket = format!("panewise-test-{name}-{}", std::process::id());
         let status = Command::new("tmux")
             .args([
@@ -86,7 +86,7 @@ impl Terminal {
         Terminal { socket }
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let output = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-200"])
             .output()
@@ -94,7 +94,7 @@ impl Terminal {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    fn wait_for(&self, needle: &str) -> String {
+    pub(crate) fn wait_for(&self, needle: &str) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
@@ -109,7 +109,7 @@ impl Terminal {
         }
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         let status = Command::new("tmux")
             .args(["-L", &self.socket, "send-keys"])
             .args(keys)
@@ -118,7 +118,7 @@ impl Terminal {
         assert!(status.success());
     }
 
-    fn line(&self, text: &str) {
+    pub(crate) fn line(&self, text: &str) {
         self.keys(&["-l", text]);
         self.keys(&["Enter"]);
     }
