@@ -316,10 +316,21 @@ fn waiting_lines(session: &SessionSummary) -> Vec<Line<'static>> {
     lines
 }
 
-/// The transcript's lines, the last `room` of them when `room` is given.
-fn transcript_lines(watched: &Watched) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
-    for entry in &watched.transcript {
+/// The transcript's last `room` lines at least (whole entries, newest last): a frame folds
+/// only what it can show, however long the session.
+fn transcript_lines(watched: &Watched, room: usize) -> Vec<Line<'static>> {
+    let mut newest_first: Vec<Line<'static>> = Vec::new();
+    if let Some(unreadable) = &watched.unreadable {
+        newest_first.push(Line::styled(
+            format!("unreadable {}", one_line(unreadable, 200)),
+            Style::default().fg(Color::Red),
+        ));
+    }
+    for entry in watched.transcript.iter().rev() {
+        if newest_first.len() >= room {
+            break;
+        }
+        let mut lines = Vec::new();
         for (label, text, color) in entry_lines(entry) {
             for (n, piece) in text.split('\n').enumerate() {
                 let label = if n == 0 { label } else { "" };
@@ -329,14 +340,10 @@ fn transcript_lines(watched: &Watched) -> Vec<Line<'static>> {
                 ]));
             }
         }
+        newest_first.extend(lines.into_iter().rev());
     }
-    if let Some(unreadable) = &watched.unreadable {
-        lines.push(Line::styled(
-            format!("unreadable {}", one_line(unreadable, 200)),
-            Style::default().fg(Color::Red),
-        ));
-    }
-    lines
+    newest_first.reverse();
+    newest_first
 }
 
 fn peek(app: &App, frame: &mut Frame, area: Rect) {
@@ -372,7 +379,7 @@ fn peek(app: &App, frame: &mut Frame, area: Rect) {
     }
     let history = app
         .watched_of(&session.id)
-        .map(transcript_lines)
+        .map(|watched| transcript_lines(watched, usize::from(inner.height)))
         .unwrap_or_default();
     // The question sits at the top in full; the last exchanges fill what is left, newest at
     // the bottom.
@@ -428,9 +435,10 @@ fn attached(app: &App, prompt: &str, frame: &mut Frame, area: Rect) {
     let block = Block::default().borders(Borders::TOP).title(title);
     let inner = block.inner(log_area);
     frame.render_widget(block, log_area);
+    let wanted = usize::from(inner.height).saturating_add(usize::from(app.scroll));
     let mut lines = app
         .watched_of(&session.id)
-        .map(transcript_lines)
+        .map(|watched| transcript_lines(watched, wanted))
         .unwrap_or_default();
     if app.watched_of(&session.id).is_some_and(|w| w.ended) {
         lines.push(Line::styled(
