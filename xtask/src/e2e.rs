@@ -19,7 +19,7 @@ use serde_json::Value;
 
 /// The CLI a case supervises.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Cli {
+pub(crate) enum Cli {
     Claude,
     Codex,
     Gemini,
@@ -27,7 +27,7 @@ enum Cli {
 
 impl Cli {
     /// `--provider` of `panewise run`.
-    fn provider(self) -> &'static str {
+    pub(crate) fn provider(self) -> &'static str {
         match self {
             Cli::Claude => "claude-code",
             Cli::Codex => "codex",
@@ -112,11 +112,11 @@ impl Signal {
     }
 }
 
-const WRITE: &str = "Create a file hello.txt containing hello, using your tools.";
+pub(crate) const WRITE: &str = "Create a file hello.txt containing hello, using your tools.";
 
-const SHELL: &str = "Run echo hello with your shell tool, then tell me what it printed.";
+pub(crate) const SHELL: &str = "Run echo hello with your shell tool, then tell me what it printed.";
 
-const RESUME_PROMPT: &str = "Now say done.";
+pub(crate) const RESUME_PROMPT: &str = "Now say done.";
 
 const CASES: &[Case] = &[
     Case {
@@ -917,7 +917,14 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         .chain(ISSUE18_CASES)
         .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
         .collect();
-    ensure!(!cases.is_empty(), "no e2e case matches {filter:?}");
+    let daemon_cases: Vec<&super::e2e_daemon::DaemonCase> = super::e2e_daemon::CASES
+        .iter()
+        .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
+        .collect();
+    ensure!(
+        !cases.is_empty() || !daemon_cases.is_empty(),
+        "no e2e case matches {filter:?}"
+    );
     let mut programs = Vec::new();
     if let Some(dir) = capture {
         std::fs::create_dir_all(dir)?;
@@ -927,7 +934,9 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         (Cli::Codex, "@openai/codex", "codex"),
         (Cli::Gemini, "@google/gemini-cli", "gemini"),
     ] {
-        if cases.iter().any(|case| case.cli == cli) {
+        if cases.iter().any(|case| case.cli == cli)
+            || daemon_cases.iter().any(|case| case.cli == cli)
+        {
             let (program, version) = install(root, &target, package, bin)?;
             programs.push((cli, program, version));
         }
@@ -963,7 +972,18 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         }
         eprintln!("e2e: {}: ok", case.name);
     }
-    eprintln!("e2e: {} cases passed", cases.len());
+    for case in &daemon_cases {
+        let program = programs
+            .iter()
+            .find(|(cli, ..)| *cli == case.cli)
+            .map(|(_, program, _)| program.as_path())
+            .context("the case's CLI was not installed")?;
+        let dir = target.join("runs").join(case.name);
+        super::e2e_daemon::run_case(&panewise, program, &dir, case)
+            .with_context(|| format!("e2e case {}", case.name))?;
+        eprintln!("e2e: {}: ok", case.name);
+    }
+    eprintln!("e2e: {} cases passed", cases.len() + daemon_cases.len());
     Ok(())
 }
 
@@ -1002,9 +1022,9 @@ fn install(root: &Path, target: &Path, package: &str, bin: &str) -> Result<(Path
 }
 
 /// A mock server for one case, stopped when dropped.
-struct Mock {
+pub(crate) struct Mock {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     log: PathBuf,
 }
 
@@ -1015,7 +1035,7 @@ impl Drop for Mock {
     }
 }
 
-fn start_mock(panewise: &Path, scenario: &str, dir: &Path) -> Result<Mock> {
+pub(crate) fn start_mock(panewise: &Path, scenario: &str, dir: &Path) -> Result<Mock> {
     use std::io::BufRead;
     let log = dir.join("mock.jsonl");
     let mut child = Command::new(panewise)
@@ -1045,7 +1065,7 @@ fn start_mock(panewise: &Path, scenario: &str, dir: &Path) -> Result<Mock> {
 
 /// The environment that points `cli` at the mock (and nowhere else), with the files it reads
 /// under `home`.
-fn cli_env(cli: Cli, home: &Path, url: &str) -> Result<Vec<(String, String)>> {
+pub(crate) fn cli_env(cli: Cli, home: &Path, url: &str) -> Result<Vec<(String, String)>> {
     const KEY: &str = "sk-e2e-not-a-real-key";
     let mut env: Vec<(&str, String)> = vec![
         ("HOME", home.display().to_string()),
@@ -1355,7 +1375,7 @@ fn after_signal(
 }
 
 /// The live processes whose environment holds the entry `entry`, as (pid, command name).
-fn processes_with_env(entry: &str) -> Vec<(u32, String)> {
+pub(crate) fn processes_with_env(entry: &str) -> Vec<(u32, String)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -1509,7 +1529,7 @@ fn resume(
     Ok(())
 }
 
-fn replay(panewise: &Path, session: &Path) -> Result<Value> {
+pub(crate) fn replay(panewise: &Path, session: &Path) -> Result<Value> {
     // The log replays to the state the run recorded (its closing checkpoint), and it reads
     // back as a conversation: the prompt the run sent is in its transcript.
     let replay = Command::new(panewise)

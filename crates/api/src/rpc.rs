@@ -102,7 +102,7 @@ impl Response {
     }
 }
 
-/// A message from the daemon that answers no request ([`crate::Notice`]).
+/// A message from the daemon that answers no request (one of [`crate::NOTIFICATIONS`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Notification {
     /// Always `"2.0"`.

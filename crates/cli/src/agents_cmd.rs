@@ -31,18 +31,15 @@ Without --until, the wait ends at the first of these; --until needs-input, idle 
 for that one, ending early only when the session can no longer get there (failed, stopped,
 exited).";
 
-/// A runtime and a client of the daemon.
-pub(crate) fn connect() -> anyhow::Result<(tokio::runtime::Runtime, Client)> {
+/// A runtime and a client of the daemon, named `name` (recorded as who answered an
+/// approval: `panewise approve`, `panewise attach`).
+pub(crate) fn connect(name: &str) -> anyhow::Result<(tokio::runtime::Runtime, Client)> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
     let program = std::env::current_exe().context("cannot find the panewise binary")?;
-    let client = runtime.block_on(Client::connect_or_start(
-        &program,
-        "panewise-cli",
-        START_DEADLINE,
-    ))?;
+    let client = runtime.block_on(Client::connect_or_start(&program, name, START_DEADLINE))?;
     Ok((runtime, client))
 }
 
@@ -56,7 +53,7 @@ pub struct AgentsArgs {
 
 /// Lists the daemon's sessions, `needs_input` first.
 pub fn agents(args: AgentsArgs) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = connect()?;
+    let (runtime, client) = connect("panewise agents")?;
     let list: ListResult = runtime.block_on(client.call(Method::List, ListParams {}))?;
     let mut out = String::new();
     if args.json {
@@ -188,7 +185,7 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         window,
         worktree: args.worktree,
     };
-    let (runtime, client) = connect()?;
+    let (runtime, client) = connect("panewise new")?;
     let created: CreateResult = runtime.block_on(client.call(Method::Create, params))?;
     let session = created.session;
     eprintln!(
@@ -319,7 +316,7 @@ pub fn stop(args: IdArgs) -> anyhow::Result<ExitCode> {
 
 /// Forgets an ended session (its log stays); removes its worktree when clean.
 pub fn rm(args: IdArgs) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = connect()?;
+    let (runtime, client) = connect("panewise rm")?;
     let removed: RemoveResult =
         runtime.block_on(client.call(Method::Remove, SessionParams { session: args.id }))?;
     if let Some(worktree) = removed.worktree {
@@ -340,11 +337,16 @@ pub struct ResumeArgs {
 
 /// Continues a recorded session under the daemon.
 pub fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = connect()?;
+    // A path is the daemon's to open: make it absolute here, where it was typed.
+    let session = match std::fs::canonicalize(&args.id) {
+        Ok(path) if path.is_file() => path.display().to_string(),
+        _ => args.id,
+    };
+    let (runtime, client) = connect("panewise resume")?;
     let created: CreateResult = runtime.block_on(client.call(
         Method::Resume,
         ResumeParams {
-            session: args.id,
+            session,
             prompt: args.prompt,
         },
     ))?;
@@ -403,7 +405,7 @@ fn ends_wait(state: AgentState, until: Option<Until>) -> bool {
 
 /// Waits until the session reaches a state; the exit code says which.
 pub fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = connect()?;
+    let (runtime, client) = connect("panewise wait")?;
     let state = runtime.block_on(async {
         let list: ListResult = client.call(Method::SubscribeList, ListParams {}).await?;
         let id = panewise_api::resolve_session(
@@ -439,7 +441,14 @@ pub fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn ack(method: Method, params: impl serde::Serialize) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = connect()?;
+    let name = match method {
+        Method::Prompt => "panewise send",
+        Method::Approve => "panewise approve",
+        Method::Answer => "panewise answer",
+        Method::Interrupt => "panewise interrupt",
+        _ => "panewise stop",
+    };
+    let (runtime, client) = connect(name)?;
     let _: panewise_api::Ack = runtime.block_on(client.call(method, params))?;
     Ok(ExitCode::SUCCESS)
 }

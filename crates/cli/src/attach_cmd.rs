@@ -23,7 +23,7 @@ pub struct Args {
 
 /// Attaches to a session until it ends or stdin does.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = crate::agents_cmd::connect()?;
+    let (runtime, client) = crate::agents_cmd::connect("panewise attach")?;
     // The bell and the title are for a person at a terminal, unless `[notify] bell = false`.
     let bell = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::current_dir()

@@ -15,7 +15,7 @@ use panewise_mock_server::{MockConfig, MockServer, RunningServer};
 use panewise_supervisor::{LaunchInfo, Launched, Launcher};
 use tokio::sync::OnceCell;
 
-use crate::launch::{LaunchRequest, OwnPlan};
+use crate::launch::{LaunchRequest, OwnPlan, SupervisedPlan, SupervisedRequest};
 use crate::run::own_loop::{self, Route};
 
 /// How long the sessions may take to close their logs once the daemon is told to stop.
@@ -60,7 +60,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .await?;
         anyhow::Ok(())
     })?;
-    runtime.shutdown_timeout(Duration::from_secs(1));
+    // Every log is closed by now; what is left (idle connections) need not be waited for.
+    runtime.shutdown_timeout(Duration::from_millis(100));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -111,10 +112,21 @@ impl DaemonLauncher {
         let setup = match own_loop::route_for(cwd.as_deref(), params.provider.as_deref(), approval)?
         {
             Route::Own(setup) => setup,
-            Route::Supervised { provider, .. } => anyhow::bail!(
-                "--provider {provider}: the daemon hosts panewise's own loop (mock, anthropic, \
-                 openai, gemini) so far; run supervised agents with `panewise run`"
-            ),
+            Route::Supervised { provider, approval } => {
+                anyhow::ensure!(
+                    params.window.is_none(),
+                    "window: a supervised agent keeps its own context window"
+                );
+                let plan = SupervisedPlan::prepare(SupervisedRequest {
+                    provider: Some(provider),
+                    model: params.model.clone(),
+                    cwd,
+                    approval: Some(approval),
+                    prompts: params.prompt.iter().cloned().collect(),
+                    ..SupervisedRequest::default()
+                })?;
+                return supervised(plan, worktree).await;
+            }
         };
         let window = match &params.window {
             Some(window) => Some(
@@ -144,6 +156,7 @@ impl DaemonLauncher {
             approval: plan.approval.name().to_owned(),
             log: plan.config.log.clone(),
             worktree,
+            own_dir: plan.own_dir,
         };
         // Every daemon session can be asked (a client answers) and stays open for prompts.
         let (session, handle) = plan.start(mock_url, true, true)?;
@@ -163,18 +176,46 @@ impl Launcher for DaemonLauncher {
             .map_err(|error| format!("{error:#}"))
     }
 
-    async fn resume(&self, log: &Path, _prompt: Option<String>) -> Result<Launched, String> {
-        Err(format!(
-            "{}: the daemon cannot continue a recorded session yet: panewise's own loop keeps \
-             no resumable id, and supervised agents are not hosted by the daemon yet \
-             (`panewise run --resume` continues those)",
-            log.display()
-        ))
+    async fn resume(&self, log: &Path, prompt: Option<String>) -> Result<Launched, String> {
+        let resume = async {
+            // As `run --resume`: the provider, model and working directory are the recorded
+            // ones; only a supervised agent's session (its own resume id) can be continued.
+            let plan = SupervisedPlan::prepare(SupervisedRequest {
+                resume: Some(log.to_owned()),
+                prompts: prompt.into_iter().collect(),
+                ..SupervisedRequest::default()
+            })?;
+            supervised(plan, None).await
+        };
+        resume.await.map_err(|error| format!("{error:#}"))
     }
 
     fn remove(&self, info: &LaunchInfo) -> Option<String> {
+        if info.own_dir {
+            // `remove_dir` removes only an empty directory: what the tools wrote stays.
+            let _kept = std::fs::remove_dir(&info.cwd);
+        }
         info.worktree.as_deref().map(crate::worktree::remove)
     }
+}
+
+/// Starts a supervised agent's session for the daemon: it can be asked, and stays open.
+async fn supervised(plan: SupervisedPlan, worktree: Option<PathBuf>) -> anyhow::Result<Launched> {
+    let info = LaunchInfo {
+        provider: plan.provider_named.clone(),
+        model: plan.model(),
+        cwd: plan.cwd.clone(),
+        approval: plan.approval.name().to_owned(),
+        log: plan.log.clone(),
+        worktree,
+        own_dir: false,
+    };
+    let (session, handle) = plan.start(true, true).await?;
+    Ok(Launched {
+        session,
+        handle,
+        info,
+    })
 }
 
 fn parse_approval(name: &str) -> anyhow::Result<ApprovalMode> {

@@ -27,7 +27,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "panewise",
     version,
-    about = "Host AI coding agents: run them, replay and list their sessions, decode their streams, window their conversations",
+    about = "Host AI coding agents: run them, or many at once under a daemon; replay and list their sessions, decode their streams, window their conversations",
     after_help = exit::EXIT_CODES
 )]
 struct Cli {
@@ -43,6 +43,13 @@ struct Cli {
 // then the tools that work on a stream or a conversation alone.
 #[derive(Subcommand)]
 enum Command {
+    /// Run an agent (panewise's own loop, or a supervised agent CLI) and record the session.
+    ///
+    /// panewise's own loop calls a model API (the offline mock by default; anthropic, openai,
+    /// gemini); a supervised agent CLI (claude-code, codex, gemini-cli) has its requests
+    /// answered by the approval mode.
+    #[command(after_help = const_format_run_help())]
+    Run(Box<run::Args>),
     /// The dashboard: every agent under the daemon on one screen, the ones that need you
     /// first, answered in place (`panewise` alone on a terminal opens it too).
     #[command(after_help = exit::EXIT_CODES)]
@@ -92,13 +99,6 @@ enum Command {
     /// directory (started on demand by every command above).
     #[command(after_help = exit::EXIT_CODES)]
     Daemon(daemon_cmd::Args),
-    /// Run an agent (panewise's own loop, or a supervised agent CLI) and record the session.
-    ///
-    /// panewise's own loop calls a model API (the offline mock by default; anthropic, openai,
-    /// gemini); a supervised agent CLI (claude-code, codex, gemini-cli) has its requests
-    /// answered by the approval mode.
-    #[command(after_help = const_format_run_help())]
-    Run(Box<run::Args>),
     /// Print the conversation a session log recorded, checked against its checkpoints.
     ///
     /// The log is folded and compared with the checkpoints it holds; --state prints the final

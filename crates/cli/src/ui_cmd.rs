@@ -75,7 +75,7 @@ fn settings() -> Settings {
 
 /// Runs the dashboard until `q`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = crate::agents_cmd::connect()?;
+    let (runtime, client) = crate::agents_cmd::connect("panewise ui")?;
     let client = Arc::new(client);
     if args.demo {
         runtime.block_on(demo(&client))?;

@@ -91,6 +91,11 @@ impl Daemon {
         &self.hosted
     }
 
+    /// Stops the daemon (`daemon/shutdown`, once its answer is written).
+    pub(crate) fn request_shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
     pub(crate) fn shutdown_requested(&self) -> watch::Receiver<bool> {
         self.shutdown.subscribe()
     }
@@ -140,21 +145,21 @@ impl Daemon {
                     if name.trim().is_empty() {
                         return Err(RpcError::new(ErrorCode::InvalidParams, "the name is empty"));
                     }
-                    if self.hosted.name_taken(name) {
+                    if !self.hosted.reserve(name) {
                         return Err(RpcError::new(
                             ErrorCode::NameTaken,
                             format!("a session is already named {name:?}"),
                         ));
                     }
                 }
-                let launched = self
-                    .launcher
-                    .create(&create)
-                    .await
-                    .map_err(|why| RpcError::new(ErrorCode::LaunchFailed, why))?;
-                result(CreateResult {
-                    session: self.hosted.host(launched, create.name),
-                })
+                let launched = self.launcher.create(&create).await;
+                let hosted = launched
+                    .map(|launched| self.hosted.host(launched, create.name.clone()))
+                    .map_err(|why| RpcError::new(ErrorCode::LaunchFailed, why));
+                if let Some(name) = &create.name {
+                    self.hosted.release(name);
+                }
+                result(CreateResult { session: hosted? })
             }
             Method::Resume => {
                 let resume: ResumeParams = params(raw)?;
@@ -299,6 +304,7 @@ impl Daemon {
                 let mut events = self.hosted.list_events();
                 let sessions = self.hosted.summaries();
                 let notices = client.notices.clone();
+                let hosted = self.hosted.clone();
                 if let Some(task) = client.list.take() {
                     task.abort();
                 }
@@ -312,7 +318,20 @@ impl Daemon {
                             Ok(ListEvent::Removed(id)) => {
                                 notification(RemovedNotice::METHOD, &RemovedNotice { id })
                             }
-                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                                // Changes were dropped for this slow client: it gets every
+                                // summary as it is now, so its list is whole again.
+                                for summary in hosted.summaries() {
+                                    let notice = notification(
+                                        panewise_api::ChangedNotice::METHOD,
+                                        &panewise_api::ChangedNotice { session: summary },
+                                    );
+                                    if notices.send(notice).is_err() {
+                                        return;
+                                    }
+                                }
+                                continue;
+                            }
                             Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                         };
                         if notices.send(notice).is_err() {
@@ -323,8 +342,9 @@ impl Daemon {
                 result(ListResult { sessions })
             }
             Method::Shutdown => {
+                // The connection asks for the stop once this answer is written
+                // (`request_shutdown`), so the client is told before the daemon goes.
                 let panewise_api::Empty {} = params(raw)?;
-                self.shutdown.send_replace(true);
                 result(Ack::OK)
             }
         }

@@ -103,6 +103,8 @@ impl Entry {
 #[derive(Clone)]
 pub(crate) struct Hosted {
     inner: Arc<Mutex<BTreeMap<String, Entry>>>,
+    /// Names asked for by creates still launching, so two at once cannot take one name.
+    reserved: Arc<Mutex<std::collections::BTreeSet<String>>>,
     notify: Arc<NotifyConfig>,
     list: broadcast::Sender<ListEvent>,
     changes: watch::Sender<u64>,
@@ -112,6 +114,7 @@ impl Hosted {
     pub(crate) fn new(notify: NotifyConfig) -> Hosted {
         Hosted {
             inner: Arc::new(Mutex::new(BTreeMap::new())),
+            reserved: Arc::default(),
             notify: Arc::new(notify),
             list: broadcast::channel(1024).0,
             changes: watch::channel(0).0,
@@ -196,6 +199,31 @@ impl Hosted {
 
     pub(crate) fn name_taken(&self, name: &str) -> bool {
         self.lock().values().any(|entry| entry.name == name)
+            || self
+                .reserved
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .contains(name)
+    }
+
+    /// Holds `name` for a session being launched; false when it is taken. Released by
+    /// [`Hosted::release`] once the session is hosted (or failed to start).
+    pub(crate) fn reserve(&self, name: &str) -> bool {
+        if self.lock().values().any(|entry| entry.name == name) {
+            return false;
+        }
+        self.reserved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name.to_owned())
+    }
+
+    /// Lets go of a name [`Hosted::reserve`] held.
+    pub(crate) fn release(&self, name: &str) {
+        self.reserved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(name);
     }
 
     /// Adds a launched session and runs it on a task of its own; a panic in that task ends
@@ -211,14 +239,11 @@ impl Hosted {
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| info.log.display().to_string());
+        // The id's last 8 characters: its first ones are the start time, which sessions
+        // started together share.
         let name = name.unwrap_or_else(|| {
-            id.chars()
-                .rev()
-                .take(8)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect()
+            let skip = id.chars().count().saturating_sub(8);
+            id.chars().skip(skip).collect()
         });
         let (controls, mut updates) = handle.split();
         let entry = Entry {
@@ -238,21 +263,34 @@ impl Hosted {
         let summary = entry.summary();
         self.lock().insert(id.clone(), entry);
         self.publish(summary.clone());
-        let run = tokio::spawn(session.run());
+        let mut run = tokio::spawn(session.run());
         let hosted = self.clone();
         tokio::spawn(async move {
-            while let Some(update) = updates.recv().await {
+            // The session's end is its task's end, not its update channel's: a sender can
+            // outlive the run in a task the backend left behind.
+            let mut ended = None;
+            while ended.is_none() {
+                tokio::select! {
+                    biased;
+                    update = updates.recv() => match update {
+                        Some(update) => hosted.apply(&id, update),
+                        None => ended = Some((&mut run).await),
+                    },
+                    result = &mut run => ended = Some(result),
+                }
+            }
+            while let Ok(update) = updates.try_recv() {
                 hosted.apply(&id, update);
             }
-            let ending = match run.await {
-                Ok(Ok(_outcome)) => None,
-                Ok(Err(error)) => Some(Ending::Failed {
+            let ending = match ended {
+                Some(Ok(Ok(_))) | None => None,
+                Some(Ok(Err(error))) => Some(Ending::Failed {
                     reason: error.to_string(),
                 }),
-                Err(join) if join.is_panic() => Some(Ending::Failed {
+                Some(Err(join)) if join.is_panic() => Some(Ending::Failed {
                     reason: "the session's task panicked".to_owned(),
                 }),
-                Err(join) => Some(Ending::Failed {
+                Some(Err(join)) => Some(Ending::Failed {
                     reason: join.to_string(),
                 }),
             };
@@ -308,6 +346,9 @@ impl Hosted {
             entry.summary()
         };
         self.publish(summary);
+        // The end is a change even when the summary reads the same (a turn already listed
+        // `stopped`): whoever waits for every session to end must be woken.
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// Answers the approval `key`'s session waits on; the first answer wins, and a second
@@ -404,6 +445,15 @@ impl Hosted {
             any |= entry.controls.stop();
         }
         any
+    }
+
+    /// The names of the sessions whose task still runs.
+    pub(crate) fn running(&self) -> Vec<String> {
+        self.lock()
+            .values()
+            .filter(|entry| !entry.is_ended())
+            .map(|entry| entry.name.clone())
+            .collect()
     }
 
     pub(crate) fn all_ended(&self) -> bool {

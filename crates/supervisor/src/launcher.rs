@@ -21,6 +21,9 @@ pub struct LaunchInfo {
     pub log: PathBuf,
     /// The git worktree the session runs in, when it has one.
     pub worktree: Option<PathBuf>,
+    /// The working directory was made for the session (the mock's fresh directory): it goes
+    /// with the session when nothing was left in it.
+    pub own_dir: bool,
 }
 
 /// A session made and not yet run.

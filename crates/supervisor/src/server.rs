@@ -102,7 +102,7 @@ pub async fn serve(
     tracing::info!("stopping every session");
     daemon.hosted().stop_all();
     let mut changes = daemon.hosted().changes();
-    let _ = tokio::time::timeout(stop_grace, async {
+    let waited = tokio::time::timeout(stop_grace, async {
         while !daemon.hosted().all_ended() {
             if changes.changed().await.is_err() {
                 break;
@@ -110,6 +110,17 @@ pub async fn serve(
         }
     })
     .await;
+    if waited.is_err() {
+        let running = daemon.hosted().running();
+        tracing::warn!(
+            ?running,
+            "sessions still running after the stop grace; exiting anyway"
+        );
+        eprintln!(
+            "panewise daemon: still running after {stop_grace:?}, left to the process guard: {}",
+            running.join(", ")
+        );
+    }
     let _ = std::fs::remove_file(&bound.socket);
     Ok(())
 }
@@ -133,14 +144,21 @@ async fn connection(daemon: Daemon, stream: UnixStream) {
         return;
     }
     let (out, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
+    let stopper = daemon.clone();
     let writer = tokio::spawn(async move {
         while let Some(message) = outgoing.recv().await {
-            let line = match &message {
-                Outgoing::Response(response) => rpc::to_line(response),
-                Outgoing::Notification(notice) => rpc::to_line(notice),
+            let (line, then_stop) = match &message {
+                Outgoing::Response(response) => (rpc::to_line(response), false),
+                Outgoing::Notification(notice) => (rpc::to_line(notice), false),
+                Outgoing::LastResponse(response) => (rpc::to_line(response), true),
             };
             let Ok(line) = line else { continue };
-            if write.write_all(&line).await.is_err() {
+            let written = write.write_all(&line).await.is_ok();
+            if then_stop {
+                let _ = write.flush().await;
+                stopper.request_shutdown();
+            }
+            if !written {
                 return;
             }
         }
@@ -177,17 +195,29 @@ async fn connection(daemon: Daemon, stream: UnixStream) {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        let mut shutdown = false;
         let response = match rpc::parse_request(&line) {
-            Ok(request) => handle(&daemon, &mut client, request).await,
+            Ok(request) => {
+                shutdown = request.method == Method::Shutdown.name();
+                handle(&daemon, &mut client, request).await
+            }
             Err(error) => Some(Response::err(
                 rpc::salvage_id(&line),
                 RpcError::new(error.code(), error.to_string()),
             )),
         };
-        if let Some(response) = response {
-            if out.send(Outgoing::Response(response)).is_err() {
-                break;
+        let stops = shutdown && response.as_ref().is_none_or(|r| r.error.is_none());
+        let message = match response {
+            Some(response) if stops => Outgoing::LastResponse(response),
+            Some(response) => Outgoing::Response(response),
+            None if stops => {
+                daemon.request_shutdown();
+                continue;
             }
+            None => continue,
+        };
+        if out.send(message).is_err() {
+            break;
         }
     }
     // The client went: its subscriptions end; a question it was asked stays pending.
@@ -225,6 +255,8 @@ async fn handle(daemon: &Daemon, client: &mut Connection, request: Request) -> O
 enum Outgoing {
     Response(Response),
     Notification(Notification),
+    /// The answer to `daemon/shutdown`: the daemon stops once it is written.
+    LastResponse(Response),
 }
 
 enum Line {

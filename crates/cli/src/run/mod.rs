@@ -14,7 +14,7 @@
 mod editor;
 mod live;
 pub(crate) mod own_loop;
-mod view;
+pub(crate) mod view;
 
 use std::io::{BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
@@ -22,15 +22,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use panewise_host::approval::ApprovalMode;
-use panewise_host::backend::cli::{Channel, CliAgent, CliLaunch, RpcLaunch};
-use panewise_host::backend::{Backend, BackendOutcome};
+use panewise_host::backend::BackendOutcome;
 use panewise_host::session::lines::{self, Signal, UserInput, UserLines};
-use panewise_host::session::{log_header, Session, SessionOutcome, SessionSpec};
+use panewise_host::session::{Session, SessionOutcome};
 use panewise_pane_state::{FailureKind, State, TurnOutcome, TurnPhase};
-use panewise_providers::claude_control::ClaudeLaunch;
 use panewise_providers::codex_appserver::ThreadOptions;
-use panewise_providers::oneshot::{OneShotCli, OneShotLaunch};
-use panewise_providers::rpc_client::RpcProtocol;
 use panewise_providers::Provider;
 
 use view::TerminalView;
@@ -152,15 +148,15 @@ pub struct Args {
 }
 
 /// What a recorded session says about how to continue it.
-struct Resumed {
-    log: PathBuf,
-    provider: Provider,
-    model: Option<String>,
-    cwd: Option<PathBuf>,
-    agent_session_id: String,
+pub(crate) struct Resumed {
+    pub(crate) log: PathBuf,
+    pub(crate) provider: Provider,
+    pub(crate) model: Option<String>,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) agent_session_id: String,
 }
 
-fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
+pub(crate) fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
     let log =
         crate::input::session(given).with_context(|| format!("--resume {}", given.display()))?;
     let bytes = std::fs::read(&log).with_context(|| {
@@ -217,223 +213,36 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let approval = args.approval.unwrap_or(ApprovalMode::Ask);
-    let resumed = args.resume.as_deref().map(read_resumed).transpose()?;
-    let provider: Provider = match (&args.provider, &resumed) {
-        (Some(name), _) => supervised_provider(name)?,
-        (None, Some(resumed)) => resumed.provider,
-        (None, None) => Provider::ClaudeCode,
-    };
-    anyhow::ensure!(
-        args.agent_cmd.is_none() || provider == Provider::Acp,
-        "--agent-cmd names an ACP agent: it goes with --provider acp, not {}",
-        provider.as_str()
-    );
-    if let Some(resumed) = &resumed {
-        anyhow::ensure!(
-            family(resumed.provider) == family(provider),
-            "--resume: {} is a {} session; it cannot be continued with --provider {}",
-            resumed.log.display(),
-            resumed.provider.as_str(),
-            provider.as_str()
-        );
-        if args.model.is_none() {
-            args.model.clone_from(&resumed.model);
-        }
-    }
-    let cwd = match (args.cwd, resumed.as_ref().and_then(|r| r.cwd.clone())) {
-        (Some(cwd), _) | (None, Some(cwd)) => cwd,
-        (None, None) => std::env::current_dir().context("cannot read the current directory")?,
-    };
-    let cwd =
-        std::fs::canonicalize(&cwd).with_context(|| format!("cannot read {}", cwd.display()))?;
-    let log = match args.log {
-        Some(log) => {
-            refuse_existing_log(&log)?;
-            log
-        }
-        None => default_log_path()?,
-    };
-    let channel_name = args.channel.clone().or_else(|| match provider {
-        Provider::CodexAppServer => Some("app-server".to_owned()),
-        Provider::Acp => Some("acp".to_owned()),
-        _ => resumed.as_ref().and_then(|r| match r.provider {
-            Provider::Codex => Some("exec".to_owned()),
-            Provider::GeminiCli => Some("stream-json".to_owned()),
-            _ => None,
-        }),
-    });
-    let provider = family(provider);
-    let rpc = match (provider, channel_name.as_deref()) {
-        (Provider::Codex, None | Some("app-server")) => Some(RpcProtocol::CodexAppServer),
-        (Provider::GeminiCli, None | Some("acp")) => Some(RpcProtocol::Acp),
-        (Provider::Codex, Some("exec")) | (Provider::GeminiCli, Some("stream-json")) => None,
-        (Provider::ClaudeCode, None | Some("stream-json")) => None,
-        (_, Some(other)) => {
-            return Err(crate::exit::usage(format!(
-                "--channel {other}: {} is driven by {}",
-                provider.as_str(),
-                match provider {
-                    Provider::Codex => "app-server (default) or exec",
-                    Provider::GeminiCli => "acp (default) or stream-json",
-                    _ => "stream-json",
-                }
-            )))
-        }
-        _ => None,
-    };
-    let (program, variable, default, channel) = match provider {
-        Provider::Codex | Provider::GeminiCli if rpc.is_some() => {
-            let protocol = rpc.unwrap_or(RpcProtocol::Acp);
-            let cwd_text = cwd.display().to_string();
-            let (program, variable, default, launch) = if protocol == RpcProtocol::CodexAppServer {
-                let launch = RpcLaunch {
-                    protocol,
-                    args: vec!["app-server".to_owned()],
-                    model: args.model.clone(),
-                    thread: codex_thread(approval, &cwd_text, args.model.clone()),
-                    npm_package: Some("@openai/codex"),
-                };
-                (args.codex, "PANEWISE_CODEX", "codex".to_owned(), launch)
-            } else {
-                let (program, mut agent_args, npm_package) = match &args.agent_cmd {
-                    Some(command) => {
-                        let mut words = command.split_whitespace().map(str::to_owned);
-                        let program = words.next().context("--agent-cmd is empty")?;
-                        (Some(program), words.collect(), None)
-                    }
-                    None => (
-                        args.gemini.clone(),
-                        gemini_acp_args(approval, &log)?,
-                        Some("@google/gemini-cli"),
-                    ),
-                };
-                if let (Some(model), true) = (&args.model, args.agent_cmd.is_none()) {
-                    agent_args.extend(["--model".to_owned(), model.clone()]);
-                }
-                let launch = RpcLaunch {
-                    protocol,
-                    args: agent_args,
-                    model: args.model.clone(),
-                    thread: ThreadOptions {
-                        cwd: Some(cwd_text),
-                        ..ThreadOptions::default()
-                    },
-                    npm_package,
-                };
-                (program, "PANEWISE_GEMINI", "gemini".to_owned(), launch)
-            };
-            (program, variable, default, Channel::Rpc(launch))
-        }
-        Provider::Codex | Provider::GeminiCli => {
-            let (cli, program, variable, default) = if provider == Provider::Codex {
-                (OneShotCli::Codex, args.codex, "PANEWISE_CODEX", "codex")
-            } else {
-                (
-                    OneShotCli::GeminiCli,
-                    args.gemini,
-                    "PANEWISE_GEMINI",
-                    "gemini",
-                )
-            };
-            let launch = OneShotLaunch {
-                cli,
-                model: args.model,
-                access: approval.one_shot_access(),
-            };
-            (
-                program,
-                variable,
-                default.to_owned(),
-                Channel::OneShot(launch),
-            )
-        }
-        _ => {
-            let launch = ClaudeLaunch {
-                model: args.model,
-                ..ClaudeLaunch::default()
-            };
-            (
-                args.claude,
-                "PANEWISE_CLAUDE",
-                "claude".to_owned(),
-                Channel::Claude(launch),
-            )
-        }
-    };
-    let program = program
-        .or_else(|| std::env::var(variable).ok())
-        .unwrap_or(default);
-    if approval == ApprovalMode::Ask && matches!(channel, Channel::OneShot(_)) {
-        eprintln!(
-            "panewise run: --approval ask: {} cannot ask for permission in this mode, so it runs \
-             read-only (see `panewise run --help`)",
-            provider.as_str()
-        );
+    let plan = crate::launch::SupervisedPlan::prepare(crate::launch::SupervisedRequest {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        cwd: args.cwd.clone(),
+        approval: args.approval,
+        log: args.log.clone(),
+        resume: args.resume.clone(),
+        claude: args.claude.clone(),
+        codex: args.codex.clone(),
+        gemini: args.gemini.clone(),
+        channel: args.channel.clone(),
+        agent_cmd: args.agent_cmd.clone(),
+        capture: args.capture.clone(),
+        prompts: args.prompts.clone(),
+        deadlines: args.deadlines.clone(),
+    })?;
+    if let Some(notice) = plan.cannot_ask_notice() {
+        eprintln!("panewise run: {notice}");
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
-    let cli_version = runtime.block_on(panewise_host::cli_version::cli_version(
-        &program,
-        channel.npm_package(),
-    ));
     let interactive = args.prompts.is_empty();
-    let mut front = Front::new(
-        &runtime,
-        args.json,
-        interactive,
-        view::SessionInfo {
-            provider: args
-                .provider
-                .clone()
-                .unwrap_or_else(|| provider.as_str().to_owned()),
-            model: channel.model(),
-            cwd: cwd.clone(),
-        },
-    );
+    let mut front = Front::new(&runtime, args.json, interactive, plan.info());
     let terminal = front.terminal;
-    let header = panewise_pane_state::log::LogHeader {
-        resumed_from: resumed.as_ref().map(|r| r.log.display().to_string()),
-        // The provider as the person named it, for `sessions`.
-        provider: Some(
-            args.provider
-                .clone()
-                .unwrap_or_else(|| provider.as_str().to_owned()),
-        ),
-        ..log_header(
-            channel.provider().as_str(),
-            channel.model(),
-            &cwd,
-            cli_version,
-        )
-    };
-    let spec = SessionSpec {
-        prompts: args.prompts,
-        approval,
-        can_ask: terminal,
-        stay_open: interactive,
-        deadlines: deadlines(&args.deadlines, &cwd)?,
-        ..SessionSpec::new(header, log.clone(), cwd.clone())
-    };
-    // Other providers' API keys are kept from the agent, unless `pass_env` names them.
-    let env_remove =
-        panewise_host::secrets::EnvPolicy::from_config(&panewise_host::config::Config::load(&cwd)?)
-            .agent_removals(channel.provider());
-    let backend = CliAgent::new(CliLaunch {
-        program,
-        channel,
-        cwd,
-        env: Vec::new(),
-        env_remove,
-        resume: resumed.as_ref().map(|r| r.agent_session_id.clone()),
-        capture: args.capture,
-        launcher: Default::default(),
-    })?;
+    let log = plan.log.clone();
     let outcome = runtime.block_on(async {
-        let (session, handle) = Session::new(spec, Backend::Cli(Box::new(backend)))?;
-        front.drive(session, handle).await
+        let (session, handle) = plan.start(terminal, interactive).await?;
+        anyhow::Ok(front.drive(session, handle).await?)
     });
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
@@ -632,7 +441,7 @@ fn exit_sentence(code: u8, state: &State, signal: Option<&str>, retries: u64) ->
 
 /// The supervised agent `--provider NAME` names (the names are the own loop's too, one
 /// vocabulary; `--resume` continues only a supervised session).
-fn supervised_provider(name: &str) -> anyhow::Result<Provider> {
+pub(crate) fn supervised_provider(name: &str) -> anyhow::Result<Provider> {
     use panewise_host::config::ProviderName;
     Ok(match own_loop::parse_provider(name)? {
         ProviderName::ClaudeCode => Provider::ClaudeCode,
@@ -652,7 +461,7 @@ fn supervised_provider(name: &str) -> anyhow::Result<Provider> {
 
 /// The CLI family a provider name belongs to: a channel of Codex is Codex, and an ACP session
 /// continues with Gemini CLI unless `--agent-cmd` names another agent.
-fn family(provider: Provider) -> Provider {
+pub(crate) fn family(provider: Provider) -> Provider {
     match provider {
         Provider::CodexAppServer => Provider::Codex,
         Provider::Acp => Provider::GeminiCli,
@@ -662,7 +471,11 @@ fn family(provider: Provider) -> Provider {
 
 /// A Codex thread per approval mode: Codex asks (`untrusted`, `on-request`) wherever panewise
 /// should decide, and the sandbox bounds what an approved command may touch.
-fn codex_thread(approval: ApprovalMode, cwd: &str, model: Option<String>) -> ThreadOptions {
+pub(crate) fn codex_thread(
+    approval: ApprovalMode,
+    cwd: &str,
+    model: Option<String>,
+) -> ThreadOptions {
     let (policy, sandbox) = match approval {
         ApprovalMode::ReadOnly => ("untrusted", "read-only"),
         ApprovalMode::Ask => ("untrusted", "workspace-write"),
@@ -680,7 +493,7 @@ fn codex_thread(approval: ApprovalMode, cwd: &str, model: Option<String>) -> Thr
 /// `gemini --acp` with the approval mode's flags. Gemini CLI runs commands it deems safe
 /// without asking; unless every request is allowed anyway, a policy file beside the log makes
 /// every shell command ask, so the approval mode decides.
-fn gemini_acp_args(approval: ApprovalMode, log: &Path) -> anyhow::Result<Vec<String>> {
+pub(crate) fn gemini_acp_args(approval: ApprovalMode, log: &Path) -> anyhow::Result<Vec<String>> {
     let mut args = vec!["--acp".to_owned()];
     match approval {
         ApprovalMode::FullAccess => args.push("--yolo".to_owned()),
@@ -778,7 +591,7 @@ pub(crate) fn default_log_path() -> anyhow::Result<PathBuf> {
 /// `--cwd` must name a directory: a file would be found out only when the agent or a tool
 /// starts in it, after the session had begun. (One that does not exist is reported, as an
 /// input that cannot be read, where it is opened.)
-fn refuse_non_directory(cwd: &Path) -> anyhow::Result<()> {
+pub(crate) fn refuse_non_directory(cwd: &Path) -> anyhow::Result<()> {
     match std::fs::metadata(cwd) {
         Ok(metadata) if !metadata.is_dir() => Err(crate::exit::usage(format!(
             "--cwd {}: not a directory (the agent's working directory must be one)",

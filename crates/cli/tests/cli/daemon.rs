@@ -713,3 +713,76 @@ async fn a_daemon_killed_mid_tool_leaves_no_process_and_its_logs_replay() {
     let client = daemon.connect("stop").await;
     let _: Ack = client.call(Method::Shutdown, Empty {}).await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_session_is_removed_clean_and_kept_dirty() {
+    let daemon = Daemon::start().await;
+    let repo = std::fs::canonicalize(daemon.dir.path().join("work")).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "start"]);
+    let client = daemon.connect("worktrees").await;
+    let mut summaries = Vec::new();
+    for name in ["clean", "dirty"] {
+        let session = create(
+            &client,
+            CreateParams {
+                cwd: Some(repo.display().to_string()),
+                worktree: true,
+                ..mock(name, "full-access", "say hello")
+            },
+        )
+        .await;
+        let worktree = repo.join(".panewise/worktrees").join(name);
+        assert_eq!(session.cwd, worktree.display().to_string());
+        assert_eq!(session.worktree.as_deref(), Some(session.cwd.as_str()));
+        until_state(&client, &session.id, |s| s.state == AgentState::Done).await;
+        let _: Ack = client
+            .call(
+                Method::Stop,
+                SessionParams {
+                    session: name.into(),
+                },
+            )
+            .await
+            .unwrap();
+        until_state(&client, &session.id, |s| s.state == AgentState::Stopped).await;
+        summaries.push(session);
+    }
+    std::fs::write(repo.join(".panewise/worktrees/dirty/notes.txt"), "wip").unwrap();
+    for (name, kept) in [("clean", false), ("dirty", true)] {
+        let removed: RemoveResult = client
+            .call(
+                Method::Remove,
+                SessionParams {
+                    session: name.into(),
+                },
+            )
+            .await
+            .unwrap();
+        let said = removed.worktree.unwrap();
+        assert_eq!(said.starts_with("kept"), kept, "{said}");
+        assert_eq!(
+            repo.join(".panewise/worktrees").join(name).exists(),
+            kept,
+            "{said}"
+        );
+    }
+    assert!(summaries.iter().all(|s| Path::new(&s.log).exists()));
+}

@@ -157,7 +157,7 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
     assert!(screen.contains("◆ 2 needs input"), "{screen}");
     assert!(screen.contains("asker · mock · needs_input"), "{screen}");
     terminal.keys(&["y"]);
-    terminal.wait_for("allowed by panewise-cli");
+    terminal.wait_for("answer allowed by panewise ui");
     home.until_state("asker", "done");
     // Home: the top of the list, the one still waiting.
     terminal.keys(&["Home"]);
@@ -165,7 +165,7 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
     terminal.keys(&["n"]);
     terminal.wait_for("deny, with a message (Enter: none):");
     terminal.line("not now");
-    terminal.wait_for("answer denied by panewise-cli: denied by panewise-cli");
+    terminal.wait_for("answer denied by panewise ui");
     // Attach, send a follow-up, come back.
     terminal.keys(&["Enter"]);
     terminal.wait_for("Esc returns to the list");

@@ -1,0 +1,222 @@
+//! The end-to-end cases of the daemon: each published CLI hosted by `panewise daemon` (started
+//! on demand by `panewise new`), its approval answered from outside with `panewise approve`,
+//! then the daemon killed with SIGKILL: no process of the case is left, the log replays, and
+//! `panewise resume` continues the session under a new daemon.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context, Result};
+use serde_json::Value;
+
+use crate::e2e::{
+    cli_env, processes_with_env, replay, start_mock, Cli, RESUME_PROMPT, SHELL, WRITE,
+};
+
+/// One CLI under the daemon.
+pub struct DaemonCase {
+    /// The CLI.
+    pub cli: Cli,
+    /// The case's name (`cargo xtask e2e --filter`).
+    pub name: &'static str,
+    /// The mock's scenario: one whose tool the CLI asks about under `ask`.
+    scenario: &'static str,
+    /// The prompt.
+    prompt: &'static str,
+}
+
+/// The cases.
+pub const CASES: &[DaemonCase] = &[
+    DaemonCase {
+        cli: Cli::Claude,
+        name: "daemon-claude-code",
+        scenario: "file-write",
+        prompt: WRITE,
+    },
+    DaemonCase {
+        cli: Cli::Codex,
+        name: "daemon-codex",
+        scenario: "tool-then-answer",
+        prompt: SHELL,
+    },
+    DaemonCase {
+        cli: Cli::Gemini,
+        name: "daemon-gemini-cli",
+        scenario: "tool-then-answer",
+        prompt: SHELL,
+    },
+];
+
+/// How long the agent may take to get to each state.
+const DEADLINE: Duration = Duration::from_secs(180);
+
+/// Runs `case` in `dir`.
+pub fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &DaemonCase) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    let home = dir.join("home");
+    let work = dir.join("work");
+    for sub in [&home, &work, &dir.join("run"), &dir.join("data")] {
+        std::fs::create_dir_all(sub)?;
+    }
+    let mock = start_mock(panewise, case.scenario, dir)?;
+    let mut env = cli_env(case.cli, &home, &mock.url)?;
+    let variable = match case.cli {
+        Cli::Claude => "PANEWISE_CLAUDE",
+        Cli::Codex => "PANEWISE_CODEX",
+        Cli::Gemini => "PANEWISE_GEMINI",
+    };
+    env.extend([
+        (variable.to_owned(), program.display().to_string()),
+        (
+            "XDG_RUNTIME_DIR".to_owned(),
+            dir.join("run").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME".to_owned(),
+            dir.join("data").display().to_string(),
+        ),
+        (
+            "XDG_CONFIG_HOME".to_owned(),
+            home.join(".config").display().to_string(),
+        ),
+    ]);
+    let run = |args: &[&str]| -> Result<Output> {
+        let mut command = Command::new(panewise);
+        command
+            .args(args)
+            .current_dir(&work)
+            .envs(env.iter().map(|(key, value)| (key, value)))
+            .stdin(Stdio::null());
+        within(command, DEADLINE)
+    };
+    let work_text = work.display().to_string();
+    let created = run(&[
+        "new",
+        "--provider",
+        case.cli.provider(),
+        "--approval",
+        "ask",
+        "--cwd",
+        &work_text,
+        "--name",
+        case.name,
+        case.prompt,
+    ])?;
+    ensure!(created.status.success(), "panewise new: {}", text(&created));
+    let waited = run(&["wait", case.name, "--until", "needs-input"])?;
+    ensure!(
+        waited.status.code() == Some(4),
+        "the agent did not ask: {}",
+        text(&waited)
+    );
+    let listed = run(&["agents", "--json"])?;
+    let entry: Value = serde_json::from_slice(
+        listed
+            .stdout
+            .split(|byte| *byte == b'\n')
+            .next()
+            .context("agents printed nothing")?,
+    )?;
+    ensure!(entry["state"] == "needs_input", "agents: {entry}");
+    ensure!(entry["waiting_for"]["tool"].is_string(), "agents: {entry}");
+    let log = entry["log"].as_str().context("no log")?.to_owned();
+    let approved = run(&["approve", case.name])?;
+    ensure!(approved.status.success(), "approve: {}", text(&approved));
+    let done = run(&["wait", case.name, "--until", "done"])?;
+    ensure!(done.status.code() == Some(0), "not done: {}", text(&done));
+    let recorded = std::fs::read_to_string(&log)?;
+    ensure!(
+        recorded.contains("\"approved\":true"),
+        "the approval is not in the log"
+    );
+    // SIGKILL of the daemon: the kernel and the guard leave nothing of the case running.
+    let daemon = daemon_pid(dir)?;
+    let killed = Command::new("kill")
+        .args(["-9", &daemon.to_string()])
+        .status()?;
+    ensure!(killed.success(), "kill -9 {daemon}");
+    let home_entry = format!("HOME={}", home.display());
+    let until = Instant::now() + Duration::from_secs(20);
+    while !processes_with_env(&home_entry).is_empty() {
+        if Instant::now() > until {
+            bail!(
+                "left running after SIGKILL: {:?}",
+                processes_with_env(&home_entry)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let state = replay(panewise, Path::new(&log))?;
+    ensure!(state["failure"].is_null(), "failure: {}", state["failure"]);
+    // A new daemon, started on demand, continues the session by the agent's own id.
+    let resumed = run(&["resume", &log, RESUME_PROMPT])?;
+    ensure!(resumed.status.success(), "resume: {}", text(&resumed));
+    let id = String::from_utf8_lossy(&resumed.stdout)
+        .lines()
+        .last()
+        .context("resume printed no id")?
+        .to_owned();
+    loop {
+        let waited = run(&["wait", &id])?;
+        match waited.status.code() {
+            Some(0 | 5) => break,
+            Some(4) => {
+                let approved = run(&["approve", &id])?;
+                ensure!(approved.status.success(), "approve: {}", text(&approved));
+            }
+            _ => bail!("the resumed session: {}", text(&waited)),
+        }
+    }
+    let stopped = run(&["stop", &id])?;
+    ensure!(stopped.status.success(), "stop: {}", text(&stopped));
+    let daemon = daemon_pid(dir)?;
+    let _ = Command::new("kill")
+        .args(["-TERM", &daemon.to_string()])
+        .status();
+    drop(mock);
+    Ok(())
+}
+
+/// The pid of the case's daemon: the `panewise` process whose runtime directory is the
+/// case's.
+fn daemon_pid(dir: &Path) -> Result<u32> {
+    let entry = format!("XDG_RUNTIME_DIR={}", dir.join("run").display());
+    processes_with_env(&entry)
+        .into_iter()
+        .find(|(_, name)| name == "panewise")
+        .map(|(pid, _)| pid)
+        .context("no daemon of the case runs")
+}
+
+/// Runs `command` to its end, killed if it takes longer than `deadline`.
+fn within(mut command: Command, deadline: Duration) -> Result<Output> {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run panewise")?;
+    let until = Instant::now() + deadline;
+    loop {
+        if child.try_wait()?.is_some() {
+            return Ok(child.wait_with_output()?);
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let output = child.wait_with_output()?;
+            bail!("still running after {deadline:?}: {}", text(&output));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{:?}: {}{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
