@@ -3,6 +3,9 @@
 //! line of the watched session. `cargo bench -p panewise-tui --bench view`; figures in
 //! docs/BENCHMARKS.md.
 
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -85,9 +88,7 @@ fn dashboard(count: usize) -> App {
 fn bench(c: &mut Criterion) {
     for count in [30, 100] {
         let app = dashboard(count);
-        let Ok(mut terminal) = Terminal::new(TestBackend::new(200, 50)) else {
-            return;
-        };
+        let Ok(mut terminal) = Terminal::new(TestBackend::new(200, 50));
         c.bench_function(&format!("view {count} sessions 200x50"), |b| {
             b.iter(|| {
                 let _ = terminal.draw(|frame| view(black_box(&app), frame));
