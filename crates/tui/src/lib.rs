@@ -2,10 +2,10 @@
 //!
 //! The dashboard's pure core (`panewise ui`): every session the daemon hosts on one screen,
 //! the ones that need a person first, answered without leaving it. Elm-style:
-//! [`App`] is the state, [`update`] turns an [`Event`] (a key, the mouse, a resize, a tick
+//! [`App`] is the state, [`update()`] turns an [`Event`] (a key, the mouse, a resize, a tick
 //! carrying the time, or the daemon's data: the list, a summary, a subscribed session's log
 //! line, an error, the connection lost) into the next [`App`] and the [`Effect`]s the shell
-//! must carry out (API calls, the title, the bell, quitting), and [`view`] draws an [`App`]
+//! must carry out (API calls, the title, the bell, quitting), and [`view()`] draws an [`App`]
 //! into a ratatui `Frame`.
 //!
 //! ## Invariants
@@ -24,7 +24,7 @@
 //! shell's: `crates/cli/src/ui_cmd.rs`.
 //!
 //! ## Where to start reading
-//! [`update`] (`update.rs`), then [`app::App::grouped`], then [`view`] (`view.rs`).
+//! [`update()`] (`update.rs`), then [`app::App::grouped`], then [`view()`] (`view.rs`).
 
 pub mod app;
 pub mod error;
