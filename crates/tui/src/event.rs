@@ -1,4 +1,4 @@
-//! What flows into [`crate::update`] ([`Event`]) and out of it ([`Effect`]): plain data, so
+//! What flows into [`crate::update()`] ([`Event`]) and out of it ([`Effect`]): plain data, so
 //! a test builds events by hand and compares the effects whole.
 
 use panewise_api::{CreateParams, Decision, SessionSummary};
@@ -56,7 +56,7 @@ pub enum Mouse {
 }
 
 /// Everything the dashboard reacts to. Time arrives as [`Event::Tick`]; nothing in
-/// [`crate::update`] reads a clock.
+/// [`crate::update()`] reads a clock.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// A key was pressed.
