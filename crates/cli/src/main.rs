@@ -13,6 +13,7 @@ mod replay;
 mod run;
 mod sessions_cmd;
 mod terminal_text;
+mod ui_cmd;
 mod worktree;
 
 mod window_cmd;
@@ -35,7 +36,7 @@ struct Cli {
     #[arg(long, short, global = true)]
     verbose: bool,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 // Declared in the order `--help` lists them: the main job first, then what reads its records,
@@ -49,6 +50,10 @@ enum Command {
     /// answered by the approval mode.
     #[command(after_help = const_format_run_help())]
     Run(Box<run::Args>),
+    /// The dashboard: every agent under the daemon on one screen, the ones that need you
+    /// first, answered in place (`panewise` alone on a terminal opens it too).
+    #[command(after_help = exit::EXIT_CODES)]
+    Ui(ui_cmd::Args),
     /// Start an agent under this user's daemon and print its id (on the last line).
     ///
     /// With no provider configured, the offline mock model. The daemon is started when none
@@ -131,7 +136,20 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .init();
-    let result = match cli.command {
+    let command = match cli.command {
+        Some(command) => command,
+        None if std::io::IsTerminal::is_terminal(&std::io::stdin())
+            && std::io::IsTerminal::is_terminal(&std::io::stdout()) =>
+        {
+            Command::Ui(ui_cmd::Args::default())
+        }
+        None => {
+            let _ = <Cli as clap::CommandFactory>::command().print_help();
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let result = match command {
+        Command::Ui(args) => ui_cmd::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Window(args) => window_cmd::run(args),
         Command::Decode(args) => decode_cmd::run(args),

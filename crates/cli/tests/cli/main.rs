@@ -13,6 +13,7 @@ mod run_signals;
 mod run_terminal;
 mod sessions;
 mod transcripts;
+mod ui_terminal;
 mod usage;
 mod window;
 

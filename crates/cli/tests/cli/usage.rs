@@ -20,6 +20,7 @@ fn the_top_level_help_lists_every_subcommand() {
         listed,
         [
             "run",
+            "ui",
             "new",
             "agents",
             "attach",

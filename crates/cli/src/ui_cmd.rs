@@ -1,0 +1,476 @@
+//! `panewise ui` (and `panewise` alone on a terminal): the dashboard's shell. It connects to
+//! the daemon (starting it when none runs), subscribes to the list and to the selected
+//! session, feeds every key, mouse event, resize, tick and notification to
+//! `panewise_tui::update`, carries out the effects it returns with one exhaustive match, and
+//! draws `panewise_tui::view` when something changed. The terminal is restored on exit and
+//! on a panic; quitting leaves every agent running.
+
+use std::io::Stdout;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use crossterm::event::{
+    self as term, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
+use crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen, SetTitle,
+};
+use panewise_api::{
+    Ack, ApproveParams, CreateParams, CreateResult, ListParams, ListResult, Method, PromptParams,
+    RemoveResult, RenameParams, ResumeParams, SessionParams, SubscribeParams, SubscribeResult,
+};
+use panewise_supervisor::Client;
+use panewise_tui::{App, Effect, Event, Key, Mouse, Settings};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use tokio::sync::mpsc;
+
+/// `panewise ui`.
+#[derive(clap::Args, Default)]
+pub struct Args {
+    /// First start four sessions on the offline mock, so every state shows: one done, one
+    /// waiting for an approval (`y` in the dashboard answers it), one idle with no prompt yet,
+    /// one stopped.
+    #[arg(long)]
+    demo: bool,
+}
+
+/// How often the clock ticks (the ages on the list).
+const TICK: Duration = Duration::from_secs(1);
+
+/// The least time between two frames: at most 60 a second.
+const FRAME: Duration = Duration::from_millis(16);
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+/// The settings the dashboard starts with, from `panewise.toml` where it is run.
+fn settings() -> Settings {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let config = panewise_host::config::Config::load(&cwd).ok();
+    let config = config.as_ref();
+    Settings {
+        bell: config.is_none_or(|config| config.notify.bell.unwrap_or(true)),
+        provider: config.and_then(|config| config.provider).map_or_else(
+            || "mock".to_owned(),
+            |provider| provider.as_str().to_owned(),
+        ),
+        model: config
+            .and_then(|config| config.model.clone())
+            .unwrap_or_default(),
+        approval: config
+            .and_then(|config| config.approval)
+            .map_or_else(String::new, |mode| mode.name().to_owned()),
+        cwd: String::new(),
+    }
+}
+
+/// Runs the dashboard until `q`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (runtime, client) = crate::agents_cmd::connect("panewise ui")?;
+    let client = Arc::new(client);
+    if args.demo {
+        runtime.block_on(demo(&client))?;
+    }
+    let mut terminal = enter()?;
+    let outcome = runtime.block_on(event_loop(&mut terminal, Arc::clone(&client)));
+    leave();
+    runtime.shutdown_background();
+    outcome?;
+    eprintln!("panewise ui: every agent goes on running (`panewise agents` lists them)");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The demo's sessions, on the offline mock.
+async fn demo(client: &Client) -> anyhow::Result<()> {
+    let create = |name: &str, prompt: Option<&str>, approval: &str| CreateParams {
+        prompt: prompt.map(str::to_owned),
+        name: Some(unique_name(name)),
+        approval: Some(approval.to_owned()),
+        ..CreateParams::default()
+    };
+    let sessions = [
+        create(
+            "demo-done",
+            Some("print hello with the shell"),
+            "full-access",
+        ),
+        create("demo-ask", Some("print hello with the shell"), "ask"),
+        create("demo-idle", None, "full-access"),
+        create("demo-stopped", None, "full-access"),
+    ];
+    let mut stopped = None;
+    for params in sessions {
+        let created: CreateResult = client.call(Method::Create, params).await?;
+        if created.session.name.starts_with("demo-stopped") {
+            stopped = Some(created.session.id);
+        }
+    }
+    if let Some(session) = stopped {
+        let _: Ack = client.call(Method::Stop, SessionParams { session }).await?;
+    }
+    Ok(())
+}
+
+/// `name`, with the time appended so a second demo does not collide with the first.
+fn unique_name(name: &str) -> String {
+    format!("{name}-{}", now_ms() % 100_000)
+}
+
+type Tty = Terminal<CrosstermBackend<Stdout>>;
+
+/// Raw mode, the alternate screen, the mouse; a panic restores the terminal before its
+/// message is printed.
+fn enter() -> anyhow::Result<Tty> {
+    enable_raw_mode().context("cannot put the terminal in raw mode")?;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        leave();
+        previous(info);
+    }));
+    crossterm::execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        term::EnableMouseCapture
+    )
+    .context("cannot open the alternate screen")?;
+    Terminal::new(CrosstermBackend::new(std::io::stdout())).context("cannot draw on the terminal")
+}
+
+/// The terminal as it was. Safe to call twice.
+fn leave() {
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        term::DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = disable_raw_mode();
+}
+
+/// crossterm's key as the dashboard's.
+fn key_of(event: KeyEvent) -> Option<Key> {
+    if event.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctrl = event.modifiers.contains(KeyModifiers::CONTROL);
+    Some(match event.code {
+        KeyCode::Char(c) if ctrl => Key::Ctrl(c.to_ascii_lowercase()),
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::Tab => Key::Tab,
+        KeyCode::BackTab => Key::BackTab,
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::Left => Key::Left,
+        KeyCode::Right => Key::Right,
+        KeyCode::PageUp => Key::PageUp,
+        KeyCode::PageDown => Key::PageDown,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
+        _ => return None,
+    })
+}
+
+/// crossterm's event as the dashboard's.
+fn event_of(event: term::Event) -> Option<Event> {
+    match event {
+        term::Event::Key(key) => key_of(key).map(Event::Key),
+        term::Event::Mouse(mouse) => match mouse.kind {
+            MouseEventKind::Down(MouseButton::Left) => Some(Event::Mouse(Mouse::Click {
+                column: mouse.column,
+                row: mouse.row,
+            })),
+            MouseEventKind::ScrollUp => Some(Event::Mouse(Mouse::ScrollUp)),
+            MouseEventKind::ScrollDown => Some(Event::Mouse(Mouse::ScrollDown)),
+            _ => None,
+        },
+        term::Event::Resize(width, height) => Some(Event::Resize { width, height }),
+        _ => None,
+    }
+}
+
+/// Reads the terminal on a thread of its own (crossterm's reads block) until `stop`.
+fn read_terminal(events: mpsc::UnboundedSender<Event>, stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            match term::poll(Duration::from_millis(100)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => return,
+            }
+            let Ok(event) = term::read() else { return };
+            if let Some(event) = event_of(event) {
+                if events.send(event).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+}
+
+/// The API calls, in the order the dashboard asked for them (an unsubscribe before the next
+/// subscribe), each one's failure sent back as an event.
+async fn call_in_order(
+    client: Arc<Client>,
+    mut calls: mpsc::UnboundedReceiver<Effect>,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    while let Some(effect) = calls.recv().await {
+        let (what, result) = call(&client, effect).await;
+        if let Err(error) = result {
+            let _ = events.send(Event::Failed {
+                what: what.to_owned(),
+                message: error.to_string(),
+            });
+        }
+    }
+}
+
+/// One API effect; the others are the terminal's and never reach here.
+async fn call(
+    client: &Client,
+    effect: Effect,
+) -> (
+    &'static str,
+    Result<(), panewise_supervisor::SupervisorError>,
+) {
+    match effect {
+        Effect::Approve {
+            session,
+            request,
+            decision,
+        } => (
+            "approve",
+            client
+                .call::<_, Ack>(
+                    Method::Approve,
+                    ApproveParams {
+                        session,
+                        request: Some(request),
+                        decision,
+                    },
+                )
+                .await
+                .map(drop),
+        ),
+        Effect::Answer { session, text } => (
+            "answer",
+            client
+                .call::<_, Ack>(Method::Answer, panewise_api::AnswerParams { session, text })
+                .await
+                .map(drop),
+        ),
+        Effect::Prompt { session, text } => (
+            "prompt",
+            client
+                .call::<_, Ack>(Method::Prompt, PromptParams { session, text })
+                .await
+                .map(drop),
+        ),
+        Effect::Interrupt { session } => (
+            "interrupt",
+            client
+                .call::<_, Ack>(Method::Interrupt, SessionParams { session })
+                .await
+                .map(drop),
+        ),
+        Effect::Stop { session } => (
+            "stop",
+            client
+                .call::<_, Ack>(Method::Stop, SessionParams { session })
+                .await
+                .map(drop),
+        ),
+        Effect::Remove { session } => (
+            "remove",
+            client
+                .call::<_, RemoveResult>(Method::Remove, SessionParams { session })
+                .await
+                .map(drop),
+        ),
+        Effect::Rename { session, name } => (
+            "rename",
+            client
+                .call::<_, Ack>(Method::Rename, RenameParams { session, name })
+                .await
+                .map(drop),
+        ),
+        Effect::Create(params) => (
+            "new session",
+            client
+                .call::<_, CreateResult>(Method::Create, params)
+                .await
+                .map(drop),
+        ),
+        Effect::Resume { session } => (
+            "resume",
+            client
+                .call::<_, CreateResult>(
+                    Method::Resume,
+                    ResumeParams {
+                        session,
+                        prompt: None,
+                    },
+                )
+                .await
+                .map(drop),
+        ),
+        Effect::Subscribe {
+            session,
+            from_line,
+            attach,
+        } => (
+            "subscribe",
+            client
+                .call::<_, SubscribeResult>(
+                    Method::Subscribe,
+                    SubscribeParams {
+                        session,
+                        from_line,
+                        attach,
+                    },
+                )
+                .await
+                .map(drop),
+        ),
+        Effect::Unsubscribe { session } => (
+            "unsubscribe",
+            client
+                .call::<_, Ack>(Method::Unsubscribe, SessionParams { session })
+                .await
+                .map(drop),
+        ),
+        Effect::SetTitle(_) | Effect::Bell | Effect::Quit => ("", Ok(())),
+    }
+}
+
+/// What the loop does after an effect.
+enum Next {
+    Go,
+    Quit,
+}
+
+/// Carries out one effect: the terminal's here, the API's in order on the calls task.
+fn execute(effect: Effect, calls: &mpsc::UnboundedSender<Effect>) -> anyhow::Result<Next> {
+    match effect {
+        Effect::SetTitle(title) => {
+            crossterm::execute!(std::io::stdout(), SetTitle(title))?;
+        }
+        Effect::Bell => {
+            use std::io::Write;
+            let mut out = std::io::stdout();
+            out.write_all(b"\x07")?;
+            out.flush()?;
+        }
+        Effect::Quit => return Ok(Next::Quit),
+        api @ (Effect::Approve { .. }
+        | Effect::Answer { .. }
+        | Effect::Prompt { .. }
+        | Effect::Interrupt { .. }
+        | Effect::Stop { .. }
+        | Effect::Remove { .. }
+        | Effect::Rename { .. }
+        | Effect::Create(_)
+        | Effect::Resume { .. }
+        | Effect::Subscribe { .. }
+        | Effect::Unsubscribe { .. }) => {
+            calls
+                .send(api)
+                .map_err(|_| anyhow::anyhow!("the connection to the daemon is gone"))?;
+        }
+    }
+    Ok(Next::Go)
+}
+
+async fn event_loop(terminal: &mut Tty, client: Arc<Client>) -> anyhow::Result<()> {
+    let size = terminal.size()?;
+    let mut app = App::new(settings(), now_ms(), (size.width, size.height));
+    let (events_in, mut events) = mpsc::unbounded_channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    read_terminal(events_in.clone(), Arc::clone(&stop));
+    let (calls, calls_out) = mpsc::unbounded_channel();
+    tokio::spawn(call_in_order(
+        Arc::clone(&client),
+        calls_out,
+        events_in.clone(),
+    ));
+    let notices = Arc::clone(&client);
+    let notices_in = events_in.clone();
+    tokio::spawn(async move {
+        while let Some(notice) = notices.next_notification().await {
+            match panewise_tui::notice::event_of(notice) {
+                Ok(Some(event)) => {
+                    if notices_in.send(event).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => tracing::warn!(%error),
+            }
+        }
+        let _ = notices_in.send(Event::ConnectionLost);
+    });
+    let list: ListResult = client.call(Method::SubscribeList, ListParams {}).await?;
+    let _ = events_in.send(Event::List(list.sessions));
+    let mut tick = tokio::time::interval(TICK);
+    let mut last_frame = tokio::time::Instant::now();
+    let result = loop {
+        // A frame only after an event (a tick once a second, for the ages), and at most one
+        // per FRAME: the events of a burst of lines are all folded, then drawn once.
+        tokio::time::sleep_until(last_frame + FRAME).await;
+        let mut quit = false;
+        while let Ok(event) = events.try_recv() {
+            if let Next::Quit = step(&mut app, event, &calls)? {
+                quit = true;
+                break;
+            }
+        }
+        if quit {
+            break Ok(());
+        }
+        terminal.draw(|frame| panewise_tui::view(&app, frame))?;
+        last_frame = tokio::time::Instant::now();
+        let event = tokio::select! {
+            event = events.recv() => match event {
+                Some(event) => event,
+                None => break Ok(()),
+            },
+            _ = tick.tick() => Event::Tick { now_ms: now_ms() },
+        };
+        match step(&mut app, event, &calls) {
+            Ok(Next::Go) => {}
+            Ok(Next::Quit) => break Ok(()),
+            Err(error) => break Err(error),
+        }
+    };
+    stop.store(true, Ordering::Relaxed);
+    result
+}
+
+/// One event through `update`, and its effects carried out.
+fn step(
+    app: &mut App,
+    event: Event,
+    calls: &mpsc::UnboundedSender<Effect>,
+) -> anyhow::Result<Next> {
+    let current = std::mem::replace(app, App::new(Settings::default(), 0, (0, 0)));
+    let (next, effects) = panewise_tui::update(current, event);
+    *app = next;
+    for effect in effects {
+        if let Next::Quit = execute(effect, calls)? {
+            return Ok(Next::Quit);
+        }
+    }
+    Ok(Next::Go)
+}

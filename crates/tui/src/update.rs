@@ -1,0 +1,500 @@
+//! `update(App, Event) -> (App, Vec<Effect>)`: every change of the dashboard's state, and
+//! every request it makes, decided from events alone.
+
+use panewise_api::{AgentState, CreateParams, Decision, SessionSummary, WaitingFor};
+
+use crate::app::{App, Field, Form, Group, Mode, Notice, Purpose, Watched, NOTICE_CAP};
+use crate::event::{Effect, Event, Key, Mouse};
+use crate::text::one_line;
+use crate::view::{list_row_at, LIST_TOP};
+
+/// The dashboard's next state and what the shell must do for it.
+pub fn update(mut app: App, event: Event) -> (App, Vec<Effect>) {
+    let mut effects = Vec::new();
+    match event {
+        Event::Key(key) => on_key(&mut app, key, &mut effects),
+        Event::Mouse(mouse) => on_mouse(&mut app, mouse, &mut effects),
+        Event::Resize { width, height } => app.size = (width, height),
+        Event::Tick { now_ms } => app.now_ms = now_ms,
+        Event::List(sessions) => {
+            app.sessions = sessions
+                .into_iter()
+                .map(|session| (session.id.clone(), session))
+                .collect();
+            app.loaded = true;
+            app.disconnected = false;
+            if app.selected.is_none() {
+                // The one that has waited longest for a person: the API lists needs-input
+                // sessions first, the oldest first.
+                let first = app.selectable().into_iter().next();
+                select(&mut app, first, &mut effects);
+            }
+        }
+        Event::Changed(session) => on_changed(&mut app, *session, &mut effects),
+        Event::Removed { id } => {
+            app.sessions.remove(&id);
+            if app.selected.as_deref() == Some(id.as_str()) {
+                app.watched = None;
+                app.selected = None;
+                if matches!(app.mode, Mode::Attached { .. }) {
+                    app.mode = Mode::List;
+                }
+                let next = app.selectable().into_iter().next();
+                select(&mut app, next, &mut effects);
+            }
+        }
+        Event::Line {
+            session,
+            index,
+            line,
+        } => {
+            if let Some(watched) = app.watched.as_mut().filter(|w| w.session == session) {
+                watched.fold(index, &line);
+            }
+        }
+        Event::Ended { session } => {
+            if let Some(watched) = app.watched.as_mut().filter(|w| w.session == session) {
+                watched.ended = true;
+            }
+        }
+        Event::Failed { what, message } => {
+            let text = format!("{what}: {message}");
+            notice(&mut app, text, true);
+        }
+        Event::ConnectionLost => {
+            app.disconnected = true;
+            notice(
+                &mut app,
+                "the daemon closed the connection; the agents it hosted may still run \
+                 (`panewise agents`)"
+                    .to_owned(),
+                true,
+            );
+        }
+    }
+    retitle(&mut app, &mut effects);
+    (app, effects)
+}
+
+/// A line at the bottom.
+fn notice(app: &mut App, text: String, error: bool) {
+    app.notices.push(Notice {
+        at_ms: app.now_ms,
+        text,
+        error,
+    });
+    if app.notices.len() > NOTICE_CAP {
+        app.notices.remove(0);
+    }
+}
+
+/// The terminal's title says how many wait, set only when that changes.
+fn retitle(app: &mut App, effects: &mut Vec<Effect>) {
+    if !app.loaded {
+        return;
+    }
+    let waiting = app
+        .sessions
+        .values()
+        .filter(|session| session.state == AgentState::NeedsInput)
+        .count();
+    let title = match waiting {
+        0 => "panewise".to_owned(),
+        1 => "panewise: 1 needs input".to_owned(),
+        n => format!("panewise: {n} need input"),
+    };
+    if title != app.title {
+        app.title = title.clone();
+        effects.push(Effect::SetTitle(title));
+    }
+}
+
+/// A summary changed: the edges into needs-input and done are notices (and the bell), except
+/// for the session being looked at.
+fn on_changed(app: &mut App, session: SessionSummary, effects: &mut Vec<Effect>) {
+    let before = app.sessions.get(&session.id).map(|old| old.state);
+    // The session on screen (peeked or attached) is being looked at: no notice for it.
+    let viewed = app.selected.as_deref() == Some(session.id.as_str());
+    let edge = match session.state {
+        AgentState::NeedsInput if before != Some(AgentState::NeedsInput) => Some("needs input"),
+        AgentState::Done if before != Some(AgentState::Done) && before.is_some() => Some("done"),
+        AgentState::Failed if before.is_some_and(|state| state != AgentState::Failed) => {
+            Some("failed")
+        }
+        _ => None,
+    };
+    let name = one_line(&session.name, 40);
+    let id = session.id.clone();
+    app.sessions.insert(session.id.clone(), session);
+    if let Some(edge) = edge {
+        if !viewed {
+            notice(app, format!("{name} {edge}"), false);
+            if app.settings.bell {
+                effects.push(Effect::Bell);
+            }
+        }
+    }
+    if app.selected.is_none() {
+        select(app, Some(id), effects);
+    }
+}
+
+/// Moves the selection to `id`, subscribing to it in place of the one watched before.
+fn select(app: &mut App, id: Option<String>, effects: &mut Vec<Effect>) {
+    if app.selected == id && app.watched.is_some() {
+        return;
+    }
+    if let Some(old) = app.watched.take() {
+        effects.push(Effect::Unsubscribe {
+            session: old.session,
+        });
+    }
+    app.selected = id.clone();
+    app.scroll = 0;
+    if let Some(id) = id {
+        let attach = matches!(app.mode, Mode::Attached { .. });
+        app.watched = Some(Watched::new(&id, attach));
+        effects.push(Effect::Subscribe {
+            session: id,
+            from_line: 0,
+            attach,
+        });
+    }
+}
+
+/// Subscribes to the selected session again, attached or not (the fold starts over).
+fn resubscribe(app: &mut App, attach: bool, effects: &mut Vec<Effect>) {
+    let Some(id) = app.selected.clone() else {
+        return;
+    };
+    if app.watched.is_some() {
+        effects.push(Effect::Unsubscribe {
+            session: id.clone(),
+        });
+    }
+    app.watched = Some(Watched::new(&id, attach));
+    effects.push(Effect::Subscribe {
+        session: id,
+        from_line: 0,
+        attach,
+    });
+}
+
+/// Moves the selection by `delta` rows.
+fn move_by(app: &mut App, delta: isize, effects: &mut Vec<Effect>) {
+    let ids = app.selectable();
+    if ids.is_empty() {
+        return;
+    }
+    let at = app
+        .selected
+        .as_ref()
+        .and_then(|id| ids.iter().position(|other| other == id));
+    let last = ids.len().saturating_sub(1);
+    let next = match at {
+        None => 0,
+        Some(at) if delta < 0 => at.saturating_sub(delta.unsigned_abs()),
+        Some(at) => at.saturating_add(delta.unsigned_abs()).min(last),
+    };
+    let id = ids.get(next).cloned();
+    select(app, id, effects);
+}
+
+/// What the selected session waits for.
+fn waiting(app: &App) -> Option<(String, WaitingFor)> {
+    let session = app.selected_session()?;
+    let waiting = session.waiting_for.clone()?;
+    (session.state == AgentState::NeedsInput).then(|| (session.id.clone(), waiting))
+}
+
+/// The keys that answer what the selected session waits for: `y`, `a`, `n`, digits, `r`.
+/// Returns whether the key was one.
+fn answer_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) -> bool {
+    let Some((session, waiting_for)) = waiting(app) else {
+        return false;
+    };
+    match (waiting_for, key) {
+        (WaitingFor::Approval { id, .. }, Key::Char('y')) => {
+            effects.push(Effect::Approve {
+                session,
+                request: id,
+                decision: Decision::AllowOnce,
+            });
+        }
+        (WaitingFor::Approval { id, .. }, Key::Char('a')) => {
+            effects.push(Effect::Approve {
+                session,
+                request: id,
+                decision: Decision::AllowForSession,
+            });
+        }
+        (WaitingFor::Approval { id, .. }, Key::Char('n')) => {
+            app.mode = Mode::Input {
+                purpose: Purpose::DenyMessage {
+                    session,
+                    request: id,
+                },
+                text: String::new(),
+            };
+        }
+        (WaitingFor::Question { .. }, Key::Char(digit @ '1'..='9')) => {
+            effects.push(Effect::Answer {
+                session,
+                text: digit.to_string(),
+            });
+        }
+        (WaitingFor::Question { .. }, Key::Char('r')) => {
+            app.mode = Mode::Input {
+                purpose: Purpose::Answer { session },
+                text: String::new(),
+            };
+        }
+        _ => return false,
+    }
+    true
+}
+
+fn on_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) {
+    if key == Key::Ctrl('c') {
+        effects.push(Effect::Quit);
+        return;
+    }
+    let mode = std::mem::replace(&mut app.mode, Mode::List);
+    match mode {
+        Mode::List => on_list_key(app, key, effects),
+        Mode::Help => {
+            // Any key closes the help.
+        }
+        Mode::Attached { prompt } => on_attached_key(app, prompt, key, effects),
+        Mode::Input { purpose, text } => on_input_key(app, purpose, text, key, effects),
+        Mode::New(form) => on_form_key(app, form, key, effects),
+    }
+}
+
+fn on_list_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) {
+    if answer_key(app, key, effects) {
+        return;
+    }
+    let selected = app.selected.clone();
+    let input = |purpose: Purpose| Mode::Input {
+        purpose,
+        text: String::new(),
+    };
+    match key {
+        Key::Char('q') => effects.push(Effect::Quit),
+        Key::Up | Key::Char('k') => move_by(app, -1, effects),
+        Key::Down | Key::Char('j') => move_by(app, 1, effects),
+        Key::PageUp => move_by(app, -10, effects),
+        Key::PageDown => move_by(app, 10, effects),
+        Key::Home => move_by(app, isize::MIN / 2, effects),
+        Key::End => move_by(app, isize::MAX / 2, effects),
+        Key::Char('?') => app.mode = Mode::Help,
+        Key::Char('/') => {
+            app.mode = Mode::Input {
+                purpose: Purpose::Filter,
+                text: app.filter.clone(),
+            }
+        }
+        Key::Char('z') => {
+            // Opens (or closes) the folded groups.
+            for group in [Group::Idle, Group::Finished] {
+                match app.toggled.iter().position(|g| *g == group) {
+                    Some(at) => {
+                        app.toggled.remove(at);
+                    }
+                    None => app.toggled.push(group),
+                }
+            }
+            let ids = app.selectable();
+            if app.selected.as_ref().is_some_and(|id| !ids.contains(id)) {
+                select(app, ids.first().cloned(), effects);
+            }
+        }
+        Key::Char('c') => {
+            let settings = &app.settings;
+            app.mode = Mode::New(Form {
+                values: [
+                    settings.provider.clone(),
+                    settings.model.clone(),
+                    String::new(),
+                    settings.cwd.clone(),
+                    "n".to_owned(),
+                    settings.approval.clone(),
+                ],
+                focus: 2,
+            });
+        }
+        Key::Esc => app.filter.clear(),
+        _ => {}
+    }
+    let Some(session) = selected else {
+        return;
+    };
+    match key {
+        Key::Enter | Key::Right => {
+            app.mode = Mode::Attached {
+                prompt: String::new(),
+            };
+            resubscribe(app, true, effects);
+        }
+        Key::Char('p') => app.mode = input(Purpose::Prompt { session }),
+        Key::Char('e') => app.mode = input(Purpose::Rename { session }),
+        Key::Char('i') => effects.push(Effect::Interrupt { session }),
+        Key::Char('s') => effects.push(Effect::Stop { session }),
+        Key::Char('d') => effects.push(Effect::Remove { session }),
+        Key::Char('u') => effects.push(Effect::Resume { session }),
+        _ => {}
+    }
+}
+
+fn on_attached_key(app: &mut App, mut prompt: String, key: Key, effects: &mut Vec<Effect>) {
+    // An approval is answered with y / a / n only while nothing is typed, so a prompt being
+    // typed when an approval arrives does not answer it.
+    if prompt.is_empty() && answer_key(app, key, effects) {
+        if matches!(app.mode, Mode::List) {
+            app.mode = Mode::Attached { prompt };
+        }
+        return;
+    }
+    match key {
+        Key::Esc | Key::Left if prompt.is_empty() || key == Key::Esc => {
+            app.mode = Mode::List;
+            resubscribe(app, false, effects);
+            return;
+        }
+        Key::Enter => {
+            let text = prompt.trim().to_owned();
+            if let (false, Some(session)) = (text.is_empty(), app.selected.clone()) {
+                effects.push(Effect::Prompt { session, text });
+            }
+            prompt.clear();
+        }
+        Key::Backspace => {
+            prompt.pop();
+        }
+        Key::Char(c) => prompt.push(c),
+        Key::Ctrl('x') => {
+            if let Some(session) = app.selected.clone() {
+                effects.push(Effect::Interrupt { session });
+            }
+        }
+        Key::Up | Key::PageUp => app.scroll = app.scroll.saturating_add(5),
+        Key::Down | Key::PageDown => app.scroll = app.scroll.saturating_sub(5),
+        _ => {}
+    }
+    app.mode = Mode::Attached { prompt };
+}
+
+fn on_input_key(
+    app: &mut App,
+    purpose: Purpose,
+    mut text: String,
+    key: Key,
+    effects: &mut Vec<Effect>,
+) {
+    match key {
+        Key::Esc => return,
+        Key::Enter => {
+            let typed = text.trim().to_owned();
+            match purpose {
+                Purpose::DenyMessage { session, request } => effects.push(Effect::Approve {
+                    session,
+                    request,
+                    decision: Decision::Deny {
+                        message: (!typed.is_empty()).then_some(typed),
+                    },
+                }),
+                Purpose::Answer { session } if !typed.is_empty() => {
+                    effects.push(Effect::Answer {
+                        session,
+                        text: typed,
+                    });
+                }
+                Purpose::Prompt { session } if !typed.is_empty() => {
+                    effects.push(Effect::Prompt {
+                        session,
+                        text: typed,
+                    });
+                }
+                Purpose::Rename { session } if !typed.is_empty() => {
+                    effects.push(Effect::Rename {
+                        session,
+                        name: typed,
+                    });
+                }
+                Purpose::Answer { .. } | Purpose::Prompt { .. } | Purpose::Rename { .. } => {}
+                Purpose::Filter => {
+                    app.filter = typed;
+                    let ids = app.selectable();
+                    if app.selected.as_ref().is_none_or(|id| !ids.contains(id)) {
+                        select(app, ids.first().cloned(), effects);
+                    }
+                }
+            }
+            return;
+        }
+        Key::Backspace => {
+            text.pop();
+        }
+        Key::Char(c) => text.push(c),
+        _ => {}
+    }
+    app.mode = Mode::Input { purpose, text };
+}
+
+fn on_form_key(app: &mut App, mut form: Form, key: Key, effects: &mut Vec<Effect>) {
+    let fields = Field::ALL.len();
+    match key {
+        Key::Esc => return,
+        Key::Tab | Key::Down => form.focus = (form.focus + 1) % fields,
+        Key::BackTab | Key::Up => form.focus = (form.focus + fields - 1) % fields,
+        Key::Enter => {
+            let value = |field: Field| {
+                let at = Field::ALL.iter().position(|f| *f == field).unwrap_or(0);
+                let text = form.values.get(at).map(|v| v.trim()).unwrap_or("");
+                (!text.is_empty()).then(|| text.to_owned())
+            };
+            effects.push(Effect::Create(CreateParams {
+                provider: value(Field::Provider),
+                model: value(Field::Model),
+                prompt: value(Field::Prompt),
+                cwd: value(Field::Cwd),
+                name: None,
+                approval: value(Field::Approval),
+                window: None,
+                worktree: value(Field::Worktree).is_some_and(|text| text.eq_ignore_ascii_case("y")),
+            }));
+            return;
+        }
+        Key::Backspace => {
+            if let Some(value) = form.values.get_mut(form.focus) {
+                value.pop();
+            }
+        }
+        Key::Char(c) => {
+            if let Some(value) = form.values.get_mut(form.focus) {
+                value.push(c);
+            }
+        }
+        _ => {}
+    }
+    app.mode = Mode::New(form);
+}
+
+fn on_mouse(app: &mut App, mouse: Mouse, effects: &mut Vec<Effect>) {
+    if !matches!(app.mode, Mode::List) {
+        return;
+    }
+    match mouse {
+        Mouse::ScrollUp => move_by(app, -1, effects),
+        Mouse::ScrollDown => move_by(app, 1, effects),
+        Mouse::Click { column, row } => {
+            if row < LIST_TOP {
+                return;
+            }
+            if let Some(id) = list_row_at(app, column, row) {
+                select(app, Some(id), effects);
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! `view` on ratatui's `TestBackend`, snapshot-tested with insta.
+
+use panewise_api::{AgentState, SessionSummary};
+use panewise_tui::{view, App, Event, Key};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+use crate::fixtures::{app, asking, every_state, feed, line_events, log_lines, session, working};
+
+fn draw(app: &App) -> Terminal<TestBackend> {
+    let mut terminal = match Terminal::new(TestBackend::new(app.size.0, app.size.1)) {
+        Ok(terminal) => terminal,
+        Err(error) => panic!("a test backend: {error}"),
+    };
+    if let Err(error) = terminal.draw(|frame| view(app, frame)) {
+        panic!("drawing: {error}");
+    }
+    terminal
+}
+
+/// Every state, with the waiting session's log folded into the peek.
+fn every_state_app(width: u16, height: u16) -> App {
+    let mut events = vec![Event::List(every_state())];
+    events.extend(line_events("0190-tests", &log_lines()));
+    feed(app(width, height), events).0
+}
+
+#[test]
+fn every_state_at_80x24() {
+    insta::assert_snapshot!(draw(&every_state_app(80, 24)).backend());
+}
+
+#[test]
+fn every_state_at_200x50() {
+    insta::assert_snapshot!(draw(&every_state_app(200, 50)).backend());
+}
+
+#[test]
+fn a_long_tool_argument_is_cut_on_the_row_and_shown_whole_in_the_peek() {
+    let argument = format!(
+        "cargo test --workspace -- {}",
+        "--exact a::very::long::name ".repeat(8)
+    );
+    let list = vec![
+        asking("long", 30, &argument),
+        working("build", 60, "shell", &argument),
+    ];
+    let app = feed(app(120, 30), [Event::List(list)]).0;
+    insta::assert_snapshot!(draw(&app).backend());
+}
+
+#[test]
+fn a_hostile_escape_sequence_in_a_question_is_shown_escaped() {
+    let hostile = "touch spoofed #\r\u{1b}[2Kecho hello\u{1b}]0;pwned\u{7}\u{202e}txt.exe";
+    let app = feed(
+        app(100, 20),
+        [Event::List(vec![asking("spoof", 30, hostile)])],
+    )
+    .0;
+    let terminal = draw(&app);
+    let screen = format!("{}", terminal.backend());
+    assert!(!screen.contains('\u{1b}'), "an escape reached the screen");
+    assert!(screen.contains("\\u{1b}[2Kecho hello"));
+    insta::assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn a_hundred_sessions_fold_the_idle_and_finished_groups() {
+    let states = [
+        AgentState::NeedsInput,
+        AgentState::Working,
+        AgentState::Done,
+        AgentState::Idle,
+        AgentState::Failed,
+        AgentState::Stopped,
+        AgentState::Exited,
+    ];
+    let list: Vec<SessionSummary> = (0..100_u64)
+        .map(|n| {
+            let state = states[usize::try_from(n).unwrap_or(0) % states.len()];
+            let name = format!("agent-{n:03}");
+            if state == AgentState::NeedsInput {
+                asking(&name, n, "ls")
+            } else {
+                session(&name, state, n)
+            }
+        })
+        .collect();
+    let app = feed(app(200, 50), [Event::List(list)]).0;
+    insta::assert_snapshot!(draw(&app).backend());
+}
+
+#[test]
+fn attached_shows_the_transcript_and_the_prompt_line() {
+    let mut events = vec![
+        Event::List(vec![session("docs", AgentState::Working, 20)]),
+        Event::Key(Key::Enter),
+    ];
+    events.extend(line_events("0190-docs", &log_lines()));
+    events.extend("and again".chars().map(|c| Event::Key(Key::Char(c))));
+    let app = feed(app(80, 24), events).0;
+    insta::assert_snapshot!(draw(&app).backend());
+}
+
+#[test]
+fn the_keys_and_the_new_session_form() {
+    let start = feed(app(100, 30), [Event::List(every_state())]).0;
+    let help = feed(start.clone(), [Event::Key(Key::Char('?'))]).0;
+    insta::assert_snapshot!("help", draw(&help).backend());
+    let form = feed(start, [Event::Key(Key::Char('c'))]).0;
+    insta::assert_snapshot!("new_session", draw(&form).backend());
+}
+
+#[test]
+fn before_the_first_list() {
+    insta::assert_snapshot!(draw(&app(80, 24)).backend());
+}
