@@ -40,6 +40,9 @@ pub(crate) struct Entry {
     state: State,
     observed: Observed,
     asking: Option<Asked>,
+    /// The last request this daemon sent an answer to: the fold may still show it pending
+    /// (its answer not yet recorded), and it must not be answered twice.
+    answered: Option<String>,
     stop_requested: bool,
     pub(crate) attached: u32,
     started_at_ms: u64,
@@ -254,6 +257,7 @@ impl Hosted {
             state: State::new(info.provider.clone()),
             observed: Observed::default(),
             asking: None,
+            answered: None,
             stop_requested: false,
             attached: 0,
             started_at_ms: panewise_host::clock::now_ms(),
@@ -311,6 +315,8 @@ impl Hosted {
                     let state = std::mem::replace(&mut entry.state, State::new(""));
                     entry.state = panewise_pane_state::step(state, at, msg).0;
                 }
+                // Already answered from the fold (below): the question is not open again.
+                Update::Ask { id, .. } if entry.answered.as_deref() == Some(id.as_str()) => {}
                 Update::Ask { id, .. } => entry.asking = Some(Asked { id }),
                 Update::AskWithdrawn { id } | Update::Answered { id, .. } => {
                     if entry.asking.as_ref().is_some_and(|asked| asked.id == id) {
@@ -364,9 +370,22 @@ impl Hosted {
             if entry.is_ended() {
                 return Err(entry.ended_error());
             }
-            let asked = match (&entry.asking, request) {
+            // The list says `needs_input` as soon as the fold has the request, which can be a
+            // moment before the engine's question reaches this task; the engine has asked by
+            // then (it records the request before it asks), so the fold's request is answered.
+            let open = entry.asking.clone().or_else(|| {
+                entry
+                    .state
+                    .pending_approvals
+                    .front()
+                    .filter(|pending| entry.answered.as_deref() != Some(pending.id.as_str()))
+                    .map(|pending| Asked {
+                        id: pending.id.clone(),
+                    })
+            });
+            let asked = match (open, request) {
                 (Some(asked), Some(request)) if asked.id != request => None,
-                (asked, _) => asked.clone(),
+                (asked, _) => asked,
             };
             let Some(asked) = asked else {
                 return Err(RpcError::new(
@@ -380,6 +399,7 @@ impl Hosted {
                 ));
             };
             entry.asking = None;
+            entry.answered = Some(asked.id.clone());
             let id = Some(asked.id);
             let sent = match decision {
                 panewise_api::Decision::AllowOnce => entry.controls.answer(id, true, by),
