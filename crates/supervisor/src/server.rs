@@ -11,7 +11,7 @@ use std::time::Duration;
 use panewise_api::{
     rpc, ErrorCode, Method, Notification, Request, Response, RpcError, MAX_LINE_BYTES,
 };
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
@@ -141,6 +141,22 @@ async fn connection(daemon: Daemon, stream: UnixStream) {
             let _ = write.write_all(&line).await;
         }
         tracing::warn!(?peer, "refused a peer of another user");
+        // Closed with the peer's request still unread, the socket would be reset and the
+        // peer's read fail before it reads the refusal: stop writing, then read and drop what
+        // it sent (a request line at most, for a second at most) until it closes.
+        let _ = write.shutdown().await;
+        let mut read = read;
+        let mut sink = [0u8; 4096];
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            let mut total = 0usize;
+            while total <= MAX_LINE_BYTES {
+                match read.read(&mut sink).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => total += read,
+                }
+            }
+        })
+        .await;
         return;
     }
     let (out, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();

@@ -1,10 +1,10 @@
 //! A subscriber's lines: the session's own log file read from its start, complete lines only,
 //! woken by the session's updates, so what a client gets is exactly what the log holds.
 
+use std::io::Read;
 use std::path::PathBuf;
 
 use panewise_api::{EndNotice, LineNotice, Notification};
-use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, watch};
 
 /// Sends the lines of `log` from index `from_line` on, as they are written, then
@@ -16,7 +16,11 @@ pub(crate) async fn tail(
     mut changed: watch::Receiver<Progress>,
     out: mpsc::UnboundedSender<Notification>,
 ) {
-    let mut file = match tokio::fs::File::open(&log).await {
+    // Read with std, in this task: the log is a regular file the session has just written, so
+    // a read is a copy out of the page cache that never waits on the disk. `tokio::fs` would
+    // send every read (two per wake: the new lines, then the end) to the blocking pool and
+    // back, two thread hand-offs per line on its way to the subscriber.
+    let mut file = match std::fs::File::open(&log) {
         Ok(file) => file,
         Err(error) => {
             tracing::warn!(%error, log = %log.display(), "cannot read the log to tail");
@@ -31,7 +35,7 @@ pub(crate) async fn tail(
         // ended, everything the session will write is in the file.
         let ended = changed.borrow_and_update().ended;
         loop {
-            let read = match file.read(&mut buffer).await {
+            let read = match file.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(read) => read,
                 Err(error) => {

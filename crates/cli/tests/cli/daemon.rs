@@ -19,21 +19,21 @@ use panewise_api::{
 use panewise_supervisor::{Client, SupervisorError};
 
 /// The longest any condition is waited for.
-const DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A daemon of its own: a fresh runtime directory, data directory and home.
-struct Daemon {
-    dir: tempfile::TempDir,
+pub(crate) struct Daemon {
+    pub(crate) dir: tempfile::TempDir,
     child: Option<Child>,
 }
 
 impl Daemon {
-    async fn start() -> Daemon {
+    pub(crate) async fn start() -> Daemon {
         Daemon::start_with(None).await
     }
 
     /// A daemon whose user file is `config`.
-    async fn start_with(config: Option<&str>) -> Daemon {
+    pub(crate) async fn start_with(config: Option<&str>) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["run", "data", "home", "config/panewise", "work"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
@@ -73,16 +73,16 @@ impl Daemon {
         command
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.command().args(args).output().unwrap()
     }
 
-    fn socket(&self) -> PathBuf {
+    pub(crate) fn socket(&self) -> PathBuf {
         self.dir.path().join("run/panewise/daemon.sock")
     }
 
     /// A client, once the socket answers (polled under the deadline).
-    async fn connect(&self, name: &str) -> Client {
+    pub(crate) async fn connect(&self, name: &str) -> Client {
         let until = Instant::now() + DEADLINE;
         loop {
             match Client::connect(&self.socket(), name).await {
@@ -122,12 +122,12 @@ impl Drop for Daemon {
     }
 }
 
-async fn create(client: &Client, params: CreateParams) -> SessionSummary {
+pub(crate) async fn create(client: &Client, params: CreateParams) -> SessionSummary {
     let created: CreateResult = client.call(Method::Create, params).await.unwrap();
     created.session
 }
 
-fn mock(name: &str, approval: &str, prompt: &str) -> CreateParams {
+pub(crate) fn mock(name: &str, approval: &str, prompt: &str) -> CreateParams {
     CreateParams {
         name: Some(name.to_owned()),
         approval: Some(approval.to_owned()),
@@ -137,7 +137,7 @@ fn mock(name: &str, approval: &str, prompt: &str) -> CreateParams {
 }
 
 /// Waits on `client`'s list subscription until session `id` satisfies `done`.
-async fn until_state(
+pub(crate) async fn until_state(
     client: &Client,
     id: &str,
     done: impl Fn(&SessionSummary) -> bool,

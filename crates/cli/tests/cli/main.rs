@@ -3,6 +3,8 @@
 
 mod api_doc;
 mod daemon;
+mod daemon_notify;
+mod daemon_peer;
 mod decode;
 mod journal;
 mod json_contract;

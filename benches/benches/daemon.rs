@@ -1,0 +1,370 @@
+//! The live pipeline under the daemon: the real `panewise daemon` binary in a temporary runtime
+//! directory hosts N supervised Claude Code sessions, each a fake agent (`fake_claude`, given
+//! to the daemon as `PANEWISE_CLAUDE`) streaming R lines per second, and one API client, this
+//! bench, is subscribed to every session (`session/subscribe` per session, through the socket).
+//!
+//! Measured per line: from the agent's write (its clock read just before the write) to the
+//! `session/line` notification of the line it became in the session log, read by the
+//! subscriber: p50 / p99 / max. Also the daemon's CPU over the wall time of the run (its own
+//! user + system time from `/proc/<pid>/stat`; the agents are other processes) and its peak RSS
+//! (`VmHWM`).
+//!
+//! Needs the `panewise` binary of the same profile: `cargo build --release -p panewise-cli`
+//! first (or `PANEWISE_BIN=path`). Then
+//! `cargo bench -p panewise-benches --bench daemon [-- SESSIONS:RATE:SECONDS …]`
+//! (default: `50:100:10 200:10:10`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::UnixStream;
+
+fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos())
+}
+
+/// User plus system CPU time of process `pid`, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // After `(comm)`: utime and stime are fields 14 and 15 of the whole line.
+    let ticks = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Peak resident set size of process `pid` in KiB (`VmHWM`).
+fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn percentile(sorted: &[u64], fraction: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let index = ((sorted.len() - 1) as f64 * fraction).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+/// One JSON-RPC connection to the daemon, spoken line by line.
+struct Connection {
+    lines: Lines<BufReader<OwnedReadHalf>>,
+    write: OwnedWriteHalf,
+    next_id: u64,
+}
+
+impl Connection {
+    async fn open(socket: &Path) -> Option<Connection> {
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(stream) = UnixStream::connect(socket).await {
+                let (read, write) = stream.into_split();
+                return Some(Connection {
+                    lines: BufReader::new(read).lines(),
+                    write,
+                    next_id: 1,
+                });
+            }
+            if Instant::now() > until {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Sends a request; its id.
+    async fn send(&mut self, method: &str, params: Value) -> Option<u64> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+            .to_string()
+            .into_bytes();
+        line.push(b'\n');
+        self.write.write_all(&line).await.ok()?;
+        Some(id)
+    }
+
+    /// Calls `method` and reads up to its response (notifications before it are dropped: none
+    /// is measured before the prompts go out); its result.
+    async fn call(&mut self, method: &str, params: Value) -> Option<Value> {
+        let id = self.send(method, params).await?;
+        while let Ok(Some(line)) = self.lines.next_line().await {
+            let value: Value = serde_json::from_str(&line).ok()?;
+            if value["id"] == id {
+                if !value["error"].is_null() {
+                    eprintln!("daemon bench: {method}: {}", value["error"]);
+                    return None;
+                }
+                return Some(value["result"].clone());
+            }
+        }
+        None
+    }
+}
+
+/// A run's figures.
+struct Figures {
+    latencies_us: Vec<u64>,
+    expected: u64,
+    mismatched: u64,
+    cpu_pct: f64,
+    rss_mib: u64,
+}
+
+fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path) -> Option<Child> {
+    for sub in ["run", "data", "home", "config/panewise", "work"] {
+        std::fs::create_dir_all(dir.join(sub)).ok()?;
+    }
+    // No desktop sink: `notify-send` is no part of the pipeline measured.
+    std::fs::write(
+        dir.join("config/panewise/panewise.toml"),
+        "[notify]\ndesktop = false\n",
+    )
+    .ok()?;
+    let stderr = std::fs::File::create(dir.join("daemon.stderr")).ok()?;
+    Command::new(panewise)
+        .arg("daemon")
+        .current_dir(dir.join("work"))
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("HOME", dir.join("home"))
+        .env("PANEWISE_CLAUDE", fake)
+        .env_remove("PANEWISE_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .ok()
+}
+
+async fn measure(
+    sessions: usize,
+    rate: u64,
+    seconds: u64,
+    dir: &Path,
+    pid: u32,
+) -> Option<Figures> {
+    let mut client = Connection::open(&dir.join("run/panewise/daemon.sock")).await?;
+    client
+        .call("hello", json!({"api_version": 1, "client": "daemon-bench"}))
+        .await?;
+    let mut ids = Vec::with_capacity(sessions);
+    let mut cwds = Vec::with_capacity(sessions);
+    for index in 0..sessions {
+        let cwd = dir.join(format!("work/s{index}"));
+        std::fs::create_dir_all(&cwd).ok()?;
+        let created = client
+            .call(
+                "session/create",
+                json!({"provider": "claude-code", "cwd": cwd, "name": format!("s{index}"),
+                       "approval": "full-access"}),
+            )
+            .await?;
+        ids.push(created["session"]["id"].as_str()?.to_owned());
+        cwds.push(cwd);
+    }
+    for id in &ids {
+        client
+            .call(
+                "session/subscribe",
+                json!({"session": id, "from_line": 0, "attach": false}),
+            )
+            .await?;
+    }
+    let lines = rate * seconds;
+    let expected = lines * sessions as u64;
+    // Every agent starts at one instant, once every prompt is on its way.
+    let start = now_ns() + 300_000_000 + sessions as u128 * 1_000_000;
+    let cpu_before = cpu_seconds(pid);
+    let wall = Instant::now();
+    for id in &ids {
+        let text = format!("START_NS={start} RATE={rate} LINES={lines}");
+        client
+            .send("session/prompt", json!({"session": id, "text": text}))
+            .await?;
+    }
+    let mut received: Vec<(u128, String)> = Vec::with_capacity(expected as usize * 2);
+    let mut streamed = 0u64;
+    let until = Instant::now() + Duration::from_secs(seconds + 30);
+    while streamed < expected {
+        let left = until.saturating_duration_since(Instant::now());
+        let Ok(Ok(Some(line))) = tokio::time::timeout(left, client.lines.next_line()).await else {
+            eprintln!("daemon bench: {streamed} of {expected} lines came before the deadline");
+            break;
+        };
+        let at = now_ns();
+        if line.contains("output_streamed") {
+            streamed += 1;
+        }
+        received.push((at, line));
+    }
+    let wall = wall.elapsed().as_secs_f64();
+    let cpu = cpu_seconds(pid) - cpu_before;
+    let rss_mib = peak_rss_kib(pid) / 1024;
+    let _ = client.call("daemon/shutdown", json!({})).await;
+
+    let index_of: std::collections::HashMap<&str, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(index, id)| (id.as_str(), index))
+        .collect();
+    let written: Vec<Vec<u128>> = cwds
+        .iter()
+        .map(|cwd| {
+            std::fs::read_to_string(cwd.join("fake-claude.times"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|line| line.parse().ok())
+                .collect()
+        })
+        .collect();
+    let mut seen = vec![0usize; sessions];
+    let mut latencies_us = Vec::with_capacity(expected as usize);
+    let mut mismatched = 0;
+    for (at, line) in &received {
+        let Ok(notice) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if notice["method"] != "session/line" {
+            continue;
+        }
+        let Some(&session) = notice["params"]["session"]
+            .as_str()
+            .and_then(|id| index_of.get(id))
+        else {
+            continue;
+        };
+        let Ok(logged) = serde_json::from_str::<Value>(notice["params"]["line"].as_str()?) else {
+            continue;
+        };
+        if logged["msg"]["type"] != "output_streamed" {
+            continue;
+        }
+        let k = seen[session];
+        seen[session] += 1;
+        if logged["msg"]["chars"].as_u64() != Some(k as u64 % 50 + 1) {
+            mismatched += 1;
+            continue;
+        }
+        if let Some(wrote) = written[session].get(k) {
+            latencies_us.push(u64::try_from(at.saturating_sub(*wrote) / 1_000).unwrap_or(u64::MAX));
+        }
+    }
+    latencies_us.sort_unstable();
+    Some(Figures {
+        latencies_us,
+        expected,
+        mismatched,
+        cpu_pct: cpu / wall.max(0.001) * 100.0,
+        rss_mib,
+    })
+}
+
+fn run(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path, root: &Path) {
+    let dir = root.join(format!("{sessions}x{rate}x{seconds}-{}", now_ns()));
+    let Some(mut daemon) = spawn_daemon(panewise, fake, &dir) else {
+        eprintln!("daemon bench: cannot start {}", panewise.display());
+        return;
+    };
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        eprintln!("daemon bench: cannot start a runtime");
+        return;
+    };
+    let figures = runtime.block_on(measure(sessions, rate, seconds, &dir, daemon.id()));
+    let until = Instant::now() + Duration::from_secs(15);
+    while matches!(daemon.try_wait(), Ok(None)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let Some(figures) = figures else {
+        eprintln!(
+            "daemon bench: the run failed; the daemon's stderr is in {}",
+            dir.join("daemon.stderr").display()
+        );
+        return;
+    };
+    let sorted = &figures.latencies_us;
+    println!(
+        "daemon {sessions:>3} sessions × {rate:>4} lines/s × {seconds} s: {} of {} lines measured{}, write → subscriber p50 {} µs, p99 {} µs, max {} µs, daemon CPU {:.1} % of one core, peak RSS {} MiB",
+        sorted.len(),
+        figures.expected,
+        if figures.mismatched > 0 {
+            format!(" ({} out of order)", figures.mismatched)
+        } else {
+            String::new()
+        },
+        percentile(sorted, 0.50),
+        percentile(sorted, 0.99),
+        sorted.last().copied().unwrap_or(0),
+        figures.cpu_pct,
+        figures.rss_mib,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `panewise` binary: `PANEWISE_BIN`, else the one beside this bench's profile directory.
+fn panewise_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("PANEWISE_BIN") {
+        return Some(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe().ok()?;
+    // target/<profile>/deps/daemon-<hash>: the binary is target/<profile>/panewise.
+    let candidate = exe.parent()?.parent()?.join("panewise");
+    candidate.exists().then_some(candidate)
+}
+
+fn main() {
+    let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake_claude"));
+    let benching = std::env::args().any(|arg| arg == "--bench");
+    let Some(panewise) = panewise_binary() else {
+        eprintln!(
+            "daemon bench: no panewise binary beside this bench; build it first \
+             (`cargo build --release -p panewise-cli`) or set PANEWISE_BIN"
+        );
+        return;
+    };
+    let root = std::env::temp_dir().join(format!("pw-daemon-bench-{}", std::process::id()));
+    let specs: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| arg.contains(':'))
+        .collect();
+    // `cargo test --all-targets` runs this target without `--bench`: one short run.
+    let specs = match (specs.is_empty(), benching) {
+        (false, _) => specs,
+        (true, false) => vec!["2:100:1".into()],
+        (true, true) => vec!["50:100:10".into(), "200:10:10".into()],
+    };
+    for spec in specs {
+        let parts: Vec<u64> = spec
+            .split(':')
+            .filter_map(|part| part.parse().ok())
+            .collect();
+        if let [sessions, rate, seconds] = parts.as_slice() {
+            run(*sessions as usize, *rate, *seconds, &panewise, &fake, &root);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
