@@ -70,6 +70,9 @@ impl Telemetry {
                 settings.endpoint
             );
         }
+        // Installed once per process; a provider already installed (the model clients') is
+        // as good.
+        let _already_installed = rustls::crypto::ring::default_provider().install_default();
         let warned = Arc::new(AtomicBool::new(false));
         let mut resource = Resource::builder_empty()
             .with_service_name(settings.service_name.clone())
