@@ -16,9 +16,15 @@ const FLUSH_DEADLINE: Duration = Duration::from_secs(3);
 /// Starts export when the `OTEL_*` variables or the `[telemetry]` table ask for it. A setting
 /// that cannot be used is a warning: telemetry never stops a session from running.
 pub(crate) fn start(cwd: &Path) -> Option<Telemetry> {
-    let file = Config::load(cwd)
-        .map(|config| config.telemetry)
-        .unwrap_or_default();
+    start_with(
+        Config::load(cwd)
+            .map(|config| config.telemetry)
+            .unwrap_or_default(),
+    )
+}
+
+/// [`start`] with the `[telemetry]` table already read.
+pub(crate) fn start_with(file: panewise_host::config::TelemetrySettings) -> Option<Telemetry> {
     match Settings::resolve(|name| std::env::var(name).ok(), &file) {
         Ok(None) => None,
         Ok(Some(settings)) => match Telemetry::start(&settings) {
@@ -67,7 +73,7 @@ fn agent_name(provider: &str) -> String {
 }
 
 /// Ends the session's span and flushes, within the deadline.
-pub(crate) fn finish(telemetry: Option<Telemetry>, export: Option<Arc<SessionExport>>) {
+pub(crate) fn finish(telemetry: Option<&Telemetry>, export: Option<Arc<SessionExport>>) {
     if let Some(export) = export {
         export.finish();
     }
@@ -78,5 +84,53 @@ pub(crate) fn finish(telemetry: Option<Telemetry>, export: Option<Arc<SessionExp
                 FLUSH_DEADLINE.as_secs()
             );
         }
+    }
+}
+
+/// The daemon's launcher with every session it makes seen by `telemetry`; a session's span
+/// ends when the session is dropped at the end of its run.
+pub(crate) struct ObservedLauncher {
+    pub(crate) inner: Arc<dyn panewise_supervisor::Launcher>,
+    pub(crate) telemetry: Arc<Telemetry>,
+}
+
+impl ObservedLauncher {
+    fn observed(
+        &self,
+        mut launched: panewise_supervisor::Launched,
+    ) -> panewise_supervisor::Launched {
+        let info = &launched.info;
+        let (log, provider, model) = (info.log.clone(), info.provider.clone(), info.model.clone());
+        // The export lives on in the session's observer; the Arc returned here is not kept.
+        let _export = attach(
+            Some(&self.telemetry),
+            &mut launched.session,
+            &log,
+            &provider,
+            model,
+        );
+        launched
+    }
+}
+
+#[async_trait::async_trait]
+impl panewise_supervisor::Launcher for ObservedLauncher {
+    async fn create(
+        &self,
+        params: &panewise_api::CreateParams,
+    ) -> Result<panewise_supervisor::Launched, String> {
+        Ok(self.observed(self.inner.create(params).await?))
+    }
+
+    async fn resume(
+        &self,
+        log: &Path,
+        prompt: Option<String>,
+    ) -> Result<panewise_supervisor::Launched, String> {
+        Ok(self.observed(self.inner.resume(log, prompt).await?))
+    }
+
+    fn remove(&self, info: &panewise_supervisor::LaunchInfo) -> Option<String> {
+        self.inner.remove(info)
     }
 }

@@ -148,11 +148,10 @@ impl Telemetry {
 
     /// Flushes and stops the exporters, waiting at most `deadline`; `false` when the
     /// deadline passed first (what was not sent is dropped: the process is ending).
-    pub fn shutdown(self, deadline: Duration) -> bool {
+    pub fn shutdown(&self, deadline: Duration) -> bool {
         let (done, finished) = std::sync::mpsc::channel();
-        let Telemetry {
-            traces, metrics, ..
-        } = self;
+        // The providers are handles: the clones shut down the one pipeline.
+        let (traces, metrics) = (self.traces.clone(), self.metrics.clone());
         let spawned = std::thread::Builder::new()
             .name("telemetry-shutdown".to_owned())
             .spawn(move || {
@@ -197,6 +196,17 @@ impl SessionExport {
     pub fn observer(self: &Arc<Self>) -> Observer {
         let export = self.clone();
         Observer::new(move |update| export.observe(update))
+    }
+}
+
+/// A session's export ends with its last observer (the session dropped with its outlets)
+/// when nobody called [`SessionExport::finish`]: the daemon's sessions end on their tasks.
+impl Drop for SessionExport {
+    fn drop(&mut self) {
+        let inner = self.inner.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let mut records = Vec::new();
+        inner.tracker.finish(now_ms(), &mut records);
+        inner.apply(records);
     }
 }
 

@@ -231,7 +231,7 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     });
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
-    crate::otel::finish(telemetry, export);
+    crate::otel::finish(telemetry.as_ref(), export);
     let code = front.finish(outcome.as_ref().ok().map(|outcome| &outcome.state), &log);
     let outcome = outcome?;
     let BackendOutcome::Model(model) = &outcome.backend else {

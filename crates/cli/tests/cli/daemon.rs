@@ -22,7 +22,7 @@ use panewise_supervisor::{Client, SupervisorError};
 const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A daemon of its own: a fresh runtime directory, data directory and home.
-struct Daemon {
+pub(crate) struct Daemon {
     dir: tempfile::TempDir,
     child: Option<Child>,
 }
@@ -33,7 +33,7 @@ impl Daemon {
     }
 
     /// A daemon whose user file is `config`.
-    async fn start_with(config: Option<&str>) -> Daemon {
+    pub(crate) async fn start_with(config: Option<&str>) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["run", "data", "home", "config/panewise", "work"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
@@ -82,7 +82,7 @@ impl Daemon {
     }
 
     /// A client, once the socket answers (polled under the deadline).
-    async fn connect(&self, name: &str) -> Client {
+    pub(crate) async fn connect(&self, name: &str) -> Client {
         let until = Instant::now() + DEADLINE;
         loop {
             match Client::connect(&self.socket(), name).await {
@@ -93,12 +93,12 @@ impl Daemon {
         }
     }
 
-    fn pid(&self) -> Pid {
+    pub(crate) fn pid(&self) -> Pid {
         Pid::from_raw(i32::try_from(self.child.as_ref().unwrap().id()).unwrap())
     }
 
     /// Waits (bounded) for the daemon to exit; its stderr.
-    async fn exited(&mut self) -> (std::process::ExitStatus, String) {
+    pub(crate) async fn exited(&mut self) -> (std::process::ExitStatus, String) {
         let mut child = self.child.take().unwrap();
         let until = Instant::now() + DEADLINE;
         loop {
@@ -122,12 +122,12 @@ impl Drop for Daemon {
     }
 }
 
-async fn create(client: &Client, params: CreateParams) -> SessionSummary {
+pub(crate) async fn create(client: &Client, params: CreateParams) -> SessionSummary {
     let created: CreateResult = client.call(Method::Create, params).await.unwrap();
     created.session
 }
 
-fn mock(name: &str, approval: &str, prompt: &str) -> CreateParams {
+pub(crate) fn mock(name: &str, approval: &str, prompt: &str) -> CreateParams {
     CreateParams {
         name: Some(name.to_owned()),
         approval: Some(approval.to_owned()),
@@ -137,7 +137,7 @@ fn mock(name: &str, approval: &str, prompt: &str) -> CreateParams {
 }
 
 /// Waits on `client`'s list subscription until session `id` satisfies `done`.
-async fn until_state(
+pub(crate) async fn until_state(
     client: &Client,
     id: &str,
     done: impl Fn(&SessionSummary) -> bool,

@@ -100,3 +100,58 @@ fn a_down_endpoint_costs_one_warning_not_the_session() {
     );
     assert!(!err.contains(COLLECTOR_KEY), "{err}");
 }
+
+/// The daemon, configured by its user file's `[telemetry]` table: each hosted session is an
+/// `invoke_agent` trace, and one stopped while it waited on approval ends its wait denied by
+/// the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_exports_each_hosted_session() {
+    use crate::daemon::{create, mock, until_state, Daemon};
+    use nix::sys::signal::{kill, Signal};
+    use panewise_api::AgentState;
+
+    let receiver = Receiver::start().await.unwrap();
+    let config = format!(
+        "[telemetry]\nendpoint = \"{}\"\nservice_name = \"panewise-daemon\"\n",
+        receiver.endpoint()
+    );
+    let mut daemon = Daemon::start_with(Some(&config)).await;
+    let client = daemon.connect("otel").await;
+    let asking = create(&client, mock("asking", "ask", "run the tool")).await;
+    let idle = create(&client, mock("idle", "full-access", "say hello")).await;
+    until_state(&client, &asking.id, |s| s.state == AgentState::NeedsInput).await;
+    until_state(&client, &idle.id, |s| s.state == AgentState::Done).await;
+    kill(daemon.pid(), Signal::SIGTERM).unwrap();
+    let (status, stderr) = daemon.exited().await;
+    assert!(status.success(), "{status:?}: {stderr}");
+    let arrived = receiver
+        .wait_until(Duration::from_secs(10), |r| {
+            r.spans()
+                .iter()
+                .filter(|span| span.name == "invoke_agent")
+                .count()
+                == 2
+        })
+        .await;
+    let spans = receiver.spans();
+    assert!(arrived, "{spans:#?}\n{stderr}");
+    for session in [&asking, &idle] {
+        let root = spans
+            .iter()
+            .find(|span| {
+                span.name == "invoke_agent"
+                    && span.attributes["gen_ai.conversation.id"] == session.id
+            })
+            .unwrap_or_else(|| panic!("no span of {} in {spans:#?}", session.id));
+        assert_eq!(root.service_name, "panewise-daemon");
+        assert!(spans
+            .iter()
+            .any(|span| span.parent_span_id == root.span_id && span.name.starts_with("chat ")));
+    }
+    let wait = spans
+        .iter()
+        .find(|span| span.name == "panewise.approval.wait")
+        .unwrap_or_else(|| panic!("no approval wait in {spans:#?}"));
+    assert_eq!(wait.attributes["panewise.approval.decision"], "denied");
+    assert_eq!(wait.attributes["panewise.approval.by"], "session");
+}
