@@ -223,10 +223,8 @@ impl Tracker {
 
     fn agent(&mut self, now_ms: u64, event: &ProviderEvent, out: &mut Vec<Record>) {
         match event {
-            ProviderEvent::SessionStarted { model, .. } => {
-                if self.info.model.is_none() {
-                    self.info.model.clone_from(model);
-                }
+            ProviderEvent::SessionStarted { model, .. } if self.info.model.is_none() => {
+                self.info.model.clone_from(model);
             }
             ProviderEvent::RequestStarted => {
                 self.close_chat(now_ms, out);
