@@ -42,6 +42,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         command: settings.command,
         desktop: settings.desktop.unwrap_or(true),
     };
+    // One exporter for every session the daemon hosts, configured as `run`'s is, from the
+    // user file (the daemon serves every directory) and the environment.
+    let telemetry = crate::otel::start_with(
+        panewise_host::config::Config::load_files(user.as_deref(), None)?.telemetry,
+    )
+    .map(Arc::new);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -52,7 +58,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let bound = panewise_supervisor::bind(&dir)?;
         eprintln!("panewise daemon: listening on {}", bound.socket().display());
         let mut terminations = panewise_host::signals::Terminations::listen();
-        let launcher: Arc<dyn Launcher> = Arc::new(DaemonLauncher::default());
+        let mut launcher: Arc<dyn Launcher> = Arc::new(DaemonLauncher::default());
+        if let Some(telemetry) = &telemetry {
+            launcher = Arc::new(crate::otel::ObservedLauncher {
+                inner: launcher,
+                telemetry: telemetry.clone(),
+            });
+        }
         panewise_supervisor::serve(bound, launcher, notify, STOP_GRACE, async move {
             let signal = terminations.recv().await;
             eprintln!("panewise daemon: {}: stopping every session", signal.name());
@@ -62,6 +74,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     // Every log is closed by now; what is left (idle connections) need not be waited for.
     runtime.shutdown_timeout(Duration::from_millis(100));
+    // The sessions are gone, and their spans ended with them: flush, within the deadline.
+    crate::otel::finish(telemetry.as_deref(), None);
     Ok(ExitCode::SUCCESS)
 }
 

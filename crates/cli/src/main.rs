@@ -9,6 +9,7 @@ mod input;
 mod json;
 mod launch;
 mod mock_server_cmd;
+mod otel;
 mod replay;
 mod run;
 mod sessions_cmd;

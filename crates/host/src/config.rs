@@ -25,7 +25,7 @@ use crate::error::ConfigError;
 pub const FILE_NAME: &str = "panewise.toml";
 
 /// The top-level keys a file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 8] = [
+pub const TOP_LEVEL_KEYS: [&str; 9] = [
     "provider",
     "model",
     "approval",
@@ -34,7 +34,34 @@ pub const TOP_LEVEL_KEYS: [&str; 8] = [
     "providers",
     "deadlines",
     "notify",
+    "telemetry",
 ];
+
+/// The keys of the `[telemetry]` table.
+pub const TELEMETRY_KEYS: [&str; 5] = [
+    "enabled",
+    "endpoint",
+    "protocol",
+    "service_name",
+    "resource_attributes",
+];
+
+/// The `[telemetry]` table: OpenTelemetry export, under the standard `OTEL_*` variables
+/// (which win). It holds no headers: those carry collectors' API keys, and come from
+/// `OTEL_EXPORTER_OTLP_HEADERS` only, never from a file a repository may ship.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TelemetrySettings {
+    /// `enabled`: `false` turns export off even when the variables are set.
+    pub enabled: Option<bool>,
+    /// `endpoint`: the OTLP base URL (as `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub endpoint: Option<String>,
+    /// `protocol`: `http/protobuf` or `grpc` (as `OTEL_EXPORTER_OTLP_PROTOCOL`).
+    pub protocol: Option<String>,
+    /// `service_name` (as `OTEL_SERVICE_NAME`).
+    pub service_name: Option<String>,
+    /// `resource_attributes`: a table of strings (as `OTEL_RESOURCE_ATTRIBUTES`).
+    pub resource_attributes: BTreeMap<String, String>,
+}
 
 /// The keys of the `[notify]` table.
 pub const NOTIFY_KEYS: [&str; 4] = ["delay_secs", "command", "desktop", "bell"];
@@ -181,6 +208,8 @@ pub struct Config {
     pub deadlines: DeadlineSettings,
     /// `[notify]`: the daemon's notifications (read from the user file by the daemon).
     pub notify: NotifySettings,
+    /// `[telemetry]`: OpenTelemetry export.
+    pub telemetry: TelemetrySettings,
     /// The files read, the lowest layer first.
     pub sources: Vec<PathBuf>,
 }
@@ -304,6 +333,7 @@ impl Config {
                 "providers" => config.providers = providers(value, &invalid)?,
                 "deadlines" => config.deadlines = deadlines(value, &invalid)?,
                 "notify" => config.notify = notify(value, &invalid)?,
+                "telemetry" => config.telemetry = telemetry(value, &invalid)?,
                 other => {
                     return Err(invalid(
                         other,
@@ -337,6 +367,17 @@ impl Config {
                 command: self.notify.command.or(base.notify.command),
                 desktop: self.notify.desktop.or(base.notify.desktop),
                 bell: self.notify.bell.or(base.notify.bell),
+            },
+            telemetry: TelemetrySettings {
+                enabled: self.telemetry.enabled.or(base.telemetry.enabled),
+                endpoint: self.telemetry.endpoint.or(base.telemetry.endpoint),
+                protocol: self.telemetry.protocol.or(base.telemetry.protocol),
+                service_name: self.telemetry.service_name.or(base.telemetry.service_name),
+                resource_attributes: {
+                    let mut attributes = base.telemetry.resource_attributes;
+                    attributes.extend(self.telemetry.resource_attributes);
+                    attributes
+                },
             },
             sources,
         }
@@ -409,6 +450,77 @@ fn string_value(value: &toml::Value) -> Result<&str, String> {
     value
         .as_str()
         .ok_or_else(|| format!("must be a string, got {}", describe(value)))
+}
+
+fn telemetry(
+    value: &toml::Value,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<TelemetrySettings, ConfigError> {
+    let table = value.as_table().ok_or_else(|| {
+        invalid(
+            "telemetry",
+            format!("must be a table, got {}", describe(value)),
+        )
+    })?;
+    let mut settings = TelemetrySettings::default();
+    for (field, value) in table {
+        let key = format!("telemetry.{field}");
+        let text = || {
+            string_value(value)
+                .map_err(|reason| invalid(&key, reason))
+                .map(str::to_owned)
+        };
+        match field.as_str() {
+            "enabled" => {
+                settings.enabled = Some(value.as_bool().ok_or_else(|| {
+                    invalid(
+                        &key,
+                        format!("must be true or false, got {}", describe(value)),
+                    )
+                })?);
+            }
+            "endpoint" => {
+                let endpoint = text()?;
+                if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+                    return Err(invalid(
+                        &key,
+                        "must start with http:// or https://".to_owned(),
+                    ));
+                }
+                settings.endpoint = Some(endpoint);
+            }
+            "protocol" => {
+                let protocol = text()?;
+                if protocol != "http/protobuf" && protocol != "grpc" {
+                    return Err(invalid(
+                        &key,
+                        format!("unknown protocol `{protocol}`, expected http/protobuf or grpc"),
+                    ));
+                }
+                settings.protocol = Some(protocol);
+            }
+            "service_name" => settings.service_name = Some(text()?),
+            "resource_attributes" => {
+                let attributes = value.as_table().ok_or_else(|| {
+                    invalid(&key, format!("must be a table, got {}", describe(value)))
+                })?;
+                for (name, value) in attributes {
+                    let value = string_value(value)
+                        .map_err(|reason| invalid(&format!("{key}.{name}"), reason))?;
+                    settings
+                        .resource_attributes
+                        .insert(name.clone(), value.to_owned());
+                }
+            }
+            other => {
+                return Err(invalid(
+                    &format!("telemetry.{other}"),
+                    format!("unknown key, expected one of {}", TELEMETRY_KEYS.join(", ")),
+                ));
+            }
+        }
+    }
+    Ok(settings)
 }
 
 fn notify(

@@ -240,12 +240,23 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let mut front = Front::new(&runtime, args.json, interactive, plan.info());
     let terminal = front.terminal;
     let log = plan.log.clone();
+    let telemetry = crate::otel::start(&std::env::current_dir().unwrap_or_default());
+    let provider = args.provider.clone().unwrap_or_default();
+    let mut export = None;
     let outcome = runtime.block_on(async {
-        let (session, handle) = plan.start(terminal, interactive).await?;
+        let (mut session, handle) = plan.start(terminal, interactive).await?;
+        export = crate::otel::attach(
+            telemetry.as_ref(),
+            &mut session,
+            &log,
+            &provider,
+            args.model.clone(),
+        );
         anyhow::Ok(front.drive(session, handle).await?)
     });
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
+    crate::otel::finish(telemetry.as_ref(), export);
     let code = front.finish(outcome.as_ref().ok().map(|outcome| &outcome.state), &log);
     let outcome = outcome?;
     eprintln!("panewise run: session log: {}", log.display());

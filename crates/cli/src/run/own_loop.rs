@@ -196,6 +196,9 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     let terminal = front.terminal;
     let strategy_name = plan.config.strategy.strategy_name();
     let cwd = plan.config.cwd.clone();
+    let telemetry = crate::otel::start(&cwd);
+    let model = plan.config.model.clone();
+    let mut export = None;
     let outcome = runtime.block_on(async {
         let mut server: Option<RunningServer> = None;
         if plan.needs_mock_server() {
@@ -206,11 +209,18 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
             );
         }
         let outcome = async {
-            let (session, handle) = plan.start(
+            let (mut session, handle) = plan.start(
                 server.as_ref().map(RunningServer::base_url),
                 terminal,
                 interactive,
             )?;
+            export = crate::otel::attach(
+                telemetry.as_ref(),
+                &mut session,
+                &log,
+                setup.provider.as_str(),
+                Some(model),
+            );
             anyhow::Ok(front.drive(session, handle).await?)
         }
         .await;
@@ -221,6 +231,7 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
     });
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
+    crate::otel::finish(telemetry.as_ref(), export);
     let code = front.finish(outcome.as_ref().ok().map(|outcome| &outcome.state), &log);
     let outcome = outcome?;
     let BackendOutcome::Model(model) = &outcome.backend else {

@@ -93,12 +93,12 @@ impl Daemon {
         }
     }
 
-    fn pid(&self) -> Pid {
+    pub(crate) fn pid(&self) -> Pid {
         Pid::from_raw(i32::try_from(self.child.as_ref().unwrap().id()).unwrap())
     }
 
     /// Waits (bounded) for the daemon to exit; its stderr.
-    async fn exited(&mut self) -> (std::process::ExitStatus, String) {
+    pub(crate) async fn exited(&mut self) -> (std::process::ExitStatus, String) {
         let mut child = self.child.take().unwrap();
         let until = Instant::now() + DEADLINE;
         loop {

@@ -14,6 +14,7 @@ mod run_own_loop;
 mod run_signals;
 mod run_terminal;
 mod sessions;
+mod telemetry;
 mod transcripts;
 mod ui_terminal;
 mod usage;

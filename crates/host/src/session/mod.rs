@@ -113,10 +113,32 @@ pub struct SessionOutcome {
 #[derive(Debug, Clone)]
 pub(crate) struct Outlet {
     updates: mpsc::UnboundedSender<Update>,
+    observer: Option<Observer>,
+}
+
+/// A consumer that sees every update as it is sent, before any front end does (telemetry):
+/// called on the session's task, so it must be quick and must not block.
+#[derive(Clone)]
+pub struct Observer(std::sync::Arc<dyn Fn(&Update) + Send + Sync>);
+
+impl Observer {
+    /// An observer calling `see` with each update.
+    pub fn new(see: impl Fn(&Update) + Send + Sync + 'static) -> Self {
+        Observer(std::sync::Arc::new(see))
+    }
+}
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
 }
 
 impl Outlet {
     pub(crate) fn send(&self, update: Update) {
+        if let Some(observer) = &self.observer {
+            (observer.0)(&update);
+        }
         let _no_front_end = self.updates.send(update);
     }
 
@@ -193,6 +215,11 @@ impl Session {
         ))
     }
 
+    /// Lets `observer` see every update this session sends, before its front ends do.
+    pub fn observe(&mut self, observer: Observer) {
+        self.out.observer = Some(observer);
+    }
+
     /// A session recording into `log`, already created (a test's failing disk).
     pub fn with_log(
         spec: SessionSpec,
@@ -227,6 +254,7 @@ impl Session {
             clock,
             out: Outlet {
                 updates: update_sender,
+                observer: None,
             },
             controls,
             controls_open: true,

@@ -75,7 +75,7 @@ fn every_error_names_the_file_the_key_and_the_reason() {
         (
             "colour = \"blue\"",
             "panewise.toml: key `colour`: unknown key, expected one of provider, model, \
-             approval, pass_env, window, providers, deadlines, notify",
+             approval, pass_env, window, providers, deadlines, notify, telemetry",
         ),
         (
             "pass_env = \"ANTHROPIC_API_KEY\"",
@@ -467,4 +467,36 @@ fn the_notify_table_is_read_and_checked() {
     assert!(error.contains("notify.sound"), "{error}");
     let error = parse("[notify]\ndelay_secs = -1").unwrap_err().to_string();
     assert!(error.contains("notify.delay_secs"), "{error}");
+}
+
+#[test]
+fn the_telemetry_table_is_read_and_checked() {
+    let config = parse(
+        "[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\nprotocol = \"grpc\"\n\
+         service_name = \"ci\"\nresource_attributes = { team = \"core\" }",
+    )
+    .unwrap();
+    assert_eq!(
+        config.telemetry.endpoint.as_deref(),
+        Some("http://127.0.0.1:4318")
+    );
+    assert_eq!(config.telemetry.protocol.as_deref(), Some("grpc"));
+    assert_eq!(config.telemetry.service_name.as_deref(), Some("ci"));
+    assert_eq!(
+        config
+            .telemetry
+            .resource_attributes
+            .get("team")
+            .map(String::as_str),
+        Some("core")
+    );
+    // Headers hold API keys: a file may not set them.
+    let error = parse("[telemetry]\nheaders = \"k=v\"")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("telemetry.headers"), "{error}");
+    let error = parse("[telemetry]\nprotocol = \"http/json\"")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("telemetry.protocol"), "{error}");
 }

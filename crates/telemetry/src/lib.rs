@@ -1,0 +1,37 @@
+//! # panewise-telemetry
+//!
+//! OpenTelemetry export of panewise sessions (docs/TELEMETRY.md). Two halves. [`tracker`] is
+//! pure: it follows one session's [`Update`]s, stamped by the caller, and says which spans,
+//! events and metric measurements they make ([`record`]), with every name in [`names`].
+//! [`export`] is the shell: one OTLP exporter per process, fed those records through the
+//! SDK's batch processors, flushed with a deadline on exit.
+//!
+//! ## Invariants
+//! - Export is off unless configured ([`settings`]); it never blocks a session: spans go to a
+//!   bounded queue on the batch processor's thread, and a down endpoint costs one warning.
+//! - Content (prompts, answers, tool input and output, failure messages) is never exported;
+//!   headers (API keys) never reach a log, an attribute or a `Debug` output.
+//! - Every name emitted is a constant of [`names`], and docs/TELEMETRY.md lists exactly those.
+//!
+//! ## API boundary
+//! Reads `panewise-host`'s `Update` and `TelemetrySettings`; the binary starts a [`Telemetry`],
+//! attaches a [`export::SessionExport`] to each session with `Session::observe`, and shuts it
+//! down at exit. Errors are [`TelemetryError`] and [`SettingsError`].
+//!
+//! ## Where to start reading
+//! `tracker.rs` (the mapping, with its tests), then `names.rs`, then `export.rs`.
+//!
+//! [`Update`]: panewise_host::session::Update
+
+pub mod contract;
+pub mod export;
+pub mod names;
+#[cfg(feature = "receiver")]
+pub mod receiver;
+pub mod record;
+pub mod settings;
+pub mod tracker;
+
+pub use export::{Telemetry, TelemetryError};
+pub use settings::{Protocol, Settings, SettingsError};
+pub use tracker::{SessionInfo, Tracker};

@@ -1,0 +1,236 @@
+//! An OTLP/HTTP receiver on 127.0.0.1 for tests: `POST /v1/traces` and `/v1/metrics`, decoded
+//! with the real protobuf schema (`opentelemetry-proto`), so a test reads back what a
+//! collector would have received.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response};
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
+use prost::Message;
+use tokio::sync::watch;
+
+/// A span as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceivedSpan {
+    /// Its name.
+    pub name: String,
+    /// Its trace id, hex.
+    pub trace_id: String,
+    /// Its id, hex.
+    pub span_id: String,
+    /// Its parent's id, hex; empty for a root.
+    pub parent_span_id: String,
+    /// Its attributes, each value as text (a list as its items joined by `,`).
+    pub attributes: BTreeMap<String, String>,
+    /// Its events' names.
+    pub events: Vec<String>,
+    /// The resource's `service.name`.
+    pub service_name: String,
+}
+
+#[derive(Default)]
+struct Received {
+    spans: Vec<ReceivedSpan>,
+    metrics: Vec<String>,
+    /// Every string value received anywhere (attribute values, resource values).
+    strings: Vec<String>,
+    /// The headers of every request, as `name: value`.
+    headers: Vec<String>,
+}
+
+/// A running receiver; it stops when dropped.
+pub struct Receiver {
+    addr: SocketAddr,
+    received: Arc<Mutex<Received>>,
+    changes: watch::Receiver<u64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Receiver {
+    /// Listens on a free port of 127.0.0.1.
+    pub async fn start() -> std::io::Result<Receiver> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let received = Arc::new(Mutex::new(Received::default()));
+        let (changed, changes) = watch::channel(0u64);
+        let changed = Arc::new(changed);
+        let store = received.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let store = store.clone();
+                let changed = changed.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let store = store.clone();
+                        let changed = changed.clone();
+                        async move {
+                            take(request, &store).await;
+                            changed.send_modify(|count| *count = count.wrapping_add(1));
+                            Ok::<_, std::convert::Infallible>(Response::new(
+                                Full::new(Bytes::new()),
+                            ))
+                        }
+                    });
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _closed = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
+        });
+        Ok(Receiver {
+            addr,
+            received,
+            changes,
+            task,
+        })
+    }
+
+    /// The base URL, for `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The spans received so far.
+    pub fn spans(&self) -> Vec<ReceivedSpan> {
+        self.lock().spans.clone()
+    }
+
+    /// The metric names received so far (each once).
+    pub fn metric_names(&self) -> Vec<String> {
+        self.lock().metrics.clone()
+    }
+
+    /// Whether `needle` occurs in any string value or header received.
+    pub fn saw_text(&self, needle: &str) -> bool {
+        let received = self.lock();
+        received
+            .strings
+            .iter()
+            .chain(&received.headers)
+            .any(|text| text.contains(needle))
+    }
+
+    /// Whether `needle` occurs in a string value (attributes, resource), headers aside.
+    pub fn saw_value(&self, needle: &str) -> bool {
+        self.lock().strings.iter().any(|text| text.contains(needle))
+    }
+
+    /// Waits until `done` holds of what was received, or `timeout` passes; says which.
+    pub async fn wait_until(&self, timeout: Duration, done: impl Fn(&Receiver) -> bool) -> bool {
+        let mut changes = self.changes.clone();
+        let waiting = async {
+            loop {
+                if done(self) {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, waiting).await.is_ok() && done(self)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Received> {
+        self.received.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+async fn take(request: Request<Incoming>, store: &Mutex<Received>) {
+    let path = request.uri().path().to_owned();
+    let headers: Vec<String> = request
+        .headers()
+        .iter()
+        .map(|(name, value)| format!("{name}: {}", String::from_utf8_lossy(value.as_bytes())))
+        .collect();
+    let Ok(body) = request.into_body().collect().await else {
+        return;
+    };
+    let body = body.to_bytes();
+    let mut received = store.lock().unwrap_or_else(PoisonError::into_inner);
+    received.headers.extend(headers);
+    match path.as_str() {
+        "/v1/traces" => {
+            let Ok(export) = ExportTraceServiceRequest::decode(body) else {
+                return;
+            };
+            for resource_spans in export.resource_spans {
+                let resource = resource_spans.resource.unwrap_or_default().attributes;
+                let service_name = attributes(&resource)
+                    .remove("service.name")
+                    .unwrap_or_default();
+                received.strings.extend(attributes(&resource).into_values());
+                for scope in resource_spans.scope_spans {
+                    for span in scope.spans {
+                        let attributes = attributes(&span.attributes);
+                        received.strings.extend(attributes.values().cloned());
+                        received.spans.push(ReceivedSpan {
+                            name: span.name,
+                            trace_id: hex(&span.trace_id),
+                            span_id: hex(&span.span_id),
+                            parent_span_id: hex(&span.parent_span_id),
+                            attributes,
+                            events: span.events.into_iter().map(|event| event.name).collect(),
+                            service_name: service_name.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        "/v1/metrics" => {
+            let Ok(export) = ExportMetricsServiceRequest::decode(body) else {
+                return;
+            };
+            for resource_metrics in export.resource_metrics {
+                for scope in resource_metrics.scope_metrics {
+                    for metric in scope.metrics {
+                        if !received.metrics.contains(&metric.name) {
+                            received.metrics.push(metric.name);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn attributes(list: &[KeyValue]) -> BTreeMap<String, String> {
+    list.iter()
+        .map(|pair| (pair.key.clone(), text(pair.value.as_ref())))
+        .collect()
+}
+
+fn text(value: Option<&AnyValue>) -> String {
+    match value.and_then(|value| value.value.as_ref()) {
+        Some(any_value::Value::StringValue(text)) => text.clone(),
+        Some(any_value::Value::IntValue(count)) => count.to_string(),
+        Some(any_value::Value::DoubleValue(real)) => real.to_string(),
+        Some(any_value::Value::BoolValue(flag)) => flag.to_string(),
+        Some(any_value::Value::ArrayValue(list)) => list
+            .values
+            .iter()
+            .map(|item| text(Some(item)))
+            .collect::<Vec<_>>()
+            .join(","),
+        _ => String::new(),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}

@@ -1,0 +1,152 @@
+//! The shell against a real OTLP/HTTP receiver on 127.0.0.1: the spans arrive nested under the
+//! session's span with their attributes, the headers go out as headers only, and a down
+//! endpoint neither fails nor holds up the shutdown.
+
+use std::time::{Duration, Instant};
+
+use panewise_host::session::Update;
+use panewise_pane_state::log::Actor;
+use panewise_pane_state::Msg;
+use panewise_protocol::SessionStats;
+use panewise_providers::{ProviderEvent, ToolStatus};
+use panewise_telemetry::receiver::Receiver;
+use panewise_telemetry::{SessionInfo, Settings, Telemetry};
+
+fn settings(endpoint: String) -> Settings {
+    Settings {
+        endpoint,
+        protocol: panewise_telemetry::Protocol::HttpProtobuf,
+        headers: [("x-api-key".to_owned(), "sk-secret-value".to_owned())].into(),
+        service_name: "panewise-test".to_owned(),
+        resource: Default::default(),
+    }
+}
+
+fn session(telemetry: &Telemetry) {
+    let export = telemetry.session(SessionInfo {
+        id: "sess-42".to_owned(),
+        agent: "panewise".to_owned(),
+        provider: "mock".to_owned(),
+        model: Some("mock-model".to_owned()),
+    });
+    let updates = [
+        Update::Recorded {
+            at: 0,
+            msg: Msg::TurnStart {
+                at: 0,
+                content: Some("a prompt".to_owned()),
+            },
+        },
+        Update::Agent(ProviderEvent::CallEnded {
+            model: None,
+            stop_reason: Some("tool_use".to_owned()),
+            stats: SessionStats {
+                input_tokens: Some(12),
+                output_tokens: Some(5),
+                ..SessionStats::default()
+            },
+        }),
+        Update::Ask {
+            id: "r1".to_owned(),
+            tool: "shell".to_owned(),
+            summary: "echo hello".to_owned(),
+            offers_session: false,
+        },
+        Update::Answered {
+            id: "r1".to_owned(),
+            tool: "shell".to_owned(),
+            approved: true,
+            for_session: false,
+            by: Actor::Person,
+            reason: None,
+        },
+        Update::Agent(ProviderEvent::ToolStarted {
+            name: "shell".to_owned(),
+            call_id: "c1".to_owned(),
+            arg: Some("echo hello".to_owned()),
+            input: None,
+        }),
+        Update::Agent(ProviderEvent::ToolEnded {
+            call_id: "c1".to_owned(),
+            status: ToolStatus::Success,
+            exit_code: Some(0),
+            output: Some("hello".to_owned()),
+        }),
+    ];
+    for update in &updates {
+        export.observe(update);
+    }
+    export.finish();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_arrives_as_nested_spans_with_its_metrics() {
+    let receiver = Receiver::start().await.expect("a receiver");
+    let telemetry = Telemetry::start(&settings(receiver.endpoint())).expect("telemetry");
+    session(&telemetry);
+    let flushed = tokio::task::spawn_blocking(move || telemetry.shutdown(Duration::from_secs(10)))
+        .await
+        .expect("the shutdown thread");
+    assert!(flushed);
+    let arrived = receiver
+        .wait_until(Duration::from_secs(10), |r| {
+            r.spans().len() >= 4 && !r.metric_names().is_empty()
+        })
+        .await;
+    assert!(arrived, "{:#?}", receiver.spans());
+    let spans = receiver.spans();
+    let root = spans
+        .iter()
+        .find(|span| span.name == "invoke_agent")
+        .expect("the session span");
+    assert_eq!(root.parent_span_id, "");
+    assert_eq!(root.service_name, "panewise-test");
+    assert_eq!(root.attributes["gen_ai.conversation.id"], "sess-42");
+    for name in [
+        "chat mock-model",
+        "execute_tool shell",
+        "panewise.approval.wait",
+    ] {
+        let span = spans
+            .iter()
+            .find(|span| span.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {spans:#?}"));
+        assert_eq!(span.parent_span_id, root.span_id, "{name}");
+        assert_eq!(span.trace_id, root.trace_id, "{name}");
+    }
+    let chat = spans.iter().find(|span| span.name == "chat mock-model");
+    let chat = chat.expect("chat");
+    assert_eq!(chat.attributes["gen_ai.usage.input_tokens"], "12");
+    assert_eq!(chat.attributes["gen_ai.usage.output_tokens"], "5");
+    assert_eq!(
+        chat.attributes["gen_ai.response.finish_reasons"],
+        "tool_use"
+    );
+    let metrics = receiver.metric_names();
+    for name in [
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.duration",
+    ] {
+        assert!(metrics.iter().any(|m| m == name), "{metrics:?}");
+    }
+    // The key went out as a header, and nowhere else; content stayed home.
+    assert!(receiver.saw_text("sk-secret-value"));
+    assert!(!receiver.saw_value("sk-secret-value"));
+    assert!(!receiver.saw_value("echo hello") && !receiver.saw_value("a prompt"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_down_endpoint_costs_no_more_than_the_deadline() {
+    // A port that was free a moment ago: nothing listens there.
+    let endpoint = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        format!("http://{}", listener.local_addr().expect("its address"))
+    };
+    let telemetry = Telemetry::start(&settings(endpoint)).expect("telemetry");
+    session(&telemetry);
+    let started = Instant::now();
+    let _flushed = tokio::task::spawn_blocking(move || telemetry.shutdown(Duration::from_secs(5)))
+        .await
+        .expect("the shutdown thread");
+    assert!(started.elapsed() < Duration::from_secs(6));
+}
