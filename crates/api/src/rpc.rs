@@ -180,3 +180,45 @@ pub fn to_line(message: &impl Serialize) -> Result<Vec<u8>, ApiError> {
     bytes.push(b'\n');
     Ok(bytes)
 }
+
+/// The notification `method` with `params` as one newline-terminated line, serialised
+/// straight from the borrowed params (no intermediate [`Value`]): the same bytes as
+/// [`to_line`] of the [`Notification`] holding them, for the daemon's path of one line per log
+/// line.
+pub fn notification_line(method: &str, params: &impl Serialize) -> Result<Vec<u8>, ApiError> {
+    #[derive(Serialize)]
+    struct Borrowed<'a, P> {
+        jsonrpc: &'static str,
+        method: &'a str,
+        params: &'a P,
+    }
+    to_line(&Borrowed {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+}
+
+#[cfg(test)]
+mod notification_line_tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_line_parses_back_to_the_notification() {
+        let params = crate::LineNotice {
+            session: "s".into(),
+            index: 7,
+            line: "{\"text\":\"\\u001b[2K\"}".into(),
+        };
+        let line = notification_line(crate::LineNotice::METHOD, &params)
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(line.last(), Some(&b'\n'));
+        let parsed = parse_incoming(line.strip_suffix(b"\n").unwrap_or(&line));
+        let expected = Notification {
+            jsonrpc: "2.0".into(),
+            method: crate::LineNotice::METHOD.into(),
+            params: serde_json::to_value(&params).unwrap_or(Value::Null),
+        };
+        assert_eq!(parsed.ok(), Some(Incoming::Notification(expected)));
+    }
+}

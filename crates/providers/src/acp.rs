@@ -584,13 +584,25 @@ pub(crate) struct AcpDecoder {
     tools: BTreeMap<String, SeenTool>,
     /// Permission requests waiting, with the tool call each is about.
     waiting: BTreeMap<String, Option<String>>,
-    /// Between the agent's `initialize` answer and its answer to the session request: what
-    /// arrives then is a loaded session's history (`session/load` replays it as updates before
-    /// it answers), never a turn's output.
+    /// From the agent's `initialize` answer until the client's first prompt: what arrives then
+    /// is a loaded session's history, never a turn's output. `session/load` replays it as
+    /// updates, and an agent may go on replaying after its answer (Gemini CLI streams the
+    /// history without waiting for it), so the answer to a load does not end it: the client's
+    /// prompt does ([`AcpDecoder::prompt_sent`]), or, in a stream decoded without the client's
+    /// side, the first sign of a live turn (a permission request, a tool call starting, a
+    /// prompt's answer). A new session's answer (it names the session) has no history to
+    /// follow and ends it at once.
     loading: bool,
     /// The session is established (its `session/new`, `load` or `resume` answered): from then
     /// on the client's requests are prompts, so an error answer is a prompt's failure.
     session_ready: bool,
+}
+
+impl AcpDecoder {
+    /// The client sent a prompt: what the agent writes from now on is the turn's.
+    pub(crate) fn prompt_sent(&mut self) {
+        self.loading = false;
+    }
 }
 
 impl LineDecoder for AcpDecoder {
@@ -630,16 +642,23 @@ impl LineDecoder for AcpDecoder {
                         // The `initialize` answer (its protocol version) opens the handshake;
                         // the next answer is the session's, and ends any replay.
                         let initialize = answer.protocol_version.is_some();
-                        if self.loading && !initialize {
-                            self.session_ready = true;
+                        if initialize {
+                            self.loading = true;
+                        } else {
+                            if self.loading {
+                                self.session_ready = true;
+                            }
+                            if answer.session_id.is_some() || answer.stop_reason.is_some() {
+                                self.loading = false;
+                            }
                         }
-                        self.loading = initialize;
                         self.answer(answer, out);
                     }
                 }
             },
             Some(Shape::Request { id, method, params }) => {
                 if method == "session/request_permission" {
+                    self.loading = false;
                     let call = params_of::<PermissionRequest>(params, raw)?
                         .and_then(|request| request.tool_call)
                         .unwrap_or_default();
@@ -805,7 +824,16 @@ impl AcpDecoder {
     fn update(&mut self, update: Update, raw: &[u8], out: &mut Vec<ProviderEvent>) {
         let kind = update.session_update.as_deref().unwrap_or_default();
         if self.loading {
-            return history(kind, &update, out);
+            // A replayed tool call is listed done; one created running is this turn's.
+            let starts = kind == "tool_call"
+                && matches!(
+                    update.tool.status.as_deref(),
+                    Some("pending" | "in_progress")
+                );
+            if !starts {
+                return history(kind, &update, out);
+            }
+            self.loading = false;
         }
         match kind {
             "agent_message_chunk" | "agent_thought_chunk" => {

@@ -130,6 +130,14 @@ impl Decoder {
         }
     }
 
+    /// The client sent the agent a prompt (ACP: what the agent writes from now on is the
+    /// turn's, not a loaded session's history). Nothing for the other formats.
+    pub fn prompt_sent(&mut self) {
+        if let Format::Acp(decoder) = &mut self.format {
+            decoder.prompt_sent();
+        }
+    }
+
     /// Ends the stream: decodes a last line that had no newline. The decoder can be fed again
     /// afterwards, as if a new stream began (line numbers go on).
     pub fn finish(&mut self, out: &mut Vec<Decoded>) {

@@ -34,6 +34,9 @@ pub struct Step {
     pub lines: Vec<String>,
     /// Things the person should know (an answer the agent refused, a resume that failed).
     pub notices: Vec<String>,
+    /// `lines` hold a prompt: once they are written, what the agent writes is the turn's
+    /// (tell the channel's decoder, [`crate::Decoder::prompt_sent`]).
+    pub prompted: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +56,9 @@ pub struct RpcClient {
     /// Bytes of a line not yet ended.
     partial: Vec<u8>,
     ready: bool,
+    /// The agent answered `session/load` and may still be replaying the session's history:
+    /// prompts wait until the host says the replay is over ([`RpcClient::end_replay`]).
+    replaying: bool,
     waiting_prompts: VecDeque<String>,
 }
 
@@ -75,8 +81,29 @@ impl RpcClient {
             resume,
             partial: Vec::new(),
             ready: false,
+            replaying: false,
             waiting_prompts: VecDeque::new(),
         }
+    }
+
+    /// The agent loaded a recorded session and may still be streaming its history. An ACP
+    /// agent may answer `session/load` before its replay is over (Gemini CLI streams it
+    /// without waiting for it), and nothing in the protocol marks the replay's end: the host
+    /// decides it is over once the agent has been quiet a moment, then calls
+    /// [`RpcClient::end_replay`]. Until then prompts wait, so no replayed update can fall
+    /// inside the first turn.
+    pub fn replaying(&self) -> bool {
+        self.replaying
+    }
+
+    /// The replay is over: the session is ready and the prompts that waited go out.
+    pub fn end_replay(&mut self) -> Step {
+        let mut step = Step::default();
+        if self.replaying {
+            self.replaying = false;
+            self.become_ready(&mut step);
+        }
+        step
     }
 
     /// The agent's own id of the session, once it named it (it resumes the session).
@@ -95,7 +122,7 @@ impl RpcClient {
         };
         Step {
             lines: vec![line],
-            notices: Vec::new(),
+            ..Step::default()
         }
     }
 
@@ -109,7 +136,9 @@ impl RpcClient {
             Session::Codex(session) => session.start_turn(text),
             Session::Acp(session) => session.prompt(text),
         };
-        step_of(line.map(|line| vec![line]))
+        let mut step = step_of(line.map(|line| vec![line]));
+        step.prompted = !step.lines.is_empty();
+        step
     }
 
     /// Stops the running turn (`turn/interrupt`; ACP `session/cancel` and a `cancelled`
@@ -274,14 +303,10 @@ impl RpcClient {
                 };
                 push(step, line);
             }
-            (
-                Some(
-                    AcpRequestKind::NewSession
-                    | AcpRequestKind::LoadSession
-                    | AcpRequestKind::ResumeSession,
-                ),
-                None,
-            ) => self.become_ready(step),
+            (Some(AcpRequestKind::NewSession | AcpRequestKind::ResumeSession), None) => {
+                self.become_ready(step)
+            }
+            (Some(AcpRequestKind::LoadSession), None) => self.replaying = true,
             (Some(AcpRequestKind::LoadSession | AcpRequestKind::ResumeSession), Some(error)) => {
                 step.notices.push(format!(
                     "the agent could not continue its session ({error}); starting a new one"
@@ -303,6 +328,7 @@ impl RpcClient {
             let sent = self.prompt(&prompt);
             step.lines.extend(sent.lines);
             step.notices.extend(sent.notices);
+            step.prompted |= sent.prompted;
         }
     }
 }
@@ -318,11 +344,11 @@ fn step_of(lines: Result<Vec<String>, ChannelError>) -> Step {
     match lines {
         Ok(lines) => Step {
             lines,
-            notices: Vec::new(),
+            ..Step::default()
         },
         Err(error) => Step {
-            lines: Vec::new(),
             notices: vec![error.to_string()],
+            ..Step::default()
         },
     }
 }

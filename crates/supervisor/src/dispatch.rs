@@ -7,20 +7,21 @@ use std::sync::Arc;
 
 use panewise_api::{
     Ack, AnswerParams, ApproveParams, CreateParams, CreateResult, ErrorCode, HelloParams,
-    HelloResult, ListParams, ListResult, Method, Notification, PromptParams, RemoveResult,
-    RemovedNotice, RenameParams, ResumeParams, RpcError, SessionParams, SubscribeParams,
-    SubscribeResult, API_VERSION,
+    HelloResult, ListParams, ListResult, Method, PromptParams, RemoveResult, RemovedNotice,
+    RenameParams, ResumeParams, RpcError, SessionParams, SubscribeParams, SubscribeResult,
+    API_VERSION,
 };
 use panewise_host::session::{Actor, Control};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::hosted::{Hosted, ListEvent};
 use crate::launcher::Launcher;
-use crate::tail::{notification, tail};
+use crate::outbox::{notice, Outbox};
+use crate::tail::tail;
 
 /// The daemon's state shared by every connection.
 #[derive(Clone)]
@@ -33,16 +34,16 @@ pub(crate) struct Daemon {
 /// What one connection holds: who it is and what it subscribed to.
 pub(crate) struct Connection {
     client: Option<String>,
-    notices: mpsc::UnboundedSender<Notification>,
+    outbox: Outbox,
     lines: HashMap<String, (JoinHandle<()>, bool)>,
     list: Option<JoinHandle<()>>,
 }
 
 impl Connection {
-    pub(crate) fn new(notices: mpsc::UnboundedSender<Notification>) -> Connection {
+    pub(crate) fn new(outbox: Outbox) -> Connection {
         Connection {
             client: None,
-            notices,
+            outbox,
             lines: HashMap::new(),
             list: None,
         }
@@ -279,7 +280,7 @@ impl Daemon {
                     log.clone(),
                     subscribe.from_line,
                     progress,
-                    client.notices.clone(),
+                    client.outbox.clone(),
                 ));
                 client.lines.insert(id.clone(), (task, subscribe.attach));
                 result(SubscribeResult {
@@ -303,30 +304,32 @@ impl Daemon {
                 // Subscribed before the list is read, so no change falls between the two.
                 let mut events = self.hosted.list_events();
                 let sessions = self.hosted.summaries();
-                let notices = client.notices.clone();
+                let outbox = client.outbox.clone();
                 let hosted = self.hosted.clone();
                 if let Some(task) = client.list.take() {
                     task.abort();
                 }
                 client.list = Some(tokio::spawn(async move {
                     loop {
-                        let notice = match events.recv().await {
-                            Ok(ListEvent::Changed(summary)) => notification(
+                        let message = match events.recv().await {
+                            Ok(ListEvent::Changed(summary)) => notice(
                                 panewise_api::ChangedNotice::METHOD,
                                 &panewise_api::ChangedNotice { session: *summary },
                             ),
                             Ok(ListEvent::Removed(id)) => {
-                                notification(RemovedNotice::METHOD, &RemovedNotice { id })
+                                notice(RemovedNotice::METHOD, &RemovedNotice { id })
                             }
                             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                                 // Changes were dropped for this slow client: it gets every
                                 // summary as it is now, so its list is whole again.
                                 for summary in hosted.summaries() {
-                                    let notice = notification(
+                                    let Some(message) = notice(
                                         panewise_api::ChangedNotice::METHOD,
                                         &panewise_api::ChangedNotice { session: summary },
-                                    );
-                                    if notices.send(notice).is_err() {
+                                    ) else {
+                                        continue;
+                                    };
+                                    if outbox.send(message).await.is_err() {
                                         return;
                                     }
                                 }
@@ -334,7 +337,8 @@ impl Daemon {
                             }
                             Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                         };
-                        if notices.send(notice).is_err() {
+                        let Some(message) = message else { continue };
+                        if outbox.send(message).await.is_err() {
                             return;
                         }
                     }

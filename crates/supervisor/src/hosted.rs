@@ -304,6 +304,12 @@ impl Hosted {
     }
 
     fn apply(&self, id: &str, update: Update) {
+        // An agent event, an emitted event or a notice changes neither the fold nor the
+        // question: no summary is built for it (one per streamed delta would be).
+        let may_change = !matches!(
+            update,
+            Update::Agent(_) | Update::Emitted(_) | Update::Notice(_)
+        );
         let summary = {
             let mut map = self.lock();
             let Some(entry) = map.get_mut(id) else {
@@ -331,6 +337,9 @@ impl Hosted {
             entry.progress.send_modify(|progress| {
                 progress.updates = progress.updates.wrapping_add(1);
             });
+            if !may_change {
+                return;
+            }
             entry.summary()
         };
         self.publish(summary);

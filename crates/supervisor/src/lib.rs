@@ -35,6 +35,7 @@ pub mod error;
 mod hosted;
 mod launcher;
 mod notify;
+mod outbox;
 pub mod paths;
 mod server;
 mod tail;

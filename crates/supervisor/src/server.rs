@@ -13,11 +13,11 @@ use panewise_api::{
 };
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::mpsc;
 
 use crate::dispatch::{Connection, Daemon};
 use crate::error::SupervisorError;
 use crate::launcher::Launcher;
+use crate::outbox::{outbox, write_all, Outgoing};
 use crate::paths;
 
 /// The socket bound, with the lock that keeps a second daemon out.
@@ -159,38 +159,12 @@ async fn connection(daemon: Daemon, stream: UnixStream) {
         .await;
         return;
     }
-    let (out, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
+    let (out, outgoing) = outbox();
     let stopper = daemon.clone();
-    let writer = tokio::spawn(async move {
-        while let Some(message) = outgoing.recv().await {
-            let (line, then_stop) = match &message {
-                Outgoing::Response(response) => (rpc::to_line(response), false),
-                Outgoing::Notification(notice) => (rpc::to_line(notice), false),
-                Outgoing::LastResponse(response) => (rpc::to_line(response), true),
-            };
-            let Ok(line) = line else { continue };
-            let written = write.write_all(&line).await.is_ok();
-            if then_stop {
-                let _ = write.flush().await;
-                stopper.request_shutdown();
-            }
-            if !written {
-                return;
-            }
-        }
-    });
-    let (notices, mut notice_rx) = mpsc::unbounded_channel::<Notification>();
-    let forward = {
-        let out = out.clone();
-        tokio::spawn(async move {
-            while let Some(notice) = notice_rx.recv().await {
-                if out.send(Outgoing::Notification(notice)).is_err() {
-                    return;
-                }
-            }
-        })
-    };
-    let mut client = Connection::new(notices);
+    let writer = tokio::spawn(write_all(outgoing, write, move || {
+        stopper.request_shutdown();
+    }));
+    let mut client = Connection::new(out.clone());
     let mut reader = BufReader::new(read);
     loop {
         let line = match read_capped_line(&mut reader).await {
@@ -200,10 +174,12 @@ async fn connection(daemon: Daemon, stream: UnixStream) {
                     ErrorCode::LineTooLong,
                     format!("the request line is over {MAX_LINE_BYTES} bytes ({len} read); it was skipped"),
                 );
-                let _ = out.send(Outgoing::Response(Response::err(
-                    serde_json::Value::Null,
-                    error,
-                )));
+                let refusal = Response::err(serde_json::Value::Null, error);
+                if let Ok(line) = rpc::to_line(&refusal) {
+                    if out.send(Outgoing::Line(line)).await.is_err() {
+                        break;
+                    }
+                }
                 continue;
             }
             Ok(None) | Err(_) => break,
@@ -224,21 +200,29 @@ async fn connection(daemon: Daemon, stream: UnixStream) {
         };
         let stops = shutdown && response.as_ref().is_none_or(|r| r.error.is_none());
         let message = match response {
-            Some(response) if stops => Outgoing::LastResponse(response),
-            Some(response) => Outgoing::Response(response),
+            Some(response) => match rpc::to_line(&response) {
+                Ok(line) if stops => Outgoing::Last(line),
+                Ok(line) => Outgoing::Line(line),
+                Err(error) => {
+                    tracing::warn!(%error, "a response could not be serialised");
+                    continue;
+                }
+            },
             None if stops => {
                 daemon.request_shutdown();
                 continue;
             }
             None => continue,
         };
-        if out.send(message).is_err() {
+        if out.send(message).await.is_err() {
             break;
         }
     }
     // The client went: its subscriptions end; a question it was asked stays pending.
     client.close(&daemon);
-    forward.abort();
+    // The writer ends once every sender is gone: this reader's, the connection's, and those of
+    // the subscriptions just aborted.
+    drop(client);
     drop(out);
     let _ = writer.await;
 }
@@ -266,13 +250,6 @@ async fn handle(daemon: &Daemon, client: &mut Connection, request: Request) -> O
         Ok(value) => Response::ok(id, value),
         Err(error) => Response::err(id, error),
     })
-}
-
-enum Outgoing {
-    Response(Response),
-    Notification(Notification),
-    /// The answer to `daemon/shutdown`: the daemon stops once it is written.
-    LastResponse(Response),
 }
 
 enum Line {

@@ -4,17 +4,21 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use panewise_api::{EndNotice, LineNotice, Notification};
-use tokio::sync::{mpsc, watch};
+use panewise_api::{EndNotice, LineNotice};
+use serde::Serialize;
+use tokio::sync::watch;
+
+use crate::outbox::{notice, Outbox};
 
 /// Sends the lines of `log` from index `from_line` on, as they are written, then
-/// [`EndNotice`] once `ended` says the session is over and every line was sent.
+/// [`EndNotice`] once `ended` says the session is over and every line was sent. A full
+/// outbox (a client that does not read) makes it wait: the lines stay in the file meanwhile.
 pub(crate) async fn tail(
     id: String,
     log: PathBuf,
     from_line: u64,
     mut changed: watch::Receiver<Progress>,
-    out: mpsc::UnboundedSender<Notification>,
+    out: Outbox,
 ) {
     // Read with std, in this task: the log is a regular file the session has just written, so
     // a read is a copy out of the page cache that never waits on the disk. `tokio::fs` would
@@ -51,15 +55,16 @@ pub(crate) async fn tail(
             {
                 let end = start + offset;
                 if index >= from_line {
-                    let line = String::from_utf8_lossy(partial.get(start..end).unwrap_or_default())
-                        .into_owned();
-                    let notice = LineNotice {
-                        session: id.clone(),
+                    let line = String::from_utf8_lossy(partial.get(start..end).unwrap_or_default());
+                    let params = LineRef {
+                        session: &id,
                         index,
-                        line,
+                        line: &line,
                     };
-                    if out.send(notification(LineNotice::METHOD, &notice)).is_err() {
-                        return;
+                    if let Some(message) = notice(LineNotice::METHOD, &params) {
+                        if out.send(message).await.is_err() {
+                            return;
+                        }
                     }
                 }
                 index += 1;
@@ -67,23 +72,15 @@ pub(crate) async fn tail(
             }
             partial.drain(..start);
         }
-        if ended {
-            let notice = EndNotice {
+        // Ended, or the session was removed (what the file holds now is all there is).
+        if ended || changed.changed().await.is_err() {
+            let end = EndNotice {
                 session: id.clone(),
                 lines: index,
             };
-            let _gone = out.send(notification(EndNotice::METHOD, &notice));
-            return;
-        }
-        if changed.changed().await.is_err() {
-            // The session was removed: what the file holds now is all there is.
-            let _gone = out.send(notification(
-                EndNotice::METHOD,
-                &EndNotice {
-                    session: id.clone(),
-                    lines: index,
-                },
-            ));
+            if let Some(message) = notice(EndNotice::METHOD, &end) {
+                let _gone = out.send(message).await;
+            }
             return;
         }
     }
@@ -98,11 +95,34 @@ pub(crate) struct Progress {
     pub(crate) ended: bool,
 }
 
-/// A notification of `method` with `params`.
-pub(crate) fn notification(method: &str, params: &impl serde::Serialize) -> Notification {
-    Notification {
-        jsonrpc: "2.0".to_owned(),
-        method: method.to_owned(),
-        params: serde_json::to_value(params).unwrap_or(serde_json::Value::Null),
+/// [`LineNotice`] borrowed from the tail's buffer: the same fields, serialised without
+/// copying the line (a test holds the two to one shape).
+#[derive(Serialize)]
+struct LineRef<'a> {
+    session: &'a str,
+    index: u64,
+    line: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_borrowed_line_serialises_as_the_apis_line_notice() {
+        let owned = LineNotice {
+            session: "abc".into(),
+            index: 4,
+            line: "{\"a\":1}".into(),
+        };
+        let borrowed = LineRef {
+            session: &owned.session,
+            index: owned.index,
+            line: &owned.line,
+        };
+        assert_eq!(
+            serde_json::to_value(&borrowed).ok(),
+            serde_json::to_value(&owned).ok()
+        );
     }
 }

@@ -32,6 +32,15 @@ use crate::session::Outlet;
 /// How long an agent may take to exit once its input was closed before it is killed (R100).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// How long an ACP agent that loaded a recorded session must be quiet before its replay of the
+/// history is taken as over and the first prompt goes out. The protocol marks no end of the
+/// replay and an agent may answer `session/load` before it (Gemini CLI does), so a prompt sent
+/// at the answer would have replayed updates land in its turn.
+pub const REPLAY_QUIET: Duration = Duration::from_millis(300);
+
+/// The longest a replay may hold the first prompt back, however chatty the agent.
+pub const REPLAY_LONGEST: Duration = Duration::from_secs(5);
+
 /// How the supervised CLI is driven.
 #[derive(Debug, Clone)]
 pub enum Channel {
@@ -127,6 +136,9 @@ pub enum Input {
     OutputClosed,
     /// The agent's stdin was closed a grace period ago and it still runs.
     ShutdownOverdue,
+    /// An agent that loaded a recorded session has been quiet [`REPLAY_QUIET`] (or replayed
+    /// for [`REPLAY_LONGEST`]): its history is over.
+    ReplayOver,
 }
 
 /// How the CLI's last process ended.
@@ -164,6 +176,10 @@ pub struct CliAgent {
     shutdown_at: Option<Instant>,
     /// The host's side of a JSON-RPC channel.
     rpc: Option<RpcClient>,
+    /// While a loaded session's history is replayed: when it counts as over (quiet until
+    /// then), and the latest it can be.
+    replay_over_at: Option<Instant>,
+    replay_longest_at: Option<Instant>,
 }
 
 impl CliAgent {
@@ -198,6 +214,8 @@ impl CliAgent {
             capture,
             shutdown_at: None,
             rpc: None,
+            replay_over_at: None,
+            replay_longest_at: None,
         })
     }
 
@@ -259,10 +277,16 @@ impl CliAgent {
     /// while no process runs.
     pub(crate) async fn next_input(&mut self) -> Input {
         let shutdown_at = self.shutdown_at;
+        let replay_over_at = self.replay_over_at;
         let Some(process) = self.process.as_mut() else {
             return std::future::pending().await;
         };
         tokio::select! {
+            _ = sleep_until(replay_over_at.unwrap_or_else(far_future)), if replay_over_at.is_some() => {
+                self.replay_over_at = None;
+                self.replay_longest_at = None;
+                Input::ReplayOver
+            }
             output = process.next_output() => match output {
                 Some(bytes) => Input::Output(bytes),
                 None => Input::OutputClosed,
@@ -291,6 +315,11 @@ impl CliAgent {
                 if let Some(rpc) = self.rpc.as_mut() {
                     let step = rpc.read(&bytes);
                     produced.push(Produced::AfterFold(step));
+                    if rpc.replaying() {
+                        let now = Instant::now();
+                        let longest = *self.replay_longest_at.get_or_insert(now + REPLAY_LONGEST);
+                        self.replay_over_at = Some((now + REPLAY_QUIET).min(longest));
+                    }
                 }
             }
             Input::OutputClosed => {
@@ -300,6 +329,11 @@ impl CliAgent {
                 produced.push(Produced::Reap);
             }
             Input::ShutdownOverdue => produced.push(Produced::Msg(Msg::AgentShutdownOverdue)),
+            Input::ReplayOver => {
+                if let Some(rpc) = self.rpc.as_mut() {
+                    produced.push(Produced::AfterFold(rpc.end_replay()));
+                }
+            }
         }
         produced
     }
@@ -337,6 +371,9 @@ impl CliAgent {
         }
         for line in step.lines {
             self.write_line(&line).await?;
+        }
+        if step.prompted {
+            self.decoder.prompt_sent();
         }
         Ok(())
     }

@@ -9,8 +9,8 @@ use panewise_providers::codex_appserver::{
     ThreadOptions,
 };
 use panewise_providers::{
-    decode_all, fold_events, summarize, ChannelError, FailureKind, Fold, Mapper, ModelTable,
-    PaneSummary, Provider, ProviderEvent, ToolStatus, UsageScope,
+    decode_all, fold_events, summarize, ChannelError, Decoder, FailureKind, Fold, Mapper,
+    ModelTable, PaneSummary, Provider, ProviderEvent, ToolStatus, UsageScope,
 };
 use serde_json::{json, Value};
 
@@ -595,63 +595,127 @@ fn acp_stop_reasons_plans_and_unknown_updates_decode_to_their_events() {
     assert!(matches!(events[..], [ProviderEvent::Warning { .. }]));
 }
 
-/// A loaded ACP session: `session/load` replays the history as updates before its answer.
-/// The replay is history (no turn opens, no tool starts, no text streams), and the turn the
-/// next prompt runs is the only one, with only its own text.
-#[test]
-fn an_acp_session_load_replays_history_that_opens_no_turn_and_starts_no_tool() {
-    let update = |body: &str| {
-        format!(
-            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{body}}}}}"#
-        )
-    };
-    let stream = [
+fn acp_update(body: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{body}}}}}"#
+    )
+}
+
+/// A recorded session's history as an ACP agent replays it on `session/load`, part of it after
+/// its answer (Gemini CLI streams the replay without waiting for it).
+fn replayed_history() -> (String, String) {
+    let before_answer = [
         r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#.to_owned(),
-        update(r#"{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"Run echo hello"}}"#),
-        update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"I'll run the command."}}"#),
-        update(r#"{"sessionUpdate":"tool_call","toolCallId":"old-1","title":"echo hello","kind":"execute","status":"completed"}"#),
-        update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"It printed hello."}}"#),
+        acp_update(r#"{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"Run echo hello"}}"#),
+        acp_update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"I'll run the command."}}"#),
         r#"{"jsonrpc":"2.0","id":2,"result":{"models":{"currentModelId":"gemini-x"}}}"#.to_owned(),
-        update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."}}"#),
-        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#.to_owned(),
-    ]
-    .join("\n");
-    let events = events_of(Provider::Acp, stream.as_bytes());
-    let history: Vec<(&str, &str)> = events
+    ];
+    let after_answer = [
+        acp_update(
+            r#"{"sessionUpdate":"tool_call","toolCallId":"old-1","title":"echo hello","kind":"execute","status":"completed"}"#,
+        ),
+        acp_update(
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"It printed hello."}}"#,
+        ),
+    ];
+    (
+        before_answer.join("\n") + "\n",
+        after_answer.join("\n") + "\n",
+    )
+}
+
+fn history_of(events: &[ProviderEvent]) -> Vec<(&str, &str)> {
+    events
         .iter()
         .filter_map(|event| match event {
             ProviderEvent::HistoryReplayed { role, text } => Some((role.as_str(), text.as_str())),
             _ => None,
         })
-        .collect();
-    assert_eq!(
-        history,
-        [
-            ("user", "Run echo hello"),
-            ("assistant", "I'll run the command."),
-            ("tool", "echo hello"),
-            ("assistant", "It printed hello."),
-        ]
-    );
+        .collect()
+}
+
+fn streamed_text(events: &[ProviderEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            ProviderEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+const REPLAYED: [(&str, &str); 4] = [
+    ("user", "Run echo hello"),
+    ("assistant", "I'll run the command."),
+    ("tool", "echo hello"),
+    ("assistant", "It printed hello."),
+];
+
+/// A loaded ACP session, as the host drives it: the replay, before and after the load's
+/// answer, is history (no turn opens, no tool starts, no text streams) until the client sends
+/// its prompt; the turn that prompt runs is the only one, with only its own text.
+#[test]
+fn an_acp_session_load_replays_history_until_the_prompt_and_starts_no_tool() {
+    let (before, after) = replayed_history();
+    let live = [
+        acp_update(
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."}}"#,
+        ),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#.to_owned(),
+    ]
+    .join("\n")
+        + "\n";
+    let mut decoder = Decoder::new(Provider::Acp);
+    let mut decoded = Vec::new();
+    decoder.feed(before.as_bytes(), &mut decoded);
+    decoder.feed(after.as_bytes(), &mut decoded);
+    decoder.prompt_sent();
+    decoder.feed(live.as_bytes(), &mut decoded);
+    decoder.finish(&mut decoded);
+    let events: Vec<ProviderEvent> = decoded
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(history_of(&events), REPLAYED);
     assert!(
         !events
             .iter()
             .any(|event| matches!(event, ProviderEvent::ToolStarted { .. })),
         "a replayed tool call is no tool of this session: {events:#?}"
     );
-    let text: String = events
+    assert_eq!(streamed_text(&events), "Done.");
+    let stream = format!("{before}{after}{live}");
+    let (_, _, summary) = fold_of(Provider::Acp, stream.as_bytes());
+    assert_eq!(summary.failure, None);
+}
+
+/// The same stream decoded without the client's side (`panewise decode` of a capture): the
+/// history ends at the first sign of a live turn, here a tool call that starts running.
+#[test]
+fn an_acp_replay_read_alone_ends_at_a_tool_call_that_starts() {
+    let (before, after) = replayed_history();
+    let live = [
+        acp_update(r#"{"sessionUpdate":"tool_call","toolCallId":"new-1","title":"echo bye","kind":"execute","status":"in_progress"}"#),
+        acp_update(r#"{"sessionUpdate":"tool_call_update","toolCallId":"new-1","status":"completed"}"#),
+        acp_update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."}}"#),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#.to_owned(),
+    ]
+    .join("\n");
+    let stream = format!("{before}{after}{live}");
+    let events = events_of(Provider::Acp, stream.as_bytes());
+    assert_eq!(history_of(&events), REPLAYED);
+    let started: Vec<&str> = events
         .iter()
         .filter_map(|event| match event {
-            ProviderEvent::TextDelta { text } => Some(text.as_str()),
+            ProviderEvent::ToolStarted { call_id, .. } => Some(call_id.as_str()),
             _ => None,
         })
         .collect();
-    assert_eq!(text, "Done.");
-    let (_, fold, summary) = fold_of(Provider::Acp, stream.as_bytes());
+    assert_eq!(started, ["new-1"]);
+    assert_eq!(streamed_text(&events), "Done.");
+    let (_, _, summary) = fold_of(Provider::Acp, stream.as_bytes());
     assert_eq!(summary.turns_completed, 1);
     assert_eq!(summary.failure, None);
-    assert!(summary.tools.is_empty(), "{:?}", summary.tools);
-    let _ = fold;
 }
 
 /// A Codex `thread/resume` the server refuses (the thread is gone) answers the handshake: the
