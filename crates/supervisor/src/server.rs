@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use panewise_api::{
-    rpc, ErrorCode, Method, Notification, Request, Response, RpcError, MAX_LINE_BYTES,
-};
+use panewise_api::{rpc, ErrorCode, Method, Request, Response, RpcError, MAX_LINE_BYTES};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
