@@ -2,8 +2,8 @@
 
 use panewise_api::{AgentState, SessionSummary};
 use panewise_tui::{view, App, Event, Key};
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
+use ratatui_core::backend::TestBackend;
+use ratatui_core::terminal::Terminal;
 
 use crate::fixtures::{app, asking, every_state, feed, line_events, log_lines, session, working};
 
