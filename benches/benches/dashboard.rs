@@ -399,7 +399,10 @@ fn end_to_end(
 ) -> Option<EndToEnd> {
     let socket = dir.join("run/panewise/daemon.sock");
     let mut client = Connection::open(&socket)?;
-    client.call("hello", json!({"api_version": 1, "client": "dashboard-bench"}))?;
+    client.call(
+        "hello",
+        json!({"api_version": 1, "client": "dashboard-bench"}),
+    )?;
     let mut ids = BTreeMap::new();
     for index in 0..sessions {
         let cwd = dir.join(format!("work/s{index}"));
@@ -455,7 +458,10 @@ fn end_to_end(
     let (selected, selected_cwd) = ids.get(&name)?.clone();
     // The floor: the same session's lines on a plain subscriber.
     let mut floor = Connection::open(&socket)?;
-    floor.call("hello", json!({"api_version": 1, "client": "dashboard-bench-floor"}))?;
+    floor.call(
+        "hello",
+        json!({"api_version": 1, "client": "dashboard-bench-floor"}),
+    )?;
     floor.call(
         "session/subscribe",
         json!({"session": selected, "from_line": 0, "attach": false}),
@@ -504,7 +510,11 @@ fn end_to_end(
         // Reads closer than 2 ms apart are one frame split by the pty.
         let frames: Vec<u128> = gaps.filter(|gap| *gap > 2_000_000).collect();
         let shortest = frames.iter().min().copied().unwrap_or(0) as f64 / 1e6;
-        (bursts.len(), (frames.len() + 1) as f64 / streaming, shortest)
+        (
+            bursts.len(),
+            (frames.len() + 1) as f64 / streaming,
+            shortest,
+        )
     };
     let _ = bursts;
     // Idle: every turn is over; only the ages tick.

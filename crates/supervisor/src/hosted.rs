@@ -56,6 +56,10 @@ pub(crate) struct Entry {
 impl Entry {
     pub(crate) fn summary(&self) -> SessionSummary {
         let pane = PaneFields::of(&self.state, &self.observed);
+        let waiting_since_ms = match (&pane.waiting_for, &self.waiting) {
+            (Some(waiting_for), Some((id, since))) if waiting_id(waiting_for) == id => Some(*since),
+            _ => None,
+        };
         SessionSummary {
             v: SUMMARY_VERSION,
             id: self.id.clone(),
@@ -69,12 +73,7 @@ impl Entry {
             tool_arg: pane.tool_arg,
             context_pct: pane.context_pct,
             context_window_source: pane.context_window_source,
-            waiting_since_ms: match (&pane.waiting_for, &self.waiting) {
-                (Some(waiting_for), Some((id, since))) if waiting_id(waiting_for) == id => {
-                    Some(*since)
-                }
-                _ => None,
-            },
+            waiting_since_ms,
             failure_kind: pane.failure_kind,
             tokens: pane.tokens,
             cost_usd: pane.cost_usd,

@@ -347,7 +347,8 @@ fn waiting_lines(session: &SessionSummary) -> Vec<Line<'static>> {
 
 /// The transcript's last `room` lines at least (whole entries, newest last): a frame folds
 /// only what it can show, however long the session.
-fn transcript_lines(watched: &Watched, room: usize) -> Vec<Line<'static>> {
+/// `working`: the list says a turn runs, so the text being written is counted at the bottom.
+fn transcript_lines(watched: &Watched, room: usize, working: bool) -> Vec<Line<'static>> {
     let mut newest_first: Vec<Line<'static>> = Vec::new();
     if let Some(unreadable) = &watched.unreadable {
         newest_first.push(Line::styled(
@@ -372,7 +373,7 @@ fn transcript_lines(watched: &Watched, room: usize) -> Vec<Line<'static>> {
         newest_first.extend(lines.into_iter().rev());
     }
     newest_first.reverse();
-    if watched.streaming_chars > 0 && watched.state.turn_phase.is_working() {
+    if watched.streaming_chars > 0 && working {
         newest_first.push(Line::styled(
             format!("{:>9} {} chars so far…", "writing", watched.streaming_chars),
             Style::default().fg(Color::DarkGray),
@@ -405,7 +406,10 @@ fn peek(app: &App, frame: &mut Frame, area: Rect) {
         format!("cwd {}", one_line(&session.cwd, usize::MAX)),
         Style::default().fg(Color::DarkGray),
     )];
-    if let Some(since) = session.waiting_since_ms.filter(|_| session.waiting_for.is_some()) {
+    if let Some(since) = session
+        .waiting_since_ms
+        .filter(|_| session.waiting_for.is_some())
+    {
         top.push(Line::styled(
             format!("waiting for you for {}", age(app.now_ms, since)),
             Style::default().fg(Color::Yellow),
@@ -438,7 +442,13 @@ fn peek(app: &App, frame: &mut Frame, area: Rect) {
     }
     let history = app
         .watched_of(&session.id)
-        .map(|watched| transcript_lines(watched, usize::from(inner.height)))
+        .map(|watched| {
+            transcript_lines(
+                watched,
+                usize::from(inner.height),
+                session.state == AgentState::Working,
+            )
+        })
         .unwrap_or_default();
     // The question sits at the top in full; the last exchanges fill what is left, newest at
     // the bottom.
@@ -497,7 +507,7 @@ fn attached(app: &App, prompt: &str, frame: &mut Frame, area: Rect) {
     let wanted = usize::from(inner.height).saturating_add(usize::from(app.scroll));
     let mut lines = app
         .watched_of(&session.id)
-        .map(|watched| transcript_lines(watched, wanted))
+        .map(|watched| transcript_lines(watched, wanted, session.state == AgentState::Working))
         .unwrap_or_default();
     if app.watched_of(&session.id).is_some_and(|w| w.ended) {
         lines.push(Line::styled(

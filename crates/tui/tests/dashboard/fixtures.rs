@@ -74,7 +74,7 @@ pub fn every_state() -> Vec<SessionSummary> {
         },
         SessionSummary {
             failure: Some("the agent's task panicked".to_owned()),
-            ..session("crash", AgentState::Failed, 95_000)
+            ..session("crash", AgentState::Failed, 80_000)
         },
         SessionSummary {
             context_window_source: Some(WindowSource::Model),
