@@ -167,9 +167,7 @@ fn frame_times(sessions: usize, frames: u64) -> Vec<u64> {
     let Some(selected) = app.selected.clone() else {
         return Vec::new();
     };
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(COLUMNS, ROWS)) else {
-        return Vec::new();
-    };
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(COLUMNS, ROWS));
     let mut times = Vec::with_capacity(frames as usize);
     for index in 0..frames {
         let start = Instant::now();
@@ -347,9 +345,11 @@ fn read_pty(mut master: std::fs::File, screen: Arc<Mutex<Screen>>) {
             };
             screen.bursts.push(at);
             screen.bytes += n as u64;
-            let parser = screen
-                .parser
-                .get_or_insert_with(|| vt100::Parser::new(ROWS, COLUMNS, 0));
+            let parser = screen.parser.get_or_insert_with(|| {
+                let size =
+                    |n: u16| std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN);
+                vt100::Parser::new(size(ROWS), size(COLUMNS), 0)
+            });
             parser.process(&buffer[..n]);
             let contents = parser.screen().contents();
             if let Some(count) = writing_count(&contents) {
