@@ -47,6 +47,10 @@ pub struct DeclaredDependency {
     /// Whether only a feature brings it in.
     #[serde(default)]
     pub optional: bool,
+    /// The name it is known by in the depending package (`package = …` renames), which its
+    /// features use.
+    #[serde(default)]
+    pub rename: Option<String>,
 }
 
 /// One build target of a package.
@@ -72,6 +76,9 @@ pub struct Node {
     pub id: String,
     /// The edges out of this package.
     pub deps: Vec<NodeDep>,
+    /// The features resolved on.
+    #[serde(default)]
+    pub features: Vec<String>,
 }
 
 /// One edge of the graph; a dependency can be normal, dev and build at once.
@@ -149,6 +156,8 @@ impl Metadata {
             .iter()
             .map(|p| (p.id.as_str(), p.name.as_str()))
             .collect();
+        let packages: BTreeMap<&str, &Package> =
+            self.packages.iter().map(|p| (p.id.as_str(), p)).collect();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         let mut stack = vec![root_id];
         while let Some(id) = stack.pop() {
@@ -157,6 +166,11 @@ impl Metadata {
                 let name = names.get(dep.pkg.as_str()).copied().unwrap_or(&dep.pkg);
                 if id == root_id && skipped.contains(name) {
                     continue;
+                }
+                if let Some(package) = packages.get(id) {
+                    if !optional_dependency_enabled(package, &node.features, name) {
+                        continue;
+                    }
                 }
                 let normal = dep.dep_kinds.iter().any(|k| k.kind.is_none());
                 if normal && seen.insert(dep.pkg.as_str()) {
@@ -168,6 +182,36 @@ impl Metadata {
             .map(|id| names.get(id).copied().unwrap_or(id).to_string())
             .collect()
     }
+}
+
+/// Whether `package`, with `features` on, links its normal dependency `name`: always when it
+/// is not optional, else when an enabled feature turns it on (`dep:name`, `name/feature`, or the
+/// implicit feature `name`). A weak `name?/feature` does not: it only adds a feature to the
+/// dependency should something else turn it on. `cargo metadata` lists such a dependency in
+/// the resolve all the same (ratatui's `std` names `palette?/std`), so the graph is pruned here.
+pub fn optional_dependency_enabled(package: &Package, features: &[String], name: &str) -> bool {
+    let declared: Vec<&DeclaredDependency> = package
+        .dependencies
+        .iter()
+        .filter(|d| d.name == name && d.kind.is_none())
+        .collect();
+    if declared.is_empty() || declared.iter().any(|d| !d.optional) {
+        return true;
+    }
+    declared.iter().any(|d| {
+        let key = d.rename.as_deref().unwrap_or(&d.name);
+        features.iter().any(|feature| {
+            feature == key
+                || package.features.get(feature).is_some_and(|enables| {
+                    enables.iter().any(|item| {
+                        item.strip_prefix("dep:") == Some(key)
+                            || item
+                                .split_once('/')
+                                .is_some_and(|(dependency, _)| dependency == key)
+                    })
+                })
+        })
+    })
 }
 
 /// The workspace root: the parent of the `xtask` package.

@@ -91,6 +91,46 @@ const O200K: &[&str] = &[
     "unicode-normalization",
 ];
 
+/// ratatui's backend-free halves, as the dashboard's core links them: `ratatui-core` (layout,
+/// text, style, the `Frame`), `ratatui-widgets` (`Paragraph`, `Block`), and what they are built
+/// from: the layout solver (`kasuari`), small-string, width and segmentation tables, the
+/// layout cache (`lru`, `critical-section`), and the proc-macros of `strum`, `instability` and
+/// `indoc`, which run in the compiler. No backend, no terminal library.
+const RATATUI_CORE: &[&str] = &[
+    "ratatui-core",
+    "ratatui-widgets",
+    "allocator-api2",
+    "bitflags",
+    "castaway",
+    "cfg-if",
+    "compact_str",
+    "critical-section",
+    "darling",
+    "darling_core",
+    "darling_macro",
+    "either",
+    "equivalent",
+    "foldhash",
+    "hashbrown",
+    "heck",
+    "ident_case",
+    "indoc",
+    "instability",
+    "itertools",
+    "kasuari",
+    "line-clipping",
+    "lru",
+    "rustversion",
+    "ryu",
+    "static_assertions",
+    "strsim",
+    "strum",
+    "strum_macros",
+    "unicode-segmentation",
+    "unicode-truncate",
+    "unicode-width",
+];
+
 /// The crates that must do no I/O, read no clock, spawn nothing, draw no randomness and have
 /// no `async`.
 pub const PURE_CRATES: &[PureCrate] = &[
@@ -157,6 +197,19 @@ pub const PURE_CRATES: &[PureCrate] = &[
             ],
             why: "the model API clients' transport (`src/transport.rs`) links HTTP, TLS and tokio",
         }],
+    },
+    PureCrate {
+        package: "panewise-tui",
+        dir: "crates/tui",
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            RATATUI_CORE,
+            &["panewise-protocol", "panewise-pane-state", "panewise-api"],
+        ],
+        scan_exclusions: &[],
+        effect_features: &[],
     },
 ];
 

@@ -53,6 +53,11 @@ fn providers_decoders_are_pure() {
     assert_pure("panewise-providers");
 }
 
+#[test]
+fn the_dashboards_core_is_pure() {
+    assert_pure("panewise-tui");
+}
+
 /// A directory under the system temp dir, removed when dropped.
 struct TempTree(PathBuf);
 
@@ -379,6 +384,48 @@ fn an_effect_features_dependencies_are_exempt_only_when_gated_by_it() {
             .any(|v| v.contains("reqwest") || v.contains("hyper")),
         "{found:?}"
     );
+}
+
+/// A window-like crate whose dependency `widgets` has two optional dependencies: `time`, named
+/// only by the weak `time?/std` of its enabled `std` feature (cargo metadata lists the edge all
+/// the same), and `nix`, turned on by its enabled `clock` feature.
+const PLANTED_WEAK_METADATA: &str = r#"{
+  "workspace_members": ["w"],
+  "packages": [
+    {"id": "w", "name": "panewise-window",
+     "dependencies": [{"name": "widgets", "kind": null, "optional": false}]},
+    {"id": "widgets", "name": "widgets",
+     "dependencies": [
+       {"name": "time", "kind": null, "optional": true},
+       {"name": "nix", "kind": null, "optional": true}
+     ],
+     "features": {"std": ["time?/std"], "calendar": ["dep:time"], "clock": ["dep:nix"]}},
+    {"id": "time", "name": "time"},
+    {"id": "nix", "name": "nix"}
+  ],
+  "resolve": {"nodes": [
+    {"id": "w", "deps": [{"pkg": "widgets", "dep_kinds": [{"kind": null}]}], "features": []},
+    {"id": "widgets", "features": ["std", "clock"], "deps": [
+      {"pkg": "time", "dep_kinds": [{"kind": null}]},
+      {"pkg": "nix", "dep_kinds": [{"kind": null}]}
+    ]},
+    {"id": "time", "deps": []}, {"id": "nix", "deps": []}
+  ]}
+}"#;
+
+#[test]
+fn a_weak_feature_does_not_link_its_optional_dependency_and_a_real_one_does() {
+    let metadata = Metadata::parse(PLANTED_WEAK_METADATA.as_bytes()).expect("fixture parses");
+    let krate = purity::pure_crate("panewise-window").expect("listed");
+    let found: BTreeSet<String> = purity::dependency_violations(&metadata, krate)
+        .into_iter()
+        .map(|v| match v {
+            Violation::Dependency { dependency, .. } => dependency,
+            other => panic!("unexpected violation {other}"),
+        })
+        .collect();
+    let expected: BTreeSet<String> = ["nix", "widgets"].map(String::from).into_iter().collect();
+    assert_eq!(found, expected);
 }
 
 #[test]

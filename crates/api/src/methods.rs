@@ -170,6 +170,11 @@ pub struct CreateParams {
     /// Run in a git worktree of its own under the repository of `cwd`.
     #[serde(default)]
     pub worktree: bool,
+    /// The built-in mock's scenario (`panewise mock-server --scenario`'s names, for example
+    /// `sleeping-tool` or `rate-limit`), for a session of the `mock` provider on the
+    /// daemon's own mock server; default `tool-then-answer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mock_scenario: Option<String>,
 }
 
 /// `session/create`'s and `session/resume`'s result.

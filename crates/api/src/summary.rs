@@ -1,7 +1,7 @@
 //! What the list says about a session, and its state class derived from the pane state.
 
-use panewise_pane_state::{State, TurnOutcome, TurnPhase};
-use panewise_protocol::CostSource;
+use panewise_pane_state::{State, TurnOutcome, TurnPhase, WindowSource};
+use panewise_protocol::{CostSource, FailureKind};
 use serde::{Deserialize, Serialize};
 
 /// The version of a [`SessionSummary`]'s fields (`v`), as `agents --json` prints it.
@@ -209,12 +209,24 @@ pub struct SessionSummary {
     pub tool_arg: Option<String>,
     /// The context in use, in percent of the window.
     pub context_pct: Option<f64>,
+    /// Where the window `context_pct` is measured against comes from: `model` is a guess
+    /// from the model-name table (a dashboard marks it).
+    #[serde(default)]
+    pub context_window_source: Option<WindowSource>,
     /// Tokens counted so far.
     pub tokens: Option<u64>,
     /// Cost so far, in US dollars.
     pub cost_usd: Option<f64>,
     /// Where the cost comes from.
     pub cost_source: Option<CostSource>,
+    /// Since when a `needs_input` session has waited for what `waiting_for` names, ms since
+    /// the Unix epoch (the time its request was recorded).
+    #[serde(default)]
+    pub waiting_since_ms: Option<u64>,
+    /// The classified kind of the last turn's failure (`rate_limited`, `auth`…), while it
+    /// stands.
+    #[serde(default)]
+    pub failure_kind: Option<FailureKind>,
     /// The session log.
     pub log: String,
     /// The approval mode.
@@ -231,6 +243,16 @@ pub struct SessionSummary {
     pub failure: Option<String>,
 }
 
+impl SessionSummary {
+    /// The time the list orders a session by: since when it has waited, for a `needs_input`
+    /// one (the longest waiting first), else its start.
+    pub fn since_ms(&self) -> u64 {
+        self.waiting_since_ms
+            .filter(|_| self.state == AgentState::NeedsInput)
+            .unwrap_or(self.started_at_ms)
+    }
+}
+
 /// The pane-derived fields of a summary; the daemon fills in the rest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PaneFields {
@@ -244,6 +266,10 @@ pub struct PaneFields {
     pub tool_arg: Option<String>,
     /// [`context_pct`].
     pub context_pct: Option<f64>,
+    /// Where that percentage's window comes from.
+    pub context_window_source: Option<WindowSource>,
+    /// The active failure's kind.
+    pub failure_kind: Option<FailureKind>,
     /// [`tokens`].
     pub tokens: Option<u64>,
     /// The cost so far.
@@ -265,6 +291,10 @@ impl PaneFields {
             tool: state.current_tool.clone(),
             tool_arg: state.current_tool_arg.clone(),
             context_pct: context_pct(state),
+            context_window_source: context_pct(state)
+                .and_then(|_| state.plausible_reading())
+                .and_then(|reading| reading.window_source),
+            failure_kind: state.failure.as_ref().map(|failure| failure.failure.kind),
             tokens: tokens(state),
             cost_usd: totals.and_then(|totals| totals.cost_usd),
             cost_source: totals.and_then(|totals| totals.cost_source),
@@ -273,10 +303,11 @@ impl PaneFields {
     }
 }
 
-/// Sorts a list as the API returns it: `needs_input` first, then by start time.
+/// Sorts a list as the API returns it: `needs_input` first (the longest waiting first), then
+/// by start time ([`SessionSummary::since_ms`]).
 pub fn sort_sessions(sessions: &mut [SessionSummary]) {
     sessions.sort_by(|a, b| {
-        (a.state.rank(), a.started_at_ms, &a.id).cmp(&(b.state.rank(), b.started_at_ms, &b.id))
+        (a.state.rank(), a.since_ms(), &a.id).cmp(&(b.state.rank(), b.since_ms(), &b.id))
     });
 }
 

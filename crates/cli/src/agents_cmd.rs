@@ -150,6 +150,10 @@ pub struct NewArgs {
     /// The window strategy: a JSON file as `panewise window --config` reads it.
     #[arg(long, value_name = "CONFIG")]
     window: Option<PathBuf>,
+    /// The built-in mock's scenario for a `mock` session (`panewise mock-server --scenario`'s
+    /// names: `sleeping-tool`, `rate-limit`…).
+    #[arg(long, value_name = "SCENARIO")]
+    mock_scenario: Option<String>,
     /// The first prompt.
     prompt: String,
 }
@@ -184,6 +188,7 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         approval: args.approval,
         window,
         worktree: args.worktree,
+        mock_scenario: args.mock_scenario,
     };
     let (runtime, client) = connect("panewise new")?;
     let created: CreateResult = runtime.block_on(client.call(Method::Create, params))?;

@@ -3,6 +3,7 @@
 //! Started on demand by every command that talks to it; `--foreground` is the same daemon
 //! with its traces on this terminal.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -11,9 +12,9 @@ use std::time::Duration;
 use anyhow::Context;
 use panewise_api::CreateParams;
 use panewise_host::approval::ApprovalMode;
-use panewise_mock_server::{MockConfig, MockServer, RunningServer};
+use panewise_mock_server::{MockConfig, MockServer, RunningServer, Scenario};
 use panewise_supervisor::{LaunchInfo, Launched, Launcher};
-use tokio::sync::OnceCell;
+use tokio::sync::Mutex;
 
 use crate::launch::{LaunchRequest, OwnPlan, SupervisedPlan, SupervisedRequest};
 use crate::run::own_loop::{self, Route};
@@ -80,25 +81,42 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Makes the daemon's sessions: panewise's own loop as `run` makes it, with one in-process
-/// mock server shared by every mock session.
+/// mock server per scenario, shared by every mock session of that scenario (each started
+/// when a session first asks for it).
 #[derive(Default)]
 struct DaemonLauncher {
-    mock: OnceCell<RunningServer>,
+    mocks: Mutex<HashMap<&'static str, RunningServer>>,
 }
 
 impl DaemonLauncher {
-    async fn mock_url(&self) -> Result<String, String> {
-        let server = self
-            .mock
-            .get_or_try_init(|| async { MockServer::start(MockConfig::default()).await })
-            .await
-            .map_err(|error| format!("cannot start the in-process mock server: {error}"))?;
-        Ok(server.base_url())
+    async fn mock_url(&self, scenario: Scenario) -> anyhow::Result<String> {
+        let mut mocks = self.mocks.lock().await;
+        if let Some(server) = mocks.get(scenario.name()) {
+            return Ok(server.base_url());
+        }
+        let server = MockServer::start(MockConfig {
+            scenario,
+            ..MockConfig::default()
+        })
+        .await
+        .map_err(|error| anyhow::anyhow!("cannot start the in-process mock server: {error}"))?;
+        let url = server.base_url();
+        mocks.insert(scenario.name(), server);
+        Ok(url)
     }
 
     async fn create_own(&self, params: &CreateParams) -> anyhow::Result<Launched> {
         let approval = match &params.approval {
             Some(name) => Some(parse_approval(name)?),
+            None => None,
+        };
+        let scenario = match &params.mock_scenario {
+            Some(name) => Some(name.parse::<Scenario>().map_err(|_| {
+                anyhow::anyhow!(
+                    "mock_scenario {name:?}: expected one of {}",
+                    Scenario::names().join(", ")
+                )
+            })?),
             None => None,
         };
         let mut cwd = params.cwd.as_ref().map(PathBuf::from);
@@ -126,6 +144,9 @@ impl DaemonLauncher {
         let setup = match own_loop::route_for(cwd.as_deref(), params.provider.as_deref(), approval)?
         {
             Route::Own(setup) => setup,
+            Route::Supervised { .. } if scenario.is_some() => {
+                anyhow::bail!("mock_scenario: only a session of the `mock` provider has one")
+            }
             Route::Supervised { provider, approval } => {
                 anyhow::ensure!(
                     params.window.is_none(),
@@ -157,9 +178,19 @@ impl DaemonLauncher {
             prompts: params.prompt.iter().cloned().collect(),
             ..LaunchRequest::default()
         };
+        anyhow::ensure!(
+            scenario.is_none() || setup.provider == panewise_host::config::ProviderName::Mock,
+            "mock_scenario: only a session of the `mock` provider has one, not {}",
+            setup.provider.as_str()
+        );
         let plan = OwnPlan::prepare(request, &setup)?;
+        anyhow::ensure!(
+            scenario.is_none() || plan.needs_mock_server(),
+            "mock_scenario: panewise.toml names the mock's base_url, so the scenario is that \
+             server's (`panewise mock-server --scenario`)"
+        );
         let mock_url = if plan.needs_mock_server() {
-            Some(self.mock_url().await.map_err(anyhow::Error::msg)?)
+            Some(self.mock_url(scenario.unwrap_or_default()).await?)
         } else {
             None
         };

@@ -31,9 +31,9 @@ use tokio::sync::mpsc;
 /// `panewise ui`.
 #[derive(clap::Args, Default)]
 pub struct Args {
-    /// First start four sessions on the offline mock, so every state shows: one done, one
-    /// waiting for an approval (`y` in the dashboard answers it), one idle with no prompt yet,
-    /// one stopped.
+    /// First start six sessions on the offline mock, so every state shows: one waiting for an
+    /// approval (selected; `y` allows it, `n` denies it), one running a slow tool for 30 s,
+    /// one done, one failed on a rate limit, one idle with no prompt yet, one stopped.
     #[arg(long)]
     demo: bool,
 }
@@ -89,28 +89,70 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The demo's sessions, on the offline mock.
+/// One session of the demo: its name, first prompt, approval mode and mock scenario.
+struct DemoSession {
+    name: &'static str,
+    prompt: Option<&'static str>,
+    approval: &'static str,
+    scenario: Option<&'static str>,
+}
+
+/// The demo's sessions, on the offline mock, one per state a person meets: in `ask` mode
+/// waiting for an approval, running a slow tool (30 s), done, failed on a rate limit (the
+/// mock answers every call with HTTP 429; the client gives up after its retries, in about
+/// 3 s), idle, and stopped.
+const DEMO: [DemoSession; 6] = [
+    DemoSession {
+        name: "demo-ask",
+        prompt: Some("print hello with the shell"),
+        approval: "ask",
+        scenario: None,
+    },
+    DemoSession {
+        name: "demo-slow",
+        prompt: Some("wait half a minute, then say done"),
+        approval: "full-access",
+        scenario: Some("sleeping-tool"),
+    },
+    DemoSession {
+        name: "demo-done",
+        prompt: Some("print hello with the shell"),
+        approval: "full-access",
+        scenario: None,
+    },
+    DemoSession {
+        name: "demo-limited",
+        prompt: Some("print hello with the shell"),
+        approval: "full-access",
+        scenario: Some("rate-limit"),
+    },
+    DemoSession {
+        name: "demo-idle",
+        prompt: None,
+        approval: "full-access",
+        scenario: None,
+    },
+    DemoSession {
+        name: "demo-stopped",
+        prompt: None,
+        approval: "full-access",
+        scenario: None,
+    },
+];
+
+/// Starts the demo's sessions.
 async fn demo(client: &Client) -> anyhow::Result<()> {
-    let create = |name: &str, prompt: Option<&str>, approval: &str| CreateParams {
-        prompt: prompt.map(str::to_owned),
-        name: Some(unique_name(name)),
-        approval: Some(approval.to_owned()),
-        ..CreateParams::default()
-    };
-    let sessions = [
-        create(
-            "demo-done",
-            Some("print hello with the shell"),
-            "full-access",
-        ),
-        create("demo-ask", Some("print hello with the shell"), "ask"),
-        create("demo-idle", None, "full-access"),
-        create("demo-stopped", None, "full-access"),
-    ];
     let mut stopped = None;
-    for params in sessions {
+    for session in &DEMO {
+        let params = CreateParams {
+            prompt: session.prompt.map(str::to_owned),
+            name: Some(unique_name(session.name)),
+            approval: Some(session.approval.to_owned()),
+            mock_scenario: session.scenario.map(str::to_owned),
+            ..CreateParams::default()
+        };
         let created: CreateResult = client.call(Method::Create, params).await?;
-        if created.session.name.starts_with("demo-stopped") {
+        if session.name == "demo-stopped" {
             stopped = Some(created.session.id);
         }
     }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use panewise_api::{
     sort_sessions, AgentState, Ending, ErrorCode, Observed, PaneFields, RpcError, SessionSummary,
-    SUMMARY_VERSION,
+    WaitingFor, SUMMARY_VERSION,
 };
 use panewise_host::session::{Actor, Controls, Update};
 use panewise_pane_state::State;
@@ -46,6 +46,9 @@ pub(crate) struct Entry {
     stop_requested: bool,
     pub(crate) attached: u32,
     started_at_ms: u64,
+    /// What the session waits for (the front request's id) and since when, ms since the
+    /// epoch: the stamp of the message that recorded it.
+    waiting: Option<(String, u64)>,
     progress: watch::Sender<Progress>,
     last_sent: Option<SessionSummary>,
 }
@@ -53,6 +56,10 @@ pub(crate) struct Entry {
 impl Entry {
     pub(crate) fn summary(&self) -> SessionSummary {
         let pane = PaneFields::of(&self.state, &self.observed);
+        let waiting_since_ms = match (&pane.waiting_for, &self.waiting) {
+            (Some(waiting_for), Some((id, since))) if waiting_id(waiting_for) == id => Some(*since),
+            _ => None,
+        };
         SessionSummary {
             v: SUMMARY_VERSION,
             id: self.id.clone(),
@@ -65,6 +72,9 @@ impl Entry {
             tool: pane.tool,
             tool_arg: pane.tool_arg,
             context_pct: pane.context_pct,
+            context_window_source: pane.context_window_source,
+            waiting_since_ms,
+            failure_kind: pane.failure_kind,
             tokens: pane.tokens,
             cost_usd: pane.cost_usd,
             cost_source: pane.cost_source,
@@ -97,8 +107,26 @@ impl Entry {
     }
 
     /// Marks what attached clients have seen as seen.
+    /// Keeps when the request at the front of the pane state's queues was first seen: a new
+    /// request (another id) starts a new wait, none ends it.
+    fn note_waiting(&mut self, at_ms: u64) {
+        let front = panewise_api::waiting_for(&self.state);
+        self.waiting = match (front, self.waiting.take()) {
+            (None, _) => None,
+            (Some(front), Some((id, since))) if waiting_id(&front) == id => Some((id, since)),
+            (Some(front), _) => Some((waiting_id(&front).to_owned(), at_ms)),
+        };
+    }
+
     pub(crate) fn look(&mut self) {
         self.observed.turns_seen = self.state.turns_completed;
+    }
+}
+
+/// The id of the request a session waits on.
+fn waiting_id(waiting_for: &WaitingFor) -> &str {
+    match waiting_for {
+        WaitingFor::Approval { id, .. } | WaitingFor::Question { id, .. } => id,
     }
 }
 
@@ -261,6 +289,7 @@ impl Hosted {
             stop_requested: false,
             attached: 0,
             started_at_ms: panewise_host::clock::now_ms(),
+            waiting: None,
             progress: watch::channel(Progress::default()).0,
             last_sent: None,
         };
@@ -320,6 +349,7 @@ impl Hosted {
                 Update::Recorded { at, msg } => {
                     let state = std::mem::replace(&mut entry.state, State::new(""));
                     entry.state = panewise_pane_state::step(state, at, msg).0;
+                    entry.note_waiting(at);
                 }
                 // Already answered from the fold (below): the question is not open again.
                 Update::Ask { id, .. } if entry.answered.as_deref() == Some(id.as_str()) => {}

@@ -13,8 +13,8 @@ use panewise_api::{AgentState, SessionSummary, WaitingFor};
 use panewise_pane_state::log::{encode_header, encode_transcript, LogHeader, TranscriptEntry};
 use panewise_protocol::CostSource;
 use panewise_tui::{update, view, App, Event, Settings};
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
+use ratatui_core::backend::TestBackend;
+use ratatui_core::terminal::Terminal;
 
 const NOW: u64 = 1_796_216_400_000;
 
@@ -45,6 +45,9 @@ fn session(n: usize) -> SessionSummary {
         tool: (state == AgentState::Working).then(|| "shell".to_owned()),
         tool_arg: (state == AgentState::Working).then(|| "cargo build --release".to_owned()),
         context_pct: Some(42.0),
+        context_window_source: None,
+        waiting_since_ms: None,
+        failure_kind: None,
         tokens: Some(123_456),
         cost_usd: Some(0.4321),
         cost_source: Some(CostSource::Estimated),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use panewise_api::{AgentState, SessionSummary};
 use panewise_pane_state::log::{LogLine, LogReader, TranscriptEntry};
-use panewise_pane_state::State;
+use panewise_pane_state::{Msg, State};
 
 /// The most transcript entries kept for the watched session; older ones are dropped (the log
 /// keeps them all, `panewise replay` prints them).
@@ -106,6 +106,9 @@ pub struct Watched {
     pub unreadable: Option<String>,
     /// The session ended and every line arrived.
     pub ended: bool,
+    /// Characters the model streamed since the last transcript entry: the text still being
+    /// written, which the log records whole only once it ends (the peek counts it live).
+    pub streaming_chars: u64,
 }
 
 impl Watched {
@@ -120,6 +123,7 @@ impl Watched {
             transcript: Vec::new(),
             unreadable: None,
             ended: false,
+            streaming_chars: 0,
         }
     }
 
@@ -132,10 +136,14 @@ impl Watched {
         match self.reader.read_line(line.as_bytes(), false) {
             Ok(LogLine::Header(header)) => self.state = State::new(header.agent_id),
             Ok(LogLine::Entry(entry)) => {
+                if let Msg::OutputStreamed { chars, .. } = &entry.msg {
+                    self.streaming_chars = self.streaming_chars.saturating_add(*chars);
+                }
                 let state = std::mem::replace(&mut self.state, State::new(""));
                 self.state = panewise_pane_state::step(state, entry.ts, entry.msg).0;
             }
             Ok(LogLine::Transcript(transcript)) => {
+                self.streaming_chars = 0;
                 self.transcript.push(transcript.entry);
                 if self.transcript.len() > TRANSCRIPT_CAP {
                     let excess = self.transcript.len().saturating_sub(TRANSCRIPT_CAP);
@@ -342,7 +350,8 @@ impl App {
             || session.state.as_str().contains(&wanted)
     }
 
-    /// The sessions shown, grouped, each group in the API's order (longest waiting first).
+    /// The sessions shown, grouped, each group in the API's order (the longest waiting
+    /// first, by `waiting_since_ms`).
     pub fn grouped(&self) -> Vec<(Group, Vec<&SessionSummary>)> {
         let mut shown: Vec<&SessionSummary> = self
             .sessions
@@ -350,10 +359,10 @@ impl App {
             .filter(|session| self.passes(session))
             .collect();
         shown.sort_by(|a, b| {
-            (Group::of(a.state), a.state.rank(), a.started_at_ms, &a.id).cmp(&(
+            (Group::of(a.state), a.state.rank(), a.since_ms(), &a.id).cmp(&(
                 Group::of(b.state),
                 b.state.rank(),
-                b.started_at_ms,
+                b.since_ms(),
                 &b.id,
             ))
         });

@@ -20,7 +20,8 @@
 //!
 //! ## API boundary
 //! Depends on the API's types (`panewise-api`), the reducer (`panewise-pane-state`) and
-//! ratatui without a backend. The terminal, the event stream and the daemon's client are the
+//! ratatui's backend-free halves (`ratatui-core`, `ratatui-widgets`): it is in the xtask
+//! purity check, and links no terminal library. The terminal, the event stream and the daemon's client are the
 //! shell's: `crates/cli/src/ui_cmd.rs`.
 //!
 //! ## Where to start reading

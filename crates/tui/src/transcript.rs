@@ -2,7 +2,7 @@
 //! (sanitised by the view), a colour.
 
 use panewise_pane_state::log::{Actor, ToolCallStatus, TranscriptEntry};
-use ratatui::style::Color;
+use ratatui_core::style::Color;
 
 /// Who answered, in a word.
 fn actor(by: &Actor) -> String {

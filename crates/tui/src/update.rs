@@ -463,6 +463,7 @@ fn on_form_key(app: &mut App, mut form: Form, key: Key, effects: &mut Vec<Effect
                 approval: value(Field::Approval),
                 window: None,
                 worktree: value(Field::Worktree).is_some_and(|text| text.eq_ignore_ascii_case("y")),
+                mock_scenario: None,
             }));
             return;
         }

@@ -3,12 +3,16 @@
 //! escape sequence in it is shown, never run.
 
 use panewise_api::{AgentState, SessionSummary, WaitingFor};
-use panewise_protocol::CostSource;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
-use ratatui::Frame;
+use panewise_pane_state::WindowSource;
+use panewise_protocol::{CostSource, FailureKind};
+use ratatui_core::layout::{Constraint, Direction, Layout, Rect};
+use ratatui_core::style::{Color, Modifier, Style};
+use ratatui_core::terminal::Frame;
+use ratatui_core::text::{Line, Span};
+use ratatui_widgets::block::Block;
+use ratatui_widgets::borders::Borders;
+use ratatui_widgets::clear::Clear;
+use ratatui_widgets::paragraph::{Paragraph, Wrap};
 
 use crate::app::{App, Field, Group, Mode, Purpose, Watched};
 use crate::text::one_line;
@@ -214,24 +218,49 @@ fn doing(session: &SessionSummary) -> String {
             Some(arg) => format!("{tool} {arg}"),
             None => tool.clone(),
         },
-        (None, None) => session
-            .failure
-            .as_ref()
-            .map(|why| format!("failed: {why}"))
-            .unwrap_or_default(),
+        (None, None) => match (&session.failure, session.failure_kind) {
+            (Some(why), _) => format!("failed: {why}"),
+            (None, Some(kind)) if session.state == AgentState::Failed => {
+                format!("failed: {}", failure_kind_text(kind))
+            }
+            (None, _) => String::new(),
+        },
+    }
+}
+
+/// A failure's kind in words.
+pub fn failure_kind_text(kind: FailureKind) -> &'static str {
+    match kind {
+        FailureKind::RateLimited => "rate limited",
+        FailureKind::Overloaded => "overloaded",
+        FailureKind::ServerError => "server error",
+        FailureKind::Auth => "authentication",
+        FailureKind::ContextOverflow => "context overflow",
+        FailureKind::StreamDisconnected => "stream cut",
+        FailureKind::ProcessExited => "agent exited",
+        FailureKind::Unknown => "error",
+    }
+}
+
+/// The context column: `~` marks a window guessed from the model's name (the summary's
+/// source, else the watched fold's).
+fn context_text(app: &App, session: &SessionSummary) -> String {
+    let guess = match session.context_window_source {
+        Some(source) => source == WindowSource::Model,
+        None => app
+            .watched_of(&session.id)
+            .is_some_and(Watched::window_is_guess),
+    };
+    match session.context_pct {
+        Some(pct) if guess => format!("~{pct:.0}%"),
+        Some(pct) => format!("{pct:.0}%"),
+        None => "-".to_owned(),
     }
 }
 
 fn session_row(app: &App, session: &SessionSummary, width: u16) -> Line<'static> {
     let (symbol, color) = mark(session.state);
-    let guess = app
-        .watched_of(&session.id)
-        .is_some_and(Watched::window_is_guess);
-    let context = match session.context_pct {
-        Some(pct) if guess => format!("~{pct:.0}%"),
-        Some(pct) => format!("{pct:.0}%"),
-        None => "-".to_owned(),
-    };
+    let context = context_text(app, session);
     let fixed = 2 + 15 + 10 + 6 + 7 + 9 + 5;
     let what_width = usize::from(width).saturating_sub(fixed).max(8);
     let text = format!(
@@ -318,7 +347,8 @@ fn waiting_lines(session: &SessionSummary) -> Vec<Line<'static>> {
 
 /// The transcript's last `room` lines at least (whole entries, newest last): a frame folds
 /// only what it can show, however long the session.
-fn transcript_lines(watched: &Watched, room: usize) -> Vec<Line<'static>> {
+/// `working`: the list says a turn runs, so the text being written is counted at the bottom.
+fn transcript_lines(watched: &Watched, room: usize, working: bool) -> Vec<Line<'static>> {
     let mut newest_first: Vec<Line<'static>> = Vec::new();
     if let Some(unreadable) = &watched.unreadable {
         newest_first.push(Line::styled(
@@ -343,6 +373,12 @@ fn transcript_lines(watched: &Watched, room: usize) -> Vec<Line<'static>> {
         newest_first.extend(lines.into_iter().rev());
     }
     newest_first.reverse();
+    if watched.streaming_chars > 0 && working {
+        newest_first.push(Line::styled(
+            format!("{:>9} {} chars so far…", "writing", watched.streaming_chars),
+            Style::default().fg(Color::DarkGray),
+        ));
+    }
     newest_first
 }
 
@@ -370,16 +406,49 @@ fn peek(app: &App, frame: &mut Frame, area: Rect) {
         format!("cwd {}", one_line(&session.cwd, usize::MAX)),
         Style::default().fg(Color::DarkGray),
     )];
+    if let Some(since) = session
+        .waiting_since_ms
+        .filter(|_| session.waiting_for.is_some())
+    {
+        top.push(Line::styled(
+            format!("waiting for you for {}", age(app.now_ms, since)),
+            Style::default().fg(Color::Yellow),
+        ));
+    }
     top.extend(waiting_lines(session));
     if let Some(failure) = &session.failure {
         top.extend(safe_lines(
             &format!("failed: {failure}"),
             Style::default().fg(Color::Red),
         ));
+    } else if let Some(failure) = app
+        .watched_of(&session.id)
+        .and_then(|watched| watched.state.failure.as_ref())
+        .filter(|_| session.state == AgentState::Failed)
+    {
+        let status = failure
+            .failure
+            .http_status
+            .map(|status| format!(" (HTTP {status})"))
+            .unwrap_or_default();
+        top.extend(safe_lines(
+            &format!(
+                "failed: {}{status}: {}",
+                failure_kind_text(failure.failure.kind),
+                failure.failure.message
+            ),
+            Style::default().fg(Color::Red),
+        ));
     }
     let history = app
         .watched_of(&session.id)
-        .map(|watched| transcript_lines(watched, usize::from(inner.height)))
+        .map(|watched| {
+            transcript_lines(
+                watched,
+                usize::from(inner.height),
+                session.state == AgentState::Working,
+            )
+        })
         .unwrap_or_default();
     // The question sits at the top in full; the last exchanges fill what is left, newest at
     // the bottom.
@@ -438,7 +507,7 @@ fn attached(app: &App, prompt: &str, frame: &mut Frame, area: Rect) {
     let wanted = usize::from(inner.height).saturating_add(usize::from(app.scroll));
     let mut lines = app
         .watched_of(&session.id)
-        .map(|watched| transcript_lines(watched, wanted))
+        .map(|watched| transcript_lines(watched, wanted, session.state == AgentState::Working))
         .unwrap_or_default();
     if app.watched_of(&session.id).is_some_and(|w| w.ended) {
         lines.push(Line::styled(

@@ -1,8 +1,9 @@
 //! The dashboard end to end on a real terminal (tmux, read with `capture-pane`, typed into with
 //! `send-keys`) against a real daemon in a temporary runtime and data directory, on the
-//! offline mock: three sessions started with `panewise new`, two of them in `ask` mode; one
-//! approved with `y` in the peek, one denied with `n`, attached to, sent a follow-up; then
-//! quit and reopened with every session still there.
+//! offline mock: four sessions started with `panewise new`, two of them in `ask` mode, one
+//! running a slow tool; one approved with `y` in the peek, one denied with `n`, attached to,
+//! sent a follow-up, the slow one interrupted with `i`; then quit and reopened with every
+//! session still there. And `panewise ui --demo` showing every state it promises.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -128,12 +129,21 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
             "print hello with the shell",
         ][..],
         &["new", "--name", "runner", "print hello with the shell"][..],
+        &[
+            "new",
+            "--name",
+            "sleeper",
+            "--mock-scenario",
+            "sleeping-tool",
+            "wait, then say done",
+        ][..],
     ] {
         let output = home.panewise(args);
         assert!(output.status.success(), "{args:?}: {output:?}");
     }
     home.until_state("asker", "needs_input");
     home.until_state("refuser", "needs_input");
+    home.until_state("sleeper", "working");
     let script = home.path("ui.sh");
     std::fs::write(
         &script,
@@ -173,15 +183,81 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
     terminal.wait_for("prompt and once more");
     terminal.keys(&["Escape"]);
     terminal.wait_for("↑↓ select · Enter attach");
+    // Interrupt the one running its 30-second tool: the filter selects it, `i` stops the
+    // turn (had the tool run to its end, the session would be done, never stopped).
+    terminal.wait_for("shell sleep 30; echo done");
+    terminal.keys(&["/"]);
+    terminal.line("sleeper");
+    terminal.wait_for("sleeper · mock · working");
+    terminal.keys(&["i"]);
+    terminal.wait_for("sleeper · mock · stopped");
+    home.until_state("sleeper", "stopped");
+    terminal.keys(&["Escape"]);
+    terminal.wait_for("↑↓ select · Enter attach");
     terminal.keys(&["q"]);
     assert_eq!(wait_for_file(&home.path("work/first")), "0\n");
     // `panewise` alone on a terminal opens it again, with every session.
     let screen = terminal.wait_for("── done");
-    for name in ["asker", "refuser", "runner"] {
+    for name in ["asker", "refuser", "runner", "sleeper"] {
         assert!(screen.contains(name), "{name} missing:\n{screen}");
     }
     terminal.keys(&["q"]);
     assert_eq!(wait_for_file(&home.path("work/second")), "0\n");
     let names: Vec<String> = home.agents().into_iter().map(|(name, _)| name).collect();
-    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(names.len(), 4, "{names:?}");
+}
+
+/// The README's first command: every state the demo promises is on the screen, and the
+/// approval it waits for is answered with `y`.
+#[test]
+fn the_demo_shows_every_state_and_its_approval_is_answered_with_y() {
+    let home = Home::new();
+    let script = home.path("demo.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cd '{work}'\nexport XDG_RUNTIME_DIR='{run}' XDG_DATA_HOME='{data}' \
+             XDG_CONFIG_HOME='{config}' HOME='{home}'\nunset PANEWISE_LOG\n\
+             '{panewise}' ui --demo\necho $? > '{work}/first'\nsleep 60\n",
+            work = home.path("work").display(),
+            run = home.path("run").display(),
+            data = home.path("data").display(),
+            config = home.path("config").display(),
+            home = home.path("home").display(),
+            panewise = env!("CARGO_BIN_EXE_panewise"),
+        ),
+    )
+    .unwrap();
+    let terminal = Terminal::start(&script, "demo");
+    // The approval is selected, its keys shown; the slow tool runs; the rate limit failed.
+    terminal.wait_for("y allow once · a allow for this session · n deny");
+    terminal.wait_for("shell sleep 30; echo done");
+    let screen = terminal.wait_for("failed: rate limited");
+    for heading in [
+        "── needs input (1)",
+        "── working (1)",
+        "── done (1)",
+        "── idle (1)",
+        "── failed / stopped / exited (2)",
+    ] {
+        assert!(screen.contains(heading), "{heading} missing:\n{screen}");
+    }
+    assert!(screen.contains("demo-ask"), "{screen}");
+    terminal.keys(&["y"]);
+    let agents = || home.agents();
+    let start = Instant::now();
+    while !agents()
+        .iter()
+        .any(|(name, state)| name.starts_with("demo-ask") && state == "done")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "demo-ask never finished after y: {:?}",
+            agents()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    terminal.keys(&["q"]);
+    assert_eq!(wait_for_file(&home.path("work/first")), "0\n");
+    assert_eq!(home.agents().len(), 6);
 }

@@ -2,7 +2,8 @@
 
 use panewise_api::{AgentState, SessionSummary, WaitingFor};
 use panewise_pane_state::log::{encode_header, encode_transcript, LogHeader, TranscriptEntry};
-use panewise_protocol::CostSource;
+use panewise_pane_state::WindowSource;
+use panewise_protocol::{CostSource, FailureKind};
 use panewise_tui::{update, App, Effect, Event, Settings};
 
 /// 2026-12-02 13:00 UTC, in ms.
@@ -22,6 +23,9 @@ pub fn session(name: &str, state: AgentState, age_s: u64) -> SessionSummary {
         tool: None,
         tool_arg: None,
         context_pct: Some(12.5),
+        context_window_source: Some(WindowSource::Reported),
+        waiting_since_ms: None,
+        failure_kind: None,
         tokens: Some(3_798),
         cost_usd: Some(0.0123),
         cost_source: Some(CostSource::Estimated),
@@ -38,6 +42,7 @@ pub fn session(name: &str, state: AgentState, age_s: u64) -> SessionSummary {
 /// A session waiting for an approval of `shell` running `argument`.
 pub fn asking(name: &str, age_s: u64, argument: &str) -> SessionSummary {
     SessionSummary {
+        waiting_since_ms: Some(NOW.saturating_sub(age_s * 500)),
         waiting_for: Some(WaitingFor::Approval {
             id: format!("req-{name}"),
             tool: "shell".to_owned(),
@@ -64,8 +69,17 @@ pub fn every_state() -> Vec<SessionSummary> {
         session("docs", AgentState::Done, 60),
         session("lint", AgentState::Idle, 3_600),
         SessionSummary {
-            failure: Some("429 Too Many Requests".to_owned()),
+            failure_kind: Some(FailureKind::RateLimited),
             ..session("fetch", AgentState::Failed, 90_000)
+        },
+        SessionSummary {
+            failure: Some("the agent's task panicked".to_owned()),
+            ..session("crash", AgentState::Failed, 80_000)
+        },
+        SessionSummary {
+            context_window_source: Some(WindowSource::Model),
+            context_pct: Some(61.0),
+            ..session("guessed", AgentState::Idle, 30)
         },
         session("old", AgentState::Stopped, 7_200),
         SessionSummary {

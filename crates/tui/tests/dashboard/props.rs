@@ -4,8 +4,8 @@
 use panewise_api::AgentState;
 use panewise_tui::{view, Event, Key, Mouse};
 use proptest::prelude::*;
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
+use ratatui_core::backend::TestBackend;
+use ratatui_core::terminal::Terminal;
 
 use crate::fixtures::{app, asking, every_state, feed, log_lines, session};
 

@@ -301,7 +301,10 @@ fn the_filter_keeps_matching_sessions_and_moves_the_selection_onto_one() {
     let mut events = keys("/failed");
     events.push(Event::Key(Key::Enter));
     let (filtered, effects) = feed(start, events);
-    assert_eq!(filtered.selectable(), vec!["0190-fetch".to_owned()]);
+    assert_eq!(
+        filtered.selectable(),
+        vec!["0190-fetch".to_owned(), "0190-crash".to_owned()]
+    );
     assert_eq!(
         effects,
         vec![
@@ -312,7 +315,7 @@ fn the_filter_keeps_matching_sessions_and_moves_the_selection_onto_one() {
         ]
     );
     let (cleared, _) = feed(filtered, [Event::Key(Key::Esc)]);
-    assert_eq!(cleared.selectable().len(), 7);
+    assert_eq!(cleared.selectable().len(), 9);
 }
 
 #[test]
@@ -349,4 +352,20 @@ fn a_failed_request_and_a_lost_connection_are_shown() {
     assert_eq!(effects, vec![]);
     assert!(after.disconnected);
     assert_eq!(after.notices.len(), 2);
+}
+
+#[test]
+fn the_selection_starts_on_the_session_that_has_waited_longest_not_the_oldest() {
+    // `older` started first but asked a minute ago; `newer` has waited ten minutes.
+    let older = SessionSummary {
+        waiting_since_ms: Some(crate::fixtures::NOW - 60_000),
+        ..asking("older", 3_600, "ls")
+    };
+    let newer = SessionSummary {
+        waiting_since_ms: Some(crate::fixtures::NOW - 600_000),
+        ..asking("newer", 900, "ls")
+    };
+    let (app, effects) = feed(app(120, 40), [Event::List(vec![older, newer])]);
+    assert_eq!(app.selected.as_deref(), Some("0190-newer"));
+    assert_eq!(effects[0], subscribe("0190-newer", false));
 }

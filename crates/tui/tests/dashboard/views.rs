@@ -2,8 +2,8 @@
 
 use panewise_api::{AgentState, SessionSummary};
 use panewise_tui::{view, App, Event, Key};
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
+use ratatui_core::backend::TestBackend;
+use ratatui_core::terminal::Terminal;
 
 use crate::fixtures::{app, asking, every_state, feed, line_events, log_lines, session, working};
 
@@ -109,6 +109,33 @@ fn the_keys_and_the_new_session_form() {
     insta::assert_snapshot!("help", draw(&help).backend());
     let form = feed(start, [Event::Key(Key::Char('c'))]).0;
     insta::assert_snapshot!("new_session", draw(&form).backend());
+}
+
+#[test]
+fn the_peek_counts_the_text_being_written_and_shows_how_long_one_has_waited() {
+    use panewise_pane_state::log::{encode_entry, LogEntry};
+    use panewise_pane_state::Msg;
+    let mut lines = log_lines();
+    for (n, chars) in [40_u64, 2, 81].into_iter().enumerate() {
+        let entry = LogEntry {
+            ts: crate::fixtures::NOW + u64::try_from(n).unwrap_or(0),
+            msg: Msg::OutputStreamed { chars, turn: None },
+        };
+        lines.push(encode_entry(&entry).unwrap_or_default());
+    }
+    let mut events = vec![Event::List(vec![
+        working("writer", 20, "shell", "echo hello"),
+        asking("waiter", 600, "rm -rf build"),
+    ])];
+    events.push(Event::Key(Key::Down));
+    events.extend(line_events("0190-writer", &lines));
+    let writing = feed(app(120, 24), events).0;
+    let screen = format!("{}", draw(&writing).backend());
+    assert!(screen.contains("writing 123 chars so far…"), "{screen}");
+    insta::assert_snapshot!("writing", draw(&writing).backend());
+    let waiting = feed(writing, [Event::Key(Key::Up)]).0;
+    let screen = format!("{}", draw(&waiting).backend());
+    assert!(screen.contains("waiting for you for 5m"), "{screen}");
 }
 
 #[test]
