@@ -270,13 +270,12 @@ impl Tracker {
             Msg::TurnStart { content, .. } => {
                 self.turns = self.turns.saturating_add(1);
                 self.boundary_ms = now_ms;
-                if let Some(prompt) = content.as_deref().and_then(|text| self.content.keep(text)) {
-                    self.unsent.push(serde_json::json!({
-                        "role": "user",
-                        "parts": [{"type": "text", "content": prompt}],
-                    }));
+                if let Some(prompt) = content {
+                    self.prompted(prompt);
                 }
             }
+            // A prompt typed into panewise (the own loop's and the CLIs' alike).
+            Msg::PromptSubmitted { text } => self.prompted(text),
             Msg::CompactionBoundary {
                 trigger,
                 pre_tokens,
@@ -333,6 +332,10 @@ impl Tracker {
             ProviderEvent::OutputTokens { output_tokens } => {
                 self.chat_at(now_ms).output = Some(*output_tokens);
             }
+            ProviderEvent::TurnStarted {
+                prompt: Some(prompt),
+                ..
+            } => self.prompted(prompt),
             ProviderEvent::TextDelta { text } if self.content != Content::Off => {
                 let start = self.boundary_ms;
                 self.chat_at(start).text.push_str(text);
@@ -448,6 +451,21 @@ impl Tracker {
                 self.last_failure = Some(kind);
             }
             _ => {}
+        }
+    }
+
+    /// A prompt for the next call (content on); the log's record and the agent's report of
+    /// one prompt make one message.
+    fn prompted(&mut self, prompt: &str) {
+        let Some(prompt) = self.content.keep(prompt) else {
+            return;
+        };
+        let message = serde_json::json!({
+            "role": "user",
+            "parts": [{"type": "text", "content": prompt}],
+        });
+        if self.unsent.last() != Some(&message) {
+            self.unsent.push(message);
         }
     }
 
