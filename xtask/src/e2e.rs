@@ -921,8 +921,12 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         .iter()
         .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
         .collect();
+    let telemetry_cases: Vec<&super::e2e_telemetry::TelemetryCase> = super::e2e_telemetry::CASES
+        .iter()
+        .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
+        .collect();
     ensure!(
-        !cases.is_empty() || !daemon_cases.is_empty(),
+        !cases.is_empty() || !daemon_cases.is_empty() || !telemetry_cases.is_empty(),
         "no e2e case matches {filter:?}"
     );
     let mut programs = Vec::new();
@@ -936,6 +940,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     ] {
         if cases.iter().any(|case| case.cli == cli)
             || daemon_cases.iter().any(|case| case.cli == cli)
+            || telemetry_cases.iter().any(|case| case.cli == Some(cli))
         {
             let (program, version) = install(root, &target, package, bin)?;
             programs.push((cli, program, version));
@@ -983,7 +988,25 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {}", case.name))?;
         eprintln!("e2e: {}: ok", case.name);
     }
-    eprintln!("e2e: {} cases passed", cases.len() + daemon_cases.len());
+    if !telemetry_cases.is_empty() {
+        let phoenix = super::e2e_telemetry::install(root)?;
+        for case in &telemetry_cases {
+            let program = case.cli.and_then(|wanted| {
+                programs
+                    .iter()
+                    .find(|(cli, ..)| *cli == wanted)
+                    .map(|(_, program, _)| program.as_path())
+            });
+            let dir = target.join("runs").join(case.name);
+            super::e2e_telemetry::run_case(&panewise, &phoenix, program, &dir, case)
+                .with_context(|| format!("e2e case {}", case.name))?;
+            eprintln!("e2e: {}: ok", case.name);
+        }
+    }
+    eprintln!(
+        "e2e: {} cases passed",
+        cases.len() + daemon_cases.len() + telemetry_cases.len()
+    );
     Ok(())
 }
 

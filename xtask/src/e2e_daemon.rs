@@ -192,7 +192,7 @@ fn daemon_pid(dir: &Path) -> Result<u32> {
 }
 
 /// Runs `command` to its end, killed if it takes longer than `deadline`.
-fn within(mut command: Command, deadline: Duration) -> Result<Output> {
+pub(crate) fn within(mut command: Command, deadline: Duration) -> Result<Output> {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -212,7 +212,7 @@ fn within(mut command: Command, deadline: Duration) -> Result<Output> {
     }
 }
 
-fn text(output: &Output) -> String {
+pub(crate) fn text(output: &Output) -> String {
     format!(
         "{:?}: {}{}",
         output.status.code(),

@@ -59,13 +59,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let bound = panewise_supervisor::bind(&dir)?;
         eprintln!("panewise daemon: listening on {}", bound.socket().display());
         let mut terminations = panewise_host::signals::Terminations::listen();
-        let mut launcher: Arc<dyn Launcher> = Arc::new(DaemonLauncher::default());
-        if let Some(telemetry) = &telemetry {
-            launcher = Arc::new(crate::otel::ObservedLauncher {
-                inner: launcher,
-                telemetry: telemetry.clone(),
-            });
-        }
+        let launcher: Arc<dyn Launcher> = Arc::new(DaemonLauncher {
+            mocks: Mutex::default(),
+            telemetry: telemetry.clone(),
+        });
         panewise_supervisor::serve(bound, launcher, notify, STOP_GRACE, async move {
             let signal = terminations.recv().await;
             eprintln!("panewise daemon: {}: stopping every session", signal.name());
@@ -82,10 +79,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Makes the daemon's sessions: panewise's own loop as `run` makes it, with one in-process
 /// mock server per scenario, shared by every mock session of that scenario (each started
-/// when a session first asks for it).
+/// when a session first asks for it); each session seen by the exporter, when one runs.
 #[derive(Default)]
 struct DaemonLauncher {
     mocks: Mutex<HashMap<&'static str, RunningServer>>,
+    telemetry: Option<Arc<panewise_telemetry::Telemetry>>,
 }
 
 impl DaemonLauncher {
@@ -160,7 +158,7 @@ impl DaemonLauncher {
                     prompts: params.prompt.iter().cloned().collect(),
                     ..SupervisedRequest::default()
                 })?;
-                return supervised(plan, worktree).await;
+                return supervised(plan, worktree, self.telemetry.as_deref()).await;
             }
         };
         let window = match &params.window {
@@ -204,7 +202,15 @@ impl DaemonLauncher {
             own_dir: plan.own_dir,
         };
         // Every daemon session can be asked (a client answers) and stays open for prompts.
-        let (session, handle) = plan.start(mock_url, true, true)?;
+        let (mut session, handle) = plan.start(mock_url, true, true)?;
+        // The export lives on in the session's observer, and ends when the session is dropped.
+        let _export = crate::otel::attach(
+            self.telemetry.as_deref(),
+            &mut session,
+            &info.log,
+            &info.provider,
+            info.model.clone(),
+        );
         Ok(Launched {
             session,
             handle,
@@ -230,7 +236,7 @@ impl Launcher for DaemonLauncher {
                 prompts: prompt.into_iter().collect(),
                 ..SupervisedRequest::default()
             })?;
-            supervised(plan, None).await
+            supervised(plan, None, self.telemetry.as_deref()).await
         };
         resume.await.map_err(|error| format!("{error:#}"))
     }
@@ -245,7 +251,11 @@ impl Launcher for DaemonLauncher {
 }
 
 /// Starts a supervised agent's session for the daemon: it can be asked, and stays open.
-async fn supervised(plan: SupervisedPlan, worktree: Option<PathBuf>) -> anyhow::Result<Launched> {
+async fn supervised(
+    mut plan: SupervisedPlan,
+    worktree: Option<PathBuf>,
+    telemetry: Option<&panewise_telemetry::Telemetry>,
+) -> anyhow::Result<Launched> {
     let info = LaunchInfo {
         provider: plan.provider_named.clone(),
         model: plan.model(),
@@ -255,7 +265,10 @@ async fn supervised(plan: SupervisedPlan, worktree: Option<PathBuf>) -> anyhow::
         worktree,
         own_dir: false,
     };
-    let (session, handle) = plan.start(true, true).await?;
+    // The session's span opens before the agent starts: the agent is given its context.
+    let export = crate::otel::prepare_supervised(telemetry, &mut plan);
+    let (mut session, handle) = plan.start(true, true).await?;
+    crate::otel::observe(export.as_ref(), &mut session);
     Ok(Launched {
         session,
         handle,

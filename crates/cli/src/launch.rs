@@ -236,6 +236,8 @@ pub struct SupervisedPlan {
     prompts: Vec<String>,
     deadlines: Option<panewise_pane_state::Deadlines>,
     cannot_ask: Option<String>,
+    /// Variables set for the agent on top of panewise's environment (`TRACEPARENT`).
+    pub env: Vec<(String, String)>,
 }
 
 impl SupervisedPlan {
@@ -415,6 +417,7 @@ impl SupervisedPlan {
             prompts: request.prompts,
             deadlines,
             cannot_ask,
+            env: Vec::new(),
         })
     }
 
@@ -475,7 +478,7 @@ impl SupervisedPlan {
             program: self.program,
             channel: self.channel,
             cwd: self.cwd,
-            env: Vec::new(),
+            env: self.env,
             env_remove,
             resume: self.resumed.as_ref().map(|r| r.agent_session_id.clone()),
             capture: self.capture,

@@ -49,8 +49,46 @@ pub(crate) fn attach(
     provider: &str,
     model: Option<String>,
 ) -> Option<Arc<SessionExport>> {
+    let export = prepare(telemetry, log, provider, model)?;
+    session.observe(export.observer());
+    Some(export)
+}
+
+/// The export of a supervised session about to start: its span is opened now, and the
+/// agent's environment gets `TRACEPARENT`, that span's W3C trace context, so that a CLI
+/// exporting its own spans (Claude Code in headless mode) nests them under it. The session
+/// is handed to [`observe`] once made.
+pub(crate) fn prepare_supervised(
+    telemetry: Option<&Telemetry>,
+    plan: &mut crate::launch::SupervisedPlan,
+) -> Option<Arc<SessionExport>> {
+    let export = prepare(
+        telemetry,
+        &plan.log.clone(),
+        &plan.provider_named.clone(),
+        plan.model(),
+    )?;
+    if let Some(traceparent) = export.start() {
+        plan.env.push(("TRACEPARENT".to_owned(), traceparent));
+    }
+    Some(export)
+}
+
+/// Lets `export` see `session`.
+pub(crate) fn observe(export: Option<&Arc<SessionExport>>, session: &mut Session) {
+    if let Some(export) = export {
+        session.observe(export.observer());
+    }
+}
+
+fn prepare(
+    telemetry: Option<&Telemetry>,
+    log: &Path,
+    provider: &str,
+    model: Option<String>,
+) -> Option<Arc<SessionExport>> {
     let telemetry = telemetry?;
-    let export = telemetry.session(SessionInfo {
+    Some(telemetry.session(SessionInfo {
         // The session's id, as the daemon names it: the log's stem.
         id: log.file_stem().map_or_else(
             || log.display().to_string(),
@@ -59,9 +97,7 @@ pub(crate) fn attach(
         agent: agent_name(provider),
         provider: provider.to_owned(),
         model,
-    });
-    session.observe(export.observer());
-    Some(export)
+    }))
 }
 
 /// `gen_ai.agent.name`: the supervised CLI, or panewise for its own loop.
@@ -84,53 +120,5 @@ pub(crate) fn finish(telemetry: Option<&Telemetry>, export: Option<Arc<SessionEx
                 FLUSH_DEADLINE.as_secs()
             );
         }
-    }
-}
-
-/// The daemon's launcher with every session it makes seen by `telemetry`; a session's span
-/// ends when the session is dropped at the end of its run.
-pub(crate) struct ObservedLauncher {
-    pub(crate) inner: Arc<dyn panewise_supervisor::Launcher>,
-    pub(crate) telemetry: Arc<Telemetry>,
-}
-
-impl ObservedLauncher {
-    fn observed(
-        &self,
-        mut launched: panewise_supervisor::Launched,
-    ) -> panewise_supervisor::Launched {
-        let info = &launched.info;
-        let (log, provider, model) = (info.log.clone(), info.provider.clone(), info.model.clone());
-        // The export lives on in the session's observer; the Arc returned here is not kept.
-        let _export = attach(
-            Some(&self.telemetry),
-            &mut launched.session,
-            &log,
-            &provider,
-            model,
-        );
-        launched
-    }
-}
-
-#[async_trait::async_trait]
-impl panewise_supervisor::Launcher for ObservedLauncher {
-    async fn create(
-        &self,
-        params: &panewise_api::CreateParams,
-    ) -> Result<panewise_supervisor::Launched, String> {
-        Ok(self.observed(self.inner.create(params).await?))
-    }
-
-    async fn resume(
-        &self,
-        log: &Path,
-        prompt: Option<String>,
-    ) -> Result<panewise_supervisor::Launched, String> {
-        Ok(self.observed(self.inner.resume(log, prompt).await?))
-    }
-
-    fn remove(&self, info: &panewise_supervisor::LaunchInfo) -> Option<String> {
-        self.inner.remove(info)
     }
 }

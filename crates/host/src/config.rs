@@ -38,12 +38,13 @@ pub const TOP_LEVEL_KEYS: [&str; 9] = [
 ];
 
 /// The keys of the `[telemetry]` table.
-pub const TELEMETRY_KEYS: [&str; 5] = [
+pub const TELEMETRY_KEYS: [&str; 6] = [
     "enabled",
     "endpoint",
     "protocol",
     "service_name",
     "resource_attributes",
+    "content",
 ];
 
 /// The `[telemetry]` table: OpenTelemetry export, under the standard `OTEL_*` variables
@@ -61,6 +62,9 @@ pub struct TelemetrySettings {
     pub service_name: Option<String>,
     /// `resource_attributes`: a table of strings (as `OTEL_RESOURCE_ATTRIBUTES`).
     pub resource_attributes: BTreeMap<String, String>,
+    /// `content`: export prompts, answers and tool input and output too (as
+    /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`); read from the user file only.
+    pub content: Option<bool>,
 }
 
 /// The keys of the `[notify]` table.
@@ -244,6 +248,16 @@ impl Config {
         }
         if let Some(project) = project.filter(|path| path.is_file()) {
             let layer = Self::read(project)?;
+            if layer.telemetry.content.is_some() {
+                return Err(ConfigError::Invalid {
+                    path: project.to_path_buf(),
+                    key: "telemetry.content".to_owned(),
+                    reason: "is read from the user file only: a project file comes with its \
+                             repository, which could send your prompts and your tools' output \
+                             to its collector; set it in your user file instead"
+                        .to_owned(),
+                });
+            }
             if layer.pass_env.is_some() {
                 return Err(ConfigError::Invalid {
                     path: project.to_path_buf(),
@@ -378,6 +392,7 @@ impl Config {
                     attributes.extend(self.telemetry.resource_attributes);
                     attributes
                 },
+                content: self.telemetry.content.or(base.telemetry.content),
             },
             sources,
         }
@@ -470,15 +485,17 @@ fn telemetry(
                 .map_err(|reason| invalid(&key, reason))
                 .map(str::to_owned)
         };
+        let flag = || {
+            value.as_bool().ok_or_else(|| {
+                invalid(
+                    &key,
+                    format!("must be true or false, got {}", describe(value)),
+                )
+            })
+        };
         match field.as_str() {
-            "enabled" => {
-                settings.enabled = Some(value.as_bool().ok_or_else(|| {
-                    invalid(
-                        &key,
-                        format!("must be true or false, got {}", describe(value)),
-                    )
-                })?);
-            }
+            "enabled" => settings.enabled = Some(flag()?),
+            "content" => settings.content = Some(flag()?),
             "endpoint" => {
                 let endpoint = text()?;
                 if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {

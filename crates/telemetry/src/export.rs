@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _};
+use opentelemetry::propagation::TextMapPropagator as _;
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Array, Context, KeyValue, StringValue};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
@@ -19,6 +20,7 @@ use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider, Temporality};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider, SpanData, SpanExporter,
 };
@@ -28,7 +30,7 @@ use panewise_host::session::{Observer, Update};
 use crate::names as n;
 use crate::record::{Attribute, EventRecord, Kind, Record, Value};
 use crate::settings::{Protocol, Settings};
-use crate::tracker::{SessionInfo, Tracker};
+use crate::tracker::{Content, SessionInfo, Tracker};
 
 /// How long one export request may take before it is abandoned.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -51,6 +53,7 @@ pub struct Telemetry {
     metrics: SdkMeterProvider,
     tracer: SdkTracer,
     instruments: Arc<Instruments>,
+    content: Content,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -67,7 +70,7 @@ impl Telemetry {
             eprintln!(
                 "panewise: telemetry: the grpc protocol is not built in; exporting over \
                  http/protobuf to {}",
-                settings.endpoint
+                settings.endpoint()
             );
         }
         // Installed once per process; a provider already installed (the model clients') is
@@ -84,53 +87,64 @@ impl Telemetry {
         let build = |error: opentelemetry_otlp::ExporterBuildError| {
             TelemetryError::Build(error.to_string())
         };
-        let spans = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_endpoint(format!("{}/v1/traces", settings.endpoint))
-            .with_headers(settings.headers.clone().into_iter().collect())
-            .with_timeout(EXPORT_TIMEOUT)
-            .build()
-            .map_err(build)?;
-        let batch = BatchSpanProcessor::builder(WarnOnce {
-            inner: spans,
-            endpoint: settings.endpoint.clone(),
-            warned: warned.clone(),
-        })
-        .with_batch_config(
-            BatchConfigBuilder::default()
-                .with_max_queue_size(MAX_QUEUE)
-                .build(),
-        )
-        .build();
-        let traces = SdkTracerProvider::builder()
-            .with_resource(resource.clone())
-            .with_span_processor(batch)
+        let endpoint = settings.endpoint().to_owned();
+        let mut traces = SdkTracerProvider::builder().with_resource(resource.clone());
+        if let Some(url) = &settings.traces_endpoint {
+            let spans = opentelemetry_otlp::SpanExporter::builder()
+                .with_http()
+                .with_endpoint(url.clone())
+                .with_headers(settings.headers.clone().into_iter().collect())
+                .with_timeout(EXPORT_TIMEOUT)
+                .build()
+                .map_err(build)?;
+            let batch = BatchSpanProcessor::builder(WarnOnce {
+                inner: spans,
+                endpoint: endpoint.clone(),
+                warned: warned.clone(),
+            })
+            .with_batch_config(
+                BatchConfigBuilder::default()
+                    .with_max_queue_size(MAX_QUEUE)
+                    .build(),
+            )
             .build();
-        let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .with_endpoint(format!("{}/v1/metrics", settings.endpoint))
-            .with_headers(settings.headers.clone().into_iter().collect())
-            .with_timeout(EXPORT_TIMEOUT)
-            .build()
-            .map_err(build)?;
-        let reader = PeriodicReader::builder(WarnOnce {
-            inner: metric_exporter,
-            endpoint: settings.endpoint.clone(),
-            warned,
-        })
-        .with_interval(METRIC_INTERVAL)
-        .build();
-        let metrics = SdkMeterProvider::builder()
-            .with_resource(resource)
-            .with_reader(reader)
+            traces = traces.with_span_processor(batch);
+        }
+        let traces = traces.build();
+        let mut metrics = SdkMeterProvider::builder().with_resource(resource);
+        if let Some(url) = &settings.metrics_endpoint {
+            let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
+                .with_http()
+                .with_endpoint(url.clone())
+                .with_headers(settings.headers.clone().into_iter().collect())
+                .with_timeout(EXPORT_TIMEOUT)
+                .build()
+                .map_err(build)?;
+            let reader = PeriodicReader::builder(WarnOnce {
+                inner: metric_exporter,
+                endpoint,
+                warned,
+            })
+            .with_interval(METRIC_INTERVAL)
             .build();
+            metrics = metrics.with_reader(reader);
+        }
+        let metrics = metrics.build();
         let tracer = opentelemetry::trace::TracerProvider::tracer(&traces, "panewise");
         let instruments = Arc::new(Instruments::new(&metrics));
+        let content = if settings.content {
+            Content::On {
+                secrets: secrets(settings),
+            }
+        } else {
+            Content::Off
+        };
         Ok(Telemetry {
             traces,
             metrics,
             tracer,
             instruments,
+            content,
         })
     }
 
@@ -138,7 +152,7 @@ impl Telemetry {
     pub fn session(&self, info: SessionInfo) -> Arc<SessionExport> {
         Arc::new(SessionExport {
             inner: Mutex::new(Inner {
-                tracker: Tracker::new(info),
+                tracker: Tracker::new(info).with_content(self.content.clone()),
                 session: Context::new(),
                 tracer: self.tracer.clone(),
                 instruments: self.instruments.clone(),
@@ -176,6 +190,19 @@ struct Inner {
 }
 
 impl SessionExport {
+    /// Opens the session's span now, before the agent starts, and says its W3C trace
+    /// context (`00-{trace id}-{span id}-{flags}`): the `TRACEPARENT` a supervised CLI is
+    /// given so that its own spans nest under the session's.
+    pub fn start(&self) -> Option<String> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut records = Vec::new();
+        inner.tracker.start(now_ms(), &mut records);
+        inner.apply(records);
+        let mut carrier = std::collections::HashMap::new();
+        TraceContextPropagator::new().inject_context(&inner.session, &mut carrier);
+        carrier.remove("traceparent")
+    }
+
     /// Sees one update, now.
     pub fn observe(&self, update: &Update) {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
@@ -404,6 +431,24 @@ impl<E: PushMetricExporter> PushMetricExporter for WarnOnce<E> {
     fn temporality(&self) -> Temporality {
         self.inner.temporality()
     }
+}
+
+/// The values of the API key variables in this process's environment and of the export's
+/// own headers: never exported, even as content (a tool may print its environment).
+fn secrets(settings: &Settings) -> Vec<String> {
+    let mut secrets: Vec<String> = panewise_host::secrets::KEY_VARIABLES
+        .iter()
+        .filter_map(|(variable, _)| std::env::var(variable).ok())
+        .chain(settings.headers.values().flat_map(|value| {
+            // `Bearer KEY`: the key alone too.
+            let last = value.split_whitespace().last().map(str::to_owned);
+            std::iter::once(value.clone()).chain(last)
+        }))
+        .filter(|value| value.len() >= 8)
+        .collect();
+    // The longest first, so a key that holds another is replaced whole.
+    secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+    secrets
 }
 
 fn now_ms() -> u64 {

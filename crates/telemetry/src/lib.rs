@@ -9,7 +9,8 @@
 //! ## Invariants
 //! - Export is off unless configured ([`settings`]); it never blocks a session: spans go to a
 //!   bounded queue on the batch processor's thread, and a down endpoint costs one warning.
-//! - Content (prompts, answers, tool input and output, failure messages) is never exported;
+//! - Content (prompts, answers, tool input and output) is exported only when the settings opt
+//!   in ([`tracker::Content`]), and then with every API key value the shell found redacted;
 //!   headers (API keys) never reach a log, an attribute or a `Debug` output.
 //! - Every name emitted is a constant of [`names`], and docs/TELEMETRY.md lists exactly those.
 //!
@@ -34,4 +35,4 @@ pub mod tracker;
 
 pub use export::{Telemetry, TelemetryError};
 pub use settings::{Protocol, Settings, SettingsError};
-pub use tracker::{SessionInfo, Tracker};
+pub use tracker::{Content, SessionInfo, Tracker};

@@ -75,6 +75,16 @@ pub const COMPACTION_PRE_TOKENS: &str = "panewise.compaction.pre_tokens";
 /// Tokens of the summary after it.
 pub const COMPACTION_POST_TOKENS: &str = "panewise.compaction.post_tokens";
 
+/// `gen_ai.input.messages` (content opt-in): the messages a model call was sent, as the
+/// conventions' JSON (the turn's prompt, the tools' results).
+pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
+/// `gen_ai.output.messages` (content opt-in): the text the call answered, as JSON.
+pub const OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
+/// `gen_ai.tool.call.arguments` (content opt-in): a tool's input.
+pub const TOOL_CALL_ARGUMENTS: &str = "gen_ai.tool.call.arguments";
+/// `gen_ai.tool.call.result` (content opt-in): a tool's output.
+pub const TOOL_CALL_RESULT: &str = "gen_ai.tool.call.result";
+
 /// Every attribute key (span, event and metric attributes).
 pub const ATTRIBUTES: &[&str] = &[
     OPERATION_NAME,
@@ -103,6 +113,10 @@ pub const ATTRIBUTES: &[&str] = &[
     COMPACTION_TRIGGER,
     COMPACTION_PRE_TOKENS,
     COMPACTION_POST_TOKENS,
+    INPUT_MESSAGES,
+    OUTPUT_MESSAGES,
+    TOOL_CALL_ARGUMENTS,
+    TOOL_CALL_RESULT,
 ];
 
 /// The event on the session span for a compaction (tokens before and after).

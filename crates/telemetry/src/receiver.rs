@@ -43,6 +43,8 @@ struct Received {
     strings: Vec<String>,
     /// The headers of every request, as `name: value`.
     headers: Vec<String>,
+    /// Every request's body, as it arrived.
+    bodies: Vec<Vec<u8>>,
 }
 
 /// A running receiver; it stops when dropped.
@@ -129,6 +131,15 @@ impl Receiver {
         self.lock().strings.iter().any(|text| text.contains(needle))
     }
 
+    /// Whether `needle` occurs anywhere in the bytes of a request's body (event attributes,
+    /// span names, everything but the headers).
+    pub fn saw_bytes(&self, needle: &str) -> bool {
+        let needle = needle.as_bytes();
+        self.lock().bodies.iter().any(|body| {
+            !needle.is_empty() && body.windows(needle.len()).any(|window| window == needle)
+        })
+    }
+
     /// Waits until `done` holds of what was received, or `timeout` passes; says which.
     pub async fn wait_until(&self, timeout: Duration, done: impl Fn(&Receiver) -> bool) -> bool {
         let mut changes = self.changes.clone();
@@ -163,6 +174,7 @@ async fn take(request: Request<Incoming>, store: &Mutex<Received>) {
     let body = body.to_bytes();
     let mut received = store.lock().unwrap_or_else(PoisonError::into_inner);
     received.headers.extend(headers);
+    received.bodies.push(body.to_vec());
     match path.as_str() {
         "/v1/traces" => {
             let Ok(export) = ExportTraceServiceRequest::decode(body) else {

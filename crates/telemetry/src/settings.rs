@@ -27,13 +27,20 @@ pub enum SettingsError {
     /// An endpoint that is not an `http://` or `https://` URL.
     #[error("the OTLP endpoint must start with http:// or https://")]
     Endpoint,
+    /// A content opt-in that is neither `true` nor `false`.
+    #[error("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT must be true or false, got `{0}`")]
+    Content(String),
 }
 
 /// Resolved export settings; `None` from [`Settings::resolve`] means export is off.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Settings {
-    /// The base URL; `/v1/traces` and `/v1/metrics` are appended.
-    pub endpoint: String,
+    /// Where spans go: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as given, else the base URL with
+    /// `/v1/traces` appended; `None`: no spans are exported.
+    pub traces_endpoint: Option<String>,
+    /// Where metrics go: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` as given, else the base URL
+    /// with `/v1/metrics` appended; `None`: no metrics are exported.
+    pub metrics_endpoint: Option<String>,
     /// The protocol.
     pub protocol: Protocol,
     /// Headers sent with every export (API keys): never logged.
@@ -42,16 +49,21 @@ pub struct Settings {
     pub service_name: String,
     /// Further resource attributes.
     pub resource: BTreeMap<String, String>,
+    /// Export content (prompts, answers, tool input and output) too: the opt-in of
+    /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` or `[telemetry] content = true`.
+    pub content: bool,
 }
 
 impl fmt::Debug for Settings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Settings")
-            .field("endpoint", &self.endpoint)
+            .field("traces_endpoint", &self.traces_endpoint)
+            .field("metrics_endpoint", &self.metrics_endpoint)
             .field("protocol", &self.protocol)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("service_name", &self.service_name)
             .field("resource", &self.resource)
+            .field("content", &self.content)
             .finish()
     }
 }
@@ -70,13 +82,22 @@ impl Settings {
         {
             return Ok(None);
         }
-        let Some(endpoint) = var("OTEL_EXPORTER_OTLP_ENDPOINT").or_else(|| file.endpoint.clone())
-        else {
-            return Ok(None);
+        let base = var("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .or_else(|| file.endpoint.clone())
+            .map(|base| url(&base))
+            .transpose()?;
+        // A signal's own variable is the whole URL (the specification's rule); the base URL
+        // gets the signal's path.
+        let signal = |variable: &str, path: &str| -> Result<Option<String>, SettingsError> {
+            match var(variable) {
+                Some(own) => url(&own).map(Some),
+                None => Ok(base.as_ref().map(|base| format!("{base}{path}"))),
+            }
         };
-        let endpoint = endpoint.trim().trim_end_matches('/').to_owned();
-        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
-            return Err(SettingsError::Endpoint);
+        let traces_endpoint = signal("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "/v1/traces")?;
+        let metrics_endpoint = signal("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "/v1/metrics")?;
+        if traces_endpoint.is_none() && metrics_endpoint.is_none() {
+            return Ok(None);
         }
         let protocol = match var("OTEL_EXPORTER_OTLP_PROTOCOL")
             .or_else(|| file.protocol.clone())
@@ -100,13 +121,41 @@ impl Settings {
             .or_else(|| file.service_name.clone())
             .unwrap_or_else(|| "panewise".to_owned());
         resource.remove("service.name");
+        let content = match var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT") {
+            Some(text) => match text.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(SettingsError::Content(text)),
+            },
+            None => file.content.unwrap_or(false),
+        };
         Ok(Some(Settings {
-            endpoint,
+            traces_endpoint,
+            metrics_endpoint,
             protocol,
             headers,
             service_name,
             resource,
+            content,
         }))
+    }
+
+    /// The endpoint a warning names: where spans go, else where metrics go.
+    pub fn endpoint(&self) -> &str {
+        self.traces_endpoint
+            .as_deref()
+            .or(self.metrics_endpoint.as_deref())
+            .unwrap_or("")
+    }
+}
+
+/// An endpoint as given, without a trailing `/`; only `http://` and `https://` URLs.
+fn url(text: &str) -> Result<String, SettingsError> {
+    let url = text.trim().trim_end_matches('/').to_owned();
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(url)
+    } else {
+        Err(SettingsError::Endpoint)
     }
 }
 
@@ -165,7 +214,16 @@ mod tests {
         )
         .ok()
         .flatten();
-        assert_eq!(on.map(|s| s.endpoint), Some("http://h:4318".to_owned()));
+        let on = on.expect("on");
+        assert_eq!(
+            on.traces_endpoint.as_deref(),
+            Some("http://h:4318/v1/traces")
+        );
+        assert_eq!(
+            on.metrics_endpoint.as_deref(),
+            Some("http://h:4318/v1/metrics")
+        );
+        assert!(!on.content);
     }
 
     #[test]
@@ -190,7 +248,10 @@ mod tests {
         .ok()
         .flatten()
         .expect("on");
-        assert_eq!(resolved.endpoint, "http://env:4318");
+        assert_eq!(
+            resolved.traces_endpoint.as_deref(),
+            Some("http://env:4318/v1/traces")
+        );
         assert_eq!(resolved.service_name, "from-env");
         assert_eq!(resolved.resource.get("team").map(String::as_str), Some("b"));
         let disabled = TelemetrySettings {
@@ -248,6 +309,77 @@ mod tests {
         assert_eq!(
             Settings::resolve(env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "h:4318")]), &file),
             Err(SettingsError::Endpoint)
+        );
+    }
+
+    #[test]
+    fn a_signals_own_endpoint_is_taken_whole_and_alone_exports_that_signal() {
+        let file = TelemetrySettings::default();
+        let traces_only = Settings::resolve(
+            env(&[(
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "http://phoenix:6006/v1/traces",
+            )]),
+            &file,
+        )
+        .ok()
+        .flatten()
+        .expect("on");
+        assert_eq!(
+            traces_only.traces_endpoint.as_deref(),
+            Some("http://phoenix:6006/v1/traces")
+        );
+        assert_eq!(traces_only.metrics_endpoint, None);
+        let both = Settings::resolve(
+            env(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"),
+                (
+                    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+                    "http://metrics:9090/otlp",
+                ),
+            ]),
+            &file,
+        )
+        .ok()
+        .flatten()
+        .expect("on");
+        assert_eq!(
+            both.traces_endpoint.as_deref(),
+            Some("http://collector:4318/v1/traces")
+        );
+        assert_eq!(
+            both.metrics_endpoint.as_deref(),
+            Some("http://metrics:9090/otlp")
+        );
+        assert_eq!(
+            Settings::resolve(
+                env(&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "phoenix:6006")]),
+                &file
+            ),
+            Err(SettingsError::Endpoint)
+        );
+    }
+
+    #[test]
+    fn content_is_off_unless_opted_into() {
+        let on = |vars: &[(&str, &str)], file: &TelemetrySettings| {
+            let mut all = vec![("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h")];
+            all.extend_from_slice(vars);
+            Settings::resolve(env(&all), file).map(|s| s.map(|s| s.content))
+        };
+        let plain = TelemetrySettings::default();
+        let opted = TelemetrySettings {
+            content: Some(true),
+            ..TelemetrySettings::default()
+        };
+        assert_eq!(on(&[], &plain), Ok(Some(false)));
+        assert_eq!(on(&[], &opted), Ok(Some(true)));
+        let variable = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+        assert_eq!(on(&[(variable, "true")], &plain), Ok(Some(true)));
+        assert_eq!(on(&[(variable, "false")], &opted), Ok(Some(false)));
+        assert_eq!(
+            on(&[(variable, "yes")], &plain),
+            Err(SettingsError::Content("yes".to_owned()))
         );
     }
 }

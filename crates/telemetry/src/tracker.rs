@@ -6,6 +6,10 @@
 //! when it ends (`CallEnded`), at the last boundary before it: the turn's start or the end of
 //! the tool whose result the call carries. Tool spans are keyed by the call id, approval waits
 //! by the request id, so interleaved tools and questions close the right span.
+//!
+//! Content (prompts, answers, tool input and output) goes out only when the session's
+//! [`Content`] says so, as the conventions' opt-in attributes, with every secret the shell
+//! names replaced by `[redacted]` first.
 
 use std::collections::BTreeMap;
 
@@ -29,6 +33,44 @@ pub struct SessionInfo {
     pub provider: String,
     /// The model asked for, when configured.
     pub model: Option<String>,
+}
+
+/// Whether a session's content is exported.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub enum Content {
+    /// Metadata only: the default.
+    #[default]
+    Off,
+    /// Prompts, answers and tool input and output too, each of `secrets` (the values of the
+    /// API key variables the shell found) replaced by `[redacted]` wherever it occurs.
+    On {
+        /// Values never to export.
+        secrets: Vec<String>,
+    },
+}
+
+/// The secrets' values are not shown.
+impl std::fmt::Debug for Content {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Content::Off => f.write_str("Off"),
+            Content::On { secrets } => write!(f, "On({} secrets)", secrets.len()),
+        }
+    }
+}
+
+impl Content {
+    /// `text` with every secret replaced; `None` when content is off.
+    fn keep(&self, text: &str) -> Option<String> {
+        let Content::On { secrets } = self else {
+            return None;
+        };
+        let mut text = text.to_owned();
+        for secret in secrets.iter().filter(|secret| !secret.is_empty()) {
+            text = text.replace(secret.as_str(), "[redacted]");
+        }
+        Some(text)
+    }
 }
 
 /// The conventions' `gen_ai.provider.name` for one of panewise's provider names: the company
@@ -56,12 +98,18 @@ struct Chat {
     finish_reasons: Vec<String>,
     error: Option<String>,
     events: Vec<EventRecord>,
+    /// The messages the call was sent (content on): the prompt, the tools' results.
+    sent: Vec<serde_json::Value>,
+    /// The text it answered (content on).
+    text: String,
 }
 
 #[derive(Debug)]
 struct Tool {
     name: String,
     start_ms: u64,
+    /// Its input, as JSON text (content on).
+    arguments: Option<String>,
 }
 
 #[derive(Debug)]
@@ -85,6 +133,9 @@ pub struct Tracker {
     cost_usd: Option<f64>,
     cost_source: Option<String>,
     last_failure: Option<String>,
+    content: Content,
+    /// Messages for the next model call (content on): the turn's prompt, tools' results.
+    unsent: Vec<serde_json::Value>,
 }
 
 impl Tracker {
@@ -104,6 +155,23 @@ impl Tracker {
             cost_usd: None,
             cost_source: None,
             last_failure: None,
+            content: Content::Off,
+            unsent: Vec::new(),
+        }
+    }
+
+    /// The tracker with `content` exported or not (off by default).
+    #[must_use]
+    pub fn with_content(mut self, content: Content) -> Self {
+        self.content = content;
+        self
+    }
+
+    /// Opens the session's span at `now_ms`, before any update (so that its ids are known
+    /// before the agent starts); a later first update opens nothing more.
+    pub fn start(&mut self, now_ms: u64, out: &mut Vec<Record>) {
+        if !self.closed {
+            self.open(now_ms, out);
         }
     }
 
@@ -199,10 +267,15 @@ impl Tracker {
 
     fn recorded(&mut self, now_ms: u64, msg: &Msg, out: &mut Vec<Record>) {
         match msg {
-            Msg::TurnStart { .. } => {
+            Msg::TurnStart { content, .. } => {
                 self.turns = self.turns.saturating_add(1);
                 self.boundary_ms = now_ms;
+                if let Some(prompt) = content {
+                    self.prompted(prompt);
+                }
             }
+            // A prompt typed into panewise (the own loop's and the CLIs' alike).
+            Msg::PromptSubmitted { text } => self.prompted(text),
             Msg::CompactionBoundary {
                 trigger,
                 pre_tokens,
@@ -259,6 +332,14 @@ impl Tracker {
             ProviderEvent::OutputTokens { output_tokens } => {
                 self.chat_at(now_ms).output = Some(*output_tokens);
             }
+            ProviderEvent::TurnStarted {
+                prompt: Some(prompt),
+                ..
+            } => self.prompted(prompt),
+            ProviderEvent::TextDelta { text } if self.content != Content::Off => {
+                let start = self.boundary_ms;
+                self.chat_at(start).text.push_str(text);
+            }
             ProviderEvent::CallEnded {
                 model,
                 stop_reason,
@@ -276,27 +357,57 @@ impl Tracker {
                 self.close_chat(now_ms, out);
                 self.boundary_ms = now_ms;
             }
-            ProviderEvent::ToolStarted { name, call_id, .. } => {
+            ProviderEvent::ToolStarted {
+                name,
+                call_id,
+                arg,
+                input,
+            } => {
                 // A CLI runs its tools after the call that asked for them ended.
                 self.close_chat(now_ms, out);
+                let arguments = input
+                    .as_ref()
+                    .map(serde_json::Value::to_string)
+                    .or_else(|| arg.clone())
+                    .and_then(|text| self.content.keep(&text));
                 self.tools.insert(
                     call_id.clone(),
                     Tool {
                         name: name.clone(),
                         start_ms: now_ms,
+                        arguments,
                     },
                 );
             }
             ProviderEvent::ToolEnded {
-                call_id, status, ..
+                call_id,
+                status,
+                output,
+                ..
             } => {
+                let result = output.as_deref().and_then(|text| self.content.keep(text));
+                if let Some(result) = &result {
+                    self.unsent.push(serde_json::json!({
+                        "role": "tool",
+                        "parts": [{
+                            "type": "tool_call_response",
+                            "id": call_id,
+                            "response": result,
+                        }],
+                    }));
+                }
                 if let Some(tool) = self.tools.remove(call_id) {
                     let error = match status {
                         ToolStatus::Success => None,
                         ToolStatus::Error => Some("tool_error".to_owned()),
                         ToolStatus::Declined => Some("tool_declined".to_owned()),
                     };
-                    out.push(Record::Span(self.tool_span(call_id, tool, now_ms, error)));
+                    let mut span = self.tool_span(call_id, tool, now_ms, error);
+                    if let Some(result) = result {
+                        span.attributes
+                            .push((n::TOOL_CALL_RESULT, Value::Str(result)));
+                    }
+                    out.push(Record::Span(span));
                 }
                 self.boundary_ms = now_ms;
             }
@@ -343,11 +454,32 @@ impl Tracker {
         }
     }
 
+    /// A prompt for the next call (content on); the log's record and the agent's report of
+    /// one prompt make one message.
+    fn prompted(&mut self, prompt: &str) {
+        let Some(prompt) = self.content.keep(prompt) else {
+            return;
+        };
+        let message = serde_json::json!({
+            "role": "user",
+            "parts": [{"type": "text", "content": prompt}],
+        });
+        if self.unsent.last() != Some(&message) {
+            self.unsent.push(message);
+        }
+    }
+
     fn chat_at(&mut self, start_ms: u64) -> &mut Chat {
-        self.chat.get_or_insert_with(|| Chat {
-            start_ms,
-            ..Chat::default()
-        })
+        if self.chat.is_none() {
+            // The call carries what was said since the last one.
+            let sent = std::mem::take(&mut self.unsent);
+            self.chat = Some(Chat {
+                start_ms,
+                sent,
+                ..Chat::default()
+            });
+        }
+        self.chat.get_or_insert_with(Chat::default)
     }
 
     fn close_chat(&mut self, now_ms: u64, out: &mut Vec<Record>) {
@@ -383,10 +515,34 @@ impl Tracker {
             }
         }
         if !chat.finish_reasons.is_empty() {
-            attributes.push((n::FINISH_REASONS, Value::StrList(chat.finish_reasons)));
+            attributes.push((
+                n::FINISH_REASONS,
+                Value::StrList(chat.finish_reasons.clone()),
+            ));
         }
         if let Some(error) = &chat.error {
             attributes.push((n::ERROR_TYPE, s(error)));
+        }
+        if self.content != Content::Off {
+            if !chat.sent.is_empty() {
+                let sent = serde_json::Value::Array(chat.sent);
+                attributes.push((n::INPUT_MESSAGES, Value::Str(sent.to_string())));
+            }
+            if let Some(text) = self
+                .content
+                .keep(&chat.text)
+                .filter(|text| !text.is_empty())
+            {
+                let mut message = serde_json::json!({
+                    "role": "assistant",
+                    "parts": [{"type": "text", "content": text}],
+                });
+                if let Some(reason) = chat.finish_reasons.first() {
+                    message["finish_reason"] = serde_json::Value::String(reason.clone());
+                }
+                let answered = serde_json::Value::Array(vec![message]);
+                attributes.push((n::OUTPUT_MESSAGES, Value::Str(answered.to_string())));
+            }
         }
         // The metrics carry the low-cardinality attributes only: no conversation id.
         let mut dims = vec![
@@ -428,6 +584,9 @@ impl Tracker {
         ];
         if let Some(error) = &error {
             attributes.push((n::ERROR_TYPE, s(error)));
+        }
+        if let Some(arguments) = tool.arguments {
+            attributes.push((n::TOOL_CALL_ARGUMENTS, Value::Str(arguments)));
         }
         SpanRecord {
             name: format!("{} {}", n::SPAN_EXECUTE_TOOL, tool.name),

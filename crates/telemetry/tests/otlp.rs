@@ -14,11 +14,13 @@ use panewise_telemetry::{SessionInfo, Settings, Telemetry};
 
 fn settings(endpoint: String) -> Settings {
     Settings {
-        endpoint,
+        traces_endpoint: Some(format!("{endpoint}/v1/traces")),
+        metrics_endpoint: Some(format!("{endpoint}/v1/metrics")),
         protocol: panewise_telemetry::Protocol::HttpProtobuf,
         headers: [("x-api-key".to_owned(), "sk-secret-value".to_owned())].into(),
         service_name: "panewise-test".to_owned(),
         resource: Default::default(),
+        content: false,
     }
 }
 

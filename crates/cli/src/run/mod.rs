@@ -213,7 +213,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let plan = crate::launch::SupervisedPlan::prepare(crate::launch::SupervisedRequest {
+    let mut plan = crate::launch::SupervisedPlan::prepare(crate::launch::SupervisedRequest {
         provider: args.provider.clone(),
         model: args.model.clone(),
         cwd: args.cwd.clone(),
@@ -241,17 +241,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let terminal = front.terminal;
     let log = plan.log.clone();
     let telemetry = crate::otel::start(&std::env::current_dir().unwrap_or_default());
-    let provider = args.provider.clone().unwrap_or_default();
-    let mut export = None;
+    // The session's span opens before the agent starts: the agent is given its context.
+    let export = crate::otel::prepare_supervised(telemetry.as_ref(), &mut plan);
     let outcome = runtime.block_on(async {
         let (mut session, handle) = plan.start(terminal, interactive).await?;
-        export = crate::otel::attach(
-            telemetry.as_ref(),
-            &mut session,
-            &log,
-            &provider,
-            args.model.clone(),
-        );
+        crate::otel::observe(export.as_ref(), &mut session);
         anyhow::Ok(front.drive(session, handle).await?)
     });
     // The stdin thread may still wait for a line; it must not hold the process open.

@@ -155,3 +155,112 @@ async fn the_daemon_exports_each_hosted_session() {
     assert_eq!(wait.attributes["panewise.approval.decision"], "denied");
     assert_eq!(wait.attributes["panewise.approval.by"], "session");
 }
+
+/// A stand-in for `claude` that records its `TRACEPARENT`, then speaks one turn of Claude
+/// Code's stream-json: its init, an answer with usage, the result.
+fn recording_claude(machine: &Machine) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = machine.path("fake-claude");
+    let recorded = machine.path("traceparent.txt");
+    let init = r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5","cwd":"/tmp","tools":["Bash"]}"#;
+    let text = r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"Done"}],"usage":{"input_tokens":10,"output_tokens":2}},"session_id":"s1","parent_tool_use_id":null}"#;
+    let result = r#"{"type":"result","subtype":"success","is_error":false,"duration_ms":5,"num_turns":1,"result":"Done","session_id":"s1","total_cost_usd":0.001,"usage":{"input_tokens":10,"output_tokens":2}}"#;
+    let script = format!(
+        "#!/bin/sh\ncase \"$1\" in --version) echo '2.1.0 (Claude Code)'; exit 0;; esac\n\
+         printf '%s' \"$TRACEPARENT\" > {}\nread init\nread prompt\necho '{init}'\n\
+         echo '{text}'\necho '{result}'\ncat > /dev/null\n",
+        recorded.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A supervised CLI is given the session span's W3C context in `TRACEPARENT`, so that its
+/// own spans nest under panewise's: the value names the exported `invoke_agent` span.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_supervised_cli_gets_the_session_spans_traceparent() {
+    let receiver = Receiver::start().await.unwrap();
+    let endpoint = receiver.endpoint();
+    let machine = Machine::new();
+    let claude = recording_claude(&machine);
+    let mut command = machine.command(&[
+        "run",
+        "--provider",
+        "claude-code",
+        "--approval",
+        "full-access",
+        "--claude",
+        &claude.display().to_string(),
+        "say done",
+    ]);
+    command.env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let arrived = receiver
+        .wait_until(Duration::from_secs(10), |r| {
+            r.spans().iter().any(|span| span.name == "invoke_agent")
+        })
+        .await;
+    let spans = receiver.spans();
+    assert!(arrived, "{spans:#?}\n{}", stderr(&output));
+    let root = spans
+        .iter()
+        .find(|span| span.name == "invoke_agent")
+        .unwrap();
+    assert_eq!(root.attributes["gen_ai.agent.name"], "claude-code");
+    let traceparent = std::fs::read_to_string(machine.path("traceparent.txt")).unwrap();
+    assert_eq!(
+        traceparent,
+        format!("00-{}-{}-01", root.trace_id, root.span_id),
+        "{spans:#?}"
+    );
+    assert!(spans
+        .iter()
+        .any(|span| span.parent_span_id == root.span_id && span.name.starts_with("chat ")));
+}
+
+/// Content goes out only when opted into, and then the prompt does but the API key in
+/// panewise's environment is in no exported byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_is_exported_only_when_opted_into_and_never_a_key() {
+    const PROMPT: &str = "print hello with the shell";
+    for opted in [false, true] {
+        let receiver = Receiver::start().await.unwrap();
+        let endpoint = receiver.endpoint();
+        let machine = Machine::new();
+        let mut command = machine.command(&["run", PROMPT]);
+        command
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+            .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
+            .env(
+                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+                opted.to_string(),
+            );
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let arrived = receiver
+            .wait_until(Duration::from_secs(10), |r| {
+                r.spans().iter().any(|span| span.name == "invoke_agent")
+                    && !r.metric_names().is_empty()
+            })
+            .await;
+        assert!(arrived, "{:#?}", receiver.spans());
+        assert_eq!(receiver.saw_bytes(PROMPT), opted, "opted in: {opted}");
+        assert!(!receiver.saw_bytes(PROVIDER_KEY), "opted in: {opted}");
+        let spans = receiver.spans();
+        let tool = spans
+            .iter()
+            .find(|span| span.name == "execute_tool shell")
+            .unwrap_or_else(|| panic!("no tool span in {spans:#?}"));
+        assert_eq!(
+            tool.attributes.contains_key("gen_ai.tool.call.result"),
+            opted,
+            "{tool:#?}"
+        );
+    }
+}

@@ -293,6 +293,35 @@ fn pass_env_is_read_from_the_user_file_only() {
     );
 }
 
+/// `telemetry.content` sends prompts and tool output to the collector: a project file may not
+/// opt in; the user file may.
+#[test]
+fn telemetry_content_is_read_from_the_user_file_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user.toml");
+    let project = dir.path().join("project/panewise.toml");
+    write(dir.path(), "user.toml", "[telemetry]\ncontent = true\n");
+    write(dir.path(), "project/panewise.toml", "model = \"m\"\n");
+    let config = Config::load_files(Some(&user), Some(&project)).unwrap();
+    assert_eq!(config.telemetry.content, Some(true));
+    write(
+        dir.path(),
+        "project/panewise.toml",
+        "[telemetry]\ncontent = false\n",
+    );
+    let error = Config::load_files(Some(&user), Some(&project))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("key `telemetry.content`: is read from the user file only"),
+        "{error}"
+    );
+    let error = parse("[telemetry]\ncontent = \"yes\"")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("telemetry.content"), "{error}");
+}
+
 #[test]
 fn flags_override_the_files() {
     let files = parse(

@@ -383,3 +383,138 @@ fn every_emitted_name_is_a_listed_one() {
         crate::contract::check(&record).unwrap_or_else(|name| panic!("unlisted name {name}"));
     }
 }
+
+/// The own loop's session with a prompt, an answer's text and a tool that prints a key.
+fn session_with_content() -> Vec<(u64, Update)> {
+    let mut updates = own_loop_session();
+    updates[1].1 = Update::Recorded {
+        at: 10,
+        msg: Msg::TurnStart {
+            at: 10,
+            content: Some("list the files".to_owned()),
+        },
+    };
+    updates.insert(
+        2,
+        (
+            1_050,
+            Update::Agent(ProviderEvent::TextDelta {
+                text: "I will run ls".to_owned(),
+            }),
+        ),
+    );
+    for (_, update) in &mut updates {
+        if let Update::Agent(ProviderEvent::ToolEnded { output, .. }) = update {
+            *output = Some("a.txt KEY=sk-live-0123456789".to_owned());
+        }
+    }
+    updates
+}
+
+fn run_with(content: Content, updates: &[(u64, Update)]) -> Vec<Record> {
+    let mut tracker = Tracker::new(info()).with_content(content);
+    let mut out = Vec::new();
+    for (at, update) in updates {
+        tracker.observe(*at, update, &mut out);
+    }
+    tracker.finish(2_000, &mut out);
+    out
+}
+
+#[test]
+fn content_is_exported_only_when_opted_into_and_never_a_secret() {
+    let off = run_with(Content::Off, &session_with_content());
+    for span in spans(&off) {
+        for key in [
+            n::INPUT_MESSAGES,
+            n::OUTPUT_MESSAGES,
+            n::TOOL_CALL_ARGUMENTS,
+            n::TOOL_CALL_RESULT,
+        ] {
+            assert_eq!(attr(span, key), None, "{key} on {}", span.name);
+        }
+    }
+    let on = run_with(
+        Content::On {
+            secrets: vec!["sk-live-0123456789".to_owned()],
+        },
+        &session_with_content(),
+    );
+    let all = spans(&on);
+    let chats: Vec<_> = all
+        .iter()
+        .filter(|span| span.name.starts_with("chat "))
+        .collect();
+    let text = |span: &SpanRecord, key: &str| match attr(span, key) {
+        Some(Value::Str(text)) => serde_json::from_str::<serde_json::Value>(text)
+            .unwrap_or_else(|error| panic!("{key} is not JSON: {error}: {text}")),
+        other => panic!("{key} on {}: {other:?}", span.name),
+    };
+    assert_eq!(
+        text(chats[0], n::INPUT_MESSAGES),
+        serde_json::json!([{"role": "user", "parts": [{"type": "text", "content": "list the files"}]}])
+    );
+    assert_eq!(
+        text(chats[0], n::OUTPUT_MESSAGES),
+        serde_json::json!([{
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "I will run ls"}],
+            "finish_reason": "tool_use",
+        }])
+    );
+    // The second call was sent the tool's result, the key in it redacted.
+    assert_eq!(
+        text(chats[1], n::INPUT_MESSAGES),
+        serde_json::json!([{
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "call-1", "response": "a.txt KEY=[redacted]"}],
+        }])
+    );
+    let tool = all
+        .iter()
+        .find(|span| span.name == "execute_tool shell")
+        .expect("a tool span");
+    assert_eq!(
+        attr(tool, n::TOOL_CALL_ARGUMENTS),
+        Some(&Value::Str("echo hello".to_owned()))
+    );
+    assert_eq!(
+        attr(tool, n::TOOL_CALL_RESULT),
+        Some(&Value::Str("a.txt KEY=[redacted]".to_owned()))
+    );
+    let shown = format!("{on:?}");
+    assert!(!shown.contains("sk-live"), "{shown}");
+    for record in &on {
+        crate::contract::check(record).unwrap_or_else(|name| panic!("unlisted name {name}"));
+    }
+    assert_eq!(
+        format!(
+            "{:?}",
+            Content::On {
+                secrets: vec!["sk-live-0123456789".to_owned()]
+            }
+        ),
+        "On(1 secrets)"
+    );
+}
+
+#[test]
+fn start_opens_the_session_span_once_before_any_update() {
+    let mut tracker = Tracker::new(info());
+    let mut out = Vec::new();
+    tracker.start(500, &mut out);
+    assert!(matches!(
+        out.first(),
+        Some(Record::SessionOpened { start_ms: 500, .. })
+    ));
+    let opened = out.len();
+    for (at, update) in own_loop_session() {
+        tracker.observe(at, &update, &mut out);
+    }
+    let opens = out
+        .iter()
+        .filter(|record| matches!(record, Record::SessionOpened { .. }))
+        .count();
+    assert_eq!(opens, 1);
+    assert!(out.len() > opened);
+}
