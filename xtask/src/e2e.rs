@@ -921,8 +921,9 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         .iter()
         .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
         .collect();
+    let ssh_case = filter.is_none_or(|filter| super::e2e_ssh::NAME.contains(filter));
     ensure!(
-        !cases.is_empty() || !daemon_cases.is_empty(),
+        !cases.is_empty() || !daemon_cases.is_empty() || ssh_case,
         "no e2e case matches {filter:?}"
     );
     let mut programs = Vec::new();
@@ -983,7 +984,16 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {}", case.name))?;
         eprintln!("e2e: {}: ok", case.name);
     }
-    eprintln!("e2e: {} cases passed", cases.len() + daemon_cases.len());
+    if ssh_case {
+        let dir = target.join("runs").join(super::e2e_ssh::NAME);
+        super::e2e_ssh::run_case(&panewise, &dir)
+            .with_context(|| format!("e2e case {}", super::e2e_ssh::NAME))?;
+        eprintln!("e2e: {}: ok", super::e2e_ssh::NAME);
+    }
+    eprintln!(
+        "e2e: {} cases passed",
+        cases.len() + daemon_cases.len() + usize::from(ssh_case)
+    );
     Ok(())
 }
 

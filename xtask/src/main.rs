@@ -12,6 +12,7 @@
 mod compare;
 mod e2e;
 mod e2e_daemon;
+mod e2e_ssh;
 mod e2e_terminal;
 
 use std::path::PathBuf;

@@ -355,9 +355,11 @@ pub struct SendArgs {
 
 /// Sends a prompt.
 pub fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
-    ack(Method::Prompt, &args.remote, &args.id, |session| PromptParams {
-        session,
-        text: args.prompt,
+    ack(Method::Prompt, &args.remote, &args.id, |session| {
+        PromptParams {
+            session,
+            text: args.prompt,
+        }
     })
 }
 
@@ -433,9 +435,11 @@ pub struct AnswerArgs {
 
 /// Answers the question a session waits on.
 pub fn answer(args: AnswerArgs) -> anyhow::Result<ExitCode> {
-    ack(Method::Answer, &args.remote, &args.id, |session| AnswerParams {
-        session,
-        text: args.text,
+    ack(Method::Answer, &args.remote, &args.id, |session| {
+        AnswerParams {
+            session,
+            text: args.text,
+        }
     })
 }
 
@@ -457,8 +461,8 @@ pub fn interrupt(args: IdArgs) -> anyhow::Result<ExitCode> {
 
 /// Ends the session (its log closed as SIGTERM closes `run`'s).
 pub fn stop(args: IdArgs) -> anyhow::Result<ExitCode> {
-    ack(Method::Stop, &args.remote, &args.id, |session| SessionParams {
-        session,
+    ack(Method::Stop, &args.remote, &args.id, |session| {
+        SessionParams { session }
     })
 }
 

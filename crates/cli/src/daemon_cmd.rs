@@ -102,12 +102,33 @@ fn stdio() -> anyhow::Result<ExitCode> {
     let relayed = runtime.block_on(async {
         let socket =
             panewise_supervisor::connect_stream_or_start(&program, STDIO_START_DEADLINE).await?;
-        panewise_supervisor::stdio::relay(socket, tokio::io::stdin(), tokio::io::stdout()).await
+        let (input, output) = standard_streams()?;
+        panewise_supervisor::stdio::relay(socket, input, output).await?;
+        anyhow::Ok(())
     });
     // A read of standard input may still be blocked on its thread: not waited for.
     runtime.shutdown_background();
     relayed?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Standard input and output as tokio files (their reads and writes on tokio's blocking
+/// pool, as `tokio::io::stdin` does), from duplicates of the descriptors: a pipe, a socket
+/// or a terminal alike.
+fn standard_streams() -> anyhow::Result<(tokio::fs::File, tokio::fs::File)> {
+    use std::os::fd::AsFd;
+    let input = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .context("cannot read standard input")?;
+    let output = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .context("cannot write standard output")?;
+    Ok((
+        tokio::fs::File::from_std(std::fs::File::from(input)),
+        tokio::fs::File::from_std(std::fs::File::from(output)),
+    ))
 }
 
 /// Makes the daemon's sessions: panewise's own loop as `run` makes it, with one in-process

@@ -211,7 +211,10 @@ impl Remotes {
             match listed {
                 Ok(listed) => {
                     let resolved = panewise_api::resolve_session(
-                        listed.sessions.iter().map(|s| (s.id.as_str(), s.name.as_str())),
+                        listed
+                            .sessions
+                            .iter()
+                            .map(|s| (s.id.as_str(), s.name.as_str())),
                         session,
                     );
                     if let Ok(id) = resolved {

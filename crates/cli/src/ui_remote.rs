@@ -222,7 +222,17 @@ mod tests {
                 line: "{}".to_owned(),
             }
         );
-        let removed = keyed("box", Event::Removed { id: "0190-b".to_owned() });
-        assert_eq!(removed, Event::Removed { id: "box:0190-b".to_owned() });
+        let removed = keyed(
+            "box",
+            Event::Removed {
+                id: "0190-b".to_owned(),
+            },
+        );
+        assert_eq!(
+            removed,
+            Event::Removed {
+                id: "box:0190-b".to_owned()
+            }
+        );
     }
 }

@@ -273,7 +273,11 @@ async fn last_lines(stderr: tokio::process::ChildStderr, host: String) -> String
     let mut kept: std::collections::VecDeque<String> = std::collections::VecDeque::new();
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::debug!(%host, %line, "the remote command's stderr");
-        let line: String = line.chars().filter(|c| !c.is_control()).take(STDERR_KEPT).collect();
+        let line: String = line
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(STDERR_KEPT)
+            .collect();
         if line.trim().is_empty() {
             continue;
         }

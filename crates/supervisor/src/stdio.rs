@@ -10,7 +10,11 @@ use crate::error::SupervisorError;
 /// Relays `input` to `socket` and `socket` to `output` until the daemon closes the
 /// connection. The end of `input` is passed on (the daemon then ends the connection once it
 /// has answered what came before), so a client that goes away frees its subscriptions.
-pub async fn relay<I, O>(socket: UnixStream, mut input: I, mut output: O) -> Result<(), SupervisorError>
+pub async fn relay<I, O>(
+    socket: UnixStream,
+    mut input: I,
+    mut output: O,
+) -> Result<(), SupervisorError>
 where
     I: AsyncRead + Send + Unpin + 'static,
     O: AsyncWrite + Send + Unpin,

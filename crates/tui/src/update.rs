@@ -100,7 +100,8 @@ fn on_host_list(
     sessions: Vec<SessionSummary>,
     effects: &mut Vec<Effect>,
 ) {
-    app.sessions.retain(|id, _| host_of(id) != Some(host.as_str()));
+    app.sessions
+        .retain(|id, _| host_of(id) != Some(host.as_str()));
     app.sessions.extend(
         sessions
             .into_iter()

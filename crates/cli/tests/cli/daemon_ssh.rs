@@ -114,7 +114,11 @@ impl Sshd {
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!("sshd exited ({status}): {}", self.log());
             }
-            assert!(Instant::now() < until, "sshd did not listen: {}", self.log());
+            assert!(
+                Instant::now() < until,
+                "sshd did not listen: {}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -320,7 +324,10 @@ async fn a_session_over_ssh_is_listed_answered_and_survives_a_cut_connection() {
         .strip_prefix(&format!("{HOST}:"))
         .unwrap_or_else(|| panic!("a remote id is HOST:ID: {far_key}"))
         .to_owned();
-    assert!(remote.socket().exists(), "the remote daemon has its own socket");
+    assert!(
+        remote.socket().exists(),
+        "the remote daemon has its own socket"
+    );
     let near = run(&daemon, &sshd, &["new", "--name", "near", "run the tool"]);
     assert!(near.status.success(), "{near:?}");
     let near_id = last_line(&near);
@@ -452,7 +459,10 @@ async fn an_unreachable_host_is_one_error_line_never_a_hang() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("panewise: nowhere: unreachable"), "{stderr}");
+    assert!(
+        stderr.starts_with("panewise: nowhere: unreachable"),
+        "{stderr}"
+    );
     // An ssh command that is not a program at all.
     let out = daemon
         .command()
@@ -489,6 +499,9 @@ async fn daemon_stdio_speaks_the_api_on_its_standard_streams() {
     let bad = client.send_line(b"not json\n").await;
     assert!(bad.is_ok());
     let list: ListResult = client.call(Method::List, ListParams {}).await.unwrap();
-    assert!(list.sessions.is_empty(), "the connection goes on after a bad line");
+    assert!(
+        list.sessions.is_empty(),
+        "the connection goes on after a bad line"
+    );
     assert!(Path::new(&remote.socket()).exists());
 }

@@ -35,7 +35,9 @@ pub fn check_host(host: &str) -> Result<(), String> {
         return Err("a host must not be empty".to_owned());
     }
     if host.starts_with('-') {
-        return Err(format!("{host:?} starts with `-`, which ssh would read as an option"));
+        return Err(format!(
+            "{host:?} starts with `-`, which ssh would read as an option"
+        ));
     }
     if host.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(format!("{host:?} holds a space or a control character"));

@@ -510,9 +510,15 @@ fn the_remote_table_is_read_checked_and_refused_in_a_project_file() {
     .unwrap();
     assert_eq!(config.remote.hosts, ["build-box", "ci@runner"]);
     assert_eq!(config.remote.ssh_command.as_deref(), Some("ssh -F cfg"));
-    assert_eq!(config.remote.remote_command.as_deref(), Some("/opt/panewise"));
+    assert_eq!(
+        config.remote.remote_command.as_deref(),
+        Some("/opt/panewise")
+    );
     for (text, key) in [
-        ("[remote]\nhosts = [\"-oProxyCommand=x\"]", "remote.hosts[0]"),
+        (
+            "[remote]\nhosts = [\"-oProxyCommand=x\"]",
+            "remote.hosts[0]",
+        ),
         ("[remote]\nhosts = [\"local\"]", "remote.hosts[0]"),
         ("[remote]\nhosts = \"box\"", "remote.hosts"),
         ("[remote]\nssh_command = \" \"", "remote.ssh_command"),

@@ -117,7 +117,10 @@ fn a_dropped_host_is_unreachable_and_its_watched_session_resumes_at_its_offset()
         .chain(line_events(far, &log_lines())),
     );
     let folded = log_lines().len();
-    assert_eq!(watching.watched.as_ref().map(|w| w.next_line), Some(folded as u64));
+    assert_eq!(
+        watching.watched.as_ref().map(|w| w.next_line),
+        Some(folded as u64)
+    );
     let (lost, effects) = feed(
         watching,
         [
@@ -160,7 +163,10 @@ fn a_dropped_host_is_unreachable_and_its_watched_session_resumes_at_its_offset()
     // A line of the old subscription arriving again is not folded twice.
     let transcript = back.watched.as_ref().map(|w| w.transcript.len());
     let (again, _) = feed(back, line_events(far, &log_lines()));
-    assert_eq!(again.watched.as_ref().map(|w| w.transcript.len()), transcript);
+    assert_eq!(
+        again.watched.as_ref().map(|w| w.transcript.len()),
+        transcript
+    );
 }
 
 #[test]
