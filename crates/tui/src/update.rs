@@ -255,7 +255,9 @@ fn move_by(app: &mut App, delta: isize, effects: &mut Vec<Effect>) {
 fn waiting(app: &App) -> Option<(String, WaitingFor)> {
     let session = app.selected_session()?;
     let waiting = session.waiting_for.clone()?;
-    (session.state == AgentState::NeedsInput).then(|| (session.id.clone(), waiting))
+    // A host that cannot be reached takes no answer now: it would be lost, not queued.
+    (session.state == AgentState::NeedsInput && !app.is_unreachable(session))
+        .then(|| (session.id.clone(), waiting))
 }
 
 /// The keys that answer what the selected session waits for: `y`, `a`, `n`, digits, `r`.

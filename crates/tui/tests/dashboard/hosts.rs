@@ -52,15 +52,15 @@ fn the_hosts_lists_are_one_list_each_replaced_on_its_own() {
     let (after, _) = feed(
         with_hosts(120, 30),
         [
-            Event::List(local_list()),
             Event::HostList {
                 host: "build-box".to_owned(),
                 sessions: remote_list(),
             },
+            Event::List(local_list()),
         ],
     );
     assert_eq!(after.sessions.len(), 4);
-    // The longest waiting of every host is selected first: the remote one, 200 s.
+    // The first list to arrive selects its longest waiting session; the next keeps it.
     assert_eq!(after.selected.as_deref(), Some("build-box:0190-far"));
     // A host's new list replaces its own sessions only, and this machine's likewise.
     let (after, _) = feed(
@@ -83,11 +83,11 @@ fn an_action_on_a_remote_session_names_it_by_its_host_key() {
     let (after, _) = feed(
         with_hosts(120, 30),
         [
-            Event::List(local_list()),
             Event::HostList {
                 host: "build-box".to_owned(),
                 sessions: remote_list(),
             },
+            Event::List(local_list()),
         ],
     );
     let (_, effects) = feed(after, [Event::Key(Key::Char('y'))]);
@@ -107,11 +107,11 @@ fn a_dropped_host_is_unreachable_and_its_watched_session_resumes_at_its_offset()
     let (watching, _) = feed(
         with_hosts(120, 30),
         [
-            Event::List(local_list()),
             Event::HostList {
                 host: "build-box".to_owned(),
                 sessions: remote_list(),
             },
+            Event::List(local_list()),
         ]
         .into_iter()
         .chain(line_events(far, &log_lines())),
@@ -143,6 +143,9 @@ fn a_dropped_host_is_unreachable_and_its_watched_session_resumes_at_its_offset()
     let far_session = lost.sessions.get(far).map(|s| s.state);
     assert_eq!(far_session, Some(AgentState::NeedsInput));
     assert!(!lost.disconnected);
+    // Its question takes no answer while it cannot be reached.
+    let (lost, effects) = feed(lost, [Event::Key(Key::Char('y'))]);
+    assert_eq!(effects, vec![]);
     // Back: the watched session subscribed again from the line after the last folded.
     let (back, effects) = feed(
         lost,
@@ -172,13 +175,13 @@ fn a_dropped_host_is_unreachable_and_its_watched_session_resumes_at_its_offset()
 #[test]
 fn the_host_column_and_the_unreachable_rows() {
     let (app, _) = feed(
-        with_hosts(120, 16),
+        with_hosts(200, 16),
         [
-            Event::List(local_list()),
             Event::HostList {
                 host: "build-box".to_owned(),
                 sessions: remote_list(),
             },
+            Event::List(local_list()),
         ],
     );
     insta::assert_snapshot!("two_hosts", draw(&app));
