@@ -1,11 +1,13 @@
 //! The commands over the daemon's API: `agents`, `new`, `send`, `approve`, `deny`, `answer`,
 //! `interrupt`, `stop`, `rm`, `wait`, `resume`. Each connects to this user's daemon (starting
 //! it when none runs), makes one call or a few, and prints what it got; every text that came
-//! from a model, a tool or an agent is escaped before it reaches the terminal.
+//! from a model, a tool or an agent is escaped before it reaches the terminal. With
+//! `--remote HOST` (or `[remote] hosts`) the same calls go to other hosts' daemons over ssh
+//! (`remote.rs`): `agents` lists every host's sessions with a HOST column, and a session
+//! command finds its session on the host `HOST:ID` names, or on the one host that has it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context;
 use panewise_api::{
@@ -15,10 +17,8 @@ use panewise_api::{
 };
 use panewise_supervisor::Client;
 
+use crate::remote::{Host, RemoteArgs, Remotes, Target, START_DEADLINE};
 use crate::terminal_text::one_line;
-
-/// How long a command waits for a daemon it started to answer.
-const START_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The exit codes of `panewise wait`, one per state that ended the wait.
 pub const WAIT_EXIT_CODES: &str = "\
@@ -34,25 +34,50 @@ exited).";
 /// A runtime and a client of the daemon, named `name` (recorded as who answered an
 /// approval: `panewise approve`, `panewise attach`).
 pub(crate) fn connect(name: &str) -> anyhow::Result<(tokio::runtime::Runtime, Client)> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")?;
+    let runtime = runtime()?;
     let program = std::env::current_exe().context("cannot find the panewise binary")?;
     let client = runtime.block_on(Client::connect_or_start(&program, name, START_DEADLINE))?;
     Ok((runtime, client))
 }
 
-/// `panewise agents [--json]`.
-#[derive(clap::Args)]
-pub struct AgentsArgs {
-    /// One JSON object per session per line (fields in docs/API.md, `v` their version).
-    #[arg(long)]
-    json: bool,
+/// A runtime for one command's calls.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")
 }
 
-/// Lists the daemon's sessions, `needs_input` first.
+/// A runtime, and the session `key` names found on its host (this machine's daemon when no
+/// remote host is listed and `key` names none), with a client named `name` of that host.
+pub(crate) fn target(
+    remote: &RemoteArgs,
+    key: &str,
+    name: &str,
+) -> anyhow::Result<(tokio::runtime::Runtime, Target)> {
+    let remotes = Remotes::load(remote)?;
+    let runtime = runtime()?;
+    let target = runtime.block_on(remotes.target(key, name))?;
+    Ok((runtime, target))
+}
+
+/// `panewise agents [--json] [--remote HOST]...`.
+#[derive(clap::Args)]
+pub struct AgentsArgs {
+    /// One JSON object per session per line (fields in docs/API.md, `v` their version; with
+    /// remote hosts, `host` too).
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    remote: RemoteArgs,
+}
+
+/// Lists the daemon's sessions, `needs_input` first; with remote hosts, every host's.
 pub fn agents(args: AgentsArgs) -> anyhow::Result<ExitCode> {
+    let remotes = Remotes::load(&args.remote)?;
+    if remotes.any() {
+        return agents_of_hosts(&remotes, args.json);
+    }
     let (runtime, client) = connect("panewise agents")?;
     let list: ListResult = runtime.block_on(client.call(Method::List, ListParams {}))?;
     let mut out = String::new();
@@ -76,6 +101,88 @@ pub fn agents(args: AgentsArgs) -> anyhow::Result<ExitCode> {
     }
     write_out(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The width of the HOST column.
+const HOST_WIDTH: usize = 14;
+
+/// `agents` over this machine and the remote hosts: one list, a HOST column (`host` in
+/// JSON); a host that cannot be reached is a row `unreachable` and a line on stderr, and the
+/// exit code is 1 (the list is not whole).
+fn agents_of_hosts(remotes: &Remotes, json: bool) -> anyhow::Result<ExitCode> {
+    let runtime = runtime()?;
+    let listed = runtime.block_on(remotes.list_all("panewise agents"));
+    let mut rows: Vec<(Host, SessionSummary)> = Vec::new();
+    let mut unreachable: Vec<(Host, String)> = Vec::new();
+    for (host, listed) in listed {
+        match listed {
+            Ok(listed) => rows.extend(
+                listed
+                    .sessions
+                    .into_iter()
+                    .map(|session| (host.clone(), session)),
+            ),
+            Err(error) => {
+                eprintln!("panewise agents: {error}");
+                unreachable.push((host, error.to_string()));
+            }
+        }
+    }
+    rows.sort_by(|(host_a, a), (host_b, b)| {
+        (a.state.rank(), a.started_at_ms, host_a, &a.id).cmp(&(
+            b.state.rank(),
+            b.started_at_ms,
+            host_b,
+            &b.id,
+        ))
+    });
+    let mut out = String::new();
+    if json {
+        for (host, session) in &rows {
+            let mut entry = serde_json::to_value(session)?;
+            if let Some(fields) = entry.as_object_mut() {
+                fields.insert("host".to_owned(), host.label().into());
+            }
+            out.push_str(&serde_json::to_string(&entry)?);
+            out.push('\n');
+        }
+    } else {
+        let now = panewise_host::clock::now_ms();
+        out.push_str(&format!(
+            "{:<HOST_WIDTH$} {:<10} {:<11} {:<10} {:>5} {:>8} {:>9} {:>6}  {}\n",
+            "HOST",
+            "NAME",
+            "STATE",
+            "PROVIDER",
+            "CTX",
+            "TOKENS",
+            "COST",
+            "AGE",
+            "WAITING FOR / TOOL"
+        ));
+        for (host, session) in &rows {
+            out.push_str(&format!(
+                "{:<HOST_WIDTH$} {}\n",
+                one_line(host.label(), HOST_WIDTH),
+                row(session, now)
+            ));
+        }
+        for (host, why) in &unreachable {
+            out.push_str(&format!(
+                "{:<HOST_WIDTH$} {:<10} {:<11}  {}\n",
+                one_line(host.label(), HOST_WIDTH),
+                "-",
+                "unreachable",
+                one_line(why, 100)
+            ));
+        }
+    }
+    write_out(out.as_bytes())?;
+    Ok(if unreachable.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(crate::exit::DATA)
+    })
 }
 
 fn row(session: &SessionSummary, now: u64) -> String {
@@ -156,11 +263,40 @@ pub struct NewArgs {
     mock_scenario: Option<String>,
     /// The first prompt.
     prompt: String,
+    /// Start it on HOST's daemon, over ssh (once; the id is then printed HOST:ID). --cwd is
+    /// a directory there, given as an absolute path.
+    #[arg(long = "remote", value_name = "HOST", value_parser = parse_remote_host)]
+    remote: Option<String>,
+}
+
+fn parse_remote_host(text: &str) -> Result<String, String> {
+    panewise_host::config::check_host(text).map(|()| text.to_owned())
 }
 
 /// Starts a session; prints its id alone on the last line.
 pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
+    let host = args.remote.clone().map_or(Host::Local, Host::Remote);
     let cwd = match args.cwd {
+        // A directory of the remote host: it is the daemon there that reads it.
+        Some(cwd) if host != Host::Local => {
+            anyhow::ensure!(
+                cwd.is_absolute(),
+                "--cwd {}: give an absolute path on {}",
+                cwd.display(),
+                host.label()
+            );
+            Some(cwd)
+        }
+        None if host != Host::Local
+            && (args.worktree || args.provider.as_deref().is_some_and(|p| p != "mock")) =>
+        {
+            anyhow::bail!(
+                "--cwd DIR (an absolute path on {}) is needed with --worktree or a provider \
+                 other than the mock there",
+                host.label()
+            );
+        }
+        None if host != Host::Local => None,
         Some(cwd) => Some(
             std::fs::canonicalize(&cwd)
                 .with_context(|| format!("--cwd {}: cannot read it", cwd.display()))?,
@@ -190,8 +326,14 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         worktree: args.worktree,
         mock_scenario: args.mock_scenario,
     };
-    let (runtime, client) = connect("panewise new")?;
-    let created: CreateResult = runtime.block_on(client.call(Method::Create, params))?;
+    let remotes = Remotes::load(&RemoteArgs {
+        remote: args.remote.into_iter().collect(),
+    })?;
+    let runtime = runtime()?;
+    let created: CreateResult = runtime.block_on(async {
+        let client = remotes.connect(&host, "panewise new").await?;
+        anyhow::Ok(client.call(Method::Create, params).await?)
+    })?;
     let session = created.session;
     eprintln!(
         "panewise new: {} ({}, approval {}) in {}; log {}",
@@ -201,34 +343,35 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         session.cwd,
         session.log
     );
-    write_out(format!("{}\n", session.id).as_bytes())?;
+    write_out(format!("{}\n", host.key(&session.id)).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `panewise send ID PROMPT`.
 #[derive(clap::Args)]
 pub struct SendArgs {
-    /// The session: its id, a unique prefix of it, or its name.
+    /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
     id: String,
     /// The prompt: sent at once when the agent is idle, queued while a turn runs.
     prompt: String,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// Sends a prompt.
 pub fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
-    ack(
-        Method::Prompt,
+    ack(Method::Prompt, &args.remote, &args.id, |session| {
         PromptParams {
-            session: args.id,
+            session,
             text: args.prompt,
-        },
-    )
+        }
+    })
 }
 
 /// `panewise approve ID [--always] [--request REQ]`.
 #[derive(clap::Args)]
 pub struct ApproveArgs {
-    /// The session: its id, a unique prefix of it, or its name.
+    /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
     id: String,
     /// Allow this tool for the rest of the session too.
     #[arg(long)]
@@ -237,28 +380,29 @@ pub struct ApproveArgs {
     /// waits by then.
     #[arg(long)]
     request: Option<String>,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// Allows the request a session waits on.
 pub fn approve(args: ApproveArgs) -> anyhow::Result<ExitCode> {
-    ack(
-        Method::Approve,
+    ack(Method::Approve, &args.remote, &args.id, |session| {
         ApproveParams {
-            session: args.id,
+            session,
             request: args.request,
             decision: if args.always {
                 Decision::AllowForSession
             } else {
                 Decision::AllowOnce
             },
-        },
-    )
+        }
+    })
 }
 
 /// `panewise deny ID [--message TEXT]`.
 #[derive(clap::Args)]
 pub struct DenyArgs {
-    /// The session: its id, a unique prefix of it, or its name.
+    /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
     id: String,
     /// What the agent is told with the denial.
     #[arg(long)]
@@ -266,68 +410,80 @@ pub struct DenyArgs {
     /// The request to answer (`waiting_for.id`).
     #[arg(long)]
     request: Option<String>,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// Denies the request a session waits on.
 pub fn deny(args: DenyArgs) -> anyhow::Result<ExitCode> {
-    ack(
-        Method::Approve,
+    ack(Method::Approve, &args.remote, &args.id, |session| {
         ApproveParams {
-            session: args.id,
+            session,
             request: args.request,
             decision: Decision::Deny {
                 message: args.message,
             },
-        },
-    )
+        }
+    })
 }
 
 /// `panewise answer ID TEXT`.
 #[derive(clap::Args)]
 pub struct AnswerArgs {
-    /// The session: its id, a unique prefix of it, or its name.
+    /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
     id: String,
     /// The answer.
     text: String,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// Answers the question a session waits on.
 pub fn answer(args: AnswerArgs) -> anyhow::Result<ExitCode> {
-    ack(
-        Method::Answer,
+    ack(Method::Answer, &args.remote, &args.id, |session| {
         AnswerParams {
-            session: args.id,
+            session,
             text: args.text,
-        },
-    )
+        }
+    })
 }
 
 /// `panewise interrupt ID`, `stop ID`, `rm ID`.
 #[derive(clap::Args)]
 pub struct IdArgs {
-    /// The session: its id, a unique prefix of it, or its name.
+    /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
     id: String,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// Stops the running turn.
 pub fn interrupt(args: IdArgs) -> anyhow::Result<ExitCode> {
-    ack(Method::Interrupt, SessionParams { session: args.id })
+    ack(Method::Interrupt, &args.remote, &args.id, |session| {
+        SessionParams { session }
+    })
 }
 
 /// Ends the session (its log closed as SIGTERM closes `run`'s).
 pub fn stop(args: IdArgs) -> anyhow::Result<ExitCode> {
-    ack(Method::Stop, SessionParams { session: args.id })
+    ack(Method::Stop, &args.remote, &args.id, |session| {
+        SessionParams { session }
+    })
 }
 
 /// Forgets an ended session (its log stays); removes its worktree when clean.
 pub fn rm(args: IdArgs) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = connect("panewise rm")?;
-    let removed: RemoveResult =
-        runtime.block_on(client.call(Method::Remove, SessionParams { session: args.id }))?;
+    let (runtime, target) = target(&args.remote, &args.id, "panewise rm")?;
+    let removed: RemoveResult = runtime.block_on(target.client.call(
+        Method::Remove,
+        SessionParams {
+            session: target.session.clone(),
+        },
+    ))?;
     if let Some(worktree) = removed.worktree {
         eprintln!("panewise rm: {worktree}");
     }
-    write_out(format!("{}\n", removed.id).as_bytes())?;
+    write_out(format!("{}\n", target.host.key(&removed.id)).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -373,11 +529,13 @@ pub enum Until {
 /// `panewise wait ID [--until needs-input|idle|done]`.
 #[derive(clap::Args)]
 pub struct WaitArgs {
-    /// The session: its id, a unique prefix of it, or its name.
+    /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
     id: String,
     /// The state to wait for.
     #[arg(long, value_enum)]
     until: Option<Until>,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// The exit code of the state that ended a wait.
@@ -410,14 +568,15 @@ fn ends_wait(state: AgentState, until: Option<Until>) -> bool {
 
 /// Waits until the session reaches a state; the exit code says which.
 pub fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = connect("panewise wait")?;
+    let (runtime, target) = target(&args.remote, &args.id, "panewise wait")?;
+    let client = &target.client;
     let state = runtime.block_on(async {
         let list: ListResult = client.call(Method::SubscribeList, ListParams {}).await?;
         let id = panewise_api::resolve_session(
             list.sessions
                 .iter()
                 .map(|s| (s.id.as_str(), s.name.as_str())),
-            &args.id,
+            &target.session,
         )
         .map_err(|error| anyhow::anyhow!("{}", error.message))?;
         let mut current = list.sessions.iter().find(|s| s.id == id).cloned();
@@ -445,7 +604,12 @@ pub fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(wait_code(state)))
 }
 
-fn ack(method: Method, params: impl serde::Serialize) -> anyhow::Result<ExitCode> {
+fn ack<P: serde::Serialize>(
+    method: Method,
+    remote: &RemoteArgs,
+    key: &str,
+    params: impl FnOnce(String) -> P,
+) -> anyhow::Result<ExitCode> {
     let name = match method {
         Method::Prompt => "panewise send",
         Method::Approve => "panewise approve",
@@ -453,8 +617,9 @@ fn ack(method: Method, params: impl serde::Serialize) -> anyhow::Result<ExitCode
         Method::Interrupt => "panewise interrupt",
         _ => "panewise stop",
     };
-    let (runtime, client) = connect(name)?;
-    let _: panewise_api::Ack = runtime.block_on(client.call(method, params))?;
+    let (runtime, target) = target(remote, key, name)?;
+    let _: panewise_api::Ack =
+        runtime.block_on(target.client.call(method, params(target.session)))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -28,13 +28,16 @@ use crate::terminal_text::one_line;
 /// `panewise attach ID`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The session: its id, a unique prefix of it, or its name.
+    /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
     id: String,
+    #[command(flatten)]
+    remote: crate::remote::RemoteArgs,
 }
 
 /// Attaches to a session until it ends or stdin does.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (runtime, client) = crate::agents_cmd::connect("panewise attach")?;
+    let (runtime, target) = crate::agents_cmd::target(&args.remote, &args.id, "panewise attach")?;
+    let client = target.client;
     // The bell and the title are for a person at a terminal, unless `[notify] bell = false`.
     let bell = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::current_dir()
@@ -63,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .call(
                 Method::Subscribe,
                 SubscribeParams {
-                    session: args.id.clone(),
+                    session: target.session.clone(),
                     from_line: 0,
                     attach: true,
                 },

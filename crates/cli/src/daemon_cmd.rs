@@ -1,7 +1,9 @@
 //! `panewise daemon [--foreground]`: this user's supervisor, hosting sessions made by the
 //! same construction `panewise run` uses (`launch.rs`), over the API of `panewise-api`.
 //! Started on demand by every command that talks to it; `--foreground` is the same daemon
-//! with its traces on this terminal.
+//! with its traces on this terminal. `--stdio` serves nothing itself: it relays its standard
+//! input and output to the daemon's socket (starting the daemon when none runs), which is
+//! what `ssh HOST panewise daemon --stdio` runs for `--remote HOST`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,10 +31,21 @@ pub struct Args {
     /// detach it themselves); kept for scripts that say so.
     #[arg(long)]
     foreground: bool,
+    /// Speak the API on standard input and output instead (one JSON-RPC line each way, as on
+    /// the socket), starting this user's daemon when none runs: what `--remote HOST` runs
+    /// over ssh.
+    #[arg(long, conflicts_with = "foreground")]
+    stdio: bool,
 }
+
+/// How long `--stdio` waits for a daemon it started to answer.
+const STDIO_START_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Runs `panewise daemon`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.stdio {
+        return stdio();
+    }
     let _ = args.foreground;
     let dir = panewise_supervisor::paths::runtime_dir()?;
     // The daemon serves every directory: its own settings come from the user file alone.
@@ -75,6 +88,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The sessions are gone, and their spans ended with them: flush, within the deadline.
     crate::otel::finish(telemetry.as_deref(), None);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `panewise daemon --stdio`: standard input and output relayed to the daemon's socket.
+fn stdio() -> anyhow::Result<ExitCode> {
+    let program = std::env::current_exe().context("cannot find the panewise binary")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    let relayed = runtime.block_on(async {
+        let socket =
+            panewise_supervisor::connect_stream_or_start(&program, STDIO_START_DEADLINE).await?;
+        let (input, output) = standard_streams()?;
+        panewise_supervisor::stdio::relay(socket, input, output).await?;
+        anyhow::Ok(())
+    });
+    // A read of standard input may still be blocked on its thread: not waited for.
+    runtime.shutdown_background();
+    relayed?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Standard input and output as tokio files (their reads and writes on tokio's blocking
+/// pool, as `tokio::io::stdin` does), from duplicates of the descriptors: a pipe, a socket
+/// or a terminal alike.
+fn standard_streams() -> anyhow::Result<(tokio::fs::File, tokio::fs::File)> {
+    use std::os::fd::AsFd;
+    let input = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .context("cannot read standard input")?;
+    let output = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .context("cannot write standard output")?;
+    Ok((
+        tokio::fs::File::from_std(std::fs::File::from(input)),
+        tokio::fs::File::from_std(std::fs::File::from(output)),
+    ))
 }
 
 /// Makes the daemon's sessions: panewise's own loop as `run` makes it, with one in-process

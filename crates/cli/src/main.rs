@@ -10,11 +10,13 @@ mod json;
 mod launch;
 mod mock_server_cmd;
 mod otel;
+mod remote;
 mod replay;
 mod run;
 mod sessions_cmd;
 mod terminal_text;
 mod ui_cmd;
+mod ui_remote;
 mod worktree;
 
 mod window_cmd;

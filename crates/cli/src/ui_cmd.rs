@@ -3,7 +3,9 @@
 //! session, feeds every key, mouse event, resize, tick and notification to
 //! `panewise_tui::update`, carries out the effects it returns with one exhaustive match, and
 //! draws `panewise_tui::view` when something changed. The terminal is restored on exit and
-//! on a panic; quitting leaves every agent running.
+//! on a panic; quitting leaves every agent running. With `--remote HOST` (or `[remote]
+//! hosts`) each host's daemon is listed too, over ssh, kept connected by `ui_remote.rs`, and
+//! every action goes to its session's host.
 
 use std::io::Stdout;
 use std::process::ExitCode;
@@ -28,6 +30,8 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use tokio::sync::mpsc;
 
+use crate::ui_remote::{Connections, Route};
+
 /// `panewise ui`.
 #[derive(clap::Args, Default)]
 pub struct Args {
@@ -36,6 +40,8 @@ pub struct Args {
     /// one done, one failed on a rate limit, one idle with no prompt yet, one stopped.
     #[arg(long)]
     demo: bool,
+    #[command(flatten)]
+    remote: crate::remote::RemoteArgs,
 }
 
 /// How often the clock ticks (the ages on the list).
@@ -53,7 +59,7 @@ fn now_ms() -> u64 {
 }
 
 /// The settings the dashboard starts with, from `panewise.toml` where it is run.
-fn settings() -> Settings {
+fn settings(remote_hosts: Vec<String>) -> Settings {
     let cwd = std::env::current_dir().unwrap_or_default();
     let config = panewise_host::config::Config::load(&cwd).ok();
     let config = config.as_ref();
@@ -70,18 +76,20 @@ fn settings() -> Settings {
             .and_then(|config| config.approval)
             .map_or_else(String::new, |mode| mode.name().to_owned()),
         cwd: String::new(),
+        remote_hosts,
     }
 }
 
 /// Runs the dashboard until `q`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let remotes = crate::remote::Remotes::load(&args.remote)?;
     let (runtime, client) = crate::agents_cmd::connect("panewise ui")?;
     let client = Arc::new(client);
     if args.demo {
         runtime.block_on(demo(&client))?;
     }
     let mut terminal = enter()?;
-    let outcome = runtime.block_on(event_loop(&mut terminal, Arc::clone(&client)));
+    let outcome = runtime.block_on(event_loop(&mut terminal, Arc::clone(&client), remotes));
     leave();
     runtime.shutdown_background();
     outcome?;
@@ -264,12 +272,23 @@ fn read_terminal(events: mpsc::UnboundedSender<Event>, stop: Arc<AtomicBool>) {
 /// The API calls, in the order the dashboard asked for them (an unsubscribe before the next
 /// subscribe), each one's failure sent back as an event.
 async fn call_in_order(
-    client: Arc<Client>,
+    connections: Connections,
     mut calls: mpsc::UnboundedReceiver<Effect>,
     events: mpsc::UnboundedSender<Event>,
 ) {
     while let Some(effect) = calls.recv().await {
-        let (what, result) = call(&client, effect).await;
+        let (what, result) = match connections.route(effect) {
+            Route::To(client, effect) => call(&client, effect).await,
+            // The subscription ended with the connection: nothing to undo.
+            Route::Down(_, Effect::Unsubscribe { .. }) => continue,
+            Route::Down(host, _) => {
+                let _ = events.send(Event::Failed {
+                    what: host,
+                    message: "unreachable now (reconnecting); nothing was sent".to_owned(),
+                });
+                continue;
+            }
+        };
         if let Err(error) = result {
             let _ = events.send(Event::Failed {
                 what: what.to_owned(),
@@ -435,18 +454,35 @@ fn execute(effect: Effect, calls: &mpsc::UnboundedSender<Effect>) -> anyhow::Res
     Ok(Next::Go)
 }
 
-async fn event_loop(terminal: &mut Tty, client: Arc<Client>) -> anyhow::Result<()> {
+async fn event_loop(
+    terminal: &mut Tty,
+    client: Arc<Client>,
+    remotes: crate::remote::Remotes,
+) -> anyhow::Result<()> {
     let size = terminal.size()?;
-    let mut app = App::new(settings(), now_ms(), (size.width, size.height));
+    let hosts: Vec<String> = remotes
+        .hosts()
+        .into_iter()
+        .filter_map(|host| match host {
+            crate::remote::Host::Local => None,
+            crate::remote::Host::Remote(host) => Some(host),
+        })
+        .collect();
+    let mut app = App::new(settings(hosts.clone()), now_ms(), (size.width, size.height));
     let (events_in, mut events) = mpsc::unbounded_channel();
     let stop = Arc::new(AtomicBool::new(false));
     read_terminal(events_in.clone(), Arc::clone(&stop));
     let (calls, calls_out) = mpsc::unbounded_channel();
-    tokio::spawn(call_in_order(
-        Arc::clone(&client),
-        calls_out,
-        events_in.clone(),
-    ));
+    let connections = Connections::new(Arc::clone(&client), hosts.clone());
+    for host in hosts {
+        tokio::spawn(crate::ui_remote::keep_connected(
+            remotes.clone(),
+            host,
+            connections.clone(),
+            events_in.clone(),
+        ));
+    }
+    tokio::spawn(call_in_order(connections, calls_out, events_in.clone()));
     let notices = Arc::clone(&client);
     let notices_in = events_in.clone();
     tokio::spawn(async move {

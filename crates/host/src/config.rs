@@ -25,7 +25,7 @@ use crate::error::ConfigError;
 pub const FILE_NAME: &str = "panewise.toml";
 
 /// The top-level keys a file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 9] = [
+pub const TOP_LEVEL_KEYS: [&str; 10] = [
     "provider",
     "model",
     "approval",
@@ -35,7 +35,11 @@ pub const TOP_LEVEL_KEYS: [&str; 9] = [
     "deadlines",
     "notify",
     "telemetry",
+    "remote",
 ];
+
+mod remote;
+pub use remote::{check_host, RemoteSettings, LOCAL, REMOTE_KEYS};
 
 /// The keys of the `[telemetry]` table.
 pub const TELEMETRY_KEYS: [&str; 6] = [
@@ -214,6 +218,8 @@ pub struct Config {
     pub notify: NotifySettings,
     /// `[telemetry]`: OpenTelemetry export.
     pub telemetry: TelemetrySettings,
+    /// `[remote]`: the hosts reached over SSH (user file only).
+    pub remote: RemoteSettings,
     /// The files read, the lowest layer first.
     pub sources: Vec<PathBuf>,
 }
@@ -265,6 +271,16 @@ impl Config {
                     reason: "is read from the user file only: a project file comes with its \
                              repository, which could hand your API keys to the model's tools; \
                              set it in your user file instead"
+                        .to_owned(),
+                });
+            }
+            if layer.remote.is_set() {
+                return Err(ConfigError::Invalid {
+                    path: project.to_path_buf(),
+                    key: "remote".to_owned(),
+                    reason: "is read from the user file only: a project file comes with its \
+                             repository, which must not choose the commands panewise runs or \
+                             the hosts it connects to; set it in your user file instead"
                         .to_owned(),
                 });
             }
@@ -348,6 +364,7 @@ impl Config {
                 "deadlines" => config.deadlines = deadlines(value, &invalid)?,
                 "notify" => config.notify = notify(value, &invalid)?,
                 "telemetry" => config.telemetry = telemetry(value, &invalid)?,
+                "remote" => config.remote = remote::remote(value, &invalid)?,
                 other => {
                     return Err(invalid(
                         other,
@@ -394,6 +411,8 @@ impl Config {
                 },
                 content: self.telemetry.content.or(base.telemetry.content),
             },
+            // The project file never sets it (refused in `load_files`).
+            remote: base.remote,
             sources,
         }
     }

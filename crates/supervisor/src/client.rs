@@ -1,5 +1,6 @@
 //! The client side: connect to the daemon (starting it on demand), call methods, read
-//! notifications.
+//! notifications. The connection is any byte stream: the Unix socket, or a child process's
+//! standard input and output (`ssh HOST panewise daemon --stdio`, [`Client::over_command`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -12,8 +13,7 @@ use panewise_api::{
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::unix::OwnedWriteHalf;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 
@@ -22,12 +22,17 @@ use crate::paths;
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Response>>>>;
 
+type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
 /// A connection to the daemon.
 pub struct Client {
-    writer: tokio::sync::Mutex<OwnedWriteHalf>,
+    writer: tokio::sync::Mutex<Writer>,
     pending: Pending,
     next_id: AtomicU64,
     notifications: tokio::sync::Mutex<mpsc::UnboundedReceiver<Notification>>,
+    /// The process the connection runs through (ssh), killed when the client is dropped so
+    /// it never outlives the command.
+    _child: Option<tokio::process::Child>,
 }
 
 impl Client {
@@ -41,6 +46,22 @@ impl Client {
                     why: error.to_string(),
                 })?;
         let (read, write) = stream.into_split();
+        Client::over(read, write, None, name).await
+    }
+
+    /// Speaks the API over `read` and `write` (any byte stream carrying the API's lines) and
+    /// says hello as `name`; `child`, the process at the other end of them, is kept with the
+    /// client and killed when it goes.
+    pub async fn over<R, W>(
+        read: R,
+        write: W,
+        child: Option<tokio::process::Child>,
+        name: &str,
+    ) -> Result<Client, SupervisorError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
         let pending: Pending = Arc::default();
         let (notices, notifications) = mpsc::unbounded_channel();
         let routes = Arc::clone(&pending);
@@ -72,10 +93,11 @@ impl Client {
                 .clear();
         });
         let client = Client {
-            writer: tokio::sync::Mutex::new(write),
+            writer: tokio::sync::Mutex::new(Box::new(write)),
             pending,
             next_id: AtomicU64::new(1),
             notifications: tokio::sync::Mutex::new(notifications),
+            _child: child,
         };
         let _hello: HelloResult = client
             .call(
@@ -96,33 +118,65 @@ impl Client {
         name: &str,
         deadline: Duration,
     ) -> Result<Client, SupervisorError> {
-        let socket = paths::socket_path()?;
-        if let Ok(client) = Client::connect(&socket, name).await {
-            return Ok(client);
-        }
-        start_daemon(program)?;
-        let until = tokio::time::Instant::now() + deadline;
-        let mut pause = Duration::from_millis(5);
-        loop {
-            match Client::connect(&socket, name).await {
-                Ok(client) => return Ok(client),
-                Err(error) if tokio::time::Instant::now() >= until => {
-                    let log = paths::runtime_dir()
-                        .map(|dir| dir.join(paths::STDERR_NAME).display().to_string())
-                        .unwrap_or_default();
-                    return Err(SupervisorError::Unreachable {
-                        socket,
-                        why: format!(
-                            "the daemon did not answer within {deadline:?} of being started \
-                             ({error}); its stderr is in {log}"
-                        ),
-                    });
-                }
-                Err(_) => {}
-            }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_millis(100));
-        }
+        let stream = connect_stream_or_start(program, deadline).await?;
+        let (read, write) = stream.into_split();
+        Client::over(read, write, None, name).await
+    }
+
+    /// Runs `argv` (`ssh HOST panewise daemon --stdio`) and speaks the API over its standard
+    /// input and output, says hello as `name`; `host` names it in errors. No answer within
+    /// `deadline` (a host that does not answer, a password prompt nobody types into) is an
+    /// error, never a hang; the process's last lines on stderr say why it failed. The process
+    /// is killed when the client is dropped, and ends by itself when this one exits (its
+    /// standard input closes).
+    pub async fn over_command(
+        argv: &[String],
+        host: &str,
+        name: &str,
+        deadline: Duration,
+    ) -> Result<Client, SupervisorError> {
+        let unreachable = |why: String| SupervisorError::Remote {
+            host: host.to_owned(),
+            why,
+        };
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| unreachable("the command to reach it is empty".to_owned()))?;
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .map_err(|error| unreachable(format!("cannot start {program}: {error}")))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(unreachable(format!("{program} has no standard streams")));
+        };
+        let said = tokio::spawn(last_lines(stderr, host.to_owned()));
+        let connected =
+            tokio::time::timeout(deadline, Client::over(stdout, stdin, Some(child), name)).await;
+        let why = match connected {
+            Ok(Ok(client)) => return Ok(client),
+            Ok(Err(error @ SupervisorError::Api(_))) => error.to_string(),
+            Ok(Err(_)) => format!("{program} ended before the daemon answered"),
+            Err(_) => format!("no answer within {deadline:?}"),
+        };
+        // The process is gone (or killed with the dropped client): its stderr ends soon.
+        let said = tokio::time::timeout(Duration::from_secs(2), said)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        Err(unreachable(if said.is_empty() {
+            why
+        } else {
+            format!("{why}: {said}")
+        }))
     }
 
     /// Calls `method` with `params` and reads its result.
@@ -172,6 +226,67 @@ impl Client {
     pub async fn next_notification(&self) -> Option<Notification> {
         self.notifications.lock().await.recv().await
     }
+}
+
+/// The connected socket of this user's daemon, starting `program daemon` first when none
+/// answers and waiting for its socket up to `deadline` (`panewise daemon --stdio` relays it).
+pub async fn connect_stream_or_start(
+    program: &Path,
+    deadline: Duration,
+) -> Result<UnixStream, SupervisorError> {
+    let socket = paths::socket_path()?;
+    if let Ok(stream) = UnixStream::connect(&socket).await {
+        return Ok(stream);
+    }
+    start_daemon(program)?;
+    let until = tokio::time::Instant::now() + deadline;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match UnixStream::connect(&socket).await {
+            Ok(stream) => return Ok(stream),
+            Err(error) if tokio::time::Instant::now() >= until => {
+                let log = paths::runtime_dir()
+                    .map(|dir| dir.join(paths::STDERR_NAME).display().to_string())
+                    .unwrap_or_default();
+                return Err(SupervisorError::Unreachable {
+                    socket,
+                    why: format!(
+                        "the daemon did not answer within {deadline:?} of being started \
+                         ({error}); its stderr is in {log}"
+                    ),
+                });
+            }
+            Err(_) => {}
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// The most of a remote command's stderr kept for an error message.
+const STDERR_KEPT: usize = 600;
+
+/// Reads `stderr` to its end, tracing each line; the last lines, at most [`STDERR_KEPT`]
+/// bytes, joined.
+async fn last_lines(stderr: tokio::process::ChildStderr, host: String) -> String {
+    let mut lines = BufReader::new(stderr).lines();
+    let mut kept: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(%host, %line, "the remote command's stderr");
+        let line: String = line
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(STDERR_KEPT)
+            .collect();
+        if line.trim().is_empty() {
+            continue;
+        }
+        kept.push_back(line);
+        while kept.iter().map(String::len).sum::<usize>() > STDERR_KEPT {
+            kept.pop_front();
+        }
+    }
+    Vec::from(kept).join(" / ")
 }
 
 /// Starts `program daemon` detached: its own session, no terminal, stderr in the runtime

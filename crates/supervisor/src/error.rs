@@ -29,6 +29,14 @@ pub enum SupervisorError {
         /// Why.
         why: String,
     },
+    /// A remote host's daemon could not be reached over the command that reaches it (ssh).
+    #[error("{host}: unreachable: {why}")]
+    Remote {
+        /// The host.
+        host: String,
+        /// Why: the command's own last words on stderr, when it said any.
+        why: String,
+    },
     /// The daemon answered with an error, or with something that is not the API.
     #[error(transparent)]
     Api(#[from] panewise_api::ApiError),

@@ -6,7 +6,9 @@
 //! 0600), replacing a stale socket a crashed daemon left; [`serve`] accepts clients, each a
 //! reader of request lines and a writer of responses and notifications, and hosts the
 //! sessions a [`Launcher`] makes, each on a task of its own (`hosted.rs`). [`Client`] is the
-//! other side: connect, start the daemon on demand, call, read notifications.
+//! other side: connect, start the daemon on demand, call, read notifications, over the socket
+//! or over a child process's standard streams ([`Client::over_command`]: `ssh HOST panewise
+//! daemon --stdio`, whose far end is [`stdio::relay`] to that host's socket).
 //!
 //! ## Invariants
 //! - A peer of another uid is refused; two daemons never run (the lock).
@@ -18,6 +20,8 @@
 //! - A subscriber's lines are the log file's own complete lines, read from its start and woken
 //!   by the session's updates, so a client that reconnects at an offset gets exactly the lines
 //!   it missed.
+//! - A client over a child process (ssh) never waits past its connect deadline for the
+//!   hello, and the child is killed when the client is dropped.
 //! - Shutdown (SIGTERM, `daemon/shutdown`) stops every session as `session/stop` does and
 //!   waits for their logs to close.
 //!
@@ -38,9 +42,10 @@ mod notify;
 mod outbox;
 pub mod paths;
 mod server;
+pub mod stdio;
 mod tail;
 
-pub use client::Client;
+pub use client::{connect_stream_or_start, Client};
 pub use error::SupervisorError;
 pub use launcher::{LaunchInfo, Launched, Launcher};
 pub use notify::NotifyConfig;

@@ -1,7 +1,7 @@
 //! The dashboard's state: the session list as the daemon last said it, the selection, the
 //! subscribed session's fold, what the person is typing, and the notices shown.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use panewise_api::{AgentState, SessionSummary};
 use panewise_pane_state::log::{LogLine, LogReader, TranscriptEntry};
@@ -31,6 +31,22 @@ pub struct Settings {
     pub approval: String,
     /// The working directory.
     pub cwd: String,
+    /// The remote hosts whose daemons are listed too (`--remote`, `[remote] hosts`): the
+    /// list gets a host column.
+    pub remote_hosts: Vec<String>,
+}
+
+/// The host of a session's key: a remote host's session is keyed `HOST:ID` (the shell
+/// prefixes every id and session field a remote daemon sends, and strips it from the effects
+/// it routes there; the CLI names it the same way); this machine's ids (UUIDv7s) hold no
+/// colon, so `None` is the local daemon.
+pub fn host_of(key: &str) -> Option<&str> {
+    key.split_once(':').map(|(host, _)| host)
+}
+
+/// The name a host's column shows: the host, or `local`.
+pub fn host_label(key: &str) -> &str {
+    host_of(key).unwrap_or("local")
 }
 
 /// The group a session is listed in, in the order the list shows them.
@@ -306,6 +322,9 @@ pub struct App {
     pub loaded: bool,
     /// The connection is gone.
     pub disconnected: bool,
+    /// The remote hosts whose connection is down now (reconnecting): their sessions are
+    /// shown `unreachable`, a view of the connection, not a session state.
+    pub unreachable: BTreeSet<String>,
     /// The title last set, so it is set again only when it changes.
     pub title: String,
     /// The scroll of the attached transcript, in lines from the bottom.
@@ -328,9 +347,15 @@ impl App {
             size,
             loaded: false,
             disconnected: false,
+            unreachable: BTreeSet::new(),
             title: String::new(),
             scroll: 0,
         }
+    }
+
+    /// Whether `session`'s host cannot be reached now.
+    pub fn is_unreachable(&self, session: &SessionSummary) -> bool {
+        host_of(&session.id).is_some_and(|host| self.unreachable.contains(host))
     }
 
     /// Whether `group` is folded now.
@@ -346,6 +371,7 @@ impl App {
         }
         let wanted = self.filter.to_lowercase();
         session.name.to_lowercase().contains(&wanted)
+            || host_label(&session.id).to_lowercase().contains(&wanted)
             || session.provider.to_lowercase().contains(&wanted)
             || session.state.as_str().contains(&wanted)
     }

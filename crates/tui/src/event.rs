@@ -107,6 +107,23 @@ pub enum Event {
     },
     /// The connection to the daemon closed.
     ConnectionLost,
+    /// A remote host's whole list, on connecting and on every reconnection
+    /// (`sessions/subscribe` there); its sessions keyed `HOST:ID` ([`crate::app::host_of`]).
+    /// It replaces that host's sessions, and the watched one, when it is there, is
+    /// subscribed again from the line after the last one folded.
+    HostList {
+        /// The host.
+        host: String,
+        /// Its sessions.
+        sessions: Vec<SessionSummary>,
+    },
+    /// A remote host's connection dropped, or could not be made (the shell reconnects).
+    HostLost {
+        /// The host.
+        host: String,
+        /// Why, as ssh or the client said it.
+        why: String,
+    },
 }
 
 /// One thing the shell must do for the dashboard. Comparable data, executed by one exhaustive

@@ -4,7 +4,7 @@
 //! the ones that need a person first, answered without leaving it. Elm-style:
 //! [`App`] is the state, [`update()`] turns an [`Event`] (a key, the mouse, a resize, a tick
 //! carrying the time, or the daemon's data: the list, a summary, a subscribed session's log
-//! line, an error, the connection lost) into the next [`App`] and the [`Effect`]s the shell
+//! line, an error, the connection lost, a remote host's list or its loss) into the next [`App`] and the [`Effect`]s the shell
 //! must carry out (API calls, the title, the bell, quitting), and [`view()`] draws an [`App`]
 //! into a ratatui `Frame`.
 //!
@@ -15,6 +15,9 @@
 //! - The watched session's state is the reducer's fold of its subscribed log lines, as
 //!   `panewise replay` folds a log ([`app::Watched::fold`]); a line out of order (one of an
 //!   earlier subscription still in flight) is skipped, never folded twice.
+//! - A remote host's session is keyed `HOST:ID` ([`app::host_of`]); a host that dropped shows
+//!   its sessions `unreachable` (a view of the connection: their states are kept), and its
+//!   list on reconnecting subscribes the watched session again from its next line.
 //! - Every piece of text from a model, a tool or an agent is drawn through [`text`]:
 //!   control characters and escape sequences are shown escaped, never interpreted.
 //!

@@ -3,7 +3,7 @@
 
 use panewise_api::{AgentState, CreateParams, Decision, SessionSummary, WaitingFor};
 
-use crate::app::{App, Field, Form, Group, Mode, Notice, Purpose, Watched, NOTICE_CAP};
+use crate::app::{host_of, App, Field, Form, Group, Mode, Notice, Purpose, Watched, NOTICE_CAP};
 use crate::event::{Effect, Event, Key, Mouse};
 use crate::text::one_line;
 use crate::view::{list_row_at, LIST_TOP};
@@ -17,10 +17,13 @@ pub fn update(mut app: App, event: Event) -> (App, Vec<Effect>) {
         Event::Resize { width, height } => app.size = (width, height),
         Event::Tick { now_ms } => app.now_ms = now_ms,
         Event::List(sessions) => {
-            app.sessions = sessions
-                .into_iter()
-                .map(|session| (session.id.clone(), session))
-                .collect();
+            // This machine's list: the remote hosts' sessions stay.
+            app.sessions.retain(|id, _| host_of(id).is_some());
+            app.sessions.extend(
+                sessions
+                    .into_iter()
+                    .map(|session| (session.id.clone(), session)),
+            );
             app.loaded = true;
             app.disconnected = false;
             if app.selected.is_none() {
@@ -61,6 +64,17 @@ pub fn update(mut app: App, event: Event) -> (App, Vec<Effect>) {
             let text = format!("{what}: {message}");
             notice(&mut app, text, true);
         }
+        Event::HostList { host, sessions } => on_host_list(&mut app, host, sessions, &mut effects),
+        Event::HostLost { host, why } => {
+            if app.unreachable.insert(host.clone()) {
+                let text = format!(
+                    "{}: unreachable, reconnecting ({}); its agents may still run",
+                    one_line(&host, 40),
+                    one_line(&why, 120)
+                );
+                notice(&mut app, text, true);
+            }
+        }
         Event::ConnectionLost => {
             app.disconnected = true;
             notice(
@@ -74,6 +88,43 @@ pub fn update(mut app: App, event: Event) -> (App, Vec<Effect>) {
     }
     retitle(&mut app, &mut effects);
     (app, effects)
+}
+
+/// A remote host's list: its sessions replaced, the host reachable again, and the watched
+/// session, when it is there, subscribed again after the last line folded: the earlier
+/// subscription ended with the connection, and the daemon sends the lines from `from_line`,
+/// so none is missed and none folded twice.
+fn on_host_list(
+    app: &mut App,
+    host: String,
+    sessions: Vec<SessionSummary>,
+    effects: &mut Vec<Effect>,
+) {
+    app.sessions
+        .retain(|id, _| host_of(id) != Some(host.as_str()));
+    app.sessions.extend(
+        sessions
+            .into_iter()
+            .map(|session| (session.id.clone(), session)),
+    );
+    app.unreachable.remove(&host);
+    if let Some(watched) = app
+        .watched
+        .as_ref()
+        .filter(|watched| host_of(&watched.session) == Some(host.as_str()))
+    {
+        if app.sessions.contains_key(&watched.session) && !watched.ended {
+            effects.push(Effect::Subscribe {
+                session: watched.session.clone(),
+                from_line: watched.next_line,
+                attach: watched.attached,
+            });
+        }
+    }
+    if app.selected.is_none() {
+        let first = app.selectable().into_iter().next();
+        select(app, first, effects);
+    }
 }
 
 /// A line at the bottom.
@@ -204,7 +255,9 @@ fn move_by(app: &mut App, delta: isize, effects: &mut Vec<Effect>) {
 fn waiting(app: &App) -> Option<(String, WaitingFor)> {
     let session = app.selected_session()?;
     let waiting = session.waiting_for.clone()?;
-    (session.state == AgentState::NeedsInput).then(|| (session.id.clone(), waiting))
+    // A host that cannot be reached takes no answer now: it would be lost, not queued.
+    (session.state == AgentState::NeedsInput && !app.is_unreachable(session))
+        .then(|| (session.id.clone(), waiting))
 }
 
 /// The keys that answer what the selected session waits for: `y`, `a`, `n`, digits, `r`.

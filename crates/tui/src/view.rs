@@ -14,7 +14,7 @@ use ratatui_widgets::borders::Borders;
 use ratatui_widgets::clear::Clear;
 use ratatui_widgets::paragraph::{Paragraph, Wrap};
 
-use crate::app::{App, Field, Group, Mode, Purpose, Watched};
+use crate::app::{host_label, App, Field, Group, Mode, Purpose, Watched};
 use crate::text::one_line;
 use crate::transcript::entry_lines;
 
@@ -116,6 +116,12 @@ fn header_line(app: &App) -> Line<'static> {
             " · filter \"{}\" (Esc clears)",
             one_line(&app.filter, 30)
         )));
+    }
+    for host in &app.unreachable {
+        spans.push(Span::styled(
+            format!(" · {} unreachable", one_line(host, 30)),
+            Style::default().fg(Color::Red),
+        ));
     }
     if app.disconnected {
         spans.push(Span::styled(
@@ -258,26 +264,47 @@ fn context_text(app: &App, session: &SessionSummary) -> String {
     }
 }
 
+/// The width of the host column, when there is one.
+const HOST_COLUMN: usize = 12;
+
 fn session_row(app: &App, session: &SessionSummary, width: u16) -> Line<'static> {
-    let (symbol, color) = mark(session.state);
+    let unreachable = app.is_unreachable(session);
+    let (symbol, color) = if unreachable {
+        ("?", Color::DarkGray)
+    } else {
+        mark(session.state)
+    };
     let context = context_text(app, session);
-    let fixed = 2 + 15 + 10 + 6 + 7 + 9 + 5;
+    let host = if app.settings.remote_hosts.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "{:<HOST_COLUMN$} ",
+            one_line(host_label(&session.id), HOST_COLUMN.saturating_sub(1))
+        )
+    };
+    let fixed = 2 + 15 + 10 + 6 + 7 + 9 + 5 + host.chars().count();
     let what_width = usize::from(width).saturating_sub(fixed).max(8);
+    let what = if unreachable {
+        format!("unreachable (was {})", session.state.as_str())
+    } else {
+        doing(session)
+    };
     let text = format!(
-        "{:<14} {:<9} {:<what_width$} {:>5} {:>6} {:>8} {:>4}",
+        "{:<14} {host}{:<9} {:<what_width$} {:>5} {:>6} {:>8} {:>4}",
         one_line(&session.name, 13),
         one_line(&session.provider, 8),
-        one_line(&doing(session), what_width.saturating_sub(1)),
+        one_line(&what, what_width.saturating_sub(1)),
         context,
         tokens_text(session.tokens),
         cost_text(session.cost_usd, session.cost_source),
         age(app.now_ms, session.started_at_ms),
     );
     let selected = app.selected.as_ref() == Some(&session.id);
-    let style = if selected {
-        Style::default().add_modifier(Modifier::REVERSED)
-    } else {
-        Style::default()
+    let style = match (selected, unreachable) {
+        (true, _) => Style::default().add_modifier(Modifier::REVERSED),
+        (false, true) => Style::default().fg(Color::DarkGray),
+        (false, false) => Style::default(),
     };
     Line::from(vec![
         Span::styled(format!("{symbol} "), style.fg(color)),
@@ -388,11 +415,20 @@ fn peek(app: &App, frame: &mut Frame, area: Rect) {
         frame.render_widget(Paragraph::new("no session selected").block(block), area);
         return;
     };
+    let state = if app.is_unreachable(session) {
+        format!("unreachable (was {})", session.state.as_str())
+    } else {
+        session.state.as_str().to_owned()
+    };
+    let host = if app.settings.remote_hosts.is_empty() {
+        String::new()
+    } else {
+        format!(" · {}", one_line(host_label(&session.id), 30))
+    };
     let title = format!(
-        " {} · {} · {}{} ",
+        " {}{host} · {} · {state}{} ",
         one_line(&session.name, 30),
         one_line(&session.provider, 20),
-        session.state.as_str(),
         session
             .model
             .as_ref()

@@ -61,7 +61,7 @@ impl Daemon {
     }
 
     /// `panewise` with this daemon's environment.
-    fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_panewise"));
         command
             .current_dir(self.dir.path().join("work"))

@@ -75,7 +75,7 @@ fn every_error_names_the_file_the_key_and_the_reason() {
         (
             "colour = \"blue\"",
             "panewise.toml: key `colour`: unknown key, expected one of provider, model, \
-             approval, pass_env, window, providers, deadlines, notify, telemetry",
+             approval, pass_env, window, providers, deadlines, notify, telemetry, remote",
         ),
         (
             "pass_env = \"ANTHROPIC_API_KEY\"",
@@ -528,4 +528,39 @@ fn the_telemetry_table_is_read_and_checked() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("telemetry.protocol"), "{error}");
+}
+
+#[test]
+fn the_remote_table_is_read_checked_and_refused_in_a_project_file() {
+    let config = parse(
+        "[remote]\nhosts = [\"build-box\", \"ci@runner\"]\nssh_command = \"ssh -F cfg\"\n\
+         remote_command = \"/opt/panewise\"",
+    )
+    .unwrap();
+    assert_eq!(config.remote.hosts, ["build-box", "ci@runner"]);
+    assert_eq!(config.remote.ssh_command.as_deref(), Some("ssh -F cfg"));
+    assert_eq!(
+        config.remote.remote_command.as_deref(),
+        Some("/opt/panewise")
+    );
+    for (text, key) in [
+        (
+            "[remote]\nhosts = [\"-oProxyCommand=x\"]",
+            "remote.hosts[0]",
+        ),
+        ("[remote]\nhosts = [\"local\"]", "remote.hosts[0]"),
+        ("[remote]\nhosts = \"box\"", "remote.hosts"),
+        ("[remote]\nssh_command = \" \"", "remote.ssh_command"),
+        ("[remote]\nport = 22", "remote.port"),
+    ] {
+        let error = parse(text).unwrap_err().to_string();
+        assert!(error.contains(&format!("`{key}`")), "{text}: {error}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("panewise.toml");
+    std::fs::write(&project, "[remote]\nssh_command = \"sh -c evil\"\n").unwrap();
+    let error = panewise_host::config::Config::load_files(None, Some(&project))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("user file only"), "{error}");
 }

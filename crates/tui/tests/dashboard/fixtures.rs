@@ -128,6 +128,7 @@ pub fn app(width: u16, height: u16) -> App {
             model: String::new(),
             approval: "ask".to_owned(),
             cwd: String::new(),
+            remote_hosts: Vec::new(),
         },
         NOW,
         (width, height),

@@ -2,6 +2,7 @@
 //! `view` snapshot-tested on ratatui's `TestBackend`, and `update` fed random event sequences.
 
 mod fixtures;
+mod hosts;
 mod props;
 mod updates;
 mod views;
