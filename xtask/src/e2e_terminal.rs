@@ -108,15 +108,6 @@ impl Terminal {
         Ok(())
     }
 
-    /// Types `text` as keys, without Enter.
-    pub fn type_keys(&self, text: &str) -> Result<()> {
-        let status = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-l", text])
-            .status()?;
-        ensure!(status.success(), "tmux send-keys failed");
-        Ok(())
-    }
-
     fn exit_code(&self) -> Option<i32> {
         std::fs::read_to_string(&self.exit_file)
             .ok()

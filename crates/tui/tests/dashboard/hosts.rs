@@ -3,8 +3,8 @@
 
 use panewise_api::{AgentState, SessionSummary};
 use panewise_tui::{view, App, Effect, Event, Key};
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
+use ratatui_core::backend::TestBackend;
+use ratatui_core::terminal::Terminal;
 
 use crate::fixtures::{app, asking, feed, line_events, log_lines, session};
 
