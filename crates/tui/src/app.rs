@@ -304,6 +304,9 @@ pub struct App {
     pub sessions: BTreeMap<String, SessionSummary>,
     /// The selected session's id.
     pub selected: Option<String>,
+    /// The person has pressed a key or clicked: the selection is theirs. Until then it
+    /// follows the session that needs them (one may start waiting after the list arrived).
+    pub chosen: bool,
     /// The subscribed session's fold.
     pub watched: Option<Watched>,
     /// What has the keyboard.
@@ -338,6 +341,7 @@ impl App {
             settings,
             sessions: BTreeMap::new(),
             selected: None,
+            chosen: false,
             watched: None,
             mode: Mode::List,
             filter: String::new(),

@@ -185,7 +185,15 @@ fn on_changed(app: &mut App, session: SessionSummary, effects: &mut Vec<Effect>)
             }
         }
     }
-    if app.selected.is_none() {
+    let selected_waits = app
+        .selected
+        .as_ref()
+        .and_then(|selected| app.sessions.get(selected))
+        .is_some_and(|selected| selected.state == AgentState::NeedsInput);
+    let starts_waiting = edge == Some("needs input");
+    if app.selected.is_none()
+        || (starts_waiting && !app.chosen && !selected_waits && matches!(app.mode, Mode::List))
+    {
         select(app, Some(id), effects);
     }
 }
@@ -308,6 +316,7 @@ fn answer_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) -> bool {
 }
 
 fn on_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) {
+    app.chosen = true;
     if key == Key::Ctrl('c') {
         effects.push(Effect::Quit);
         return;
@@ -536,6 +545,7 @@ fn on_form_key(app: &mut App, mut form: Form, key: Key, effects: &mut Vec<Effect
 }
 
 fn on_mouse(app: &mut App, mouse: Mouse, effects: &mut Vec<Effect>) {
+    app.chosen = true;
     if !matches!(app.mode, Mode::List) {
         return;
     }

@@ -198,6 +198,9 @@ fn the_edges_into_needs_input_and_done_ring_the_bell_except_for_the_session_view
     )
     .0;
     assert_eq!(start.selected.as_deref(), Some("0190-viewed"));
+    // The person has taken the selection (a key, a click): it stays where they put it.
+    let mut start = start;
+    start.chosen = true;
     let (after, effects) = feed(
         start,
         [
@@ -368,4 +371,37 @@ fn the_selection_starts_on_the_session_that_has_waited_longest_not_the_oldest() 
     let (app, effects) = feed(app(120, 40), [Event::List(vec![older, newer])]);
     assert_eq!(app.selected.as_deref(), Some("0190-newer"));
     assert_eq!(effects[0], subscribe("0190-newer", false));
+}
+
+#[test]
+fn until_the_person_chooses_the_selection_follows_a_session_that_starts_waiting() {
+    let start = feed(
+        app(120, 40),
+        [Event::List(vec![
+            session("first", AgentState::Working, 50),
+            session("ask", AgentState::Working, 40),
+        ])],
+    )
+    .0;
+    assert_eq!(start.selected.as_deref(), Some("0190-first"));
+    let (moved, effects) = feed(
+        start.clone(),
+        [Event::Changed(Box::new(asking("ask", 40, "ls")))],
+    );
+    assert_eq!(moved.selected.as_deref(), Some("0190-ask"));
+    assert!(
+        effects.contains(&subscribe("0190-ask", false)),
+        "{effects:?}"
+    );
+    // A second one that starts waiting does not take the selection from the first.
+    let (stays, _) = feed(
+        moved,
+        [Event::Changed(Box::new(asking("first", 50, "rm x")))],
+    );
+    assert_eq!(stays.selected.as_deref(), Some("0190-ask"));
+    // Once a key was pressed, the selection is the person's.
+    let mut chosen = start;
+    chosen.chosen = true;
+    let (kept, _) = feed(chosen, [Event::Changed(Box::new(asking("ask", 40, "ls")))]);
+    assert_eq!(kept.selected.as_deref(), Some("0190-first"));
 }
