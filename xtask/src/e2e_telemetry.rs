@@ -129,7 +129,7 @@ impl Phoenix {
         let mut phoenix = Phoenix { child, http, log };
         let until = Instant::now() + STARTUP;
         loop {
-            if phoenix.get("/healthz").is_ok() {
+            if phoenix.healthy() {
                 return Ok(phoenix);
             }
             if let Some(status) = phoenix.child.try_wait()? {
@@ -150,6 +150,14 @@ impl Phoenix {
 
     fn traces_endpoint(&self) -> String {
         format!("http://127.0.0.1:{}/v1/traces", self.http)
+    }
+
+    /// `/healthz` answers 200 (its body is plain text, not JSON).
+    fn healthy(&self) -> bool {
+        let url = format!("http://127.0.0.1:{}/healthz", self.http);
+        ureq::get(&url)
+            .call()
+            .is_ok_and(|response| response.status().is_success())
     }
 
     fn get(&self, path: &str) -> Result<Value> {
