@@ -25,71 +25,25 @@
 //! (default `100:10:20`).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::UnixStream;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use panewise_api::{AgentState, SessionSummary, WaitingFor};
+use panewise_benches::rig::{
+    self, cpu_seconds, daemon_environment, now_ns, panewise_binary, peak_rss_kib, spawn_daemon,
+    spread, Connection,
+};
 use panewise_protocol::CostSource;
 use panewise_tui::{update, App, Event, Settings};
 use ratatui_core::backend::TestBackend;
 use ratatui_core::terminal::Terminal;
-use serde_json::{json, Value};
+use serde_json::json;
 
 const COLUMNS: u16 = 200;
 const ROWS: u16 = 50;
-
-fn now_ns() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos())
-}
-
-/// User plus system CPU time of process `pid`, in seconds.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let ticks = |index: usize| {
-        fields
-            .get(index)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-/// Peak resident set size of process `pid` in KiB (`VmHWM`).
-fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
-fn percentile(sorted: &[u64], fraction: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let index = ((sorted.len() - 1) as f64 * fraction).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
-}
-
-fn spread(sorted: &[u64], unit: &str) -> String {
-    format!(
-        "p50 {} {unit}, p99 {} {unit}, max {} {unit}",
-        percentile(sorted, 0.50),
-        percentile(sorted, 0.99),
-        sorted.last().copied().unwrap_or(0)
-    )
-}
 
 // ---------------------------------------------------------------- frames, in process
 
@@ -200,93 +154,6 @@ fn frame_times(sessions: usize, frames: u64) -> Vec<u64> {
 
 // ---------------------------------------------------------------- end to end
 
-/// One JSON-RPC connection to the daemon, blocking.
-struct Connection {
-    lines: std::io::Lines<BufReader<UnixStream>>,
-    write: UnixStream,
-    next_id: u64,
-}
-
-impl Connection {
-    fn open(socket: &Path) -> Option<Connection> {
-        let until = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Ok(stream) = UnixStream::connect(socket) {
-                let write = stream.try_clone().ok()?;
-                return Some(Connection {
-                    lines: BufReader::new(stream).lines(),
-                    write,
-                    next_id: 1,
-                });
-            }
-            if Instant::now() > until {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn send(&mut self, method: &str, params: Value) -> Option<u64> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-            .to_string()
-            .into_bytes();
-        line.push(b'\n');
-        self.write.write_all(&line).ok()?;
-        Some(id)
-    }
-
-    /// Calls `method` and reads up to its response (notifications before it are dropped).
-    fn call(&mut self, method: &str, params: Value) -> Option<Value> {
-        let id = self.send(method, params)?;
-        for line in self.lines.by_ref() {
-            let value: Value = serde_json::from_str(&line.ok()?).ok()?;
-            if value["id"] == id {
-                if !value["error"].is_null() {
-                    eprintln!("dashboard bench: {method}: {}", value["error"]);
-                    return None;
-                }
-                return Some(value["result"].clone());
-            }
-        }
-        None
-    }
-}
-
-fn environment(command: &mut Command, dir: &Path) {
-    command
-        .current_dir(dir.join("work"))
-        .env("XDG_RUNTIME_DIR", dir.join("run"))
-        .env("XDG_DATA_HOME", dir.join("data"))
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("HOME", dir.join("home"))
-        .env_remove("PANEWISE_LOG");
-}
-
-fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path) -> Option<Child> {
-    for sub in ["run", "data", "home", "config/panewise", "work"] {
-        std::fs::create_dir_all(dir.join(sub)).ok()?;
-    }
-    // No desktop sink and no bell: neither is part of what is measured.
-    std::fs::write(
-        dir.join("config/panewise/panewise.toml"),
-        "[notify]\ndesktop = false\nbell = false\n",
-    )
-    .ok()?;
-    let stderr = std::fs::File::create(dir.join("daemon.stderr")).ok()?;
-    let mut command = Command::new(panewise);
-    environment(&mut command, dir);
-    command
-        .arg("daemon")
-        .env("PANEWISE_CLAUDE", fake)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .ok()
-}
-
 /// What the pty showed, as the reader thread saw it.
 #[derive(Default)]
 struct Screen {
@@ -361,16 +228,12 @@ fn read_pty(mut master: std::fs::File, screen: Arc<Mutex<Screen>>) {
     });
 }
 
-fn wait_until(what: &str, seconds: u64, mut done: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(seconds);
-    while !done() {
-        if Instant::now() > until {
-            eprintln!("dashboard bench: {what} did not happen within {seconds} s");
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
+fn wait_until(what: &str, seconds: u64, done: impl FnMut() -> bool) -> bool {
+    let came = rig::wait_until(seconds, done);
+    if !came {
+        eprintln!("dashboard bench: {what} did not happen within {seconds} s");
     }
-    true
+    came
 }
 
 struct EndToEnd {
@@ -398,7 +261,7 @@ fn end_to_end(
     dir: &Path,
 ) -> Option<EndToEnd> {
     let socket = dir.join("run/panewise/daemon.sock");
-    let mut client = Connection::open(&socket)?;
+    let mut client = Connection::unix(&socket)?;
     client.call(
         "hello",
         json!({"api_version": 1, "client": "dashboard-bench"}),
@@ -427,7 +290,7 @@ fn end_to_end(
     let pty = nix::pty::openpty(&winsize, None).ok()?;
     let slave = std::fs::File::from(pty.slave);
     let mut command = Command::new(panewise);
-    environment(&mut command, dir);
+    daemon_environment(&mut command, dir);
     let mut ui = command
         .arg("ui")
         .env("TERM", "xterm-256color")
@@ -457,7 +320,7 @@ fn end_to_end(
     let name = name?;
     let (selected, selected_cwd) = ids.get(&name)?.clone();
     // The floor: the same session's lines on a plain subscriber.
-    let mut floor = Connection::open(&socket)?;
+    let mut floor = Connection::unix(&socket)?;
     floor.call(
         "hello",
         json!({"api_version": 1, "client": "dashboard-bench-floor"}),
@@ -470,8 +333,7 @@ fn end_to_end(
     {
         let floor_lines = Arc::clone(&floor_lines);
         std::thread::spawn(move || {
-            for line in floor.lines.by_ref() {
-                let Ok(line) = line else { return };
+            while let Some(line) = floor.next_line() {
                 let at = now_ns();
                 if line.contains("output_streamed") {
                     if let Ok(mut lines) = floor_lines.lock() {
@@ -585,7 +447,13 @@ fn end_to_end(
 
 fn run_end_to_end(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path) {
     let dir = std::env::temp_dir().join(format!("pw-dashboard-bench-{}", now_ns()));
-    let Some(mut daemon) = spawn_daemon(panewise, fake, &dir) else {
+    let Some(mut daemon) = spawn_daemon(
+        panewise,
+        fake,
+        &dir,
+        // No desktop sink and no bell: neither is part of what is measured.
+        "[notify]\ndesktop = false\nbell = false\n",
+    ) else {
         eprintln!("dashboard bench: cannot start {}", panewise.display());
         return;
     };
@@ -623,16 +491,6 @@ fn run_end_to_end(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fak
         figures.rss_mib,
     );
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The `panewise` binary: `PANEWISE_BIN`, else the one beside this bench's profile directory.
-fn panewise_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("PANEWISE_BIN") {
-        return Some(PathBuf::from(path));
-    }
-    let exe = std::env::current_exe().ok()?;
-    let candidate = exe.parent()?.parent()?.join("panewise");
-    candidate.exists().then_some(candidate)
 }
 
 fn main() {

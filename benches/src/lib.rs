@@ -12,7 +12,10 @@
 //!
 //! ## API boundary
 //! [`reducer`] (session logs for the reducer fold), [`window`] (conversations for the window
-//! stage and the LangChain comparison), [`decode`] (Claude Code streams for the decoders).
+//! stage and the LangChain comparison), [`decode`] (Claude Code streams for the decoders),
+//! [`rig`] (the real `panewise daemon` in a directory of its own, a JSON-RPC connection to it
+//! over its socket or `daemon --stdio` through `ssh`, a throwaway `sshd`, `/proc` figures: the
+//! load runs `daemon`, `dashboard` and `remote`).
 //! The benches in `benches/benches/`, `examples/window_compare.rs` and the property test in
 //! `tests/` are the only callers. The own loop's history rendered once per message is the
 //! host's own (`panewise_host::agent_loop::history`), which the `agent_loop` bench times.
@@ -24,4 +27,5 @@
 
 pub mod decode;
 pub mod reducer;
+pub mod rig;
 pub mod window;

@@ -90,12 +90,13 @@ pub fn agents(args: AgentsArgs) -> anyhow::Result<ExitCode> {
         out.push_str("no agents (start one with `panewise new PROMPT`)\n");
     } else {
         let now = panewise_host::clock::now_ms();
+        let width = name_width(&list.sessions);
         out.push_str(&format!(
-            "{:<10} {:<11} {:<10} {:>5} {:>8} {:>9} {:>6}  {}\n",
+            "{:<width$} {:<11} {:<11} {:>5} {:>8} {:>9} {:>6}  {}\n",
             "NAME", "STATE", "PROVIDER", "CTX", "TOKENS", "COST", "AGE", "WAITING FOR / TOOL"
         ));
         for session in &list.sessions {
-            out.push_str(&row(session, now));
+            out.push_str(&row(session, now, width));
             out.push('\n');
         }
     }
@@ -105,6 +106,21 @@ pub fn agents(args: AgentsArgs) -> anyhow::Result<ExitCode> {
 
 /// The width of the HOST column.
 const HOST_WIDTH: usize = 14;
+
+/// The longest name a table shows whole: a name is what `approve`, `attach` and the other
+/// commands take, so the column fits every name up to this, and only a longer one is cut.
+const NAME_WIDTH_MAX: usize = 40;
+
+/// The NAME column's width: the longest name shown (escaped as shown), within
+/// `4..=NAME_WIDTH_MAX`.
+fn name_width<'a>(sessions: impl IntoIterator<Item = &'a SessionSummary>) -> usize {
+    sessions
+        .into_iter()
+        .map(|session| one_line(&session.name, NAME_WIDTH_MAX).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp("NAME".len(), NAME_WIDTH_MAX)
+}
 
 /// `agents` over this machine and the remote hosts: one list, a HOST column (`host` in
 /// JSON); a host that cannot be reached is a row `unreachable` and a line on stderr, and the
@@ -148,8 +164,9 @@ fn agents_of_hosts(remotes: &Remotes, json: bool) -> anyhow::Result<ExitCode> {
         }
     } else {
         let now = panewise_host::clock::now_ms();
+        let width = name_width(rows.iter().map(|(_, session)| session));
         out.push_str(&format!(
-            "{:<HOST_WIDTH$} {:<10} {:<11} {:<10} {:>5} {:>8} {:>9} {:>6}  {}\n",
+            "{:<HOST_WIDTH$} {:<width$} {:<11} {:<11} {:>5} {:>8} {:>9} {:>6}  {}\n",
             "HOST",
             "NAME",
             "STATE",
@@ -163,14 +180,14 @@ fn agents_of_hosts(remotes: &Remotes, json: bool) -> anyhow::Result<ExitCode> {
         for (host, session) in &rows {
             out.push_str(&format!(
                 "{:<HOST_WIDTH$} {}\n",
-                one_line(host.label(), HOST_WIDTH),
-                row(session, now)
+                cell(host.label(), HOST_WIDTH),
+                row(session, now, width)
             ));
         }
         for (host, why) in &unreachable {
             out.push_str(&format!(
-                "{:<HOST_WIDTH$} {:<10} {:<11}  {}\n",
-                one_line(host.label(), HOST_WIDTH),
+                "{:<HOST_WIDTH$} {:<width$} {:<11}  {}\n",
+                cell(host.label(), HOST_WIDTH),
                 "-",
                 "unreachable",
                 one_line(why, 100)
@@ -185,7 +202,19 @@ fn agents_of_hosts(remotes: &Remotes, json: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn row(session: &SessionSummary, now: u64) -> String {
+/// `text` on one line in at most `width` characters: whole when it fits, else cut with `…`
+/// as its last character (so a column stays a column).
+fn cell(text: &str, width: usize) -> String {
+    let whole = one_line(text, width);
+    if whole.chars().count() <= width {
+        whole
+    } else {
+        one_line(text, width.saturating_sub(1))
+    }
+}
+
+/// One session's row; `name_width` is the NAME column's (see [`name_width`]).
+fn row(session: &SessionSummary, now: u64, name_width: usize) -> String {
     let what = match &session.waiting_for {
         Some(WaitingFor::Approval { tool, argument, .. }) => {
             format!("approve {} {}", one_line(tool, 20), one_line(argument, 50))
@@ -205,10 +234,10 @@ fn row(session: &SessionSummary, now: u64) -> String {
         (None, _) => "-".to_owned(),
     };
     format!(
-        "{:<10} {:<11} {:<10} {:>5} {:>8} {:>9} {:>6}  {}",
-        one_line(&session.name, 10),
+        "{:<name_width$} {:<11} {:<11} {:>5} {:>8} {:>9} {:>6}  {}",
+        cell(&session.name, name_width),
         session.state.as_str(),
-        one_line(&session.provider, 10),
+        cell(&session.provider, 11),
         session
             .context_pct
             .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),

@@ -267,7 +267,49 @@ fn context_text(app: &App, session: &SessionSummary) -> String {
 /// The width of the host column, when there is one.
 const HOST_COLUMN: usize = 12;
 
-fn session_row(app: &App, session: &SessionSummary, width: u16) -> Line<'static> {
+/// The narrowest and widest name column: a name is what the commands take, so the column
+/// fits the longest name listed within these, leaving the "what it does" column at least
+/// `WHAT_MIN` wide.
+const NAME_COLUMN: (usize, usize) = (14, 32);
+const WHAT_MIN: usize = 24;
+
+/// The name column's width for the sessions `entries` lists in a list `width` wide.
+fn name_column(entries: &[Entry<'_>], width: u16, host: bool) -> usize {
+    let longest = entries
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::Session(session) => Some(one_line(&session.name, NAME_COLUMN.1).chars().count()),
+            Entry::Heading(..) | Entry::Folded(..) => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let others = ROW_FIXED + if host { HOST_COLUMN + 1 } else { 0 } + WHAT_MIN;
+    let room = usize::from(width).saturating_sub(others);
+    longest
+        .clamp(NAME_COLUMN.0, NAME_COLUMN.1)
+        .min(room.max(NAME_COLUMN.0))
+}
+
+/// The row's columns but the name and "what": the mark, provider, context, tokens, cost, age
+/// and the spaces between.
+const ROW_FIXED: usize = 2 + 1 + 10 + 6 + 7 + 9 + 5;
+
+/// `text` in at most `width` characters: whole when it fits, else cut with `…` last.
+fn cell(text: &str, width: usize) -> String {
+    let whole = one_line(text, width);
+    if whole.chars().count() <= width {
+        whole
+    } else {
+        one_line(text, width.saturating_sub(1))
+    }
+}
+
+fn session_row(
+    app: &App,
+    session: &SessionSummary,
+    width: u16,
+    name_width: usize,
+) -> Line<'static> {
     let unreachable = app.is_unreachable(session);
     let (symbol, color) = if unreachable {
         ("?", Color::DarkGray)
@@ -283,7 +325,7 @@ fn session_row(app: &App, session: &SessionSummary, width: u16) -> Line<'static>
             one_line(host_label(&session.id), HOST_COLUMN.saturating_sub(1))
         )
     };
-    let fixed = 2 + 15 + 10 + 6 + 7 + 9 + 5 + host.chars().count();
+    let fixed = ROW_FIXED + name_width + host.chars().count();
     let what_width = usize::from(width).saturating_sub(fixed).max(8);
     let what = if unreachable {
         format!("unreachable (was {})", session.state.as_str())
@@ -291,8 +333,8 @@ fn session_row(app: &App, session: &SessionSummary, width: u16) -> Line<'static>
         doing(session)
     };
     let text = format!(
-        "{:<14} {host}{:<9} {:<what_width$} {:>5} {:>6} {:>8} {:>4}",
-        one_line(&session.name, 13),
+        "{:<name_width$} {host}{:<9} {:<what_width$} {:>5} {:>6} {:>8} {:>4}",
+        cell(&session.name, name_width),
         one_line(&session.provider, 8),
         one_line(&what, what_width.saturating_sub(1)),
         context,
@@ -316,6 +358,7 @@ fn list_view(app: &App, frame: &mut Frame, area: Rect) {
     let entries = entries(app);
     let height = usize::from(area.height);
     let first = scroll_of(app, &entries, height);
+    let name_width = name_column(&entries, area.width, !app.settings.remote_hosts.is_empty());
     let lines: Vec<Line<'static>> = entries
         .iter()
         .skip(first)
@@ -329,7 +372,7 @@ fn list_view(app: &App, frame: &mut Frame, area: Rect) {
                 format!("── {} ({count}, folded: z opens)", group.title()),
                 Style::default().fg(Color::DarkGray),
             ),
-            Entry::Session(session) => session_row(app, session, area.width),
+            Entry::Session(session) => session_row(app, session, area.width, name_width),
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), area);

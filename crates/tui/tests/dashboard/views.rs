@@ -142,3 +142,21 @@ fn the_peek_counts_the_text_being_written_and_shows_how_long_one_has_waited() {
 fn before_the_first_list() {
     insta::assert_snapshot!(draw(&app(80, 24)).backend());
 }
+
+#[test]
+fn a_long_name_is_shown_whole_where_there_is_room_and_cut_where_there_is_not() {
+    // A name is what `panewise approve NAME` takes: on a wide terminal the column grows to fit
+    // it (up to 32), on a narrow one it is cut with `…` and the columns stay aligned.
+    let list = vec![
+        asking("review-the-parser-changes", 30, "cargo test"),
+        session("docs", AgentState::Idle, 60),
+    ];
+    let wide = feed(app(200, 12), [Event::List(list.clone())]).0;
+    let wide_screen = format!("{:?}", draw(&wide).backend());
+    assert!(
+        wide_screen.contains("review-the-parser-changes mock"),
+        "{wide_screen}"
+    );
+    let narrow = feed(app(80, 12), [Event::List(list)]).0;
+    insta::assert_snapshot!(draw(&narrow).backend());
+}
