@@ -356,7 +356,11 @@ fn end_to_end(
     let cpu_before = cpu_seconds(pid);
     let wall = Instant::now();
     let bursts_before = screen.lock().map(|s| s.bursts.len()).unwrap_or(0);
-    let expected = cumulative(lines as usize - 1);
+    // The agent's last write and the end of its turn arrive together: the frame that shows
+    // them shows the finished answer, not a count. So streaming is over once the count of the
+    // write before the last is on the screen (the last write is measured only when a frame
+    // showed its count).
+    let expected = cumulative((lines as usize).saturating_sub(2));
     wait_until("the last write on the screen", seconds + 30, || {
         screen
             .lock()
