@@ -12,6 +12,8 @@
 mod compare;
 mod e2e;
 mod e2e_daemon;
+mod e2e_dashboard;
+mod e2e_ssh;
 mod e2e_telemetry;
 mod e2e_terminal;
 
