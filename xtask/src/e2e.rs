@@ -9,7 +9,10 @@
 //! or was not allowed to write, the replay of the session log against its closing checkpoint,
 //! and token totals equal to the sum of the usage the mock reported, call by call. The
 //! `*-sigterm-*` and `*-sigkill-*` cases signal panewise mid-turn and assert that no process of
-//! the case (none carries its `HOME` any more) outlives it.
+//! the case (none carries its `HOME` any more) outlives it. The other cases have modules of
+//! their own: the CLIs under the daemon (`e2e_daemon.rs`), the dashboard in tmux
+//! (`e2e_dashboard.rs`), the dashboard over ssh (`e2e_ssh.rs`), the telemetry export
+//! (`e2e_telemetry.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -44,7 +44,8 @@ enum Task {
     /// Run `panewise run` against the published CLIs (npm, pinned in e2e/versions.json) and the
     /// mock model server.
     E2e {
-        /// Only the cases whose name contains this (`codex`, `gemini`, `claude-write`).
+        /// Only the cases whose name contains this (`codex`, `gemini`, `claude-write`, `dashboard`,
+        /// `ssh`).
         filter: Option<String>,
         /// Save each case's raw CLI stream (and its stdin) into this directory, named after the
         /// case, as decoder fixtures.
