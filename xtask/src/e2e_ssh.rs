@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::e2e::{processes_with_env, replay};
 use crate::e2e_daemon::{text, within};
-use crate::e2e_dashboard::{list_row, transcript_entries};
+use crate::e2e_dashboard::{list_row, peek_shows, transcript_entries};
 use crate::e2e_terminal::Terminal;
 
 /// The case's name (`cargo xtask e2e ssh`).
@@ -280,7 +280,7 @@ pub fn run_case(panewise: &Path, dir: &Path) -> Result<()> {
             && screen.contains("allowed by panewise ui")
     })?;
     ensure!(
-        screen.contains("hello"),
+        peek_shows(&screen, "ok (exit 0): hello"),
         "the peek does not show the tool's output:\n{screen}"
     );
     let far_entry = agent(&run, "far")?;
