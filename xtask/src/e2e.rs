@@ -9,7 +9,10 @@
 //! or was not allowed to write, the replay of the session log against its closing checkpoint,
 //! and token totals equal to the sum of the usage the mock reported, call by call. The
 //! `*-sigterm-*` and `*-sigkill-*` cases signal panewise mid-turn and assert that no process of
-//! the case (none carries its `HOME` any more) outlives it.
+//! the case (none carries its `HOME` any more) outlives it. The other cases have modules of
+//! their own: the CLIs under the daemon (`e2e_daemon.rs`), the dashboard in tmux
+//! (`e2e_dashboard.rs`), the dashboard over ssh (`e2e_ssh.rs`), the telemetry export
+//! (`e2e_telemetry.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -925,8 +928,17 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         .iter()
         .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
         .collect();
+    let dashboard_cases: Vec<&super::e2e_dashboard::DashboardCase> = super::e2e_dashboard::CASES
+        .iter()
+        .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
+        .collect();
+    let ssh_case = filter.is_none_or(|filter| super::e2e_ssh::NAME.contains(filter));
     ensure!(
-        !cases.is_empty() || !daemon_cases.is_empty() || !telemetry_cases.is_empty(),
+        !cases.is_empty()
+            || !daemon_cases.is_empty()
+            || !telemetry_cases.is_empty()
+            || !dashboard_cases.is_empty()
+            || ssh_case,
         "no e2e case matches {filter:?}"
     );
     let mut programs = Vec::new();
@@ -941,6 +953,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         if cases.iter().any(|case| case.cli == cli)
             || daemon_cases.iter().any(|case| case.cli == cli)
             || telemetry_cases.iter().any(|case| case.cli == Some(cli))
+            || dashboard_cases.iter().any(|case| case.cli == cli)
         {
             let (program, version) = install(root, &target, package, bin)?;
             programs.push((cli, program, version));
@@ -1003,9 +1016,30 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             eprintln!("e2e: {}: ok", case.name);
         }
     }
+    for case in &dashboard_cases {
+        let (program, version) = programs
+            .iter()
+            .find(|(cli, ..)| *cli == case.cli)
+            .map(|(_, program, version)| (program.as_path(), version.as_str()))
+            .context("the case's CLI was not installed")?;
+        let dir = target.join("runs").join(case.name);
+        super::e2e_dashboard::run_case(&panewise, program, version, &dir, case)
+            .with_context(|| format!("e2e case {}", case.name))?;
+        eprintln!("e2e: {}: ok", case.name);
+    }
+    if ssh_case {
+        let dir = target.join("runs").join(super::e2e_ssh::NAME);
+        super::e2e_ssh::run_case(&panewise, &dir)
+            .with_context(|| format!("e2e case {}", super::e2e_ssh::NAME))?;
+        eprintln!("e2e: {}: ok", super::e2e_ssh::NAME);
+    }
     eprintln!(
         "e2e: {} cases passed",
-        cases.len() + daemon_cases.len() + telemetry_cases.len()
+        cases.len()
+            + daemon_cases.len()
+            + telemetry_cases.len()
+            + dashboard_cases.len()
+            + usize::from(ssh_case)
     );
     Ok(())
 }
@@ -1048,7 +1082,7 @@ fn install(root: &Path, target: &Path, package: &str, bin: &str) -> Result<(Path
 pub(crate) struct Mock {
     child: Child,
     pub(crate) url: String,
-    log: PathBuf,
+    pub(crate) log: PathBuf,
 }
 
 impl Drop for Mock {
@@ -1604,7 +1638,12 @@ pub(crate) fn replay(panewise: &Path, session: &Path) -> Result<Value> {
 
 /// The log's header names the provider, the CLI's pinned version, the working directory and
 /// panewise's version.
-fn check_header(session: &Path, provider: &str, version: &str, work: &Path) -> Result<()> {
+pub(crate) fn check_header(
+    session: &Path,
+    provider: &str,
+    version: &str,
+    work: &Path,
+) -> Result<()> {
     let text = std::fs::read_to_string(session)?;
     let header: Value = serde_json::from_str(text.lines().next().unwrap_or_default())?;
     let header = &header["header"];
@@ -1659,7 +1698,7 @@ fn wait_for_line(path: &Path, needle: &str, timeout: std::time::Duration) -> Res
 }
 
 /// The session totals equal the sum of what the mock reported, call by call.
-fn check_totals(state: &Value, mock_log: &Path) -> Result<()> {
+pub(crate) fn check_totals(state: &Value, mock_log: &Path) -> Result<()> {
     let mut sums = [0u64; 4];
     for line in std::fs::read_to_string(mock_log)?.lines() {
         let entry: Value = serde_json::from_str(line)?;

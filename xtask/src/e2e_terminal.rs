@@ -78,18 +78,24 @@ impl Terminal {
 
     /// Waits until the screen holds `needle`; the screen then.
     pub fn wait_for(&self, needle: &str) -> Result<String> {
+        self.wait_until(&format!("{needle:?}"), |screen| screen.contains(needle))
+    }
+
+    /// Waits until `holds` is true of the screen (`what` names the condition in the error);
+    /// the screen then.
+    pub fn wait_until(&self, what: &str, holds: impl Fn(&str) -> bool) -> Result<String> {
         let start = Instant::now();
         loop {
             let screen = self.screen()?;
-            if screen.contains(needle) {
+            if holds(&screen) {
                 return Ok(screen);
             }
             if let Some(code) = self.exit_code() {
-                anyhow::bail!("exited {code} before the screen showed {needle:?}:\n{screen}");
+                anyhow::bail!("exited {code} before the screen showed {what}:\n{screen}");
             }
             ensure!(
                 start.elapsed() < PATIENCE,
-                "the screen never showed {needle:?}:\n{screen}"
+                "the screen never showed {what}:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -105,6 +111,24 @@ impl Terminal {
             .args(["-L", &self.socket, "send-keys", "Enter"])
             .status()?;
         ensure!(status.success(), "tmux send-keys failed");
+        Ok(())
+    }
+
+    /// Types `text` as keys, without Enter.
+    pub fn type_keys(&self, text: &str) -> Result<()> {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-l", text])
+            .status()?;
+        ensure!(status.success(), "tmux send-keys failed");
+        Ok(())
+    }
+
+    /// Presses one key by its tmux name (`Enter`, `Tab`, `BSpace`, `Up`).
+    pub fn press(&self, key: &str) -> Result<()> {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", key])
+            .status()?;
+        ensure!(status.success(), "tmux send-keys {key} failed");
         Ok(())
     }
 

@@ -12,6 +12,8 @@
 mod compare;
 mod e2e;
 mod e2e_daemon;
+mod e2e_dashboard;
+mod e2e_ssh;
 mod e2e_telemetry;
 mod e2e_terminal;
 
@@ -42,7 +44,8 @@ enum Task {
     /// Run `panewise run` against the published CLIs (npm, pinned in e2e/versions.json) and the
     /// mock model server.
     E2e {
-        /// Only the cases whose name contains this (`codex`, `gemini`, `claude-write`).
+        /// Only the cases whose name contains this (`codex`, `gemini`, `claude-write`, `dashboard`,
+        /// `ssh`).
         filter: Option<String>,
         /// Save each case's raw CLI stream (and its stdin) into this directory, named after the
         /// case, as decoder fixtures.

@@ -305,7 +305,8 @@ pub struct App {
     /// The selected session's id.
     pub selected: Option<String>,
     /// The person has pressed a key or clicked: the selection is theirs. Until then it
-    /// follows the session that needs them (one may start waiting after the list arrived).
+    /// follows the session that needs them (one may start waiting after the list arrived, or
+    /// arrive waiting in a remote host's list, later than this machine's).
     pub chosen: bool,
     /// The subscribed session's fold.
     pub watched: Option<Watched>,

@@ -26,12 +26,7 @@ pub fn update(mut app: App, event: Event) -> (App, Vec<Effect>) {
             );
             app.loaded = true;
             app.disconnected = false;
-            if app.selected.is_none() {
-                // The one that has waited longest for a person: the API lists needs-input
-                // sessions first, the oldest first.
-                let first = app.selectable().into_iter().next();
-                select(&mut app, first, &mut effects);
-            }
+            select_after_list(&mut app, &mut effects);
         }
         Event::Changed(session) => on_changed(&mut app, *session, &mut effects),
         Event::Removed { id } => {
@@ -121,8 +116,31 @@ fn on_host_list(
             });
         }
     }
+    select_after_list(app, effects);
+}
+
+/// After a list (this machine's or a host's): nothing selected yet, the first row; and until
+/// the person has chosen, a session that waits for them takes the selection from one that does
+/// not. The hosts' lists arrive one by one (this machine's first, a host over ssh seconds
+/// later): without this the dashboard would keep peeking at a local session that is done
+/// while a remote one waits, and `y` would answer nothing.
+fn select_after_list(app: &mut App, effects: &mut Vec<Effect>) {
+    // The one that has waited longest for a person: the list shows needs-input sessions
+    // first, the oldest first.
+    let first = app.selectable().into_iter().next();
     if app.selected.is_none() {
-        let first = app.selectable().into_iter().next();
+        select(app, first, effects);
+        return;
+    }
+    let waits = |app: &App, id: Option<&String>| {
+        id.and_then(|id| app.sessions.get(id))
+            .is_some_and(|session| session.state == AgentState::NeedsInput)
+    };
+    if !app.chosen
+        && matches!(app.mode, Mode::List)
+        && !waits(app, app.selected.as_ref())
+        && waits(app, first.as_ref())
+    {
         select(app, first, effects);
     }
 }

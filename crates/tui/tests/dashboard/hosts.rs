@@ -79,6 +79,63 @@ fn the_hosts_lists_are_one_list_each_replaced_on_its_own() {
 }
 
 #[test]
+fn a_host_list_arriving_after_this_machines_moves_the_selection_to_its_waiting_session() {
+    // This machine answers first: nothing waits there, so its first row is selected; the
+    // host reached over ssh answers later with a session that waits for the person.
+    let (after, effects) = feed(
+        with_hosts(120, 30),
+        [
+            Event::List(vec![session("near", AgentState::Done, 30)]),
+            Event::HostList {
+                host: "build-box".to_owned(),
+                sessions: remote_list(),
+            },
+        ],
+    );
+    assert_eq!(after.selected.as_deref(), Some("build-box:0190-far"));
+    assert!(
+        effects.contains(&Effect::Unsubscribe {
+            session: "0190-near".to_owned()
+        }),
+        "{effects:?}"
+    );
+    let (_, effects) = feed(after, [Event::Key(Key::Char('y'))]);
+    assert_eq!(
+        effects,
+        vec![Effect::Approve {
+            session: "build-box:0190-far".to_owned(),
+            request: "req-far".to_owned(),
+            decision: panewise_api::Decision::AllowOnce,
+        }]
+    );
+    // Once the person has pressed a key, a later list leaves their selection alone.
+    let (chosen, _) = feed(
+        with_hosts(120, 30),
+        [
+            Event::List(vec![session("near", AgentState::Done, 30)]),
+            Event::Key(Key::Char('j')),
+            Event::HostList {
+                host: "build-box".to_owned(),
+                sessions: remote_list(),
+            },
+        ],
+    );
+    assert_eq!(chosen.selected.as_deref(), Some("0190-near"));
+    // A selected session that itself waits keeps the selection.
+    let (kept, _) = feed(
+        with_hosts(120, 30),
+        [
+            Event::List(local_list()),
+            Event::HostList {
+                host: "build-box".to_owned(),
+                sessions: remote_list(),
+            },
+        ],
+    );
+    assert_eq!(kept.selected.as_deref(), Some("0190-here"));
+}
+
+#[test]
 fn an_action_on_a_remote_session_names_it_by_its_host_key() {
     let (after, _) = feed(
         with_hosts(120, 30),
