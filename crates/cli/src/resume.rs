@@ -82,7 +82,11 @@ fn read(log: &Path) -> anyhow::Result<Read> {
         .with_context(|| format!("{} has no header", log.display()))?;
     Ok(Read {
         header,
-        transcript: parsed.transcript.into_iter().map(|line| line.entry).collect(),
+        transcript: parsed
+            .transcript
+            .into_iter()
+            .map(|line| line.entry)
+            .collect(),
     })
 }
 
@@ -194,15 +198,15 @@ impl OwnResumed {
             )?),
             (None, None) => None,
         };
-        let setup = match own_loop::route_for(cwd.as_deref(), Some(self.provider.as_str()), approval)?
-        {
-            Route::Own(setup) => setup,
-            Route::Supervised { .. } => anyhow::bail!(
-                "{}: {} is not a provider of panewise's own loop",
-                self.from.log.display(),
-                self.provider.as_str()
-            ),
-        };
+        let setup =
+            match own_loop::route_for(cwd.as_deref(), Some(self.provider.as_str()), approval)? {
+                Route::Own(setup) => setup,
+                Route::Supervised { .. } => anyhow::bail!(
+                    "{}: {} is not a provider of panewise's own loop",
+                    self.from.log.display(),
+                    self.provider.as_str()
+                ),
+            };
         let request = LaunchRequest {
             model: given.model.or(self.model),
             cwd,

@@ -191,7 +191,10 @@ pub fn run_resumed(args: Args, resumed: OwnResumed) -> anyhow::Result<ExitCode> 
     let scenario = resumed.mock_scenario()?;
     let notice = resumed.notice();
     let (setup, request) = resumed.request(given, args.provider.as_deref())?;
-    eprintln!("panewise run: {}", crate::terminal_text::escape_controls(&notice, ""));
+    eprintln!(
+        "panewise run: {}",
+        crate::terminal_text::escape_controls(&notice, "")
+    );
     run_request(args, *setup, request, scenario)
 }
 
@@ -238,8 +241,8 @@ fn run_request(
                     scenario,
                     ..MockConfig::default()
                 })
-                    .await
-                    .context("cannot start the in-process mock server")?,
+                .await
+                .context("cannot start the in-process mock server")?,
             );
         }
         let outcome = async {
