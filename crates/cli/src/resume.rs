@@ -51,6 +51,8 @@ pub struct OwnResumed {
 struct Read {
     header: LogHeader,
     transcript: Vec<TranscriptEntry>,
+    /// The schema version of its first line.
+    version: Option<u64>,
 }
 
 /// The provider of a header that names one of the own loop's, or `None` (a supervised
@@ -68,13 +70,6 @@ fn read(log: &Path) -> anyhow::Result<Read> {
         .find(|line| !line.trim_ascii().is_empty())
         .and_then(|line| serde_json::from_slice::<serde_json::Value>(line).ok())
         .and_then(|line| line.get("v").and_then(serde_json::Value::as_u64));
-    if let Some(version) = version.filter(|version| *version < 3) {
-        anyhow::bail!(
-            "{} was written with session log schema v{version}, which keeps no transcript of \
-             the conversation: it cannot be resumed",
-            log.display()
-        );
-    }
     let parsed = panewise_pane_state::parse_log_bytes(&bytes)
         .with_context(|| format!("{} is not a session log", log.display()))?;
     let header = parsed
@@ -87,7 +82,22 @@ fn read(log: &Path) -> anyhow::Result<Read> {
             .into_iter()
             .map(|line| line.entry)
             .collect(),
+        version,
     })
+}
+
+impl Read {
+    /// The log holds a transcript to rebuild the conversation from.
+    fn check_transcript(&self, log: &Path) -> anyhow::Result<()> {
+        match self.version.filter(|version| *version < 3) {
+            Some(version) => anyhow::bail!(
+                "{} was written with session log schema v{version}, which keeps no transcript \
+                 of the conversation: it cannot be resumed",
+                log.display()
+            ),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Reads the session `given` names (an id or a log's path) when it is one of the own loop's;
@@ -99,6 +109,7 @@ pub fn own_session(given: &Path) -> anyhow::Result<Option<OwnResumed>> {
     let Some(provider) = own_provider(&first.header) else {
         return Ok(None);
     };
+    first.check_transcript(&log)?;
     // The chain of sessions this one continues, newest first.
     let mut seen: HashSet<PathBuf> = HashSet::from([log.clone()]);
     let mut segments = vec![first.transcript];
@@ -130,6 +141,7 @@ pub fn own_session(given: &Path) -> anyhow::Result<Option<OwnResumed>> {
             log.display(),
             older.display()
         );
+        read.check_transcript(&older)?;
         segments.push(read.transcript);
         previous = read.header.resumed_from;
     }
