@@ -19,9 +19,12 @@ use serde_json::Value;
 
 use crate::{ledger, run, Setup};
 
+/// A message's role, content, calls (id, name, arguments) and the call a result answers.
+type Shape = (Role, String, Vec<(String, String, Value)>, Option<String>);
+
 /// The fields the loop's history holds (not the time a message was born, which a resumed
 /// session stamps with its own clock).
-fn shape(message: &Message) -> (Role, String, Vec<(String, String, Value)>, Option<String>) {
+fn shape(message: &Message) -> Shape {
     let calls = message
         .tool_calls
         .iter()
