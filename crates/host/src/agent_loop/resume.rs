@@ -17,8 +17,8 @@
 //!   call without a result: a call the model was still streaming when the turn stopped (none
 //!   of its answer's calls reached a decision) is dropped, as the loop itself drops it; every
 //!   other open call gets an error result saying it was interrupted ([`INTERRUPTED_RESULT`]
-//!   for an interrupt or a failure, as the loop writes it, or [`ended_result`] when the log
-//!   stops), so no request ever carries a dangling tool call.
+//!   for an interrupt or a failure, as the loop writes it; when the log stops, a result saying
+//!   how far the call had got), so no request ever carries a dangling tool call.
 //!
 //! Window edits are not replayed: the rebuilt history is the whole conversation, and the
 //! resumed session's window stage compacts it as it would any conversation.
