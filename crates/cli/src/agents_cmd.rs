@@ -290,6 +290,13 @@ pub struct NewArgs {
     /// names: `sleeping-tool`, `rate-limit`…).
     #[arg(long, value_name = "SCENARIO")]
     mock_scenario: Option<String>,
+    /// Continue a recorded session instead (as `panewise resume SESSION PROMPT`): its
+    /// provider, model, working directory and settings are the recorded ones.
+    #[arg(long, value_name = "SESSION", conflicts_with_all = [
+        "provider", "model", "name", "cwd", "worktree", "approval", "window", "mock_scenario",
+        "remote",
+    ])]
+    resume: Option<String>,
     /// The first prompt.
     prompt: String,
     /// Start it on HOST's daemon, over ssh (once; the id is then printed HOST:ID). --cwd is
@@ -304,6 +311,12 @@ fn parse_remote_host(text: &str) -> Result<String, String> {
 
 /// Starts a session; prints its id alone on the last line.
 pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
+    if let Some(id) = args.resume {
+        return resume(ResumeArgs {
+            id,
+            prompt: Some(args.prompt),
+        });
+    }
     let host = args.remote.clone().map_or(Host::Local, Host::Remote);
     let cwd = match args.cwd {
         // A directory of the remote host: it is the daemon there that reads it.

@@ -233,14 +233,44 @@ impl DaemonLauncher {
             "mock_scenario: only a session of the `mock` provider has one, not {}",
             setup.provider.as_str()
         );
-        let plan = OwnPlan::prepare(request, &setup)?;
+        self.launch_own(&setup, request, scenario, worktree).await
+    }
+
+    /// `session/resume` of a session of the own loop: as it ran (its recorded settings and
+    /// mock scenario), its conversation rebuilt, in a new log naming the one it continues.
+    async fn resume_own(
+        &self,
+        resumed: crate::resume::OwnResumed,
+        prompt: Option<String>,
+    ) -> anyhow::Result<Launched> {
+        let scenario = resumed.mock_scenario()?;
+        let given = LaunchRequest {
+            prompts: prompt.into_iter().collect(),
+            ..LaunchRequest::default()
+        };
+        let (setup, request) = resumed.request(given, None)?;
+        self.launch_own(&setup, request, scenario, None).await
+    }
+
+    /// Starts an own-loop session: against the daemon's mock server of `scenario` when it is
+    /// a mock session without a server of its own in `panewise.toml`.
+    async fn launch_own(
+        &self,
+        setup: &own_loop::Setup,
+        request: LaunchRequest,
+        scenario: Option<Scenario>,
+        worktree: Option<PathBuf>,
+    ) -> anyhow::Result<Launched> {
+        let mut plan = OwnPlan::prepare(request, setup)?;
         anyhow::ensure!(
             scenario.is_none() || plan.needs_mock_server(),
             "mock_scenario: panewise.toml names the mock's base_url, so the scenario is that \
              server's (`panewise mock-server --scenario`)"
         );
         let mock_url = if plan.needs_mock_server() {
-            Some(self.mock_url(scenario.unwrap_or_default()).await?)
+            let scenario = scenario.unwrap_or_default();
+            plan.mock_scenario = Some(scenario.name().to_owned());
+            Some(self.mock_url(scenario).await?)
         } else {
             None
         };
@@ -281,8 +311,12 @@ impl Launcher for DaemonLauncher {
 
     async fn resume(&self, log: &Path, prompt: Option<String>) -> Result<Launched, String> {
         let resume = async {
-            // As `run --resume`: the provider, model and working directory are the recorded
-            // ones; only a supervised agent's session (its own resume id) can be continued.
+            // As `run --resume`: a session of the own loop from its transcript, with its
+            // recorded settings; a supervised agent's by its own resume id, with the recorded
+            // provider, model and working directory.
+            if let Some(resumed) = crate::resume::own_session(log)? {
+                return self.resume_own(resumed, prompt).await;
+            }
             let plan = SupervisedPlan::prepare(SupervisedRequest {
                 resume: Some(log.to_owned()),
                 prompts: prompt.into_iter().collect(),

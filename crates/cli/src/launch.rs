@@ -50,6 +50,8 @@ pub struct LaunchRequest {
     pub prompts: Vec<String>,
     /// The deadline flags.
     pub deadlines: DeadlineArgs,
+    /// A recorded session of the own loop to continue (`crate::resume`).
+    pub resume: Option<crate::resume::ResumeFrom>,
 }
 
 /// The own loop's session, resolved but not started.
@@ -68,6 +70,10 @@ pub struct OwnPlan {
     prompts: Vec<String>,
     /// The mock runs in a directory panewise made for it.
     pub own_dir: bool,
+    /// The scenario of panewise's own mock server, for the header (so a resume runs the same).
+    pub mock_scenario: Option<String>,
+    /// The recorded session this one continues.
+    resume: Option<crate::resume::ResumeFrom>,
 }
 
 impl OwnPlan {
@@ -135,6 +141,8 @@ impl OwnPlan {
             deadlines,
             prompts: request.prompts,
             own_dir,
+            mock_scenario: None,
+            resume: request.resume,
         })
     }
 
@@ -164,8 +172,20 @@ impl OwnPlan {
             }
         };
         let config = self.config;
+        // What a resume needs to run the session as it ran.
+        let own_loop = panewise_pane_state::log::OwnLoopHeader {
+            approval: Some(self.approval.name().to_owned()),
+            window: serde_json::to_value(&config.strategy).ok(),
+            max_iterations: Some(config.max_iterations),
+            mock_scenario: self.mock_scenario,
+        };
         let header = panewise_pane_state::log::LogHeader {
             provider: Some(config.provider.clone()),
+            own_loop: Some(own_loop),
+            resumed_from: self
+                .resume
+                .as_ref()
+                .map(|resume| resume.log.display().to_string()),
             ..log_header(
                 &config.provider,
                 Some(config.model.clone()),
@@ -181,7 +201,10 @@ impl OwnPlan {
             deadlines: self.deadlines,
             ..SessionSpec::new(header, config.log.clone(), config.cwd.clone())
         };
-        let backend = ModelAgent::new(config, client)?;
+        let mut backend = ModelAgent::new(config, client)?;
+        if let Some(resume) = &self.resume {
+            backend.resume_from(&resume.rebuilt)?;
+        }
         Ok(Session::new(spec, Backend::Model(Box::new(backend)))?)
     }
 }

@@ -12,6 +12,7 @@ mod mock_server_cmd;
 mod otel;
 mod remote;
 mod replay;
+mod resume;
 mod run;
 mod sessions_cmd;
 mod terminal_text;

@@ -51,7 +51,8 @@ pub use context::{ContextReading, ReadingSource, WindowSource};
 pub use error::{CheckpointMismatch, LogError};
 pub use log::{
     parse_log, parse_log_bytes, Actor, LogEntry, LogHeader, LogLine, LogNote, LogReader,
-    RecordedCheckpoint, Recorder, SessionLog, ToolCallStatus, TranscriptEntry, TranscriptLine,
+    OwnLoopHeader, RecordedCheckpoint, Recorder, SessionLog, ToolCallStatus, TranscriptEntry,
+    TranscriptLine,
 };
 pub use msg::{Msg, MsgKind};
 pub use reducer::{step, step_into, update, update_into, WATCHDOG_TICK_MS};

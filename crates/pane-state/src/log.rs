@@ -83,6 +83,29 @@ pub struct LogHeader {
     /// from `agent_id`'s name of the stream (`codex-app-server`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
+    /// How panewise's own agent loop was configured, for a session of it: what a resume
+    /// continues with. Absent for a supervised CLI and in logs written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_loop: Option<OwnLoopHeader>,
+}
+
+/// The settings of a session of panewise's own agent loop that its header keeps, so that the
+/// session can be resumed as it ran (the provider, model and working directory are the
+/// header's own fields).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OwnLoopHeader {
+    /// The approval mode's name (`read-only`, `ask`, `auto`, `full-access`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
+    /// The window strategy, as its JSON configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Value>,
+    /// The most model calls one turn may make.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<u32>,
+    /// The mock server's scenario, when the session ran against panewise's in-process mock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mock_scenario: Option<String>,
 }
 
 /// A fact about the session learned while it runs that is not a reducer input: a note line

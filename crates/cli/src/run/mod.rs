@@ -45,7 +45,10 @@ killed, and the log is closed. Without a PROMPT, each
 line of stdin is a prompt (on a terminal, an interactive session; a prompt typed while a turn
 runs waits and is sent when it ends); Ctrl-D, or Ctrl-C between turns, ends the session.
 --resume SESSION continues a recorded session (its id from `panewise sessions`, or its log's
-path) by the CLI's own resume id: the provider, model and --cwd default to the recorded ones.
+path) in a new log: a supervised agent's by the CLI's own resume id, the provider, model and
+--cwd defaulting to the recorded ones; a session of panewise's own loop from its transcript, the
+conversation so far sent with the next prompt, with the recorded provider, model, --cwd,
+--approval, --window and --max-iterations unless given.
 --json writes one JSON object per line, each with \"v\": 1 (schema in docs/JSON.md).
 
 panewise's own loop (--provider mock|anthropic|openai|gemini; mock, offline and in-process, is
@@ -203,6 +206,15 @@ pub(crate) fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if let Some(cwd) = &args.cwd {
         refuse_non_directory(cwd)?;
+    }
+    if let Some(given) = args.resume.clone() {
+        // A session of panewise's own loop resumes from its transcript; any other by the
+        // agent's own resume id, below.
+        let own = crate::resume::own_session(&given)
+            .with_context(|| format!("--resume {}", given.display()))?;
+        if let Some(resumed) = own {
+            return own_loop::run_resumed(args, resumed);
+        }
     }
     if args.resume.is_none() {
         match own_loop::route(&args)? {
@@ -457,8 +469,8 @@ pub(crate) fn supervised_provider(name: &str) -> anyhow::Result<Provider> {
         | ProviderName::Anthropic
         | ProviderName::Openai
         | ProviderName::Gemini) => anyhow::bail!(
-            "--provider {}: --resume continues a supervised agent's session (claude-code, \
-             codex, gemini-cli, acp), not one of panewise's own loop",
+            "--provider {}: the session to resume is a supervised agent's (claude-code, \
+             codex, gemini-cli, acp); it continues with that agent, not panewise's own loop",
             own.as_str()
         ),
     })

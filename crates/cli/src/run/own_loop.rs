@@ -19,12 +19,13 @@ use panewise_host::approval::ApprovalMode;
 use panewise_host::backend::model::ModelOutcome;
 use panewise_host::backend::BackendOutcome;
 use panewise_host::config::{Config, ProviderName};
-use panewise_mock_server::{MockConfig, MockServer, RunningServer};
+use panewise_mock_server::{MockConfig, MockServer, RunningServer, Scenario};
 use panewise_providers::transport::{ApiConfig, HttpModelClient};
 use panewise_providers::{ApiKey, ApiKind};
 
 use super::Args;
 use crate::launch::{LaunchRequest, OwnPlan};
+use crate::resume::OwnResumed;
 
 /// The window strategy when neither `--window` nor `[window]` names one: drop the oldest
 /// turns once the last call's prompt passed 150,000 tokens, keeping the last six.
@@ -155,9 +156,8 @@ pub(crate) fn mock_work_dir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Runs the own loop.
-pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
-    let mock = setup.provider == ProviderName::Mock;
+/// The launch request `run`'s flags make.
+fn flags_request(args: &Args) -> anyhow::Result<LaunchRequest> {
     let window = match &args.window {
         Some(path) => Some(
             crate::window_cmd::read_config(path)
@@ -165,7 +165,7 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let request = LaunchRequest {
+    Ok(LaunchRequest {
         model: args.model.clone(),
         cwd: args.cwd.clone(),
         approval: args.approval,
@@ -174,8 +174,42 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
         log: args.log.clone(),
         prompts: args.prompts.clone(),
         deadlines: args.deadlines.clone(),
-    };
-    let plan = OwnPlan::prepare(request, &setup)?;
+        resume: None,
+    })
+}
+
+/// Runs the own loop.
+pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
+    let request = flags_request(&args)?;
+    run_request(args, setup, request, None)
+}
+
+/// `run --resume` of a session of the own loop: its recorded settings under the flags given,
+/// its conversation rebuilt, in a new log that names the one it continues.
+pub fn run_resumed(args: Args, resumed: OwnResumed) -> anyhow::Result<ExitCode> {
+    let given = flags_request(&args)?;
+    let scenario = resumed.mock_scenario()?;
+    let notice = resumed.notice();
+    let (setup, request) = resumed.request(given, args.provider.as_deref())?;
+    eprintln!(
+        "panewise run: {}",
+        crate::terminal_text::escape_controls(&notice, "")
+    );
+    run_request(args, *setup, request, scenario)
+}
+
+fn run_request(
+    args: Args,
+    setup: Setup,
+    request: LaunchRequest,
+    scenario: Option<Scenario>,
+) -> anyhow::Result<ExitCode> {
+    let mock = setup.provider == ProviderName::Mock;
+    let scenario = scenario.unwrap_or_default();
+    let mut plan = OwnPlan::prepare(request, &setup)?;
+    if plan.needs_mock_server() {
+        plan.mock_scenario = Some(scenario.name().to_owned());
+    }
     let log = plan.config.log.clone();
     let own_dir = plan.own_dir;
     let interactive = args.prompts.is_empty();
@@ -203,9 +237,12 @@ pub fn run(args: Args, setup: Setup) -> anyhow::Result<ExitCode> {
         let mut server: Option<RunningServer> = None;
         if plan.needs_mock_server() {
             server = Some(
-                MockServer::start(MockConfig::default())
-                    .await
-                    .context("cannot start the in-process mock server")?,
+                MockServer::start(MockConfig {
+                    scenario,
+                    ..MockConfig::default()
+                })
+                .await
+                .context("cannot start the in-process mock server")?,
             );
         }
         let outcome = async {

@@ -323,14 +323,25 @@ async fn every_method_answers_against_a_real_daemon() {
     );
     let _: Ack = client.call(Method::Stop, remove()).await.unwrap();
     until_state(&client, &session.id, |s| s.state == AgentState::Stopped).await;
+    // A stopped session of the own loop resumes from its transcript, in a new session and
+    // log; a log written before transcripts were kept cannot be.
     let resume = ResumeParams {
         session: "renamed".into(),
         prompt: None,
     };
-    assert_eq!(
-        code_of(client.call::<_, CreateResult>(Method::Resume, resume).await),
-        ErrorCode::CannotResume
-    );
+    let resumed: CreateResult = client.call(Method::Resume, resume).await.unwrap();
+    assert_ne!(resumed.session.id, session.id);
+    assert_ne!(resumed.session.log, session.log);
+    let old = daemon.dir.path().join("old.jsonl");
+    std::fs::write(&old, "{\"v\":2,\"header\":{\"agent_id\":\"mock\"}}\n").unwrap();
+    let resume = ResumeParams {
+        session: old.display().to_string(),
+        prompt: None,
+    };
+    let refused = client.call::<_, CreateResult>(Method::Resume, resume).await;
+    let message = format!("{refused:?}");
+    assert_eq!(code_of(refused), ErrorCode::CannotResume);
+    assert!(message.contains("schema v2"), "{message}");
     let removed: RemoveResult = client.call(Method::Remove, remove()).await.unwrap();
     assert_eq!(removed.id, session.id);
     assert!(Path::new(&session.log).exists());

@@ -5,6 +5,7 @@ mod api_doc;
 mod daemon;
 mod daemon_notify;
 mod daemon_peer;
+mod daemon_resume;
 mod daemon_ssh;
 mod decode;
 mod journal;

@@ -333,3 +333,115 @@ fn a_prompt_line_that_is_not_utf8_is_taken_and_the_session_goes_on() {
         .collect();
     assert_eq!(prompts, ["say h\u{fffd}llo", "say hello again"], "{text}");
 }
+
+/// `run --resume` of an own-loop session: the second session's first request to the model
+/// carries the first session's prompt, answer, and tool call with its result, then the new
+/// prompt; its log names the one it continues and keeps the recorded settings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_resume_sends_the_earlier_conversation_with_the_new_prompt() {
+    let server = crate::start(panewise_mock_server::Scenario::ToolThenAnswer).await;
+    let machine = Machine::new();
+    std::fs::write(
+        machine.path("project/panewise.toml"),
+        format!("[providers.mock]\nbase_url = \"{}\"\n", server.base_url()),
+    )
+    .unwrap();
+    let first = machine.path("first.jsonl");
+    let second = machine.path("second.jsonl");
+    let window = machine.path("window.json");
+    std::fs::write(
+        &window,
+        r#"{"strategy":"sliding-window","keepRecentTurns":4}"#,
+    )
+    .unwrap();
+    let (first_arg, second_arg, window_arg) = (
+        first.to_str().unwrap().to_owned(),
+        second.to_str().unwrap().to_owned(),
+        window.to_str().unwrap().to_owned(),
+    );
+    // The server runs on this test's runtime: the binary is waited for off it.
+    let mut command = machine.command(&[
+        "run",
+        "--approval",
+        "auto",
+        "--window",
+        &window_arg,
+        "--log",
+        &first_arg,
+        "say hello",
+    ]);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let before = server.log().len();
+    let mut command = machine.command(&[
+        "run",
+        "--resume",
+        &first_arg,
+        "--log",
+        &second_arg,
+        "and now in French",
+    ]);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("resuming"), "{err}");
+    let requests: Vec<_> = server
+        .log()
+        .into_iter()
+        .skip(before)
+        .filter(|request| request.method == "POST")
+        .collect();
+    server.shutdown().await;
+    let Some(request) = requests.first() else {
+        panic!("the resumed session sent no request")
+    };
+    let messages = request.body["messages"].as_array().unwrap();
+    let text = serde_json::to_string(messages).unwrap();
+    let first_prompt = text.find("say hello").expect("the first prompt");
+    let call = text.find("\"tool_use\"").expect("the tool call");
+    assert!(text.contains("echo hello"), "{text}");
+    // `auto` does not run `shell` without asking, and nobody can be asked: the call's result
+    // is the refusal, an error.
+    let result = text.find("\"tool_result\"").expect("the tool's result");
+    assert!(text.contains("\"is_error\":true"), "{text}");
+    let answer = text.find("The command printed").expect("the first answer");
+    let new_prompt = text.find("and now in French").expect("the new prompt");
+    assert!(
+        first_prompt < call && call < result && result < answer && answer < new_prompt,
+        "{text}"
+    );
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user", "{text}");
+
+    let header = panewise_pane_state::parse_log_bytes(&std::fs::read(&second).unwrap())
+        .unwrap()
+        .header
+        .unwrap();
+    let canonical = std::fs::canonicalize(&first).unwrap();
+    assert_eq!(header.resumed_from.as_deref(), canonical.to_str());
+    assert_eq!(header.provider.as_deref(), Some("mock"));
+    let settings = header.own_loop.unwrap();
+    assert_eq!(settings.approval.as_deref(), Some("auto"));
+    assert_eq!(
+        settings.window.unwrap()["strategy"],
+        serde_json::json!("sliding-window")
+    );
+    crate::assert_replays(&second);
+}
+
+/// A log written before transcripts were kept cannot be resumed, and says why.
+#[test]
+fn run_resume_of_a_log_without_a_transcript_is_refused() {
+    let machine = Machine::new();
+    let old = machine.path("old.jsonl");
+    std::fs::write(&old, "{\"v\":2,\"header\":{\"agent_id\":\"mock\"}}\n").unwrap();
+    let output = machine.run(&["run", "--resume", old.to_str().unwrap(), "go on"]);
+    let err = stderr(&output);
+    assert!(!output.status.success(), "{err}");
+    assert!(err.contains("schema v2"), "{err}");
+    assert!(err.contains("cannot be resumed"), "{err}");
+}

@@ -40,6 +40,7 @@ use panewise_window::{Measured, Message, StrategyConfig, Usage, VisitContext, Wi
 use super::Produced;
 use crate::agent_loop::history::LoopHistory;
 use crate::agent_loop::ledger::{self, WindowLedger};
+use crate::agent_loop::resume::Rebuilt;
 use crate::approval::{decide, ApprovalMode, Decision, ToolRequest};
 use crate::clock::SessionClock;
 use crate::error::SessionError;
@@ -324,6 +325,20 @@ impl ModelAgent {
         })
     }
 
+    /// Continues a recorded session: its rebuilt conversation becomes the start of this one's
+    /// (each message appended as the loop appends its own, and filed in the window ledger),
+    /// so the next prompt is sent with it. Call before the first prompt.
+    pub fn resume_from(&mut self, rebuilt: &Rebuilt) -> Result<(), SessionError> {
+        self.errored.extend(rebuilt.errored.iter().cloned());
+        for message in &rebuilt.messages {
+            for call in &message.tool_calls {
+                self.call_ids.insert(call.id.clone());
+            }
+            self.append(message.clone())?;
+        }
+        Ok(())
+    }
+
     /// The provider whose event vocabulary the loop's API speaks.
     pub fn provider(&self) -> Provider {
         self.provider
@@ -589,7 +604,7 @@ impl ModelAgent {
                 self.append(message)?;
             }
         }
-        let reason = "interrupted by the person before it finished".to_owned();
+        let reason = crate::agent_loop::resume::INTERRUPTED_RESULT.to_owned();
         if let Some(running) = self.running.take() {
             self.add_result(&running.id, &running.name, reason.clone(), true)?;
         }

@@ -94,6 +94,7 @@ pub fn log_header(
         panewise_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         resumed_from: None,
         provider: None,
+        own_loop: None,
     }
 }
 

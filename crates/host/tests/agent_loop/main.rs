@@ -7,6 +7,7 @@ mod approval;
 
 mod pairing;
 mod rendered;
+mod resume;
 mod round_trip;
 mod strategies;
 
