@@ -1,6 +1,7 @@
-//! The shell against a real OTLP/HTTP receiver on 127.0.0.1: the spans arrive nested under the
-//! session's span with their attributes, the headers go out as headers only, and a down
-//! endpoint neither fails nor holds up the shutdown.
+//! The shell against a real OTLP receiver on 127.0.0.1, over HTTP and over gRPC: the spans
+//! arrive nested under the session's span with their attributes, the metrics arrive, the
+//! headers go out as headers (gRPC metadata) only, and a down endpoint neither fails nor holds
+//! up the shutdown.
 
 use std::time::{Duration, Instant};
 
@@ -10,17 +11,27 @@ use panewise_pane_state::Msg;
 use panewise_protocol::SessionStats;
 use panewise_providers::{ProviderEvent, ToolStatus};
 use panewise_telemetry::receiver::Receiver;
-use panewise_telemetry::{SessionInfo, Settings, Telemetry};
+use panewise_telemetry::{Protocol, SessionInfo, Settings, Telemetry};
 
 fn settings(endpoint: String) -> Settings {
     Settings {
         traces_endpoint: Some(format!("{endpoint}/v1/traces")),
         metrics_endpoint: Some(format!("{endpoint}/v1/metrics")),
-        protocol: panewise_telemetry::Protocol::HttpProtobuf,
+        protocol: Protocol::HttpProtobuf,
         headers: [("x-api-key".to_owned(), "sk-secret-value".to_owned())].into(),
         service_name: "panewise-test".to_owned(),
         resource: Default::default(),
         content: false,
+    }
+}
+
+/// Over gRPC both signals go to the base URL (the services are named in the request).
+fn grpc_settings(endpoint: String) -> Settings {
+    Settings {
+        traces_endpoint: Some(endpoint.clone()),
+        metrics_endpoint: Some(endpoint),
+        protocol: Protocol::Grpc,
+        ..settings(String::new())
     }
 }
 
@@ -85,6 +96,35 @@ fn session(telemetry: &Telemetry) {
 async fn a_session_arrives_as_nested_spans_with_its_metrics() {
     let receiver = Receiver::start().await.expect("a receiver");
     let telemetry = Telemetry::start(&settings(receiver.endpoint())).expect("telemetry");
+    arrives(telemetry, &receiver).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_grpc_a_session_arrives_as_nested_spans_with_its_metrics() {
+    let receiver = Receiver::start().await.expect("a receiver");
+    let telemetry = Telemetry::start(&grpc_settings(receiver.grpc_endpoint())).expect("telemetry");
+    arrives(telemetry, &receiver).await;
+    // It came over gRPC: tonic's client names itself, reqwest's would not.
+    assert!(receiver.saw_text("content-type: application/grpc"));
+}
+
+/// Over gRPC from a thread with no tokio runtime (a foreground CLI command's): the exporter
+/// brings its own.
+#[test]
+fn over_grpc_export_needs_no_runtime_of_the_callers() {
+    let runtime = tokio::runtime::Runtime::new().expect("the receiver's runtime");
+    let receiver = runtime.block_on(Receiver::start()).expect("a receiver");
+    let telemetry = Telemetry::start(&grpc_settings(receiver.grpc_endpoint())).expect("telemetry");
+    session(&telemetry);
+    assert!(telemetry.shutdown(Duration::from_secs(10)));
+    drop(telemetry);
+    let arrived = runtime.block_on(receiver.wait_until(Duration::from_secs(10), |r| {
+        r.spans().len() >= 4 && !r.metric_names().is_empty()
+    }));
+    assert!(arrived, "{:#?}", receiver.spans());
+}
+
+async fn arrives(telemetry: Telemetry, receiver: &Receiver) {
     session(&telemetry);
     let flushed = tokio::task::spawn_blocking(move || telemetry.shutdown(Duration::from_secs(10)))
         .await
@@ -144,11 +184,29 @@ async fn a_down_endpoint_costs_no_more_than_the_deadline() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
         format!("http://{}", listener.local_addr().expect("its address"))
     };
-    let telemetry = Telemetry::start(&settings(endpoint)).expect("telemetry");
-    session(&telemetry);
-    let started = Instant::now();
-    let _flushed = tokio::task::spawn_blocking(move || telemetry.shutdown(Duration::from_secs(5)))
-        .await
-        .expect("the shutdown thread");
-    assert!(started.elapsed() < Duration::from_secs(6));
+    for settings in [settings(endpoint.clone()), grpc_settings(endpoint.clone())] {
+        let protocol = settings.protocol;
+        let telemetry = Telemetry::start(&settings).expect("telemetry");
+        session(&telemetry);
+        let started = Instant::now();
+        let _flushed =
+            tokio::task::spawn_blocking(move || telemetry.shutdown(Duration::from_secs(5)))
+                .await
+                .expect("the shutdown thread");
+        assert!(
+            started.elapsed() < Duration::from_secs(6),
+            "{protocol:?}: {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
+fn over_grpc_an_https_endpoint_is_a_clear_error() {
+    let started = Telemetry::start(&grpc_settings("https://collector.example:4317".to_owned()));
+    let error = started.err().map(|error| error.to_string());
+    assert!(
+        error.as_deref().is_some_and(|text| text.contains("tls")),
+        "{error:?}"
+    );
 }
