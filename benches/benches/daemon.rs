@@ -144,7 +144,11 @@ fn export_endpoint() -> Option<String> {
         "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
     ]
     .iter()
-    .find_map(|name| std::env::var(name).ok().filter(|value| !value.trim().is_empty()))
+    .find_map(|name| {
+        std::env::var(name)
+            .ok()
+            .filter(|value| !value.trim().is_empty())
+    })
 }
 
 fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path, export: bool) -> Option<Child> {
@@ -446,7 +450,13 @@ fn main() {
             print(sessions, rate, seconds, ", export off", off);
         }
         if let Some(on) = &on {
-            print(sessions, rate, seconds, &format!(", export on to {endpoint}"), on);
+            print(
+                sessions,
+                rate,
+                seconds,
+                &format!(", export on to {endpoint}"),
+                on,
+            );
         }
         if let (Some(off), Some(on)) = (&off, &on) {
             print_ratio(off, on);

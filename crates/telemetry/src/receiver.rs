@@ -46,10 +46,27 @@ pub struct ReceivedSpan {
     pub service_name: String,
 }
 
+/// One data point of a metric as received: a histogram's sum and count, or a counter's value
+/// (count 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceivedPoint {
+    /// The metric's name.
+    pub metric: String,
+    /// The point's attributes, each value as text.
+    pub attributes: BTreeMap<String, String>,
+    /// A histogram's sum, a counter's value.
+    pub sum: f64,
+    /// A histogram's count of measurements; 1 for a counter.
+    pub count: u64,
+}
+
 #[derive(Default)]
 struct Received {
     spans: Vec<ReceivedSpan>,
     metrics: Vec<String>,
+    /// Every metric data point of every request, in arrival order (cumulative temporality:
+    /// a later export repeats a point with its totals so far).
+    points: Vec<ReceivedPoint>,
     /// Every string value received anywhere (attribute values, resource values).
     strings: Vec<String>,
     /// The headers of every request, as `name: value`.
@@ -215,6 +232,21 @@ impl Receiver {
         self.lock().metrics.clone()
     }
 
+    /// The latest data point of `metric` with every attribute of `with`, if one arrived.
+    pub fn metric_point(&self, metric: &str, with: &[(&str, &str)]) -> Option<ReceivedPoint> {
+        self.lock()
+            .points
+            .iter()
+            .rev()
+            .find(|point| {
+                point.metric == metric
+                    && with.iter().all(|(key, value)| {
+                        point.attributes.get(*key).map(String::as_str) == Some(*value)
+                    })
+            })
+            .cloned()
+    }
+
     /// Whether `needle` occurs in any string value or header received.
     pub fn saw_text(&self, needle: &str) -> bool {
         let received = self.lock();
@@ -318,6 +350,36 @@ fn store_metrics(export: ExportMetricsServiceRequest, received: &mut Received) {
     for resource_metrics in export.resource_metrics {
         for scope in resource_metrics.scope_metrics {
             for metric in scope.metrics {
+                use opentelemetry_proto::tonic::metrics::v1::{metric::Data, number_data_point};
+                let number = |value: Option<number_data_point::Value>| match value {
+                    Some(number_data_point::Value::AsDouble(real)) => real,
+                    Some(number_data_point::Value::AsInt(count)) => count as f64,
+                    None => 0.0,
+                };
+                let points: Vec<ReceivedPoint> = match &metric.data {
+                    Some(Data::Histogram(histogram)) => histogram
+                        .data_points
+                        .iter()
+                        .map(|point| ReceivedPoint {
+                            metric: metric.name.clone(),
+                            attributes: attributes(&point.attributes),
+                            sum: point.sum.unwrap_or(0.0),
+                            count: point.count,
+                        })
+                        .collect(),
+                    Some(Data::Sum(sum)) => sum
+                        .data_points
+                        .iter()
+                        .map(|point| ReceivedPoint {
+                            metric: metric.name.clone(),
+                            attributes: attributes(&point.attributes),
+                            sum: number(point.value),
+                            count: 1,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                received.points.extend(points);
                 if !received.metrics.contains(&metric.name) {
                     received.metrics.push(metric.name);
                 }

@@ -171,6 +171,25 @@ async fn arrives(telemetry: Telemetry, receiver: &Receiver) {
     ] {
         assert!(metrics.iter().any(|m| m == name), "{metrics:?}");
     }
+    // The model call's token counts, by type, and the approval, by decision and answerer.
+    let tokens = |kind: &str| {
+        receiver.metric_point("gen_ai.client.token.usage", &[("gen_ai.token.type", kind)])
+    };
+    let input = tokens("input").expect("input token usage");
+    assert_eq!((input.sum, input.count), (12.0, 1), "{input:?}");
+    let output = tokens("output").expect("output token usage");
+    assert_eq!((output.sum, output.count), (5.0, 1), "{output:?}");
+    assert_eq!(input.attributes["gen_ai.request.model"], "mock-model");
+    let approvals = receiver
+        .metric_point(
+            "panewise.approvals",
+            &[("panewise.approval.decision", "approved")],
+        )
+        .expect("the approval counted");
+    assert_eq!(approvals.sum, 1.0, "{approvals:?}");
+    assert!(receiver
+        .metric_point("panewise.approval.wait.duration", &[])
+        .is_some_and(|wait| wait.count == 1));
     // The key went out as a header, and nowhere else; content stayed home.
     assert!(receiver.saw_text("sk-secret-value"));
     assert!(!receiver.saw_value("sk-secret-value"));
