@@ -96,14 +96,14 @@ fn session(telemetry: &Telemetry) {
 async fn a_session_arrives_as_nested_spans_with_its_metrics() {
     let receiver = Receiver::start().await.expect("a receiver");
     let telemetry = Telemetry::start(&settings(receiver.endpoint())).expect("telemetry");
-    arrives(telemetry, &receiver).await;
+    assert_eq!(arrives(telemetry, &receiver).await, Ok(()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_grpc_a_session_arrives_as_nested_spans_with_its_metrics() {
     let receiver = Receiver::start().await.expect("a receiver");
     let telemetry = Telemetry::start(&grpc_settings(receiver.grpc_endpoint())).expect("telemetry");
-    arrives(telemetry, &receiver).await;
+    assert_eq!(arrives(telemetry, &receiver).await, Ok(()));
     // It came over gRPC: tonic's client names itself, reqwest's would not.
     assert!(receiver.saw_text("content-type: application/grpc"));
 }
@@ -124,11 +124,12 @@ fn over_grpc_export_needs_no_runtime_of_the_callers() {
     assert!(arrived, "{:#?}", receiver.spans());
 }
 
-async fn arrives(telemetry: Telemetry, receiver: &Receiver) {
+/// Exports one session and checks what the receiver got; the first thing missing, if any.
+async fn arrives(telemetry: Telemetry, receiver: &Receiver) -> Result<(), String> {
     session(&telemetry);
     let flushed = tokio::task::spawn_blocking(move || telemetry.shutdown(Duration::from_secs(10)))
         .await
-        .expect("the shutdown thread");
+        .map_err(|error| format!("the shutdown thread: {error}"))?;
     assert!(flushed);
     let arrived = receiver
         .wait_until(Duration::from_secs(10), |r| {
@@ -140,7 +141,7 @@ async fn arrives(telemetry: Telemetry, receiver: &Receiver) {
     let root = spans
         .iter()
         .find(|span| span.name == "invoke_agent")
-        .expect("the session span");
+        .ok_or("no session span")?;
     assert_eq!(root.parent_span_id, "");
     assert_eq!(root.service_name, "panewise-test");
     assert_eq!(root.attributes["gen_ai.conversation.id"], "sess-42");
@@ -157,7 +158,7 @@ async fn arrives(telemetry: Telemetry, receiver: &Receiver) {
         assert_eq!(span.trace_id, root.trace_id, "{name}");
     }
     let chat = spans.iter().find(|span| span.name == "chat mock-model");
-    let chat = chat.expect("chat");
+    let chat = chat.ok_or("no chat span")?;
     assert_eq!(chat.attributes["gen_ai.usage.input_tokens"], "12");
     assert_eq!(chat.attributes["gen_ai.usage.output_tokens"], "5");
     assert_eq!(
@@ -175,9 +176,9 @@ async fn arrives(telemetry: Telemetry, receiver: &Receiver) {
     let tokens = |kind: &str| {
         receiver.metric_point("gen_ai.client.token.usage", &[("gen_ai.token.type", kind)])
     };
-    let input = tokens("input").expect("input token usage");
+    let input = tokens("input").ok_or("no input token usage")?;
     assert_eq!((input.sum, input.count), (12.0, 1), "{input:?}");
-    let output = tokens("output").expect("output token usage");
+    let output = tokens("output").ok_or("no output token usage")?;
     assert_eq!((output.sum, output.count), (5.0, 1), "{output:?}");
     assert_eq!(input.attributes["gen_ai.request.model"], "mock-model");
     let approvals = receiver
@@ -185,7 +186,7 @@ async fn arrives(telemetry: Telemetry, receiver: &Receiver) {
             "panewise.approvals",
             &[("panewise.approval.decision", "approved")],
         )
-        .expect("the approval counted");
+        .ok_or("no approval counted")?;
     assert_eq!(approvals.sum, 1.0, "{approvals:?}");
     assert!(receiver
         .metric_point("panewise.approval.wait.duration", &[])
@@ -194,6 +195,7 @@ async fn arrives(telemetry: Telemetry, receiver: &Receiver) {
     assert!(receiver.saw_text("sk-secret-value"));
     assert!(!receiver.saw_value("sk-secret-value"));
     assert!(!receiver.saw_value("echo hello") && !receiver.saw_value("a prompt"));
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
