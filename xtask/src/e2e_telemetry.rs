@@ -6,9 +6,10 @@
 //! (`/v1/projects/{project}/spans`).
 //!
 //! Phoenix takes traces only (it answers `/v1/metrics` with 405), as MLflow's tracing server
-//! does, and the packaged metric stores here (Debian's Prometheus 2.42, VictoriaMetrics
-//! 1.79) predate their OTLP receivers: the metrics are read back from the in-test OTLP
-//! receiver by `cargo test` (`crates/cli/tests/cli/telemetry.rs`), not here.
+//! does, and no OTLP-metrics backend installs from the registries used here (what was checked
+//! and why each fails: docs/TELEMETRY.md, "Tests"): the metrics are read back from the
+//! in-test OTLP receiver by `cargo test` (`crates/telemetry/tests/otlp.rs`,
+//! `crates/cli/tests/cli/telemetry.rs`), not here.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
