@@ -13,6 +13,13 @@
 //! first (or `PANEWISE_BIN=path`). Then
 //! `cargo bench -p panewise-benches --bench daemon [-- SESSIONS:RATE:SECONDS …]`
 //! (default: `50:100:10 200:10:10`).
+//!
+//! The cost of export: when this bench's environment names an OTLP endpoint (the standard
+//! `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+//! `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, with `OTEL_EXPORTER_OTLP_PROTOCOL` if need be), each
+//! size runs twice in one run: export off (every `OTEL_*` variable removed from the daemon's
+//! environment), then export on (the daemon inherits them), and a third row gives on / off.
+//! The bench does not start the receiver: point it at one already running.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -129,7 +136,22 @@ struct Figures {
     rss_mib: u64,
 }
 
-fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path) -> Option<Child> {
+/// The `OTEL_*` variables of this bench's environment that turn export on, if any do.
+fn export_endpoint() -> Option<String> {
+    [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    ]
+    .iter()
+    .find_map(|name| {
+        std::env::var(name)
+            .ok()
+            .filter(|value| !value.trim().is_empty())
+    })
+}
+
+fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path, export: bool) -> Option<Child> {
     for sub in ["run", "data", "home", "config/panewise", "work"] {
         std::fs::create_dir_all(dir.join(sub)).ok()?;
     }
@@ -140,7 +162,15 @@ fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path) -> Option<Child> {
     )
     .ok()?;
     let stderr = std::fs::File::create(dir.join("daemon.stderr")).ok()?;
-    Command::new(panewise)
+    let mut command = Command::new(panewise);
+    if !export {
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("OTEL_") {
+                command.env_remove(name);
+            }
+        }
+    }
+    command
         .arg("daemon")
         .current_dir(dir.join("work"))
         .env("XDG_RUNTIME_DIR", dir.join("run"))
@@ -279,18 +309,26 @@ async fn measure(
     })
 }
 
-fn run(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path, root: &Path) {
+fn run(
+    sessions: usize,
+    rate: u64,
+    seconds: u64,
+    export: bool,
+    panewise: &Path,
+    fake: &Path,
+    root: &Path,
+) -> Option<Figures> {
     let dir = root.join(format!("{sessions}x{rate}x{seconds}-{}", now_ns()));
-    let Some(mut daemon) = spawn_daemon(panewise, fake, &dir) else {
+    let Some(mut daemon) = spawn_daemon(panewise, fake, &dir, export) else {
         eprintln!("daemon bench: cannot start {}", panewise.display());
-        return;
+        return None;
     };
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     else {
         eprintln!("daemon bench: cannot start a runtime");
-        return;
+        return None;
     };
     let figures = runtime.block_on(measure(sessions, rate, seconds, &dir, daemon.id()));
     let until = Instant::now() + Duration::from_secs(15);
@@ -304,11 +342,24 @@ fn run(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path, r
             "daemon bench: the run failed; the daemon's stderr is in {}",
             dir.join("daemon.stderr").display()
         );
-        return;
+        return None;
     };
+    if export {
+        // An endpoint that refused is said once on the daemon's stderr: a run that exported
+        // nothing measured nothing of export.
+        let said = std::fs::read_to_string(dir.join("daemon.stderr")).unwrap_or_default();
+        if let Some(line) = said.lines().find(|line| line.contains("cannot export")) {
+            eprintln!("daemon bench: export failed during the run: {line}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(figures)
+}
+
+fn print(sessions: usize, rate: u64, seconds: u64, label: &str, figures: &Figures) {
     let sorted = &figures.latencies_us;
     println!(
-        "daemon {sessions:>3} sessions × {rate:>4} lines/s × {seconds} s: {} of {} lines measured{}, write → subscriber p50 {} µs, p99 {} µs, max {} µs, daemon CPU {:.1} % of one core, peak RSS {} MiB",
+        "daemon {sessions:>3} sessions × {rate:>4} lines/s × {seconds} s{label}: {} of {} lines measured{}, write → subscriber p50 {} µs, p99 {} µs, max {} µs, daemon CPU {:.1} % of one core, peak RSS {} MiB",
         sorted.len(),
         figures.expected,
         if figures.mismatched > 0 {
@@ -322,7 +373,27 @@ fn run(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path, r
         figures.cpu_pct,
         figures.rss_mib,
     );
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Export on over export off, each figure a ratio (1.00: no cost).
+fn print_ratio(off: &Figures, on: &Figures) {
+    let ratio = |on: f64, off: f64| {
+        if off > 0.0 {
+            format!("{:.2}", on / off)
+        } else {
+            "n/a".to_owned()
+        }
+    };
+    let at = |figures: &Figures, fraction| percentile(&figures.latencies_us, fraction) as f64;
+    let max = |figures: &Figures| figures.latencies_us.last().copied().unwrap_or(0) as f64;
+    println!(
+        "    export on / off: p50 ×{}, p99 ×{}, max ×{}, daemon CPU ×{}, peak RSS ×{}",
+        ratio(at(on, 0.50), at(off, 0.50)),
+        ratio(at(on, 0.99), at(off, 0.99)),
+        ratio(max(on), max(off)),
+        ratio(on.cpu_pct, off.cpu_pct),
+        ratio(on.rss_mib as f64, off.rss_mib as f64),
+    );
 }
 
 /// The `panewise` binary: `PANEWISE_BIN`, else the one beside this bench's profile directory.
@@ -347,6 +418,7 @@ fn main() {
         return;
     };
     let root = std::env::temp_dir().join(format!("pw-daemon-bench-{}", std::process::id()));
+    let exporting = export_endpoint();
     let specs: Vec<String> = std::env::args()
         .skip(1)
         .filter(|arg| arg.contains(':'))
@@ -362,8 +434,32 @@ fn main() {
             .split(':')
             .filter_map(|part| part.parse().ok())
             .collect();
-        if let [sessions, rate, seconds] = parts.as_slice() {
-            run(*sessions as usize, *rate, *seconds, &panewise, &fake, &root);
+        let [sessions, rate, seconds] = parts.as_slice() else {
+            continue;
+        };
+        let (sessions, rate, seconds) = (*sessions as usize, *rate, *seconds);
+        let off = run(sessions, rate, seconds, false, &panewise, &fake, &root);
+        let Some(endpoint) = &exporting else {
+            if let Some(off) = &off {
+                print(sessions, rate, seconds, "", off);
+            }
+            continue;
+        };
+        let on = run(sessions, rate, seconds, true, &panewise, &fake, &root);
+        if let Some(off) = &off {
+            print(sessions, rate, seconds, ", export off", off);
+        }
+        if let Some(on) = &on {
+            print(
+                sessions,
+                rate,
+                seconds,
+                &format!(", export on to {endpoint}"),
+                on,
+            );
+        }
+        if let (Some(off), Some(on)) = (&off, &on) {
+            print_ratio(off, on);
         }
     }
     let _ = std::fs::remove_dir_all(&root);

@@ -1,13 +1,15 @@
 //! The end-to-end cases of OpenTelemetry export, against a real trace backend: Arize Phoenix
 //! (`phoenix serve`, pinned in `e2e/phoenix-requirements.txt`, installed with pip into a venv
 //! under `target/e2e/phoenix/`), started on 127.0.0.1 on free ports with a fresh working
-//! directory. A daemon exports its sessions' spans to Phoenix's OTLP/HTTP endpoint; the spans
-//! are read back through Phoenix's own REST API (`/v1/projects/{project}/spans`).
+//! directory. A daemon exports its sessions' spans to Phoenix's OTLP/HTTP endpoint, or (the
+//! `-grpc` case) to its OTLP/gRPC port; the spans are read back through Phoenix's own REST API
+//! (`/v1/projects/{project}/spans`).
 //!
 //! Phoenix takes traces only (it answers `/v1/metrics` with 405), as MLflow's tracing server
-//! does, and the packaged metric stores here (Debian's Prometheus 2.42, VictoriaMetrics
-//! 1.79) predate their OTLP receivers: the metrics are read back from the in-test OTLP
-//! receiver by `cargo test` (`crates/cli/tests/cli/telemetry.rs`), not here.
+//! does, and no OTLP-metrics backend installs from the registries used here (what was checked
+//! and why each fails: docs/TELEMETRY.md, "Tests"): the metrics are read back from the
+//! in-test OTLP receiver by `cargo test` (`crates/telemetry/tests/otlp.rs`,
+//! `crates/cli/tests/cli/telemetry.rs`), not here.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -25,6 +27,8 @@ pub struct TelemetryCase {
     pub name: &'static str,
     /// The supervised CLI, or `None` for panewise's own loop on the mock model.
     pub cli: Option<Cli>,
+    /// Export over OTLP/gRPC (`OTEL_EXPORTER_OTLP_PROTOCOL=grpc`) rather than OTLP/HTTP.
+    pub grpc: bool,
 }
 
 /// The cases.
@@ -32,10 +36,17 @@ pub const CASES: &[TelemetryCase] = &[
     TelemetryCase {
         name: "telemetry-phoenix-own-loop",
         cli: None,
+        grpc: false,
+    },
+    TelemetryCase {
+        name: "telemetry-phoenix-own-loop-grpc",
+        cli: None,
+        grpc: true,
     },
     TelemetryCase {
         name: "telemetry-phoenix-claude-code",
         cli: Some(Cli::Claude),
+        grpc: false,
     },
 ];
 
@@ -97,6 +108,7 @@ pub fn install(root: &Path) -> Result<PathBuf> {
 struct Phoenix {
     child: Child,
     http: u16,
+    grpc: u16,
     log: PathBuf,
 }
 
@@ -126,7 +138,12 @@ impl Phoenix {
             .stderr(std::fs::File::create(dir.join("phoenix.stderr"))?)
             .spawn()
             .with_context(|| format!("cannot start {}", program.display()))?;
-        let mut phoenix = Phoenix { child, http, log };
+        let mut phoenix = Phoenix {
+            child,
+            http,
+            grpc,
+            log,
+        };
         let until = Instant::now() + STARTUP;
         loop {
             if phoenix.healthy() {
@@ -150,6 +167,11 @@ impl Phoenix {
 
     fn traces_endpoint(&self) -> String {
         format!("http://127.0.0.1:{}/v1/traces", self.http)
+    }
+
+    /// Its OTLP/gRPC receiver (`PHOENIX_GRPC_PORT`): no path, the service is in the request.
+    fn grpc_endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.grpc)
     }
 
     /// `/healthz` answers 200 (its body is plain text, not JSON).
@@ -270,7 +292,15 @@ pub fn run_case(
             // Traces to Phoenix; it takes no metrics, so none are sent there.
             (
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-                phoenix.traces_endpoint(),
+                if case.grpc {
+                    phoenix.grpc_endpoint()
+                } else {
+                    phoenix.traces_endpoint()
+                },
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_PROTOCOL",
+                if case.grpc { "grpc" } else { "http/protobuf" }.to_owned(),
             ),
             (
                 "OTEL_RESOURCE_ATTRIBUTES",

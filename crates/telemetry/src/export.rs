@@ -15,7 +15,7 @@ use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _};
 use opentelemetry::propagation::TextMapPropagator as _;
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Array, Context, KeyValue, StringValue};
-use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
@@ -27,6 +27,7 @@ use opentelemetry_sdk::trace::{
 use opentelemetry_sdk::Resource;
 use panewise_host::session::{Observer, Update};
 
+use crate::grpc::{GrpcRuntime, OnRuntime};
 use crate::names as n;
 use crate::record::{Attribute, EventRecord, Kind, Record, Value};
 use crate::settings::{Protocol, Settings};
@@ -63,16 +64,8 @@ impl std::fmt::Debug for Telemetry {
 }
 
 impl Telemetry {
-    /// Starts the exporters `settings` describe. `grpc` is not built in: it falls back to
-    /// `http/protobuf` on the same endpoint with a warning (collectors serve both).
+    /// Starts the exporters `settings` describe, over OTLP/HTTP (protobuf) or OTLP/gRPC.
     pub fn start(settings: &Settings) -> Result<Telemetry, TelemetryError> {
-        if settings.protocol == Protocol::Grpc {
-            eprintln!(
-                "panewise: telemetry: the grpc protocol is not built in; exporting over \
-                 http/protobuf to {}",
-                settings.endpoint()
-            );
-        }
         // Installed once per process; a provider already installed (the model clients') is
         // as good.
         let _already_installed = rustls::crypto::ring::default_provider().install_default();
@@ -89,16 +82,36 @@ impl Telemetry {
         };
         let endpoint = settings.endpoint().to_owned();
         let mut traces = SdkTracerProvider::builder().with_resource(resource.clone());
+        let runtime = match settings.protocol {
+            Protocol::HttpProtobuf => None,
+            Protocol::Grpc => Some(
+                GrpcRuntime::start().map_err(|error| TelemetryError::Build(error.to_string()))?,
+            ),
+        };
+        let headers = || settings.headers.clone().into_iter().collect();
         if let Some(url) = &settings.traces_endpoint {
-            let spans = opentelemetry_otlp::SpanExporter::builder()
-                .with_http()
-                .with_endpoint(url.clone())
-                .with_headers(settings.headers.clone().into_iter().collect())
-                .with_timeout(EXPORT_TIMEOUT)
-                .build()
-                .map_err(build)?;
+            let spans = match &runtime {
+                None => opentelemetry_otlp::SpanExporter::builder()
+                    .with_http()
+                    .with_endpoint(url.clone())
+                    .with_headers(headers())
+                    .with_timeout(EXPORT_TIMEOUT)
+                    .build(),
+                Some(runtime) => runtime.build(|| {
+                    opentelemetry_otlp::SpanExporter::builder()
+                        .with_tonic()
+                        .with_endpoint(url.clone())
+                        .with_metadata(metadata(&settings.headers))
+                        .with_timeout(EXPORT_TIMEOUT)
+                        .build()
+                }),
+            }
+            .map_err(build)?;
             let batch = BatchSpanProcessor::builder(WarnOnce {
-                inner: spans,
+                inner: OnRuntime {
+                    inner: spans,
+                    runtime: runtime.clone(),
+                },
                 endpoint: endpoint.clone(),
                 warned: warned.clone(),
             })
@@ -113,15 +126,28 @@ impl Telemetry {
         let traces = traces.build();
         let mut metrics = SdkMeterProvider::builder().with_resource(resource);
         if let Some(url) = &settings.metrics_endpoint {
-            let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
-                .with_http()
-                .with_endpoint(url.clone())
-                .with_headers(settings.headers.clone().into_iter().collect())
-                .with_timeout(EXPORT_TIMEOUT)
-                .build()
-                .map_err(build)?;
+            let metric_exporter = match &runtime {
+                None => opentelemetry_otlp::MetricExporter::builder()
+                    .with_http()
+                    .with_endpoint(url.clone())
+                    .with_headers(headers())
+                    .with_timeout(EXPORT_TIMEOUT)
+                    .build(),
+                Some(runtime) => runtime.build(|| {
+                    opentelemetry_otlp::MetricExporter::builder()
+                        .with_tonic()
+                        .with_endpoint(url.clone())
+                        .with_metadata(metadata(&settings.headers))
+                        .with_timeout(EXPORT_TIMEOUT)
+                        .build()
+                }),
+            }
+            .map_err(build)?;
             let reader = PeriodicReader::builder(WarnOnce {
-                inner: metric_exporter,
+                inner: OnRuntime {
+                    inner: metric_exporter,
+                    runtime,
+                },
                 endpoint,
                 warned,
             })
@@ -449,6 +475,25 @@ fn secrets(settings: &Settings) -> Vec<String> {
     // The longest first, so a key that holds another is replaced whole.
     secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
     secrets
+}
+
+/// The export headers as gRPC metadata; a header whose name or value gRPC cannot carry is
+/// left out (by its name only: values are API keys).
+fn metadata(headers: &std::collections::BTreeMap<String, String>) -> tonic::metadata::MetadataMap {
+    let mut map = tonic::metadata::MetadataMap::new();
+    for (name, value) in headers {
+        let key =
+            tonic::metadata::AsciiMetadataKey::from_bytes(name.to_ascii_lowercase().as_bytes());
+        match (key, value.parse()) {
+            (Ok(key), Ok(value)) => {
+                map.insert(key, value);
+            }
+            _ => eprintln!(
+                "panewise: telemetry: the header `{name}` cannot be sent over grpc; left out"
+            ),
+        }
+    }
+    map
 }
 
 fn now_ms() -> u64 {

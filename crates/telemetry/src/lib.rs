@@ -26,6 +26,7 @@
 
 pub mod contract;
 pub mod export;
+mod grpc;
 pub mod names;
 #[cfg(feature = "receiver")]
 pub mod receiver;

@@ -14,7 +14,8 @@ use panewise_host::config::TelemetrySettings;
 pub enum Protocol {
     /// `http/protobuf`, the default.
     HttpProtobuf,
-    /// `grpc`: named so that the warning can say it is not built in.
+    /// `grpc`: OTLP over gRPC (plain HTTP/2; an `https://` endpoint is refused when
+    /// export starts, as no TLS is built into the gRPC client).
     Grpc,
 }
 
@@ -36,10 +37,11 @@ pub enum SettingsError {
 #[derive(Clone, PartialEq, Eq)]
 pub struct Settings {
     /// Where spans go: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as given, else the base URL with
-    /// `/v1/traces` appended; `None`: no spans are exported.
+    /// `/v1/traces` appended (over gRPC: the base URL as given); `None`: no spans are exported.
     pub traces_endpoint: Option<String>,
     /// Where metrics go: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` as given, else the base URL
-    /// with `/v1/metrics` appended; `None`: no metrics are exported.
+    /// with `/v1/metrics` appended (over gRPC: the base URL as given); `None`: no metrics are
+    /// exported.
     pub metrics_endpoint: Option<String>,
     /// The protocol.
     pub protocol: Protocol,
@@ -94,11 +96,6 @@ impl Settings {
                 None => Ok(base.as_ref().map(|base| format!("{base}{path}"))),
             }
         };
-        let traces_endpoint = signal("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "/v1/traces")?;
-        let metrics_endpoint = signal("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "/v1/metrics")?;
-        if traces_endpoint.is_none() && metrics_endpoint.is_none() {
-            return Ok(None);
-        }
         let protocol = match var("OTEL_EXPORTER_OTLP_PROTOCOL")
             .or_else(|| file.protocol.clone())
             .as_deref()
@@ -108,6 +105,17 @@ impl Settings {
             Some("grpc") => Protocol::Grpc,
             Some(other) => return Err(SettingsError::Protocol(other.to_owned())),
         };
+        // gRPC has no per-signal paths: the service name travels in the request, so the base
+        // URL serves both signals as it is.
+        let (traces_path, metrics_path) = match protocol {
+            Protocol::HttpProtobuf => ("/v1/traces", "/v1/metrics"),
+            Protocol::Grpc => ("", ""),
+        };
+        let traces_endpoint = signal("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", traces_path)?;
+        let metrics_endpoint = signal("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", metrics_path)?;
+        if traces_endpoint.is_none() && metrics_endpoint.is_none() {
+            return Ok(None);
+        }
         let headers = var("OTEL_EXPORTER_OTLP_HEADERS")
             .map(|text| pairs(&text))
             .unwrap_or_default();
@@ -309,6 +317,46 @@ mod tests {
         assert_eq!(
             Settings::resolve(env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "h:4318")]), &file),
             Err(SettingsError::Endpoint)
+        );
+    }
+
+    #[test]
+    fn over_grpc_the_base_url_is_both_signals_endpoint() {
+        let file = TelemetrySettings {
+            protocol: Some("grpc".to_owned()),
+            ..TelemetrySettings::default()
+        };
+        let resolved = Settings::resolve(
+            env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317/")]),
+            &file,
+        )
+        .ok()
+        .flatten()
+        .expect("on");
+        assert_eq!(resolved.protocol, Protocol::Grpc);
+        assert_eq!(
+            resolved.traces_endpoint.as_deref(),
+            Some("http://collector:4317")
+        );
+        assert_eq!(
+            resolved.metrics_endpoint.as_deref(),
+            Some("http://collector:4317")
+        );
+        // The environment's protocol wins over the file's.
+        let http = Settings::resolve(
+            env(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+            ]),
+            &file,
+        )
+        .ok()
+        .flatten()
+        .expect("on");
+        assert_eq!(http.protocol, Protocol::HttpProtobuf);
+        assert_eq!(
+            http.metrics_endpoint.as_deref(),
+            Some("http://collector:4318/v1/metrics")
         );
     }
 
