@@ -22,54 +22,16 @@
 //! The bench does not start the receiver: point it at one already running.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::process::Child;
+use std::time::{Duration, Instant};
 
+use panewise_benches::rig::{
+    cpu_seconds, daemon_command, now_ns, panewise_binary, peak_rss_kib, percentile,
+};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
-
-fn now_ns() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos())
-}
-
-/// User plus system CPU time of process `pid`, in seconds.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    // After `(comm)`: utime and stime are fields 14 and 15 of the whole line.
-    let ticks = |index: usize| {
-        fields
-            .get(index)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-/// Peak resident set size of process `pid` in KiB (`VmHWM`).
-fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
-fn percentile(sorted: &[u64], fraction: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let index = ((sorted.len() - 1) as f64 * fraction).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
-}
 
 /// One JSON-RPC connection to the daemon, spoken line by line.
 struct Connection {
@@ -152,17 +114,8 @@ fn export_endpoint() -> Option<String> {
 }
 
 fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path, export: bool) -> Option<Child> {
-    for sub in ["run", "data", "home", "config/panewise", "work"] {
-        std::fs::create_dir_all(dir.join(sub)).ok()?;
-    }
     // No desktop sink: `notify-send` is no part of the pipeline measured.
-    std::fs::write(
-        dir.join("config/panewise/panewise.toml"),
-        "[notify]\ndesktop = false\n",
-    )
-    .ok()?;
-    let stderr = std::fs::File::create(dir.join("daemon.stderr")).ok()?;
-    let mut command = Command::new(panewise);
+    let mut command = daemon_command(panewise, fake, dir, "[notify]\ndesktop = false\n")?;
     if !export {
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("OTEL_") {
@@ -170,20 +123,7 @@ fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path, export: bool) -> Optio
             }
         }
     }
-    command
-        .arg("daemon")
-        .current_dir(dir.join("work"))
-        .env("XDG_RUNTIME_DIR", dir.join("run"))
-        .env("XDG_DATA_HOME", dir.join("data"))
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("HOME", dir.join("home"))
-        .env("PANEWISE_CLAUDE", fake)
-        .env_remove("PANEWISE_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .ok()
+    command.spawn().ok()
 }
 
 async fn measure(
@@ -394,17 +334,6 @@ fn print_ratio(off: &Figures, on: &Figures) {
         ratio(on.cpu_pct, off.cpu_pct),
         ratio(on.rss_mib as f64, off.rss_mib as f64),
     );
-}
-
-/// The `panewise` binary: `PANEWISE_BIN`, else the one beside this bench's profile directory.
-fn panewise_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("PANEWISE_BIN") {
-        return Some(PathBuf::from(path));
-    }
-    let exe = std::env::current_exe().ok()?;
-    // target/<profile>/deps/daemon-<hash>: the binary is target/<profile>/panewise.
-    let candidate = exe.parent()?.parent()?.join("panewise");
-    candidate.exists().then_some(candidate)
 }
 
 fn main() {

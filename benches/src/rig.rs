@@ -99,6 +99,12 @@ pub fn daemon_socket(dir: &Path) -> PathBuf {
 /// `config` as its `panewise.toml` (the notification sinks off: no sink is part of what a
 /// bench measures). Its stderr goes to `dir/daemon.stderr`.
 pub fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path, config: &str) -> Option<Child> {
+    daemon_command(panewise, fake, dir, config)?.spawn().ok()
+}
+
+/// [`spawn_daemon`]'s command, its directories made and its config written, for a caller that
+/// changes its environment before spawning it.
+pub fn daemon_command(panewise: &Path, fake: &Path, dir: &Path, config: &str) -> Option<Command> {
     for sub in ["run", "data", "home", "config/panewise", "work"] {
         std::fs::create_dir_all(dir.join(sub)).ok()?;
     }
@@ -111,9 +117,8 @@ pub fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path, config: &str) -> O
         .env("PANEWISE_CLAUDE", fake)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .ok()
+        .stderr(stderr);
+    Some(command)
 }
 
 /// Calls `poll` every 20 ms until it is true or `seconds` pass; whether it came true.
