@@ -127,6 +127,7 @@ fn spawn_daemon(panewise: &Path, fake: &Path, dir: &Path, export: bool) -> Optio
 }
 
 async fn measure(
+    staggered: bool,
     sessions: usize,
     rate: u64,
     seconds: u64,
@@ -166,7 +167,16 @@ async fn measure(
     let start = now_ns() + 300_000_000 + sessions as u128 * 1_000_000;
     let cpu_before = cpu_seconds(pid);
     let wall = Instant::now();
-    for id in &ids {
+    // Aligned, every agent writes at the same instants (bursts of N lines at once: the worst
+    // case); staggered, agent i starts i/N of a period later, so the writes of the N agents
+    // are spread evenly, as independent agents' would be.
+    let period_ns = 1_000_000_000 / u128::from(rate.max(1));
+    for (index, id) in ids.iter().enumerate() {
+        let start = if staggered {
+            start + period_ns * index as u128 / sessions.max(1) as u128
+        } else {
+            start
+        };
         let text = format!("START_NS={start} RATE={rate} LINES={lines}");
         client
             .send("session/prompt", json!({"session": id, "text": text}))
@@ -249,15 +259,26 @@ async fn measure(
     })
 }
 
+/// Where the run's binaries are and where it may write.
+struct Paths<'a> {
+    panewise: &'a Path,
+    fake: &'a Path,
+    root: &'a Path,
+}
+
 fn run(
+    staggered: bool,
     sessions: usize,
     rate: u64,
     seconds: u64,
     export: bool,
-    panewise: &Path,
-    fake: &Path,
-    root: &Path,
+    paths: &Paths<'_>,
 ) -> Option<Figures> {
+    let Paths {
+        panewise,
+        fake,
+        root,
+    } = *paths;
     let dir = root.join(format!("{sessions}x{rate}x{seconds}-{}", now_ns()));
     let Some(mut daemon) = spawn_daemon(panewise, fake, &dir, export) else {
         eprintln!("daemon bench: cannot start {}", panewise.display());
@@ -270,7 +291,14 @@ fn run(
         eprintln!("daemon bench: cannot start a runtime");
         return None;
     };
-    let figures = runtime.block_on(measure(sessions, rate, seconds, &dir, daemon.id()));
+    let figures = runtime.block_on(measure(
+        staggered,
+        sessions,
+        rate,
+        seconds,
+        &dir,
+        daemon.id(),
+    ));
     let until = Instant::now() + Duration::from_secs(15);
     while matches!(daemon.try_wait(), Ok(None)) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
@@ -348,6 +376,12 @@ fn main() {
     };
     let root = std::env::temp_dir().join(format!("pw-daemon-bench-{}", std::process::id()));
     let exporting = export_endpoint();
+    let staggered = std::env::args().any(|arg| arg == "--staggered");
+    let paths = Paths {
+        panewise: &panewise,
+        fake: &fake,
+        root: &root,
+    };
     let specs: Vec<String> = std::env::args()
         .skip(1)
         .filter(|arg| arg.contains(':'))
@@ -367,23 +401,34 @@ fn main() {
             continue;
         };
         let (sessions, rate, seconds) = (*sessions as usize, *rate, *seconds);
-        let off = run(sessions, rate, seconds, false, &panewise, &fake, &root);
+        let schedule = if staggered {
+            ", staggered"
+        } else {
+            ", aligned"
+        };
+        let off = run(staggered, sessions, rate, seconds, false, &paths);
         let Some(endpoint) = &exporting else {
             if let Some(off) = &off {
-                print(sessions, rate, seconds, "", off);
+                print(sessions, rate, seconds, schedule, off);
             }
             continue;
         };
-        let on = run(sessions, rate, seconds, true, &panewise, &fake, &root);
+        let on = run(staggered, sessions, rate, seconds, true, &paths);
         if let Some(off) = &off {
-            print(sessions, rate, seconds, ", export off", off);
+            print(
+                sessions,
+                rate,
+                seconds,
+                &format!("{schedule}, export off"),
+                off,
+            );
         }
         if let Some(on) = &on {
             print(
                 sessions,
                 rate,
                 seconds,
-                &format!(", export on to {endpoint}"),
+                &format!("{schedule}, export on to {endpoint}"),
                 on,
             );
         }

@@ -62,8 +62,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         panewise_host::config::Config::load_files(user.as_deref(), None)?.telemetry,
     )
     .map(Arc::new);
+    // One worker: the daemon's work is many small wake-ups (a line from an agent, its log
+    // write, the tail's read, the subscriber's write), and a second worker turned each into
+    // cross-thread unparking. Measured (docs/BENCHMARKS.md, "one worker"): 50 agents × 100
+    // lines/s spread evenly cost 34 % of a core with two workers, 26 % with one; a
+    // current-thread runtime cost less still but let bursts of 200 lines queue for 59 ms at p99.
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
@@ -93,7 +98,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// `panewise daemon --stdio`: standard input and output relayed to the daemon's socket.
 fn stdio() -> anyhow::Result<ExitCode> {
     let program = std::env::current_exe().context("cannot find the panewise binary")?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // One worker: the daemon's work is many small wake-ups (a line from an agent, its log
+    // write, the tail's read, the subscriber's write), and a second worker turned each into
+    // cross-thread unparking. Measured (docs/BENCHMARKS.md, "one worker"): 50 agents × 100
+    // lines/s spread evenly cost 34 % of a core with two workers, 26 % with one; a
+    // current-thread runtime cost less still but let bursts of 200 lines queue for 59 ms at p99.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
