@@ -839,10 +839,9 @@ async fn attach_on_a_terminal_asks_answers_and_detaches() {
     let terminal = crate::run_terminal::Terminal::start(&script, "attach");
     let asked = terminal.wait_for("[y]es / [n]o / [a]lways this session");
     assert!(asked.contains("allow shell echo hello?"), "{asked}");
-    assert!(
-        asked.contains("prompt     run the tool"),
-        "the transcript so far:\n{asked}"
-    );
+    // The transcript so far: printed above the prompt at the editor's next poll, which can
+    // come after the question's repaint.
+    terminal.wait_for("prompt     run the tool");
     terminal.line("y");
     terminal.wait_for("The command printed `hello`. Done.");
     until_state(&watcher, &id, |s| s.turns == 1).await;

@@ -232,7 +232,9 @@ fn the_demo_shows_every_state_and_its_approval_is_answered_with_y() {
     // The approval is selected, its keys shown; the slow tool runs; the rate limit failed.
     terminal.wait_for("y allow once · a allow for this session · n deny");
     terminal.wait_for("shell sleep 30; echo done");
-    let screen = terminal.wait_for("failed: rate limited");
+    terminal.wait_for("failed: rate limited");
+    // Each group as the demo settles (demo-stopped is idle until its stop has landed).
+    let mut screen = String::new();
     for heading in [
         "── needs input (1)",
         "── working (1)",
@@ -240,7 +242,7 @@ fn the_demo_shows_every_state_and_its_approval_is_answered_with_y() {
         "── idle (1)",
         "── failed / stopped / exited (2)",
     ] {
-        assert!(screen.contains(heading), "{heading} missing:\n{screen}");
+        screen = terminal.wait_for(heading);
     }
     assert!(screen.contains("demo-ask"), "{screen}");
     terminal.keys(&["y"]);
