@@ -6,10 +6,10 @@
 //! (`/v1/projects/{project}/spans`).
 //!
 //! Phoenix takes traces only (it answers `/v1/metrics` with 405), as MLflow's tracing server
-//! does, and no OTLP-metrics backend installs from the registries used here (what was checked
-//! and why each fails: docs/TELEMETRY.md, "Tests"): the metrics are read back from the
-//! in-test OTLP receiver by `cargo test` (`crates/telemetry/tests/otlp.rs`,
-//! `crates/cli/tests/cli/telemetry.rs`), not here.
+//! does, and no OTLP-metrics store installs from the registries used here (what was checked
+//! and why each fails: docs/TELEMETRY.md, "Tests"): the same daemon sends its metrics, over
+//! the same protocol, to a real OpenTelemetry collector, Rotel (`e2e_metrics.rs`), and the
+//! case reads them back from what Rotel printed it received.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::e2e::{cli_env, processes_with_env, start_mock, Cli, WRITE};
 use crate::e2e_daemon::{text, within};
+use crate::e2e_metrics::{newest, rotel_agent, Rotel};
 
 /// One telemetry case.
 pub struct TelemetryCase {
@@ -263,6 +264,7 @@ pub fn run_case(
     for sub in [&home, &work, &dir.join("run"), &dir.join("data")] {
         std::fs::create_dir_all(sub)?;
     }
+    let rotel = Rotel::start(&rotel_agent(phoenix)?, &dir.join("rotel"))?;
     let phoenix = Phoenix::start(phoenix, &dir.join("phoenix"))?;
     // The case's CLI talks to the mock model; panewise's own loop has one in the daemon.
     let mock = match case.cli {
@@ -289,13 +291,21 @@ pub fn run_case(
                 "XDG_CONFIG_HOME",
                 home.join(".config").display().to_string(),
             ),
-            // Traces to Phoenix; it takes no metrics, so none are sent there.
+            // Traces to Phoenix; it takes no metrics: they go to Rotel.
             (
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
                 if case.grpc {
                     phoenix.grpc_endpoint()
                 } else {
                     phoenix.traces_endpoint()
+                },
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+                if case.grpc {
+                    rotel.grpc_endpoint()
+                } else {
+                    rotel.metrics_endpoint()
                 },
             ),
             (
@@ -363,12 +373,101 @@ pub fn run_case(
             })
     })?;
     check_spans(&spans, case, traceparent.as_deref())?;
+    check_metrics(&rotel, &spans, case.name)?;
     let everything = serde_json::to_string(&spans)?;
     ensure!(
         !everything.contains(key_in_env) && !everything.contains("sk-e2e-not-a-real-key"),
         "an API key reached Phoenix"
     );
     drop(mock);
+    Ok(())
+}
+
+/// The session's metrics as Rotel received them (pushed at the daemon's exit): the model
+/// calls' input and output tokens — the same totals as the `chat` spans Phoenix holds — their
+/// duration, the approval answered by a client, its wait, and the session counted.
+fn check_metrics(rotel: &Rotel, spans: &[Value], name: &str) -> Result<()> {
+    let usage = "gen_ai.client.token.usage";
+    let points = rotel.points_until(ARRIVAL, |points| {
+        newest(points, usage, &[("gen_ai.token.type", "input")]).is_some()
+            && newest(points, "panewise.approvals", &[]).is_some()
+    })?;
+    let chats: Vec<&Value> = spans
+        .iter()
+        .filter(|span| span["name"].as_str().is_some_and(|n| n.starts_with("chat")))
+        .collect();
+    let total = |key: &str| -> f64 {
+        chats
+            .iter()
+            .filter_map(|span| span["attributes"][key].as_f64())
+            .sum()
+    };
+    for (token_type, attribute) in [
+        ("input", "gen_ai.usage.input_tokens"),
+        ("output", "gen_ai.usage.output_tokens"),
+    ] {
+        let point = newest(&points, usage, &[("gen_ai.token.type", token_type)])
+            .with_context(|| format!("no {usage} point of {token_type} tokens: {points:?}"))?;
+        let spans_total = total(attribute);
+        ensure!(
+            spans_total > 0.0 && point.value == Some(spans_total),
+            "{usage} ({token_type}) received {:?}, the chat spans' {attribute} add up to              {spans_total}: {point:?}",
+            point.value
+        );
+        ensure!(
+            point.attribute("gen_ai.operation.name") == Some("chat")
+                && point.attribute("gen_ai.provider.name").is_some(),
+            "{usage} ({token_type}): {point:?}"
+        );
+    }
+    let duration = newest(&points, "gen_ai.client.operation.duration", &[])
+        .context("no gen_ai.client.operation.duration point")?;
+    ensure!(
+        duration.count.is_some_and(|count| count >= 1),
+        "gen_ai.client.operation.duration: {duration:?}"
+    );
+    let approvals = newest(
+        &points,
+        "panewise.approvals",
+        &[("panewise.approval.decision", "approved")],
+    )
+    .with_context(|| format!("no approved panewise.approvals point: {points:?}"))?;
+    ensure!(
+        approvals.value == Some(1.0)
+            && approvals.attribute("panewise.approval.by") == Some("client"),
+        "panewise.approvals: {approvals:?}"
+    );
+    let wait = newest(&points, "panewise.approval.wait.duration", &[])
+        .context("no panewise.approval.wait.duration point")?;
+    ensure!(
+        wait.count == Some(1),
+        "panewise.approval.wait.duration: {wait:?}"
+    );
+    let sessions = newest(
+        &points,
+        "panewise.sessions",
+        &[("panewise.session.state", "started")],
+    )
+    .context("no panewise.sessions point")?;
+    ensure!(
+        sessions.value == Some(1.0),
+        "panewise.sessions: {sessions:?}"
+    );
+    let value = |metric: &str, with: &[(&str, &str)]| {
+        newest(&points, metric, with)
+            .and_then(|point| point.value)
+            .unwrap_or(0.0)
+    };
+    eprintln!(
+        "e2e: {name}: Rotel received gen_ai.client.token.usage input {} output {} (as the chat \
+         spans), gen_ai.client.operation.duration ×{}, panewise.approvals approved by client {}, \
+         panewise.approval.wait.duration ×1, panewise.sessions started {}",
+        value(usage, &[("gen_ai.token.type", "input")]),
+        value(usage, &[("gen_ai.token.type", "output")]),
+        duration.count.unwrap_or(0),
+        approvals.value.unwrap_or(0.0),
+        sessions.value.unwrap_or(0.0),
+    );
     Ok(())
 }
 

@@ -13,6 +13,7 @@ mod compare;
 mod e2e;
 mod e2e_daemon;
 mod e2e_dashboard;
+mod e2e_metrics;
 mod e2e_ssh;
 mod e2e_telemetry;
 mod e2e_terminal;
