@@ -22,11 +22,12 @@
 //! The bench does not start the receiver: point it at one already running.
 
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, ExitCode};
 use std::time::{Duration, Instant};
 
 use panewise_benches::rig::{
-    cpu_seconds, daemon_command, now_ns, panewise_binary, peak_rss_kib, percentile,
+    agent_write_times, cpu_seconds, daemon_command, load_runs, now_ns, panewise_binary,
+    peak_rss_kib, percentile, LoadRun,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -96,6 +97,13 @@ struct Figures {
     mismatched: u64,
     cpu_pct: f64,
     rss_mib: u64,
+}
+
+impl Figures {
+    /// Every line was measured, in order: a run that lost or reordered one failed.
+    fn whole(&self) -> bool {
+        self.mismatched == 0 && self.latencies_us.len() as u64 == self.expected
+    }
 }
 
 /// The `OTEL_*` variables of this bench's environment that turn export on, if any do.
@@ -200,22 +208,14 @@ async fn measure(
     let wall = wall.elapsed().as_secs_f64();
     let cpu = cpu_seconds(pid) - cpu_before;
     let rss_mib = peak_rss_kib(pid) / 1024;
+    // Before the shutdown, which ends the agents: each writes its times after its last line.
+    let written = agent_write_times(&cwds, lines);
     let _ = client.call("daemon/shutdown", json!({})).await;
 
     let index_of: std::collections::HashMap<&str, usize> = ids
         .iter()
         .enumerate()
         .map(|(index, id)| (id.as_str(), index))
-        .collect();
-    let written: Vec<Vec<u128>> = cwds
-        .iter()
-        .map(|cwd| {
-            std::fs::read_to_string(cwd.join("fake-claude.times"))
-                .unwrap_or_default()
-                .lines()
-                .filter_map(|line| line.parse().ok())
-                .collect()
-        })
         .collect();
     let mut seen = vec![0usize; sessions];
     let mut latencies_us = Vec::with_capacity(expected as usize);
@@ -364,15 +364,15 @@ fn print_ratio(off: &Figures, on: &Figures) {
     );
 }
 
-fn main() {
+/// A run that failed fails the target, so `cargo test --all-targets` (one short run) notices.
+fn main() -> ExitCode {
     let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake_claude"));
-    let benching = std::env::args().any(|arg| arg == "--bench");
     let Some(panewise) = panewise_binary() else {
         eprintln!(
             "daemon bench: no panewise binary beside this bench; build it first \
              (`cargo build --release -p panewise-cli`) or set PANEWISE_BIN"
         );
-        return;
+        return ExitCode::SUCCESS;
     };
     let root = std::env::temp_dir().join(format!("pw-daemon-bench-{}", std::process::id()));
     let exporting = export_endpoint();
@@ -382,31 +382,20 @@ fn main() {
         fake: &fake,
         root: &root,
     };
-    let specs: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|arg| arg.contains(':'))
-        .collect();
-    // `cargo test --all-targets` runs this target without `--bench`: one short run.
-    let specs = match (specs.is_empty(), benching) {
-        (false, _) => specs,
-        (true, false) => vec!["2:100:1".into()],
-        (true, true) => vec!["50:100:10".into(), "200:10:10".into()],
-    };
-    for spec in specs {
-        let parts: Vec<u64> = spec
-            .split(':')
-            .filter_map(|part| part.parse().ok())
-            .collect();
-        let [sessions, rate, seconds] = parts.as_slice() else {
-            continue;
-        };
-        let (sessions, rate, seconds) = (*sessions as usize, *rate, *seconds);
+    let mut failed = false;
+    for LoadRun {
+        sessions,
+        rate,
+        seconds,
+    } in load_runs("daemon", &["2:100:1"], &["50:100:10", "200:10:10"])
+    {
         let schedule = if staggered {
             ", staggered"
         } else {
             ", aligned"
         };
         let off = run(staggered, sessions, rate, seconds, false, &paths);
+        failed |= !off.as_ref().is_some_and(Figures::whole);
         let Some(endpoint) = &exporting else {
             if let Some(off) = &off {
                 print(sessions, rate, seconds, schedule, off);
@@ -414,6 +403,7 @@ fn main() {
             continue;
         };
         let on = run(staggered, sessions, rate, seconds, true, &paths);
+        failed |= !on.as_ref().is_some_and(Figures::whole);
         if let Some(off) = &off {
             print(
                 sessions,
@@ -437,4 +427,9 @@ fn main() {
         }
     }
     let _ = std::fs::remove_dir_all(&root);
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }

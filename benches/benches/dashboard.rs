@@ -27,14 +27,14 @@
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use panewise_api::{AgentState, SessionSummary, WaitingFor};
 use panewise_benches::rig::{
-    self, cpu_seconds, daemon_environment, now_ns, panewise_binary, peak_rss_kib, spawn_daemon,
-    spread, Connection,
+    self, cpu_seconds, daemon_environment, load_runs, now_ns, panewise_binary, peak_rss_kib,
+    spawn_daemon, spread, Connection, Reaped,
 };
 use panewise_protocol::CostSource;
 use panewise_tui::{update, App, Event, Settings};
@@ -291,26 +291,35 @@ fn end_to_end(
     let slave = std::fs::File::from(pty.slave);
     let mut command = Command::new(panewise);
     daemon_environment(&mut command, dir);
-    let mut ui = command
-        .arg("ui")
-        .env("TERM", "xterm-256color")
-        .stdin(slave.try_clone().ok()?)
-        .stdout(slave.try_clone().ok()?)
-        .stderr(slave)
-        .spawn()
-        .ok()?;
+    // Killed and reaped however this run ends: no dashboard outlives it.
+    let mut ui = Reaped(
+        command
+            .arg("ui")
+            .env("TERM", "xterm-256color")
+            .stdin(slave.try_clone().ok()?)
+            .stdout(slave.try_clone().ok()?)
+            .stderr(slave)
+            .spawn()
+            .ok()?,
+    );
     let master = std::fs::File::from(pty.master);
     let mut keys = master.try_clone().ok()?;
     let screen = Arc::new(Mutex::new(Screen::default()));
     read_pty(master, Arc::clone(&screen));
     let contents = || screen.lock().map(|s| s.contents()).unwrap_or_default();
     if !wait_until("the list", 20, || contents().contains("idle (")) {
-        let _ = ui.kill();
         return None;
     }
-    // Past 12 sessions the idle group is folded: open it, select the first.
-    keys.write_all(b"z").ok()?;
-    std::thread::sleep(Duration::from_millis(100));
+    // Past 12 sessions the idle group is folded: open it (`z` folds an open one), then select
+    // the first.
+    if contents().contains("folded: z opens") {
+        keys.write_all(b"z").ok()?;
+        if !wait_until("the idle group open", 20, || {
+            !contents().contains("folded: z opens")
+        }) {
+            return None;
+        }
+    }
     keys.write_all(b"j").ok()?;
     let mut name = None;
     wait_until("a selection", 20, || {
@@ -343,7 +352,7 @@ fn end_to_end(
             }
         });
     }
-    let pid = ui.id();
+    let pid = ui.0.id();
     let lines = rate * seconds;
     let start = now_ns() + 500_000_000 + sessions as u128 * 1_000_000;
     for (id, _) in ids.values() {
@@ -407,11 +416,10 @@ fn end_to_end(
     let rss_mib = peak_rss_kib(pid) / 1024;
     keys.write_all(b"q").ok()?;
     let quit_until = Instant::now() + Duration::from_secs(10);
-    while matches!(ui.try_wait(), Ok(None)) && Instant::now() < quit_until {
+    while matches!(ui.0.try_wait(), Ok(None)) && Instant::now() < quit_until {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = ui.kill();
-    let _ = ui.wait();
+    drop(ui);
     let _ = client.call("daemon/shutdown", json!({}));
 
     let written: Vec<u128> = std::fs::read_to_string(selected_cwd.join("fake-claude.times"))
@@ -449,7 +457,8 @@ fn end_to_end(
     })
 }
 
-fn run_end_to_end(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path) {
+/// One end-to-end run, printed; whether it measured anything.
+fn run_end_to_end(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path) -> bool {
     let dir = std::env::temp_dir().join(format!("pw-dashboard-bench-{}", now_ns()));
     let Some(mut daemon) = spawn_daemon(
         panewise,
@@ -459,7 +468,7 @@ fn run_end_to_end(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fak
         "[notify]\ndesktop = false\nbell = false\n",
     ) else {
         eprintln!("dashboard bench: cannot start {}", panewise.display());
-        return;
+        return false;
     };
     let figures = end_to_end(sessions, rate, seconds, panewise, &dir);
     let until = Instant::now() + Duration::from_secs(15);
@@ -473,7 +482,7 @@ fn run_end_to_end(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fak
             "dashboard bench: the run failed; the daemon's stderr is in {}",
             dir.join("daemon.stderr").display()
         );
-        return;
+        return false;
     };
     println!(
         "dashboard {sessions} sessions × {rate} lines/s × {seconds} s, the selected agent's {} writes: \
@@ -495,44 +504,37 @@ fn run_end_to_end(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fak
         figures.rss_mib,
     );
     let _ = std::fs::remove_dir_all(&dir);
+    true
 }
 
-fn main() {
+/// A run that failed fails the target, so `cargo test --all-targets` (one short run) notices a
+/// dashboard that no longer works end to end; a machine without the binary only skips it.
+fn main() -> ExitCode {
     let benching = std::env::args().any(|arg| arg == "--bench");
-    let spec = std::env::args()
-        .skip(1)
-        .find(|arg| arg.contains(':'))
-        // `cargo test --all-targets` runs this target without `--bench`: one short run.
-        .unwrap_or_else(|| {
-            if benching {
-                "100:10:20".to_owned()
-            } else {
-                "3:10:1".to_owned()
-            }
-        });
-    let parts: Vec<u64> = spec
-        .split(':')
-        .filter_map(|part| part.parse().ok())
-        .collect();
-    let [sessions, rate, seconds] = parts.as_slice() else {
-        eprintln!("dashboard bench: expected SESSIONS:RATE:SECONDS, got {spec}");
-        return;
-    };
     let frames = if benching { 3_000 } else { 50 };
-    for listed in [1, *sessions as usize] {
-        let times = frame_times(listed, frames);
-        println!(
-            "dashboard frame (update + view on TestBackend {COLUMNS}×{ROWS}), {listed:>3} sessions listed, {frames} frames: {}",
-            spread(&times, "µs")
-        );
-    }
-    let Some(panewise) = panewise_binary() else {
-        eprintln!(
-            "dashboard bench: no panewise binary beside this bench; build it first \
-             (`cargo build --release -p panewise-cli`) or set PANEWISE_BIN"
-        );
-        return;
-    };
+    let panewise = panewise_binary();
     let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake_claude"));
-    run_end_to_end(*sessions as usize, *rate, *seconds, &panewise, &fake);
+    let mut failed = false;
+    for load in load_runs("dashboard", &["3:10:1"], &["100:10:20"]) {
+        for listed in [1, load.sessions] {
+            let times = frame_times(listed, frames);
+            println!(
+                "dashboard frame (update + view on TestBackend {COLUMNS}×{ROWS}), {listed:>3} sessions listed, {frames} frames: {}",
+                spread(&times, "µs")
+            );
+        }
+        let Some(panewise) = &panewise else {
+            eprintln!(
+                "dashboard bench: no panewise binary beside this bench; build it first \
+                 (`cargo build --release -p panewise-cli`) or set PANEWISE_BIN"
+            );
+            continue;
+        };
+        failed |= !run_end_to_end(load.sessions, load.rate, load.seconds, panewise, &fake);
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -12,45 +12,14 @@
 //! (default: `1:100:10 10:100:10 50:100:10 50:1000:5`).
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
+
+use panewise_benches::rig::{cpu_seconds, load_runs, now_ns, peak_rss_kib, percentile};
 
 use panewise_host::agent::{AgentCommand, AgentProcess};
 use panewise_host::session_log::SessionLogFile;
 use panewise_pane_state::log::LogHeader;
 use panewise_providers::{Decoder, Mapper, ModelTable, Provider};
-
-fn now_ns() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos())
-}
-
-/// User plus system CPU time of this process, from `/proc/self/stat`, in seconds.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    // After `(comm)`: state is field 3, utime 14 and stime 15 (1-based over the whole line).
-    let ticks = |index: usize| {
-        fields
-            .get(index)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-/// Peak resident set size of this process in KiB (`VmHWM`).
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
 
 /// One agent's figures: latency per line from its due time and from its write time (µs), and
 /// the time spent decoding and folding-and-logging (ns).
@@ -148,14 +117,6 @@ async fn supervise(
     measured
 }
 
-fn percentile(sorted: &[u64], fraction: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let index = ((sorted.len() - 1) as f64 * fraction).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
-}
-
 fn run(agents: usize, rate: f64, seconds: f64, agent_bin: &Path, capture: &Path, dir: &Path) {
     // Session logs are created new (an existing file is refused), so each run writes its own.
     let dir = &dir.join(format!("{agents}x{rate}x{seconds}-{}", now_ns()));
@@ -173,7 +134,7 @@ fn run(agents: usize, rate: f64, seconds: f64, agent_bin: &Path, capture: &Path,
     let lines = (rate * seconds) as u64;
     // Start in half a second, so every agent is up before its first line is due.
     let start = now_ns() + 500_000_000;
-    let cpu_before = cpu_seconds();
+    let cpu_before = cpu_seconds(std::process::id());
     let wall = Instant::now();
     let measured: Vec<Measured> = runtime.block_on(async {
         let tasks: Vec<_> = (0..agents)
@@ -195,7 +156,7 @@ fn run(agents: usize, rate: f64, seconds: f64, agent_bin: &Path, capture: &Path,
         all
     });
     let wall = wall.elapsed().as_secs_f64() - 0.5;
-    let cpu = cpu_seconds() - cpu_before;
+    let cpu = cpu_seconds(std::process::id()) - cpu_before;
     let mut from_write: Vec<u64> = measured
         .iter()
         .flat_map(|m| m.from_write.iter().copied())
@@ -218,7 +179,7 @@ fn run(agents: usize, rate: f64, seconds: f64, agent_bin: &Path, capture: &Path,
         percentile(&from_due, 0.50),
         percentile(&from_due, 0.99),
         cpu / wall.max(0.001) * 100.0,
-        peak_rss_kib() / 1024,
+        peak_rss_kib(std::process::id()) / 1024,
         share(decode_s),
         share(fold_log_s),
         (100.0 - share(decode_s) - share(fold_log_s)).max(0.0),
@@ -235,40 +196,16 @@ fn main() {
         eprintln!("live: cannot create {}: {error}", dir.display());
         return;
     }
-    let specs: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|arg| arg.contains(':'))
-        .collect();
-    // `cargo test --all-targets` runs this target without `--bench`: one short run shows it
-    // works, the full set is for `cargo bench`.
-    let benching = std::env::args().any(|arg| arg == "--bench");
-    let specs = if specs.is_empty() && !benching {
-        vec!["2:100:1".into()]
-    } else if specs.is_empty() {
-        vec![
-            "1:100:10".into(),
-            "10:100:10".into(),
-            "50:100:10".into(),
-            "50:1000:5".into(),
-        ]
-    } else {
-        specs
-    };
-    for spec in specs {
-        let parts: Vec<f64> = spec
-            .split(':')
-            .filter_map(|part| part.parse().ok())
-            .collect();
-        if let [agents, rate, seconds] = parts.as_slice() {
-            run(
-                *agents as usize,
-                *rate,
-                *seconds,
-                &agent_bin,
-                &capture,
-                &dir,
-            );
-        }
+    let full = ["1:100:10", "10:100:10", "50:100:10", "50:1000:5"];
+    for load in load_runs("live", &["2:100:1"], &full) {
+        run(
+            load.sessions,
+            load.rate as f64,
+            load.seconds as f64,
+            &agent_bin,
+            &capture,
+            &dir,
+        );
     }
     let _ignored = std::fs::remove_dir_all(&dir);
 }

@@ -19,13 +19,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, ExitCode};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use panewise_benches::rig::{
-    cpu_seconds, daemon_socket, now_ns, panewise_binary, peak_rss_kib, percentile, spawn_daemon,
-    spread, Connection, Sshd,
+    agent_write_times, cpu_seconds, daemon_socket, load_runs, now_ns, panewise_binary,
+    peak_rss_kib, percentile, spawn_daemon, spread, Connection, Sshd,
 };
 use serde_json::{json, Value};
 
@@ -178,16 +178,7 @@ fn measure(
         .enumerate()
         .map(|(index, id)| (id.clone(), index))
         .collect();
-    let written: Vec<Vec<u128>> = cwds
-        .iter()
-        .map(|cwd| {
-            std::fs::read_to_string(cwd.join("fake-claude.times"))
-                .unwrap_or_default()
-                .lines()
-                .filter_map(|line| line.parse().ok())
-                .collect()
-        })
-        .collect();
+    let written = agent_write_times(&cwds, lines);
     let (local_times, local_mismatched) = streamed_times(reads.get("local")?, &index_of);
     let (remote_times, remote_mismatched) = streamed_times(reads.get("ssh")?, &index_of);
     let mut figures = Figures {
@@ -235,11 +226,19 @@ fn stop(mut daemon: Child, dir: &Path) {
     let _ = daemon.wait();
 }
 
-fn run(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path, root: &Path) {
+/// One run, printed; false when it failed (no `sshd` is a skip, not a failure).
+fn run(
+    sessions: usize,
+    rate: u64,
+    seconds: u64,
+    panewise: &Path,
+    fake: &Path,
+    root: &Path,
+) -> bool {
     let dir = root.join(format!("{sessions}x{rate}x{seconds}-{}", now_ns()));
     let Some(sshd) = Sshd::start(&dir.join("ssh")) else {
         eprintln!("remote bench: no sshd on 127.0.0.1, nothing measured");
-        return;
+        return true;
     };
     let daemon_dir = dir.join("remote");
     let Some(daemon) = spawn_daemon(
@@ -249,7 +248,7 @@ fn run(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path, r
         "[notify]\ndesktop = false\nbell = false\n",
     ) else {
         eprintln!("remote bench: cannot start {}", panewise.display());
-        return;
+        return false;
     };
     let pid = daemon.id();
     let figures = measure(sessions, rate, seconds, panewise, &sshd, &daemon_dir, pid);
@@ -261,7 +260,7 @@ fn run(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path, r
             daemon_dir.join("daemon.stderr").display(),
             dir.join("ssh/ssh.stderr").display()
         );
-        return;
+        return false;
     };
     let out_of_order = if figures.mismatched > 0 {
         format!(" ({} out of order)", figures.mismatched)
@@ -291,39 +290,32 @@ fn run(sessions: usize, rate: u64, seconds: u64, panewise: &Path, fake: &Path, r
         percentile(&figures.remote, 0.99) as f64 / (percentile(&figures.local, 0.99).max(1)) as f64
     );
     let _ = std::fs::remove_dir_all(&dir);
+    // Every line reached both clients, in order, or the run failed.
+    figures.mismatched == 0
+        && figures.local.len() as u64 == figures.expected
+        && figures.remote.len() as u64 == figures.expected
 }
 
-fn main() {
+/// A run that failed fails the target, so `cargo test --all-targets` (one short run) notices.
+fn main() -> ExitCode {
     let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake_claude"));
-    let benching = std::env::args().any(|arg| arg == "--bench");
     let Some(panewise) = panewise_binary() else {
         eprintln!(
             "remote bench: no panewise binary beside this bench; build it first \
              (`cargo build --release -p panewise-cli`) or set PANEWISE_BIN"
         );
-        return;
+        return ExitCode::SUCCESS;
     };
     let root = std::env::temp_dir().join(format!("pw-remote-bench-{}", std::process::id()));
-    let specs: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|arg| arg.contains(':'))
-        .collect();
-    // `cargo test --all-targets` runs this target without `--bench`: one short run.
-    let specs = match (specs.is_empty(), benching) {
-        (false, _) => specs,
-        (true, false) => vec!["2:10:1".into()],
-        (true, true) => vec!["10:10:10".into(), "50:100:10".into()],
-    };
-    for spec in specs {
-        let parts: Vec<u64> = spec
-            .split(':')
-            .filter_map(|part| part.parse().ok())
-            .collect();
-        if let [sessions, rate, seconds] = parts.as_slice() {
-            run(*sessions as usize, *rate, *seconds, &panewise, &fake, &root);
-        } else {
-            eprintln!("remote bench: expected SESSIONS:RATE:SECONDS, got {spec}");
-        }
+    let mut failed = false;
+    for load in load_runs("remote", &["2:10:1"], &["10:10:10", "50:100:10"]) {
+        let (sessions, rate, seconds) = (load.sessions, load.rate, load.seconds);
+        failed |= !run(sessions, rate, seconds, &panewise, &fake, &root);
     }
     let _ = std::fs::remove_dir_all(&root);
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -14,6 +14,87 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+/// One load run asked for on the command line as `SESSIONS:RATE:SECONDS`: so many agents, each
+/// writing `rate` lines a second for `seconds`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoadRun {
+    /// Agents (sessions) at once.
+    pub sessions: usize,
+    /// Lines per second from each agent.
+    pub rate: u64,
+    /// How long each agent writes.
+    pub seconds: u64,
+}
+
+/// The load runs a bench binary was asked for: every `SESSIONS:RATE:SECONDS` argument, else
+/// `full` under `cargo bench` (`--bench`), else `quick` — `cargo test --all-targets` runs the
+/// bench targets without `--bench`, and one short run shows the target still works. A malformed
+/// spec is reported and skipped.
+pub fn load_runs(bench: &str, quick: &[&str], full: &[&str]) -> Vec<LoadRun> {
+    let asked: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| arg.contains(':'))
+        .collect();
+    let benching = std::env::args().any(|arg| arg == "--bench");
+    let specs = match (asked.is_empty(), benching) {
+        (false, _) => asked,
+        (true, false) => quick.iter().map(ToString::to_string).collect(),
+        (true, true) => full.iter().map(ToString::to_string).collect(),
+    };
+    specs
+        .iter()
+        .filter_map(|spec| {
+            let run = parse_load_run(spec);
+            if run.is_none() {
+                eprintln!("{bench} bench: expected SESSIONS:RATE:SECONDS, got {spec}");
+            }
+            run
+        })
+        .collect()
+}
+
+fn parse_load_run(spec: &str) -> Option<LoadRun> {
+    let mut parts = spec.split(':').map(str::parse::<u64>);
+    let (Some(Ok(sessions)), Some(Ok(rate)), Some(Ok(seconds)), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    Some(LoadRun {
+        sessions: usize::try_from(sessions).ok()?,
+        rate,
+        seconds,
+    })
+}
+
+/// A child process that is killed and reaped when this value is dropped, however the run that
+/// started it ends (an early return included), so no process outlives its run.
+pub struct Reaped(pub Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The write times the fake agents (`fake_claude`) recorded in each of `cwds`, `lines` of
+/// them each. An agent writes its file just after its last line, so a reader that has just
+/// received that line waits for the file (up to 10 s); an agent whose file never filled gives
+/// what it holds, and the run counts those lines as not measured.
+pub fn agent_write_times(cwds: &[PathBuf], lines: u64) -> Vec<Vec<u128>> {
+    let read = |cwd: &PathBuf| -> Vec<u128> {
+        std::fs::read_to_string(cwd.join("fake-claude.times"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| line.parse().ok())
+            .collect()
+    };
+    let whole = usize::try_from(lines).unwrap_or(usize::MAX);
+    let _ = wait_until(10, || cwds.iter().all(|cwd| read(cwd).len() >= whole));
+    cwds.iter().map(read).collect()
+}
+
 /// Nanoseconds since the Unix epoch: the clock the fake agents stamp their writes with, so a
 /// reader in another process can take the difference.
 pub fn now_ns() -> u128 {
@@ -360,5 +441,25 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_load_run, LoadRun};
+
+    #[test]
+    fn a_load_run_is_three_whole_numbers() {
+        assert_eq!(
+            parse_load_run("50:100:10"),
+            Some(LoadRun {
+                sessions: 50,
+                rate: 100,
+                seconds: 10
+            })
+        );
+        for malformed in ["50:100", "50:100:10:1", "50:x:10", "-1:100:10", "50:1.5:10"] {
+            assert_eq!(parse_load_run(malformed), None, "{malformed}");
+        }
     }
 }

@@ -18,7 +18,7 @@ use panewise_api::{
 use panewise_supervisor::Client;
 
 use crate::remote::{Host, RemoteArgs, Remotes, Target, START_DEADLINE};
-use crate::terminal_text::one_line;
+use crate::terminal_text::{cell, one_line};
 
 /// The exit codes of `panewise wait`, one per state that ended the wait.
 pub const WAIT_EXIT_CODES: &str = "\
@@ -200,17 +200,6 @@ fn agents_of_hosts(remotes: &Remotes, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(crate::exit::DATA)
     })
-}
-
-/// `text` on one line in at most `width` characters: whole when it fits, else cut with `…`
-/// as its last character (so a column stays a column).
-fn cell(text: &str, width: usize) -> String {
-    let whole = one_line(text, width);
-    if whole.chars().count() <= width {
-        whole
-    } else {
-        one_line(text, width.saturating_sub(1))
-    }
 }
 
 /// One session's row; `name_width` is the NAME column's (see [`name_width`]).

@@ -21,6 +21,17 @@ pub fn escape_controls(text: &str, indent: &str) -> String {
     out
 }
 
+/// `text` as a table cell of at most `width` characters: [`one_line`] whole when it
+/// fits, else cut so that `…` is its last character, so a column stays a column.
+pub fn cell(text: &str, width: usize) -> String {
+    let whole = one_line(text, width);
+    if whole.chars().count() <= width {
+        whole
+    } else {
+        one_line(text, width.saturating_sub(1))
+    }
+}
+
 /// `text` on one line of at most `max` characters (then `…`): every character a terminal
 /// would act on shown escaped, a line break as `\n`, so a command cannot hide a second line.
 pub fn one_line(text: &str, max: usize) -> String {
@@ -64,6 +75,22 @@ mod tests {
         assert_eq!(one_line("a\nb", 10), "a\\nb");
         assert_eq!(one_line("abcdef", 3), "abc…");
         assert_eq!(one_line("abc", 3), "abc");
+    }
+
+    #[test]
+    fn a_cell_never_outgrows_its_width() {
+        assert_eq!(cell("abc", 3), "abc");
+        assert_eq!(cell("abcdef", 3), "ab…");
+        // An escape is shown whole or not at all.
+        assert_eq!(cell("a\u{1b}b", 4), "a…");
+        for width in 1..12 {
+            for text in ["", "x", "demo-ask-2-with-a-long-name", "a\nb\u{1b}[2J"] {
+                assert!(
+                    cell(text, width).chars().count() <= width,
+                    "{text:?} in {width}"
+                );
+            }
+        }
     }
 
     #[test]

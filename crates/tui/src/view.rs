@@ -15,7 +15,7 @@ use ratatui_widgets::clear::Clear;
 use ratatui_widgets::paragraph::{Paragraph, Wrap};
 
 use crate::app::{host_label, App, Field, Group, Mode, Purpose, Watched};
-use crate::text::one_line;
+use crate::text::{cell, one_line};
 use crate::transcript::entry_lines;
 
 /// The first row of the list (the header is row 0).
@@ -293,16 +293,6 @@ fn name_column(entries: &[Entry<'_>], width: u16, host: bool) -> usize {
 /// The row's columns but the name and "what": the mark, provider, context, tokens, cost, age
 /// and the spaces between.
 const ROW_FIXED: usize = 2 + 1 + 10 + 6 + 7 + 9 + 5;
-
-/// `text` in at most `width` characters: whole when it fits, else cut with `…` last.
-fn cell(text: &str, width: usize) -> String {
-    let whole = one_line(text, width);
-    if whole.chars().count() <= width {
-        whole
-    } else {
-        one_line(text, width.saturating_sub(1))
-    }
-}
 
 fn session_row(
     app: &App,
