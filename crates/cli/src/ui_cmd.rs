@@ -483,6 +483,10 @@ async fn event_loop(
         ));
     }
     tokio::spawn(call_in_order(connections, calls_out, events_in.clone()));
+    let list: ListResult = client.call(Method::SubscribeList, ListParams {}).await?;
+    let _ = events_in.send(Event::List(list.sessions));
+    // The notifications are passed on only after the list: the daemon sends the changes after
+    // the list, and a change passed on first would be undone by the older list.
     let notices = Arc::clone(&client);
     let notices_in = events_in.clone();
     tokio::spawn(async move {
@@ -499,8 +503,6 @@ async fn event_loop(
         }
         let _ = notices_in.send(Event::ConnectionLost);
     });
-    let list: ListResult = client.call(Method::SubscribeList, ListParams {}).await?;
-    let _ = events_in.send(Event::List(list.sessions));
     let mut tick = tokio::time::interval(TICK);
     let mut last_frame = tokio::time::Instant::now();
     let result = loop {

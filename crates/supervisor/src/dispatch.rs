@@ -15,7 +15,7 @@ use panewise_host::session::{Actor, Control};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::hosted::{Hosted, ListEvent};
@@ -37,6 +37,8 @@ pub(crate) struct Connection {
     outbox: Outbox,
     lines: HashMap<String, (JoinHandle<()>, bool)>,
     list: Option<JoinHandle<()>>,
+    /// Subscriptions started by the request being handled, waiting for its answer to be queued.
+    held: Vec<oneshot::Sender<()>>,
 }
 
 impl Connection {
@@ -46,6 +48,24 @@ impl Connection {
             outbox,
             lines: HashMap::new(),
             list: None,
+            held: Vec::new(),
+        }
+    }
+
+    /// A subscription's first notice waits on this until the answer to the request that
+    /// started it is queued: a client gets the list (or the log's name) first and the changes
+    /// after it, never a change that the older list in the answer would then undo.
+    fn hold_until_answered(&mut self) -> oneshot::Receiver<()> {
+        let (open, held) = oneshot::channel();
+        self.held.push(open);
+        held
+    }
+
+    /// The answer to the request just handled is queued (or there is none): the
+    /// subscriptions it started may send.
+    pub(crate) fn answered(&mut self) {
+        for open in self.held.drain(..) {
+            let _ = open.send(());
         }
     }
 
@@ -275,13 +295,20 @@ impl Daemon {
                         self.detach(&id);
                     }
                 }
-                let task = tokio::spawn(tail(
+                let answered = client.hold_until_answered();
+                let tailing = tail(
                     id.clone(),
                     log.clone(),
                     subscribe.from_line,
                     progress,
                     client.outbox.clone(),
-                ));
+                );
+                let task = tokio::spawn(async move {
+                    // Dropped unanswered only when the connection is gone; the tail then
+                    // finds its outbox closed.
+                    let _ = answered.await;
+                    tailing.await;
+                });
                 client.lines.insert(id.clone(), (task, subscribe.attach));
                 result(SubscribeResult {
                     id,
@@ -309,7 +336,9 @@ impl Daemon {
                 if let Some(task) = client.list.take() {
                     task.abort();
                 }
+                let answered = client.hold_until_answered();
                 client.list = Some(tokio::spawn(async move {
+                    let _ = answered.await;
                     loop {
                         let message = match events.recv().await {
                             Ok(ListEvent::Changed(summary)) => notice(

@@ -199,20 +199,26 @@ async fn connection(daemon: Daemon, stream: UnixStream) {
         let stops = shutdown && response.as_ref().is_none_or(|r| r.error.is_none());
         let message = match response {
             Some(response) => match rpc::to_line(&response) {
-                Ok(line) if stops => Outgoing::Last(line),
-                Ok(line) => Outgoing::Line(line),
+                Ok(line) if stops => Some(Outgoing::Last(line)),
+                Ok(line) => Some(Outgoing::Line(line)),
                 Err(error) => {
                     tracing::warn!(%error, "a response could not be serialised");
-                    continue;
+                    None
                 }
             },
             None if stops => {
                 daemon.request_shutdown();
-                continue;
+                None
             }
-            None => continue,
+            None => None,
         };
-        if out.send(message).await.is_err() {
+        let sent = match message {
+            Some(message) => out.send(message).await.is_ok(),
+            None => true,
+        };
+        // Queued (the outbox keeps order): what the request subscribed to may now follow it.
+        client.answered();
+        if !sent {
             break;
         }
     }

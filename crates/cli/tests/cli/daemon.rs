@@ -419,6 +419,56 @@ async fn a_subscriber_that_reconnects_at_an_offset_gets_exactly_the_missing_line
     assert!(replay.status.success(), "{replay:?}");
 }
 
+/// A subscription's notifications come after the answer that started it (docs/API.md), so a
+/// client that applies messages in order never lets the list in an answer undo a change it
+/// got first. Pipelined requests on one connection, a log already whole on disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriptions_answer_comes_before_its_first_notification() {
+    let daemon = Daemon::start().await;
+    let watcher = daemon.connect("watcher").await;
+    let session = create(&watcher, mock("order", "full-access", "say hello")).await;
+    until_state(&watcher, &session.id, |s| s.state == AgentState::Done).await;
+    // The whole log is on disk: a tail that did not wait would send it at once.
+    for attempt in 0..20 {
+        let stream = tokio::net::UnixStream::connect(daemon.socket())
+            .await
+            .unwrap();
+        let (read, mut write) = stream.into_split();
+        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(read));
+        let requests = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{{\"api_version\":{},\"client\":\"order\"}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/subscribe\",\"params\":{{\"session\":\"{}\",\"from_line\":0,\"attach\":false}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sessions/subscribe\",\"params\":{{}}}}\n",
+            panewise_api::API_VERSION,
+            session.id
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut write, requests.as_bytes())
+            .await
+            .unwrap();
+        let mut answered = Vec::new();
+        while answered.len() < 3 {
+            let line = tokio::time::timeout(DEADLINE, lines.next_line())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            match message["method"].as_str() {
+                None => answered.push(message["id"].as_u64().unwrap()),
+                Some("session/line" | "session/ended") => assert!(
+                    answered.contains(&2),
+                    "attempt {attempt}: a line before the subscription's answer: {line}"
+                ),
+                Some(other) => assert!(
+                    answered.contains(&3),
+                    "attempt {attempt}: {other} before the list's answer: {line}"
+                ),
+            }
+        }
+        assert_eq!(answered, [1, 2, 3], "attempt {attempt}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn of_two_clients_answering_one_approval_exactly_one_wins() {
     let daemon = Daemon::start().await;
