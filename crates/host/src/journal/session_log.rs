@@ -208,6 +208,12 @@ mod tests {
         };
         assert_eq!(locked(&probe), Some(Some(true)));
         drop(log);
+        // The lock is the open file's (flock), so a child another test forks at this moment
+        // holds it too until its exec closes the descriptor: await the release, bounded.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while locked(&probe) == Some(Some(true)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         assert_eq!(locked(&probe), Some(Some(false)));
     }
 }
