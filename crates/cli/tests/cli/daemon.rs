@@ -898,16 +898,8 @@ async fn attach_on_a_terminal_asks_answers_and_detaches() {
     terminal.line("and again");
     terminal.wait_for("prompt     and again");
     terminal.keys(&["C-d"]);
-    let until = Instant::now() + DEADLINE;
-    while !exit_file.exists() {
-        assert!(
-            Instant::now() < until,
-            "attach did not end:\n{}",
-            terminal.screen()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(std::fs::read_to_string(&exit_file).unwrap().trim(), "0");
+    let exit_code = tokio::task::block_in_place(|| terminal.wait_for_line(&exit_file));
+    assert_eq!(exit_code, "0\n", "{}", terminal.screen());
     let listed: ListResult = watcher.call(Method::List, ListParams {}).await.unwrap();
     assert!(
         listed

@@ -109,6 +109,26 @@ impl Terminal {
         }
     }
 
+    /// Waits for the line a script's `echo $? > FILE` writes, and returns it. The shell creates
+    /// the file before `echo` writes to it, so only a whole line counts.
+    pub(crate) fn wait_for_line(&self, path: &Path) -> String {
+        let start = Instant::now();
+        loop {
+            if let Ok(text) = std::fs::read_to_string(path) {
+                if text.ends_with('\n') {
+                    return text;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{} never written; the screen:\n{}",
+                path.display(),
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     pub(crate) fn keys(&self, keys: &[&str]) {
         let status = Command::new("tmux")
             .args(["-L", &self.socket, "send-keys"])
@@ -178,22 +198,9 @@ fn on_a_terminal_the_line_editor_asks_shows_escapes_escaped_and_keeps_the_histor
     terminal.wait_for("The command ran. Done.");
     assert!(machine.path("project/spoofed").exists());
     terminal.keys(&["C-d"]);
-    let start = Instant::now();
-    while !exit_file.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "Ctrl-D did not end the session:\n{}",
-            terminal.screen()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let exit_code = terminal.wait_for_line(&exit_file);
     runtime.block_on(server.shutdown());
-    assert_eq!(
-        std::fs::read_to_string(&exit_file).unwrap().trim(),
-        "0",
-        "{}",
-        terminal.screen()
-    );
+    assert_eq!(exit_code, "0\n", "{}", terminal.screen());
     let history_dir = machine.path("data/panewise/history");
     let histories: Vec<_> = std::fs::read_dir(&history_dir).unwrap().collect();
     assert_eq!(histories.len(), 1, "one history for the one directory");

@@ -5,7 +5,7 @@
 //! sent a follow-up, the slow one interrupted with `i`; then quit and reopened with every
 //! session still there. And `panewise ui --demo` showing every state it promises.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -88,23 +88,6 @@ impl Drop for Home {
                 let _: Result<Ack, _> = client.call(Method::Shutdown, Empty {}).await;
             }
         });
-    }
-}
-
-fn wait_for_file(path: &Path) -> String {
-    let start = Instant::now();
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if text.ends_with('\n') {
-                return text;
-            }
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{} never written",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -195,14 +178,14 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
     terminal.keys(&["Escape"]);
     terminal.wait_for("↑↓ select · Enter attach");
     terminal.keys(&["q"]);
-    assert_eq!(wait_for_file(&home.path("work/first")), "0\n");
+    assert_eq!(terminal.wait_for_line(&home.path("work/first")), "0\n");
     // `panewise` alone on a terminal opens it again, with every session.
     let screen = terminal.wait_for("── done");
     for name in ["asker", "refuser", "runner", "sleeper"] {
         assert!(screen.contains(name), "{name} missing:\n{screen}");
     }
     terminal.keys(&["q"]);
-    assert_eq!(wait_for_file(&home.path("work/second")), "0\n");
+    assert_eq!(terminal.wait_for_line(&home.path("work/second")), "0\n");
     let names: Vec<String> = home.agents().into_iter().map(|(name, _)| name).collect();
     assert_eq!(names.len(), 4, "{names:?}");
 }
@@ -260,6 +243,6 @@ fn the_demo_shows_every_state_and_its_approval_is_answered_with_y() {
         std::thread::sleep(Duration::from_millis(50));
     }
     terminal.keys(&["q"]);
-    assert_eq!(wait_for_file(&home.path("work/first")), "0\n");
+    assert_eq!(terminal.wait_for_line(&home.path("work/first")), "0\n");
     assert_eq!(home.agents().len(), 6);
 }
