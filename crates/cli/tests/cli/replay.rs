@@ -9,8 +9,8 @@ fn golden(name: &str) -> String {
 }
 
 fn write_temp(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("panewise-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // Kept: the caller runs panewise on the file after this returns.
+    let dir = tempfile::tempdir().unwrap().keep();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
@@ -85,8 +85,8 @@ fn replay_refuses_a_log_from_a_newer_schema() {
 }
 
 fn write_temp_bytes(name: &str, bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("panewise-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // Kept: the caller runs panewise on the file after this returns.
+    let dir = tempfile::tempdir().unwrap().keep();
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path.to_string_lossy().into_owned()
@@ -269,7 +269,8 @@ fn decode_ends_quietly_when_its_reader_closes_stdout() {
 
 #[test]
 fn sessions_lists_recorded_sessions_and_replay_takes_an_id() {
-    let data = std::env::temp_dir().join(format!("panewise-sessions-{}", std::process::id()));
+    let data_tmp = tempfile::tempdir().unwrap();
+    let data = data_tmp.path().to_path_buf();
     let dir = data.join("panewise/sessions");
     std::fs::create_dir_all(&dir).unwrap();
     // A session recorded by decode --record, under its id.

@@ -164,12 +164,22 @@ fn sessions_tells_live_ended_and_crashed_apart_and_skips_every_unreadable_file()
         }
     }
     drop(live);
-    // Its writer gone without closing it, the live session is a crashed one.
-    let out = sessions(&machine, &["--json"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let live_line = stdout
-        .lines()
-        .find(|line| line.contains("\"id\":\"live\""))
-        .unwrap();
-    assert!(live_line.contains("\"status\":\"crashed\""), "{live_line}");
+    // Its writer gone without closing it, the live session is a crashed one. The lock is the
+    // open file's, so a child another test forks at this moment holds it until its exec:
+    // look again, bounded, while it still reads live.
+    let live_line = || {
+        let out = sessions(&machine, &["--json"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|line| line.contains("\"id\":\"live\""))
+            .unwrap()
+            .to_owned()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut line = live_line();
+    while line.contains("\"status\":\"live\"") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        line = live_line();
+    }
+    assert!(line.contains("\"status\":\"crashed\""), "{line}");
 }

@@ -92,7 +92,8 @@ fn a_down_endpoint_costs_one_warning_not_the_session() {
     let (output, took) = run_with(&endpoint);
     let err = stderr(&output);
     assert!(output.status.success(), "{err}");
-    assert!(took < Duration::from_secs(8), "{took:?}");
+    // A hang would never end; a whole debug session on a loaded machine can take seconds.
+    assert!(took < Duration::from_secs(20), "{took:?}");
     assert_eq!(
         err.matches("panewise: telemetry: cannot export").count(),
         1,

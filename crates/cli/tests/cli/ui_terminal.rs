@@ -112,21 +112,12 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
             "print hello with the shell",
         ][..],
         &["new", "--name", "runner", "print hello with the shell"][..],
-        &[
-            "new",
-            "--name",
-            "sleeper",
-            "--mock-scenario",
-            "sleeping-tool",
-            "wait, then say done",
-        ][..],
     ] {
         let output = home.panewise(args);
         assert!(output.status.success(), "{args:?}: {output:?}");
     }
     home.until_state("asker", "needs_input");
     home.until_state("refuser", "needs_input");
-    home.until_state("sleeper", "working");
     let script = home.path("ui.sh");
     std::fs::write(
         &script,
@@ -151,7 +142,9 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
     assert!(screen.contains("asker · mock · needs_input"), "{screen}");
     terminal.keys(&["y"]);
     terminal.wait_for("answer allowed by panewise ui");
-    home.until_state("asker", "done");
+    // Seen done on the dashboard itself (not only by another client), so Home cannot land
+    // on asker just before it moves to done.
+    terminal.wait_for("asker · mock · done");
     // Home: the top of the list, the one still waiting.
     terminal.keys(&["Home"]);
     terminal.wait_for("refuser · mock · needs_input");
@@ -166,8 +159,18 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
     terminal.wait_for("prompt and once more");
     terminal.keys(&["Escape"]);
     terminal.wait_for("↑↓ select · Enter attach");
-    // Interrupt the one running its 30-second tool: the filter selects it, `i` stops the
-    // turn (had the tool run to its end, the session would be done, never stopped).
+    // Interrupt one running its 30-second tool: the filter selects it, `i` stops the turn
+    // (had the tool run to its end, the session would be done, never stopped). It starts
+    // only now, so the steps above, however slow, do not eat into its half minute.
+    let output = home.panewise(&[
+        "new",
+        "--name",
+        "sleeper",
+        "--mock-scenario",
+        "sleeping-tool",
+        "wait, then say done",
+    ]);
+    assert!(output.status.success(), "{output:?}");
     terminal.wait_for("shell sleep 30; echo done");
     terminal.keys(&["/"]);
     terminal.line("sleeper");

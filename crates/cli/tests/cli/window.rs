@@ -142,8 +142,8 @@ fn window_hybrid_masks_before_it_summarizes() {
 
 #[test]
 fn window_a_bad_configuration_names_the_field() {
-    let dir = std::env::temp_dir().join(format!("panewise-window-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let config = dir.join("bad.json");
     std::fs::write(
         &config,
@@ -160,7 +160,6 @@ fn window_a_bad_configuration_names_the_field() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("keepRecentTurns"), "{stderr}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -219,8 +218,8 @@ fn every_result_follows_its_call(output: &Value) -> bool {
 
 #[test]
 fn window_w7_a_result_separated_from_its_call_leaves_with_its_call_under_every_strategy() {
-    let dir = std::env::temp_dir().join(format!("panewise-window-w7-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let betweens = [
         r#"{"role":"assistant","content":"commentary"}"#,
         r#"{"role":"user","content":"a reminder","injected_by":"harness"}"#,
@@ -287,13 +286,12 @@ fn window_w7_a_result_separated_from_its_call_leaves_with_its_call_under_every_s
             "assistant"
         ]
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Runs `panewise window` with sliding-window over `lines` written to a temporary file.
-fn window_over(tag: &str, keep: usize, lines: &[Value]) -> std::process::Output {
-    let dir = std::env::temp_dir().join(format!("panewise-window-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn window_over(keep: usize, lines: &[Value]) -> std::process::Output {
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let config = dir.join("config.json");
     std::fs::write(
         &config,
@@ -310,7 +308,6 @@ fn window_over(tag: &str, keep: usize, lines: &[Value]) -> std::process::Output 
         config.to_str().unwrap(),
         conversation.to_str().unwrap(),
     ]);
-    std::fs::remove_dir_all(&dir).unwrap();
     output
 }
 
@@ -334,7 +331,7 @@ fn window_round_trips_every_field_it_does_not_change() {
         ]}),
     ];
     // Nothing removed: the window is the input, exactly.
-    let output = window_over("round-trip-all", 10, &input);
+    let output = window_over(10, &input);
     assert!(
         output.status.success(),
         "{}",
@@ -343,7 +340,7 @@ fn window_round_trips_every_field_it_does_not_change() {
     let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(printed["window"].as_array().unwrap(), &input);
     // The oldest turn dropped: the survivors are their input lines, exactly.
-    let output = window_over("round-trip-drop", 1, &input);
+    let output = window_over(1, &input);
     assert!(
         output.status.success(),
         "{}",
@@ -370,7 +367,7 @@ fn window_warns_about_an_orphan_tool_result_and_still_windows() {
         serde_json::json!({"role": "tool", "tool_call_id": "ghost", "content": "lost"}),
         serde_json::json!({"role": "user", "content": "now"}),
     ];
-    let output = window_over("orphan", 10, &input);
+    let output = window_over(10, &input);
     assert!(
         output.status.success(),
         "{}",
@@ -384,12 +381,11 @@ fn window_warns_about_an_orphan_tool_result_and_still_windows() {
     assert_eq!(printed["window"].as_array().unwrap().len(), 3);
 }
 
-/// Writes `files` (name, text) into a fresh directory for one test.
-fn scratch(tag: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("panewise-window-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// Writes `files` (name, text) into a fresh directory for one test, removed when dropped.
+fn scratch(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
-        std::fs::write(dir.join(name), text).unwrap();
+        std::fs::write(dir.path().join(name), text).unwrap();
     }
     dir
 }
@@ -461,7 +457,8 @@ fn window_bad_configurations_name_the_line_and_field_without_serde_internals() {
         ),
     ];
     let files: Vec<(&str, &str)> = cases.iter().map(|(name, text, _)| (*name, *text)).collect();
-    let dir = scratch("bad-configs", &files);
+    let scratch_dir = scratch(&files);
+    let dir = scratch_dir.path();
     let conversation = workspace_path(&format!("{DATA}/conversation.jsonl"));
     for (name, _, expected) in cases {
         let stderr = failure(&run_window(&dir.join(name), &conversation), 1);
@@ -470,27 +467,24 @@ fn window_bad_configurations_name_the_line_and_field_without_serde_internals() {
             assert!(stderr.contains(part), "{name}: {part:?} not in {stderr}");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Bad conversations: a line that is not JSON is named once by the file's line (exit 1); an
 /// empty conversation is a data error; a cut-off last line is the warning `replay` gives.
 #[test]
 fn window_bad_conversations_are_named_once_and_a_cut_off_line_is_a_warning() {
-    let dir = scratch(
-        "bad-conversations",
-        &[
-            (
-                "not-json.jsonl",
-                "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\": user}\n",
-            ),
-            ("empty.jsonl", "\n\n"),
-            (
-                "cut-off.jsonl",
-                "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"user\",\"con",
-            ),
-        ],
-    );
+    let scratch_dir = scratch(&[
+        (
+            "not-json.jsonl",
+            "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\": user}\n",
+        ),
+        ("empty.jsonl", "\n\n"),
+        (
+            "cut-off.jsonl",
+            "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"user\",\"con",
+        ),
+    ]);
+    let dir = scratch_dir.path();
     let config = workspace_path(&format!("{DATA}/sliding-window.json"));
 
     let stderr = failure(&run_window(&config, &dir.join("not-json.jsonl")), 1);
@@ -511,7 +505,6 @@ fn window_bad_conversations_are_named_once_and_a_cut_off_line_is_a_warning() {
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("messages    1 -> 1"), "{stdout}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The exit code table: unreadable input is an I/O error (3), for the config and the
@@ -644,16 +637,14 @@ fn window_ends_quietly_when_its_reader_closes_stdout() {
     // More output than a pipe buffers, so the command is still writing when the pipe closes.
     let line = format!(r#"{{"role":"user","content":"{}"}}"#, "y".repeat(400));
     let text: String = (0..1000).map(|_| format!("{line}\n")).collect();
-    let dir = scratch(
-        "closed-pipe",
-        &[
-            ("conversation.jsonl", &text),
-            (
-                "config.json",
-                r#"{"strategy":"sliding-window","keepRecentTurns":5000}"#,
-            ),
-        ],
-    );
+    let scratch_dir = scratch(&[
+        ("conversation.jsonl", &text),
+        (
+            "config.json",
+            r#"{"strategy":"sliding-window","keepRecentTurns":5000}"#,
+        ),
+    ]);
+    let dir = scratch_dir.path();
     let config = dir.join("config.json");
     let conversation = dir.join("conversation.jsonl");
     for mode in [None, Some("--json")] {
@@ -673,5 +664,4 @@ fn window_ends_quietly_when_its_reader_closes_stdout() {
         assert_eq!(out.status.code(), Some(0), "{mode:?}: {stderr}");
         assert!(stderr.is_empty(), "{mode:?}: {stderr}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
