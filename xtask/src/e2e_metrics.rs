@@ -53,9 +53,17 @@ impl Drop for Rotel {
     }
 }
 
-fn free_port() -> Result<u16> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(listener.local_addr()?.port())
+/// `N` distinct ports of 127.0.0.1 that were free a moment ago. Every probe stays bound until
+/// all are known, so no two are the same port.
+pub fn free_ports<const N: usize>() -> Result<[u16; N]> {
+    let listeners = (0..N)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let mut ports = [0; N];
+    for (port, listener) in ports.iter_mut().zip(&listeners) {
+        *port = listener.local_addr()?.port();
+    }
+    Ok(ports)
 }
 
 impl Rotel {
@@ -63,7 +71,7 @@ impl Rotel {
     /// `dir/rotel.log`, and waits until both ports accept.
     pub fn start(agent: &Path, dir: &Path) -> Result<Rotel> {
         std::fs::create_dir_all(dir)?;
-        let (http, grpc) = (free_port()?, free_port()?);
+        let [http, grpc] = free_ports()?;
         let log = dir.join("rotel.log");
         let child = Command::new(agent)
             .arg("start")

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::e2e::{cli_env, processes_with_env, start_mock, Cli, WRITE};
 use crate::e2e_daemon::{text, within};
-use crate::e2e_metrics::{newest, rotel_agent, Rotel};
+use crate::e2e_metrics::{free_ports, newest, rotel_agent, Rotel};
 
 /// One telemetry case.
 pub struct TelemetryCase {
@@ -124,7 +124,7 @@ impl Phoenix {
     /// Starts `phoenix serve` on 127.0.0.1, its data in `dir`, and waits until it is healthy.
     fn start(program: &Path, dir: &Path) -> Result<Phoenix> {
         std::fs::create_dir_all(dir)?;
-        let (http, grpc) = (free_port()?, free_port()?);
+        let [http, grpc] = free_ports()?;
         let log = dir.join("phoenix.log");
         let child = Command::new(program)
             .arg("serve")
@@ -232,11 +232,6 @@ impl Phoenix {
             std::thread::sleep(Duration::from_millis(250));
         }
     }
-}
-
-fn free_port() -> Result<u16> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(listener.local_addr()?.port())
 }
 
 fn names(spans: &[Value]) -> String {
