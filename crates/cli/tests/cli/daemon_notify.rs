@@ -61,24 +61,13 @@ fn approve(session: &str) -> ApproveParams {
     }
 }
 
-/// Approves what `session` waits for. The list can show `needs_input` (the request folded) a
-/// moment before the daemon holds the request to answer (its `Ask` update), and an approval
-/// then gets `not_waiting`: it is asked again, under the deadline.
-async fn approve_when_asked(client: &panewise_supervisor::Client, session: &str) {
-    let until = Instant::now() + DEADLINE;
-    loop {
-        match client
-            .call::<_, Ack>(Method::Approve, approve(session))
-            .await
-        {
-            Ok(_) => return,
-            Err(error) if error.code() == Some(panewise_api::ErrorCode::NotWaiting) => {
-                assert!(Instant::now() < until, "never approvable: {error}");
-                tokio::task::yield_now().await;
-            }
-            Err(error) => panic!("approve: {error}"),
-        }
-    }
+/// Approves what `session` waits for, once the list shows it `needs_input`: the daemon answers
+/// from the folded request, so no retry is needed (one would hide that going wrong).
+async fn approve_waiting(client: &panewise_supervisor::Client, session: &str) {
+    let _: Ack = client
+        .call(Method::Approve, approve(session))
+        .await
+        .unwrap_or_else(|error| panic!("approve {session}: {error}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,8 +114,8 @@ async fn no_notification_while_a_client_is_attached_to_the_session() {
     let alone = create(&watcher, mock("alone", "ask", "run the tool")).await;
     until_state(&watcher, &alone.id, |s| s.state == AgentState::NeedsInput).await;
     until_event(&events_path, "alone", "needs_input").await;
-    approve_when_asked(&client, &watched.id).await;
-    approve_when_asked(&watcher, &alone.id).await;
+    approve_waiting(&client, &watched.id).await;
+    approve_waiting(&watcher, &alone.id).await;
     // The attached session's finished turn counts as seen: idle, not done.
     until_state(&watcher, &watched.id, |s| {
         s.state == AgentState::Idle && s.turns == 1
@@ -152,7 +141,7 @@ async fn a_delay_holds_notifications_back_and_an_edge_left_before_it_sends_nothi
     let session = create(&client, mock("quick", "ask", "run the tool")).await;
     let asked = until_state(&client, &session.id, |s| s.state == AgentState::NeedsInput).await;
     let asked_at = Instant::now();
-    approve_when_asked(&client, &session.id).await;
+    approve_waiting(&client, &session.id).await;
     let done = until_state(&client, &session.id, |s| s.state == AgentState::Done).await;
     let done_at = Instant::now();
     // The approval must have come inside the delay for this test to say anything; on a
