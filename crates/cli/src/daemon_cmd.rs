@@ -3,7 +3,8 @@
 //! Started on demand by every command that talks to it; `--foreground` is the same daemon
 //! with its traces on this terminal. `--stdio` serves nothing itself: it relays its standard
 //! input and output to the daemon's socket (starting the daemon when none runs), which is
-//! what `ssh HOST panewise daemon --stdio` runs for `--remote HOST`.
+//! what `ssh HOST panewise daemon --stdio` runs for `--remote HOST`. `panewise daemon stop`
+//! asks this user's daemon to stop and waits until it has.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,13 +37,31 @@ pub struct Args {
     /// over ssh.
     #[arg(long, conflicts_with = "foreground")]
     stdio: bool,
+    /// What to do instead of serving.
+    #[command(subcommand)]
+    action: Option<Action>,
 }
+
+/// `panewise daemon stop`.
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Stop this user's daemon: every session stops as `panewise stop` stops one (its log
+    /// closed), then the daemon exits. Returns once the sessions are stopped and the daemon
+    /// has let its lock go; none running is not an error
+    Stop,
+}
+
+/// How long `stop` waits for the daemon to exit, past its own grace for the sessions.
+const STOP_WAIT: Duration = Duration::from_secs(20);
 
 /// How long `--stdio` waits for a daemon it started to answer.
 const STDIO_START_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Runs `panewise daemon`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(Action::Stop) = args.action {
+        return stop();
+    }
     if args.stdio {
         return stdio();
     }
@@ -93,6 +112,64 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The sessions are gone, and their spans ended with them: flush, within the deadline.
     crate::otel::finish(telemetry.as_deref(), None);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `panewise daemon stop`: `daemon/shutdown`, then waits until the daemon lets its lock go,
+/// which it does once its sessions have stopped and their logs are closed (what is left, the
+/// telemetry flush, is bounded by its own deadline).
+fn stop() -> anyhow::Result<ExitCode> {
+    use panewise_api::{Ack, AgentState, Empty, ListParams, ListResult, Method};
+    use panewise_supervisor::paths;
+    let dir = paths::runtime_dir()?;
+    let lock = dir.join(paths::LOCK_NAME);
+    if !daemon_holds(&lock)? {
+        eprintln!(
+            "panewise daemon: none is running ({} is free)",
+            lock.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let socket = dir.join(paths::SOCKET_NAME);
+    let runtime = crate::agents_cmd::runtime()?;
+    let running = runtime.block_on(async {
+        let client = panewise_supervisor::Client::connect(&socket, "panewise daemon stop").await?;
+        let listed: ListResult = client.call(Method::List, ListParams {}).await?;
+        let _: Ack = client.call(Method::Shutdown, Empty {}).await?;
+        let ended = [AgentState::Failed, AgentState::Stopped, AgentState::Exited];
+        anyhow::Ok(
+            listed
+                .sessions
+                .iter()
+                .filter(|s| !ended.contains(&s.state))
+                .count(),
+        )
+    })?;
+    eprintln!("panewise daemon: stopping ({running} running sessions)");
+    let until = std::time::Instant::now() + STOP_GRACE + STOP_WAIT;
+    while daemon_holds(&lock)? {
+        if std::time::Instant::now() > until {
+            anyhow::bail!(
+                "the daemon did not exit within {:?} ({} is still locked)",
+                STOP_GRACE + STOP_WAIT,
+                lock.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("panewise daemon: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a daemon holds the lock at `lock` (a missing file: none ever ran here).
+fn daemon_holds(lock: &Path) -> anyhow::Result<bool> {
+    match std::fs::File::open(lock) {
+        Ok(file) => panewise_host::journal::files::is_locked_elsewhere(&file)
+            .with_context(|| format!("cannot probe the daemon's lock {}", lock.display())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(error) => {
+            Err(error).with_context(|| format!("cannot open the daemon's lock {}", lock.display()))
+        }
+    }
 }
 
 /// `panewise daemon --stdio`: standard input and output relayed to the daemon's socket.

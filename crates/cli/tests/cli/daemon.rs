@@ -678,18 +678,47 @@ async fn three_mock_agents_one_waiting_for_approval_through_the_commands() {
     assert!(events.iter().all(|event| event["v"] == 1));
 }
 
+/// SIGTERM and `panewise daemon stop` end the daemon alike: every session stopped, its log
+/// closed; `daemon stop` returns only once the daemon has exited, and says when none runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_stops_every_session_and_their_logs_replay() {
+async fn sigterm_or_daemon_stop_stops_every_session_and_their_logs_replay() {
+    for by_command in [false, true] {
+        stop_every_session(by_command).await;
+    }
+}
+
+async fn stop_every_session(by_command: bool) {
     let mut daemon = Daemon::start().await;
     let client = daemon.connect("term").await;
     let asking = create(&client, mock("asking", "ask", "run the tool")).await;
     let idle = create(&client, mock("idle", "full-access", "say hello")).await;
     until_state(&client, &asking.id, |s| s.state == AgentState::NeedsInput).await;
     until_state(&client, &idle.id, |s| s.state == AgentState::Done).await;
-    kill(daemon.pid(), Signal::SIGTERM).unwrap();
+    if by_command {
+        let stop = tokio::task::block_in_place(|| daemon.run(&["daemon", "stop"]));
+        let said = String::from_utf8_lossy(&stop.stderr).into_owned();
+        assert!(stop.status.success(), "{stop:?}");
+        assert!(said.contains("stopping (2 running sessions)"), "{said}");
+        assert!(said.contains("panewise daemon: stopped"), "{said}");
+        // It returned once the daemon let its lock go: every log is closed by then.
+        assert_closed(&daemon, &[&asking, &idle]);
+        let again = tokio::task::block_in_place(|| daemon.run(&["daemon", "stop"]));
+        assert!(again.status.success(), "{again:?}");
+        assert!(
+            String::from_utf8_lossy(&again.stderr).contains("none is running"),
+            "{again:?}"
+        );
+    } else {
+        kill(daemon.pid(), Signal::SIGTERM).unwrap();
+    }
     let (status, stderr) = daemon.exited().await;
     assert!(status.success(), "{status:?}: {stderr}");
-    for session in [&asking, &idle] {
+    assert_closed(&daemon, &[&asking, &idle]);
+}
+
+/// Each session's log replays and was closed as `stop` closes it.
+fn assert_closed(daemon: &Daemon, sessions: &[&SessionSummary]) {
+    for session in sessions {
         let replay = daemon.run(&["replay", &session.log]);
         assert!(replay.status.success(), "{replay:?}");
         // Closed as `stop` closes it: the last line but the transcript's is the checkpoint.
