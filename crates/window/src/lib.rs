@@ -40,6 +40,7 @@
 //! changed.
 #![deny(missing_docs)]
 
+pub mod cache;
 pub mod config;
 pub mod conversation;
 mod dense;
