@@ -1,16 +1,402 @@
-//! Reader: TODO.
+//! Reader of Claude Code's two recordings of a session: the `--output-format stream-json`
+//! event stream ([`Format::ClaudeStreamJson`]) and the session store
+//! `~/.claude/projects/<dir>/<session>.jsonl` ([`Format::ClaudeCodeSession`]).
+//!
+//! Both write one API response as several `assistant` lines sharing one `message.id`, one
+//! content block each; the reader merges them back into one assistant message and one
+//! [`ModelCall`], because that is what the next request sent. Thinking text is kept in the
+//! content: Claude Code sends thinking blocks back with the history, so they take room.
+//! Events of sub-agents (`parent_tool_use_id` set in stream-json, `isSidechain` in the store)
+//! ran in another context and are skipped; only the `Task` call and its result stay.
+
+use std::collections::BTreeMap;
+
+use panewise_window::{Message, Role, ToolCall};
+use serde_json::Value;
 
 use crate::error::EvalError;
-use crate::recording::{Format, Recording};
+use crate::recording::{Family, Format, ModelCall, RecordedUsage, Recording};
+
+/// How many leading non-empty lines detection parses: enough to get past the session
+/// store's bookkeeping lines (queue operations, snapshots), few enough to stay cheap.
+const DETECT_LINES: usize = 20;
 
 /// The format of `text` when it is one this reader takes.
 pub fn detect(text: &str) -> Option<Format> {
-    let _ = text;
+    for value in head_objects(text, DETECT_LINES) {
+        let kind = str_at(&value, "type").unwrap_or("");
+        // Stream-json writes snake_case `session_id` on every event and `parent_tool_use_id`
+        // on every message event; the session store writes camelCase `sessionId`.
+        if kind == "system"
+            && str_at(&value, "subtype") == Some("init")
+            && value.get("session_id").is_some()
+        {
+            return Some(Format::ClaudeStreamJson);
+        }
+        if matches!(kind, "assistant" | "user")
+            && value.get("message").is_some()
+            && value.get("parent_tool_use_id").is_some()
+            && value.get("session_id").is_some()
+        {
+            return Some(Format::ClaudeStreamJson);
+        }
+        if value.get("sessionId").is_some()
+            && (value.get("parentUuid").is_some()
+                || matches!(kind, "queue-operation" | "file-history-snapshot"))
+        {
+            return Some(Format::ClaudeCodeSession);
+        }
+        if kind == "summary" && value.get("leafUuid").is_some() {
+            return Some(Format::ClaudeCodeSession);
+        }
+    }
     None
 }
 
-/// Reads the recording.
+/// Reads the recording; `format` is what [`detect`] returned.
 pub fn read(text: &str, format: Format) -> Result<Recording, EvalError> {
-    let _ = text;
-    Err(EvalError::BadRecording { format: format.as_str(), reason: "not implemented".into() })
+    let store = format == Format::ClaudeCodeSession;
+    let format = if store {
+        Format::ClaudeCodeSession
+    } else {
+        Format::ClaudeStreamJson
+    };
+    let mut reader = Reader::new(format);
+    let mut lines = 0usize;
+    let mut ended_at = None;
+    let mut session: Option<String> = None;
+    let non_empty: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    for (index, line) in non_empty.iter().enumerate() {
+        lines += 1;
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            reader.count("line(s) not JSON skipped");
+            continue;
+        };
+        if !value.is_object() {
+            reader.count("line(s) not a JSON object skipped");
+            continue;
+        }
+        let kind = str_at(&value, "type").unwrap_or("").to_string();
+        if !store {
+            // A stream ends at its `result`; logs sometimes hold a second run after it, which
+            // started from an empty context and is not this session.
+            if kind == "result" {
+                ended_at = Some(index + 1);
+                break;
+            }
+            if kind == "system" && str_at(&value, "subtype") == Some("init") {
+                let id = str_at(&value, "session_id").map(str::to_string);
+                if session.is_some() && id != session {
+                    ended_at = Some(index);
+                    break;
+                }
+                session = id;
+                if reader.rec.model.is_none() {
+                    reader.rec.model = str_at(&value, "model").map(str::to_string);
+                }
+                continue;
+            }
+            if value
+                .get("parent_tool_use_id")
+                .is_some_and(|p| !p.is_null())
+            {
+                reader.count("sub-agent event(s) skipped");
+                continue;
+            }
+        } else if value.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            reader.count("sidechain (sub-agent) line(s) skipped");
+            continue;
+        }
+        match kind.as_str() {
+            "assistant" => reader.assistant(&value, index),
+            "user" => reader.user(&value),
+            "attachment" if store => reader.attachment(&value),
+            _ => reader.ignore(&kind),
+        }
+    }
+    if let Some(end) = ended_at {
+        let rest = non_empty.len().saturating_sub(end);
+        if rest > 0 {
+            reader.rec.notes.push(format!(
+                "{rest} line(s) after the session's end (a later run) skipped"
+            ));
+        }
+    }
+    reader.finish(lines)
+}
+
+/// The state of one read.
+struct Reader {
+    rec: Recording,
+    /// Assistant `message.id` → index of its call in `rec.calls`.
+    calls_by_id: BTreeMap<String, usize>,
+    /// Tool-use id → tool name, to name the results.
+    tool_names: BTreeMap<String, String>,
+    /// Skip counts by description, turned into notes at the end.
+    skipped: BTreeMap<&'static str, usize>,
+    /// Line types that are bookkeeping rather than conversation, by count.
+    ignored: BTreeMap<String, usize>,
+}
+
+impl Reader {
+    fn new(format: Format) -> Self {
+        let mut rec = Recording::new(format);
+        rec.family = Some(Family::Anthropic);
+        Self {
+            rec,
+            calls_by_id: BTreeMap::new(),
+            tool_names: BTreeMap::new(),
+            skipped: BTreeMap::new(),
+            ignored: BTreeMap::new(),
+        }
+    }
+
+    fn count(&mut self, what: &'static str) {
+        *self.skipped.entry(what).or_insert(0) += 1;
+    }
+
+    fn ignore(&mut self, kind: &str) {
+        let kind = if kind.is_empty() { "untyped" } else { kind };
+        *self.ignored.entry(kind.to_string()).or_insert(0) += 1;
+    }
+
+    /// One `assistant` line: a content block (or several) of one API response.
+    fn assistant(&mut self, value: &Value, line: usize) {
+        let Some(message) = value.get("message").filter(|m| m.is_object()) else {
+            self.count("assistant line(s) without a message skipped");
+            return;
+        };
+        // Claude Code writes API errors and interruptions as assistant lines of the model
+        // `<synthetic>`: no call was made for them.
+        if str_at(message, "model") == Some("<synthetic>")
+            || value.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+        {
+            self.count("synthetic assistant line(s) (errors, interruptions) skipped");
+            return;
+        }
+        if self.rec.model.is_none() {
+            self.rec.model = str_at(message, "model").map(str::to_string);
+        }
+        let id = str_at(message, "id")
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("line-{line}"));
+        let usage = message.get("usage").and_then(anthropic_usage);
+        let index = match self.calls_by_id.get(&id) {
+            Some(&call) => {
+                // Output tokens grow over the events of one response: the last one is whole.
+                if let Some(slot) = self.rec.calls.get_mut(call) {
+                    if usage.is_some() {
+                        slot.usage = usage;
+                    }
+                    slot.sent
+                } else {
+                    return;
+                }
+            }
+            None => {
+                if self.rec.messages.is_empty() {
+                    // Stream-json never records the prompt (it was the command's argument);
+                    // an empty user message stands for it, so the first call sends something
+                    // and is kept.
+                    self.rec.messages.push(Message::user(""));
+                    self.count("prompt(s) not recorded, stood for by an empty user message");
+                }
+                let sent = self.rec.messages.len();
+                self.rec.messages.push(Message::assistant(""));
+                self.calls_by_id.insert(id, self.rec.calls.len());
+                self.rec.calls.push(ModelCall { sent, usage });
+                sent
+            }
+        };
+        let mut texts = Vec::new();
+        let mut calls = Vec::new();
+        match message.get("content") {
+            Some(Value::String(text)) => texts.push(text.clone()),
+            Some(Value::Array(blocks)) => {
+                for block in blocks {
+                    match str_at(block, "type") {
+                        Some("text") => texts.extend(str_at(block, "text").map(str::to_string)),
+                        Some("thinking") => {
+                            texts.extend(str_at(block, "thinking").map(str::to_string))
+                        }
+                        Some("tool_use") => {
+                            let id = str_at(block, "id").unwrap_or("").to_string();
+                            let name = str_at(block, "name").unwrap_or("").to_string();
+                            let args = block
+                                .get("input")
+                                .map(Value::to_string)
+                                .unwrap_or_else(|| "{}".into());
+                            self.tool_names.insert(id.clone(), name.clone());
+                            calls.push(ToolCall { id, name, args });
+                        }
+                        // Redacted thinking and server-side tool blocks carry no text we can size.
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(target) = self.rec.messages.get_mut(index) {
+            for text in texts.iter().filter(|t| !t.is_empty()) {
+                if !target.content.is_empty() {
+                    target.content.push('\n');
+                }
+                target.content.push_str(text);
+            }
+            target.tool_calls.extend(calls);
+        }
+    }
+
+    /// One `user` line: a prompt, or tool results (one tool message each).
+    fn user(&mut self, value: &Value) {
+        let Some(message) = value.get("message") else {
+            self.count("user line(s) without a message skipped");
+            return;
+        };
+        match message.get("content") {
+            Some(Value::String(text)) => {
+                if !text.is_empty() {
+                    self.rec.messages.push(Message::user(text.clone()));
+                }
+            }
+            Some(Value::Array(blocks)) => {
+                let mut texts = Vec::new();
+                for block in blocks {
+                    match str_at(block, "type") {
+                        Some("tool_result") => {
+                            let id = str_at(block, "tool_use_id").unwrap_or("").to_string();
+                            let content = block.get("content").map(text_of).unwrap_or_default();
+                            let mut result = Message::tool_result(id.clone(), content);
+                            result.tool_name = self.tool_names.get(&id).cloned();
+                            self.rec.messages.push(result);
+                        }
+                        Some("text") => texts.extend(str_at(block, "text").map(str::to_string)),
+                        // Images and documents count no characters in the window stage.
+                        _ => {}
+                    }
+                }
+                // The API puts tool results first in a user turn and any text after them.
+                let text = texts.join("\n");
+                if !text.is_empty() {
+                    self.rec.messages.push(Message::user(text));
+                }
+            }
+            _ => self.count("user line(s) without content skipped"),
+        }
+    }
+
+    /// One store `attachment` line. Those with `rendered` text were sent to the model
+    /// (environment, date, reminders): they become messages of the role they were rendered
+    /// in. The `prompt_snapshot` one holds the system prompt.
+    fn attachment(&mut self, value: &Value) {
+        let attachment = value.get("attachment");
+        if let Some(parts) = attachment
+            .and_then(|a| a.get("systemPrompt"))
+            .and_then(Value::as_array)
+        {
+            if self.rec.system.is_none() {
+                let parts: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
+                self.rec.system = Some(parts.join("\n\n"));
+            }
+            return;
+        }
+        let Some(rendered) = value.get("rendered").and_then(Value::as_array) else {
+            self.ignore("attachment (not rendered)");
+            return;
+        };
+        let text: Vec<&str> = rendered
+            .iter()
+            .filter_map(|part| str_at(part, "content"))
+            .collect();
+        let text = text.join("\n");
+        if text.is_empty() {
+            return;
+        }
+        let role = if str_at(value, "renderedRole") == Some("system") {
+            Role::System
+        } else {
+            Role::User
+        };
+        self.rec.messages.push(Message::new(role, text));
+    }
+
+    fn finish(mut self, lines: usize) -> Result<Recording, EvalError> {
+        if self.rec.messages.is_empty() {
+            let not_json = self
+                .skipped
+                .get("line(s) not JSON skipped")
+                .copied()
+                .unwrap_or(0);
+            return Err(EvalError::BadRecording {
+                format: self.rec.format.as_str(),
+                reason: format!(
+                    "no user or assistant message in {lines} line(s) ({not_json} not JSON)"
+                ),
+            });
+        }
+        for (what, count) in &self.skipped {
+            self.rec.notes.push(format!("{count} {what}"));
+        }
+        if !self.ignored.is_empty() {
+            let total: usize = self.ignored.values().sum();
+            let kinds: Vec<&str> = self.ignored.keys().map(String::as_str).collect();
+            self.rec.notes.push(format!(
+                "{total} line(s) that are not conversation ignored ({})",
+                kinds.join(", ")
+            ));
+        }
+        Ok(self.rec)
+    }
+}
+
+/// Anthropic's usage object: `input_tokens` already excludes the cache's reads and writes.
+fn anthropic_usage(usage: &Value) -> Option<RecordedUsage> {
+    if !usage.is_object() {
+        return None;
+    }
+    Some(RecordedUsage {
+        input: u64_at(usage, "input_tokens"),
+        cache_read: u64_at(usage, "cache_read_input_tokens"),
+        cache_write: u64_at(usage, "cache_creation_input_tokens"),
+        output: u64_at(usage, "output_tokens"),
+    })
+}
+
+/// The text of a tool result's content: a string, or the text parts of a list of blocks.
+pub(crate) fn text_of(content: &Value) -> String {
+    match content {
+        Value::Null => String::new(),
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => {
+            let texts: Vec<String> = parts
+                .iter()
+                .filter_map(|part| match part {
+                    Value::String(text) => Some(text.clone()),
+                    _ => str_at(part, "text").map(str::to_string),
+                })
+                .collect();
+            texts.join("\n")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The first `limit` non-empty lines of `text` that parse as JSON objects (lines that do not
+/// are passed over but still count towards the limit, so detection stays cheap).
+pub(crate) fn head_objects(text: &str, limit: usize) -> impl Iterator<Item = Value> + '_ {
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .take(limit)
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(Value::is_object)
+}
+
+/// The string at `key` of an object.
+pub(crate) fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+/// The unsigned number at `key` of an object, 0 when absent or not one.
+pub(crate) fn u64_at(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
