@@ -21,6 +21,8 @@ mod ui_remote;
 mod worktree;
 
 mod window_cmd;
+mod window_eval_cmd;
+mod window_eval_plot;
 use panewise_host::summarize;
 
 use std::process::ExitCode;
@@ -117,7 +119,11 @@ enum Command {
     #[command(after_help = exit::EXIT_CODES)]
     Decode(decode_cmd::Args),
     /// Run a context-window strategy over a conversation file and print the window and its record.
-    #[command(after_help = exit::EXIT_CODES)]
+    #[command(
+        after_help = exit::EXIT_CODES,
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true
+    )]
     Window(window_cmd::Args),
     /// Serve scripted Anthropic, OpenAI and Gemini model APIs on 127.0.0.1, for offline tests.
     #[command(name = "mock-server", after_help = exit::EXIT_CODES)]

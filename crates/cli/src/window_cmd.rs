@@ -28,17 +28,20 @@ use panewise_host::agent_loop::ledger::{is_ledger, ledger_path, Ledger};
 /// Arguments of `panewise window`.
 #[derive(clap::Args)]
 pub struct Args {
+    /// `eval`: replay recorded sessions through every strategy and compare them.
+    #[command(subcommand)]
+    command: Option<WindowCommand>,
     /// The strategy configuration: JSON, or TOML when the file name ends in `.toml`
     /// (`--help` lists the strategies and their options).
     // The list sits on this option because the subcommand's own description and after-help
     // are set where the subcommand is declared.
-    #[arg(long, value_name = "STRATEGY.json", long_help = config_help())]
-    config: PathBuf,
+    #[arg(long, value_name = "STRATEGY.json", long_help = config_help(), required = true)]
+    config: Option<PathBuf>,
     /// The conversation: one chat-completions message per line; `-` for standard input; or a
     /// session panewise's own loop recorded (its log, its id or its `.window.jsonl` ledger),
     /// whose messages are read from the ledger.
-    #[arg(value_name = "CONVERSATION.jsonl")]
-    conversation: PathBuf,
+    #[arg(value_name = "CONVERSATION.jsonl", required = true)]
+    conversation: Option<PathBuf>,
     /// Input tokens the provider reported for the call that sent this whole conversation.
     /// Token-triggered strategies do not engage without it.
     #[arg(long, value_name = "INPUT_TOKENS")]
@@ -113,11 +116,32 @@ struct Output {
     warning: Option<String>,
 }
 
+/// What `panewise window` does besides windowing one conversation.
+#[derive(clap::Subcommand)]
+pub enum WindowCommand {
+    /// Replay recorded agent sessions through every strategy and measure input tokens, the
+    /// prompt cache, cost and what the model lost, the raw history as the baseline.
+    #[command(after_help = crate::exit::EXIT_CODES)]
+    Eval(crate::window_eval_cmd::EvalArgs),
+}
+
 /// Runs `panewise window`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let config = read_config(&args.config)?;
-    let name = input_name(&args.conversation);
-    let messages = read_conversation(&args.conversation, &name)?;
+    let (config_path, conversation_path) =
+        match (args.command, args.config, args.conversation) {
+            (Some(WindowCommand::Eval(eval)), _, _) => return crate::window_eval_cmd::run(eval),
+            (None, Some(config), Some(conversation)) => (config, conversation),
+            // clap requires both when no subcommand is given; this is the same error in words.
+            _ => return Err(crate::exit::Usage(
+                "panewise window needs --config STRATEGY.json and a CONVERSATION.jsonl, or the \
+                 eval subcommand"
+                    .into(),
+            )
+            .into()),
+        };
+    let config = read_config(&config_path)?;
+    let name = input_name(&conversation_path);
+    let messages = read_conversation(&conversation_path, &name)?;
     if let (Some(threshold), None) = (config.threshold_tokens(), args.usage) {
         eprintln!(
             "panewise window: warning: no --usage reading: `{}` is triggered by tokens \

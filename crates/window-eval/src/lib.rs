@@ -24,7 +24,10 @@
 
 mod error;
 pub mod formats;
+pub mod loss;
 pub mod recording;
+pub mod replay;
+pub mod report;
 
 pub use error::EvalError;
 pub use recording::{Family, Format, ModelCall, RecordedUsage, Recording};

@@ -1,0 +1,313 @@
+//! `panewise window eval`: replays recorded agent sessions through window strategies and
+//! prints, per strategy, the input tokens sent, the prompt cache's reads and writes, the cost
+//! with the cache counted, and what the model lost (docs/WINDOW.md).
+//!
+//! The shell around `panewise-window-eval`: it walks the paths, reads the files, times each
+//! strategy's replays, draws the plot and shows the progress bar; every figure comes from the
+//! pure crate. Standard output is deterministic (the same files give the same bytes); the
+//! times go to standard error.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use panewise_providers::PriceTable;
+use panewise_window::cache::CacheRules;
+use panewise_window_eval::replay::Figures;
+use panewise_window_eval::report::{
+    billing_for, default_strategies, evaluate_session, CacheChoice, Report, Strategy,
+    DEFAULT_EVAL_THRESHOLD,
+};
+use panewise_window_eval::{formats, EvalError, Recording};
+
+use crate::exit::Usage;
+use crate::window_cmd::read_config;
+
+/// Arguments of `panewise window eval`.
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// Recorded sessions: files, or directories searched recursively (in name order). Claude
+    /// Code session JSONL (~/.claude/projects/) and stream-json, Codex rollouts
+    /// (~/.codex/sessions/), Gemini CLI chats (~/.gemini/tmp/), SpecStory markdown, SWE-agent
+    /// `.traj` and mini-swe-agent `.traj.json`, panewise session logs and window conversation
+    /// files; the format is read from the content. A file that cannot be read is named with
+    /// the reason on standard error and the rest go on.
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
+    /// A strategy configuration, as `panewise window --config` reads it (JSON, or TOML by
+    /// extension); repeat for several. Without one, every built-in strategy with its
+    /// defaults. The raw history is always the baseline.
+    #[arg(long, value_name = "STRATEGY.json")]
+    config: Vec<PathBuf>,
+    /// The thresholdTokens of the default set's token-triggered strategies.
+    #[arg(long, value_name = "TOKENS", default_value_t = DEFAULT_EVAL_THRESHOLD)]
+    threshold: u64,
+    /// Price every session as this model (default: the session's own model, else the
+    /// provider's stand-in: claude-sonnet-4-5, gpt-5, gemini-2.5-pro).
+    #[arg(long, value_name = "MODEL")]
+    price_model: Option<String>,
+    /// A price table laid over the built-in one, row by row (JSON:
+    /// {"prices":[{"model":"m*","input":1,"output":2,"cached_input":0.1,"cache_write":1.25}]}).
+    #[arg(long, value_name = "PRICES.json")]
+    prices: Option<PathBuf>,
+    /// The cache rules to bill under: each session's provider's (default), or one for all.
+    #[arg(long, value_enum, default_value_t = CacheArg::Provider)]
+    cache: CacheArg,
+    /// One JSON object per line (schema panewise.window-eval/1): each strategy on each
+    /// session, then the totals.
+    #[arg(long)]
+    json: bool,
+    /// Also print one table per session.
+    #[arg(long)]
+    sessions: bool,
+    /// Draw cost against loss per strategy, the frontier marked, to this `.svg` or `.png`.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+}
+
+/// `--cache`'s choices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum CacheArg {
+    /// Each session's provider: Anthropic breakpoints, OpenAI or Gemini prefixes.
+    Provider,
+    /// Anthropic's explicit breakpoints for every session.
+    Anthropic,
+    /// OpenAI's automatic prefix cache for every session.
+    Openai,
+    /// Gemini's implicit cache for every session.
+    Gemini,
+    /// No cache: every input token at the full price.
+    None,
+}
+
+impl CacheArg {
+    fn choice(self) -> CacheChoice {
+        match self {
+            CacheArg::Provider => CacheChoice::Provider,
+            CacheArg::Anthropic => CacheChoice::Fixed(CacheRules::anthropic()),
+            CacheArg::Openai => CacheChoice::Fixed(CacheRules::openai()),
+            CacheArg::Gemini => CacheChoice::Fixed(CacheRules::gemini()),
+            CacheArg::None => CacheChoice::Fixed(CacheRules::None),
+        }
+    }
+}
+
+/// Runs `panewise window eval`.
+pub fn run(args: EvalArgs) -> Result<ExitCode> {
+    let strategies = strategies(&args)?;
+    let mut table = PriceTable::built_in();
+    if let Some(path) = &args.prices {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let overrides = PriceTable::from_json(&text)
+            .map_err(|error| anyhow!("bad price table in {}: {error}", path.display()))?;
+        table = table.overridden_by(overrides);
+    }
+    if let Some(model) = &args.price_model {
+        if table.price_for(model).is_none() {
+            return Err(Usage(format!(
+                "--price-model {model}: the price table has no row for it (add one with --prices)"
+            ))
+            .into());
+        }
+    }
+    let plot_kind = match &args.plot {
+        Some(path) => Some(crate::window_eval_plot::Kind::of(path).ok_or_else(|| {
+            Usage(format!(
+                "--plot {}: the file name must end in .svg or .png",
+                path.display()
+            ))
+        })?),
+        None => None,
+    };
+
+    let files = collect_files(&args.paths)?;
+    let started = Instant::now();
+    let progress = Progress::new(files.len());
+    let mut report = Report {
+        strategies: strategies.iter().map(|s| s.label.clone()).collect(),
+        sessions: Vec::new(),
+    };
+    let mut times = vec![Duration::ZERO; strategies.len()];
+    let mut skipped = 0usize;
+    let mut stderr = std::io::stderr();
+    for file in &files {
+        progress.step(file);
+        let recording = match read_recording(file) {
+            Ok(recording) => recording,
+            Err(reason) => {
+                skipped += 1;
+                progress.suspend(|| {
+                    let _ = writeln!(
+                        stderr,
+                        "panewise window eval: skipped {}: {reason:#}",
+                        file.display()
+                    );
+                });
+                continue;
+            }
+        };
+        let billing = billing_for(
+            &recording,
+            &table,
+            args.price_model.as_deref(),
+            args.cache.choice(),
+        );
+        let name = file.display().to_string();
+        let mut timed = |index: usize, run: &mut dyn FnMut() -> Result<Figures, EvalError>| {
+            let clock = Instant::now();
+            let figures = run();
+            if let Some(time) = times.get_mut(index) {
+                *time += clock.elapsed();
+            }
+            figures
+        };
+        let session = evaluate_session(&name, &recording, &strategies, billing, &mut timed)
+            .with_context(|| format!("{name}: the replay failed"))?;
+        report.sessions.push(session);
+    }
+    progress.finish();
+    if report.sessions.is_empty() {
+        bail!(
+            "no recorded session could be read from {} file(s)",
+            files.len()
+        );
+    }
+
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        stdout.write_all(report.json_lines().as_bytes())?;
+    } else {
+        stdout.write_all(report.table().as_bytes())?;
+        if args.sessions {
+            stdout.write_all(report.session_tables().as_bytes())?;
+        }
+    }
+    stdout.flush()?;
+    if let (Some(path), Some(kind)) = (&args.plot, plot_kind) {
+        crate::window_eval_plot::draw(&report, path, kind)?;
+    }
+
+    let per_strategy: Vec<String> = strategies
+        .iter()
+        .zip(&times)
+        .map(|(strategy, time)| format!("{} {:.3} s", strategy.label, time.as_secs_f64()))
+        .collect();
+    let _ = writeln!(
+        stderr,
+        "panewise window eval: {} session(s) read, {skipped} skipped, {} strateg{} in {:.2} s (replays: {})",
+        report.sessions.len(),
+        strategies.len(),
+        if strategies.len() == 1 { "y" } else { "ies" },
+        started.elapsed().as_secs_f64(),
+        per_strategy.join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The raw history, then the configured strategies or the default set.
+fn strategies(args: &EvalArgs) -> Result<Vec<Strategy>> {
+    if args.config.is_empty() {
+        return Ok(default_strategies(args.threshold));
+    }
+    let mut strategies = vec![Strategy::raw()];
+    for path in &args.config {
+        let mut strategy = Strategy::configured(read_config(path)?);
+        // Two configurations with the same label are told apart by their file.
+        if strategies.iter().any(|s| s.label == strategy.label) {
+            strategy.label = format!("{} ({})", strategy.label, path.display());
+        }
+        strategies.push(strategy);
+    }
+    Ok(strategies)
+}
+
+/// Every file under `paths`, directories searched recursively in name order, hidden entries
+/// and the window ledgers beside panewise logs (`*.window.jsonl`, read with their log) left out.
+fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        let metadata =
+            std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if metadata.is_dir() {
+            walk(path, &mut files)?;
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| !name.starts_with('.') && !name.ends_with(".window.jsonl"))
+        })
+        .collect();
+    entries.sort();
+    for entry in entries {
+        if entry.is_dir() {
+            walk(&entry, files)?;
+        } else if entry.is_file() {
+            files.push(entry);
+        }
+    }
+    Ok(())
+}
+
+/// A file's recording, or why it cannot be read.
+fn read_recording(path: &Path) -> Result<Recording> {
+    let bytes = std::fs::read(path).context("cannot read it")?;
+    let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
+    Ok(formats::read(&text)?)
+}
+
+/// A progress bar on standard error when it is a terminal, nothing otherwise.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    fn new(files: usize) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(files as u64);
+            let style = indicatif::ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} sessions {elapsed} {wide_msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+            bar.set_style(style);
+            bar
+        });
+        Self { bar }
+    }
+
+    fn step(&self, file: &Path) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+            let name = file
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            bar.set_message(crate::terminal_text::escape_controls(&name, ""));
+        }
+    }
+
+    fn suspend(&self, print: impl FnOnce()) {
+        match &self.bar {
+            Some(bar) => bar.suspend(print),
+            None => print(),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

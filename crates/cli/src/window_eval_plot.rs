@@ -1,0 +1,163 @@
+//! `panewise window eval --plot`: cost against loss per strategy, the frontier marked, drawn
+//! with plotters to SVG or PNG. The PNG's text is set in DejaVu Sans, embedded in the binary
+//! (`assets/DejaVuSans.ttf`, Bitstream Vera licence beside it), so the picture is the same on
+//! every machine whatever fonts it has.
+
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use panewise_window_eval::report::Report;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// The embedded font, registered once for the bitmap backend.
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+
+const WIDTH: u32 = 960;
+const HEIGHT: u32 = 640;
+
+/// The picture's file type, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Scalable vector graphics.
+    Svg,
+    /// A PNG bitmap.
+    Png,
+}
+
+impl Kind {
+    /// The kind a file name asks for, by its extension.
+    pub fn of(path: &Path) -> Option<Kind> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "svg" => Some(Kind::Svg),
+            "png" => Some(Kind::Png),
+            _ => None,
+        }
+    }
+}
+
+/// One strategy's point.
+struct Point {
+    label: String,
+    cost: f64,
+    loss: f64,
+    on_frontier: bool,
+}
+
+fn points(report: &Report) -> Vec<Point> {
+    let frontier = report.frontier();
+    report
+        .totals()
+        .into_iter()
+        .filter_map(|total| {
+            let cost = total.figures.cost_usd?;
+            let loss = 100.0 * (total.figures.evicted_share() + total.figures.refetch_share());
+            Some(Point {
+                on_frontier: frontier.contains(&total.label),
+                label: total.label,
+                cost,
+                loss,
+            })
+        })
+        .collect()
+}
+
+/// Draws the report's totals to `path`.
+pub fn draw(report: &Report, path: &Path, kind: Kind) -> Result<()> {
+    let points = points(report);
+    if points.is_empty() {
+        return Err(anyhow!(
+            "--plot: no strategy has a cost (no session had a price)"
+        ));
+    }
+    // Both backends measure text with the registered font (the SVG one to place labels).
+    // Registering twice replaces the same bytes; the error is only for a bad font.
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+        .map_err(|_| anyhow!("--plot: the embedded font cannot be read"))?;
+    match kind {
+        Kind::Svg => {
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+                chart(&root, &points, report.sessions.len())?;
+                root.present().map_err(|error| anyhow!("--plot: {error}"))?;
+            }
+            std::fs::write(path, svg)?;
+        }
+        Kind::Png => {
+            let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+            chart(&root, &points, report.sessions.len())?;
+            root.present()
+                .map_err(|error| anyhow!("--plot: cannot write {}: {error}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    points: &[Point],
+    sessions: usize,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let failed = |error: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("--plot: {error}");
+    root.fill(&WHITE).map_err(failed)?;
+    let max_cost = points.iter().map(|p| p.cost).fold(0.0_f64, f64::max);
+    let max_loss = points.iter().map(|p| p.loss).fold(0.0_f64, f64::max);
+    let x_end = if max_cost > 0.0 { max_cost * 1.3 } else { 1.0 };
+    let y_end = if max_loss > 0.0 { max_loss * 1.2 } else { 1.0 };
+    let caption = format!("cost against loss, {sessions} recorded session(s)");
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, ("sans-serif", 22))
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..x_end, 0.0..y_end)
+        .map_err(failed)?;
+    chart
+        .configure_mesh()
+        .x_desc("cost, US $ (prompt cache counted)")
+        .y_desc("loss: evicted-before-use + re-fetch, %")
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(failed)?;
+    let mut frontier: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.on_frontier)
+        .map(|p| (p.cost, p.loss))
+        .collect();
+    frontier.sort_by(|a, b| a.0.total_cmp(&b.0));
+    chart
+        .draw_series(LineSeries::new(frontier, RED.stroke_width(2)))
+        .map_err(failed)?
+        .label("frontier")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+    for point in points {
+        let marker = if point.on_frontier {
+            RED.filled()
+        } else {
+            BLUE.stroke_width(2)
+        };
+        let label = Text::new(
+            point.label.clone(),
+            (10, -18),
+            ("sans-serif", 14).into_font().color(&BLACK),
+        );
+        let element =
+            EmptyElement::at((point.cost, point.loss)) + Circle::new((0, 0), 6, marker) + label;
+        chart
+            .draw_series(std::iter::once(element))
+            .map_err(failed)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()
+        .map_err(failed)?;
+    Ok(())
+}

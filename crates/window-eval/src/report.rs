@@ -1,0 +1,608 @@
+//! The strategies an evaluation compares, the per-session settings (cache rules, prices), and
+//! the results: per strategy and session, in total, as a table and as JSON lines.
+
+use std::fmt::Write as _;
+
+use panewise_providers::PriceTable;
+use panewise_window::cache::CacheRules;
+use panewise_window::{Retain, StrategyConfig};
+use serde::Serialize;
+
+use crate::error::EvalError;
+use crate::recording::{Family, Recording};
+use crate::replay::{replay, Figures, Prepared, Prices, ReplaySettings};
+
+/// The version of the JSON lines [`Report::json_lines`] writes; it changes when a field
+/// changes meaning or goes away (new fields may be added within a version).
+pub const JSON_SCHEMA: &str = "panewise.window-eval/1";
+
+/// The threshold the default set gives the token-triggered strategies, whose own
+/// `thresholdTokens` has no default: low enough that they engage on sessions of a few dozen
+/// tool calls, as the shared corpus is.
+pub const DEFAULT_EVAL_THRESHOLD: u64 = 40_000;
+
+/// The label of the raw history, the baseline every strategy is compared with.
+pub const RAW: &str = "raw";
+
+/// One strategy of an evaluation: its label and configuration (`None` is the raw history).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Strategy {
+    /// The label in tables and JSON.
+    pub label: String,
+    /// The configuration; `None` keeps every message.
+    pub config: Option<StrategyConfig>,
+}
+
+impl Strategy {
+    /// The raw history.
+    pub fn raw() -> Self {
+        Self {
+            label: RAW.into(),
+            config: None,
+        }
+    }
+
+    /// A configured strategy, labelled by its name and the options that differ between
+    /// configurations of the same strategy.
+    pub fn configured(config: StrategyConfig) -> Self {
+        Self {
+            label: label_of(&config),
+            config: Some(config),
+        }
+    }
+}
+
+/// A label naming the strategy and its main options, e.g. `token-budget@40000/6`.
+pub fn label_of(config: &StrategyConfig) -> String {
+    match config {
+        StrategyConfig::SlidingWindow {
+            keep_recent_turns, ..
+        } => format!("sliding-window/{keep_recent_turns}"),
+        StrategyConfig::TokenBudget {
+            threshold_tokens,
+            keep_recent_turns,
+            ..
+        } => format!("token-budget@{threshold_tokens}/{keep_recent_turns}"),
+        StrategyConfig::SummarizeOldest {
+            threshold_tokens,
+            keep_recent_turns,
+            ..
+        } => format!("summarize-oldest@{threshold_tokens}/{keep_recent_turns}"),
+        StrategyConfig::ObservationMasking {
+            keep_recent_observations,
+            ..
+        } => format!("observation-masking/{keep_recent_observations}"),
+        StrategyConfig::Hybrid {
+            threshold_tokens,
+            keep_recent_observations,
+            ..
+        } => format!("hybrid@{threshold_tokens}/{keep_recent_observations}"),
+    }
+}
+
+/// The default set: the raw history, then every built-in strategy with its documented
+/// defaults, the required options filled in (`thresholdTokens` = `threshold`,
+/// `keepRecentTurns` 6 for sliding-window, the offline `extractive` summarizer).
+pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
+    let pins = panewise_window::PinConfig::default();
+    let keep_recent_turns = 6;
+    let configs = [
+        StrategyConfig::SlidingWindow {
+            keep_recent_turns,
+            pins,
+        },
+        StrategyConfig::TokenBudget {
+            threshold_tokens: threshold,
+            keep_recent_turns,
+            pins,
+        },
+        StrategyConfig::SummarizeOldest {
+            threshold_tokens: threshold,
+            keep_recent_turns,
+            model: "extractive".into(),
+            retain: Retain::Conversation,
+            pins,
+        },
+        StrategyConfig::ObservationMasking {
+            keep_recent_observations: 10,
+            pins,
+        },
+        StrategyConfig::Hybrid {
+            threshold_tokens: threshold,
+            keep_recent_turns,
+            keep_recent_observations: 10,
+            model: "extractive".into(),
+            retain: Retain::Conversation,
+            pins,
+        },
+    ];
+    std::iter::once(Strategy::raw())
+        .chain(configs.into_iter().map(Strategy::configured))
+        .collect()
+}
+
+/// Which cache rules to bill under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheChoice {
+    /// The rules of the recording's provider family (Anthropic when unknown).
+    Provider,
+    /// These rules for every recording.
+    Fixed(CacheRules),
+}
+
+/// The model a family's recordings are priced as when they name none the price table knows.
+pub fn default_model(family: Family) -> &'static str {
+    match family {
+        Family::Anthropic => "claude-sonnet-4-5",
+        Family::OpenAi => "gpt-5",
+        Family::Gemini => "gemini-2.5-pro",
+    }
+}
+
+/// How one recording is billed, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Billing {
+    /// The replay's settings.
+    pub settings: ReplaySettings,
+    /// The family assumed (the recording's, or Anthropic when it names none).
+    pub family: Family,
+    /// The model priced, and whether it is the recording's own (`false`: a stand-in).
+    pub priced: Option<(String, bool)>,
+}
+
+/// The billing of `recording`: its family's cache rules (unless fixed), and the prices of
+/// `price_model`, else of the recording's model, else of the family's default model.
+pub fn billing_for(
+    recording: &Recording,
+    table: &PriceTable,
+    price_model: Option<&str>,
+    cache: CacheChoice,
+) -> Billing {
+    let family = recording.family.unwrap_or(Family::Anthropic);
+    let rules = match cache {
+        CacheChoice::Fixed(rules) => rules,
+        CacheChoice::Provider => match family {
+            Family::Anthropic => CacheRules::anthropic(),
+            Family::OpenAi => CacheRules::openai(),
+            Family::Gemini => CacheRules::gemini(),
+        },
+    };
+    let candidates = [
+        price_model.map(|model| (model.to_string(), true)),
+        recording.model.clone().map(|model| (model, true)),
+        Some((default_model(family).to_string(), false)),
+    ];
+    let mut priced = None;
+    let mut prices = None;
+    for (model, own) in candidates.into_iter().flatten() {
+        if let Some(row) = table.price_for(&model) {
+            prices = Some(Prices {
+                model: model.clone(),
+                input: row.input,
+                output: row.output,
+                cache_read: row.cached_input.unwrap_or(row.input),
+                cache_write: row.cache_write.unwrap_or(row.input),
+            });
+            priced = Some((model, own));
+            break;
+        }
+        if price_model.is_some() {
+            // An explicit model without a price is not replaced silently by another.
+            break;
+        }
+    }
+    Billing {
+        settings: ReplaySettings {
+            cache: rules,
+            prices,
+        },
+        family,
+        priced,
+    }
+}
+
+/// Runs one strategy's replay: given the strategy's index and the replay to run, returns its
+/// figures (typically after timing it).
+pub type ReplayHook<'a> = dyn FnMut(usize, &mut dyn FnMut() -> Result<Figures, EvalError>) -> Result<Figures, EvalError>
+    + 'a;
+
+/// One session evaluated under every strategy. `replay_one` runs one strategy's replay (the
+/// closure it is given) and returns its figures: the shell passes a function that times it,
+/// so the clock stays out of this crate.
+pub fn evaluate_session(
+    name: &str,
+    recording: &Recording,
+    strategies: &[Strategy],
+    billing: Billing,
+    replay_one: &mut ReplayHook<'_>,
+) -> Result<SessionResult, EvalError> {
+    let prepared = Prepared::new(recording);
+    let mut figures = Vec::with_capacity(strategies.len());
+    for (index, strategy) in strategies.iter().enumerate() {
+        let mut run = || replay(&prepared, strategy.config.as_ref(), &billing.settings);
+        figures.push((strategy.label.clone(), replay_one(index, &mut run)?));
+    }
+    Ok(SessionResult {
+        name: name.to_string(),
+        format: recording.format.as_str(),
+        head_tokens: prepared.head_tokens(),
+        billing,
+        figures,
+    })
+}
+
+/// One session's results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionResult {
+    /// The session's name (its file).
+    pub name: String,
+    /// The format it was read from.
+    pub format: &'static str,
+    /// How it was billed.
+    pub billing: Billing,
+    /// The head the replay added to every request (system prompt and tools).
+    pub head_tokens: u64,
+    /// The figures per strategy, in the evaluation's order; the raw history first.
+    pub figures: Vec<(String, Figures)>,
+}
+
+/// A whole evaluation's results.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// The strategies' labels, in order, the raw history first.
+    pub strategies: Vec<String>,
+    /// The sessions, in the order they were read.
+    pub sessions: Vec<SessionResult>,
+}
+
+impl Figures {
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &Figures) {
+        self.calls += other.calls;
+        self.tool_calls += other.tool_calls;
+        self.sent_tokens += other.sent_tokens;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.uncached += other.uncached;
+        self.output_tokens += other.output_tokens;
+        self.summary_tokens += other.summary_tokens;
+        self.cost_usd = sum_option(self.cost_usd, other.cost_usd);
+        self.summary_cost_usd = sum_option(self.summary_cost_usd, other.summary_cost_usd);
+        self.visits += other.visits;
+        self.engaged += other.engaged;
+        self.edits += other.edits;
+        self.evicted_before_use += other.evicted_before_use;
+        self.action_calls += other.action_calls;
+        self.refetches += other.refetches;
+        self.recorded_prompt_tokens += other.recorded_prompt_tokens;
+        self.recorded_cache_read += other.recorded_cache_read;
+        self.recorded_cache_write += other.recorded_cache_write;
+        self.cache_read_on_recorded += other.cache_read_on_recorded;
+        self.cache_write_on_recorded += other.cache_write_on_recorded;
+        self.counted_prompt_tokens += other.counted_prompt_tokens;
+    }
+
+    /// The evicted-before-use share, 0 when no call made a tool call.
+    pub fn evicted_share(&self) -> f64 {
+        share(self.evicted_before_use, self.action_calls)
+    }
+
+    /// The re-fetch share, 0 when there was no tool call.
+    pub fn refetch_share(&self) -> f64 {
+        share(self.refetches, self.tool_calls)
+    }
+}
+
+fn sum_option(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (Some(x), None) | (None, Some(x)) => Some(x),
+        (None, None) => None,
+    }
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+fn percent_of(part: f64, whole: f64) -> Option<f64> {
+    (whole > 0.0).then(|| 100.0 * part / whole)
+}
+
+/// One strategy's totals over every session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Total {
+    /// The strategy's label.
+    pub label: String,
+    /// The summed figures.
+    pub figures: Figures,
+}
+
+impl Report {
+    /// Each strategy's figures summed over the sessions, in the strategies' order.
+    pub fn totals(&self) -> Vec<Total> {
+        self.strategies
+            .iter()
+            .map(|label| {
+                let mut figures = Figures::default();
+                for session in &self.sessions {
+                    for (name, session_figures) in &session.figures {
+                        if name == label {
+                            figures.add(session_figures);
+                        }
+                    }
+                }
+                Total {
+                    label: label.clone(),
+                    figures,
+                }
+            })
+            .collect()
+    }
+
+    /// The labels on the cost-against-loss frontier: no other strategy is at most as costly
+    /// and at most as lossy (evicted-before-use plus re-fetch) and better in one of the two.
+    pub fn frontier(&self) -> Vec<String> {
+        let points: Vec<(String, f64, f64)> = self
+            .totals()
+            .into_iter()
+            .map(|total| {
+                let loss = total.figures.evicted_share() + total.figures.refetch_share();
+                let cost = total.figures.cost_usd.unwrap_or(f64::INFINITY);
+                (total.label, cost, loss)
+            })
+            .collect();
+        points
+            .iter()
+            .filter(|(_, cost, loss)| {
+                !points.iter().any(|(_, other_cost, other_loss)| {
+                    other_cost <= cost
+                        && other_loss <= loss
+                        && (other_cost < cost || other_loss < loss)
+                })
+            })
+            .map(|(label, _, _)| label.clone())
+            .collect()
+    }
+
+    /// The totals as a table: one row per strategy, the raw history first.
+    pub fn table(&self) -> String {
+        let totals = self.totals();
+        let mut out = String::new();
+        let calls: u64 = totals.first().map_or(0, |t| t.figures.calls);
+        let tools: u64 = totals.first().map_or(0, |t| t.figures.tool_calls);
+        let _ = writeln!(
+            out,
+            "{} session(s), {calls} model calls, {tools} tool calls",
+            self.sessions.len()
+        );
+        if let Some(raw) = totals.first() {
+            let recorded = raw.figures.recorded_prompt_tokens;
+            if recorded > 0 {
+                let counted = raw.figures.counted_prompt_tokens;
+                let difference = (counted as f64 - recorded as f64) / recorded as f64 * 100.0;
+                let _ = writeln!(
+                    out,
+                    "token counter check (raw history, calls with a provider reading): counted {} against {} recorded ({difference:+.1} %)",
+                    thousands(counted),
+                    thousands(recorded)
+                );
+            }
+            if raw.figures.recorded_cache_read + raw.figures.recorded_cache_write > 0 {
+                let _ = writeln!(
+                    out,
+                    "cache check (raw history, same calls): simulated {} read, {} written; the provider recorded {} read, {} written",
+                    thousands(raw.figures.cache_read_on_recorded),
+                    thousands(raw.figures.cache_write_on_recorded),
+                    thousands(raw.figures.recorded_cache_read),
+                    thousands(raw.figures.recorded_cache_write)
+                );
+            }
+        }
+        out.push_str(&self.rows(&totals));
+        let frontier = self.frontier();
+        let _ = writeln!(
+            out,
+            "frontier (no strategy both cheaper and less lossy): {}",
+            frontier.join(", ")
+        );
+        out
+    }
+
+    /// One table per session.
+    pub fn session_tables(&self) -> String {
+        let mut out = String::new();
+        for session in &self.sessions {
+            let priced = match &session.billing.priced {
+                Some((model, true)) => model.clone(),
+                Some((model, false)) => format!("{model} (stand-in)"),
+                None => "no price".into(),
+            };
+            let _ = writeln!(
+                out,
+                "\n{} ({}, {} cache, priced as {priced}, head {} tokens)",
+                session.name,
+                session.format,
+                session.billing.settings.cache.name(),
+                thousands(session.head_tokens)
+            );
+            let totals: Vec<Total> = session
+                .figures
+                .iter()
+                .map(|(label, figures)| Total {
+                    label: label.clone(),
+                    figures: figures.clone(),
+                })
+                .collect();
+            out.push_str(&self.rows(&totals));
+        }
+        out
+    }
+
+    fn rows(&self, totals: &[Total]) -> String {
+        let raw = totals
+            .first()
+            .map(|t| t.figures.clone())
+            .unwrap_or_default();
+        let width = totals
+            .iter()
+            .map(|t| t.label.len())
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>13} {:>6}  {:>13} {:>12}  {:>10} {:>6}  {:>7} {:>8}  {:>7}",
+            "STRATEGY",
+            "INPUT SENT",
+            "%RAW",
+            "CACHE READ",
+            "CACHE WRITE",
+            "COST $",
+            "%RAW",
+            "EVICTED",
+            "RE-FETCH",
+            "ENGAGED"
+        );
+        for total in totals {
+            let f = &total.figures;
+            let sent_pct = percent_of(f.sent_tokens as f64, raw.sent_tokens as f64);
+            let cost_pct = match (f.cost_usd, raw.cost_usd) {
+                (Some(cost), Some(raw_cost)) => percent_of(cost, raw_cost),
+                _ => None,
+            };
+            let _ = writeln!(
+                out,
+                "{:<width$}  {:>13} {:>6}  {:>13} {:>12}  {:>10} {:>6}  {:>6.1}% {:>7.1}%  {:>7}",
+                total.label,
+                thousands(f.sent_tokens),
+                pct(sent_pct),
+                thousands(f.cache_read),
+                thousands(f.cache_write),
+                f.cost_usd.map_or("-".into(), |c| format!("{c:.4}")),
+                pct(cost_pct),
+                100.0 * f.evicted_share(),
+                100.0 * f.refetch_share(),
+                if f.visits == 0 {
+                    "-".to_string()
+                } else {
+                    format!("{}/{}", f.engaged, f.visits)
+                },
+            );
+        }
+        out
+    }
+
+    /// One JSON object per line: each strategy on each session, then each strategy's total.
+    pub fn json_lines(&self) -> String {
+        let mut out = String::new();
+        for session in &self.sessions {
+            let raw = session
+                .figures
+                .first()
+                .map(|(_, f)| f.clone())
+                .unwrap_or_default();
+            for (label, figures) in &session.figures {
+                let line = JsonLine {
+                    schema: JSON_SCHEMA,
+                    scope: "session",
+                    session: Some(&session.name),
+                    format: Some(session.format),
+                    cache_rules: Some(session.billing.settings.cache.name()),
+                    priced_as: session.billing.priced.as_ref().map(|(m, _)| m.as_str()),
+                    head_tokens: Some(session.head_tokens),
+                    strategy: label,
+                    sent_pct_of_raw: percent_of(figures.sent_tokens as f64, raw.sent_tokens as f64),
+                    cost_pct_of_raw: match (figures.cost_usd, raw.cost_usd) {
+                        (Some(cost), Some(raw_cost)) => percent_of(cost, raw_cost),
+                        _ => None,
+                    },
+                    evicted_before_use_share: figures.evicted_share(),
+                    refetch_share: figures.refetch_share(),
+                    figures,
+                };
+                if let Ok(text) = serde_json::to_string(&line) {
+                    out.push_str(&text);
+                    out.push('\n');
+                }
+            }
+        }
+        let totals = self.totals();
+        let raw = totals
+            .first()
+            .map(|t| t.figures.clone())
+            .unwrap_or_default();
+        for total in &totals {
+            let figures = &total.figures;
+            let line = JsonLine {
+                schema: JSON_SCHEMA,
+                scope: "total",
+                session: None,
+                format: None,
+                cache_rules: None,
+                priced_as: None,
+                head_tokens: None,
+                strategy: &total.label,
+                sent_pct_of_raw: percent_of(figures.sent_tokens as f64, raw.sent_tokens as f64),
+                cost_pct_of_raw: match (figures.cost_usd, raw.cost_usd) {
+                    (Some(cost), Some(raw_cost)) => percent_of(cost, raw_cost),
+                    _ => None,
+                },
+                evicted_before_use_share: figures.evicted_share(),
+                refetch_share: figures.refetch_share(),
+                figures,
+            };
+            if let Ok(text) = serde_json::to_string(&line) {
+                out.push_str(&text);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonLine<'a> {
+    schema: &'static str,
+    scope: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_rules: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priced_as: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    head_tokens: Option<u64>,
+    strategy: &'a str,
+    #[serde(flatten)]
+    figures: &'a Figures,
+    sent_pct_of_raw: Option<f64>,
+    cost_pct_of_raw: Option<f64>,
+    evicted_before_use_share: f64,
+    refetch_share: f64,
+}
+
+fn pct(value: Option<f64>) -> String {
+    value.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
