@@ -21,6 +21,7 @@ mod transcripts;
 mod ui_terminal;
 mod usage;
 mod window;
+mod window_eval;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

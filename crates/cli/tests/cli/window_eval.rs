@@ -1,0 +1,227 @@
+//! `panewise window eval` through the binary, on the shared corpus of recorded sessions
+//! (`../shared/trajectories`, read in place) and on small files made here.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::{panewise, workspace_path};
+
+fn corpus() -> PathBuf {
+    workspace_path("../shared/trajectories")
+}
+
+fn corpus_arg() -> String {
+    corpus().display().to_string()
+}
+
+/// Every label of the default set, the raw history first.
+const DEFAULT_LABELS: [&str; 6] = [
+    "raw",
+    "sliding-window/6",
+    "token-budget@40000/6",
+    "summarize-oldest@40000/6",
+    "observation-masking/10",
+    "hybrid@40000/10",
+];
+
+#[test]
+fn the_shared_corpus_prints_every_default_strategy_twice_byte_identical() {
+    let first = panewise(&["window", "eval", &corpus_arg()]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let second = panewise(&["window", "eval", &corpus_arg()]);
+    assert_eq!(
+        first.stdout, second.stdout,
+        "the table differs between runs"
+    );
+    let table = String::from_utf8_lossy(&first.stdout);
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|line| !line.starts_with("STRATEGY"))
+        .skip(1)
+        .take(DEFAULT_LABELS.len())
+        .collect();
+    for (row, label) in rows.iter().zip(DEFAULT_LABELS) {
+        assert!(row.starts_with(label), "{row:?} is not {label}");
+    }
+    assert_eq!(rows.len(), DEFAULT_LABELS.len(), "{table}");
+    assert!(
+        rows[0].contains("100.0"),
+        "the raw history is the baseline: {}",
+        rows[0]
+    );
+    assert!(table.contains("45 session(s)"), "{table}");
+    assert!(table.contains("token counter check"), "{table}");
+    assert!(table.contains("frontier"), "{table}");
+    // The licences and the README beside the sessions are named with the reason, and the rest
+    // go on.
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        stderr.contains("skipped") && stderr.contains("README.md: not a recorded session"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn json_is_one_versioned_line_per_strategy_and_session_then_the_totals() {
+    let sessions = corpus().join("claude-stream-json");
+    let output = panewise(&["window", "eval", "--json", &sessions.display().to_string()]);
+    assert!(output.status.success());
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    // Six sessions and six strategies, then one total per strategy.
+    assert_eq!(lines.len(), 6 * 6 + 6);
+    for line in &lines {
+        assert_eq!(line["schema"], "panewise.window-eval/1");
+    }
+    let totals: Vec<&Value> = lines.iter().filter(|l| l["scope"] == "total").collect();
+    assert_eq!(totals.len(), 6);
+    assert_eq!(totals[0]["strategy"], "raw");
+    assert_eq!(totals[0]["sentPctOfRaw"], 100.0);
+    let raw_session = &lines[0];
+    assert_eq!(raw_session["scope"], "session");
+    assert_eq!(raw_session["format"], "claude-stream-json");
+    assert_eq!(raw_session["cacheRules"], "anthropic");
+    // Every call of these runs has the provider's reading, and the reads dominate, as they did.
+    let read = raw_session["cacheRead"].as_u64().unwrap();
+    let sent = raw_session["sentTokens"].as_u64().unwrap();
+    assert!(read * 10 > sent * 9, "{raw_session}");
+    assert!(raw_session["recordedCacheRead"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_configured_strategy_is_compared_with_the_raw_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mask.json");
+    std::fs::write(
+        &config,
+        r#"{"strategy": "observation-masking", "keepRecentObservations": 3}"#,
+    )
+    .unwrap();
+    let sessions = corpus().join("swe-agent");
+    let output = panewise(&[
+        "window",
+        "eval",
+        "--config",
+        &config.display().to_string(),
+        &sessions.display().to_string(),
+    ]);
+    assert!(output.status.success());
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(table.contains("\nraw "), "{table}");
+    assert!(table.contains("\nobservation-masking/3 "), "{table}");
+    assert!(!table.contains("sliding-window"), "{table}");
+}
+
+#[test]
+fn a_file_it_cannot_read_is_named_and_the_rest_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a-notes.txt"), "just some notes\n").unwrap();
+    std::fs::write(
+        dir.path().join("b-broken.jsonl"),
+        "{\"type\": \"assistant\", \"message\": 3\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("c-conversation.jsonl"),
+        concat!(
+            r#"{"role": "user", "content": "list the files"}"#,
+            "\n",
+            r#"{"role": "assistant", "content": "", "tool_calls": [{"id": "1", "type": "function", "function": {"name": "shell", "arguments": "{\"command\": \"ls\"}"}}]}"#,
+            "\n",
+            r#"{"role": "tool", "tool_call_id": "1", "content": "a b c"}"#,
+            "\n",
+            r#"{"role": "assistant", "content": "three files"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let output = panewise(&["window", "eval", &dir.path().display().to_string()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("a-notes.txt: not a recorded session"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("b-broken.jsonl"), "{stderr}");
+    assert!(stderr.contains("1 session(s) read, 2 skipped"), "{stderr}");
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        table.starts_with("1 session(s), 2 model calls, 1 tool calls"),
+        "{table}"
+    );
+}
+
+#[test]
+fn nothing_readable_is_a_data_error_and_a_bad_plot_name_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "nothing here\n").unwrap();
+    let output = panewise(&["window", "eval", &dir.path().display().to_string()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no recorded session could be read"));
+    let output = panewise(&["window", "eval", "--plot", "out.jpg", &corpus_arg()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains(".svg or .png"));
+    let output = panewise(&["window", "eval", "/no/such/dir"]);
+    assert_eq!(output.status.code(), Some(3));
+}
+
+#[test]
+fn the_plot_is_drawn_to_svg_and_png_with_every_strategy_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = corpus().join("claude-stream-json").display().to_string();
+    let svg = dir.path().join("frontier.svg");
+    let output = panewise(&[
+        "window",
+        "eval",
+        "--plot",
+        &svg.display().to_string(),
+        &sessions,
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"), "{}", &text[..100.min(text.len())]);
+    for label in DEFAULT_LABELS {
+        assert!(text.contains(label), "{label} is not in the plot");
+    }
+    assert!(text.contains("frontier"));
+    let png = dir.path().join("frontier.png");
+    let output = panewise(&[
+        "window",
+        "eval",
+        "--plot",
+        &png.display().to_string(),
+        &sessions,
+    ]);
+    assert!(output.status.success());
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // The same input draws the same picture.
+    let again = dir.path().join("again.svg");
+    panewise(&[
+        "window",
+        "eval",
+        "--plot",
+        &again.display().to_string(),
+        &sessions,
+    ]);
+    assert_eq!(std::fs::read(&again).unwrap(), text.as_bytes());
+}
+
+#[test]
+fn window_without_eval_still_needs_its_config_and_conversation() {
+    let output = panewise(&["window"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--config"), "{stderr}");
+}
