@@ -51,6 +51,9 @@ pub struct DeclaredDependency {
     /// features use.
     #[serde(default)]
     pub rename: Option<String>,
+    /// The features the depending package asks of it.
+    #[serde(default)]
+    pub features: Vec<String>,
 }
 
 /// One build target of a package.
@@ -145,6 +148,22 @@ impl Metadata {
         root_id: &str,
         skipped: &BTreeSet<&str>,
     ) -> BTreeSet<String> {
+        let root_name = self
+            .packages
+            .iter()
+            .find(|p| p.id == root_id)
+            .map_or(root_id, |p| p.name.as_str());
+        let pruned = BTreeMap::from([(root_name, skipped.clone())]);
+        self.normal_closure_pruned(root_id, &pruned)
+    }
+
+    /// [`Metadata::normal_closure`] without, for each package named in `pruned`, its direct
+    /// dependencies named there (and whatever only they bring in).
+    pub fn normal_closure_pruned(
+        &self,
+        root_id: &str,
+        pruned: &BTreeMap<&str, BTreeSet<&str>>,
+    ) -> BTreeSet<String> {
         let nodes: BTreeMap<&str, &Node> = self
             .resolve
             .nodes
@@ -164,7 +183,8 @@ impl Metadata {
             let Some(node) = nodes.get(id) else { continue };
             for dep in &node.deps {
                 let name = names.get(dep.pkg.as_str()).copied().unwrap_or(&dep.pkg);
-                if id == root_id && skipped.contains(name) {
+                let from = names.get(id).copied().unwrap_or(id);
+                if pruned.get(from).is_some_and(|skip| skip.contains(name)) {
                     continue;
                 }
                 if let Some(package) = packages.get(id) {

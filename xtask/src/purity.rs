@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::metadata::Metadata;
+use crate::metadata::{Metadata, Package};
 
 /// One pure crate and what it may use.
 #[derive(Debug)]
@@ -199,6 +199,26 @@ pub const PURE_CRATES: &[PureCrate] = &[
         }],
     },
     PureCrate {
+        package: "panewise-window-eval",
+        dir: "crates/window-eval",
+        // providers without its `api` feature (which this crate does not ask for): the price
+        // table and the decoders' vocabulary, no transport.
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            O200K,
+            &[
+                "panewise-protocol",
+                "panewise-pane-state",
+                "panewise-window",
+                "panewise-providers",
+            ],
+        ],
+        scan_exclusions: &[],
+        effect_features: &[],
+    },
+    PureCrate {
         package: "panewise-tui",
         dir: "crates/tui",
         allowed: &[
@@ -320,9 +340,11 @@ pub fn dependency_violations(metadata: &Metadata, krate: &PureCrate) -> Vec<Viol
             }
         }
     }
+    let mut pruned = inherited_exemptions(package, krate);
+    pruned.insert(krate.package, skipped);
     violations.extend(
         metadata
-            .normal_closure_without(&package.id, &skipped)
+            .normal_closure_pruned(&package.id, &pruned)
             .into_iter()
             .filter(|name| !krate.allows(name))
             .map(|dependency| Violation::Dependency {
@@ -331,6 +353,46 @@ pub fn dependency_violations(metadata: &Metadata, krate: &PureCrate) -> Vec<Viol
             }),
     );
     violations
+}
+
+/// What the effect features of the pure crates `krate` depends on bring in, when `krate` asks
+/// for none of them (neither on the dependency nor through a feature of its own): that code
+/// is gated behind the dependency's feature, so `krate` without it does not link it, although
+/// the all-features resolve (another member turns the feature on) lists it.
+fn inherited_exemptions(
+    package: &Package,
+    krate: &PureCrate,
+) -> std::collections::BTreeMap<&'static str, std::collections::BTreeSet<&'static str>> {
+    let mut exempt = std::collections::BTreeMap::new();
+    for other in PURE_CRATES
+        .iter()
+        .filter(|other| other.package != krate.package)
+    {
+        let declared = package
+            .dependencies
+            .iter()
+            .find(|d| d.name == other.package && d.kind.is_none());
+        let Some(declared) = declared else {
+            continue;
+        };
+        let asked = other.effect_features.iter().any(|effect| {
+            let through_own = format!("{}/{}", other.package, effect.feature);
+            declared.features.iter().any(|f| f == effect.feature)
+                || package
+                    .features
+                    .values()
+                    .flatten()
+                    .any(|f| f == &through_own || f == &through_own.replace('/', "?/"))
+        });
+        if !asked {
+            let gated: &mut std::collections::BTreeSet<&'static str> =
+                exempt.entry(other.package).or_default();
+            for effect in other.effect_features {
+                gated.extend(effect.dependencies.iter().copied());
+            }
+        }
+    }
+    exempt
 }
 
 /// Scans `crate_dir/src` for forbidden constructs, skipping `exclusions`; paths in the

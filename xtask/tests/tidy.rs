@@ -428,6 +428,43 @@ fn a_weak_feature_does_not_link_its_optional_dependency_and_a_real_one_does() {
     assert_eq!(found, expected);
 }
 
+/// The eval crate on providers: `asks` is the feature list it declares on providers. The
+/// resolve has providers' `api` on (another member asks for it), with reqwest under it.
+fn inherited_metadata(asks: &str) -> String {
+    format!(
+        r#"{{
+  "workspace_members": ["e", "p"],
+  "packages": [
+    {{"id": "e", "name": "panewise-window-eval",
+     "dependencies": [{{"name": "panewise-providers", "kind": null, "optional": false, "features": [{asks}]}}]}},
+    {{"id": "p", "name": "panewise-providers",
+     "dependencies": [{{"name": "reqwest", "kind": null, "optional": true}}],
+     "features": {{"api": ["dep:reqwest"]}}}},
+    {{"id": "reqwest", "name": "reqwest"}}
+  ],
+  "resolve": {{"nodes": [
+    {{"id": "e", "deps": [{{"pkg": "p", "dep_kinds": [{{"kind": null}}]}}]}},
+    {{"id": "p", "features": ["api"], "deps": [{{"pkg": "reqwest", "dep_kinds": [{{"kind": null}}]}}]}},
+    {{"id": "reqwest", "deps": []}}
+  ]}}
+}}"#
+    )
+}
+
+#[test]
+fn a_pure_dependency_s_effect_feature_is_exempt_only_when_not_asked_for() {
+    let krate = purity::pure_crate("panewise-window-eval").expect("listed");
+    let not_asked = Metadata::parse(inherited_metadata("").as_bytes()).expect("fixture parses");
+    assert_eq!(purity::dependency_violations(&not_asked, krate), vec![]);
+    let asked = Metadata::parse(inherited_metadata(r#""api""#).as_bytes()).expect("fixture parses");
+    let found: Vec<String> = purity::dependency_violations(&asked, krate)
+        .into_iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("`reqwest`"), "{found:?}");
+}
+
 #[test]
 fn a_pure_crate_missing_from_the_workspace_is_a_violation() {
     let metadata = Metadata::parse(PLANTED_METADATA.as_bytes()).expect("fixture parses");
