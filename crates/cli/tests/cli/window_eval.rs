@@ -225,3 +225,40 @@ fn window_without_eval_still_needs_its_config_and_conversation() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--config"), "{stderr}");
 }
+
+#[test]
+fn docs_window_md_holds_the_corpus_results_and_their_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("window-eval.svg");
+    let output = panewise(&[
+        "window",
+        "eval",
+        "--plot",
+        &svg.display().to_string(),
+        &corpus_arg(),
+    ]);
+    assert!(output.status.success());
+    let doc = std::fs::read_to_string(workspace_path("docs/WINDOW.md")).unwrap();
+    let block = doc
+        .split("<!-- window-eval-results: begin")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- window-eval-results: end -->").next())
+        .expect("docs/WINDOW.md marks its results block");
+    let table = block
+        .split("```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the block holds a text fence");
+    let regenerate = "regenerate with `panewise window eval --plot docs/window-eval.svg \
+                      ../shared/trajectories` from the workspace root and paste the table";
+    assert_eq!(
+        table,
+        String::from_utf8_lossy(&output.stdout),
+        "docs/WINDOW.md's results are stale: {regenerate}"
+    );
+    assert!(
+        std::fs::read(workspace_path("docs/window-eval.svg")).unwrap()
+            == std::fs::read(&svg).unwrap(),
+        "docs/window-eval.svg is stale: {regenerate}"
+    );
+}
