@@ -58,7 +58,7 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One block of a request: a content hash and its size in tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -362,6 +362,95 @@ pub fn anthropic_breakpoints(blocks: usize, head_blocks: usize) -> Vec<usize> {
         points.push(blocks - 1);
     }
     points
+}
+
+/// What a token of input costs relative to the plain input price, by how the cache serves it:
+/// the multipliers an edit's payback is judged with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachePricing {
+    /// A token read from the cache (0.1 on every provider's current list).
+    pub read: f64,
+    /// A token that must go into the cache again after an edit: written (Anthropic's
+    /// 5-minute cache, 1.25) or, for implicit caches, sent uncached (1.0).
+    pub write: f64,
+}
+
+impl CachePricing {
+    /// The multipliers of `rules`' provider; `None` when there is no cache (an edit then costs
+    /// nothing to re-send).
+    pub fn for_rules(rules: CacheRules) -> Option<Self> {
+        match rules {
+            CacheRules::Anthropic(_) => Some(Self {
+                read: 0.1,
+                write: 1.25,
+            }),
+            CacheRules::OpenAi(_) | CacheRules::Gemini(_) => Some(Self {
+                read: 0.1,
+                write: 1.0,
+            }),
+            CacheRules::None => None,
+        }
+    }
+
+    /// The multipliers of a price row, per million tokens: the cache-read and cache-write
+    /// prices over the input price (`implicit`: the provider writes for free, so a re-sent
+    /// token costs the input price).
+    pub fn from_prices(
+        input: f64,
+        cache_read: f64,
+        cache_write: f64,
+        implicit: bool,
+    ) -> Option<Self> {
+        if !(input.is_finite() && input > 0.0) {
+            return None;
+        }
+        Some(Self {
+            read: cache_read / input,
+            write: if implicit { 1.0 } else { cache_write / input },
+        })
+    }
+}
+
+/// The cache arithmetic of one edit of the window: what it re-writes, what it saves, and when
+/// it pays.
+///
+/// Without the edit, the next call reads the `rewritten + saved` tokens after the break from
+/// the cache (`read` each). With it, the next call writes the `rewritten` tokens (`write`
+/// each), and every later call reads `saved` tokens fewer. The edit has paid back after `n`
+/// calls when `rewritten × write − (rewritten + saved) × read − (n − 1) × saved × read ≤ 0`.
+/// Tokens appended after the edit cost the same either way and leave the sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditCost {
+    /// Tokens after the first changed message, in the edited window: sent again outside the
+    /// cache on the next call.
+    pub rewritten_tokens: u64,
+    /// Tokens the edit takes out of every later request.
+    pub saved_tokens: u64,
+    /// Calls, the next one included, until the edit has paid for the cache it broke; `None`
+    /// when it never does (it saves nothing).
+    pub payback_calls: Option<u64>,
+}
+
+/// The [`EditCost`] of an edit that re-writes `rewritten` tokens and saves `saved` per call.
+pub fn edit_cost(pricing: CachePricing, rewritten: u64, saved: u64) -> EditCost {
+    let extra = rewritten as f64 * pricing.write - (rewritten as f64 + saved as f64) * pricing.read;
+    let per_call = saved as f64 * pricing.read;
+    let payback_calls = if extra <= 0.0 {
+        Some(1)
+    } else if per_call <= 0.0 {
+        None
+    } else {
+        let later = (extra / per_call).ceil();
+        // A payback past any session's length is as good as never.
+        (later < 1e15).then(|| 1u64.saturating_add(later as u64))
+    };
+    EditCost {
+        rewritten_tokens: rewritten,
+        saved_tokens: saved,
+        payback_calls,
+    }
 }
 
 #[cfg(test)]
@@ -717,5 +806,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_edit_pays_back_when_its_savings_cover_the_rewrite() {
+        let anthropic = CachePricing::for_rules(CacheRules::anthropic()).unwrap();
+        // Rewrite 1,000 to save 20,000: the first call already costs less (1,250 < 2,100).
+        assert_eq!(edit_cost(anthropic, 1_000, 20_000).payback_calls, Some(1));
+        // Rewrite 1,000 to save 10,000: 150 extra on the first call, 1,000 saved on the next.
+        assert_eq!(edit_cost(anthropic, 1_000, 10_000).payback_calls, Some(2));
+        // Rewrite 100,000 to save 5,000: 125,000 − 10,500 = 114,500 extra, 500 saved a call.
+        assert_eq!(
+            edit_cost(anthropic, 100_000, 5_000).payback_calls,
+            Some(1 + 229)
+        );
+        // Saving nothing never pays.
+        assert_eq!(edit_cost(anthropic, 1_000, 0).payback_calls, None);
+        // Implicit caches re-send at the input price: 100,000 − 10,500 = 89,500 over 500.
+        let openai = CachePricing::for_rules(CacheRules::openai()).unwrap();
+        assert_eq!(
+            edit_cost(openai, 100_000, 5_000).payback_calls,
+            Some(1 + 179)
+        );
+        assert_eq!(CachePricing::for_rules(CacheRules::None), None);
+    }
+
+    #[test]
+    fn pricing_multipliers_come_from_a_price_row() {
+        let sonnet = CachePricing::from_prices(3.0, 0.3, 3.75, false).unwrap();
+        assert!((sonnet.read - 0.1).abs() < 1e-12 && (sonnet.write - 1.25).abs() < 1e-12);
+        let gpt = CachePricing::from_prices(1.25, 0.125, 1.25, true).unwrap();
+        assert!((gpt.write - 1.0).abs() < 1e-12);
+        assert_eq!(CachePricing::from_prices(0.0, 0.0, 0.0, false), None);
     }
 }

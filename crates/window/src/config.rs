@@ -18,7 +18,8 @@ use crate::strategy::{
 };
 use crate::visit::PinSettings;
 
-/// The pin ceilings as configured. `false` and `0` both turn a pin off (W23).
+/// The options every strategy takes, as configured: the pin ceilings (`false` and `0` both
+/// turn a pin off, W23) and the cache guard ([`CacheGuard`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PinConfig {
@@ -26,6 +27,9 @@ pub struct PinConfig {
     pub keep_last_tool_results: usize,
     /// `keepLedgerFacts`, default 4, used only when findings are armed.
     pub keep_ledger_facts: usize,
+    /// `paybackCalls`, `overflowTokens` and `shadow`.
+    #[serde(flatten)]
+    pub cache: CacheGuard,
 }
 
 impl Default for PinConfig {
@@ -34,8 +38,28 @@ impl Default for PinConfig {
         Self {
             keep_last_tool_results: defaults.keep_last_tool_results,
             keep_ledger_facts: defaults.keep_ledger_facts,
+            cache: CacheGuard::default(),
         }
     }
+}
+
+/// What the stage does with an edit once it knows what the edit costs in prompt cache
+/// ([`crate::cache::edit_cost`]; the caller gives the provider's multipliers in
+/// [`crate::VisitContext::cache_pricing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheGuard {
+    /// `paybackCalls`: hold an edit back unless it pays for the cache it breaks within this
+    /// many calls (the next one included). `None` (the default) applies every edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payback_calls: Option<u64>,
+    /// `overflowTokens`: at or above this many tokens in the window, an edit is applied even if
+    /// it does not pay (forced), and its record says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_tokens: Option<u64>,
+    /// `shadow`: record what the strategy would do, and change nothing.
+    #[serde(default)]
+    pub shadow: bool,
 }
 
 /// A built-in strategy and its options, as a deployment configures it.
@@ -169,8 +193,8 @@ const RETAIN: OptionDoc = OptionDoc {
     example: "\"discard\"",
 };
 
-/// The pin ceilings every strategy takes (W23).
-pub const PIN_OPTIONS: [OptionDoc; 2] = [
+/// The options every strategy takes: the pin ceilings (W23) and the cache guard.
+pub const PIN_OPTIONS: [OptionDoc; 5] = [
     OptionDoc {
         name: "keepLastToolResults",
         value: "false or a whole number, default 2",
@@ -180,6 +204,21 @@ pub const PIN_OPTIONS: [OptionDoc; 2] = [
         name: "keepLedgerFacts",
         value: "false or a whole number, default 4",
         example: "false",
+    },
+    OptionDoc {
+        name: "paybackCalls",
+        value: "a whole number of at least 1: hold an edit back unless it pays for the prompt cache it breaks within this many calls; default: apply every edit",
+        example: "5",
+    },
+    OptionDoc {
+        name: "overflowTokens",
+        value: "a whole number of at least 1: at this many tokens an edit is applied even if it does not pay; default: never forced",
+        example: "180000",
+    },
+    OptionDoc {
+        name: "shadow",
+        value: "true or false, default false: record what the strategy would do and change nothing",
+        example: "true",
     },
 ];
 
@@ -328,6 +367,17 @@ impl StrategyConfig {
         }
     }
 
+    /// The cache guard every strategy takes.
+    pub fn cache_guard(&self) -> CacheGuard {
+        match self {
+            StrategyConfig::SlidingWindow { pins, .. }
+            | StrategyConfig::TokenBudget { pins, .. }
+            | StrategyConfig::SummarizeOldest { pins, .. }
+            | StrategyConfig::ObservationMasking { pins, .. }
+            | StrategyConfig::Hybrid { pins, .. } => pins.cache,
+        }
+    }
+
     /// Builds the strategy. A summarizing strategy writes no summary itself: its visits ask
     /// the caller for one (see [`StrategyConfig::needs_summarizer`]).
     pub fn build<M: WindowMessage + 'static>(
@@ -378,7 +428,7 @@ impl StrategyConfig {
 
     /// Builds the whole stage: the strategy and the configured pin ceilings.
     pub fn build_stage<M: WindowMessage + 'static>(&self) -> Result<WindowStage<M>, WindowError> {
-        Ok(WindowStage::with_pins(self.build()?, self.pins()))
+        Ok(WindowStage::with_pins(self.build()?, self.pins()).with_cache_guard(self.cache_guard()))
     }
 }
 
@@ -488,7 +538,31 @@ impl Fields {
             keep_last_tool_results: self
                 .pin_limit("keepLastToolResults", defaults.keep_last_tool_results)?,
             keep_ledger_facts: self.pin_limit("keepLedgerFacts", defaults.keep_ledger_facts)?,
+            cache: CacheGuard {
+                payback_calls: self.optional_whole("paybackCalls", 1)?,
+                overflow_tokens: self.optional_whole("overflowTokens", 1)?,
+                shadow: self.flag("shadow")?,
+            },
         })
+    }
+
+    fn optional_whole(&mut self, field: &str, min: u64) -> Result<Option<u64>, WindowError> {
+        if self.map.contains_key(field) {
+            self.whole(field, min, None).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn flag(&mut self, field: &str) -> Result<bool, WindowError> {
+        match self.take(field) {
+            None => Ok(false),
+            Some(Value::Bool(flag)) => Ok(flag),
+            Some(value) => Err(invalid(
+                field,
+                &format!("must be true or false, got {}", describe_value(&value)),
+            )),
+        }
     }
 
     fn finish(self, strategy: &str) -> Result<(), WindowError> {

@@ -56,14 +56,14 @@ pub mod strategy;
 pub mod tokens;
 pub mod visit;
 
-pub use config::{PinConfig, StrategyConfig};
+pub use config::{CacheGuard, PinConfig, StrategyConfig};
 pub use conversation::{Conversation, Turn};
 pub use error::{SummarizerError, WindowError};
 pub use message::{Message, Role, ToolCall, ToolCallRef, WindowMessage};
 pub use plan::{ContentReplacement, WindowEdit, WindowPlan};
 pub use record::{
-    CompactionRecord, FoldedSpan, Refusal, RefusalReason, Retain, Standing, Usage,
-    WindowObservations, WindowRecord,
+    CacheImpact, CompactionRecord, EditDecision, FoldedSpan, Refusal, RefusalReason, Retain,
+    Standing, Usage, WindowObservations, WindowRecord,
 };
 pub use scan::char_count;
 pub use stage::{PendingSummary, StageMemory, VisitOutcome, WindowStage};

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cache::EditCost;
+
 /// Why a turn refused to leave the window: a closed set every strategy shares (W14).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -138,9 +140,43 @@ pub struct WindowRecord {
     /// Standings of the tool results that left (armed agents only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_standings: Option<Vec<DroppedStanding>>,
+    /// What the visit's edit costs in prompt cache, and what the stage did with it, when the
+    /// caller gave the provider's cache multipliers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheImpact>,
     /// The strategy-specific part.
     #[serde(flatten)]
     pub detail: RecordDetail,
+}
+
+/// What an edit does to the provider's prompt cache, and what the stage did with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheImpact {
+    /// The first message the edit changes, as an index in the window before it: the cached
+    /// prefix breaks there.
+    pub break_at_message: usize,
+    /// What it re-writes, what it saves, and when it pays ([`crate::cache::edit_cost`]).
+    #[serde(flatten)]
+    pub cost: EditCost,
+    /// What the stage did with the edit.
+    pub decision: EditDecision,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// What the stage did with an edit it knew the cache cost of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EditDecision {
+    /// Applied: no guard, or it pays back within the guard's horizon.
+    Applied,
+    /// Held back: it would not pay back within `paybackCalls`; the window is unchanged.
+    Held,
+    /// Applied although it does not pay back, because the window reached `overflowTokens`.
+    Forced,
+    /// Not applied, only recorded (`shadow`).
+    Shadow,
 }
 
 impl WindowRecord {
@@ -158,6 +194,7 @@ impl WindowRecord {
             observations: None,
             ledger_facts: None,
             dropped_standings: None,
+            cache: None,
             detail: RecordDetail::Custom {},
         }
     }

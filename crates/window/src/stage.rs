@@ -11,10 +11,12 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
+use crate::cache::edit_cost;
+use crate::config::CacheGuard;
 use crate::error::{SummarizerError, WindowError};
 use crate::message::{Role, WindowMessage};
 use crate::plan::WindowPlan;
-use crate::record::DroppedStanding;
+use crate::record::{CacheImpact, DroppedStanding, EditDecision};
 use crate::strategy::summarize::{SpanKey, SpanTranscript};
 use crate::strategy::{Planned, SummaryAsk, SummaryRequest, SummaryResponse, WindowStrategy};
 use crate::visit::{PinSettings, Visit, VisitContext};
@@ -25,6 +27,7 @@ use crate::Conversation;
 pub struct WindowStage<M: WindowMessage> {
     strategy: Box<dyn WindowStrategy<M>>,
     pins: PinSettings,
+    guard: CacheGuard,
 }
 
 impl<M: WindowMessage> std::fmt::Debug for WindowStage<M> {
@@ -32,6 +35,7 @@ impl<M: WindowMessage> std::fmt::Debug for WindowStage<M> {
         f.debug_struct("WindowStage")
             .field("strategy", &self.strategy.name())
             .field("pins", &self.pins)
+            .field("guard", &self.guard)
             .finish()
     }
 }
@@ -170,7 +174,22 @@ impl<M: WindowMessage> WindowStage<M> {
 
     /// A stage running `strategy` with the given pin ceilings.
     pub fn with_pins(strategy: Box<dyn WindowStrategy<M>>, pins: PinSettings) -> Self {
-        Self { strategy, pins }
+        Self {
+            strategy,
+            pins,
+            guard: CacheGuard::default(),
+        }
+    }
+
+    /// The same stage judging each edit's prompt-cache cost with `guard`.
+    pub fn with_cache_guard(mut self, guard: CacheGuard) -> Self {
+        self.guard = guard;
+        self
+    }
+
+    /// The cache guard.
+    pub fn cache_guard(&self) -> CacheGuard {
+        self.guard
     }
 
     /// The strategy's name.
@@ -260,6 +279,7 @@ impl<M: WindowMessage> WindowStage<M> {
                 }
             }
         }
+        self.judge_cache(visit, &mut plan);
         if plan.warning.is_some() {
             if memory.warned {
                 plan.warning = None;
@@ -268,5 +288,102 @@ impl<M: WindowMessage> WindowStage<M> {
             }
         }
         plan
+    }
+}
+
+impl<M: WindowMessage> WindowStage<M> {
+    /// Files what the plan's edit costs in prompt cache, and holds it back (or only records
+    /// it) as the guard says. Nothing happens without the caller's cache multipliers.
+    fn judge_cache(&self, visit: &Visit<'_, M>, plan: &mut WindowPlan<M>) {
+        let Some(pricing) = visit.context().cache_pricing else {
+            return;
+        };
+        let Some(edit) = &plan.edit else {
+            return;
+        };
+        let conversation = visit.conversation();
+        let len = conversation.len();
+        let end = edit.removed.end.min(len);
+        let removed = edit.removed.start.min(end)..end;
+        let removes = !removed.is_empty() || edit.inserted.is_some();
+        let first_replaced = edit.replaced.iter().map(|r| r.index).min();
+        let break_at = match (removes, first_replaced) {
+            (false, None) => return,
+            (false, Some(index)) => index,
+            (true, None) => removed.start,
+            (true, Some(index)) => index.min(removed.start),
+        };
+        let note = edit
+            .inserted
+            .as_deref()
+            .map_or(0, |note| conversation.count_tokens(note));
+        let (mut replaced_before, mut replaced_after) = (0u64, 0u64);
+        for replacement in &edit.replaced {
+            if removed.contains(&replacement.index) {
+                continue;
+            }
+            replaced_before = replaced_before
+                .saturating_add(conversation.tokens_in(replacement.index..replacement.index + 1));
+            replaced_after =
+                replaced_after.saturating_add(conversation.count_tokens(&replacement.content));
+        }
+        let gone = conversation
+            .tokens_in(removed.clone())
+            .saturating_add(replaced_before);
+        let came = note.saturating_add(replaced_after);
+        let rewritten = conversation
+            .tokens_in(break_at..len)
+            .saturating_sub(gone)
+            .saturating_add(came);
+        let cost = edit_cost(pricing, rewritten, gone.saturating_sub(came));
+        let pays = |horizon: u64| cost.payback_calls.is_some_and(|calls| calls <= horizon);
+        let tokens_now = visit.measured().map(|measured| {
+            let (reported, since) = visit.tokens_now(measured);
+            reported.saturating_add(since)
+        });
+        let payback = match cost.payback_calls {
+            Some(calls) => format!("pays back after {calls} call(s)"),
+            None => "never pays back (it saves nothing)".to_string(),
+        };
+        let summary = format!(
+            "re-writes {} tokens after message {break_at} to save {} per call: {payback}",
+            cost.rewritten_tokens, cost.saved_tokens
+        );
+        let (decision, reason) = match self.guard.payback_calls {
+            _ if self.guard.shadow => (EditDecision::Shadow, format!("shadow: {summary}")),
+            Some(horizon) if !pays(horizon) => {
+                match (self.guard.overflow_tokens, tokens_now) {
+                    (Some(limit), Some(now)) if now >= limit => (
+                        EditDecision::Forced,
+                        format!(
+                            "forced at {now} tokens (overflowTokens {limit}): {summary}, beyond paybackCalls {horizon}"
+                        ),
+                    ),
+                    _ => (
+                        EditDecision::Held,
+                        format!("held: {summary}, beyond paybackCalls {horizon}"),
+                    ),
+                }
+            }
+            Some(horizon) => (
+                EditDecision::Applied,
+                format!("{summary}, within paybackCalls {horizon}"),
+            ),
+            None => (EditDecision::Applied, summary),
+        };
+        if matches!(decision, EditDecision::Held | EditDecision::Shadow) {
+            plan.edit = None;
+            plan.evictions.clear();
+            plan.folded.clear();
+            plan.record.removed_message_count = 0;
+            plan.record.removed_stage_ids.clear();
+            plan.record.window_chars_after = plan.record.window_chars_before;
+        }
+        plan.record.cache = Some(CacheImpact {
+            break_at_message: break_at,
+            cost,
+            decision,
+            reason,
+        });
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use crate::cache::CachePricing;
 use crate::conversation::{Conversation, TurnMeta, NO_TOOL};
 use crate::message::{Role, WindowMessage};
 use crate::record::{
@@ -84,6 +85,9 @@ pub struct VisitContext<'a> {
     pub findings: Option<&'a Findings>,
     /// The records filed so far, oldest first, for the stand-down (W28).
     pub previous_records: &'a [WindowRecord],
+    /// The provider's prompt-cache multipliers, so an edit's record says what it costs in
+    /// cache and the cache guard can hold it back; `None` when there is no cache to break.
+    pub cache_pricing: Option<CachePricing>,
 }
 
 impl<'a> VisitContext<'a> {
@@ -99,6 +103,7 @@ impl<'a> VisitContext<'a> {
             paused: None,
             findings: None,
             previous_records: &[],
+            cache_pricing: None,
         }
     }
 }

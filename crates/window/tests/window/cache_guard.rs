@@ -1,0 +1,170 @@
+//! The cache guard (beyond the original rules): every edit's record says where the prompt
+//! cache breaks, what the edit re-writes and saves, and when it pays back; `paybackCalls`
+//! holds back an edit that does not pay in time, `overflowTokens` forces it, `shadow` only
+//! records it.
+
+use panewise_window::cache::{edit_cost, CachePricing, CacheRules};
+use panewise_window::{EditDecision, Message, VisitContext};
+
+use crate::support::*;
+
+fn traffic(results: usize, chars: usize) -> Vec<Message> {
+    let mut messages = vec![Message::system("sys"), Message::user("request")];
+    for i in 0..results {
+        messages.extend(tool_turn(&format!("c{i}"), "read_file", chars));
+    }
+    messages
+}
+
+fn priced(mut context: VisitContext<'static>) -> VisitContext<'static> {
+    context.cache_pricing = CachePricing::for_rules(CacheRules::anthropic());
+    context
+}
+
+const MASK: &str = r#"{"strategy": "observation-masking", "keepRecentObservations": 2, "keepLastToolResults": false"#;
+
+fn config(extra: &str) -> String {
+    format!("{MASK}{extra}}}")
+}
+
+#[test]
+fn cache_an_edit_s_record_names_the_break_what_it_rewrites_and_saves_and_its_payback() {
+    let mut conversation = conversation(traffic(6, 4_000));
+    let stage = configured(&config(""), None);
+    let before = conversation.tokens_in(0..conversation.len());
+    let plan = visit_and_apply(&stage, &mut conversation, priced(context(2))).unwrap();
+    let after = conversation.tokens_in(0..conversation.len());
+    let impact = plan
+        .record
+        .cache
+        .expect("a priced visit files the cache impact");
+    // The first masked result is the first tool result: system, request, call, result.
+    assert_eq!(impact.break_at_message, 3);
+    assert_eq!(impact.cost.saved_tokens, before - after);
+    assert_eq!(
+        impact.cost.rewritten_tokens,
+        conversation.tokens_in(3..conversation.len())
+    );
+    let expected = edit_cost(
+        CachePricing::for_rules(CacheRules::anthropic()).unwrap(),
+        impact.cost.rewritten_tokens,
+        impact.cost.saved_tokens,
+    );
+    assert_eq!(impact.cost, expected);
+    assert_eq!(impact.decision, EditDecision::Applied);
+    assert!(
+        impact.reason.contains("pays back after"),
+        "{}",
+        impact.reason
+    );
+}
+
+#[test]
+fn cache_an_edit_that_does_not_pay_within_payback_calls_is_held_and_says_why() {
+    // Small results deep in a long window: masking saves little and re-writes a lot.
+    let mut messages = traffic(4, 800);
+    for i in 0..6 {
+        messages.extend(tool_turn(&format!("late{i}"), "grep", 20_000));
+    }
+    let mut conversation = conversation(messages);
+    let untouched = contents(&conversation);
+    let stage = configured(
+        &config(r#", "keepRecentObservations": 7, "paybackCalls": 3"#),
+        None,
+    );
+    let plan = visit_and_apply(&stage, &mut conversation, priced(context(2))).unwrap();
+    let impact = plan.record.cache.expect("filed");
+    assert_eq!(impact.decision, EditDecision::Held);
+    assert!(
+        impact.cost.payback_calls.unwrap_or(u64::MAX) > 3,
+        "{impact:?}"
+    );
+    assert!(
+        impact.reason.contains("beyond paybackCalls 3"),
+        "{}",
+        impact.reason
+    );
+    assert!(plan.edit.is_none());
+    assert_eq!(
+        plan.record.window_chars_after,
+        plan.record.window_chars_before
+    );
+    assert_eq!(
+        contents(&conversation),
+        untouched,
+        "a held edit changes nothing"
+    );
+}
+
+#[test]
+fn cache_an_edit_that_pays_within_payback_calls_is_applied() {
+    let mut conversation = conversation(traffic(6, 4_000));
+    let stage = configured(&config(r#", "paybackCalls": 50"#), None);
+    let plan = visit_and_apply(&stage, &mut conversation, priced(context(2))).unwrap();
+    let impact = plan.record.cache.expect("filed");
+    assert_eq!(impact.decision, EditDecision::Applied, "{impact:?}");
+    assert!(impact.reason.contains("within paybackCalls 50"));
+    assert!(plan.edit.is_some());
+}
+
+#[test]
+fn cache_at_overflow_tokens_an_edit_that_does_not_pay_is_forced_and_says_so() {
+    let mut messages = traffic(4, 800);
+    for i in 0..6 {
+        messages.extend(tool_turn(&format!("late{i}"), "grep", 20_000));
+    }
+    let mut conversation = conversation(messages);
+    let stage = configured(
+        &config(r#", "keepRecentObservations": 7, "paybackCalls": 3, "overflowTokens": 30000"#),
+        None,
+    );
+    let context = priced(measured_context(&conversation, 2, 40_000));
+    let plan = visit_and_apply(&stage, &mut conversation, context).unwrap();
+    let impact = plan.record.cache.expect("filed");
+    assert_eq!(impact.decision, EditDecision::Forced);
+    assert!(
+        impact.reason.contains("forced at 40000 tokens"),
+        "{}",
+        impact.reason
+    );
+    assert!(plan.edit.is_some());
+}
+
+#[test]
+fn cache_shadow_records_what_would_be_done_and_changes_nothing() {
+    let mut conversation = conversation(traffic(6, 4_000));
+    let untouched = contents(&conversation);
+    let stage = configured(&config(r#", "shadow": true"#), None);
+    let plan = visit_and_apply(&stage, &mut conversation, priced(context(2))).unwrap();
+    let impact = plan.record.cache.expect("filed");
+    assert_eq!(impact.decision, EditDecision::Shadow);
+    assert!(impact.cost.saved_tokens > 0);
+    assert!(plan.edit.is_none());
+    assert_eq!(contents(&conversation), untouched);
+}
+
+#[test]
+fn cache_without_the_provider_s_multipliers_no_impact_is_filed() {
+    let mut conversation = conversation(traffic(6, 4_000));
+    let stage = configured(&config(r#", "paybackCalls": 1"#), None);
+    let plan = visit_and_apply(&stage, &mut conversation, context(2)).unwrap();
+    assert_eq!(plan.record.cache, None);
+    assert!(
+        plan.edit.is_some(),
+        "no multipliers, nothing to judge: the edit applies"
+    );
+}
+
+#[test]
+fn cache_guard_options_are_checked_by_name() {
+    for (bad, field) in [
+        (r#", "paybackCalls": 0"#, "paybackCalls"),
+        (r#", "overflowTokens": -1"#, "overflowTokens"),
+        (r#", "shadow": "yes""#, "shadow"),
+    ] {
+        let error = panewise_window::StrategyConfig::from_json(&config(bad))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(field), "{error}");
+    }
+}
