@@ -228,6 +228,12 @@ impl<M: WindowMessage> WindowStage<M> {
             let plan = ask.skip();
             return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory)));
         }
+        if let Some(impact) = self.fold_held_before_asking(&visit, ask.span()) {
+            // The summary would be paid for and then not used: do not ask for it.
+            let mut plan = WindowPlan::unchanged(visit.empty_record(self.strategy.name()));
+            plan.record.cache = Some(impact);
+            return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory)));
+        }
         let transcript = SpanTranscript::new(conversation, ask.span());
         Ok(VisitOutcome::NeedsSummary(PendingSummary {
             stage: self,
@@ -292,6 +298,66 @@ impl<M: WindowMessage> WindowStage<M> {
 }
 
 impl<M: WindowMessage> WindowStage<M> {
+    /// Whether the guard holds a fold of `span` back before its summary is asked for (held,
+    /// or shadow), judged as if the summary were empty: the most the fold could save. A fold
+    /// that does not pay even then is not worth the summary's price; one that might is asked
+    /// for and judged again on the real summary ([`WindowStage::judge_cache`]).
+    fn fold_held_before_asking(
+        &self,
+        visit: &Visit<'_, M>,
+        span: std::ops::Range<usize>,
+    ) -> Option<CacheImpact> {
+        let pricing = visit.context().cache_pricing?;
+        let conversation = visit.conversation();
+        let len = conversation.len();
+        let span = span.start.min(len)..span.end.min(len);
+        let saved = conversation.tokens_in(span.clone());
+        let rewritten = conversation
+            .tokens_in(span.start..len)
+            .saturating_sub(saved);
+        let cost = edit_cost(pricing, rewritten, saved);
+        let estimate = format!(
+            "a fold of messages {}..{} would re-write at least {rewritten} tokens to save at most {saved} per call",
+            span.start, span.end
+        );
+        let payback = match cost.payback_calls {
+            Some(calls) => format!("pays back after {calls} call(s) at best"),
+            None => "never pays back".to_string(),
+        };
+        let decision = if self.guard.shadow {
+            (
+                EditDecision::Shadow,
+                format!("shadow: {estimate}: {payback}; no summary asked"),
+            )
+        } else {
+            let horizon = self.guard.payback_calls?;
+            if cost.payback_calls.is_some_and(|calls| calls <= horizon) {
+                return None;
+            }
+            let tokens_now = visit.measured().map(|measured| {
+                let (reported, since) = visit.tokens_now(measured);
+                reported.saturating_add(since)
+            });
+            if let (Some(limit), Some(now)) = (self.guard.overflow_tokens, tokens_now) {
+                if now >= limit {
+                    return None;
+                }
+            }
+            (
+                EditDecision::Held,
+                format!(
+                    "held: {estimate}: {payback}, beyond paybackCalls {horizon}; no summary asked"
+                ),
+            )
+        };
+        Some(CacheImpact {
+            break_at_message: span.start,
+            cost,
+            decision: decision.0,
+            reason: decision.1,
+        })
+    }
+
     /// Files what the plan's edit costs in prompt cache, and holds it back (or only records
     /// it) as the guard says. Nothing happens without the caller's cache multipliers.
     fn judge_cache(&self, visit: &Visit<'_, M>, plan: &mut WindowPlan<M>) {

@@ -168,3 +168,59 @@ fn cache_guard_options_are_checked_by_name() {
         assert!(error.contains(field), "{error}");
     }
 }
+
+/// Small old turns and two huge recent ones: folding the old ones saves little and re-writes
+/// the huge tail.
+fn small_span_huge_tail() -> Vec<Message> {
+    let mut messages = vec![Message::system("sys"), Message::user("request")];
+    for i in 0..4 {
+        messages.extend(tool_turn(&format!("old{i}"), "read_file", 400));
+    }
+    for i in 0..2 {
+        messages.extend(tool_turn(&format!("new{i}"), "read_file", 40_000));
+    }
+    messages
+}
+
+const FOLD: &str = r#"{"strategy": "summarize-oldest", "thresholdTokens": 1000, "keepRecentTurns": 4, "model": "m", "keepLastToolResults": false"#;
+
+#[test]
+fn cache_a_fold_that_cannot_pay_even_with_an_empty_summary_is_held_without_asking_for_one() {
+    let conversation = conversation(small_span_huge_tail());
+    let summarizer = FixedSummarizer::new("summary");
+    let stage = configured(
+        &format!(r#"{FOLD}, "paybackCalls": 5}}"#),
+        Some(Box::new(summarizer.clone())),
+    );
+    let context = priced(measured_context(&conversation, 2, 30_000));
+    let plan = visit(&stage, &conversation, context).expect("engaged");
+    assert_eq!(
+        summarizer.calls(),
+        0,
+        "no summary is paid for a fold that is held"
+    );
+    let impact = plan.record.cache.expect("filed");
+    assert_eq!(impact.decision, EditDecision::Held);
+    assert!(
+        impact.reason.contains("no summary asked"),
+        "{}",
+        impact.reason
+    );
+    assert!(plan.edit.is_none());
+}
+
+#[test]
+fn cache_a_fold_that_may_pay_is_asked_for_and_judged_on_its_summary() {
+    let conversation = conversation(small_span_huge_tail());
+    let summarizer = FixedSummarizer::new("summary");
+    let stage = configured(
+        &format!(r#"{FOLD}, "paybackCalls": 100000}}"#),
+        Some(Box::new(summarizer.clone())),
+    );
+    let context = priced(measured_context(&conversation, 2, 30_000));
+    let plan = visit(&stage, &conversation, context).expect("engaged");
+    assert_eq!(summarizer.calls(), 1);
+    let impact = plan.record.cache.expect("filed");
+    assert_eq!(impact.decision, EditDecision::Applied, "{impact:?}");
+    assert!(plan.edit.is_some());
+}
