@@ -49,6 +49,11 @@ impl<M: WindowMessage> std::fmt::Debug for WindowStage<M> {
 pub struct StageMemory {
     warned: bool,
     refused_spans: BTreeSet<SpanKey>,
+    /// The last fold the cache guard held after its summary was written: where its span
+    /// started and how many tokens the summary took. A later fold from the same message is
+    /// judged with that summary's size before another is asked for, so a fold that did not
+    /// pay is not paid for again on every call.
+    held_fold: Option<(usize, u64)>,
 }
 
 impl StageMemory {
@@ -160,9 +165,24 @@ impl<M: WindowMessage> PendingSummary<'_, M> {
         if not_smaller {
             self.memory
                 .refused_spans
-                .insert(SpanKey::of(self.visit.conversation(), span));
+                .insert(SpanKey::of(self.visit.conversation(), span.clone()));
         }
-        self.stage.finish(&self.visit, plan, self.memory)
+        let summary_tokens = plan.edit.as_ref().and_then(|edit| {
+            edit.inserted
+                .as_deref()
+                .map(|note| self.visit.conversation().count_tokens(note))
+        });
+        let plan = self.stage.finish(&self.visit, plan, self.memory);
+        let held = plan
+            .record
+            .cache
+            .as_ref()
+            .is_some_and(|impact| impact.decision == EditDecision::Held);
+        self.memory.held_fold = match (held, summary_tokens) {
+            (true, Some(tokens)) => Some((span.start, tokens)),
+            _ => None,
+        };
+        plan
     }
 }
 
@@ -228,7 +248,11 @@ impl<M: WindowMessage> WindowStage<M> {
             let plan = ask.skip();
             return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory)));
         }
-        if let Some(impact) = self.fold_held_before_asking(&visit, ask.span()) {
+        let expected_summary = memory
+            .held_fold
+            .filter(|(start, _)| *start == ask.span().start)
+            .map_or(0, |(_, tokens)| tokens);
+        if let Some(impact) = self.fold_held_before_asking(&visit, ask.span(), expected_summary) {
             // The summary would be paid for and then not used: do not ask for it.
             let mut plan = WindowPlan::unchanged(visit.empty_record(self.strategy.name()));
             plan.record.cache = Some(impact);
@@ -299,25 +323,29 @@ impl<M: WindowMessage> WindowStage<M> {
 
 impl<M: WindowMessage> WindowStage<M> {
     /// Whether the guard holds a fold of `span` back before its summary is asked for (held,
-    /// or shadow), judged as if the summary were empty: the most the fold could save. A fold
-    /// that does not pay even then is not worth the summary's price; one that might is asked
-    /// for and judged again on the real summary ([`WindowStage::judge_cache`]).
+    /// or shadow), judged with a summary of `expected_summary` tokens: the size of the last
+    /// held summary of a span from the same message, else 0 (the most the fold could save). A
+    /// fold that does not pay even then is not worth the summary's price; one that might is
+    /// asked for and judged again on the real summary ([`WindowStage::judge_cache`]).
     fn fold_held_before_asking(
         &self,
         visit: &Visit<'_, M>,
         span: std::ops::Range<usize>,
+        expected_summary: u64,
     ) -> Option<CacheImpact> {
         let pricing = visit.context().cache_pricing?;
         let conversation = visit.conversation();
         let len = conversation.len();
         let span = span.start.min(len)..span.end.min(len);
-        let saved = conversation.tokens_in(span.clone());
+        let span_tokens = conversation.tokens_in(span.clone());
+        let saved = span_tokens.saturating_sub(expected_summary);
         let rewritten = conversation
             .tokens_in(span.start..len)
-            .saturating_sub(saved);
+            .saturating_sub(span_tokens)
+            .saturating_add(expected_summary);
         let cost = edit_cost(pricing, rewritten, saved);
         let estimate = format!(
-            "a fold of messages {}..{} would re-write at least {rewritten} tokens to save at most {saved} per call",
+            "a fold of messages {}..{} would re-write about {rewritten} tokens to save about {saved} per call",
             span.start, span.end
         );
         let payback = match cost.payback_calls {
