@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use crate::frames::{hex_id, pieces, sse_frame, Rendered};
 use crate::script::{stated_cwd, Answer, ErrorKind, Reply, RequestFacts, COMPACTION_MARKER};
+use crate::cache::CacheSplit;
 use crate::usage::Usage;
 
 /// The signature sent with thinking blocks (the client only stores and echoes it).
@@ -116,16 +117,22 @@ fn usage_of(answer: &Answer, raw: &[u8]) -> Usage {
         answer.huge_input,
         answer.generated_bytes(),
         answer.thinking_bytes(),
-        true,
+        answer.cache,
         false,
     )
 }
 
+/// The API's usage object: `input_tokens` is the input neither read from nor written to the
+/// cache; every write is a five-minute one (the mock does not model `ttl`).
 fn usage_json(usage: &Usage, output_tokens: u64) -> Value {
     json!({
         "input_tokens": usage.uncached_input_tokens(),
         "cache_creation_input_tokens": usage.cache_write_tokens,
         "cache_read_input_tokens": usage.cached_input_tokens,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": usage.cache_write_tokens,
+            "ephemeral_1h_input_tokens": 0,
+        },
         "output_tokens": output_tokens,
     })
 }
@@ -253,9 +260,19 @@ fn message(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
     Rendered::json(200, &body, answered).with_usage(usage, reported)
 }
 
+/// The API's 400 for a request with more `cache_control` breakpoints than it allows.
+pub fn too_many_breakpoints(found: usize) -> Rendered {
+    let message = format!(
+        "A maximum of {} blocks with cache_control may be provided. Found {found}.",
+        crate::cache::MAX_BREAKPOINTS
+    );
+    let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
+    Rendered::json(400, &body, "bad-request")
+}
+
 /// The answer to `POST /v1/messages/count_tokens`: the input the next answer would report.
 pub fn count_tokens(raw: &[u8]) -> Rendered {
-    let usage = Usage::derive(raw.len(), false, 0, 0, true, false);
+    let usage = Usage::derive(raw.len(), false, 0, 0, CacheSplit::default(), false);
     Rendered::json(
         200,
         &json!({"input_tokens": usage.input_tokens}),

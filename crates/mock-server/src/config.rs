@@ -70,11 +70,15 @@ pub enum Scenario {
     /// sequence before `echo hello`; then a text answer. What an approval question must show
     /// escaped.
     SpoofedCommand,
+    /// [`crate::LONG_SESSION_ROUNDS`] rounds of one shell call each, each printing a few
+    /// hundred bytes ([`crate::LONG_SESSION_COMMAND`]), then a text answer: a session whose
+    /// prompt grows call by call, for the prompt cache.
+    LongSession,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 16] = [
+    pub const ALL: [Scenario; 17] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -91,6 +95,7 @@ impl Scenario {
         Scenario::SleepingTool,
         Scenario::DetachingTool,
         Scenario::SpoofedCommand,
+        Scenario::LongSession,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -112,6 +117,7 @@ impl Scenario {
             Scenario::SleepingTool => "sleeping-tool",
             Scenario::DetachingTool => "detaching-tool",
             Scenario::SpoofedCommand => "spoofed-command",
+            Scenario::LongSession => "long-session",
         }
     }
 

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::frames::{hex_id, pieces, sse_frame, Rendered};
 use crate::script::{stated_cwd, Answer, ErrorKind, Reply, RequestFacts, COMPACTION_MARKER};
+use crate::cache::CacheSplit;
 use crate::usage::Usage;
 
 /// The routing decision Gemini CLI's classifier expects as JSON text.
@@ -86,7 +87,14 @@ pub fn facts(body: &Value, raw: &str) -> RequestFacts {
 
 /// The routing answer.
 pub fn routing(model: &str, raw: &[u8]) -> Rendered {
-    let usage = Usage::derive(raw.len(), false, ROUTING_ANSWER.len(), 0, false, true);
+    let usage = Usage::derive(
+        raw.len(),
+        false,
+        ROUTING_ANSWER.len(),
+        0,
+        CacheSplit::default(),
+        true,
+    );
     let reported = usage_json(&usage, true);
     let body = json!({
         "candidates": [{"content": {"role": "model", "parts": [{"text": ROUTING_ANSWER}]}, "finishReason": "STOP", "index": 0}],
@@ -147,7 +155,7 @@ fn usage_of(answer: &Answer, raw: &[u8]) -> Usage {
         answer.huge_input,
         answer.generated_bytes(),
         answer.thinking_bytes(),
-        false,
+        answer.cache,
         true,
     )
 }

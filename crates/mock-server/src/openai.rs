@@ -105,7 +105,7 @@ fn usage_of(answer: &Answer, raw: &[u8]) -> Usage {
         answer.huge_input,
         answer.generated_bytes(),
         answer.thinking_bytes(),
-        false,
+        answer.cache,
         true,
     )
 }

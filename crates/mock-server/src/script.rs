@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use crate::cache::CacheSplit;
 use crate::config::Scenario;
 
 /// The text a `huge-input` answer carries once the tool ran; a later request that contains it
@@ -17,6 +18,13 @@ pub const WRITTEN_CONTENT: &str = "hello from the panewise mock\n";
 
 /// The rounds of the `multi-round` scenario before its text answer.
 pub const MULTI_ROUNDS: usize = 3;
+
+/// The rounds of the `long-session` scenario before its text answer.
+pub const LONG_SESSION_ROUNDS: usize = 40;
+
+/// The command each round of `long-session` runs (after `echo round N;`): it prints 292
+/// bytes, so every round adds a few hundred bytes to the prompt.
+pub const LONG_SESSION_COMMAND: &str = "seq -s ' ' 1 100";
 
 /// The command of the `sleeping-tool` scenario: `sh` forks the sleep (it is not the last
 /// command), so the tool's process group holds a grandchild.
@@ -66,6 +74,8 @@ pub struct Answer {
     pub calls: Vec<ToolCall>,
     /// Whether this answer reports the huge input.
     pub huge_input: bool,
+    /// What the server's prompt cache read and wrote of the request, for the usage figures.
+    pub cache: CacheSplit,
 }
 
 /// The failing HTTP answers.
@@ -90,6 +100,24 @@ pub enum Reply {
     MidStreamError(Answer),
     /// A 200 stream of the answer's first frames, then the connection closes.
     StreamCut(Answer),
+}
+
+impl Reply {
+    /// The reply with the request's cache figures in its answer (an error has none).
+    pub fn with_cache(mut self, cache: CacheSplit) -> Reply {
+        match &mut self {
+            Reply::Answer(answer) | Reply::MidStreamError(answer) | Reply::StreamCut(answer) => {
+                answer.cache = cache;
+            }
+            Reply::Error(_) => {}
+        }
+        self
+    }
+
+    /// Whether the request is answered (so it reaches the prompt cache), not refused.
+    pub fn is_answered(&self) -> bool {
+        !matches!(self, Reply::Error(_))
+    }
 }
 
 impl Answer {
@@ -129,6 +157,13 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
         Scenario::MultiRound if rounds < MULTI_ROUNDS => {
             let command = format!("echo round {}", rounds.saturating_add(1));
             shell(&command, "Print the round").map(|c| vec![c])
+        }
+        Scenario::LongSession if rounds < LONG_SESSION_ROUNDS => {
+            let command = format!(
+                "echo round {}; {LONG_SESSION_COMMAND}",
+                rounds.saturating_add(1)
+            );
+            shell(&command, "Print the round and a line of numbers").map(|c| vec![c])
         }
         Scenario::ParallelCalls if rounds == 0 => {
             match (
@@ -188,6 +223,7 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
                 text: "I'll run the command.".to_owned(),
                 huge_input: scenario == Scenario::HugeInput,
                 calls,
+                cache: CacheSplit::default(),
             }
         }
     }
@@ -196,6 +232,7 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
 fn final_text(scenario: Scenario) -> &'static str {
     match scenario {
         Scenario::MultiRound => "All three rounds printed their number. Done.",
+        Scenario::LongSession => "All forty rounds printed their numbers. Done.",
         Scenario::ParallelCalls => "The commands printed `one` and `two`. Done.",
         Scenario::FileWrite => "I wrote hello.txt. Done.",
         Scenario::FailingTool => "The command failed with exit status 3.",

@@ -26,6 +26,7 @@ use crate::config::{MockConfig, Scenario, SCENARIO_HEADER};
 use crate::error::{MockError, Result};
 use crate::frames::Rendered;
 use crate::log::{is_secret_header, redact_query, LoggedRequest, RequestLog};
+use crate::cache::{self, Caches, Refusal};
 use crate::{anthropic, gemini, openai, script};
 
 /// The largest request body read; larger ones are answered 413.
@@ -56,6 +57,8 @@ struct Shared {
     log: Arc<RequestLog>,
     /// Hashes of the bodies `rate-limit-once` has refused, so their retry is answered.
     refused_once: std::sync::Mutex<std::collections::BTreeSet<u64>>,
+    /// The prompt caches, per API, model and OpenAI cache key (`cache.rs`).
+    caches: Caches,
 }
 
 impl MockServer {
@@ -77,6 +80,7 @@ impl MockServer {
             scenario: config.scenario,
             log: Arc::clone(&log),
             refused_once: std::sync::Mutex::default(),
+            caches: Caches::default(),
         });
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(accept_loop(listener, shared, stopped));
@@ -316,10 +320,17 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
     let rendered = if path == "/v1/messages/count_tokens" {
         anthropic::count_tokens(&raw)
     } else if path == "/v1/messages" {
-        let reply = script::plan(scenario, &anthropic::facts(&body, &raw_text));
-        anthropic::render(&reply, &body, &raw, anthropic::wants_stream(&body))
+        match cache::anthropic(&body) {
+            Err(Refusal::TooManyBreakpoints(found)) => anthropic::too_many_breakpoints(found),
+            Ok(prompt) => {
+                let reply = script::plan(scenario, &anthropic::facts(&body, &raw_text));
+                let reply = shared.cached(reply, &prompt);
+                anthropic::render(&reply, &body, &raw, anthropic::wants_stream(&body))
+            }
+        }
     } else if path == "/v1/responses" {
         let reply = script::plan(scenario, &openai::facts(&body, &raw_text));
+        let reply = shared.cached(reply, &cache::openai(&body));
         openai::render(&reply, &body, &raw, openai::wants_stream(&body))
     } else {
         match gemini::parse_path(&path) {
@@ -330,6 +341,7 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
             }
             Some((model, method)) => {
                 let reply = script::plan(scenario, &gemini::facts(&body, &raw_text));
+                let reply = shared.cached(reply, &cache::gemini(model, &body));
                 gemini::render(&reply, model, &raw, method)
             }
             None => Rendered::json(
@@ -343,6 +355,17 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
 }
 
 impl Shared {
+    /// `reply` with what the prompt cache read and wrote of `prompt`; a refused request
+    /// leaves the cache alone.
+    fn cached(&self, reply: script::Reply, prompt: &cache::Prompt) -> script::Reply {
+        if reply.is_answered() {
+            let split = self.caches.call(prompt);
+            reply.with_cache(split)
+        } else {
+            reply
+        }
+    }
+
     /// Whether `rate-limit-once` sees `body` for the first time (and remembers it).
     fn first_sight(&self, body: &[u8]) -> bool {
         use std::hash::{Hash as _, Hasher as _};

@@ -2,8 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cache::CacheSplit;
+
 /// The input reported by every answer of the `huge-input` scenario's first step.
 pub const HUGE_INPUT_TOKENS: u64 = 190_000;
+
+/// The fixed part of every input figure, beside the body's bytes / 4.
+pub const BASE_INPUT_TOKENS: u64 = 1000;
 
 /// The usage one answer reported, in provider-neutral terms.
 ///
@@ -32,32 +37,29 @@ pub struct Usage {
 impl Usage {
     /// The deterministic usage of one answer.
     ///
-    /// Input is `1000 + request_body_bytes / 4` (or `HUGE_INPUT_TOKENS`); half of it is cached;
-    /// a tenth is cache-written where the API reports that; output is
+    /// Input is `1000 + request_body_bytes / 4` (or `HUGE_INPUT_TOKENS`), of which `cache`
+    /// says what the mock's prompt cache read and wrote (held to the input); output is
     /// `10 + generated_bytes / 4 + reasoning`, reasoning `thinking_bytes / 4`.
-    pub fn derive(
+    pub(crate) fn derive(
         request_body_bytes: usize,
         huge_input: bool,
         generated_bytes: usize,
         thinking_bytes: usize,
-        reports_cache_write: bool,
+        cache: CacheSplit,
         reports_reasoning: bool,
     ) -> Usage {
         let quarter = |bytes: usize| u64::try_from(bytes / 4).unwrap_or(u64::MAX);
         let input_tokens = if huge_input {
             HUGE_INPUT_TOKENS
         } else {
-            1000u64.saturating_add(quarter(request_body_bytes))
+            BASE_INPUT_TOKENS.saturating_add(quarter(request_body_bytes))
         };
         let reasoning = quarter(thinking_bytes);
+        let cached_input_tokens = cache.read.min(input_tokens);
         Usage {
             input_tokens,
-            cached_input_tokens: input_tokens / 2,
-            cache_write_tokens: if reports_cache_write {
-                input_tokens / 10
-            } else {
-                0
-            },
+            cached_input_tokens,
+            cache_write_tokens: cache.write.min(input_tokens - cached_input_tokens),
             output_tokens: 10u64
                 .saturating_add(quarter(generated_bytes))
                 .saturating_add(reasoning),

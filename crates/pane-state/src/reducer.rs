@@ -842,6 +842,10 @@ pub fn accumulate(
             totals.cache_write_input_tokens,
             merged.cache_write_input_tokens,
         ),
+        cache_write_1h_input_tokens: add(
+            totals.cache_write_1h_input_tokens,
+            merged.cache_write_1h_input_tokens,
+        ),
         reasoning_tokens: add(totals.reasoning_tokens, merged.reasoning_tokens),
         num_turns: Some(
             totals

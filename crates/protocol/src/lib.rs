@@ -60,6 +60,11 @@ pub struct SessionStats {
     /// Input tokens written to the provider's prompt cache (billed at the cache-write price).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write_input_tokens: Option<u64>,
+    /// The part of `cache_write_input_tokens` written to be kept for an hour (Anthropic's
+    /// `ephemeral_1h_input_tokens`, billed at twice the input price rather than 1.25 times),
+    /// where the provider reports the split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_1h_input_tokens: Option<u64>,
     /// The part of `output_tokens` spent on reasoning, where the provider reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,

@@ -54,6 +54,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         messages: history.as_slice().into(),
         tools: Default::default(),
         max_output_tokens: 1024,
+        prompt_cache: true,
+        cache_key: None,
     };
     let mut events = client.stream(&request, CancellationToken::new())?;
     while let Some(event) = events.next().await {

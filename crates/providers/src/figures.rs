@@ -40,6 +40,10 @@ pub(crate) fn add_tokens(total: &mut SessionStats, turn: &SessionStats) {
         total.cache_write_input_tokens,
         turn.cache_write_input_tokens,
     );
+    total.cache_write_1h_input_tokens = add(
+        total.cache_write_1h_input_tokens,
+        turn.cache_write_1h_input_tokens,
+    );
     total.output_tokens = add(total.output_tokens, turn.output_tokens);
     total.reasoning_tokens = add(total.reasoning_tokens, turn.reasoning_tokens);
 }
@@ -67,6 +71,10 @@ pub(crate) fn since(total: &SessionStats, before: &SessionStats) -> Option<Sessi
         cache_write_input_tokens: minus(
             total.cache_write_input_tokens,
             before.cache_write_input_tokens,
+        )?,
+        cache_write_1h_input_tokens: minus(
+            total.cache_write_1h_input_tokens,
+            before.cache_write_1h_input_tokens,
         )?,
         output_tokens: minus(total.output_tokens, before.output_tokens)?,
         reasoning_tokens: minus(total.reasoning_tokens, before.reasoning_tokens)?,

@@ -97,6 +97,8 @@ runtime.block_on(async {
             messages: history.as_slice().into(),
             tools: Default::default(),
             max_output_tokens: 256,
+            prompt_cache: true,
+            cache_key: None,
         };
         let mut events = client.stream(&request, CancellationToken::new())?;
         let mut text = String::new();

@@ -55,9 +55,15 @@ pub struct ModelPrice {
     /// Input tokens read from the cache; the input price when absent (no discount).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input: Option<f64>,
-    /// Input tokens written to the cache; the input price when absent (no surcharge).
+    /// Input tokens written to the cache; the input price when absent (no surcharge). For
+    /// Anthropic, the five-minute cache's writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<f64>,
+    /// Input tokens written to the cache to be kept for an hour (Anthropic's one-hour cache,
+    /// `SessionStats::cache_write_1h_input_tokens`); twice the input price when absent, which
+    /// is Anthropic's price for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_1h: Option<f64>,
     /// Reasoning tokens, when they are priced apart from other output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<f64>,
@@ -109,6 +115,8 @@ impl PriceTable {
 impl ModelPrice {
     /// The cost of `usage` at these prices. Reasoning tokens are part of the output tokens
     /// (the vocabulary's convention), so only a separate reasoning price changes their cost.
+    /// The one-hour part of the cache writes (never more than the writes) is priced at
+    /// `cache_write_1h`, the rest of them at `cache_write`.
     pub fn cost_of(&self, usage: &SessionStats) -> f64 {
         let tokens = |count: Option<u64>| count.unwrap_or(0) as f64;
         let reasoning = usage
@@ -116,9 +124,12 @@ impl ModelPrice {
             .unwrap_or(0)
             .min(usage.output_tokens.unwrap_or(0));
         let other_output = usage.output_tokens.unwrap_or(0).saturating_sub(reasoning);
+        let writes = usage.cache_write_input_tokens.unwrap_or(0);
+        let hour_writes = usage.cache_write_1h_input_tokens.unwrap_or(0).min(writes);
         let micro_dollars = tokens(usage.input_tokens) * self.input
             + tokens(usage.cached_input_tokens) * self.cached_input.unwrap_or(self.input)
-            + tokens(usage.cache_write_input_tokens) * self.cache_write.unwrap_or(self.input)
+            + (writes - hour_writes) as f64 * self.cache_write.unwrap_or(self.input)
+            + hour_writes as f64 * self.cache_write_1h.unwrap_or(2.0 * self.input)
             + other_output as f64 * self.output
             + reasoning as f64 * self.reasoning.unwrap_or(self.output);
         micro_dollars / PER_MILLION
@@ -130,6 +141,7 @@ impl ModelPrice {
             ("output", Some(self.output)),
             ("cached_input", self.cached_input),
             ("cache_write", self.cache_write),
+            ("cache_write_1h", self.cache_write_1h),
             ("reasoning", self.reasoning),
         ];
         for (field, value) in fields {
@@ -172,6 +184,7 @@ mod tests {
             output: 10.0,
             cached_input: Some(0.1),
             cache_write: Some(1.25),
+            cache_write_1h: None,
             reasoning: Some(20.0),
         };
         let usage = SessionStats {
@@ -191,6 +204,43 @@ mod tests {
     }
 
     #[test]
+    fn one_hour_cache_writes_cost_twice_the_input_unless_the_row_prices_them() {
+        // (the row's 1-hour price, writes, of which 1-hour, dollars): input 3, 5-minute
+        // writes 3.75 per million tokens.
+        let table = [
+            (None, 1_000_000, Some(0), 3.75),
+            (None, 1_000_000, None, 3.75),
+            (None, 1_000_000, Some(400_000), 0.6 * 3.75 + 0.4 * 6.0),
+            (None, 1_000_000, Some(1_000_000), 6.0),
+            (Some(5.0), 1_000_000, Some(1_000_000), 5.0),
+            // A 1-hour part larger than the writes is held to them.
+            (None, 1_000_000, Some(3_000_000), 6.0),
+            (None, 0, Some(500_000), 0.0),
+        ];
+        for (hour_price, writes, hour, want) in table {
+            let price = ModelPrice {
+                model: "claude*".into(),
+                input: 3.0,
+                output: 15.0,
+                cached_input: Some(0.3),
+                cache_write: Some(3.75),
+                cache_write_1h: hour_price,
+                reasoning: None,
+            };
+            let usage = SessionStats {
+                cache_write_input_tokens: Some(writes),
+                cache_write_1h_input_tokens: hour,
+                ..SessionStats::default()
+            };
+            let got = price.cost_of(&usage);
+            assert!((got - want).abs() < 1e-9, "{hour_price:?} {hour:?}: {got} != {want}");
+        }
+        let row = r#"{"prices":[{"model":"m","input":1,"output":1,"cache_write_1h":-2}]}"#;
+        let error = PriceTable::from_json(row).err().map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("cache_write_1h")));
+    }
+
+    #[test]
     fn missing_cache_prices_fall_back_to_the_input_price_and_reasoning_to_output() {
         let price = ModelPrice {
             model: "m".into(),
@@ -198,6 +248,7 @@ mod tests {
             output: 8.0,
             cached_input: None,
             cache_write: None,
+            cache_write_1h: None,
             reasoning: None,
         };
         let usage = SessionStats {
@@ -236,6 +287,7 @@ mod tests {
                 output: 0.0,
                 cached_input: None,
                 cache_write: None,
+                cache_write_1h: None,
                 reasoning: None,
             }],
         });

@@ -2,6 +2,7 @@
 //! per API, plus the faults, the proxy refusal and the log.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cache;
 mod faults;
 mod log;
 mod scenarios;

@@ -94,6 +94,10 @@ async fn anthropic_count_tokens_predicts_the_input_of_the_same_body() {
 #[tokio::test]
 async fn openai_stream_numbers_its_events_and_completes_with_usage_details() {
     let server = server(Scenario::ToolThenAnswer).await;
+    // Sent twice, so the second reads the first's prefix from the cache.
+    Api::OpenAi
+        .send(server.addr(), &Api::OpenAi.first_request(), None, true)
+        .await;
     let answer = Api::OpenAi
         .send(server.addr(), &Api::OpenAi.first_request(), None, true)
         .await;

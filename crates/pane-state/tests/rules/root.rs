@@ -613,6 +613,7 @@ fn every_msg() -> Vec<Msg> {
                 output_tokens: Some(3),
                 cached_input_tokens: Some(4),
                 cache_write_input_tokens: Some(7),
+                cache_write_1h_input_tokens: Some(1),
                 reasoning_tokens: Some(5),
                 num_turns: Some(6),
                 cost_source: Some(CostSource::Reported),

@@ -26,6 +26,15 @@ struct Usage {
     cache_creation_input_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    /// The cache writes split by how long they are kept.
+    cache_creation: Option<CacheCreation>,
+}
+
+/// `usage.cache_creation`: `cache_creation_input_tokens` split by time to live. Only the
+/// one-hour part is kept: the five-minute part is the rest of the writes.
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+struct CacheCreation {
+    ephemeral_1h_input_tokens: Option<u64>,
 }
 
 impl Usage {
@@ -47,6 +56,9 @@ impl Usage {
             later.cache_read_input_tokens,
         );
         pick(&mut self.output_tokens, later.output_tokens);
+        if later.cache_creation.is_some() {
+            self.cache_creation = later.cache_creation;
+        }
     }
 }
 
@@ -220,6 +232,10 @@ impl AnthropicDecoder {
             input_tokens: self.usage.input_tokens,
             cached_input_tokens: self.usage.cache_read_input_tokens,
             cache_write_input_tokens: self.usage.cache_creation_input_tokens,
+            cache_write_1h_input_tokens: self
+                .usage
+                .cache_creation
+                .and_then(|split| split.ephemeral_1h_input_tokens),
             output_tokens: self.usage.output_tokens,
             reasoning_tokens: None,
             ..SessionStats::default()

@@ -31,6 +31,24 @@ pub struct ModelRequest<'a> {
     pub tools: Cow<'a, [ToolDefinition<'a>]>,
     /// The most output tokens the call may produce.
     pub max_output_tokens: u32,
+    /// Whether the request asks for the provider's prompt cache; on unless turned off. See
+    /// [`RequestHead::prompt_cache`] for what each API is sent.
+    #[serde(default = "on", skip_serializing_if = "is_on")]
+    pub prompt_cache: bool,
+    /// The key the provider groups the session's cached prefixes by (OpenAI
+    /// `prompt_cache_key`); see [`RequestHead::cache_key`].
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub cache_key: Option<Cow<'a, str>>,
+}
+
+/// Serde's default of [`ModelRequest::prompt_cache`]: caching is on unless turned off.
+fn on() -> bool {
+    true
+}
+
+/// Whether `prompt_cache` is at its default, so a serialized request leaves it out.
+fn is_on(prompt_cache: &bool) -> bool {
+    *prompt_cache
 }
 
 impl<'a> ModelRequest<'a> {
@@ -41,6 +59,8 @@ impl<'a> ModelRequest<'a> {
             system: self.system.as_deref(),
             tools: &self.tools,
             max_output_tokens: self.max_output_tokens,
+            prompt_cache: self.prompt_cache,
+            cache_key: self.cache_key.as_deref(),
         }
     }
 }
@@ -58,6 +78,21 @@ pub struct RequestHead<'a> {
     pub tools: &'a [ToolDefinition<'a>],
     /// The most output tokens the call may produce.
     pub max_output_tokens: u32,
+    /// Whether the request asks for the provider's prompt cache. Anthropic caches only where a
+    /// request says so: on, its body carries `cache_control: {"type": "ephemeral"}`
+    /// breakpoints on the system prompt (sent as a list of one text block), on the last tool
+    /// definition and on the last content block of the last message, three of the four the
+    /// API allows, so each call reads the prefix the call before it wrote. OpenAI caches every
+    /// prefix by itself; on, the body carries [`cache_key`](Self::cache_key) as
+    /// `prompt_cache_key`, which keeps one session's requests on the machines that hold its
+    /// prefixes. Gemini's implicit cache needs nothing in the request (its explicit cached
+    /// contents are not used), so its body is the same either way. Off, no body asks for
+    /// anything: the bytes are those of a request without caching.
+    pub prompt_cache: bool,
+    /// The key a session's requests share so the provider routes them to its cached prefixes
+    /// (OpenAI `prompt_cache_key`; not sent to Anthropic or Gemini, nor when `prompt_cache` is
+    /// off). Stable over the session and free of anything private: it reaches the provider.
+    pub cache_key: Option<&'a str>,
 }
 
 /// One message of the conversation.
@@ -162,10 +197,57 @@ pub mod anthropic {
         max_tokens: u32,
         stream: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
-        system: Option<&'r str>,
+        system: Option<System<'r>>,
         messages: Vec<Message<'r>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tools: Vec<Tool<'r>>,
+    }
+
+    /// The system prompt: a plain string, or, to carry a cache breakpoint, a list of one text
+    /// block (only blocks can carry `cache_control`).
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    enum System<'r> {
+        Text(&'r str),
+        Blocks([SystemBlock<'r>; 1]),
+    }
+
+    #[derive(Serialize)]
+    struct SystemBlock<'r> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        text: &'r str,
+        cache_control: CacheControl,
+    }
+
+    /// A prompt-cache breakpoint: the prefix up to and including the block that carries it is
+    /// cached (for five minutes, the API's default).
+    #[derive(Debug, Clone, Copy, Serialize)]
+    struct CacheControl {
+        #[serde(rename = "type")]
+        kind: &'static str,
+    }
+
+    const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+    /// What a content block's JSON ends with when it carries the breakpoint: its own closing
+    /// brace replaced by this. `cache_control` is each block's last field, so a fragment
+    /// rendered without it becomes the marked block's bytes (`RenderedHistory` marks the last
+    /// block at assembly this way).
+    pub(crate) const MARKED_BLOCK_END: &[u8] = br#","cache_control":{"type":"ephemeral"}}"#;
+
+    fn system<'r>(text: Option<&'r str>, prompt_cache: bool) -> Option<System<'r>> {
+        text.map(|text| {
+            if prompt_cache {
+                System::Blocks([SystemBlock {
+                    kind: "text",
+                    text,
+                    cache_control: EPHEMERAL,
+                }])
+            } else {
+                System::Text(text)
+            }
+        })
     }
 
     #[derive(Serialize)]
@@ -179,17 +261,33 @@ pub mod anthropic {
     enum Block<'r> {
         Text {
             text: &'r str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cache_control: Option<CacheControl>,
         },
         ToolUse {
             id: &'r str,
             name: &'r str,
             input: &'r RawValue,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cache_control: Option<CacheControl>,
         },
         ToolResult {
             tool_use_id: &'r str,
             content: &'r str,
             is_error: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cache_control: Option<CacheControl>,
         },
+    }
+
+    impl Block<'_> {
+        /// Puts the cache breakpoint on this block.
+        fn mark(&mut self) {
+            let (Block::Text { cache_control, .. }
+            | Block::ToolUse { cache_control, .. }
+            | Block::ToolResult { cache_control, .. }) = self;
+            *cache_control = Some(EPHEMERAL);
+        }
     }
 
     #[derive(Serialize)]
@@ -197,13 +295,27 @@ pub mod anthropic {
         name: &'r str,
         description: &'r str,
         input_schema: &'r serde_json::Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     }
 
     /// One message's role and content block: adjacent blocks of one role share a message.
     fn part<'r>(message: &'r ApiMessage<'_>) -> Result<(&'static str, Block<'r>), RequestError> {
         Ok(match message {
-            ApiMessage::User { text } => ("user", Block::Text { text }),
-            ApiMessage::Assistant { text } => ("assistant", Block::Text { text }),
+            ApiMessage::User { text } => (
+                "user",
+                Block::Text {
+                    text,
+                    cache_control: None,
+                },
+            ),
+            ApiMessage::Assistant { text } => (
+                "assistant",
+                Block::Text {
+                    text,
+                    cache_control: None,
+                },
+            ),
             ApiMessage::ToolCall {
                 call_id,
                 name,
@@ -214,6 +326,7 @@ pub mod anthropic {
                     id: call_id,
                     name,
                     input: raw_arguments(call_id, arguments)?,
+                    cache_control: None,
                 },
             ),
             ApiMessage::ToolResult {
@@ -227,6 +340,7 @@ pub mod anthropic {
                     tool_use_id: call_id,
                     content: output,
                     is_error: *is_error,
+                    cache_control: None,
                 },
             ),
         })
@@ -248,40 +362,52 @@ pub mod anthropic {
             model: head.model,
             max_tokens: head.max_output_tokens,
             stream: true,
-            system: head.system,
+            system: system(head.system, head.prompt_cache),
             messages: Vec::new(),
-            tools: tools(head.tools),
+            tools: tools(head.tools, head.prompt_cache),
         })
     }
 
-    fn tools<'r>(tools: &'r [ToolDefinition<'_>]) -> Vec<Tool<'r>> {
+    /// The tool definitions; with `prompt_cache`, the last carries a breakpoint, so the tools
+    /// are cached apart from the system prompt.
+    fn tools<'r>(tools: &'r [ToolDefinition<'_>], prompt_cache: bool) -> Vec<Tool<'r>> {
+        let last = tools.len().saturating_sub(1);
         tools
             .iter()
-            .map(|tool| Tool {
+            .enumerate()
+            .map(|(index, tool)| Tool {
                 name: &tool.name,
                 description: &tool.description,
                 input_schema: &tool.parameters,
+                cache_control: (prompt_cache && index == last).then_some(EPHEMERAL),
             })
             .collect()
     }
 
-    /// The streamed request body of `request`.
+    /// The streamed request body of `request`. With [`ModelRequest::prompt_cache`] it carries
+    /// at most three cache breakpoints (the API allows four): the system prompt, the last
+    /// tool, and the last content block of the last message.
     pub fn body(request: &ModelRequest<'_>) -> Result<Vec<u8>, RequestError> {
         let mut grouped: Vec<(&'static str, Vec<Block<'_>>)> = Vec::new();
         for message in request.messages.iter() {
             let (role, block) = part(message)?;
             push_part(&mut grouped, role, block);
         }
+        if request.prompt_cache {
+            if let Some(block) = grouped.last_mut().and_then(|(_, blocks)| blocks.last_mut()) {
+                block.mark();
+            }
+        }
         to_bytes(&Body {
             model: &request.model,
             max_tokens: request.max_output_tokens,
             stream: true,
-            system: request.system.as_deref(),
+            system: system(request.system.as_deref(), request.prompt_cache),
             messages: grouped
                 .into_iter()
                 .map(|(role, content)| Message { role, content })
                 .collect(),
-            tools: tools(&request.tools),
+            tools: tools(&request.tools, request.prompt_cache),
         })
     }
 }
@@ -302,6 +428,13 @@ pub mod openai {
         stream: bool,
         // The conversation is the caller's: nothing is kept on the provider's side.
         store: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        prompt_cache_key: Option<&'r str>,
+    }
+
+    /// The `prompt_cache_key` a head sends: its key, when caching is on.
+    fn cache_key<'r>(prompt_cache: bool, key: Option<&'r str>) -> Option<&'r str> {
+        key.filter(|_| prompt_cache)
     }
 
     #[derive(Serialize)]
@@ -385,6 +518,7 @@ pub mod openai {
             max_output_tokens: head.max_output_tokens,
             stream: true,
             store: false,
+            prompt_cache_key: cache_key(head.prompt_cache, head.cache_key),
         })
     }
 
@@ -415,11 +549,16 @@ pub mod openai {
             max_output_tokens: request.max_output_tokens,
             stream: true,
             store: false,
+            prompt_cache_key: cache_key(request.prompt_cache, request.cache_key.as_deref()),
         })
     }
 }
 
 /// The Gemini API body (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`).
+///
+/// Gemini caches implicitly: a request whose prefix an earlier one shared is served from the
+/// cache (from 1,024 tokens) with nothing asked in the body, so prompt caching changes nothing
+/// here. Explicit cached contents (`cachedContents`, created and paid for apart) are not used.
 pub mod gemini {
     use super::*;
 

@@ -50,6 +50,8 @@ fn body(api: ApiKind, messages: &[ApiMessage<'static>]) -> Value {
         messages: Cow::Borrowed(messages),
         tools: Cow::Borrowed(&tools),
         max_output_tokens: 99,
+        prompt_cache: false,
+        cache_key: None,
     };
     let bytes = api.body(&request).unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or(Value::Null)
@@ -140,6 +142,8 @@ fn a_request_round_trips_through_serde() {
         messages: Cow::Borrowed(&messages),
         tools: Cow::Borrowed(&[]),
         max_output_tokens: 5,
+        prompt_cache: true,
+        cache_key: None,
     };
     let text = serde_json::to_string(&request).unwrap_or_default();
     let back: ModelRequest<'_> = serde_json::from_str(&text).unwrap_or_else(|_| request.clone());
@@ -369,4 +373,236 @@ fn an_api_key_never_prints() {
         "[redacted] [redacted] Some([redacted])"
     );
     assert_eq!(key.expose(), "sk-secret");
+}
+
+/// `count` tools named `t0`, `t1`, ….
+fn tool_list(count: usize) -> Vec<ToolDefinition<'static>> {
+    (0..count)
+        .map(|index| ToolDefinition {
+            name: Cow::Owned(format!("t{index}")),
+            description: Cow::Borrowed("A tool."),
+            parameters: Cow::Owned(json!({"type": "object"})),
+        })
+        .collect()
+}
+
+/// The body of a request with prompt caching set as given.
+fn cached_body(
+    api: ApiKind,
+    system: Option<&'static str>,
+    tools: &[ToolDefinition<'static>],
+    messages: &[ApiMessage<'static>],
+    (prompt_cache, cache_key): (bool, Option<&'static str>),
+) -> Value {
+    let request = ModelRequest {
+        model: Cow::Borrowed("m"),
+        system: system.map(Cow::Borrowed),
+        messages: Cow::Borrowed(messages),
+        tools: Cow::Borrowed(tools),
+        max_output_tokens: 99,
+        prompt_cache,
+        cache_key: cache_key.map(Cow::Borrowed),
+    };
+    let bytes = api.body(&request).unwrap_or_default();
+    serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+}
+
+/// Where a body's `cache_control` breakpoints are: `system`, `tools[i]`,
+/// `messages[i].content[j]`, in body order.
+fn breakpoints(body: &Value) -> Vec<String> {
+    let marked = |value: &Value| value.get("cache_control").is_some();
+    let mut found = Vec::new();
+    if let Some(blocks) = body["system"].as_array() {
+        found.extend(
+            blocks
+                .iter()
+                .enumerate()
+                .filter(|(_, block)| marked(block))
+                .map(|(index, _)| format!("system[{index}]")),
+        );
+    }
+    for (index, tool) in body["tools"].as_array().into_iter().flatten().enumerate() {
+        if marked(tool) {
+            found.push(format!("tools[{index}]"));
+        }
+    }
+    for (i, message) in body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        for (j, block) in message["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if marked(block) {
+                found.push(format!("messages[{i}].content[{j}]"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn anthropic_breakpoints_sit_on_the_system_prompt_the_last_tool_and_the_last_block() {
+    let round = history();
+    let one = [ApiMessage::User {
+        text: Cow::Borrowed("hi"),
+    }];
+    // (system, tools, messages, expected breakpoints)
+    let table: [(Option<&'static str>, usize, &[ApiMessage<'static>], &[&str]); 7] = [
+        (
+            Some("be brief"),
+            3,
+            &round,
+            &["system[0]", "tools[2]", "messages[2].content[1]"],
+        ),
+        (Some("be brief"), 1, &one, &["system[0]", "tools[0]", "messages[0].content[0]"]),
+        (None, 2, &round, &["tools[1]", "messages[2].content[1]"]),
+        (Some("s"), 0, &round, &["system[0]", "messages[2].content[1]"]),
+        (Some("s"), 4, &[], &["system[0]", "tools[3]"]),
+        (None, 0, &round[..2], &["messages[1].content[0]"]),
+        (None, 0, &[], &[]),
+    ];
+    for (row, (system, tools, messages, want)) in table.into_iter().enumerate() {
+        let tools = tool_list(tools);
+        let body = cached_body(ApiKind::Anthropic, system, &tools, messages, (true, None));
+        let got = breakpoints(&body);
+        assert_eq!(got, want, "row {row}: {body}");
+        assert!(got.len() <= 4, "row {row}: the API allows four");
+        if let Some(text) = system {
+            assert_eq!(
+                body["system"],
+                json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]),
+                "row {row}"
+            );
+        }
+        // Off, the same request carries no breakpoint and a plain system prompt.
+        let off = cached_body(ApiKind::Anthropic, system, &tools, messages, (false, None));
+        assert_eq!(breakpoints(&off), Vec::<String>::new(), "row {row}");
+        assert!(!off.to_string().contains("cache_control"), "row {row}");
+        assert_eq!(off["system"], system.map_or(Value::Null, |s| json!(s)));
+    }
+}
+
+proptest::proptest! {
+    /// Never more than the four breakpoints the API allows, whatever the request.
+    #[test]
+    fn anthropic_never_sends_more_than_four_breakpoints(
+        tools in 0usize..6,
+        system in proptest::option::of("[a-z]{0,8}"),
+        kinds in proptest::collection::vec(0u8..4, 0..12),
+    ) {
+        let messages: Vec<ApiMessage<'static>> = kinds
+            .iter()
+            .enumerate()
+            .map(|(index, kind)| match kind {
+                0 => ApiMessage::User { text: Cow::Owned(format!("u{index}")) },
+                1 => ApiMessage::Assistant { text: Cow::Owned(format!("a{index}")) },
+                2 => ApiMessage::ToolCall {
+                    call_id: Cow::Owned(format!("c{index}")),
+                    name: Cow::Borrowed("t0"),
+                    arguments: Cow::Borrowed("{}"),
+                },
+                _ => ApiMessage::ToolResult {
+                    call_id: Cow::Owned(format!("c{index}")),
+                    name: Cow::Borrowed("t0"),
+                    output: Cow::Borrowed("out"),
+                    is_error: false,
+                },
+            })
+            .collect();
+        let tools = tool_list(tools);
+        let request = ModelRequest {
+            model: Cow::Borrowed("m"),
+            system: system.map(Cow::Owned),
+            messages: Cow::Borrowed(&messages),
+            tools: Cow::Borrowed(&tools),
+            max_output_tokens: 9,
+            prompt_cache: true,
+            cache_key: Some(Cow::Borrowed("k")),
+        };
+        let bytes = ApiKind::Anthropic.body(&request).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        let count = text.matches("\"cache_control\"").count();
+        proptest::prop_assert!(count <= 4, "{}", text);
+        let expected = usize::from(request.system.is_some())
+            + usize::from(!tools.is_empty())
+            + usize::from(!messages.is_empty());
+        proptest::prop_assert_eq!(count, expected);
+    }
+}
+
+#[test]
+fn openai_sends_the_session_cache_key_only_while_caching_is_on() {
+    // (caching, key, expected prompt_cache_key)
+    let table = [
+        (true, Some("panewise-1a2b"), json!("panewise-1a2b")),
+        (true, None, Value::Null),
+        (false, Some("panewise-1a2b"), Value::Null),
+    ];
+    for (on, key, want) in table {
+        let body = cached_body(ApiKind::OpenAi, Some("s"), &tool_list(2), &history(), (on, key));
+        assert_eq!(body["prompt_cache_key"], want, "{on} {key:?}");
+        assert_eq!(body.get("prompt_cache_key").is_some(), !want.is_null());
+        assert!(!body.to_string().contains("cache_control"), "{body}");
+        // The rest of the body is the same either way.
+        let mut rest = body.clone();
+        if let Some(object) = rest.as_object_mut() {
+            object.remove("prompt_cache_key");
+        }
+        let plain = cached_body(ApiKind::OpenAi, Some("s"), &tool_list(2), &history(), (false, None));
+        assert_eq!(rest, plain);
+    }
+}
+
+#[test]
+fn gemini_bodies_are_the_same_with_caching_on_or_off() {
+    // Gemini's implicit cache needs nothing in the request.
+    let on = cached_body(ApiKind::Gemini, Some("s"), &tool_list(2), &history(), (true, Some("k")));
+    let off = cached_body(ApiKind::Gemini, Some("s"), &tool_list(2), &history(), (false, None));
+    assert_eq!(on, off);
+    assert!(!on.to_string().contains("cache"), "{on}");
+}
+
+#[test]
+fn anthropic_reports_the_one_hour_part_of_its_cache_writes() {
+    // (message_delta usage, expected writes, expected 1-hour part)
+    let table = [
+        (
+            r#"{"input_tokens":3,"cache_creation_input_tokens":1500,"cache_read_input_tokens":9000,"output_tokens":7,"cache_creation":{"ephemeral_5m_input_tokens":500,"ephemeral_1h_input_tokens":1000}}"#,
+            Some(1500),
+            Some(1000),
+        ),
+        (
+            r#"{"input_tokens":3,"cache_creation_input_tokens":1500,"output_tokens":7,"cache_creation":{"ephemeral_5m_input_tokens":1500,"ephemeral_1h_input_tokens":0}}"#,
+            Some(1500),
+            Some(0),
+        ),
+        (
+            r#"{"input_tokens":3,"cache_creation_input_tokens":20,"output_tokens":7}"#,
+            Some(20),
+            None,
+        ),
+    ];
+    for (usage, writes, hour) in table {
+        let mut decoder = ApiKind::Anthropic.decoder();
+        let mut out = Vec::new();
+        let delta = format!(
+            r#"{{"type":"message_delta","delta":{{"stop_reason":"end_turn"}},"usage":{usage}}}"#
+        );
+        decoder.feed("message_delta", &delta, &mut out);
+        decoder.feed("message_stop", r#"{"type":"message_stop"}"#, &mut out);
+        let Some(ProviderEvent::CallEnded { stats, .. }) = out
+            .into_iter()
+            .find(|event| matches!(event, ProviderEvent::CallEnded { .. }))
+        else {
+            panic!("no call end for {usage}");
+        };
+        assert_eq!(stats.cache_write_input_tokens, writes, "{usage}");
+        assert_eq!(stats.cache_write_1h_input_tokens, hour, "{usage}");
+    }
 }

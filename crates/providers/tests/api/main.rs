@@ -72,6 +72,8 @@ pub fn request<'a>(
         messages: Cow::Borrowed(history),
         tools: Cow::Borrowed(tools),
         max_output_tokens: 1024,
+        prompt_cache: true,
+        cache_key: Some(Cow::Borrowed("panewise-test-session")),
     }
 }
 

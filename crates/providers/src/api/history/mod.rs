@@ -291,8 +291,9 @@ impl RenderedHistory {
             ApiKind::Gemini => gemini::frame(head)?,
         };
         let key = messages_key(self.api);
-        // The first occurrence is the key: only the model id and the system prompt, JSON
-        // strings in which every quote is escaped, come before it.
+        // The first occurrence is the key: only the model id and the system prompt come before
+        // it, JSON strings in which every quote is escaped (or, with a cache breakpoint, a
+        // block of fixed keys around such a string).
         let Some(at) = frame.windows(key.len()).position(|window| window == key) else {
             return Err(RequestError::Render(
                 "the body's frame has no messages array".to_owned(),
@@ -302,6 +303,7 @@ impl RenderedHistory {
         let (head_bytes, tail_bytes) = frame.split_at(at + key.len() - 1);
         out.reserve(
             frame.len()
+                + anthropic::MARKED_BLOCK_END.len()
                 + self.fragment_bytes
                 + self.parts
                     * if self.api == ApiKind::OpenAi {
@@ -325,8 +327,13 @@ impl RenderedHistory {
                 }
             }
             ApiKind::Anthropic | ApiKind::Gemini => {
+                // Anthropic's last content block carries the cache breakpoint, as
+                // `anthropic::body` marks it; every part is rendered by now (a broken one
+                // returned above), so the last part is the last block.
+                let marked = (self.api == ApiKind::Anthropic && head.prompt_cache)
+                    .then(|| self.parts.saturating_sub(1));
                 let mut open: Option<Side> = None;
-                for part in self.iter_parts() {
+                for (index, part) in self.iter_parts().enumerate() {
                     if let Ok(json) = &part.json {
                         match open {
                             Some(side) if side == part.side => out.push(b','),
@@ -337,7 +344,13 @@ impl RenderedHistory {
                             None => out.extend_from_slice(opening(self.api, part.side)),
                         }
                         open = Some(part.side);
-                        out.extend_from_slice(json);
+                        match json.split_last() {
+                            Some((b'}', object)) if marked == Some(index) => {
+                                out.extend_from_slice(object);
+                                out.extend_from_slice(anthropic::MARKED_BLOCK_END);
+                            }
+                            _ => out.extend_from_slice(json),
+                        }
                     }
                 }
                 if open.is_some() {

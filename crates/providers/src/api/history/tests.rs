@@ -85,12 +85,22 @@ fn reference_pairing(messages: &[ApiMessage<'_>]) -> Result<(), PairingError> {
     }
 }
 
+/// A request's prompt caching: whether it is on, and the session's cache key.
+type Cache = (bool, Option<&'static str>);
+
+/// Caching on with a key, on without one, and off (a key given but not to be sent).
+const CACHES: [Cache; 3] = [(true, Some("panewise-0f")), (true, None), (false, Some("k"))];
+
+/// Caching as the own loop asks for it by default.
+const ON: Cache = (true, Some("panewise-0f"));
+
 /// What a whole-request render gives for `entries`: the pairing check, then serde.
 fn reference_body(
     api: ApiKind,
     entries: &[Vec<ApiMessage<'static>>],
     system: Option<&str>,
     tools: &[ToolDefinition<'static>],
+    (prompt_cache, cache_key): Cache,
 ) -> Result<Vec<u8>, RequestError> {
     let messages: Vec<ApiMessage<'static>> = entries.iter().flatten().cloned().collect();
     reference_pairing(&messages)?;
@@ -100,15 +110,23 @@ fn reference_body(
         messages: Cow::Owned(messages),
         tools: Cow::Borrowed(tools),
         max_output_tokens: 512,
+        prompt_cache,
+        cache_key: cache_key.map(Cow::Borrowed),
     })
 }
 
-fn head<'a>(system: Option<&'a str>, tools: &'a [ToolDefinition<'a>]) -> RequestHead<'a> {
+fn head<'a>(
+    system: Option<&'a str>,
+    tools: &'a [ToolDefinition<'a>],
+    (prompt_cache, cache_key): Cache,
+) -> RequestHead<'a> {
     RequestHead {
         model: "claude-\"x\"",
         system,
         tools,
         max_output_tokens: 512,
+        prompt_cache,
+        cache_key,
     }
 }
 
@@ -132,15 +150,18 @@ fn a_round_renders_as_serde_renders_it_for_every_api() {
     for api in ApiKind::ALL {
         for system in [None, Some("be \"brief\"")] {
             for tools in [&tools[..], &[]] {
-                let entries = round(api);
-                let mut history = RenderedHistory::new(api);
-                for entry in &entries {
-                    history.push(entry);
+                for cache in CACHES {
+                    let entries = round(api);
+                    let mut history = RenderedHistory::new(api);
+                    for entry in &entries {
+                        history.push(entry);
+                    }
+                    let expected = reference_body(api, &entries, system, tools, cache);
+                    assert!(expected.is_ok(), "{api}: {expected:?}");
+                    let got = history.body(&head(system, tools, cache));
+                    assert_eq!(got, expected, "{api} {cache:?}");
+                    assert_eq!(history.message_count(), 7);
                 }
-                let expected = reference_body(api, &entries, system, tools);
-                assert!(expected.is_ok(), "{api}: {expected:?}");
-                assert_eq!(history.body(&head(system, tools)), expected, "{api}");
-                assert_eq!(history.message_count(), 7);
             }
         }
     }
@@ -151,10 +172,12 @@ fn an_empty_history_renders_an_empty_array() {
     let tools = tools();
     for api in ApiKind::ALL {
         let history = RenderedHistory::new(api);
-        assert_eq!(
-            history.body(&head(None, &tools)),
-            reference_body(api, &[], None, &tools)
-        );
+        for cache in CACHES {
+            assert_eq!(
+                history.body(&head(None, &tools, cache)),
+                reference_body(api, &[], None, &tools, cache)
+            );
+        }
     }
 }
 
@@ -174,10 +197,12 @@ fn edits_rerender_only_their_entries_and_keep_the_bytes_exact() {
         let summary = vec![user("<summary>ran two commands</summary>")];
         assert_eq!(history.splice(0..4, Some(&summary)), Ok(()));
         entries.splice(0..4, [summary]);
-        assert_eq!(
-            history.body(&head(Some("s"), &tools)),
-            reference_body(api, &entries, Some("s"), &tools)
-        );
+        for cache in CACHES {
+            assert_eq!(
+                history.body(&head(Some("s"), &tools, cache)),
+                reference_body(api, &entries, Some("s"), &tools, cache)
+            );
+        }
         assert_eq!(history.len(), 2);
         assert_eq!(history.message_count(), 2);
         assert_eq!(history.call_name("c1"), None);
@@ -219,8 +244,8 @@ fn pairing_errors_are_the_whole_request_checks() {
             for entry in &entries {
                 history.push(entry);
             }
-            let got = history.body(&head(None, &tools));
-            assert_eq!(got, reference_body(api, &entries, None, &tools));
+            let got = history.body(&head(None, &tools, ON));
+            assert_eq!(got, reference_body(api, &entries, None, &tools, ON));
             assert!(format!("{got:?}").contains(kind), "{kind}: {got:?}");
         }
     }
@@ -240,17 +265,17 @@ fn bad_arguments_fail_every_body_until_their_call_leaves() {
         for entry in &entries {
             history.push(entry);
         }
-        let got = history.body(&head(None, &tools));
+        let got = history.body(&head(None, &tools, ON));
         assert!(
             matches!(got, Err(RequestError::ToolArguments { .. })),
             "{got:?}"
         );
-        assert_eq!(got, reference_body(api, &entries, None, &tools));
+        assert_eq!(got, reference_body(api, &entries, None, &tools, ON));
         assert_eq!(history.splice(1..3, None), Ok(()));
         entries.drain(1..3);
         assert_eq!(
-            history.body(&head(None, &tools)),
-            reference_body(api, &entries, None, &tools)
+            history.body(&head(None, &tools, ON)),
+            reference_body(api, &entries, None, &tools, ON)
         );
     }
 }
@@ -274,8 +299,8 @@ fn write_body_reuses_the_callers_buffer() {
         history.push(&entry);
     }
     let mut out = b"left over".to_vec();
-    assert_eq!(history.write_body(&head(None, &tools), &mut out), Ok(()));
-    assert_eq!(Ok(out), history.body(&head(None, &tools)));
+    assert_eq!(history.write_body(&head(None, &tools, ON), &mut out), Ok(()));
+    assert_eq!(Ok(out), history.body(&head(None, &tools, ON)));
     assert!(history.fragment_bytes() > 0);
     assert!(history.heap_bytes() > history.fragment_bytes());
 }
@@ -368,6 +393,7 @@ proptest! {
         api in prop::sample::select(ApiKind::ALL.to_vec()),
         system in prop::option::of(text()),
         with_tools in any::<bool>(),
+        cache in prop::sample::select(CACHES.to_vec()),
     ) {
         let tools = if with_tools { tools() } else { Vec::new() };
         let mut history = RenderedHistory::new(api);
@@ -399,8 +425,8 @@ proptest! {
                     entries.splice(start..end, inserted);
                 }
             }
-            let expected = reference_body(api, &entries, system.as_deref(), &tools);
-            prop_assert_eq!(history.body(&head(system.as_deref(), &tools)), expected);
+            let expected = reference_body(api, &entries, system.as_deref(), &tools, cache);
+            prop_assert_eq!(history.body(&head(system.as_deref(), &tools, cache)), expected);
             prop_assert_eq!(history.len(), entries.len());
             prop_assert_eq!(counts(&history), recount(&history));
             prop_assert_eq!(history.calls.len(), entries.iter().flatten().filter(|m| matches!(m, ApiMessage::ToolCall { .. } | ApiMessage::ToolResult { .. })).map(|m| match m { ApiMessage::ToolCall { call_id, .. } | ApiMessage::ToolResult { call_id, .. } => call_id.to_string(), _ => String::new() }).collect::<std::collections::BTreeSet<_>>().len());
