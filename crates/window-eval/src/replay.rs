@@ -10,10 +10,12 @@
 //! cache-written tokens is priced per kind. A summarizing strategy's summaries are written by
 //! the offline [`ExtractiveSummarizer`] and billed as the extra model call they would be.
 
-use panewise_window::cache::{anthropic_breakpoints, block_hash, Block, CacheRules, PromptCache};
+use panewise_window::cache::{
+    anthropic_breakpoints, block_hash, Block, CachePricing, CacheRules, PromptCache,
+};
 use panewise_window::{
-    Conversation, ExtractiveSummarizer, Measured, Message, Role, StageMemory, StrategyConfig,
-    Usage, VisitContext, VisitOutcome, WindowEdit, WindowRecord, WindowStage,
+    Conversation, EditDecision, ExtractiveSummarizer, Measured, Message, Role, StageMemory,
+    StrategyConfig, Usage, VisitContext, VisitOutcome, WindowEdit, WindowRecord, WindowStage,
 };
 use serde::Serialize;
 
@@ -55,6 +57,9 @@ pub struct ReplaySettings {
     pub cache: CacheRules,
     /// The prices, when the model has some; costs are `None` without them.
     pub prices: Option<Prices>,
+    /// The cache multipliers the stage judges each edit with (its record's cache impact, the
+    /// `paybackCalls` guard); `None` without a cache or prices.
+    pub cache_pricing: Option<CachePricing>,
 }
 
 /// The figures of one recording under one strategy.
@@ -87,6 +92,8 @@ pub struct Figures {
     pub engaged: u64,
     /// Visits that changed the window.
     pub edits: u64,
+    /// Edits the cache guard held back (`paybackCalls`) or only recorded (`shadow`).
+    pub held: u64,
     /// Calls whose action named a term held only by removed or masked content.
     pub evicted_before_use: u64,
     /// Calls that made at least one tool call (the evicted-before-use denominator).
@@ -363,6 +370,7 @@ pub fn replay(
             context.measured = measured;
             context.current_request = current_request;
             context.previous_records = &records;
+            context.cache_pricing = settings.cache_pricing;
             let mut summary = None;
             let outcome = stage.visit(&window.conversation, context, &mut memory)?;
             let plan = match outcome {
@@ -379,6 +387,11 @@ pub fn replay(
             figures.visits += 1;
             if let Some(mut plan) = plan {
                 figures.engaged += 1;
+                if plan.record.cache.as_ref().is_some_and(|impact| {
+                    matches!(impact.decision, EditDecision::Held | EditDecision::Shadow)
+                }) {
+                    figures.held += 1;
+                }
                 if let Some(edit) = &plan.edit {
                     figures.edits += 1;
                     window.mirror(edit);

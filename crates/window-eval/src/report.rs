@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use panewise_providers::PriceTable;
-use panewise_window::cache::CacheRules;
+use panewise_window::cache::{CachePricing, CacheRules};
 use panewise_window::{Retain, StrategyConfig};
 use serde::Serialize;
 
@@ -20,6 +20,10 @@ pub const JSON_SCHEMA: &str = "panewise.window-eval/1";
 /// `thresholdTokens` has no default: low enough that they engage on sessions of a few dozen
 /// tool calls, as the shared corpus is.
 pub const DEFAULT_EVAL_THRESHOLD: u64 = 40_000;
+
+/// The `paybackCalls` of the default set's guarded variants: an edit must pay for the prompt
+/// cache it breaks within ten calls.
+pub const DEFAULT_EVAL_PAYBACK_CALLS: u64 = 10;
 
 /// The label of the raw history, the baseline every strategy is compared with.
 pub const RAW: &str = "raw";
@@ -52,8 +56,24 @@ impl Strategy {
     }
 }
 
-/// A label naming the strategy and its main options, e.g. `token-budget@40000/6`.
+/// A label naming the strategy and its main options, e.g. `token-budget@40000/6`, then the
+/// cache guard's when set (`+payback10`, `+overflow150000`, `+shadow`).
 pub fn label_of(config: &StrategyConfig) -> String {
+    let guard = config.cache_guard();
+    let mut label = strategy_label(config);
+    if let Some(calls) = guard.payback_calls {
+        label.push_str(&format!("+payback{calls}"));
+    }
+    if let Some(tokens) = guard.overflow_tokens {
+        label.push_str(&format!("+overflow{tokens}"));
+    }
+    if guard.shadow {
+        label.push_str("+shadow");
+    }
+    label
+}
+
+fn strategy_label(config: &StrategyConfig) -> String {
     match config {
         StrategyConfig::SlidingWindow {
             keep_recent_turns, ..
@@ -82,7 +102,8 @@ pub fn label_of(config: &StrategyConfig) -> String {
 
 /// The default set: the raw history, then every built-in strategy with its documented
 /// defaults, the required options filled in (`thresholdTokens` = `threshold`,
-/// `keepRecentTurns` 6 for sliding-window, the offline `extractive` summarizer).
+/// `keepRecentTurns` 6 for sliding-window, the offline `extractive` summarizer), then each of
+/// them again with the cache guard (`paybackCalls` [`DEFAULT_EVAL_PAYBACK_CALLS`]).
 pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
     let pins = panewise_window::PinConfig::default();
     let keep_recent_turns = 6;
@@ -116,9 +137,28 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
             pins,
         },
     ];
+    let guarded: Vec<StrategyConfig> = configs
+        .iter()
+        .cloned()
+        .map(|mut config| {
+            guard_of(&mut config).payback_calls = Some(DEFAULT_EVAL_PAYBACK_CALLS);
+            config
+        })
+        .collect();
     std::iter::once(Strategy::raw())
         .chain(configs.into_iter().map(Strategy::configured))
+        .chain(guarded.into_iter().map(Strategy::configured))
         .collect()
+}
+
+fn guard_of(config: &mut StrategyConfig) -> &mut panewise_window::CacheGuard {
+    match config {
+        StrategyConfig::SlidingWindow { pins, .. }
+        | StrategyConfig::TokenBudget { pins, .. }
+        | StrategyConfig::SummarizeOldest { pins, .. }
+        | StrategyConfig::ObservationMasking { pins, .. }
+        | StrategyConfig::Hybrid { pins, .. } => &mut pins.cache,
+    }
 }
 
 /// Which cache rules to bill under.
@@ -191,10 +231,21 @@ pub fn billing_for(
             break;
         }
     }
+    let implicit = matches!(rules, CacheRules::OpenAi(_) | CacheRules::Gemini(_));
+    let cache_pricing = match (&prices, rules) {
+        (_, CacheRules::None) | (None, _) => None,
+        (Some(prices), _) => CachePricing::from_prices(
+            prices.input,
+            prices.cache_read,
+            prices.cache_write,
+            implicit,
+        ),
+    };
     Billing {
         settings: ReplaySettings {
             cache: rules,
             prices,
+            cache_pricing,
         },
         family,
         priced,
@@ -271,6 +322,7 @@ impl Figures {
         self.visits += other.visits;
         self.engaged += other.engaged;
         self.edits += other.edits;
+        self.held += other.held;
         self.evicted_before_use += other.evicted_before_use;
         self.action_calls += other.action_calls;
         self.refetches += other.refetches;
@@ -457,7 +509,7 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{:<width$}  {:>13} {:>6}  {:>13} {:>12}  {:>10} {:>6}  {:>7} {:>8}  {:>7}",
+            "{:<width$}  {:>13} {:>6}  {:>13} {:>12}  {:>10} {:>6}  {:>7} {:>8}  {:>9} {:>5}",
             "STRATEGY",
             "INPUT SENT",
             "%RAW",
@@ -467,7 +519,8 @@ impl Report {
             "%RAW",
             "EVICTED",
             "RE-FETCH",
-            "ENGAGED"
+            "ENGAGED",
+            "HELD"
         );
         for total in totals {
             let f = &total.figures;
@@ -478,7 +531,7 @@ impl Report {
             };
             let _ = writeln!(
                 out,
-                "{:<width$}  {:>13} {:>6}  {:>13} {:>12}  {:>10} {:>6}  {:>6.1}% {:>7.1}%  {:>7}",
+                "{:<width$}  {:>13} {:>6}  {:>13} {:>12}  {:>10} {:>6}  {:>6.1}% {:>7.1}%  {:>9} {:>5}",
                 total.label,
                 thousands(f.sent_tokens),
                 pct(sent_pct),
@@ -492,6 +545,11 @@ impl Report {
                     "-".to_string()
                 } else {
                     format!("{}/{}", f.engaged, f.visits)
+                },
+                if f.visits == 0 {
+                    "-".to_string()
+                } else {
+                    f.held.to_string()
                 },
             );
         }

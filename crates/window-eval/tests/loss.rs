@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use panewise_window::cache::CacheRules;
-use panewise_window::{Message, PinConfig, StrategyConfig};
+use panewise_window::{CacheGuard, Message, PinConfig, StrategyConfig};
 use panewise_window_eval::replay::{replay, Figures, Prepared, ReplaySettings};
 use panewise_window_eval::{Format, ModelCall, RecordedUsage, Recording};
 
@@ -19,6 +19,7 @@ fn no_cache() -> ReplaySettings {
     ReplaySettings {
         cache: CacheRules::None,
         prices: None,
+        cache_pricing: None,
     }
 }
 
@@ -30,6 +31,7 @@ fn mask_all_but_last() -> StrategyConfig {
         pins: PinConfig {
             keep_last_tool_results: 0,
             keep_ledger_facts: 0,
+            cache: CacheGuard::default(),
         },
     }
 }
@@ -148,6 +150,7 @@ fn dropping_the_turn_that_held_an_output_counts_like_masking_it() {
         pins: PinConfig {
             keep_last_tool_results: 0,
             keep_ledger_facts: 0,
+            cache: CacheGuard::default(),
         },
     };
     let dropped = run(&session, Some(&sliding));
@@ -184,6 +187,7 @@ fn the_raw_history_reads_each_earlier_request_from_the_anthropic_cache() {
     let settings = ReplaySettings {
         cache: CacheRules::anthropic(),
         prices: None,
+        cache_pricing: None,
     };
     let figures = replay(&prepared, None, &settings).unwrap();
     assert_eq!(figures.calls, 3);
@@ -209,6 +213,7 @@ fn a_replay_is_deterministic() {
     let settings = ReplaySettings {
         cache: CacheRules::openai(),
         prices: None,
+        cache_pricing: None,
     };
     let strategy = StrategyConfig::TokenBudget {
         threshold_tokens: 6_000,

@@ -15,14 +15,20 @@ fn corpus_arg() -> String {
     corpus().display().to_string()
 }
 
-/// Every label of the default set, the raw history first.
-const DEFAULT_LABELS: [&str; 6] = [
+/// Every label of the default set, the raw history first, then each strategy plain and
+/// with the cache guard.
+const DEFAULT_LABELS: [&str; 11] = [
     "raw",
     "sliding-window/6",
     "token-budget@40000/6",
     "summarize-oldest@40000/6",
     "observation-masking/10",
     "hybrid@40000/10",
+    "sliding-window/6+payback10",
+    "token-budget@40000/6+payback10",
+    "summarize-oldest@40000/6+payback10",
+    "observation-masking/10+payback10",
+    "hybrid@40000/10+payback10",
 ];
 
 #[test]
@@ -75,13 +81,14 @@ fn json_is_one_versioned_line_per_strategy_and_session_then_the_totals() {
         .lines()
         .map(|line| serde_json::from_str(line).expect("a JSON line"))
         .collect();
-    // Six sessions and six strategies, then one total per strategy.
-    assert_eq!(lines.len(), 6 * 6 + 6);
+    // Six sessions and eleven strategies, then one total per strategy.
+    let strategies = DEFAULT_LABELS.len();
+    assert_eq!(lines.len(), 6 * strategies + strategies);
     for line in &lines {
         assert_eq!(line["schema"], "panewise.window-eval/1");
     }
     let totals: Vec<&Value> = lines.iter().filter(|l| l["scope"] == "total").collect();
-    assert_eq!(totals.len(), 6);
+    assert_eq!(totals.len(), strategies);
     assert_eq!(totals[0]["strategy"], "raw");
     assert_eq!(totals[0]["sentPctOfRaw"], 100.0);
     let raw_session = &lines[0];
