@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use panewise_window::record::RecordDetail;
-use panewise_window::{openai, Message, RefusalReason, WindowRecord};
+use panewise_window::{openai, EditDecision, Message, RefusalReason, WindowRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -226,6 +226,16 @@ pub fn summarizer_call(record: &WindowRecord) -> Option<Option<u64>> {
 /// A visit in one line: the strategy, what left, the characters before and after, the
 /// refusals by reason, the pins and the summarizer's call.
 pub fn visit_line(record: &WindowRecord) -> String {
+    if let Some(cache) = &record.cache {
+        if matches!(cache.decision, EditDecision::Held | EditDecision::Shadow) {
+            // Nothing changed: the record's removal and masking figures are what the edit
+            // would have done, so the line says that instead of reporting them as done.
+            return format!(
+                "iteration {}: {} changed nothing; {}",
+                record.iteration, record.strategy, cache.reason
+            );
+        }
+    }
     let mut line = format!(
         "iteration {}: {} removed {} message(s), {} → {} chars",
         record.iteration,
@@ -273,6 +283,9 @@ pub fn visit_line(record: &WindowRecord) -> String {
             Some(tokens) => line.push_str(&format!("; summarizer called ({tokens} tokens)")),
             None => line.push_str("; summarizer called"),
         }
+    }
+    if let Some(cache) = &record.cache {
+        line.push_str(&format!("; cache: {}", cache.reason));
     }
     line
 }
@@ -327,6 +340,48 @@ mod tests {
         let read = Ledger::parse(&format!("{text}\n{{cut"));
         assert_eq!(read.visit_lines(), vec![line]);
         assert_eq!(read.skipped, 1);
+    }
+
+    #[test]
+    fn a_visit_line_says_what_the_edit_costs_in_cache_and_a_held_one_changed_nothing() {
+        use panewise_window::cache::{CachePricing, CacheRules};
+        let mut messages = vec![Message::system("sys"), Message::user("request")];
+        for i in 0..6 {
+            let id = format!("c{i}");
+            messages.push(Message::assistant_calls(
+                "",
+                &[(id.as_str(), "read_file", "{}")],
+            ));
+            messages.push(Message::tool_result(id, "x".repeat(4_000)));
+        }
+        let conversation = Conversation::from_messages(messages);
+        let line_for = |config: &str| {
+            let stage = StrategyConfig::from_json(config)
+                .and_then(|config| config.build_stage::<Message>())
+                .expect("a valid configuration");
+            let mut memory = StageMemory::new();
+            let mut context = VisitContext::new(2, 0);
+            context.cache_pricing = CachePricing::for_rules(CacheRules::anthropic());
+            let outcome = stage
+                .visit(&conversation, context, &mut memory)
+                .expect("a visit");
+            match outcome.resolve(|_| unreachable!("masking asks for no summary")) {
+                Some(plan) => visit_line(&plan.record),
+                None => panic!("masking did not engage"),
+            }
+        };
+        let applied = line_for(
+            r#"{"strategy": "observation-masking", "keepRecentObservations": 2, "keepLastToolResults": false}"#,
+        );
+        assert!(applied.contains("masked 4; cache: re-writes"), "{applied}");
+        assert!(applied.contains("pays back after"), "{applied}");
+        let held = line_for(
+            r#"{"strategy": "observation-masking", "keepRecentObservations": 2, "keepLastToolResults": false, "shadow": true}"#,
+        );
+        assert!(
+            held.starts_with("iteration 2: observation-masking changed nothing; shadow: re-writes"),
+            "{held}"
+        );
     }
 
     #[test]
