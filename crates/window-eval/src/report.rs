@@ -560,67 +560,65 @@ impl Report {
     pub fn json_lines(&self) -> String {
         let mut out = String::new();
         for session in &self.sessions {
-            let raw = session
-                .figures
-                .first()
-                .map(|(_, f)| f.clone())
-                .unwrap_or_default();
+            let raw = session.figures.first().map(|(_, f)| f);
+            let about = SessionFields {
+                session: &session.name,
+                format: session.format,
+                cache_rules: session.billing.settings.cache.name(),
+                priced_as: session.billing.priced.as_ref().map(|(m, _)| m.as_str()),
+                head_tokens: session.head_tokens,
+            };
             for (label, figures) in &session.figures {
-                let line = JsonLine {
-                    schema: JSON_SCHEMA,
-                    scope: "session",
-                    session: Some(&session.name),
-                    format: Some(session.format),
-                    cache_rules: Some(session.billing.settings.cache.name()),
-                    priced_as: session.billing.priced.as_ref().map(|(m, _)| m.as_str()),
-                    head_tokens: Some(session.head_tokens),
-                    strategy: label,
-                    sent_pct_of_raw: percent_of(figures.sent_tokens as f64, raw.sent_tokens as f64),
-                    cost_pct_of_raw: match (figures.cost_usd, raw.cost_usd) {
-                        (Some(cost), Some(raw_cost)) => percent_of(cost, raw_cost),
-                        _ => None,
-                    },
-                    evicted_before_use_share: figures.evicted_share(),
-                    refetch_share: figures.refetch_share(),
-                    figures,
-                };
-                if let Ok(text) = serde_json::to_string(&line) {
-                    out.push_str(&text);
-                    out.push('\n');
-                }
+                push_json_line(&mut out, "session", Some(&about), label, figures, raw);
             }
         }
         let totals = self.totals();
-        let raw = totals
-            .first()
-            .map(|t| t.figures.clone())
-            .unwrap_or_default();
+        let raw = totals.first().map(|t| &t.figures);
         for total in &totals {
-            let figures = &total.figures;
-            let line = JsonLine {
-                schema: JSON_SCHEMA,
-                scope: "total",
-                session: None,
-                format: None,
-                cache_rules: None,
-                priced_as: None,
-                head_tokens: None,
-                strategy: &total.label,
-                sent_pct_of_raw: percent_of(figures.sent_tokens as f64, raw.sent_tokens as f64),
-                cost_pct_of_raw: match (figures.cost_usd, raw.cost_usd) {
-                    (Some(cost), Some(raw_cost)) => percent_of(cost, raw_cost),
-                    _ => None,
-                },
-                evicted_before_use_share: figures.evicted_share(),
-                refetch_share: figures.refetch_share(),
-                figures,
-            };
-            if let Ok(text) = serde_json::to_string(&line) {
-                out.push_str(&text);
-                out.push('\n');
-            }
+            push_json_line(&mut out, "total", None, &total.label, &total.figures, raw);
         }
         out
+    }
+}
+
+/// What a session line says of its session.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionFields<'a> {
+    session: &'a str,
+    format: &'static str,
+    cache_rules: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priced_as: Option<&'a str>,
+    head_tokens: u64,
+}
+
+fn push_json_line(
+    out: &mut String,
+    scope: &'static str,
+    about: Option<&SessionFields<'_>>,
+    strategy: &str,
+    figures: &Figures,
+    raw: Option<&Figures>,
+) {
+    let raw_sent = raw.map_or(0, |raw| raw.sent_tokens);
+    let line = JsonLine {
+        schema: JSON_SCHEMA,
+        scope,
+        about,
+        strategy,
+        sent_pct_of_raw: percent_of(figures.sent_tokens as f64, raw_sent as f64),
+        cost_pct_of_raw: match (figures.cost_usd, raw.and_then(|raw| raw.cost_usd)) {
+            (Some(cost), Some(raw_cost)) => percent_of(cost, raw_cost),
+            _ => None,
+        },
+        evicted_before_use_share: figures.evicted_share(),
+        refetch_share: figures.refetch_share(),
+        figures,
+    };
+    if let Ok(text) = serde_json::to_string(&line) {
+        out.push_str(&text);
+        out.push('\n');
     }
 }
 
@@ -629,16 +627,8 @@ impl Report {
 struct JsonLine<'a> {
     schema: &'static str,
     scope: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    session: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    format: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cache_rules: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    priced_as: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    head_tokens: Option<u64>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    about: Option<&'a SessionFields<'a>>,
     strategy: &'a str,
     #[serde(flatten)]
     figures: &'a Figures,
