@@ -132,6 +132,14 @@ impl OwnPlan {
         if let Some(limit) = request.max_iterations {
             config.max_iterations = limit;
         }
+        if let Some(on) = setup
+            .config
+            .providers
+            .get(&setup.provider)
+            .and_then(|settings| settings.prompt_cache)
+        {
+            config.prompt_cache = on;
+        }
         let deadlines = crate::run::deadlines(&request.deadlines, &config.cwd)?;
         Ok(OwnPlan {
             config,

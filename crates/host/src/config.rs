@@ -101,7 +101,7 @@ pub struct DeadlineSettings {
 }
 
 /// The keys of a `[providers.NAME]` table.
-pub const PROVIDER_KEYS: [&str; 2] = ["base_url", "api_key_env"];
+pub const PROVIDER_KEYS: [&str; 3] = ["base_url", "api_key_env", "prompt_cache"];
 
 /// The approval mode when neither a file nor a flag sets one (as `panewise run`'s default).
 pub const DEFAULT_APPROVAL: ApprovalMode = ApprovalMode::Ask;
@@ -192,6 +192,9 @@ pub struct ProviderSettings {
     /// The environment variable that holds the provider's API key. The key itself is never
     /// in the file.
     pub api_key_env: Option<String>,
+    /// `prompt_cache`: whether the own loop's requests ask for the provider's prompt cache
+    /// (on when absent).
+    pub prompt_cache: Option<bool>,
 }
 
 /// What the configuration files say; `None` where they say nothing.
@@ -707,6 +710,15 @@ fn providers(
                         ));
                     }
                     parsed.api_key_env = Some(variable.to_owned());
+                }
+                "prompt_cache" => {
+                    let on = value.as_bool().ok_or_else(|| {
+                        invalid(
+                            &key,
+                            format!("must be true or false, got {}", describe(value)),
+                        )
+                    })?;
+                    parsed.prompt_cache = Some(on);
                 }
                 // Said apart from other unknown keys: a key in a file ends up in a repository.
                 "api_key" => {

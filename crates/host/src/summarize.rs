@@ -84,6 +84,10 @@ impl Summarizer for ModelSummarizer {
             messages: messages.as_slice().into(),
             tools: Default::default(),
             max_output_tokens: self.max_output_tokens,
+            // A summary is asked once per history, so a cache write (1.25 times the input
+            // price on Anthropic) would never be read back.
+            prompt_cache: false,
+            cache_key: None,
         };
         let completion = self
             .client

@@ -83,6 +83,24 @@ pub struct LoopConfig {
     /// The variables the tools' processes do not get (the API keys,
     /// [`crate::secrets::EnvPolicy::tool_removals`]).
     pub tool_env_remove: Vec<String>,
+    /// Whether requests ask for the provider's prompt cache (on by default; `prompt_cache =
+    /// false` under the provider's table in `panewise.toml` turns it off). See
+    /// [`RequestHead::prompt_cache`] for what each API is sent.
+    pub prompt_cache: bool,
+    /// The session's prompt-cache key (OpenAI `prompt_cache_key`): stable over the session,
+    /// [`session_cache_key`] of the log by default.
+    pub cache_key: Option<String>,
+}
+
+/// The prompt-cache key of the session logged at `log`: `panewise-` and a fixed-seed hash of
+/// the log's path. The log names the session, so the key is stable over its calls and differs
+/// between sessions; the path itself, which may name the person, never reaches the provider.
+pub fn session_cache_key(log: &std::path::Path) -> String {
+    let path = log.to_string_lossy();
+    format!(
+        "panewise-{:016x}",
+        panewise_window::cache::block_hash(&[&path])
+    )
 }
 
 impl LoopConfig {
@@ -100,6 +118,7 @@ impl LoopConfig {
              inspect and change files and to run commands; answer without tools when done.",
             cwd.display()
         );
+        let cache_key = Some(session_cache_key(&log));
         Self {
             provider: provider.into(),
             model: model.into(),
@@ -112,6 +131,8 @@ impl LoopConfig {
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             tool_limits: ToolLimits::default(),
             tool_env_remove: crate::secrets::tool_env_removals(&[]),
+            prompt_cache: true,
+            cache_key,
         }
     }
 }
@@ -914,6 +935,8 @@ impl ModelAgent {
             system: self.config.system.as_deref(),
             tools: &self.tool_definitions,
             max_output_tokens: self.config.max_output_tokens,
+            prompt_cache: self.config.prompt_cache,
+            cache_key: self.config.cache_key.as_deref(),
         };
         let request = match self.history.request(&head) {
             Ok(request) => Ok(request),

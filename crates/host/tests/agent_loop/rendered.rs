@@ -134,6 +134,8 @@ fn serde_body(
         messages: Cow::Owned(messages),
         tools: Cow::Borrowed(tools),
         max_output_tokens: config.max_output_tokens,
+        prompt_cache: config.prompt_cache,
+        cache_key: config.cache_key.as_deref().map(Cow::Borrowed),
     })
     .unwrap()
 }

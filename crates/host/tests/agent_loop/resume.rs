@@ -124,6 +124,10 @@ async fn the_history_rebuilt_from_a_log_is_the_history_its_session_had() {
                     system: None,
                     tools: &[],
                     max_output_tokens: 1024,
+                    // As the session sent it: a prefix of the history carries the breakpoint
+                    // on its own last block, as the request did.
+                    prompt_cache: true,
+                    cache_key: None,
                 };
                 let sent = conversation(api, &last.body);
                 let matched = (1..=rebuilt.messages.len()).rev().find(|&len| {

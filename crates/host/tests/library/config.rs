@@ -20,7 +20,8 @@ fn every_key_is_read() {
     let config = parse(
         "provider = \"anthropic\"\nmodel = \"claude-x\"\napproval = \"auto\"\n\
          [window]\nstrategy = \"sliding-window\"\nkeepRecentTurns = 3\n\
-         [providers.anthropic]\nbase_url = \"http://127.0.0.1:9000\"\napi_key_env = \"MY_KEY\"\n",
+         [providers.anthropic]\nbase_url = \"http://127.0.0.1:9000\"\napi_key_env = \"MY_KEY\"\n\
+         prompt_cache = false\n",
     )
     .unwrap();
     assert_eq!(config.provider, Some(ProviderName::Anthropic));
@@ -38,6 +39,7 @@ fn every_key_is_read() {
         Some(&ProviderSettings {
             base_url: Some("http://127.0.0.1:9000".into()),
             api_key_env: Some("MY_KEY".into()),
+            prompt_cache: Some(false),
         })
     );
     assert_eq!(config.sources, [PathBuf::from("panewise.toml")]);
@@ -50,6 +52,11 @@ fn every_key_is_read() {
 #[test]
 fn every_error_names_the_file_the_key_and_the_reason() {
     let cases: &[(&str, &str)] = &[
+        (
+            "[providers.openai]\nprompt_cache = \"off\"",
+            "panewise.toml: key `providers.openai.prompt_cache`: must be true or false, got \
+             the string \"off\"",
+        ),
         (
             "approval = \"sometimes\"",
             "panewise.toml: key `approval`: unknown mode `sometimes`, expected one of read-only, \
@@ -145,7 +152,7 @@ fn every_error_names_the_file_the_key_and_the_reason() {
         (
             "[providers.openai]\nmodel = \"x\"",
             "panewise.toml: key `providers.openai.model`: unknown key, expected one of \
-             base_url, api_key_env",
+             base_url, api_key_env, prompt_cache",
         ),
     ];
     for (text, message) in cases {
@@ -243,7 +250,8 @@ fn a_project_file_overrides_the_user_file_key_by_key() {
         config.providers.get(&ProviderName::Anthropic),
         Some(&ProviderSettings {
             base_url: None,
-            api_key_env: Some("PROJECT_KEY".into())
+            api_key_env: Some("PROJECT_KEY".into()),
+            prompt_cache: None,
         })
     );
     assert_eq!(
