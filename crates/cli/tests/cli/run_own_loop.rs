@@ -445,3 +445,107 @@ fn run_resume_of_a_log_without_a_transcript_is_refused() {
     assert!(err.contains("schema v2"), "{err}");
     assert!(err.contains("cannot be resumed"), "{err}");
 }
+
+/// The done-when for prompt caching: an own-loop session of 40 tool rounds over the
+/// Anthropic format, against the mock (which caches as the API does, `cache.rs`), reads at
+/// least 90 % of its last call's input from the cache. Per-call figures come from the mock's
+/// request log (what each answer reported; the session log keeps each call's prompt as one
+/// sum), and the session log's totals are checked to be their sums.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forty_round_session_reads_nine_tenths_of_its_last_input_from_the_cache() {
+    let server = crate::start(panewise_mock_server::Scenario::LongSession).await;
+    let machine = Machine::new();
+    let log = machine.path("long.jsonl");
+    let mut command = machine.command(&[
+        "run",
+        "--provider",
+        "anthropic",
+        "--approval",
+        "full-access",
+        "--log",
+        log.to_str().unwrap(),
+        "count to forty",
+    ]);
+    command
+        .env("ANTHROPIC_API_KEY", "sk-ant-mock-key")
+        .env("ANTHROPIC_BASE_URL", server.base_url());
+    // The server runs on this test's runtime: the binary is waited for off it.
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("All forty rounds"),
+        "{err}"
+    );
+    let calls: Vec<_> = server
+        .log()
+        .into_iter()
+        .filter(|request| request.method == "POST" && request.path == "/v1/messages")
+        .collect();
+    server.shutdown().await;
+    let rounds = panewise_mock_server::LONG_SESSION_ROUNDS;
+    assert_eq!(calls.len(), rounds + 1);
+
+    let mut before: Option<panewise_mock_server::Usage> = None;
+    for (index, call) in calls.iter().enumerate() {
+        // The breakpoints: the system prompt, the last tool, the last block; never more
+        // than four.
+        let body = &call.body;
+        assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+        let tools = body["tools"].as_array().unwrap();
+        assert!(tools.last().unwrap().get("cache_control").is_some());
+        let last_block = body["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert!(last_block.get("cache_control").is_some(), "call {index}");
+        assert_eq!(body.to_string().matches("\"cache_control\"").count(), 3);
+        let usage = call.usage.unwrap();
+        // Each call reads all the call before it read and wrote: nothing earlier changed.
+        if let Some(before) = before {
+            assert_eq!(
+                usage.cached_input_tokens,
+                before.cached_input_tokens + before.cache_write_tokens,
+                "call {index}: {usage:?}"
+            );
+        }
+        before = Some(usage);
+    }
+    let last = before.unwrap();
+    let share = last.cached_input_tokens as f64 / last.input_tokens as f64;
+    println!(
+        "last call: {} of {} input tokens read from the cache ({:.1} %)",
+        last.cached_input_tokens,
+        last.input_tokens,
+        share * 100.0
+    );
+    assert!(share >= 0.9, "{last:?}: {share}");
+
+    // The session log's totals are the calls' own figures, summed.
+    let replayed = machine.run(&["replay", "--json", log.to_str().unwrap()]);
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    let totals = crate::replayed_state(&replayed.stdout)["session_totals"].clone();
+    let sum = |pick: fn(&panewise_mock_server::Usage) -> u64| -> u64 {
+        calls.iter().map(|call| pick(&call.usage.unwrap())).sum()
+    };
+    assert_eq!(
+        totals["cached_input_tokens"],
+        sum(|usage| usage.cached_input_tokens),
+        "{totals}"
+    );
+    assert_eq!(
+        totals["cache_write_input_tokens"],
+        sum(|usage| usage.cache_write_tokens),
+        "{totals}"
+    );
+    assert_eq!(
+        totals["input_tokens"],
+        sum(panewise_mock_server::Usage::uncached_input_tokens),
+        "{totals}"
+    );
+    crate::assert_replays(&log);
+}
