@@ -35,6 +35,7 @@ use panewise_providers::{
     ApiError, ApiKind, CompactionTrigger, Failure, FailureKind, Provider, ProviderEvent,
     RequestError, RequestHead, SessionStats, ToolDefinition, ToolStatus,
 };
+use panewise_window::cache::{CachePricing, CacheRules};
 use panewise_window::{Measured, Message, StrategyConfig, Usage, VisitContext, WindowRecord};
 
 use super::Produced;
@@ -883,6 +884,15 @@ impl ModelAgent {
         context.measured = self.measured;
         context.current_request = self.prompt.as_deref();
         context.previous_records = &self.records;
+        // The stage judges each edit by what it costs in this provider's prompt cache (its
+        // record says, and a `paybackCalls` guard holds back one that does not pay); without
+        // the cache asked for, Anthropic caches nothing and an edit breaks nothing there.
+        context.cache_pricing = match (self.client.api(), self.config.prompt_cache) {
+            (ApiKind::Anthropic, false) => None,
+            (ApiKind::Anthropic, true) => CachePricing::for_rules(CacheRules::anthropic()),
+            (ApiKind::OpenAi, _) => CachePricing::for_rules(CacheRules::openai()),
+            (ApiKind::Gemini, _) => CachePricing::for_rules(CacheRules::gemini()),
+        };
         let plan = self
             .window
             .visit(self.history.conversation(), context)
