@@ -4,9 +4,9 @@
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use crate::cache::CacheSplit;
 use crate::frames::{hex_id, pieces, sse_frame, Rendered};
 use crate::script::{stated_cwd, Answer, ErrorKind, Reply, RequestFacts, COMPACTION_MARKER};
-use crate::cache::CacheSplit;
 use crate::usage::Usage;
 
 /// The signature sent with thinking blocks (the client only stores and echoes it).
@@ -266,7 +266,8 @@ pub fn too_many_breakpoints(found: usize) -> Rendered {
         "A maximum of {} blocks with cache_control may be provided. Found {found}.",
         crate::cache::MAX_BREAKPOINTS
     );
-    let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
+    let body =
+        json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
     Rendered::json(400, &body, "bad-request")
 }
 

@@ -150,7 +150,10 @@ impl Blocks {
         for message in messages.and_then(Value::as_array).into_iter().flatten() {
             let role = message.get("role").and_then(Value::as_str).unwrap_or("");
             // `{"role":"…","parts":[`, `]},`: what the message costs beyond its parts.
-            let wrapper = role.len().saturating_add(parts_key.len()).saturating_add(17);
+            let wrapper = role
+                .len()
+                .saturating_add(parts_key.len())
+                .saturating_add(17);
             match message.get(parts_key) {
                 Some(Value::Array(parts)) => {
                     for (index, part) in parts.iter().enumerate() {
@@ -220,7 +223,12 @@ pub fn openai(body: &Value) -> Prompt {
 /// instruction parts, content parts.
 pub fn gemini(model: &str, body: &Value) -> Prompt {
     let mut blocks = Blocks::new();
-    for tools in body.get("tools").and_then(Value::as_array).into_iter().flatten() {
+    for tools in body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         blocks.push_all("tool", tools.get("functionDeclarations"));
     }
     blocks.push_all(
@@ -246,7 +254,8 @@ mod tests {
     fn anthropic_body(rounds: usize, edit: bool) -> Value {
         let mark = json!({"type": "ephemeral"});
         let prompt = if edit { "do it now" } else { "do it" };
-        let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": prompt}]})];
+        let mut messages =
+            vec![json!({"role": "user", "content": [{"type": "text", "text": prompt}]})];
         for round in 0..rounds {
             messages.push(json!({"role": "assistant", "content": [
                 {"type": "tool_use", "id": format!("t{round}"), "name": "shell", "input": {"command": "ls"}},
@@ -297,14 +306,15 @@ mod tests {
         // (rounds, edited first prompt, expected: read = tokens of blocks 0..r, write = tokens
         // of blocks r..w)
         let table: [(usize, bool, usize, usize); 5] = [
-            (1, false, 0, 5),  // first call: everything written, nothing read
-            (2, false, 5, 7),  // extends it: reads the last call's prefix, writes the rest
+            (1, false, 0, 5), // first call: everything written, nothing read
+            (2, false, 5, 7), // extends it: reads the last call's prefix, writes the rest
             (3, false, 7, 9),
-            (3, false, 9, 9),  // the same request again: everything read
-            (4, true, 2, 11),  // the first prompt edited: only tools and system are read
+            (3, false, 9, 9), // the same request again: everything read
+            (4, true, 2, 11), // the first prompt edited: only tools and system are read
         ];
         for (row, (rounds, edit, read_end, write_end)) in table.into_iter().enumerate() {
-            let prompt = anthropic(&anthropic_body(rounds, edit)).unwrap_or_else(|_| unreachable!());
+            let prompt =
+                anthropic(&anthropic_body(rounds, edit)).unwrap_or_else(|_| unreachable!());
             let want = CacheSplit {
                 read: tokens(&prompt, 0..read_end),
                 write: tokens(&prompt, read_end..write_end),
@@ -348,9 +358,18 @@ mod tests {
         let second = openai(&body(5, Some("a")));
         let shared = tokens(&second, 0..first.blocks.len());
         let want = 1024 + (shared - 1024) / 128 * 128;
-        assert_eq!(caches.call(&second), CacheSplit { read: want, write: 0 });
+        assert_eq!(
+            caches.call(&second),
+            CacheSplit {
+                read: want,
+                write: 0
+            }
+        );
         // Another session's key has a cache of its own.
-        assert_eq!(caches.call(&openai(&body(5, Some("b")))), CacheSplit::default());
+        assert_eq!(
+            caches.call(&openai(&body(5, Some("b")))),
+            CacheSplit::default()
+        );
     }
 
     #[test]
@@ -366,8 +385,17 @@ mod tests {
         assert_eq!(caches.call(&first), CacheSplit::default());
         let second = gemini("gemini-x", &body(4));
         let want = tokens(&second, 0..first.blocks.len());
-        assert_eq!(caches.call(&second), CacheSplit { read: want, write: 0 });
+        assert_eq!(
+            caches.call(&second),
+            CacheSplit {
+                read: want,
+                write: 0
+            }
+        );
         // Another model shares nothing.
-        assert_eq!(caches.call(&gemini("gemini-y", &body(4))), CacheSplit::default());
+        assert_eq!(
+            caches.call(&gemini("gemini-y", &body(4))),
+            CacheSplit::default()
+        );
     }
 }

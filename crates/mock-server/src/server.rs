@@ -22,11 +22,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::cache::{self, Caches, Refusal};
 use crate::config::{MockConfig, Scenario, SCENARIO_HEADER};
 use crate::error::{MockError, Result};
 use crate::frames::Rendered;
 use crate::log::{is_secret_header, redact_query, LoggedRequest, RequestLog};
-use crate::cache::{self, Caches, Refusal};
 use crate::{anthropic, gemini, openai, script};
 
 /// The largest request body read; larger ones are answered 413.

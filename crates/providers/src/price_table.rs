@@ -233,7 +233,10 @@ mod tests {
                 ..SessionStats::default()
             };
             let got = price.cost_of(&usage);
-            assert!((got - want).abs() < 1e-9, "{hour_price:?} {hour:?}: {got} != {want}");
+            assert!(
+                (got - want).abs() < 1e-9,
+                "{hour_price:?} {hour:?}: {got} != {want}"
+            );
         }
         let row = r#"{"prices":[{"model":"m","input":1,"output":1,"cache_write_1h":-2}]}"#;
         let error = PriceTable::from_json(row).err().map(|e| e.to_string());

@@ -141,8 +141,16 @@ async fn openai_keeps_a_cache_per_prompt_cache_key_and_gemini_one_per_model() {
             request["prompt_cache_key"] = json!(key);
         }
         let usage = api.reported_usage(&api.send(server.addr(), &request, None, true).await);
-        assert_eq!(usage.cached_input_tokens >= 1024, reads, "row {row}: {usage:?}");
-        assert_eq!(usage.cached_input_tokens == 0, !reads, "row {row}: {usage:?}");
+        assert_eq!(
+            usage.cached_input_tokens >= 1024,
+            reads,
+            "row {row}: {usage:?}"
+        );
+        assert_eq!(
+            usage.cached_input_tokens == 0,
+            !reads,
+            "row {row}: {usage:?}"
+        );
         assert_eq!(usage.cache_write_tokens, 0, "row {row}");
     }
 }

@@ -164,12 +164,18 @@ async fn every_tool_scenario_runs_to_its_text_answer_on_every_api() {
                 match api {
                     Api::Anthropic => assert_eq!(cached, 0, "{label}"),
                     Api::OpenAi => {
-                        assert!(cached == 0 || (cached - 1024) % 128 == 0, "{label}: {cached}")
+                        assert!(
+                            cached == 0 || (cached - 1024) % 128 == 0,
+                            "{label}: {cached}"
+                        )
                     }
                     Api::Gemini => assert!(cached == 0 || cached >= 1024, "{label}: {cached}"),
                 }
                 if round > 0 && api != Api::Anthropic {
-                    assert!(cached >= 1024, "{label}, round {round}: the last call's prefix");
+                    assert!(
+                        cached >= 1024,
+                        "{label}, round {round}: the last call's prefix"
+                    );
                 }
                 assert_eq!(reported.cache_write_tokens, 0, "{label}");
                 assert!(

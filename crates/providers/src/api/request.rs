@@ -433,7 +433,7 @@ pub mod openai {
     }
 
     /// The `prompt_cache_key` a head sends: its key, when caching is on.
-    fn cache_key<'r>(prompt_cache: bool, key: Option<&'r str>) -> Option<&'r str> {
+    fn cache_key(prompt_cache: bool, key: Option<&str>) -> Option<&str> {
         key.filter(|_| prompt_cache)
     }
 

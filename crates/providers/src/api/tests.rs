@@ -446,6 +446,14 @@ fn breakpoints(body: &Value) -> Vec<String> {
     found
 }
 
+/// A request (system prompt, how many tools, messages) and where its breakpoints go.
+type Placement<'m> = (
+    Option<&'static str>,
+    usize,
+    &'m [ApiMessage<'static>],
+    &'static [&'static str],
+);
+
 #[test]
 fn anthropic_breakpoints_sit_on_the_system_prompt_the_last_tool_and_the_last_block() {
     let round = history();
@@ -453,16 +461,26 @@ fn anthropic_breakpoints_sit_on_the_system_prompt_the_last_tool_and_the_last_blo
         text: Cow::Borrowed("hi"),
     }];
     // (system, tools, messages, expected breakpoints)
-    let table: [(Option<&'static str>, usize, &[ApiMessage<'static>], &[&str]); 7] = [
+    let table: [Placement<'_>; 7] = [
         (
             Some("be brief"),
             3,
             &round,
             &["system[0]", "tools[2]", "messages[2].content[1]"],
         ),
-        (Some("be brief"), 1, &one, &["system[0]", "tools[0]", "messages[0].content[0]"]),
+        (
+            Some("be brief"),
+            1,
+            &one,
+            &["system[0]", "tools[0]", "messages[0].content[0]"],
+        ),
         (None, 2, &round, &["tools[1]", "messages[2].content[1]"]),
-        (Some("s"), 0, &round, &["system[0]", "messages[2].content[1]"]),
+        (
+            Some("s"),
+            0,
+            &round,
+            &["system[0]", "messages[2].content[1]"],
+        ),
         (Some("s"), 4, &[], &["system[0]", "tools[3]"]),
         (None, 0, &round[..2], &["messages[1].content[0]"]),
         (None, 0, &[], &[]),
@@ -545,7 +563,13 @@ fn openai_sends_the_session_cache_key_only_while_caching_is_on() {
         (false, Some("panewise-1a2b"), Value::Null),
     ];
     for (on, key, want) in table {
-        let body = cached_body(ApiKind::OpenAi, Some("s"), &tool_list(2), &history(), (on, key));
+        let body = cached_body(
+            ApiKind::OpenAi,
+            Some("s"),
+            &tool_list(2),
+            &history(),
+            (on, key),
+        );
         assert_eq!(body["prompt_cache_key"], want, "{on} {key:?}");
         assert_eq!(body.get("prompt_cache_key").is_some(), !want.is_null());
         assert!(!body.to_string().contains("cache_control"), "{body}");
@@ -554,7 +578,13 @@ fn openai_sends_the_session_cache_key_only_while_caching_is_on() {
         if let Some(object) = rest.as_object_mut() {
             object.remove("prompt_cache_key");
         }
-        let plain = cached_body(ApiKind::OpenAi, Some("s"), &tool_list(2), &history(), (false, None));
+        let plain = cached_body(
+            ApiKind::OpenAi,
+            Some("s"),
+            &tool_list(2),
+            &history(),
+            (false, None),
+        );
         assert_eq!(rest, plain);
     }
 }
@@ -562,8 +592,20 @@ fn openai_sends_the_session_cache_key_only_while_caching_is_on() {
 #[test]
 fn gemini_bodies_are_the_same_with_caching_on_or_off() {
     // Gemini's implicit cache needs nothing in the request.
-    let on = cached_body(ApiKind::Gemini, Some("s"), &tool_list(2), &history(), (true, Some("k")));
-    let off = cached_body(ApiKind::Gemini, Some("s"), &tool_list(2), &history(), (false, None));
+    let on = cached_body(
+        ApiKind::Gemini,
+        Some("s"),
+        &tool_list(2),
+        &history(),
+        (true, Some("k")),
+    );
+    let off = cached_body(
+        ApiKind::Gemini,
+        Some("s"),
+        &tool_list(2),
+        &history(),
+        (false, None),
+    );
     assert_eq!(on, off);
     assert!(!on.to_string().contains("cache"), "{on}");
 }

@@ -89,7 +89,11 @@ fn reference_pairing(messages: &[ApiMessage<'_>]) -> Result<(), PairingError> {
 type Cache = (bool, Option<&'static str>);
 
 /// Caching on with a key, on without one, and off (a key given but not to be sent).
-const CACHES: [Cache; 3] = [(true, Some("panewise-0f")), (true, None), (false, Some("k"))];
+const CACHES: [Cache; 3] = [
+    (true, Some("panewise-0f")),
+    (true, None),
+    (false, Some("k")),
+];
 
 /// Caching as the own loop asks for it by default.
 const ON: Cache = (true, Some("panewise-0f"));
@@ -299,7 +303,10 @@ fn write_body_reuses_the_callers_buffer() {
         history.push(&entry);
     }
     let mut out = b"left over".to_vec();
-    assert_eq!(history.write_body(&head(None, &tools, ON), &mut out), Ok(()));
+    assert_eq!(
+        history.write_body(&head(None, &tools, ON), &mut out),
+        Ok(())
+    );
     assert_eq!(Ok(out), history.body(&head(None, &tools, ON)));
     assert!(history.fragment_bytes() > 0);
     assert!(history.heap_bytes() > history.fragment_bytes());
