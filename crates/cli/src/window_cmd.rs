@@ -89,7 +89,7 @@ fn config_help() -> String {
             text.push_str(&format!("\n      {}: {}", option.name, option.value));
         }
     }
-    text.push_str("\n  Every strategy also takes the pin ceilings:");
+    text.push_str("\n  Every strategy also takes the pin ceilings and the cache guard:");
     for option in &PIN_OPTIONS {
         text.push_str(&format!("\n      {}: {}", option.name, option.value));
     }

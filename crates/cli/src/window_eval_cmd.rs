@@ -23,6 +23,7 @@ use panewise_window_eval::report::{
 use panewise_window_eval::{formats, EvalError, Recording};
 
 use crate::exit::Usage;
+use crate::terminal_text::escape_controls;
 use crate::window_cmd::read_config;
 
 /// Arguments of `panewise window eval`.
@@ -38,7 +39,8 @@ pub struct EvalArgs {
     paths: Vec<PathBuf>,
     /// A strategy configuration, as `panewise window --config` reads it (JSON, or TOML by
     /// extension); repeat for several. Without one, every built-in strategy with its
-    /// defaults. The raw history is always the baseline.
+    /// defaults, then each again with the cache guard (paybackCalls 10, labelled +payback10).
+    /// The raw history is always the baseline.
     #[arg(long, value_name = "STRATEGY.json")]
     config: Vec<PathBuf>,
     /// The thresholdTokens of the default set's token-triggered strategies.
@@ -52,7 +54,8 @@ pub struct EvalArgs {
     /// {"prices":[{"model":"m*","input":1,"output":2,"cached_input":0.1,"cache_write":1.25}]}).
     #[arg(long, value_name = "PRICES.json")]
     prices: Option<PathBuf>,
-    /// The cache rules to bill under: each session's provider's (default), or one for all.
+    /// The cache rules to bill under: each session's provider's (default), or one for all
+    /// (`none` also leaves the cache guard nothing to judge: +payback rows equal the plain ones).
     #[arg(long, value_enum, default_value_t = CacheArg::Provider)]
     cache: CacheArg,
     /// One JSON object per line (schema panewise.window-eval/1): each strategy on each
@@ -96,6 +99,17 @@ impl CacheArg {
 
 /// Runs `panewise window eval`.
 pub fn run(args: EvalArgs) -> Result<ExitCode> {
+    if args.threshold == 0 {
+        return Err(Usage("--threshold must be at least 1".into()).into());
+    }
+    if !args.config.is_empty() && args.threshold != DEFAULT_EVAL_THRESHOLD {
+        return Err(Usage(
+            "--threshold sets the default strategies' threshold; with --config, set \
+             thresholdTokens in the configuration instead"
+                .into(),
+        )
+        .into());
+    }
     let strategies = strategies(&args)?;
     let mut table = PriceTable::built_in();
     if let Some(path) = &args.prices {
@@ -123,7 +137,12 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         None => None,
     };
 
-    let files = collect_files(&args.paths)?;
+    if let Some(path) = &args.plot {
+        // An unwritable picture fails now, not after the whole run.
+        std::fs::File::create(path)
+            .with_context(|| format!("--plot: cannot write {}", path.display()))?;
+    }
+    let (files, mut notes) = collect_files(&args.paths)?;
     let started = Instant::now();
     let progress = Progress::new(files.len());
     let mut report = Report {
@@ -133,7 +152,11 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     let mut times = vec![Duration::ZERO; strategies.len()];
     let mut skipped = 0usize;
     let mut stderr = std::io::stderr();
+    for note in notes.drain(..) {
+        let _ = writeln!(stderr, "panewise window eval: {note}");
+    }
     for file in &files {
+        let name = shown(file);
         progress.step(file);
         let recording = match read_recording(file) {
             Ok(recording) => recording,
@@ -142,8 +165,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 progress.suspend(|| {
                     let _ = writeln!(
                         stderr,
-                        "panewise window eval: skipped {}: {reason:#}",
-                        file.display()
+                        "panewise window eval: skipped {name}: {}",
+                        escape_controls(&format!("{reason:#}"), "")
                     );
                 });
                 continue;
@@ -155,7 +178,13 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             args.price_model.as_deref(),
             args.cache.choice(),
         );
-        let name = file.display().to_string();
+        for note in &recording.notes {
+            let _ = writeln!(
+                stderr,
+                "panewise window eval: {name}: {}",
+                escape_controls(note, "")
+            );
+        }
         let mut timed = |index: usize, run: &mut dyn FnMut() -> Result<Figures, EvalError>| {
             let clock = Instant::now();
             let figures = run();
@@ -164,9 +193,18 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             }
             figures
         };
-        let session = evaluate_session(&name, &recording, &strategies, billing, &mut timed)
-            .with_context(|| format!("{name}: the replay failed"))?;
-        report.sessions.push(session);
+        match evaluate_session(&name, &recording, &strategies, billing, &mut timed) {
+            Ok(session) => report.sessions.push(session),
+            Err(error) => {
+                // One session the stage refuses is named, and the rest go on.
+                skipped += 1;
+                let _ = writeln!(
+                    stderr,
+                    "panewise window eval: skipped {name}: the replay failed: {}",
+                    escape_controls(&error.to_string(), "")
+                );
+            }
+        }
     }
     progress.finish();
     if report.sessions.is_empty() {
@@ -217,7 +255,7 @@ fn strategies(args: &EvalArgs) -> Result<Vec<Strategy>> {
         let mut strategy = Strategy::configured(read_config(path)?);
         // Two configurations with the same label are told apart by their file.
         if strategies.iter().any(|s| s.label == strategy.label) {
-            strategy.label = format!("{} ({})", strategy.label, path.display());
+            strategy.label = format!("{} ({})", strategy.label, shown(path));
         }
         strategies.push(strategy);
     }
@@ -225,40 +263,83 @@ fn strategies(args: &EvalArgs) -> Result<Vec<Strategy>> {
 }
 
 /// Every file under `paths`, directories searched recursively in name order, hidden entries
-/// and the window ledgers beside panewise logs (`*.window.jsonl`, read with their log) left out.
-fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+/// and the window ledgers beside panewise logs (`*.window.jsonl`, read with their log) left out,
+/// and what was passed over, in words: a directory reached through a symbolic link (a link may
+/// lead back up the tree), a name that is not UTF-8, a file given twice.
+fn collect_files(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>)> {
     let mut files = Vec::new();
+    let mut notes = Vec::new();
     for path in paths {
         let metadata =
             std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
         if metadata.is_dir() {
-            walk(path, &mut files)?;
+            walk(path, &mut files, &mut notes)?;
         } else {
             files.push(path.clone());
         }
     }
-    Ok(files)
+    let mut seen = std::collections::BTreeSet::new();
+    files.retain(|file| {
+        let key = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+        let first = seen.insert(key);
+        if !first {
+            notes.push(format!(
+                "{} is given more than once; read once",
+                shown(file)
+            ));
+        }
+        first
+    });
+    Ok((files, notes))
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| {
-            path.file_name()
-                .and_then(|name| name.to_str())
-                .is_some_and(|name| !name.starts_with('.') && !name.ends_with(".window.jsonl"))
-        })
-        .collect();
-    entries.sort();
-    for entry in entries {
-        if entry.is_dir() {
-            walk(&entry, files)?;
-        } else if entry.is_file() {
+fn walk(dir: &Path, files: &mut Vec<PathBuf>, notes: &mut Vec<String>) -> Result<()> {
+    let mut entries: Vec<(PathBuf, std::fs::FileType)> = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+        let path = entry.path();
+        let Some(name) = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+        else {
+            continue;
+        };
+        if path.file_name().and_then(|name| name.to_str()).is_none() {
+            notes.push(format!("skipped {}: the name is not UTF-8", shown(&path)));
+            continue;
+        }
+        if name.starts_with('.') || name.ends_with(".window.jsonl") {
+            continue;
+        }
+        let kind = entry
+            .file_type()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        entries.push((path, kind));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (entry, kind) in entries {
+        if kind.is_dir() {
+            walk(&entry, files, notes)?;
+        } else if kind.is_symlink() {
+            // A link to a file is read; a link to a directory is not followed.
+            if entry.is_dir() {
+                notes.push(format!(
+                    "skipped {}: a link to a directory is not followed",
+                    shown(&entry)
+                ));
+            } else if entry.is_file() {
+                files.push(entry);
+            }
+        } else if kind.is_file() {
             files.push(entry);
         }
     }
     Ok(())
+}
+
+/// A path as the terminal may show it: control characters escaped.
+fn shown(path: &Path) -> String {
+    escape_controls(&path.display().to_string(), "")
 }
 
 /// A file's recording, or why it cannot be read.
@@ -294,7 +375,7 @@ impl Progress {
                 .file_name()
                 .map(|name| name.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            bar.set_message(crate::terminal_text::escape_controls(&name, ""));
+            bar.set_message(escape_controls(&name, ""));
         }
     }
 

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use panewise_window_eval::report::Report;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -83,7 +83,8 @@ pub fn draw(report: &Report, path: &Path, kind: Kind) -> Result<()> {
                 chart(&root, &points, report.sessions.len())?;
                 root.present().map_err(|error| anyhow!("--plot: {error}"))?;
             }
-            std::fs::write(path, svg)?;
+            std::fs::write(path, svg)
+                .with_context(|| format!("--plot: cannot write {}", path.display()))?;
         }
         Kind::Png => {
             let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();

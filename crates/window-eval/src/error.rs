@@ -17,7 +17,7 @@ pub enum EvalError {
     /// The recording holds no model call to replay.
     #[error("{0}: no model call to replay")]
     Empty(&'static str),
-    /// The window stage refused the replay.
-    #[error("the window stage refused the replay: {0}")]
+    /// The window stage refused the replay (its own message says why).
+    #[error(transparent)]
     Window(#[from] panewise_window::WindowError),
 }

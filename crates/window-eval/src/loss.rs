@@ -10,9 +10,9 @@
 //!   then: no message still in the window, no stage note (drop notice, summary) and no masked
 //!   placeholder holds it. The share is over the calls that made at least one tool call.
 //! - **re-fetch**: a tool call counts when an earlier call of the same tool with the same
-//!   arguments exists whose result the window had removed or masked by then (the agent paying
-//!   twice for what the window threw away). A repeat whose earlier result is still in the
-//!   window is not counted. The share is over all tool calls of the replayed calls.
+//!   arguments exists whose result the window had removed or masked by then, and no earlier
+//!   identical call's result is still in the window (the agent paying twice for what the window
+//!   threw away). The share is over all tool calls of the replayed calls.
 //!
 //! Limits: a term is matched exactly, as a whole token ([`terms_of`]), so a name the model
 //! rebuilt from memory, or spelled differently, is not seen; a plain English word is never a
@@ -222,13 +222,16 @@ impl LossIndex {
             let Some(results) = self.repeats.get(&(answer, position)) else {
                 continue;
             };
-            let gone = results.iter().any(|result| {
-                matches!(
-                    standing.get(*result).copied(),
-                    Some(Standing::Masked | Standing::Removed)
-                )
-            });
-            if gone {
+            // Counted when the window had dropped an earlier identical call's output and kept
+            // none: a repeat while one is still in view was made for another reason.
+            let at = |result: &usize| standing.get(*result).copied();
+            let gone = results
+                .iter()
+                .any(|result| matches!(at(result), Some(Standing::Masked | Standing::Removed)));
+            let in_view = results
+                .iter()
+                .any(|result| at(result) == Some(Standing::Visible));
+            if gone && !in_view {
                 count = count.saturating_add(1);
             }
         }

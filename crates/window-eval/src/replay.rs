@@ -384,22 +384,24 @@ pub fn replay(
                     Some(pending.complete(Ok(response)))
                 }
             };
-            figures.visits += 1;
+            figures.visits = figures.visits.saturating_add(1);
             if let Some(mut plan) = plan {
-                figures.engaged += 1;
+                figures.engaged = figures.engaged.saturating_add(1);
                 if plan.record.cache.as_ref().is_some_and(|impact| {
                     matches!(impact.decision, EditDecision::Held | EditDecision::Shadow)
                 }) {
-                    figures.held += 1;
+                    figures.held = figures.held.saturating_add(1);
                 }
                 if let Some(edit) = &plan.edit {
-                    figures.edits += 1;
+                    figures.edits = figures.edits.saturating_add(1);
                     window.mirror(edit);
                 }
                 window.conversation.apply(&mut plan)?;
                 records.push(plan.record);
                 if let Some((asked, answered)) = summary {
-                    figures.summary_tokens += asked + answered;
+                    figures.summary_tokens = figures
+                        .summary_tokens
+                        .saturating_add(asked.saturating_add(answered));
                     if let Some(prices) = &settings.prices {
                         let cost = prices.cost(asked, 0, 0, answered);
                         *figures.summary_cost_usd.get_or_insert(0.0) += cost;
@@ -414,7 +416,9 @@ pub fn replay(
             CacheRules::OpenAi(_) | CacheRules::Gemini(_) | CacheRules::None => Vec::new(),
         };
         let billed = cache.call(&blocks, &breakpoints);
-        let sent: u64 = blocks.iter().map(|block| block.tokens).sum();
+        let sent = blocks
+            .iter()
+            .fold(0u64, |sum, block| sum.saturating_add(block.tokens));
         let next_sent = recording
             .calls
             .get(call_index + 1)
@@ -437,32 +441,40 @@ pub fn replay(
                 .sum(),
         };
 
-        figures.calls += 1;
-        figures.sent_tokens += sent;
-        figures.cache_read += billed.read;
-        figures.cache_write += billed.write;
-        figures.uncached += billed.uncached;
-        figures.output_tokens += output;
+        figures.calls = figures.calls.saturating_add(1);
+        figures.sent_tokens = figures.sent_tokens.saturating_add(sent);
+        figures.cache_read = figures.cache_read.saturating_add(billed.read);
+        figures.cache_write = figures.cache_write.saturating_add(billed.write);
+        figures.uncached = figures.uncached.saturating_add(billed.uncached);
+        figures.output_tokens = figures.output_tokens.saturating_add(output);
         if let Some(prices) = &settings.prices {
             let cost = prices.cost(billed.uncached, billed.read, billed.write, output);
             *figures.cost_usd.get_or_insert(0.0) += cost;
         }
         if let Some(usage) = call.usage {
-            figures.recorded_prompt_tokens += usage.prompt();
-            figures.recorded_cache_read += usage.cache_read;
-            figures.recorded_cache_write += usage.cache_write;
-            figures.cache_read_on_recorded += billed.read;
-            figures.cache_write_on_recorded += billed.write;
-            let raw: u64 = prepared.head_tokens()
-                + recording
-                    .messages
-                    .get(..call.sent)
-                    .unwrap_or(&[])
-                    .iter()
-                    .zip(&prepared.call_tokens)
-                    .map(|(message, calls)| counter.count_tokens(&message.content) + calls)
-                    .sum::<u64>();
-            figures.counted_prompt_tokens += raw;
+            figures.recorded_prompt_tokens = figures
+                .recorded_prompt_tokens
+                .saturating_add(usage.prompt());
+            figures.recorded_cache_read =
+                figures.recorded_cache_read.saturating_add(usage.cache_read);
+            figures.recorded_cache_write = figures
+                .recorded_cache_write
+                .saturating_add(usage.cache_write);
+            figures.cache_read_on_recorded =
+                figures.cache_read_on_recorded.saturating_add(billed.read);
+            figures.cache_write_on_recorded =
+                figures.cache_write_on_recorded.saturating_add(billed.write);
+            let raw = recording
+                .messages
+                .get(..call.sent)
+                .unwrap_or(&[])
+                .iter()
+                .zip(&prepared.call_tokens)
+                .fold(prepared.head_tokens(), |sum, (message, calls)| {
+                    sum.saturating_add(counter.count_tokens(&message.content))
+                        .saturating_add(*calls)
+                });
+            figures.counted_prompt_tokens = figures.counted_prompt_tokens.saturating_add(raw);
         }
 
         // What the answer's actions needed, against the window this call sent.
@@ -473,15 +485,20 @@ pub fn replay(
             }
             made_calls = true;
             let at = call.sent + offset;
-            figures.tool_calls += message.tool_calls.len() as u64;
-            figures.refetches += u64::from(prepared.loss.refetches(
-                at,
-                message.tool_calls.len(),
-                &window.standing,
-            ));
+            figures.tool_calls = figures
+                .tool_calls
+                .saturating_add(message.tool_calls.len() as u64);
+            figures.refetches =
+                figures
+                    .refetches
+                    .saturating_add(u64::from(prepared.loss.refetches(
+                        at,
+                        message.tool_calls.len(),
+                        &window.standing,
+                    )));
         }
         if made_calls {
-            figures.action_calls += 1;
+            figures.action_calls = figures.action_calls.saturating_add(1);
             let evicted = answer.iter().enumerate().any(|(offset, message)| {
                 message.role == Role::Assistant
                     && !message.tool_calls.is_empty()
@@ -493,7 +510,7 @@ pub fn replay(
                     )
             });
             if evicted {
-                figures.evicted_before_use += 1;
+                figures.evicted_before_use = figures.evicted_before_use.saturating_add(1);
             }
         }
 

@@ -309,29 +309,43 @@ pub struct Report {
 impl Figures {
     /// Adds `other` into `self`.
     pub fn add(&mut self, other: &Figures) {
-        self.calls += other.calls;
-        self.tool_calls += other.tool_calls;
-        self.sent_tokens += other.sent_tokens;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.uncached += other.uncached;
-        self.output_tokens += other.output_tokens;
-        self.summary_tokens += other.summary_tokens;
+        let counts = [
+            (&mut self.calls, other.calls),
+            (&mut self.tool_calls, other.tool_calls),
+            (&mut self.sent_tokens, other.sent_tokens),
+            (&mut self.cache_read, other.cache_read),
+            (&mut self.cache_write, other.cache_write),
+            (&mut self.uncached, other.uncached),
+            (&mut self.output_tokens, other.output_tokens),
+            (&mut self.summary_tokens, other.summary_tokens),
+            (&mut self.visits, other.visits),
+            (&mut self.engaged, other.engaged),
+            (&mut self.edits, other.edits),
+            (&mut self.held, other.held),
+            (&mut self.evicted_before_use, other.evicted_before_use),
+            (&mut self.action_calls, other.action_calls),
+            (&mut self.refetches, other.refetches),
+            (
+                &mut self.recorded_prompt_tokens,
+                other.recorded_prompt_tokens,
+            ),
+            (&mut self.counted_prompt_tokens, other.counted_prompt_tokens),
+            (&mut self.recorded_cache_read, other.recorded_cache_read),
+            (&mut self.recorded_cache_write, other.recorded_cache_write),
+            (
+                &mut self.cache_read_on_recorded,
+                other.cache_read_on_recorded,
+            ),
+            (
+                &mut self.cache_write_on_recorded,
+                other.cache_write_on_recorded,
+            ),
+        ];
+        for (total, more) in counts {
+            *total = total.saturating_add(more);
+        }
         self.cost_usd = sum_option(self.cost_usd, other.cost_usd);
         self.summary_cost_usd = sum_option(self.summary_cost_usd, other.summary_cost_usd);
-        self.visits += other.visits;
-        self.engaged += other.engaged;
-        self.edits += other.edits;
-        self.held += other.held;
-        self.evicted_before_use += other.evicted_before_use;
-        self.action_calls += other.action_calls;
-        self.refetches += other.refetches;
-        self.recorded_prompt_tokens += other.recorded_prompt_tokens;
-        self.recorded_cache_read += other.recorded_cache_read;
-        self.recorded_cache_write += other.recorded_cache_write;
-        self.cache_read_on_recorded += other.cache_read_on_recorded;
-        self.cache_write_on_recorded += other.cache_write_on_recorded;
-        self.counted_prompt_tokens += other.counted_prompt_tokens;
     }
 
     /// The evicted-before-use share, 0 when no call made a tool call.
@@ -375,17 +389,18 @@ pub struct Total {
 }
 
 impl Report {
-    /// Each strategy's figures summed over the sessions, in the strategies' order.
+    /// Each strategy's figures summed over the sessions, in the strategies' order. A
+    /// session's figures are in the same order, so two strategies that share a label are
+    /// still summed apart.
     pub fn totals(&self) -> Vec<Total> {
         self.strategies
             .iter()
-            .map(|label| {
+            .enumerate()
+            .map(|(index, label)| {
                 let mut figures = Figures::default();
                 for session in &self.sessions {
-                    for (name, session_figures) in &session.figures {
-                        if name == label {
-                            figures.add(session_figures);
-                        }
+                    if let Some((_, session_figures)) = session.figures.get(index) {
+                        figures.add(session_figures);
                     }
                 }
                 Total {

@@ -250,3 +250,24 @@ fn calls_out_of_order_are_dropped_and_said() {
         .iter()
         .any(|note| note.contains("out of order")));
 }
+
+#[test]
+fn a_repeat_while_a_later_identical_output_is_still_in_view_is_not_a_refetch() {
+    // The same read three times: when the third is made, the first output is masked but the
+    // second is the newest result and still in view.
+    let session = recording(vec![
+        Message::user("look at the config"),
+        Message::assistant_calls("", &[("a", "read_file", r#"{"path": "src/config.rs"}"#)]),
+        Message::tool_result("a", output("fn load() {}")),
+        Message::assistant_calls("", &[("b", "read_file", r#"{"path": "src/config.rs"}"#)]),
+        Message::tool_result("b", output("fn load() {}")),
+        Message::assistant_calls("", &[("c", "read_file", r#"{"path": "src/config.rs"}"#)]),
+        Message::tool_result("c", output("fn load() {}")),
+        Message::assistant("same"),
+    ]);
+    let masked = run(&session, Some(&mask_all_but_last()));
+    // The second read repeats the first while the first's output is the newest, in view; the
+    // third repeats them while the first's is masked but the second's is in view: none.
+    assert!(masked.edits >= 1, "the first output was masked: {masked:?}");
+    assert_eq!(masked.refetches, 0, "{masked:?}");
+}
