@@ -78,6 +78,9 @@ fn serde_body(
         messages: Cow::Owned(messages),
         tools: Cow::Borrowed(tools),
         max_output_tokens: 8_192,
+        // The own loop's requests ask for the prompt cache, as they do by default.
+        prompt_cache: true,
+        cache_key: None,
     };
     ApiKind::Anthropic.body(&request).expect("the body renders")
 }
@@ -101,6 +104,8 @@ fn iteration(c: &mut Criterion) {
         system: Some(SYSTEM),
         tools: &tools,
         max_output_tokens: 8_192,
+        prompt_cache: true,
+        cache_key: None,
     };
     let config = StrategyConfig::from_json(
         r#"{"strategy":"token-budget","thresholdTokens":150000,"keepRecentTurns":6}"#,

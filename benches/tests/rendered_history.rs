@@ -159,6 +159,9 @@ fn reference(
         messages: Cow::Owned(messages),
         tools: Cow::Borrowed(tools),
         max_output_tokens: 4_096,
+        // Caching on and a key, as the own loop sends them: the assembled body must match.
+        prompt_cache: true,
+        cache_key: Some(Cow::Borrowed("panewise-test")),
     })
     .map_err(|e| e.to_string())
 }
@@ -169,6 +172,8 @@ fn assembled(history: &LoopHistory, tools: &[ToolDefinition<'static>]) -> Result
         system: Some("Be \"brief\".\n"),
         tools,
         max_output_tokens: 4_096,
+        prompt_cache: true,
+        cache_key: Some("panewise-test"),
     };
     let mut out = Vec::new();
     history
