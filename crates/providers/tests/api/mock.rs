@@ -27,6 +27,7 @@ fn expected_stats(api: ApiKind, reported: &Value) -> SessionStats {
             input_tokens: field("/input_tokens"),
             cached_input_tokens: field("/cache_read_input_tokens"),
             cache_write_input_tokens: field("/cache_creation_input_tokens"),
+            cache_write_1h_input_tokens: field("/cache_creation/ephemeral_1h_input_tokens"),
             output_tokens: field("/output_tokens"),
             reasoning_tokens: None,
             ..SessionStats::default()
