@@ -320,32 +320,23 @@ impl Reader {
         self.rec.messages.push(Message::new(role, text));
     }
 
-    fn finish(mut self, lines: usize) -> Result<Recording, EvalError> {
-        if self.rec.messages.is_empty() {
-            let not_json = self
-                .skipped
-                .get("line(s) not JSON skipped")
-                .copied()
-                .unwrap_or(0);
-            return Err(EvalError::BadRecording {
-                format: self.rec.format.as_str(),
-                reason: format!(
-                    "no user or assistant message in {lines} line(s) ({not_json} not JSON)"
-                ),
-            });
-        }
-        for (what, count) in &self.skipped {
-            self.rec.notes.push(format!("{count} {what}"));
-        }
+    fn finish(self, lines: usize) -> Result<Recording, EvalError> {
+        let mut rec = super::finish_lines(
+            self.rec,
+            &self.skipped,
+            lines,
+            "user or assistant message",
+            "line(s)",
+        )?;
         if !self.ignored.is_empty() {
             let total: usize = self.ignored.values().sum();
             let kinds: Vec<&str> = self.ignored.keys().map(String::as_str).collect();
-            self.rec.notes.push(format!(
+            rec.notes.push(format!(
                 "{total} line(s) that are not conversation ignored ({})",
                 kinds.join(", ")
             ));
         }
-        Ok(self.rec)
+        Ok(rec)
     }
 }
 

@@ -270,29 +270,19 @@ impl Reader {
     }
 
     fn finish(mut self, lines: usize) -> Result<Recording, EvalError> {
-        if self.rec.messages.is_empty() {
-            let not_json = self
-                .skipped
-                .get("line(s) not JSON skipped")
-                .copied()
-                .unwrap_or(0);
-            return Err(EvalError::BadRecording {
-                format: Format::CodexRollout.as_str(),
-                reason: format!(
-                    "no response_item message in {lines} JSON line(s) ({not_json} not JSON)"
-                ),
-            });
-        }
         let unpriced = self.rec.calls.iter().filter(|c| c.usage.is_none()).count();
-        if unpriced > 0 {
+        if unpriced > 0 && !self.rec.messages.is_empty() {
             self.rec
                 .notes
                 .push(format!("{unpriced} model call(s) without a token count"));
         }
-        for (what, count) in &self.skipped {
-            self.rec.notes.push(format!("{count} {what}"));
-        }
-        Ok(self.rec)
+        super::finish_lines(
+            self.rec,
+            &self.skipped,
+            lines,
+            "response_item message",
+            "JSON line(s)",
+        )
     }
 }
 

@@ -257,24 +257,14 @@ impl Reader {
         }
     }
 
-    fn finish(mut self, lines: usize) -> Result<Recording, EvalError> {
-        if self.rec.messages.is_empty() {
-            let not_json = self
-                .skipped
-                .get("line(s) not JSON skipped")
-                .copied()
-                .unwrap_or(0);
-            return Err(EvalError::BadRecording {
-                format: Format::GeminiChat.as_str(),
-                reason: format!(
-                    "no user or gemini message in {lines} line(s) ({not_json} not JSON)"
-                ),
-            });
-        }
-        for (what, count) in &self.skipped {
-            self.rec.notes.push(format!("{count} {what}"));
-        }
-        Ok(self.rec)
+    fn finish(self, lines: usize) -> Result<Recording, EvalError> {
+        super::finish_lines(
+            self.rec,
+            &self.skipped,
+            lines,
+            "user or gemini message",
+            "line(s)",
+        )
     }
 }
 

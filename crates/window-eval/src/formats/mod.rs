@@ -55,6 +55,32 @@ pub fn read(text: &str) -> Result<Recording, EvalError> {
     Ok(recording)
 }
 
+/// Ends a line-by-line reading: with no message read, a `BadRecording` naming what was looked
+/// for in how many lines (`unit` says which lines) and how many were not JSON; otherwise the recording, each count of
+/// skipped lines added to its notes.
+pub(crate) fn finish_lines(
+    mut rec: Recording,
+    skipped: &std::collections::BTreeMap<&'static str, usize>,
+    lines: usize,
+    looked_for: &str,
+    unit: &str,
+) -> Result<Recording, EvalError> {
+    if rec.messages.is_empty() {
+        let not_json = skipped
+            .get("line(s) not JSON skipped")
+            .copied()
+            .unwrap_or(0);
+        return Err(EvalError::BadRecording {
+            format: rec.format.as_str(),
+            reason: format!("no {looked_for} in {lines} {unit} ({not_json} not JSON)"),
+        });
+    }
+    for (what, count) in skipped {
+        rec.notes.push(format!("{count} {what}"));
+    }
+    Ok(rec)
+}
+
 /// A short description of text no reader claimed, for the error.
 fn describe_unknown(text: &str) -> String {
     let trimmed = text.trim_start();
