@@ -3,7 +3,7 @@
 //! time. The ledger and `panewise replay` say, per visit, what the edit would have cost and
 //! why it was held; the requests keep the prefix the cache holds.
 
-use crate::run_own_loop::{stderr, Machine};
+use crate::run_own_loop::{run_anthropic_on_mock, stderr, Machine};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_masking_edit_that_does_not_pay_back_is_held_and_replay_says_why() {
@@ -17,24 +17,14 @@ async fn a_masking_edit_that_does_not_pay_back_is_held_and_replay_says_why() {
     )
     .unwrap();
     let log = machine.path("guarded.jsonl");
-    let mut command = machine.command(&[
-        "run",
-        "--provider",
-        "anthropic",
-        "--approval",
-        "full-access",
-        "--window",
-        config.to_str().unwrap(),
-        "--log",
-        log.to_str().unwrap(),
+    let output = run_anthropic_on_mock(
+        &machine,
+        &server,
+        &["--window", config.to_str().unwrap()],
+        &log,
         "count to forty",
-    ]);
-    command
-        .env("ANTHROPIC_API_KEY", "sk-ant-mock-key")
-        .env("ANTHROPIC_BASE_URL", server.base_url());
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
+    )
+    .await;
     let err = stderr(&output);
     assert!(output.status.success(), "{err}");
     let calls: Vec<_> = server

@@ -456,23 +456,7 @@ async fn a_forty_round_session_reads_nine_tenths_of_its_last_input_from_the_cach
     let server = crate::start(panewise_mock_server::Scenario::LongSession).await;
     let machine = Machine::new();
     let log = machine.path("long.jsonl");
-    let mut command = machine.command(&[
-        "run",
-        "--provider",
-        "anthropic",
-        "--approval",
-        "full-access",
-        "--log",
-        log.to_str().unwrap(),
-        "count to forty",
-    ]);
-    command
-        .env("ANTHROPIC_API_KEY", "sk-ant-mock-key")
-        .env("ANTHROPIC_BASE_URL", server.base_url());
-    // The server runs on this test's runtime: the binary is waited for off it.
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
+    let output = run_anthropic_on_mock(&machine, &server, &[], &log, "count to forty").await;
     let err = stderr(&output);
     assert!(output.status.success(), "{err}");
     assert!(
@@ -548,4 +532,32 @@ async fn a_forty_round_session_reads_nine_tenths_of_its_last_input_from_the_cach
         "{totals}"
     );
     crate::assert_replays(&log);
+}
+
+/// `panewise run` of the own loop over Anthropic's format against `server`, with full access,
+/// `extra` flags before the log and the prompt; waited for off the test's runtime, on which the
+/// server runs.
+pub(crate) async fn run_anthropic_on_mock(
+    machine: &Machine,
+    server: &panewise_mock_server::RunningServer,
+    extra: &[&str],
+    log: &Path,
+    prompt: &str,
+) -> Output {
+    let mut args = vec![
+        "run",
+        "--provider",
+        "anthropic",
+        "--approval",
+        "full-access",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--log", log.to_str().unwrap(), prompt]);
+    let mut command = machine.command(&args);
+    command
+        .env("ANTHROPIC_API_KEY", "sk-ant-mock-key")
+        .env("ANTHROPIC_BASE_URL", server.base_url());
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
 }
