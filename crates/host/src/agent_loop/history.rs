@@ -12,7 +12,7 @@
 //! equal to that path over random histories and every strategy's edits, in all three APIs.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 use panewise_providers::transport::RenderedRequest;
 use panewise_providers::{ApiKind, ApiMessage, RenderedHistory, RequestError, RequestHead};
@@ -36,7 +36,7 @@ pub enum SyncError {
 pub fn api_entry<'a>(
     message: &'a Message,
     history: &RenderedHistory,
-    errored: &HashSet<String>,
+    errored: &BTreeSet<String>,
 ) -> Vec<ApiMessage<'a>> {
     match message.role {
         Role::User | Role::System => vec![ApiMessage::User {
@@ -100,7 +100,7 @@ impl LoopHistory {
 
     /// Appends one message to both: counted by the conversation, rendered once. A tool result
     /// is rendered with `errored` as it stands now (record a failed call there first).
-    pub fn push(&mut self, message: Message, errored: &HashSet<String>) {
+    pub fn push(&mut self, message: Message, errored: &BTreeSet<String>) {
         let entry = api_entry(&message, &self.rendered, errored);
         self.rendered.push(&entry);
         drop(entry);
@@ -113,7 +113,7 @@ impl LoopHistory {
     pub fn apply(
         &mut self,
         plan: &mut WindowPlan<Message>,
-        errored: &HashSet<String>,
+        errored: &BTreeSet<String>,
     ) -> Result<(), SyncError> {
         let Some(edit) = plan.edit.clone() else {
             return Ok(());

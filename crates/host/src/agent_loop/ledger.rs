@@ -114,6 +114,11 @@ impl WindowLedger {
         })
     }
 
+    /// Appends one line, written whole and flushed.
+    pub fn write(&mut self, line: &LedgerLine) -> std::io::Result<()> {
+        self.line(line)
+    }
+
     fn line(&mut self, line: &LedgerLine) -> std::io::Result<()> {
         let mut bytes = serde_json::to_vec(line).map_err(std::io::Error::other)?;
         bytes.push(b'\n');

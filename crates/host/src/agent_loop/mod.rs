@@ -6,5 +6,6 @@
 
 pub mod history;
 pub mod ledger;
+pub mod own_loop;
 pub mod request;
 pub mod resume;

@@ -5,7 +5,7 @@
 //! conversation the window kept.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 use panewise_providers::ApiMessage;
 use panewise_window::{Message, Role};
@@ -18,7 +18,7 @@ use crate::error::PairingError;
 /// Checked with [`check_pairing`] before it is returned.
 pub fn api_messages<'a>(
     messages: &'a [Message],
-    errored: &HashSet<String>,
+    errored: &BTreeSet<String>,
 ) -> Result<Vec<ApiMessage<'a>>, PairingError> {
     let mut out = Vec::with_capacity(messages.len().saturating_add(messages.len() / 2));
     // Gemini matches a result to its call by the tool's name: a result that does not carry

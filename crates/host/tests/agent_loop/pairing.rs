@@ -3,7 +3,7 @@
 //! call with its result (W6, W7: a call and its results leave together); and a history that
 //! lost one of them is refused where the request is built.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 use panewise_host::agent_loop::request::api_messages;
 use panewise_host::error::PairingError;
@@ -92,7 +92,7 @@ proptest! {
         let mut conversation: Conversation = Conversation::from_messages(history(&turns));
         let stage = strategy(index, keep, threshold).build_stage::<Message>().unwrap();
         let mut memory = StageMemory::new();
-        let errored = HashSet::new();
+        let errored = BTreeSet::new();
         let mut records = Vec::new();
         for iteration in 1..=visits {
             let mut context = VisitContext::new(iteration, u64::from(iteration) * 1_000);
@@ -129,7 +129,7 @@ proptest! {
             .collect();
         prop_assume!(!paired.is_empty());
         let removed = messages.remove(paired[pick.index(paired.len())]);
-        let built = api_messages(&messages, &HashSet::new());
+        let built = api_messages(&messages, &BTreeSet::new());
         match removed.role {
             Role::Tool => prop_assert!(
                 matches!(built, Err(PairingError::CallWithoutResult { .. })),
@@ -151,7 +151,7 @@ fn a_result_before_its_call_and_a_repeated_call_id_are_refused() {
         Message::assistant_calls("", &[("a", "shell", "{}")]),
     ];
     assert!(matches!(
-        api_messages(&result_first, &HashSet::new()),
+        api_messages(&result_first, &BTreeSet::new()),
         Err(PairingError::ResultWithoutCall { index: 1, .. })
     ));
     let twice = [
@@ -162,7 +162,7 @@ fn a_result_before_its_call_and_a_repeated_call_id_are_refused() {
         Message::tool_result("a", "two"),
     ];
     assert!(matches!(
-        api_messages(&twice, &HashSet::new()),
+        api_messages(&twice, &BTreeSet::new()),
         Err(PairingError::DuplicateCall { .. })
     ));
 }

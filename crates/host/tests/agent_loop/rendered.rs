@@ -9,7 +9,7 @@
 //! and applied to it, and every call's body rendered by serde from what was then kept.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use panewise_host::agent_loop::ledger::{ledger_path, Ledger, LedgerLine};
@@ -123,7 +123,7 @@ async fn run(api: ApiKind, strategy: &str) -> (Vec<Vec<u8>>, Ledger, LoopConfig)
 fn serde_body(
     api: ApiKind,
     conversation: &Conversation<Message>,
-    errored: &HashSet<String>,
+    errored: &BTreeSet<String>,
     config: &LoopConfig,
     tools: &[ToolDefinition<'static>],
 ) -> Vec<u8> {
@@ -150,7 +150,7 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
         .unwrap();
     let mut memory = StageMemory::new();
     let mut conversation = Conversation::new();
-    let mut errored = HashSet::new();
+    let mut errored = BTreeSet::new();
     let mut prompt: Option<String> = None;
     let mut bodies = Vec::new();
     let mut records = Vec::new();

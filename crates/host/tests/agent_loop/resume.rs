@@ -7,8 +7,6 @@
 //! the loop files the failed call's text after the next prompt when that prompt comes before
 //! the stream's end, while the transcript (and so the rebuild) keeps it where it was said.
 
-use std::collections::HashSet;
-
 use panewise_host::agent_loop::history::LoopHistory;
 use panewise_host::agent_loop::resume::{rebuild, Rebuilt};
 use panewise_host::approval::ApprovalMode;
@@ -118,7 +116,7 @@ async fn the_history_rebuilt_from_a_log_is_the_history_its_session_had() {
                 // The last request carried the history up to its call: some prefix of the
                 // rebuilt one (a turn that failed may leave a prompt unsent) that holds every
                 // tool result.
-                let errored: HashSet<String> = rebuilt.errored.iter().cloned().collect();
+                let errored = rebuilt.errored.clone();
                 let head = RequestHead {
                     model: "mock-model",
                     system: None,

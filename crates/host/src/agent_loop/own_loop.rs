@@ -1,0 +1,904 @@
+//! The own loop's decisions as a pure state machine: [`OwnLoop::step`] folds one [`LoopInput`]
+//! (a prompt, a model event, a tool's end, a person's answer, the window stage's plan) into the
+//! loop's state and returns the [`Effect`]s to carry out, as comparable data — visit the window
+//! stage, call the model with this request, run this tool, ask a person, append this ledger
+//! line, emit this event, end the turn. The session backend ([`crate::backend::model`]) is the
+//! thin shell that carries them out: it owns the HTTP stream, the running tool's future, the
+//! ledger file, the clock and the window stage's summarizer, and feeds what they produce back
+//! in as inputs.
+//!
+//! Invariants, as absences: this module does no I/O, reads no clock (every input that needs a
+//! time carries it), spawns nothing and has no `async`; the purity check scans this file
+//! (`cargo xtask ci`). A model call's request is rendered here, byte for byte the body the
+//! shell sends. Nothing here is reached by a wildcard arm: every input and every effect is
+//! matched by name.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use panewise_pane_state::log::{ToolCallStatus, TranscriptEntry};
+use panewise_pane_state::reducer::accumulate;
+use panewise_pane_state::Msg;
+use panewise_providers::transport::RenderedRequest;
+use panewise_providers::{
+    ApiError, ApiKind, CompactionTrigger, Failure, FailureKind, ProviderEvent, RequestError,
+    RequestHead, SessionStats, ToolDefinition, ToolStatus,
+};
+use panewise_window::cache::{CachePricing, CacheRules};
+use panewise_window::{
+    openai, Measured, Message, Usage, VisitContext, WindowError, WindowPlan, WindowRecord,
+};
+
+use crate::agent_loop::history::LoopHistory;
+use crate::agent_loop::ledger::LedgerLine;
+use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
+use crate::approval::{decide, Decision, ToolRequest};
+use crate::backend::model::{LoopConfig, ToolRun};
+use crate::error::SessionError;
+use crate::journal::transcript;
+use crate::tools::{ToolCall, ToolOutcome};
+
+/// One thing that happened to the loop, with the time it happened where the loop records it.
+#[derive(Debug)]
+pub enum LoopInput {
+    /// The person's prompt starts a turn.
+    Prompt {
+        /// What they asked.
+        text: String,
+        /// When.
+        at_ms: u64,
+    },
+    /// Everything before is folded: do what is due (the next tool call, the next model call,
+    /// the end of the turn). `turn_working` is the reducer's view: false when it ended the turn
+    /// (a deadline, a failure), which stops whatever is still under way.
+    Settle {
+        /// Whether the reducer's turn is still working.
+        turn_working: bool,
+        /// When.
+        at_ms: u64,
+    },
+    /// The window stage's answer to [`Effect::VisitWindow`].
+    Visited {
+        /// The plan, `None` when the strategy did not engage, or the stage's error.
+        plan: Result<Option<WindowPlan<Message>>, WindowError>,
+        /// When the visit (and its summary call, if any) ended.
+        at_ms: u64,
+    },
+    /// An event of the model call under way.
+    ModelEvent {
+        /// The event.
+        event: ProviderEvent,
+        /// When it arrived.
+        at_ms: u64,
+    },
+    /// The model call failed (its request could not start, or its stream broke).
+    ModelFailed {
+        /// Why.
+        error: ApiError,
+    },
+    /// The model call's stream ended.
+    ModelEnded {
+        /// When.
+        at_ms: u64,
+    },
+    /// The running tool finished.
+    ToolDone {
+        /// What it produced.
+        outcome: ToolOutcome,
+        /// When.
+        at_ms: u64,
+    },
+    /// A person answered the approval asked for call `id`.
+    Approval {
+        /// The call.
+        id: String,
+        /// Whether it may run.
+        approved: bool,
+        /// Why not, when it may not: the model is told.
+        reason: String,
+        /// When.
+        at_ms: u64,
+    },
+    /// The person stopped the turn.
+    Interrupt {
+        /// When.
+        at_ms: u64,
+    },
+}
+
+/// What the shell carries out, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Visit the window stage over [`OwnLoop::conversation`] with [`OwnLoop::visit_context`],
+    /// and answer with [`LoopInput::Visited`].
+    VisitWindow,
+    /// Stream this request; its events come back as [`LoopInput::ModelEvent`], then
+    /// [`LoopInput::ModelEnded`].
+    CallModel(RenderedRequest),
+    /// Cancel the model call under way and drop its stream.
+    CancelCall,
+    /// Run this tool in the session's working directory; answer with [`LoopInput::ToolDone`].
+    RunTool {
+        /// The call's id.
+        id: String,
+        /// The parsed call.
+        call: ToolCall,
+    },
+    /// Stop the running tool (its process group is killed).
+    CancelTool,
+    /// Append this line to the window ledger.
+    Ledger(LedgerLine),
+    /// An agent event for the engine: shown, transcribed, mapped onto the reducer's messages.
+    Emit(ProviderEvent),
+    /// A reducer message the loop makes itself (an approval asked, a compaction).
+    Reduce(Msg),
+    /// A line for the person watching.
+    Notice(String),
+    /// A transcript line the loop itself knows, stamped.
+    Transcript {
+        /// When it happened.
+        at_ms: u64,
+        /// The line.
+        entry: TranscriptEntry,
+    },
+}
+
+/// What the loop does next, once nothing is under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// Wait for an input.
+    Nothing,
+    /// Start the next iteration: visit the window, call the model.
+    Call,
+    /// Run (or decide) the next pending tool call.
+    Tools,
+    /// End the turn.
+    EndTurn { interrupted: bool },
+}
+
+/// What the call under way has produced so far.
+#[derive(Debug, Default)]
+struct CallInProgress {
+    text: String,
+    calls: Vec<panewise_window::ToolCall>,
+    stats: Option<SessionStats>,
+    failed: bool,
+    sent_messages: usize,
+}
+
+/// A tool call waiting for its turn, parsed or not.
+#[derive(Debug)]
+struct PendingCall {
+    id: String,
+    name: String,
+    parsed: Result<ToolCall, String>,
+}
+
+/// The one thing under way, if any: they never overlap.
+#[derive(Debug)]
+enum UnderWay {
+    Nothing,
+    /// The window stage is visiting (its summary call may take a while).
+    Visit {
+        started_at_ms: u64,
+    },
+    /// The model call is streaming.
+    Call(CallInProgress),
+    /// A tool runs.
+    Tool {
+        id: String,
+        name: String,
+        summary: String,
+    },
+    /// A person is asked to approve a call (the reducer's queue holds the request).
+    Approval(PendingCall),
+}
+
+/// The own loop's state: the conversation, the turn's progress, what is under way.
+#[derive(Debug)]
+pub struct OwnLoop {
+    config: LoopConfig,
+    api: ApiKind,
+    strategy_name: String,
+    tool_definitions: Vec<ToolDefinition<'static>>,
+    /// The window's conversation and, in step with it, each message rendered once for the
+    /// API: a request's body is assembled from those fragments, not rendered again.
+    history: LoopHistory,
+    /// Call ids whose results are errors.
+    errored: BTreeSet<String>,
+    /// Every call id the session used.
+    call_ids: BTreeSet<String>,
+    records: Vec<WindowRecord>,
+    visits: u32,
+    /// Model calls of the whole session: the window's iteration.
+    iteration: u32,
+    /// Model calls of the current turn, held to the limit.
+    turn_iterations: u32,
+    measured: Option<Measured>,
+    /// What the person asked in the current turn: the window's current request.
+    prompt: Option<String>,
+    turn_stats: SessionStats,
+    pending: VecDeque<PendingCall>,
+    under_way: UnderWay,
+    next: Next,
+    tool_runs: Vec<ToolRun>,
+    limit_reached: u32,
+}
+
+impl OwnLoop {
+    /// A loop over `api` with nothing said yet. `strategy_name` is the window stage's, for
+    /// the ledger's idle lines.
+    pub fn new(config: LoopConfig, api: ApiKind, strategy_name: impl Into<String>) -> Self {
+        let tool_definitions = crate::tools::definitions()
+            .into_iter()
+            .map(|tool| ToolDefinition {
+                name: Cow::Borrowed(tool.name),
+                description: Cow::Borrowed(tool.description),
+                parameters: Cow::Owned(tool.parameters),
+            })
+            .collect();
+        OwnLoop {
+            config,
+            api,
+            strategy_name: strategy_name.into(),
+            tool_definitions,
+            history: LoopHistory::new(api),
+            errored: BTreeSet::new(),
+            call_ids: BTreeSet::new(),
+            records: Vec::new(),
+            visits: 0,
+            iteration: 0,
+            turn_iterations: 0,
+            measured: None,
+            prompt: None,
+            turn_stats: SessionStats::default(),
+            pending: VecDeque::new(),
+            under_way: UnderWay::Nothing,
+            next: Next::Nothing,
+            tool_runs: Vec::new(),
+            limit_reached: 0,
+        }
+    }
+
+    /// The loop's configuration.
+    pub fn config(&self) -> &LoopConfig {
+        &self.config
+    }
+
+    /// The conversation as the window stage sees it.
+    pub fn conversation(&self) -> &panewise_window::Conversation<Message> {
+        self.history.conversation()
+    }
+
+    /// The records of the engaged visits, in order.
+    pub fn records(&self) -> &[WindowRecord] {
+        &self.records
+    }
+
+    /// Visits in all, engaged or not.
+    pub fn visits(&self) -> u32 {
+        self.visits
+    }
+
+    /// Every tool call, in order.
+    pub fn tool_runs(&self) -> &[ToolRun] {
+        &self.tool_runs
+    }
+
+    /// The turns that stopped at the iteration limit.
+    pub fn limit_reached(&self) -> u32 {
+        self.limit_reached
+    }
+
+    /// The context of the visit [`Effect::VisitWindow`] asked for. The stage judges each
+    /// edit by what it costs in this provider's prompt cache (its record says, and a
+    /// `paybackCalls` guard holds back one that does not pay); without the cache asked for,
+    /// Anthropic caches nothing and an edit breaks nothing there.
+    pub fn visit_context(&self) -> VisitContext<'_> {
+        let started_at_ms = match self.under_way {
+            UnderWay::Visit { started_at_ms } => started_at_ms,
+            _ => 0,
+        };
+        let mut context = VisitContext::new(self.iteration, started_at_ms);
+        context.provider = &self.config.provider;
+        context.measured = self.measured;
+        context.current_request = self.prompt.as_deref();
+        context.previous_records = &self.records;
+        context.cache_pricing = match (self.api, self.config.prompt_cache) {
+            (ApiKind::Anthropic, false) => None,
+            (ApiKind::Anthropic, true) => CachePricing::for_rules(CacheRules::anthropic()),
+            (ApiKind::OpenAi, _) => CachePricing::for_rules(CacheRules::openai()),
+            (ApiKind::Gemini, _) => CachePricing::for_rules(CacheRules::gemini()),
+        };
+        context
+    }
+
+    /// What the call whose approval is asked wants to do.
+    pub fn request(&self, id: &str) -> Option<ToolRequest<'_>> {
+        match &self.under_way {
+            UnderWay::Approval(PendingCall {
+                id: asked,
+                parsed: Ok(parsed),
+                ..
+            }) if asked == id => Some(ToolRequest::Own(parsed)),
+            _ => None,
+        }
+    }
+
+    /// Nothing is under way or due.
+    pub fn is_idle(&self) -> bool {
+        matches!(self.under_way, UnderWay::Nothing) && self.next == Next::Nothing
+    }
+
+    /// Whether a [`LoopInput::Settle`] would do anything now.
+    pub fn is_due(&self, turn_working: bool) -> bool {
+        match self.under_way {
+            UnderWay::Nothing => self.next != Next::Nothing,
+            _ => !turn_working,
+        }
+    }
+
+    /// A recorded session's rebuilt conversation becomes the start of this one's (each
+    /// message appended as the loop appends its own, and filed in the ledger). Call before
+    /// the first prompt.
+    pub fn resume_from(&mut self, rebuilt: &Rebuilt) -> Vec<Effect> {
+        self.errored.extend(rebuilt.errored.iter().cloned());
+        let mut effects = Vec::new();
+        for message in &rebuilt.messages {
+            for call in &message.tool_calls {
+                self.call_ids.insert(call.id.clone());
+            }
+            effects.push(self.append(message.clone()));
+        }
+        effects
+    }
+
+    /// Folds one input; the effects to carry out, in order.
+    pub fn step(&mut self, input: LoopInput) -> Result<Vec<Effect>, SessionError> {
+        match input {
+            LoopInput::Prompt { text, at_ms } => {
+                let mut message = Message::user(text.clone());
+                message.born_at_ms = Some(at_ms);
+                let effect = self.append(message);
+                self.prompt = Some(text);
+                self.turn_iterations = 0;
+                self.turn_stats = SessionStats::default();
+                self.next = Next::Call;
+                Ok(vec![effect])
+            }
+            LoopInput::Settle {
+                turn_working,
+                at_ms,
+            } => self.settle(turn_working, at_ms),
+            LoopInput::Visited { plan, at_ms } => self.visited(plan?, at_ms),
+            LoopInput::ModelEvent { event, at_ms } => Ok(self.model_event(event, at_ms)),
+            // The interrupt already ended the call and the turn.
+            LoopInput::ModelFailed {
+                error: ApiError::Cancelled { .. },
+            } => Ok(Vec::new()),
+            LoopInput::ModelFailed { error } => match &mut self.under_way {
+                UnderWay::Call(call) => {
+                    call.failed = true;
+                    Ok(vec![Effect::Emit(failure_event(&error))])
+                }
+                _ => Ok(Vec::new()),
+            },
+            LoopInput::ModelEnded { at_ms } => Ok(self.finish_call(at_ms)),
+            LoopInput::ToolDone { outcome, at_ms } => Ok(self.tool_finished(outcome, at_ms)),
+            LoopInput::Approval {
+                id,
+                approved,
+                reason,
+                at_ms,
+            } => Ok(self.resolve_approval(&id, approved, reason, at_ms)),
+            LoopInput::Interrupt { at_ms } => Ok(self.interrupt(at_ms)),
+        }
+    }
+
+    /// What is due once everything is folded.
+    fn settle(&mut self, turn_working: bool, at_ms: u64) -> Result<Vec<Effect>, SessionError> {
+        if !matches!(self.under_way, UnderWay::Nothing) {
+            // The reducer ended the turn (a deadline, a failure): nothing may go on working
+            // for it unseen.
+            return Ok(if turn_working {
+                Vec::new()
+            } else {
+                self.interrupt(at_ms)
+            });
+        }
+        Ok(match std::mem::replace(&mut self.next, Next::Nothing) {
+            Next::Nothing => Vec::new(),
+            Next::Tools => match self.pending.pop_front() {
+                Some(call) => self.next_tool(call, at_ms),
+                None if self.turn_iterations >= self.config.max_iterations => {
+                    self.limit_reached = self.limit_reached.saturating_add(1);
+                    let message = format!(
+                        "stopped after {} model calls, the iteration limit of this turn",
+                        self.turn_iterations
+                    );
+                    vec![
+                        Effect::Notice(message.clone()),
+                        Effect::Emit(ProviderEvent::Failure {
+                            failure: Failure {
+                                kind: FailureKind::Unknown,
+                                retryable: false,
+                                message,
+                                http_status: None,
+                            },
+                        }),
+                    ]
+                }
+                None => {
+                    self.next = Next::Call;
+                    Vec::new()
+                }
+            },
+            Next::Call => {
+                self.iteration = self.iteration.saturating_add(1);
+                self.turn_iterations = self.turn_iterations.saturating_add(1);
+                self.under_way = UnderWay::Visit {
+                    started_at_ms: at_ms,
+                };
+                vec![Effect::VisitWindow]
+            }
+            Next::EndTurn { interrupted } => {
+                self.prompt = None;
+                vec![Effect::Emit(ProviderEvent::TurnEnded {
+                    stats: std::mem::take(&mut self.turn_stats),
+                    models: BTreeMap::new(),
+                    interrupted,
+                })]
+            }
+        })
+    }
+
+    /// The window stage answered: its plan is applied and filed, then the call's request is
+    /// rendered and sent.
+    fn visited(
+        &mut self,
+        plan: Option<WindowPlan<Message>>,
+        at_ms: u64,
+    ) -> Result<Vec<Effect>, SessionError> {
+        let UnderWay::Visit { started_at_ms } = self.under_way else {
+            // The turn was stopped while the stage visited: its plan is for a call not made.
+            return Ok(Vec::new());
+        };
+        self.visits = self.visits.saturating_add(1);
+        let mut effects = Vec::new();
+        match plan {
+            None => effects.push(Effect::Ledger(LedgerLine::Idle {
+                iteration: self.iteration,
+                strategy: self.strategy_name.clone(),
+                measured_tokens: self.measured.map(|measured| measured.usage.input),
+                threshold_tokens: self.config.strategy.threshold_tokens(),
+            })),
+            Some(mut plan) => {
+                let conversation = self.history.conversation();
+                let before = conversation.tokens_in(0..conversation.len());
+                self.history.apply(&mut plan, &self.errored)?;
+                let conversation = self.history.conversation();
+                let after = conversation.tokens_in(0..conversation.len());
+                effects.push(Effect::Ledger(LedgerLine::Visit {
+                    record: Box::new(plan.record.clone()),
+                }));
+                if let Some(warning) = &plan.warning {
+                    effects.push(Effect::Notice(format!("window: {warning}")));
+                }
+                if plan.edit.is_some() {
+                    // The pane shows the window's compaction as it shows an agent's own.
+                    let trigger = CompactionTrigger::Auto;
+                    effects.push(Effect::Reduce(Msg::CompactionStarted {
+                        trigger,
+                        at: started_at_ms,
+                    }));
+                    effects.push(Effect::Reduce(Msg::CompactionBoundary {
+                        trigger,
+                        pre_tokens: before,
+                        post_tokens: after,
+                        duration_ms: Some(at_ms.saturating_sub(started_at_ms)),
+                        at: at_ms,
+                        frame_timestamp: None,
+                    }));
+                }
+                self.records.push(plan.record);
+            }
+        }
+        // A request that breaks the pairing rule is never sent (the session stops, as the
+        // rule is the loop's own); one the API cannot take (a call's arguments are not JSON)
+        // fails the call, as the client's own rendering would.
+        let head = RequestHead {
+            model: &self.config.model,
+            system: self.config.system.as_deref(),
+            tools: &self.tool_definitions,
+            max_output_tokens: self.config.max_output_tokens,
+            prompt_cache: self.config.prompt_cache,
+            cache_key: self.config.cache_key.as_deref(),
+        };
+        match self.history.request(&head) {
+            Ok(request) => {
+                self.under_way = UnderWay::Call(CallInProgress {
+                    sent_messages: self.history.conversation().len(),
+                    ..CallInProgress::default()
+                });
+                effects.push(Effect::CallModel(request));
+            }
+            Err(RequestError::Pairing(pairing)) => return Err(SessionError::Pairing(pairing)),
+            Err(other) => {
+                // The failure ends the turn in the reducer.
+                self.under_way = UnderWay::Nothing;
+                effects.push(Effect::Emit(failure_event(&ApiError::Request(other))));
+            }
+        }
+        Ok(effects)
+    }
+
+    /// An event of the call under way: its text and calls are gathered, its usage is the
+    /// next visit's reading, and the engine sees it.
+    fn model_event(&mut self, event: ProviderEvent, at_ms: u64) -> Vec<Effect> {
+        let UnderWay::Call(call) = &mut self.under_way else {
+            // A call stopped by an interrupt has no more say.
+            return Vec::new();
+        };
+        let mut effects = Vec::new();
+        match &event {
+            ProviderEvent::TextDelta { text } => call.text.push_str(text),
+            ProviderEvent::ToolCallRequested {
+                call_id,
+                name,
+                arguments,
+            } => {
+                let id = unique_call_id(&mut self.call_ids, call_id);
+                // The call with its whole input, by the id the loop uses for it, when the
+                // model asks: a refused call still shows what it wanted.
+                effects.push(Effect::Transcript {
+                    at_ms,
+                    entry: TranscriptEntry::ToolCall {
+                        call_id: id.clone(),
+                        name: name.clone(),
+                        input: Some(transcript::arguments_value(arguments)),
+                        arg: None,
+                    },
+                });
+                call.calls.push(panewise_window::ToolCall {
+                    id,
+                    name: name.clone(),
+                    args: arguments.clone(),
+                })
+            }
+            ProviderEvent::CallEnded { stats, .. } => {
+                let input = [
+                    stats.input_tokens,
+                    stats.cached_input_tokens,
+                    stats.cache_write_input_tokens,
+                ];
+                if input.iter().any(Option::is_some) {
+                    self.measured = Some(Measured {
+                        usage: Usage {
+                            input: input
+                                .iter()
+                                .flatten()
+                                .fold(0u64, |sum, count| sum.saturating_add(*count)),
+                            output: stats.output_tokens.unwrap_or(0),
+                        },
+                        sent_messages: call.sent_messages,
+                        iteration: self.iteration,
+                    });
+                }
+                call.stats = Some(stats.clone());
+            }
+            ProviderEvent::Failure { .. } => call.failed = true,
+            _ => {}
+        }
+        effects.push(Effect::Emit(event));
+        effects
+    }
+
+    /// The call's stream ended: its text and calls join the conversation (a failed call's
+    /// calls do not: they would have no results), then its tools run or the turn ends.
+    fn finish_call(&mut self, at_ms: u64) -> Vec<Effect> {
+        let UnderWay::Call(call) = std::mem::replace(&mut self.under_way, UnderWay::Nothing) else {
+            return Vec::new();
+        };
+        if let Some(stats) = &call.stats {
+            self.add_call_stats(stats);
+        }
+        let calls = if call.failed { Vec::new() } else { call.calls };
+        let mut effects = Vec::new();
+        if !call.text.is_empty() || !calls.is_empty() {
+            let mut message = Message::assistant(call.text);
+            message.born_at_ms = Some(at_ms);
+            for tool_call in &calls {
+                self.pending.push_back(PendingCall {
+                    id: tool_call.id.clone(),
+                    name: tool_call.name.clone(),
+                    parsed: ToolCall::parse(
+                        &tool_call.name,
+                        &serde_json::Value::String(if tool_call.args.trim().is_empty() {
+                            "{}".to_owned()
+                        } else {
+                            tool_call.args.clone()
+                        }),
+                    )
+                    .map_err(|error| error.to_string()),
+                });
+            }
+            message.tool_calls = calls;
+            effects.push(self.append(message));
+        }
+        self.next = if call.failed {
+            // The failure ended the turn in the reducer.
+            Next::Nothing
+        } else if self.pending.is_empty() {
+            Next::EndTurn { interrupted: false }
+        } else {
+            Next::Tools
+        };
+        effects
+    }
+
+    /// Decides the next pending call: runs it, asks through the reducer's queue, or refuses.
+    fn next_tool(&mut self, call: PendingCall, at_ms: u64) -> Vec<Effect> {
+        let parsed = match &call.parsed {
+            Ok(parsed) => parsed.clone(),
+            Err(reason) => {
+                let reason = reason.clone();
+                self.next = Next::Tools;
+                return self.refuse(call, reason, at_ms);
+            }
+        };
+        let decision = decide(
+            self.config.approval,
+            &ToolRequest::Own(&parsed),
+            &self.config.cwd,
+        );
+        let entry = transcript::policy_entry(
+            &call.id,
+            &call.name,
+            &parsed.summary(),
+            &decision,
+            self.config.approval,
+        );
+        let mut effects = vec![Effect::Transcript { at_ms, entry }];
+        match decision {
+            Decision::Run => effects.extend(self.start_tool(call.id, call.name, parsed)),
+            Decision::Deny { reason } => {
+                self.next = Next::Tools;
+                effects.extend(self.refuse(call, reason, at_ms));
+            }
+            Decision::Ask => {
+                effects.push(Effect::Reduce(Msg::ApprovalRequested {
+                    id: call.id.clone(),
+                    tool: call.name.clone(),
+                    summary: parsed.summary(),
+                    turn: None,
+                }));
+                self.under_way = UnderWay::Approval(call);
+            }
+        }
+        effects
+    }
+
+    /// The answer to the call whose approval was asked: it starts, or is refused with
+    /// `reason`. An answer for any other call changes nothing.
+    fn resolve_approval(
+        &mut self,
+        id: &str,
+        approved: bool,
+        reason: String,
+        at_ms: u64,
+    ) -> Vec<Effect> {
+        let call = match std::mem::replace(&mut self.under_way, UnderWay::Nothing) {
+            UnderWay::Approval(call) if call.id == id => call,
+            other => {
+                self.under_way = other;
+                return Vec::new();
+            }
+        };
+        match (&call.parsed, approved) {
+            (Ok(parsed), true) => {
+                let parsed = parsed.clone();
+                self.start_tool(call.id, call.name, parsed)
+            }
+            _ => {
+                self.next = Next::Tools;
+                self.refuse(call, reason, at_ms)
+            }
+        }
+    }
+
+    /// Starts a call the policy or the person allowed; the pane sees the tool start.
+    fn start_tool(&mut self, id: String, name: String, parsed: ToolCall) -> Vec<Effect> {
+        let summary = parsed.summary();
+        let started = ProviderEvent::ToolStarted {
+            name: name.clone(),
+            call_id: id.clone(),
+            arg: Some(summary.clone()),
+            // The call and its whole input were recorded when the model asked.
+            input: None,
+        };
+        self.under_way = UnderWay::Tool {
+            id: id.clone(),
+            name,
+            summary,
+        };
+        vec![Effect::RunTool { id, call: parsed }, Effect::Emit(started)]
+    }
+
+    /// A tool's result joins the conversation; the pane sees the tool end.
+    fn tool_finished(&mut self, outcome: ToolOutcome, at_ms: u64) -> Vec<Effect> {
+        let UnderWay::Tool { id, name, summary } =
+            std::mem::replace(&mut self.under_way, UnderWay::Nothing)
+        else {
+            return Vec::new();
+        };
+        let status = if outcome.is_error {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Success
+        };
+        let ended = ProviderEvent::ToolEnded {
+            call_id: id.clone(),
+            status,
+            exit_code: outcome.exit_code.map(i64::from),
+            output: Some(outcome.content.clone()),
+        };
+        let exit = match (outcome.exit_code, outcome.timed_out) {
+            (_, true) => " (timed out)".to_owned(),
+            (Some(code), _) => format!(" (exit {code})"),
+            (None, _) if outcome.is_error => " (error)".to_owned(),
+            (None, _) => String::new(),
+        };
+        let notice = Effect::Notice(format!("ran {name} `{summary}`{exit}"));
+        self.tool_runs.push(ToolRun {
+            name: name.clone(),
+            summary,
+            ran: true,
+            is_error: outcome.is_error,
+            exit_code: outcome.exit_code,
+        });
+        let result = self.add_result(&id, &name, outcome.content, outcome.is_error, at_ms);
+        self.next = Next::Tools;
+        vec![notice, result, Effect::Emit(ended)]
+    }
+
+    /// A call that does not run: its reason goes back to the model as an error result.
+    fn refuse(&mut self, call: PendingCall, reason: String, at_ms: u64) -> Vec<Effect> {
+        let summary = match &call.parsed {
+            Ok(parsed) => parsed.summary(),
+            Err(_) => String::new(),
+        };
+        let notice = Effect::Notice(format!("did not run {} `{summary}`: {reason}", call.name));
+        let declined = Effect::Transcript {
+            at_ms,
+            entry: TranscriptEntry::ToolOutput {
+                call_id: call.id.clone(),
+                status: ToolCallStatus::Declined,
+                exit_code: None,
+                output: Some(reason.clone()),
+                cut_bytes: 0,
+            },
+        };
+        self.tool_runs.push(ToolRun {
+            name: call.name.clone(),
+            summary,
+            ran: false,
+            is_error: true,
+            exit_code: None,
+        });
+        let result = self.add_result(&call.id, &call.name, reason, true, at_ms);
+        vec![notice, declined, result]
+    }
+
+    /// Stops the turn: the call is cancelled, the running tool stopped, and every call left
+    /// without a result gets one saying it was interrupted, so the next request pairs every
+    /// call with its result.
+    fn interrupt(&mut self, at_ms: u64) -> Vec<Effect> {
+        let nothing_under_way =
+            matches!(self.under_way, UnderWay::Nothing) && self.pending.is_empty();
+        if nothing_under_way && matches!(self.next, Next::Nothing | Next::EndTurn { .. }) {
+            // Idle, or already stopped and ending its turn: a second stop changes nothing.
+            return Vec::new();
+        }
+        let mut effects = Vec::new();
+        let mut left: Vec<PendingCall> = Vec::new();
+        match std::mem::replace(&mut self.under_way, UnderWay::Nothing) {
+            UnderWay::Nothing | UnderWay::Visit { .. } => {}
+            UnderWay::Call(call) => {
+                effects.push(Effect::CancelCall);
+                if let Some(stats) = &call.stats {
+                    self.add_call_stats(stats);
+                }
+                if !call.text.is_empty() {
+                    let mut message = Message::assistant(call.text);
+                    message.born_at_ms = Some(at_ms);
+                    effects.push(self.append(message));
+                }
+            }
+            UnderWay::Tool { id, name, .. } => {
+                effects.push(Effect::CancelTool);
+                effects.push(self.add_result(
+                    &id,
+                    &name,
+                    INTERRUPTED_RESULT.to_owned(),
+                    true,
+                    at_ms,
+                ));
+            }
+            UnderWay::Approval(call) => left.push(call),
+        }
+        left.extend(self.pending.drain(..));
+        for call in left {
+            effects.push(self.add_result(
+                &call.id,
+                &call.name,
+                INTERRUPTED_RESULT.to_owned(),
+                true,
+                at_ms,
+            ));
+        }
+        self.next = Next::EndTurn { interrupted: true };
+        effects
+    }
+
+    /// One call's figures added into the turn's, by the reducer's own arithmetic (R61): each
+    /// call counts as one round trip.
+    fn add_call_stats(&mut self, call: &SessionStats) {
+        let turn = std::mem::take(&mut self.turn_stats);
+        self.turn_stats = accumulate(Some(turn), Some(call)).unwrap_or_default();
+    }
+
+    /// Appends a message to the conversation; the effect files it in the ledger.
+    fn append(&mut self, message: Message) -> Effect {
+        let line = LedgerLine::Message {
+            message: openai::to_value(&message),
+        };
+        self.history.push(message, &self.errored);
+        Effect::Ledger(line)
+    }
+
+    fn add_result(
+        &mut self,
+        id: &str,
+        name: &str,
+        content: String,
+        is_error: bool,
+        at_ms: u64,
+    ) -> Effect {
+        let mut message = Message::tool_result(id, content);
+        message.tool_name = Some(name.to_owned());
+        message.born_at_ms = Some(at_ms);
+        if is_error {
+            self.errored.insert(id.to_owned());
+        }
+        self.append(message)
+    }
+}
+
+/// The call's id, or, when the session already used it (some APIs number calls per answer,
+/// `call_0` every time), the id with a suffix: the request carries both the call and its
+/// result, so the renamed pair still matches, and no two calls share an id.
+fn unique_call_id(used: &mut BTreeSet<String>, given: &str) -> String {
+    let mut id = given.to_owned();
+    let mut suffix = 1u32;
+    while used.contains(&id) {
+        suffix = suffix.saturating_add(1);
+        id = format!("{given}_{suffix}");
+    }
+    used.insert(id.clone());
+    id
+}
+
+/// A call's error as the failure event the reducer folds.
+pub fn failure_event(error: &ApiError) -> ProviderEvent {
+    ProviderEvent::Failure {
+        failure: error.failure().cloned().unwrap_or_else(|| Failure {
+            kind: FailureKind::Unknown,
+            retryable: false,
+            message: error.to_string(),
+            http_status: None,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;
