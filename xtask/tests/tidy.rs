@@ -58,6 +58,19 @@ fn the_dashboards_core_is_pure() {
     assert_pure("panewise-tui");
 }
 
+#[test]
+fn the_own_loops_core_is_pure() {
+    let violations =
+        purity::module_violations(&workspace_root()).expect("the modules' sources are readable");
+    let lines: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    assert!(
+        lines.is_empty(),
+        "a pure module is not pure ({} violations):\n  {}",
+        lines.len(),
+        lines.join("\n  ")
+    );
+}
+
 /// A directory under the system temp dir, removed when dropped.
 struct TempTree(PathBuf);
 

@@ -73,7 +73,7 @@ impl ApprovalMode {
 }
 
 /// What is asked to run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ToolRequest<'a> {
     /// One of panewise's own tools, parsed.
     Own(&'a ToolCall),

@@ -2,7 +2,8 @@
 //! ([`ledger`]), the request check that refuses an orphan tool call or result ([`request`]),
 //! the conversation kept beside its messages rendered once for the API ([`history`]), and
 //! that conversation rebuilt from a recorded session's transcript to resume it ([`resume`]).
-//! The loop itself is a session backend, [`crate::backend::model`].
+//! The loop's decisions are the pure core [`own_loop`] (`OwnLoop::step(input) -> effects`); the
+//! session backend [`crate::backend::model`] is the shell that carries its effects out.
 
 pub mod history;
 pub mod ledger;

@@ -59,8 +59,9 @@ pub enum LoopInput {
     },
     /// The window stage's answer to [`Effect::VisitWindow`].
     Visited {
-        /// The plan, `None` when the strategy did not engage, or the stage's error.
-        plan: Result<Option<WindowPlan<Message>>, WindowError>,
+        /// The plan, `None` when the strategy did not engage, or the stage's error (boxed: a
+        /// plan is large beside the other inputs).
+        plan: Box<Result<Option<WindowPlan<Message>>, WindowError>>,
         /// When the visit (and its summary call, if any) ended.
         at_ms: u64,
     },
@@ -370,7 +371,7 @@ impl OwnLoop {
                 turn_working,
                 at_ms,
             } => self.settle(turn_working, at_ms),
-            LoopInput::Visited { plan, at_ms } => self.visited(plan?, at_ms),
+            LoopInput::Visited { plan, at_ms } => self.visited((*plan)?, at_ms),
             LoopInput::ModelEvent { event, at_ms } => Ok(self.model_event(event, at_ms)),
             // The interrupt already ended the call and the turn.
             LoopInput::ModelFailed {

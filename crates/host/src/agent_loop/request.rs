@@ -5,7 +5,7 @@
 //! conversation the window kept.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use panewise_providers::ApiMessage;
 use panewise_window::{Message, Role};
@@ -23,7 +23,7 @@ pub fn api_messages<'a>(
     let mut out = Vec::with_capacity(messages.len().saturating_add(messages.len() / 2));
     // Gemini matches a result to its call by the tool's name: a result that does not carry
     // it takes its call's.
-    let mut names: HashMap<&str, &str> = HashMap::new();
+    let mut names: BTreeMap<&str, &str> = BTreeMap::new();
     for message in messages {
         match message.role {
             // The loop keeps the system prompt out of the conversation; a system message that
@@ -70,7 +70,7 @@ pub fn api_messages<'a>(
 /// call id is used twice.
 pub fn check_pairing(messages: &[ApiMessage<'_>]) -> Result<(), PairingError> {
     // Call id → (position of the call, answered yet).
-    let mut calls: HashMap<&str, (usize, bool)> = HashMap::new();
+    let mut calls: BTreeMap<&str, (usize, bool)> = BTreeMap::new();
     for (index, message) in messages.iter().enumerate() {
         match message {
             ApiMessage::ToolCall { call_id, .. } => {

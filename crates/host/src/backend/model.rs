@@ -401,7 +401,7 @@ impl ModelAgent {
                 .visit(self.core.conversation(), self.core.visit_context())
                 .await;
             let input = LoopInput::Visited {
-                plan,
+                plan: Box::new(plan),
                 at_ms: self.clock.now_ms(),
             };
             produced.extend(self.step(input, out)?);
