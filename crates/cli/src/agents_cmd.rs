@@ -23,13 +23,14 @@ use crate::terminal_text::{cell, one_line};
 /// The exit codes of `panewise wait`, one per state that ended the wait.
 pub const WAIT_EXIT_CODES: &str = "\
 Exit codes of wait:
-  0  done (a turn finished; with --until idle, idle too)
-  4  needs input (an approval or a question waits)
-  5  idle (nothing runs, nothing new finished)
+  0  the state waited for was reached (with --until), or, without it, a turn finished (done)
+  4  needs input (an approval or a question waits)     5  idle (nothing runs)
   6  failed   7  stopped   8  exited (the session ended on its own)
-Without --until, the wait ends at the first of these; --until needs-input, idle or done waits
-for that one, ending early only when the session can no longer get there (failed, stopped,
-exited).";
+  9  --timeout passed first
+Without --until, the wait ends at the first of these states and exits with its code; with
+--until needs-input, idle or done, it waits for that one and exits 0 there, ending early (with
+the state's code) only when the session can no longer get there (failed, stopped, exited).
+The state reached is printed either way.";
 
 /// A runtime and a client of the daemon, named `name` (recorded as who answered an
 /// approval: `panewise approve`, `panewise attach`).
@@ -565,12 +566,22 @@ pub struct WaitArgs {
     /// The state to wait for.
     #[arg(long, value_enum)]
     until: Option<Until>,
+    /// Give up after this long (`30s`, `5m`, `1h 30m`), exiting 9.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    timeout: Option<std::time::Duration>,
     #[command(flatten)]
     remote: RemoteArgs,
 }
 
-/// The exit code of the state that ended a wait.
-fn wait_code(state: AgentState) -> u8 {
+/// The exit code of a wait that passed its `--timeout`.
+const WAIT_TIMED_OUT: u8 = 9;
+
+/// The exit code of `state` when it ends a wait for `until`: 0 when it is the state waited
+/// for (so `wait --until S && next` runs `next` once S is reached), else the state's own.
+fn wait_code(state: AgentState, until: Option<Until>) -> u8 {
+    if until.is_some_and(|until| reaches(state, until)) {
+        return 0;
+    }
     match state {
         AgentState::Done => 0,
         AgentState::NeedsInput => 4,
@@ -582,7 +593,17 @@ fn wait_code(state: AgentState) -> u8 {
     }
 }
 
-/// Whether `state` ends a wait for `until`.
+/// Whether `state` is what `until` waits for (a finished turn is idle too).
+fn reaches(state: AgentState, until: Until) -> bool {
+    match until {
+        Until::NeedsInput => state == AgentState::NeedsInput,
+        Until::Idle => matches!(state, AgentState::Idle | AgentState::Done),
+        Until::Done => state == AgentState::Done,
+    }
+}
+
+/// Whether `state` ends a wait for `until`: the state waited for, the first settled state
+/// without `--until`, or one from which the session can no longer get anywhere.
 fn ends_wait(state: AgentState, until: Option<Until>) -> bool {
     let terminal = matches!(
         state,
@@ -591,9 +612,7 @@ fn ends_wait(state: AgentState, until: Option<Until>) -> bool {
     terminal
         || match until {
             None => state != AgentState::Working,
-            Some(Until::NeedsInput) => state == AgentState::NeedsInput,
-            Some(Until::Idle) => matches!(state, AgentState::Idle | AgentState::Done),
-            Some(Until::Done) => state == AgentState::Done,
+            Some(until) => reaches(state, until),
         }
 }
 
@@ -601,38 +620,56 @@ fn ends_wait(state: AgentState, until: Option<Until>) -> bool {
 pub fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
     let (runtime, target) = target(&args.remote, &args.id, "panewise wait")?;
     let client = &target.client;
-    let state = runtime.block_on(async {
-        let list: ListResult = client.call(Method::SubscribeList, ListParams {}).await?;
-        let id = panewise_api::resolve_session(
-            list.sessions
-                .iter()
-                .map(|s| (s.id.as_str(), s.name.as_str())),
-            &target.session,
-        )
-        .map_err(|error| anyhow::anyhow!("{}", error.message))?;
-        let mut current = list.sessions.iter().find(|s| s.id == id).cloned();
-        loop {
-            if let Some(summary) = &current {
-                if ends_wait(summary.state, args.until) {
-                    return anyhow::Ok(summary.state);
-                }
-            }
-            let Some(notice) = client.next_notification().await else {
-                anyhow::bail!("the daemon closed the connection");
-            };
-            if notice.method == panewise_api::ChangedNotice::METHOD {
-                let changed: panewise_api::ChangedNotice = serde_json::from_value(notice.params)?;
-                if changed.session.id == id {
-                    current = Some(changed.session);
-                }
-            } else if notice.method == panewise_api::RemovedNotice::METHOD {
-                let removed: panewise_api::RemovedNotice = serde_json::from_value(notice.params)?;
-                anyhow::ensure!(removed.id != id, "the session was removed");
+    let waited = runtime.block_on(async {
+        let wait = wait_for(client, &target.session, args.until);
+        match args.timeout {
+            Some(limit) => tokio::time::timeout(limit, wait).await.ok(),
+            None => Some(wait.await),
+        }
+        .transpose()
+    })?;
+    let Some(state) = waited else {
+        let limit = args.timeout.map(humantime::format_duration);
+        eprintln!(
+            "panewise wait: {} passed before the session got there",
+            limit.map(|limit| limit.to_string()).unwrap_or_default()
+        );
+        return Ok(ExitCode::from(WAIT_TIMED_OUT));
+    };
+    println!("{}", state.as_str());
+    Ok(ExitCode::from(wait_code(state, args.until)))
+}
+
+/// Follows the session `key` names until a state ends the wait.
+async fn wait_for(client: &Client, key: &str, until: Option<Until>) -> anyhow::Result<AgentState> {
+    let list: ListResult = client.call(Method::SubscribeList, ListParams {}).await?;
+    let id = panewise_api::resolve_session(
+        list.sessions
+            .iter()
+            .map(|s| (s.id.as_str(), s.name.as_str())),
+        key,
+    )
+    .map_err(|error| anyhow::anyhow!("{}", error.message))?;
+    let mut current = list.sessions.iter().find(|s| s.id == id).cloned();
+    loop {
+        if let Some(summary) = &current {
+            if ends_wait(summary.state, until) {
+                return Ok(summary.state);
             }
         }
-    })?;
-    println!("{}", state.as_str());
-    Ok(ExitCode::from(wait_code(state)))
+        let Some(notice) = client.next_notification().await else {
+            anyhow::bail!("the daemon closed the connection");
+        };
+        if notice.method == panewise_api::ChangedNotice::METHOD {
+            let changed: panewise_api::ChangedNotice = serde_json::from_value(notice.params)?;
+            if changed.session.id == id {
+                current = Some(changed.session);
+            }
+        } else if notice.method == panewise_api::RemovedNotice::METHOD {
+            let removed: panewise_api::RemovedNotice = serde_json::from_value(notice.params)?;
+            anyhow::ensure!(removed.id != id, "the session was removed");
+        }
+    }
 }
 
 fn ack<P: serde::Serialize>(
@@ -667,23 +704,62 @@ fn write_out(bytes: &[u8]) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    use AgentState::*;
+
+    /// Every state × every `--until`: whether the wait ends there, and its exit code. Rule:
+    /// the state waited for exits 0; a state the session cannot leave ends any wait with its
+    /// own code; without `--until` the first settled state ends it with its own code.
     #[test]
-    fn each_state_that_ends_a_wait_has_its_own_exit_code() {
+    fn each_state_ends_a_wait_with_the_code_the_help_gives() {
+        let table: [(AgentState, Option<Until>, Option<u8>); 28] = [
+            (Working, None, None),
+            (NeedsInput, None, Some(4)),
+            (Idle, None, Some(5)),
+            (Done, None, Some(0)),
+            (Failed, None, Some(6)),
+            (Stopped, None, Some(7)),
+            (Exited, None, Some(8)),
+            (Working, Some(Until::Idle), None),
+            (NeedsInput, Some(Until::Idle), None),
+            (Idle, Some(Until::Idle), Some(0)),
+            (Done, Some(Until::Idle), Some(0)),
+            (Failed, Some(Until::Idle), Some(6)),
+            (Stopped, Some(Until::Idle), Some(7)),
+            (Exited, Some(Until::Idle), Some(8)),
+            (Working, Some(Until::NeedsInput), None),
+            (NeedsInput, Some(Until::NeedsInput), Some(0)),
+            (Idle, Some(Until::NeedsInput), None),
+            (Done, Some(Until::NeedsInput), None),
+            (Failed, Some(Until::NeedsInput), Some(6)),
+            (Stopped, Some(Until::NeedsInput), Some(7)),
+            (Exited, Some(Until::NeedsInput), Some(8)),
+            (Working, Some(Until::Done), None),
+            (NeedsInput, Some(Until::Done), None),
+            (Idle, Some(Until::Done), None),
+            (Done, Some(Until::Done), Some(0)),
+            (Failed, Some(Until::Done), Some(6)),
+            (Stopped, Some(Until::Done), Some(7)),
+            (Exited, Some(Until::Done), Some(8)),
+        ];
+        for (state, until, expected) in table {
+            let got = ends_wait(state, until).then(|| wait_code(state, until));
+            assert_eq!(got, expected, "{state:?} --until {until:?}");
+        }
+        assert_eq!(AgentState::ALL.len(), 7, "a new state needs rows above");
+    }
+
+    /// Rule: without `--until`, each settled state has a code of its own, distinct from the
+    /// timeout's.
+    #[test]
+    fn without_until_each_state_has_its_own_exit_code() {
         let mut codes: Vec<u8> = AgentState::ALL
             .into_iter()
-            .filter(|state| *state != AgentState::Working)
-            .map(wait_code)
+            .filter(|state| *state != Working)
+            .map(|state| wait_code(state, None))
+            .chain([WAIT_TIMED_OUT])
             .collect();
         codes.sort_unstable();
         codes.dedup();
-        assert_eq!(codes.len(), AgentState::ALL.len() - 1);
-    }
-
-    #[test]
-    fn a_wait_for_done_ends_early_only_when_the_session_is_over() {
-        assert!(!ends_wait(AgentState::NeedsInput, Some(Until::Done)));
-        assert!(ends_wait(AgentState::Stopped, Some(Until::Done)));
-        assert!(ends_wait(AgentState::Done, Some(Until::Idle)));
-        assert!(!ends_wait(AgentState::Working, None));
+        assert_eq!(codes.len(), AgentState::ALL.len());
     }
 }

@@ -636,6 +636,13 @@ async fn three_mock_agents_one_waiting_for_approval_through_the_commands() {
             assert!(entry.get(field).is_some(), "{field} in {entry}");
         }
     }
+    // Waiting for a state the session is not in, under a timeout: the timeout's own code.
+    let timed_out = daemon.run(&["wait", "two", "--until", "done", "--timeout", "300ms"]);
+    assert_eq!(timed_out.status.code(), Some(9), "{timed_out:?}");
+    // The state waited for, already reached: 0, so `wait --until S && next` runs next.
+    let asking = daemon.run(&["wait", "two", "--until", "needs-input"]);
+    assert_eq!(asking.status.code(), Some(0), "{asking:?}");
+    assert_eq!(String::from_utf8_lossy(&asking.stdout).trim(), "needs_input");
     let approved = daemon.run(&["approve", "two"]);
     assert!(approved.status.success(), "{approved:?}");
     let again = daemon.run(&["approve", "two"]);
@@ -643,6 +650,8 @@ async fn three_mock_agents_one_waiting_for_approval_through_the_commands() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("already answered"));
     let waited = daemon.run(&["wait", "two", "--until", "done"]);
     assert_eq!(waited.status.code(), Some(0), "{waited:?}");
+    let idle = daemon.run(&["wait", "two", "--until", "idle"]);
+    assert_eq!(idle.status.code(), Some(0), "{idle:?}");
     let plain = daemon.run(&["agents"]);
     let text = String::from_utf8(plain.stdout).unwrap();
     assert_eq!(text.lines().count(), 4, "{text}");
