@@ -254,7 +254,9 @@ fn age(ms: u64) -> String {
 pub struct NewArgs {
     /// The provider, as `panewise run --provider` names it (default: panewise.toml's, else
     /// the offline mock).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
+        panewise_host::config::ProviderName::ALL.map(|name| name.as_str())
+    ))]
     provider: Option<String>,
     /// The model.
     #[arg(long)]
@@ -287,7 +289,8 @@ pub struct NewArgs {
         "remote",
     ])]
     resume: Option<String>,
-    /// The first prompt.
+    /// The first prompt (not empty: an agent given nothing to do would only wait).
+    #[arg(value_parser = non_empty_prompt)]
     prompt: String,
     /// Start it on HOST's daemon, over ssh (once; the id is then printed HOST:ID). --cwd is
     /// a directory there, given as an absolute path.
@@ -385,6 +388,7 @@ pub struct SendArgs {
     /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
     id: String,
     /// The prompt: sent at once when the agent is idle, queued while a turn runs.
+    #[arg(value_parser = non_empty_prompt)]
     prompt: String,
     #[command(flatten)]
     remote: RemoteArgs,
@@ -545,6 +549,14 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     ))?;
     write_out(format!("{}\n", created.session.id).as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A prompt with something in it; a blank one is a usage error, as a missing one is.
+pub(crate) fn non_empty_prompt(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("the prompt is empty: say what the agent should do".to_owned());
+    }
+    Ok(text.to_owned())
 }
 
 /// What `wait --until` waits for.

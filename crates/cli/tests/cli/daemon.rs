@@ -642,7 +642,10 @@ async fn three_mock_agents_one_waiting_for_approval_through_the_commands() {
     // The state waited for, already reached: 0, so `wait --until S && next` runs next.
     let asking = daemon.run(&["wait", "two", "--until", "needs-input"]);
     assert_eq!(asking.status.code(), Some(0), "{asking:?}");
-    assert_eq!(String::from_utf8_lossy(&asking.stdout).trim(), "needs_input");
+    assert_eq!(
+        String::from_utf8_lossy(&asking.stdout).trim(),
+        "needs_input"
+    );
     let approved = daemon.run(&["approve", "two"]);
     assert!(approved.status.success(), "{approved:?}");
     let again = daemon.run(&["approve", "two"]);

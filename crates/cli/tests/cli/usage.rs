@@ -51,7 +51,7 @@ fn a_value_that_is_not_one_of_the_choices_is_a_usage_error_naming_them() {
     let file = machine.path("project/not-a-dir");
     std::fs::write(&file, "").unwrap();
     let file = file.to_str().unwrap();
-    let cases: [(&[&str], &[&str]); 8] = [
+    let cases: [(&[&str], &[&str]); 11] = [
         (
             &["run", "--provider", "mock-llm", "hi"],
             &["mock-llm", "mock", "anthropic", "claude-code", "gemini-cli"],
@@ -88,6 +88,13 @@ fn a_value_that_is_not_one_of_the_choices_is_a_usage_error_naming_them() {
             &["not-a-dir", "not a directory"],
         ),
         (&["run", "--bogus", "hi"], &["--bogus"]),
+        // Refused before any daemon is asked (and started): as `run` refuses it.
+        (
+            &["new", "--provider", "foo", "hi"],
+            &["foo", "mock", "claude-code", "acp"],
+        ),
+        (&["new", "  "], &["the prompt is empty"]),
+        (&["send", "some-agent", ""], &["the prompt is empty"]),
     ];
     for (args, named) in cases {
         let output = machine.run(args);
