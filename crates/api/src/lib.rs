@@ -38,8 +38,9 @@ pub use error::{ApiError, ErrorCode};
 pub use methods::*;
 pub use rpc::{Incoming, Notification, Request, Response, RpcError};
 pub use summary::{
-    classify, context_pct, resolve_session, sort_sessions, tokens, waiting_for, AgentState, Ending,
-    Observed, PaneFields, SessionSummary, WaitingFor, SUMMARY_VERSION,
+    classify, context_pct, default_session_name, resolve_session, sort_sessions, tokens,
+    waiting_for, AgentState, Ending, Observed, PaneFields, SessionSummary, WaitingFor,
+    SUMMARY_VERSION,
 };
 
 /// The API's version: a client sends it in `hello`, and a daemon of another version refuses.

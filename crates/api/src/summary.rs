@@ -311,6 +311,14 @@ pub fn sort_sessions(sessions: &mut [SessionSummary]) {
     });
 }
 
+/// The name of a session given none: its id's last 8 characters (its first ones are the
+/// start time, which sessions started together share). The daemon names its sessions so, and
+/// `replay` and `resume` find a recorded session by it.
+pub fn default_session_name(id: &str) -> String {
+    let skip = id.chars().count().saturating_sub(8);
+    id.chars().skip(skip).collect()
+}
+
 /// The full id `key` names among `sessions` (each an id and a name): the id itself, a name,
 /// or a unique prefix of an id. The daemon resolves every request's session this way, and a
 /// client holding a list can do the same.

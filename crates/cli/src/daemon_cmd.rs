@@ -296,6 +296,7 @@ impl DaemonLauncher {
                     cwd,
                     approval: Some(approval),
                     prompts: params.prompt.iter().cloned().collect(),
+                    name: params.name.clone(),
                     ..SupervisedRequest::default()
                 })?;
                 return supervised(plan, worktree, self.telemetry.as_deref()).await;
@@ -314,6 +315,7 @@ impl DaemonLauncher {
             approval,
             window,
             prompts: params.prompt.iter().cloned().collect(),
+            name: params.name.clone(),
             ..LaunchRequest::default()
         };
         anyhow::ensure!(
@@ -370,6 +372,7 @@ impl DaemonLauncher {
             log: plan.config.log.clone(),
             worktree,
             own_dir: plan.own_dir,
+            name: plan.name.clone(),
         };
         // Every daemon session can be asked (a client answers) and stays open for prompts.
         let (mut session, handle) = plan.start(mock_url, true, true)?;
@@ -438,6 +441,7 @@ async fn supervised(
         log: plan.log.clone(),
         worktree,
         own_dir: false,
+        name: plan.name.clone(),
     };
     // The session's span opens before the agent starts: the agent is given its context.
     let export = crate::otel::prepare_supervised(telemetry, &mut plan);

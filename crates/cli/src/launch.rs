@@ -52,6 +52,8 @@ pub struct LaunchRequest {
     pub deadlines: DeadlineArgs,
     /// A recorded session of the own loop to continue (`crate::resume`).
     pub resume: Option<crate::resume::ResumeFrom>,
+    /// The session's name (`new --name`), kept in the log's header.
+    pub name: Option<String>,
 }
 
 /// The own loop's session, resolved but not started.
@@ -74,6 +76,8 @@ pub struct OwnPlan {
     pub mock_scenario: Option<String>,
     /// The recorded session this one continues.
     resume: Option<crate::resume::ResumeFrom>,
+    /// The session's name, kept in the log's header.
+    pub name: Option<String>,
 }
 
 impl OwnPlan {
@@ -151,6 +155,7 @@ impl OwnPlan {
             own_dir,
             mock_scenario: None,
             resume: request.resume,
+            name: request.name,
         })
     }
 
@@ -188,6 +193,7 @@ impl OwnPlan {
             mock_scenario: self.mock_scenario,
         };
         let header = panewise_pane_state::log::LogHeader {
+            name: self.name,
             provider: Some(config.provider.clone()),
             own_loop: Some(own_loop),
             resumed_from: self
@@ -248,6 +254,8 @@ pub struct SupervisedRequest {
     pub prompts: Vec<String>,
     /// The deadline flags.
     pub deadlines: DeadlineArgs,
+    /// The session's name (`new --name`; a resumed session keeps its recorded one).
+    pub name: Option<String>,
 }
 
 /// A supervised agent's session, resolved but not started.
@@ -269,6 +277,8 @@ pub struct SupervisedPlan {
     cannot_ask: Option<String>,
     /// Variables set for the agent on top of panewise's environment (`TRACEPARENT`).
     pub env: Vec<(String, String)>,
+    /// The session's name, kept in the log's header.
+    pub name: Option<String>,
 }
 
 impl SupervisedPlan {
@@ -277,6 +287,7 @@ impl SupervisedPlan {
     pub fn prepare(mut request: SupervisedRequest) -> anyhow::Result<SupervisedPlan> {
         let approval = request.approval.unwrap_or(ApprovalMode::Ask);
         let resumed = request.resume.as_deref().map(read_resumed).transpose()?;
+        let resumed_name = resumed.as_ref().and_then(|resumed| resumed.name.clone());
         let provider: Provider = match (&request.provider, &resumed) {
             (Some(name), _) => supervised_provider(name)?,
             (None, Some(resumed)) => resumed.provider,
@@ -449,6 +460,7 @@ impl SupervisedPlan {
             deadlines,
             cannot_ask,
             env: Vec::new(),
+            name: request.name.or(resumed_name),
         })
     }
 
@@ -483,6 +495,7 @@ impl SupervisedPlan {
                 .await;
         let header = panewise_pane_state::log::LogHeader {
             resumed_from: self.resumed.as_ref().map(|r| r.log.display().to_string()),
+            name: self.name.clone(),
             // The provider as the person named it, for `sessions`.
             provider: Some(self.provider_named.clone()),
             ..log_header(

@@ -45,6 +45,8 @@ pub struct OwnResumed {
     pub settings: OwnLoopHeader,
     /// How many logs the conversation was rebuilt from.
     pub logs: usize,
+    /// The name it was given, which the session continuing it keeps.
+    pub name: Option<String>,
 }
 
 /// One log read: its header and its transcript.
@@ -154,6 +156,7 @@ pub fn own_session(given: &Path) -> anyhow::Result<Option<OwnResumed>> {
         cwd: first.header.cwd.map(PathBuf::from),
         settings: first.header.own_loop.unwrap_or_default(),
         logs,
+        name: first.header.name,
     }))
 }
 
@@ -229,6 +232,7 @@ impl OwnResumed {
             prompts: given.prompts,
             deadlines: given.deadlines,
             resume: Some(self.from),
+            name: given.name.or(self.name),
         };
         Ok((setup, request))
     }

@@ -87,6 +87,10 @@ pub struct LogHeader {
     /// continues with. Absent for a supervised CLI and in logs written before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_loop: Option<OwnLoopHeader>,
+    /// The name the person gave the session (`new --name`), which `replay`, `resume` and a
+    /// resumed session keep. Absent when it was given none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// The settings of a session of panewise's own agent loop that its header keeps, so that the

@@ -184,8 +184,15 @@ impl Daemon {
             }
             Method::Resume => {
                 let resume: ResumeParams = params(raw)?;
+                // The session continued, when the daemon still lists it: the new one takes its
+                // name (and it goes back to its default), so `resume den` leaves `den` running.
+                let mut continued: Option<(String, String)> = None;
                 let log = match self.hosted.with(&resume.session, |entry| {
                     if entry.is_ended() {
+                        // A default name is the id's own: the new session has its own.
+                        if entry.name != crate::hosted::default_name(&entry.id) {
+                            continued = Some((entry.id.clone(), entry.name.clone()));
+                        }
                         Ok(entry.info.log.clone())
                     } else {
                         Err(RpcError::new(
@@ -205,8 +212,22 @@ impl Daemon {
                     .resume(&log, resume.prompt)
                     .await
                     .map_err(|why| RpcError::new(ErrorCode::CannotResume, why))?;
+                let name = match continued.take() {
+                    Some((old_id, name)) => {
+                        self.hosted.with(&old_id, |entry| {
+                            entry.name = crate::hosted::default_name(&entry.id);
+                            Ok(())
+                        })?;
+                        Some(name)
+                    }
+                    None => launched
+                        .info
+                        .name
+                        .clone()
+                        .filter(|name| !self.hosted.name_taken(name)),
+                };
                 result(CreateResult {
-                    session: self.hosted.host(launched, None),
+                    session: self.hosted.host(launched, name),
                 })
             }
             Method::Prompt => {

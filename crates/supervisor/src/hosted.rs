@@ -270,12 +270,7 @@ impl Hosted {
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| info.log.display().to_string());
-        // The id's last 8 characters: its first ones are the start time, which sessions
-        // started together share.
-        let name = name.unwrap_or_else(|| {
-            let skip = id.chars().count().saturating_sub(8);
-            id.chars().skip(skip).collect()
-        });
+        let name = name.unwrap_or_else(|| default_name(&id));
         let (controls, mut updates) = handle.split();
         let entry = Entry {
             id: id.clone(),
@@ -528,3 +523,5 @@ fn resolve(map: &BTreeMap<String, Entry>, key: &str) -> Result<String, RpcError>
         key,
     )
 }
+
+pub(crate) use panewise_api::default_session_name as default_name;

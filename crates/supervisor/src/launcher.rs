@@ -24,6 +24,9 @@ pub struct LaunchInfo {
     /// The working directory was made for the session (the mock's fresh directory): it goes
     /// with the session when nothing was left in it.
     pub own_dir: bool,
+    /// The name the session's log records (`new --name`, or the resumed session's), which a
+    /// resumed session keeps when no running session has taken it.
+    pub name: Option<String>,
 }
 
 /// A session made and not yet run.

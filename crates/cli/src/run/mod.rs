@@ -157,6 +157,8 @@ pub(crate) struct Resumed {
     pub(crate) model: Option<String>,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) agent_session_id: String,
+    /// The name the session was given, kept by the one that continues it.
+    pub(crate) name: Option<String>,
 }
 
 pub(crate) fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
@@ -199,6 +201,7 @@ pub(crate) fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
         model: header.model,
         cwd: header.cwd.map(PathBuf::from),
         agent_session_id,
+        name: header.name,
     })
 }
 
@@ -240,6 +243,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         capture: args.capture.clone(),
         prompts: args.prompts.clone(),
         deadlines: args.deadlines.clone(),
+        name: None,
     })?;
     if let Some(notice) = plan.cannot_ask_notice() {
         eprintln!("panewise run: {notice}");

@@ -175,6 +175,7 @@ fn flags_request(args: &Args) -> anyhow::Result<LaunchRequest> {
         prompts: args.prompts.clone(),
         deadlines: args.deadlines.clone(),
         resume: None,
+        name: None,
     })
 }
 

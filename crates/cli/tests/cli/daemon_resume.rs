@@ -80,5 +80,30 @@ async fn a_mock_session_waiting_for_approval_resumes_after_its_daemon_was_killed
         )
         .await;
     assert_eq!(missing.unwrap_err().code(), Some(ErrorCode::CannotResume));
+
+    // The resumed session kept the name its log recorded, though this daemon never saw it.
+    assert_eq!(done.name, "asker");
+    assert_eq!(new_header.name.as_deref(), Some("asker"));
+    // Every form that names a session names it for `replay` too: the name (the newest
+    // session of that name), a unique prefix of the id, the id.
+    for key in ["asker", &id[..id.len() - 4], &id] {
+        let replayed = daemon.run(&["replay", key]);
+        assert!(replayed.status.success(), "{key}: {replayed:?}");
+        let text = String::from_utf8_lossy(&replayed.stdout);
+        assert!(text.contains("go on"), "{key}: {text}");
+    }
+
+    // Stopped, and resumed by its name while this daemon still lists it: the new session
+    // takes the name, and the one it continues goes back to its default name.
+    let stopped = daemon.run(&["stop", "asker"]);
+    assert!(stopped.status.success(), "{stopped:?}");
+    until_state(&client, &id, |s| s.state == AgentState::Stopped).await;
+    let again = daemon.run(&["resume", "asker", "once more"]);
+    assert!(again.status.success(), "{again:?}");
+    let third = String::from_utf8_lossy(&again.stdout).trim().to_owned();
+    let third_done = until_state(&client, &third, |s| s.state == AgentState::Done).await;
+    assert_eq!(third_done.name, "asker");
+    let second = until_state(&client, &id, |s| s.name != "asker").await;
+    assert_eq!(second.name, panewise_api::default_session_name(&id));
     let _: Ack = client.call(Method::Shutdown, Empty {}).await.unwrap();
 }

@@ -118,7 +118,7 @@ fn an_unknown_session_id_says_where_ids_are_looked_for() {
         let err = stderr(&output);
         assert_eq!(output.status.code(), Some(3), "{args:?}: {err}");
         let expected = format!(
-            "no session with id 0190-no-such-id in {} (see `panewise sessions`)",
+            "no session with the id, prefix or name 0190-no-such-id in {} (see `panewise sessions`)",
             sessions.display()
         );
         assert!(err.contains(&expected), "{args:?}: {err}");

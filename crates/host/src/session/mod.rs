@@ -95,6 +95,7 @@ pub fn log_header(
         resumed_from: None,
         provider: None,
         own_loop: None,
+        name: None,
     }
 }
 
