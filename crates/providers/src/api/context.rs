@@ -237,3 +237,6 @@ pub(crate) fn gemini_field(context: Option<&ProviderContext>) -> Result<(), Requ
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod decode_tests;
