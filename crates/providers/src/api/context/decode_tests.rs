@@ -30,6 +30,9 @@ const ANTHROPIC_START: (&str, &str) = (
 );
 const ANTHROPIC_STOP: (&str, &str) = ("message_stop", r#"{"type":"message_stop"}"#);
 
+/// An SSE stream: each event's name and data.
+type Stream<'a> = &'a [(&'a str, &'a str)];
+
 #[test]
 fn each_report_becomes_one_context_managed_event_before_the_call_ends() {
     let cleared = [
@@ -75,7 +78,7 @@ fn each_report_becomes_one_context_managed_event_before_the_call_ends() {
         ),
     ];
     let plain = [ANTHROPIC_START, ANTHROPIC_STOP];
-    let cases: [(ApiKind, &[(&str, &str)], Option<Vec<AppliedContextEdit>>); 4] = [
+    let cases: [(ApiKind, Stream<'_>, Option<Vec<AppliedContextEdit>>); 4] = [
         (
             ApiKind::Anthropic,
             &cleared,

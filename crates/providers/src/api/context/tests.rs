@@ -24,10 +24,13 @@ const CLEAR_THINKING_ALL: &str =
 const COMPACT: &str = r#"{"strategy":"anthropic-compact","triggerTokens":60000,"instructions":"Keep \"messages\":[] paths.","pauseAfterCompaction":true}"#;
 const COMPACTION: &str = r#"{"strategy":"openai-compaction","compactThreshold":200000}"#;
 
-/// (API, model, strategy, Ok or the words the refusal must hold)
+/// Ok, or the words a refusal must hold.
+type Expected = Result<(), &'static [&'static str]>;
+
+/// (API, model, strategy, expected)
 #[test]
 fn support_is_checked_by_api_and_model() {
-    let cases: [(ApiKind, &str, &str, Result<(), &[&str]>); 12] = [
+    let cases: [(ApiKind, &str, &str, Expected); 12] = [
         (
             ApiKind::Anthropic,
             "claude-sonnet-4-5-20250929",
