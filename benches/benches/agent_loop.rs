@@ -81,6 +81,7 @@ fn serde_body(
         // The own loop's requests ask for the prompt cache, as they do by default.
         prompt_cache: true,
         cache_key: None,
+        context_management: None,
     };
     ApiKind::Anthropic.body(&request).expect("the body renders")
 }
@@ -106,6 +107,7 @@ fn iteration(c: &mut Criterion) {
         max_output_tokens: 8_192,
         prompt_cache: true,
         cache_key: None,
+        context_management: None,
     };
     let config = StrategyConfig::from_json(
         r#"{"strategy":"token-budget","thresholdTokens":150000,"keepRecentTurns":6}"#,

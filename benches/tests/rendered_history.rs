@@ -162,6 +162,7 @@ fn reference(
         // Caching on and a key, as the own loop sends them: the assembled body must match.
         prompt_cache: true,
         cache_key: Some(Cow::Borrowed("panewise-test")),
+        context_management: None,
     })
     .map_err(|e| e.to_string())
 }
@@ -174,6 +175,7 @@ fn assembled(history: &LoopHistory, tools: &[ToolDefinition<'static>]) -> Result
         max_output_tokens: 4_096,
         prompt_cache: true,
         cache_key: Some("panewise-test"),
+        context_management: None,
     };
     let mut out = Vec::new();
     history

@@ -81,6 +81,8 @@ fn config_help() -> String {
     for doc in &STRATEGY_DOCS {
         let trigger = if doc.token_triggered {
             " (engages only with a --usage reading)"
+        } else if doc.provider_side {
+            " (applied by the provider on its servers; never engages here)"
         } else {
             ""
         };
@@ -89,7 +91,10 @@ fn config_help() -> String {
             text.push_str(&format!("\n      {}: {}", option.name, option.value));
         }
     }
-    text.push_str("\n  Every strategy also takes the pin ceilings and the cache guard:");
+    text.push_str(
+        "\n  Every local strategy (not the provider-side ones) also takes the pin ceilings and \
+         the cache guard:",
+    );
     for option in &PIN_OPTIONS {
         text.push_str(&format!("\n      {}: {}", option.name, option.value));
     }

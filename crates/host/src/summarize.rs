@@ -88,6 +88,7 @@ impl Summarizer for ModelSummarizer {
             // price on Anthropic) would never be read back.
             prompt_cache: false,
             cache_key: None,
+            context_management: None,
         };
         let completion = self
             .client

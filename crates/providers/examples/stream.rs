@@ -56,6 +56,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         max_output_tokens: 1024,
         prompt_cache: true,
         cache_key: None,
+        context_management: None,
     };
     let mut events = client.stream(&request, CancellationToken::new())?;
     while let Some(event) = events.next().await {

@@ -272,3 +272,20 @@ mod tests {
         assert!(!message.contains("line 1"), "{message}");
     }
 }
+
+/// A provider-side strategy the session's API or model does not support, refused at start
+/// (never sent and silently ignored): what was asked, where, why not, and what would work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the `{strategy}` window strategy cannot run on the {api} API with model `{model}`: {reason}; {instead}")]
+pub struct Unsupported {
+    /// The configured strategy.
+    pub strategy: String,
+    /// The session's API.
+    pub api: String,
+    /// The session's model.
+    pub model: String,
+    /// Why not.
+    pub reason: String,
+    /// What would work instead.
+    pub instead: String,
+}

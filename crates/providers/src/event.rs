@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use panewise_protocol::{CompactionTrigger, Failure, PlanStep, SessionStats};
+use panewise_window::AppliedContextEdit;
 use serde::{Deserialize, Serialize};
 
 /// One thing that happened in a provider's stream, in words every provider shares.
@@ -220,6 +221,15 @@ pub enum ProviderEvent {
         /// included), `reasoning_tokens`; priced by the transport (`cost_usd`, `cost_source`).
         stats: SessionStats,
     },
+    /// The provider applied its own context management to the call (a provider-side window
+    /// strategy): each edit as it reported it, in the stream's order (the model API clients'
+    /// decoders, just before the call's [`ProviderEvent::CallEnded`]). Anthropic reports
+    /// `context_management.applied_edits` and a `compaction` block with its
+    /// `usage.iterations` entry; OpenAI a `compaction` output item.
+    ContextManaged {
+        /// What the provider did.
+        edits: Vec<AppliedContextEdit>,
+    },
     /// A message of an earlier session that the agent replayed as it loaded the session
     /// (ACP `session/load` streams the history as updates before it answers): history, not
     /// output of a turn, so it opens no turn and starts no tool.
@@ -272,6 +282,7 @@ impl ProviderEvent {
             ProviderEvent::RateLimitsUpdated { .. } => "rate_limits_updated",
             ProviderEvent::ToolCallRequested { .. } => "tool_call_requested",
             ProviderEvent::CallEnded { .. } => "call_ended",
+            ProviderEvent::ContextManaged { .. } => "context_managed",
             ProviderEvent::HistoryReplayed { .. } => "history_replayed",
             ProviderEvent::Warning { .. } => "warning",
             ProviderEvent::Unknown { .. } => "unknown",

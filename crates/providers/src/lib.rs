@@ -99,6 +99,7 @@ runtime.block_on(async {
             max_output_tokens: 256,
             prompt_cache: true,
             cache_key: None,
+            context_management: None,
         };
         let mut events = client.stream(&request, CancellationToken::new())?;
         let mut text = String::new();
@@ -146,8 +147,8 @@ pub mod summary;
 pub mod transport;
 
 pub use api::{
-    ApiKey, ApiKind, ApiMessage, ModelRequest, RenderedHistory, RequestHead, RetryPolicy,
-    StreamDecoder, ToolDefinition,
+    check_provider_context, check_provider_context_in, ApiKey, ApiKind, ApiMessage, ModelRequest,
+    RenderedHistory, RequestHead, RetryPolicy, StreamDecoder, ToolDefinition,
 };
 pub use classify::{
     classify_cli_failure, classify_failure, gemini_exit_status, process_exited_failure, ErrorReport,
@@ -155,11 +156,11 @@ pub use classify::{
 pub use decoder::{decode_all, DecodeCounts, Decoded, Decoder, Provider, UnknownProvider};
 pub use error::{
     ApiError, ChannelError, DecodeError, ModelTableError, PairingError, PriceTableError,
-    RequestError,
+    RequestError, Unsupported,
 };
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
 pub use mapping::{fold_events, Fold, LiveFold, Mapper, ModelSource};
-pub use model_table::{ModelTable, WindowRule};
+pub use model_table::{ContextRule, ModelTable, WindowRule};
 pub use price_table::{ModelPrice, PriceTable};
 pub use sniff::Sniffer;
 pub use summary::{summarize, summarize_tally, PaneSummary, SummaryFailure, ToolCount, ToolTally};

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use panewise_pane_state::state::{ContextInvalidation, WaitingReason};
 use panewise_pane_state::{step, Msg, State};
 use panewise_protocol::{CompactionTrigger, CostSource, FailureKind, SessionStats};
+use panewise_window::AppliedContextEdit;
 use serde::{Deserialize, Serialize};
 
 use crate::args::chip_arg;
@@ -366,6 +367,22 @@ impl Mapper {
                     out.push(Msg::TokensOut { output, turn: None });
                 }
             }
+            // The provider's compaction shows as an agent's own: started, then its boundary.
+            // Cleared tool results and thinking are not compactions: the own loop's window
+            // ledger reconciles them (`panewise_window::provider::reconcile`).
+            ProviderEvent::ContextManaged { edits } => {
+                for edit in edits {
+                    if let AppliedContextEdit::Compacted {
+                        api,
+                        input_tokens,
+                        output_tokens,
+                        ..
+                    } = edit
+                    {
+                        self.provider_compacted(api, *input_tokens, *output_tokens, at, out);
+                    }
+                }
+            }
             ProviderEvent::Failure { failure } => out.push(Msg::FailureObserved {
                 failure: failure.clone(),
                 at,
@@ -461,6 +478,40 @@ impl Mapper {
         });
         stats.cost_usd = total;
         stats
+    }
+
+    /// A provider's compaction: its boundary when the provider reported the summarized and
+    /// summary tokens, else (OpenAI reports neither) a warning once, never a made-up figure;
+    /// the call's usage then gives the meter its new reading.
+    fn provider_compacted(
+        &mut self,
+        api: &str,
+        input_tokens: Option<u64>,
+        output_tokens: Option<u64>,
+        at: u64,
+        out: &mut Vec<Msg>,
+    ) {
+        let trigger = CompactionTrigger::Auto;
+        match (input_tokens, output_tokens) {
+            (Some(pre_tokens), Some(post_tokens)) => {
+                out.push(Msg::CompactionStarted { trigger, at });
+                out.push(Msg::CompactionBoundary {
+                    trigger,
+                    pre_tokens,
+                    post_tokens,
+                    duration_ms: None,
+                    at,
+                    frame_timestamp: None,
+                });
+            }
+            _ => self.warn_once(
+                format!("compaction-tokens:{api}"),
+                format!(
+                    "the {api} API compacted the conversation without reporting its token counts; \
+                     the context meter shows the next call's usage"
+                ),
+            ),
+        }
     }
 
     fn warn_once(&mut self, key: String, warning: String) {

@@ -37,6 +37,20 @@ pub struct ModelTable {
     /// stream names none. The host should put here the model it starts the CLI with.
     #[serde(default)]
     pub default_models: BTreeMap<String, String>,
+    /// Which provider-side strategies each model supports, as the providers' documentation
+    /// lists them (`check_provider_context` reads it). A model no rule matches supports none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_management: Vec<ContextRule>,
+}
+
+/// One row of the provider-side strategy support: the strategies a model (pattern) supports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextRule {
+    /// An exact model id, or a prefix followed by `*`.
+    pub model: String,
+    /// The provider-side strategy names (`anthropic-compact`, …) the model supports.
+    pub strategies: Vec<String>,
 }
 
 /// One row of the table.
@@ -71,7 +85,19 @@ impl ModelTable {
             self.windows.push(rule);
         }
         self.default_models.extend(overrides.default_models);
+        for rule in overrides.context_management {
+            self.context_management
+                .retain(|existing| !existing.model.eq_ignore_ascii_case(&rule.model));
+            self.context_management.push(rule);
+        }
         self
+    }
+
+    /// The provider-side strategies `model` supports, when a rule matches it (the most
+    /// specific rule decides alone, so a rule lists all of its models' strategies).
+    pub fn context_strategies(&self, model: &str) -> Option<&[String]> {
+        best_match(&self.context_management, |rule| &rule.model, model)
+            .map(|rule| rule.strategies.as_slice())
     }
 
     /// The window of `model`, if a rule matches it.
@@ -140,6 +166,7 @@ mod tests {
                 },
             ],
             default_models: BTreeMap::from([("codex".into(), "o3".into())]),
+            context_management: Vec::new(),
         });
         assert_eq!(table.window_for("gemini-3.8-flash"), Some(32_000));
         assert_eq!(table.window_for("Gemini-X"), Some(7));

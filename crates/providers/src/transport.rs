@@ -21,6 +21,7 @@ use futures_util::{Stream, StreamExt as _};
 use panewise_protocol::{Failure, SessionStats};
 pub use tokio_util::sync::CancellationToken;
 
+use crate::api::context::request_headers;
 use crate::api::{
     classify_http_error, is_retryable, price_call, retry_after_ms, ApiKey, ApiKind, ModelRequest,
     RetryPolicy, StreamDecoder,
@@ -88,6 +89,9 @@ pub struct RenderedRequest {
     /// How many API messages the body carries (a call and its result count one each), for
     /// the caller's accounting and the tests.
     pub messages: usize,
+    /// The headers the body's settings need besides the API's own (`anthropic-beta` for a
+    /// provider-side strategy: [`crate::api::context::request_headers`]).
+    pub headers: Vec<(String, String)>,
 }
 
 /// The assembled answer of one call.
@@ -280,8 +284,10 @@ impl ModelClient for HttpModelClient {
         request: &ModelRequest<'_>,
         cancel: CancellationToken,
     ) -> Result<EventStream, ApiError> {
-        let body = self.inner.config.api.body(request)?;
-        Ok(self.start(&request.model, body, cancel))
+        let api = self.inner.config.api;
+        let body = api.body(request)?;
+        let headers = request_headers(api, request.context_management.as_deref());
+        Ok(self.start(&request.model, body, headers, cancel))
     }
 
     fn stream_rendered(
@@ -289,19 +295,26 @@ impl ModelClient for HttpModelClient {
         request: RenderedRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ApiError> {
-        Ok(self.start(&request.model, request.body, cancel))
+        Ok(self.start(&request.model, request.body, request.headers, cancel))
     }
 }
 
 impl HttpModelClient {
     /// One call of `body` (moved into the request, not copied) to `model`'s endpoint.
-    fn start(&self, model: &str, body: Vec<u8>, cancel: CancellationToken) -> EventStream {
+    fn start(
+        &self,
+        model: &str,
+        body: Vec<u8>,
+        headers: Vec<(String, String)>,
+        cancel: CancellationToken,
+    ) -> EventStream {
         let api = self.inner.config.api;
         let call = Call {
             inner: Arc::clone(&self.inner),
             url: api.endpoint(&self.inner.config.base_url, model),
             model: model.to_owned(),
             body: bytes::Bytes::from(body),
+            headers,
             cancel,
             attempt: 1,
             waited: Duration::ZERO,
@@ -340,6 +353,8 @@ struct Call {
     url: String,
     model: String,
     body: bytes::Bytes,
+    /// The request's own headers (`anthropic-beta`), sent with every attempt.
+    headers: Vec<(String, String)>,
     cancel: CancellationToken,
     attempt: u32,
     waited: Duration,
@@ -480,6 +495,9 @@ impl Call {
         }
         if config.api == ApiKind::Anthropic {
             builder = builder.header("anthropic-version", ANTHROPIC_VERSION);
+        }
+        for (name, value) in &self.headers {
+            builder = builder.header(name.as_str(), value.as_str());
         }
         builder
     }

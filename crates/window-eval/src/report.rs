@@ -97,6 +97,12 @@ fn strategy_label(config: &StrategyConfig) -> String {
             keep_recent_observations,
             ..
         } => format!("hybrid@{threshold_tokens}/{keep_recent_observations}"),
+        // The provider edits on its servers, which a replay cannot see: it replays as the
+        // raw history, under the strategy's own name.
+        StrategyConfig::Provider(context) => match context.trigger_tokens() {
+            Some(trigger) => format!("{}@{trigger}", context.strategy_name()),
+            None => context.strategy_name().to_owned(),
+        },
     }
 }
 
@@ -141,7 +147,9 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
         .iter()
         .cloned()
         .map(|mut config| {
-            guard_of(&mut config).payback_calls = Some(DEFAULT_EVAL_PAYBACK_CALLS);
+            if let Some(guard) = guard_of(&mut config) {
+                guard.payback_calls = Some(DEFAULT_EVAL_PAYBACK_CALLS);
+            }
             config
         })
         .collect();
@@ -151,13 +159,15 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
         .collect()
 }
 
-fn guard_of(config: &mut StrategyConfig) -> &mut panewise_window::CacheGuard {
+/// The cache guard of a local strategy; a provider-side one has none.
+fn guard_of(config: &mut StrategyConfig) -> Option<&mut panewise_window::CacheGuard> {
     match config {
         StrategyConfig::SlidingWindow { pins, .. }
         | StrategyConfig::TokenBudget { pins, .. }
         | StrategyConfig::SummarizeOldest { pins, .. }
         | StrategyConfig::ObservationMasking { pins, .. }
-        | StrategyConfig::Hybrid { pins, .. } => &mut pins.cache,
+        | StrategyConfig::Hybrid { pins, .. } => Some(&mut pins.cache),
+        StrategyConfig::Provider(_) => None,
     }
 }
 

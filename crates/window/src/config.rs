@@ -10,12 +10,19 @@ use serde_json::{Map, Value};
 
 use crate::error::WindowError;
 use crate::message::WindowMessage;
+use crate::provider::{
+    thinking_keep, AnthropicCompact, ClearThinking, ClearToolUses, OpenAiCompaction,
+    ProviderContext, ProviderSide, ThinkingKeep, DEFAULT_CLEAR_TOOL_USES_TRIGGER,
+    DEFAULT_COMPACT_TRIGGER, DEFAULT_KEEP_THINKING_TURNS, DEFAULT_KEEP_TOOL_USES,
+    MIN_COMPACT_TRIGGER,
+};
 use crate::record::Retain;
 use crate::stage::WindowStage;
 use crate::strategy::{
     Hybrid, ObservationMasking, SlidingWindow, SummarizeOldest, TokenBudget, WindowStrategy,
     DEFAULT_KEEP_RECENT_OBSERVATIONS, DEFAULT_KEEP_RECENT_TURNS,
 };
+pub use crate::strategy_docs::{OptionDoc, StrategyDoc, PIN_OPTIONS, STRATEGY_DOCS};
 use crate::visit::PinSettings;
 
 /// The options every strategy takes, as configured: the pin ceilings (`false` and `0` both
@@ -131,139 +138,24 @@ pub enum StrategyConfig {
         #[serde(flatten)]
         pins: PinConfig,
     },
+    /// A provider-side strategy: the model API edits the context on its servers, as the
+    /// request asks ([`ProviderContext`]); locally nothing is edited, so it takes no pin or
+    /// cache-guard options.
+    #[serde(untagged)]
+    Provider(ProviderContext),
 }
 
 /// The strategy names a configuration may give.
-pub const STRATEGY_NAMES: [&str; 5] = [
+pub const STRATEGY_NAMES: [&str; 9] = [
     "sliding-window",
     "token-budget",
     "summarize-oldest",
     "observation-masking",
     "hybrid",
-];
-
-/// One option of a strategy, as a configuration spells it: what help text lists and what the
-/// unknown-key error offers instead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OptionDoc {
-    /// The key, as written in the configuration file.
-    pub name: &'static str,
-    /// What the value may be, and its default when it has one.
-    pub value: &'static str,
-    /// A valid value as JSON text, so a test can prove the parser takes every listed option.
-    pub example: &'static str,
-}
-
-/// A built-in strategy: its name, what it does, and the options it takes besides the pins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StrategyDoc {
-    /// The `strategy` value that chooses it.
-    pub name: &'static str,
-    /// What it does, in one line.
-    pub summary: &'static str,
-    /// Whether it engages only on a usage reading over its threshold.
-    pub token_triggered: bool,
-    /// Its own options (every strategy also takes [`PIN_OPTIONS`]).
-    pub options: &'static [OptionDoc],
-}
-
-const THRESHOLD: OptionDoc = OptionDoc {
-    name: "thresholdTokens",
-    value: "required, a whole number of at least 1",
-    example: "2000",
-};
-const KEEP_TURNS_DEFAULT: OptionDoc = OptionDoc {
-    name: "keepRecentTurns",
-    value: "a whole number of at least 1, default 6",
-    example: "6",
-};
-const KEEP_OBSERVATIONS: OptionDoc = OptionDoc {
-    name: "keepRecentObservations",
-    value: "a whole number, default 10",
-    example: "10",
-};
-const MODEL: OptionDoc = OptionDoc {
-    name: "model",
-    value: "required, the summarizer's model (never the agent's)",
-    example: "\"extractive\"",
-};
-const RETAIN: OptionDoc = OptionDoc {
-    name: "retain",
-    value: "\"conversation\" (default) or \"discard\": how folded originals are kept",
-    example: "\"discard\"",
-};
-
-/// The options every strategy takes: the pin ceilings (W23) and the cache guard.
-pub const PIN_OPTIONS: [OptionDoc; 5] = [
-    OptionDoc {
-        name: "keepLastToolResults",
-        value: "false or a whole number, default 2",
-        example: "2",
-    },
-    OptionDoc {
-        name: "keepLedgerFacts",
-        value: "false or a whole number, default 4",
-        example: "false",
-    },
-    OptionDoc {
-        name: "paybackCalls",
-        value: "a whole number of at least 1: hold an edit back unless it pays for the prompt cache it breaks within this many calls; default: apply every edit",
-        example: "5",
-    },
-    OptionDoc {
-        name: "overflowTokens",
-        value: "a whole number of at least 1: at this many tokens an edit is applied even if it does not pay; default: never forced",
-        example: "180000",
-    },
-    OptionDoc {
-        name: "shadow",
-        value: "true or false, default false: record what the strategy would do and change nothing",
-        example: "true",
-    },
-];
-
-/// Every built-in strategy, in the order of [`STRATEGY_NAMES`].
-pub const STRATEGY_DOCS: [StrategyDoc; 5] = [
-    StrategyDoc {
-        name: "sliding-window",
-        summary: "keep the last keepRecentTurns turns",
-        token_triggered: false,
-        options: &[OptionDoc {
-            name: "keepRecentTurns",
-            value: "required, a whole number of at least 1",
-            example: "3",
-        }],
-    },
-    StrategyDoc {
-        name: "token-budget",
-        summary: "drop the oldest turns until under thresholdTokens",
-        token_triggered: true,
-        options: &[THRESHOLD, KEEP_TURNS_DEFAULT],
-    },
-    StrategyDoc {
-        name: "summarize-oldest",
-        summary: "fold the oldest turns into a summary when over thresholdTokens",
-        token_triggered: true,
-        options: &[THRESHOLD, KEEP_TURNS_DEFAULT, MODEL, RETAIN],
-    },
-    StrategyDoc {
-        name: "observation-masking",
-        summary: "mask tool results older than the last keepRecentObservations",
-        token_triggered: false,
-        options: &[KEEP_OBSERVATIONS],
-    },
-    StrategyDoc {
-        name: "hybrid",
-        summary: "when over thresholdTokens, mask first and fold only if masking is not enough",
-        token_triggered: true,
-        options: &[
-            THRESHOLD,
-            KEEP_TURNS_DEFAULT,
-            KEEP_OBSERVATIONS,
-            MODEL,
-            RETAIN,
-        ],
-    },
+    "anthropic-clear-tool-uses",
+    "anthropic-clear-thinking",
+    "anthropic-compact",
+    "openai-compaction",
 ];
 
 /// The keys a configuration of `strategy` accepts, `strategy` itself first; empty for an
@@ -273,9 +165,10 @@ pub fn accepted_keys(strategy: &str) -> Vec<&'static str> {
         .iter()
         .find(|doc| doc.name == strategy)
         .map(|doc| {
+            let pins: &[OptionDoc] = if doc.provider_side { &[] } else { &PIN_OPTIONS };
             std::iter::once("strategy")
                 .chain(doc.options.iter().map(|option| option.name))
-                .chain(PIN_OPTIONS.iter().map(|option| option.name))
+                .chain(pins.iter().map(|option| option.name))
                 .collect()
         })
         .unwrap_or_default()
@@ -321,6 +214,16 @@ impl StrategyConfig {
             StrategyConfig::SummarizeOldest { .. } => SummarizeOldest::NAME,
             StrategyConfig::ObservationMasking { .. } => ObservationMasking::NAME,
             StrategyConfig::Hybrid { .. } => Hybrid::NAME,
+            StrategyConfig::Provider(context) => context.strategy_name(),
+        }
+    }
+
+    /// What a provider-side strategy asks of the provider, to render into the request;
+    /// `None` for a local strategy.
+    pub fn provider_context(&self) -> Option<&ProviderContext> {
+        match self {
+            StrategyConfig::Provider(context) => Some(context),
+            _ => None,
         }
     }
 
@@ -337,9 +240,10 @@ impl StrategyConfig {
             | StrategyConfig::Hybrid {
                 threshold_tokens, ..
             } => Some(*threshold_tokens),
-            StrategyConfig::SlidingWindow { .. } | StrategyConfig::ObservationMasking { .. } => {
-                None
-            }
+            // A provider-side strategy's trigger is the provider's to check, not the stage's.
+            StrategyConfig::SlidingWindow { .. }
+            | StrategyConfig::ObservationMasking { .. }
+            | StrategyConfig::Provider(_) => None,
         }
     }
 
@@ -352,7 +256,7 @@ impl StrategyConfig {
         )
     }
 
-    /// The pin ceilings.
+    /// The pin ceilings (the defaults for a provider-side strategy, which edits nothing).
     pub fn pins(&self) -> PinSettings {
         let pins = match self {
             StrategyConfig::SlidingWindow { pins, .. }
@@ -360,6 +264,7 @@ impl StrategyConfig {
             | StrategyConfig::SummarizeOldest { pins, .. }
             | StrategyConfig::ObservationMasking { pins, .. }
             | StrategyConfig::Hybrid { pins, .. } => *pins,
+            StrategyConfig::Provider(_) => PinConfig::default(),
         };
         PinSettings {
             keep_last_tool_results: pins.keep_last_tool_results,
@@ -367,7 +272,7 @@ impl StrategyConfig {
         }
     }
 
-    /// The cache guard every strategy takes.
+    /// The cache guard every local strategy takes (none for a provider-side one).
     pub fn cache_guard(&self) -> CacheGuard {
         match self {
             StrategyConfig::SlidingWindow { pins, .. }
@@ -375,6 +280,7 @@ impl StrategyConfig {
             | StrategyConfig::SummarizeOldest { pins, .. }
             | StrategyConfig::ObservationMasking { pins, .. }
             | StrategyConfig::Hybrid { pins, .. } => pins.cache,
+            StrategyConfig::Provider(_) => CacheGuard::default(),
         }
     }
 
@@ -423,6 +329,7 @@ impl StrategyConfig {
                     .retain(*retain);
                 Box::new(Hybrid::new(*keep_recent_observations, summarize))
             }
+            StrategyConfig::Provider(context) => Box::new(ProviderSide::new(context)),
         })
     }
 
@@ -565,6 +472,42 @@ impl Fields {
         }
     }
 
+    /// An optional non-empty string.
+    fn text(&mut self, field: &str) -> Result<Option<String>, WindowError> {
+        match self.take(field) {
+            None => Ok(None),
+            Some(Value::String(text)) if !text.trim().is_empty() => Ok(Some(text)),
+            Some(value) => Err(invalid(
+                field,
+                &format!("must be a non-empty string, got {}", describe_value(&value)),
+            )),
+        }
+    }
+
+    /// An optional list of non-empty names, empty when absent.
+    fn names(&mut self, field: &str) -> Result<Vec<String>, WindowError> {
+        let bad = |value: &Value| {
+            invalid(
+                field,
+                &format!(
+                    "must be a list of non-empty strings, got {}",
+                    describe_value(value)
+                ),
+            )
+        };
+        match self.take(field) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Value::String(name) if !name.trim().is_empty() => Ok(name.clone()),
+                    other => Err(bad(other)),
+                })
+                .collect(),
+            Some(value) => Err(bad(&value)),
+        }
+    }
+
     fn finish(self, strategy: &str) -> Result<(), WindowError> {
         match self.map.keys().next() {
             None => Ok(()),
@@ -650,6 +593,48 @@ impl TryFrom<Value> for StrategyConfig {
                 retain: fields.retain()?,
                 pins: fields.pins()?,
             },
+            "anthropic-clear-tool-uses" => {
+                StrategyConfig::Provider(ProviderContext::AnthropicClearToolUses(ClearToolUses {
+                    trigger_tokens: fields.whole(
+                        "triggerTokens",
+                        1,
+                        Some(DEFAULT_CLEAR_TOOL_USES_TRIGGER),
+                    )?,
+                    keep_tool_uses: fields.whole(
+                        "keepToolUses",
+                        0,
+                        Some(DEFAULT_KEEP_TOOL_USES),
+                    )?,
+                    clear_at_least_tokens: fields.optional_whole("clearAtLeastTokens", 1)?,
+                    exclude_tools: fields.names("excludeTools")?,
+                    clear_tool_inputs: fields.flag("clearToolInputs")?,
+                }))
+            }
+            "anthropic-clear-thinking" => {
+                StrategyConfig::Provider(ProviderContext::AnthropicClearThinking(ClearThinking {
+                    keep_thinking_turns: match fields.take("keepThinkingTurns") {
+                        None => ThinkingKeep::Turns(DEFAULT_KEEP_THINKING_TURNS),
+                        Some(value) => thinking_keep(&value)
+                            .map_err(|reason| invalid("keepThinkingTurns", &reason))?,
+                    },
+                }))
+            }
+            "anthropic-compact" => {
+                StrategyConfig::Provider(ProviderContext::AnthropicCompact(AnthropicCompact {
+                    trigger_tokens: fields.whole(
+                        "triggerTokens",
+                        MIN_COMPACT_TRIGGER,
+                        Some(DEFAULT_COMPACT_TRIGGER),
+                    )?,
+                    instructions: fields.text("instructions")?,
+                    pause_after_compaction: fields.flag("pauseAfterCompaction")?,
+                }))
+            }
+            "openai-compaction" => {
+                StrategyConfig::Provider(ProviderContext::OpenAiCompaction(OpenAiCompaction {
+                    compact_threshold: fields.whole("compactThreshold", 1, None)?,
+                }))
+            }
             other => {
                 return Err(invalid(
                     "strategy",
@@ -672,7 +657,8 @@ mod tests {
     fn all_options(doc: &StrategyDoc) -> Map<String, Value> {
         let mut map = Map::new();
         map.insert("strategy".into(), Value::String(doc.name.into()));
-        for option in doc.options.iter().chain(PIN_OPTIONS.iter()) {
+        let pins: &[OptionDoc] = if doc.provider_side { &[] } else { &PIN_OPTIONS };
+        for option in doc.options.iter().chain(pins.iter()) {
             let value = serde_json::from_str(option.example).unwrap_or(Value::Null);
             map.insert(option.name.into(), value);
         }
@@ -691,6 +677,7 @@ mod tests {
         let every_name: Vec<&str> = STRATEGY_DOCS
             .iter()
             .flat_map(|doc| doc.options.iter().map(|option| option.name))
+            .chain(PIN_OPTIONS.iter().map(|option| option.name))
             .collect();
         for doc in &STRATEGY_DOCS {
             let parsed = StrategyConfig::try_from(Value::Object(all_options(doc)));

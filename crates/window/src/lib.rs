@@ -49,10 +49,12 @@ pub mod message;
 pub mod notice;
 pub mod openai;
 pub mod plan;
+pub mod provider;
 pub mod record;
 mod scan;
 pub mod stage;
 pub mod strategy;
+mod strategy_docs;
 pub mod tokens;
 pub mod visit;
 
@@ -61,6 +63,7 @@ pub use conversation::{Conversation, Turn};
 pub use error::{SummarizerError, WindowError};
 pub use message::{Message, Role, ToolCall, ToolCallRef, WindowMessage};
 pub use plan::{ContentReplacement, WindowEdit, WindowPlan};
+pub use provider::{AppliedContextEdit, ProviderContext, ProviderEditRecord};
 pub use record::{
     CacheImpact, CompactionRecord, EditDecision, FoldedSpan, Refusal, RefusalReason, Retain,
     Standing, Usage, WindowObservations, WindowRecord,

@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
+use panewise_providers::api::context::request_headers;
 use panewise_providers::transport::RenderedRequest;
 use panewise_providers::{ApiKind, ApiMessage, RenderedHistory, RequestError, RequestHead};
 use panewise_window::{Conversation, Message, Role, WindowError, WindowPlan};
@@ -159,6 +160,7 @@ impl LoopHistory {
             model: head.model.to_owned(),
             body,
             messages: self.rendered.message_count(),
+            headers: request_headers(self.rendered.api(), head.context_management),
         })
     }
 

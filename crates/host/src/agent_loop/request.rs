@@ -90,7 +90,9 @@ pub fn check_pairing(messages: &[ApiMessage<'_>]) -> Result<(), PairingError> {
                     })
                 }
             },
-            ApiMessage::User { .. } | ApiMessage::Assistant { .. } => {}
+            ApiMessage::User { .. }
+            | ApiMessage::Assistant { .. }
+            | ApiMessage::Compaction { .. } => {}
         }
     }
     match calls

@@ -136,6 +136,7 @@ fn serde_body(
         max_output_tokens: config.max_output_tokens,
         prompt_cache: config.prompt_cache,
         cache_key: config.cache_key.as_deref().map(Cow::Borrowed),
+        context_management: None,
     })
     .unwrap()
 }

@@ -126,6 +126,7 @@ async fn the_history_rebuilt_from_a_log_is_the_history_its_session_had() {
                     // on its own last block, as the request did.
                     prompt_cache: true,
                     cache_key: None,
+                    context_management: None,
                 };
                 let sent = conversation(api, &last.body);
                 let matched = (1..=rebuilt.messages.len()).rev().find(|&len| {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use panewise_protocol::SessionStats;
+use panewise_window::AppliedContextEdit;
 use serde::Deserialize;
 
 use super::{disconnected, failure_event, malformed, ApiKind, ErrorDetail, StreamDecoder};
@@ -17,10 +18,71 @@ pub struct AnthropicDecoder {
     stop_reason: Option<String>,
     /// Tool-use blocks being streamed, by block index: id, name, argument text so far.
     tool_blocks: BTreeMap<u64, (String, String, String)>,
+    /// Compaction blocks being streamed, by block index: the summary so far.
+    compaction_blocks: BTreeMap<u64, String>,
+    /// Compaction blocks finished, in order: their summaries.
+    compactions: Vec<String>,
+    /// `context_management.applied_edits`, as reported.
+    applied_edits: Vec<AppliedContextEdit>,
+    /// `usage.iterations` entries of type `compaction`: input and output tokens.
+    compaction_iterations: Vec<(Option<u64>, Option<u64>)>,
     done: bool,
 }
 
-#[derive(Debug, Default, Clone, Copy, Deserialize)]
+/// One entry of `usage.iterations`: a sampling step of the call (`compaction` or `message`).
+#[derive(Debug, Clone, Deserialize)]
+struct Iteration {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+/// `context_management` of a `message_delta`.
+#[derive(Deserialize)]
+struct ContextManagement {
+    // Values, not raw slices: the event is an internally tagged enum, whose fields serde
+    // buffers, and a raw slice cannot be read from a buffer.
+    #[serde(default)]
+    applied_edits: Vec<serde_json::Value>,
+}
+
+/// The fields of an `applied_edits` entry this decoder reads; the entry is kept whole when its
+/// type is unknown.
+#[derive(Deserialize)]
+struct AppliedEdit {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    cleared_tool_uses: Option<u64>,
+    cleared_thinking_turns: Option<u64>,
+    cleared_input_tokens: Option<u64>,
+}
+
+/// An `applied_edits` entry as the vocabulary's edit; an unknown type is kept verbatim.
+fn applied_edit(raw: &serde_json::Value) -> AppliedContextEdit {
+    let unrecognized = |provider_type: Option<String>| AppliedContextEdit::Unrecognized {
+        provider_type,
+        raw: raw.to_string(),
+    };
+    let Ok(edit) = AppliedEdit::deserialize(raw) else {
+        return unrecognized(None);
+    };
+    match edit.kind {
+        Some(kind) if kind.starts_with("clear_tool_uses_") => AppliedContextEdit::ClearedToolUses {
+            provider_type: kind,
+            cleared_tool_uses: edit.cleared_tool_uses,
+            cleared_input_tokens: edit.cleared_input_tokens,
+        },
+        Some(kind) if kind.starts_with("clear_thinking_") => AppliedContextEdit::ClearedThinking {
+            provider_type: kind,
+            cleared_thinking_turns: edit.cleared_thinking_turns,
+            cleared_input_tokens: edit.cleared_input_tokens,
+        },
+        kind => unrecognized(kind),
+    }
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
 struct Usage {
     input_tokens: Option<u64>,
     cache_creation_input_tokens: Option<u64>,
@@ -28,6 +90,8 @@ struct Usage {
     output_tokens: Option<u64>,
     /// The cache writes split by how long they are kept.
     cache_creation: Option<CacheCreation>,
+    /// The call's sampling steps, when it had more than the answer (a compaction).
+    iterations: Option<Vec<Iteration>>,
 }
 
 /// `usage.cache_creation`: `cache_creation_input_tokens` split by time to live. Only the
@@ -40,7 +104,7 @@ struct CacheCreation {
 impl Usage {
     /// Each field the later report carries replaces this one's (`message_delta` repeats the
     /// figures cumulatively).
-    fn update(&mut self, later: Usage) {
+    fn update(&mut self, later: &Usage) {
         let pick = |now: &mut Option<u64>, later: Option<u64>| {
             if later.is_some() {
                 *now = later;
@@ -83,6 +147,7 @@ enum Event {
         #[serde(default)]
         delta: MessageDelta,
         usage: Option<Usage>,
+        context_management: Option<ContextManagement>,
     },
     MessageStop,
     Ping,
@@ -104,6 +169,9 @@ enum Block {
         id: String,
         name: String,
     },
+    Compaction {
+        content: Option<String>,
+    },
     #[serde(other)]
     Other,
 }
@@ -120,6 +188,9 @@ enum Piece {
     },
     InputJsonDelta {
         partial_json: String,
+    },
+    CompactionDelta {
+        content: Option<String>,
     },
     #[serde(other)]
     Other,
@@ -154,7 +225,7 @@ impl StreamDecoder for AnthropicDecoder {
             Event::MessageStart { message } => {
                 self.model = message.model;
                 if let Some(usage) = message.usage {
-                    self.usage.update(usage);
+                    self.usage.update(&usage);
                 }
             }
             Event::ContentBlockStart {
@@ -162,6 +233,13 @@ impl StreamDecoder for AnthropicDecoder {
                 content_block: Block::ToolUse { id, name },
             } => {
                 self.tool_blocks.insert(index, (id, name, String::new()));
+            }
+            Event::ContentBlockStart {
+                index,
+                content_block: Block::Compaction { content },
+            } => {
+                self.compaction_blocks
+                    .insert(index, content.unwrap_or_default());
             }
             Event::ContentBlockStart { .. } | Event::Ping => {}
             Event::ContentBlockDelta { index, delta } => match delta {
@@ -174,9 +252,17 @@ impl StreamDecoder for AnthropicDecoder {
                         arguments.push_str(&partial_json);
                     }
                 }
+                Piece::CompactionDelta { content } => {
+                    if let Some(summary) = self.compaction_blocks.get_mut(&index) {
+                        summary.push_str(content.as_deref().unwrap_or_default());
+                    }
+                }
                 Piece::Other => {}
             },
             Event::ContentBlockStop { index } => {
+                if let Some(summary) = self.compaction_blocks.remove(&index) {
+                    self.compactions.push(summary);
+                }
                 if let Some((call_id, name, arguments)) = self.tool_blocks.remove(&index) {
                     let arguments = if arguments.is_empty() {
                         "{}".to_owned()
@@ -190,16 +276,33 @@ impl StreamDecoder for AnthropicDecoder {
                     });
                 }
             }
-            Event::MessageDelta { delta, usage } => {
+            Event::MessageDelta {
+                delta,
+                usage,
+                context_management,
+            } => {
                 if delta.stop_reason.is_some() {
                     self.stop_reason = delta.stop_reason;
                 }
-                if let Some(usage) = usage {
-                    self.usage.update(usage);
+                if let Some(mut usage) = usage {
+                    if let Some(iterations) = usage.iterations.take() {
+                        self.compaction_iterations = iterations
+                            .into_iter()
+                            .filter(|step| step.kind.as_deref() == Some("compaction"))
+                            .map(|step| (step.input_tokens, step.output_tokens))
+                            .collect();
+                    }
+                    self.usage.update(&usage);
+                }
+                if let Some(managed) = context_management {
+                    self.applied_edits = managed.applied_edits.iter().map(applied_edit).collect();
                 }
             }
             Event::MessageStop => {
                 self.done = true;
+                if let Some(event) = self.context_managed() {
+                    out.push(event);
+                }
                 out.push(ProviderEvent::CallEnded {
                     model: self.model.clone(),
                     stop_reason: self.stop_reason.take(),
@@ -225,6 +328,25 @@ impl StreamDecoder for AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
+    /// What the provider reported of its context management in this call: the applied edits,
+    /// then each compaction block with its `usage.iterations` step (the n-th block with the
+    /// n-th compaction step).
+    fn context_managed(&mut self) -> Option<ProviderEvent> {
+        let mut edits = std::mem::take(&mut self.applied_edits);
+        let mut steps = std::mem::take(&mut self.compaction_iterations).into_iter();
+        for content in std::mem::take(&mut self.compactions) {
+            let (input_tokens, output_tokens) = steps.next().unwrap_or((None, None));
+            edits.push(AppliedContextEdit::Compacted {
+                api: ApiKind::Anthropic.name().to_owned(),
+                content,
+                item_id: None,
+                input_tokens,
+                output_tokens,
+            });
+        }
+        (!edits.is_empty()).then_some(ProviderEvent::ContextManaged { edits })
+    }
+
     /// Anthropic's `input_tokens` already leaves out cache reads and writes; reasoning is not
     /// reported apart from the output.
     fn stats(&self) -> SessionStats {

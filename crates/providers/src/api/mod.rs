@@ -15,6 +15,7 @@ use crate::event::ProviderEvent;
 use crate::price_table::PriceTable;
 
 mod anthropic;
+pub mod context;
 mod gemini;
 pub mod history;
 mod openai;
@@ -22,6 +23,7 @@ pub mod request;
 mod retry;
 
 pub use anthropic::AnthropicDecoder;
+pub use context::{check_provider_context, check_provider_context_in};
 pub use gemini::GeminiDecoder;
 pub use history::RenderedHistory;
 pub use openai::OpenAiDecoder;

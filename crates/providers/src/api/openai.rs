@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use panewise_protocol::SessionStats;
+use panewise_window::AppliedContextEdit;
 use serde::Deserialize;
 
 use super::{
@@ -18,6 +19,8 @@ use crate::event::ProviderEvent;
 pub struct OpenAiDecoder {
     /// Function calls being streamed, by item id: call id, name, argument text so far.
     calls: BTreeMap<String, (String, String, String)>,
+    /// `compaction` output items, in order, to report before the call ends.
+    compactions: Vec<AppliedContextEdit>,
     done: bool,
 }
 
@@ -46,6 +49,8 @@ struct Item {
     call_id: Option<String>,
     name: Option<String>,
     arguments: Option<String>,
+    /// A `compaction` item's opaque content, to send back.
+    encrypted_content: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -169,6 +174,17 @@ impl OpenAiDecoder {
     }
 
     fn item_done(&mut self, item: Item, out: &mut Vec<ProviderEvent>) {
+        if item.kind == "compaction" {
+            // OpenAI does not break the compaction's tokens out of the call's usage.
+            self.compactions.push(AppliedContextEdit::Compacted {
+                api: ApiKind::OpenAi.name().to_owned(),
+                content: item.encrypted_content.unwrap_or_default(),
+                item_id: item.id,
+                input_tokens: None,
+                output_tokens: None,
+            });
+            return;
+        }
         if item.kind != "function_call" {
             return;
         }
@@ -198,6 +214,11 @@ impl OpenAiDecoder {
         self.done = true;
         if let Some(error) = response.error {
             return out.push(failure_event(error.classify(None, data)));
+        }
+        if !self.compactions.is_empty() {
+            out.push(ProviderEvent::ContextManaged {
+                edits: std::mem::take(&mut self.compactions),
+            });
         }
         let stop_reason = match (response.status, response.incomplete_details) {
             (

@@ -7,9 +7,11 @@
 
 use std::borrow::Cow;
 
+use panewise_window::ProviderContext;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::context;
 use crate::error::RequestError;
 
 /// One model call: the system prompt, the conversation, the tools the model may call, the
@@ -39,6 +41,10 @@ pub struct ModelRequest<'a> {
     /// `prompt_cache_key`); see [`RequestHead::cache_key`].
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub cache_key: Option<Cow<'a, str>>,
+    /// The provider-side strategy the request asks the provider to apply; see
+    /// [`RequestHead::context_management`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_management: Option<Cow<'a, ProviderContext>>,
 }
 
 /// Serde's default of [`ModelRequest::prompt_cache`]: caching is on unless turned off.
@@ -61,6 +67,7 @@ impl<'a> ModelRequest<'a> {
             max_output_tokens: self.max_output_tokens,
             prompt_cache: self.prompt_cache,
             cache_key: self.cache_key.as_deref(),
+            context_management: self.context_management.as_deref(),
         }
     }
 }
@@ -93,6 +100,13 @@ pub struct RequestHead<'a> {
     /// (OpenAI `prompt_cache_key`; not sent to Anthropic or Gemini, nor when `prompt_cache` is
     /// off). Stable over the session and free of anything private: it reaches the provider.
     pub cache_key: Option<&'a str>,
+    /// The provider-side strategy (`StrategyConfig::provider_context`) the provider applies on
+    /// its servers: Anthropic's body carries `context_management: {"edits": [..]}` (and the
+    /// request the `anthropic-beta` header of [`context::request_headers`]), OpenAI's
+    /// `context_management: [{"type": "compaction", "compact_threshold": N}]`. A strategy of
+    /// another API than the body's is a render error, never left out: a session checks
+    /// support at start ([`context::check_provider_context`]).
+    pub context_management: Option<&'a ProviderContext>,
 }
 
 /// One message of the conversation.
@@ -139,6 +153,14 @@ pub enum ApiMessage<'a> {
         /// Whether the tool failed.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+    },
+    /// A provider's compaction, sent back as the API requires so the provider continues from
+    /// it: Anthropic's `compaction` block (its `content`, the summary) in an assistant
+    /// message, OpenAI's `compaction` input item (its `encrypted_content`). Gemini has none.
+    Compaction {
+        /// The block's `content` or the item's `encrypted_content`, verbatim.
+        #[serde(borrow)]
+        content: Cow<'a, str>,
     },
 }
 
@@ -201,6 +223,9 @@ pub mod anthropic {
         messages: Vec<Message<'r>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tools: Vec<Tool<'r>>,
+        // After the messages, so the frame's first `"messages":[]` is the key itself.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_management: Option<context::AnthropicContextManagement<'r>>,
     }
 
     /// The system prompt: a plain string, or, to carry a cache breakpoint, a list of one text
@@ -278,6 +303,11 @@ pub mod anthropic {
             #[serde(skip_serializing_if = "Option::is_none")]
             cache_control: Option<CacheControl>,
         },
+        Compaction {
+            content: &'r str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cache_control: Option<CacheControl>,
+        },
     }
 
     impl Block<'_> {
@@ -285,7 +315,8 @@ pub mod anthropic {
         fn mark(&mut self) {
             let (Block::Text { cache_control, .. }
             | Block::ToolUse { cache_control, .. }
-            | Block::ToolResult { cache_control, .. }) = self;
+            | Block::ToolResult { cache_control, .. }
+            | Block::Compaction { cache_control, .. }) = self;
             *cache_control = Some(EPHEMERAL);
         }
     }
@@ -343,6 +374,13 @@ pub mod anthropic {
                     cache_control: None,
                 },
             ),
+            ApiMessage::Compaction { content } => (
+                "assistant",
+                Block::Compaction {
+                    content,
+                    cache_control: None,
+                },
+            ),
         })
     }
 
@@ -365,6 +403,7 @@ pub mod anthropic {
             system: system(head.system, head.prompt_cache),
             messages: Vec::new(),
             tools: tools(head.tools, head.prompt_cache),
+            context_management: context::anthropic_field(head.context_management)?,
         })
     }
 
@@ -408,6 +447,7 @@ pub mod anthropic {
                 .map(|(role, content)| Message { role, content })
                 .collect(),
             tools: tools(&request.tools, request.prompt_cache),
+            context_management: context::anthropic_field(request.context_management.as_deref())?,
         })
     }
 }
@@ -430,6 +470,8 @@ pub mod openai {
         store: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         prompt_cache_key: Option<&'r str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_management: Option<[context::OpenAiContextEntry; 1]>,
     }
 
     /// The `prompt_cache_key` a head sends: its key, when caching is on.
@@ -452,6 +494,9 @@ pub mod openai {
         FunctionCallOutput {
             call_id: &'r str,
             output: &'r str,
+        },
+        Compaction {
+            encrypted_content: &'r str,
         },
     }
 
@@ -495,6 +540,9 @@ pub mod openai {
             ApiMessage::ToolResult {
                 call_id, output, ..
             } => Item::FunctionCallOutput { call_id, output },
+            ApiMessage::Compaction { content } => Item::Compaction {
+                encrypted_content: content,
+            },
         })
     }
 
@@ -519,6 +567,7 @@ pub mod openai {
             stream: true,
             store: false,
             prompt_cache_key: cache_key(head.prompt_cache, head.cache_key),
+            context_management: context::openai_field(head.context_management)?,
         })
     }
 
@@ -550,6 +599,7 @@ pub mod openai {
             stream: true,
             store: false,
             prompt_cache_key: cache_key(request.prompt_cache, request.cache_key.as_deref()),
+            context_management: context::openai_field(request.context_management.as_deref())?,
         })
     }
 }
@@ -667,6 +717,12 @@ pub mod gemini {
                     },
                 },
             ),
+            ApiMessage::Compaction { .. } => {
+                return Err(RequestError::Render(
+                    "a provider's compaction cannot be sent to the Gemini API, which has none"
+                        .to_owned(),
+                ))
+            }
         })
     }
 
@@ -682,6 +738,7 @@ pub mod gemini {
 
     /// The body of `request` without its messages: `"contents":[]` stands where they go.
     pub(crate) fn frame(head: &RequestHead<'_>) -> Result<Vec<u8>, RequestError> {
+        context::gemini_field(head.context_management)?;
         to_bytes(&Body {
             system_instruction: head.system.map(|text| Instruction {
                 parts: [TextPart { text }],
@@ -714,6 +771,7 @@ pub mod gemini {
 
     /// The request body of `request` (the model goes in the path).
     pub fn body(request: &ModelRequest<'_>) -> Result<Vec<u8>, RequestError> {
+        context::gemini_field(request.context_management.as_deref())?;
         let mut grouped: Vec<(&'static str, Vec<Part<'_>>)> = Vec::new();
         for message in request.messages.iter() {
             let (role, part) = part(message)?;

@@ -52,6 +52,7 @@ fn body(api: ApiKind, messages: &[ApiMessage<'static>]) -> Value {
         max_output_tokens: 99,
         prompt_cache: false,
         cache_key: None,
+        context_management: None,
     };
     let bytes = api.body(&request).unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or(Value::Null)
@@ -144,6 +145,7 @@ fn a_request_round_trips_through_serde() {
         max_output_tokens: 5,
         prompt_cache: true,
         cache_key: None,
+        context_management: None,
     };
     let text = serde_json::to_string(&request).unwrap_or_default();
     let back: ModelRequest<'_> = serde_json::from_str(&text).unwrap_or_else(|_| request.clone());
@@ -402,6 +404,7 @@ fn cached_body(
         max_output_tokens: 99,
         prompt_cache,
         cache_key: cache_key.map(Cow::Borrowed),
+        context_management: None,
     };
     let bytes = api.body(&request).unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or(Value::Null)
@@ -542,6 +545,7 @@ proptest::proptest! {
             max_output_tokens: 9,
             prompt_cache: true,
             cache_key: Some(Cow::Borrowed("k")),
+            context_management: None,
         };
         let bytes = ApiKind::Anthropic.body(&request).unwrap_or_default();
         let text = String::from_utf8_lossy(&bytes);

@@ -74,6 +74,7 @@ pub fn request<'a>(
         max_output_tokens: 1024,
         prompt_cache: true,
         cache_key: Some(Cow::Borrowed("panewise-test-session")),
+        context_management: None,
     }
 }
 

@@ -379,7 +379,9 @@ impl RenderedHistory {
             };
             let side = match message {
                 ApiMessage::User { .. } | ApiMessage::ToolResult { .. } => Side::User,
-                ApiMessage::Assistant { .. } | ApiMessage::ToolCall { .. } => Side::Model,
+                ApiMessage::Assistant { .. }
+                | ApiMessage::ToolCall { .. }
+                | ApiMessage::Compaction { .. } => Side::Model,
             };
             let json = role.map(|_| Box::<[u8]>::from(scratch.as_slice()));
             match &json {
@@ -410,7 +412,9 @@ impl RenderedHistory {
                     );
                     Some((Link::Result, Box::from(&**call_id)))
                 }
-                ApiMessage::User { .. } | ApiMessage::Assistant { .. } => None,
+                ApiMessage::User { .. }
+                | ApiMessage::Assistant { .. }
+                | ApiMessage::Compaction { .. } => None,
             };
             parts.push(Part { side, json, link });
         }

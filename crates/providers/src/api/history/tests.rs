@@ -69,7 +69,9 @@ fn reference_pairing(messages: &[ApiMessage<'_>]) -> Result<(), PairingError> {
                     })
                 }
             },
-            ApiMessage::User { .. } | ApiMessage::Assistant { .. } => {}
+            ApiMessage::User { .. }
+            | ApiMessage::Assistant { .. }
+            | ApiMessage::Compaction { .. } => {}
         }
     }
     match calls
@@ -116,6 +118,7 @@ fn reference_body(
         max_output_tokens: 512,
         prompt_cache,
         cache_key: cache_key.map(Cow::Borrowed),
+        context_management: None,
     })
 }
 
@@ -131,6 +134,7 @@ fn head<'a>(
         max_output_tokens: 512,
         prompt_cache,
         cache_key,
+        context_management: None,
     }
 }
 
