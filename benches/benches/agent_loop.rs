@@ -21,7 +21,7 @@
 #![allow(clippy::expect_used, missing_docs)]
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -41,7 +41,7 @@ const SYSTEM: &str = "You are a coding agent.";
 
 /// The longest prefix of the generated history whose calls all have their results.
 fn paired(mut messages: Vec<Message>) -> Vec<Message> {
-    while api_messages(&messages, &HashSet::new()).is_err() {
+    while api_messages(&messages, &BTreeSet::new()).is_err() {
         messages.pop();
     }
     messages
@@ -69,7 +69,7 @@ fn visit(stage: &WindowStage<Message>, conversation: &Conversation, memory: &mut
 fn serde_body(
     conversation: &Conversation,
     tools: &[ToolDefinition<'static>],
-    errored: &HashSet<String>,
+    errored: &BTreeSet<String>,
 ) -> Vec<u8> {
     let messages = api_messages(conversation.messages(), errored).expect("a paired history");
     let request = ModelRequest {
@@ -114,7 +114,7 @@ fn iteration(c: &mut Criterion) {
     )
     .expect("a valid configuration");
     let stage = config.build_stage::<Message>().expect("a buildable stage");
-    let errored = HashSet::new();
+    let errored = BTreeSet::new();
     for size in SIZES {
         let messages = paired(conversation(size, 42));
         // For `append-one`: a ~2 KB tool result like the history's own.

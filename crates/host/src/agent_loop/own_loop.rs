@@ -514,6 +514,7 @@ impl OwnLoop {
             max_output_tokens: self.config.max_output_tokens,
             prompt_cache: self.config.prompt_cache,
             cache_key: self.config.cache_key.as_deref(),
+            context_management: self.config.strategy.provider_context(),
         };
         match self.history.request(&head) {
             Ok(request) => {

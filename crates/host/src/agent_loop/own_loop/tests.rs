@@ -85,12 +85,18 @@ fn request_for(core: &OwnLoop, messages: &[Message], errored: &[&str]) -> Effect
             max_output_tokens: config.max_output_tokens,
             prompt_cache: config.prompt_cache,
             cache_key: config.cache_key.as_deref().map(Cow::Borrowed),
+            context_management: config.strategy.provider_context().map(Cow::Borrowed),
         })
         .unwrap();
+    let headers = panewise_providers::api::context::request_headers(
+        ApiKind::Anthropic,
+        config.strategy.provider_context(),
+    );
     Effect::CallModel(RenderedRequest {
         model: config.model.clone(),
         body,
         messages: messages.len(),
+        headers,
     })
 }
 
