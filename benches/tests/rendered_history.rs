@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 use panewise_host::agent_loop::history::LoopHistory;
 use panewise_host::agent_loop::request::api_messages;
@@ -69,7 +69,7 @@ fn push_round(
     history: &mut LoopHistory,
     round: &Round,
     next_call: &mut usize,
-    errored: &mut HashSet<String>,
+    errored: &mut BTreeSet<String>,
 ) {
     match round {
         Round::Person(len) => history.push(Message::user(text(*len, *len)), errored),
@@ -148,7 +148,7 @@ fn tools() -> Vec<ToolDefinition<'static>> {
 fn reference(
     api: ApiKind,
     history: &LoopHistory,
-    errored: &HashSet<String>,
+    errored: &BTreeSet<String>,
     tools: &[ToolDefinition<'static>],
 ) -> Result<Vec<u8>, String> {
     let messages =
@@ -197,7 +197,7 @@ proptest! {
     ) {
         let tools = tools();
         let mut history = LoopHistory::new(api);
-        let mut errored = HashSet::new();
+        let mut errored = BTreeSet::new();
         let mut memory = StageMemory::new();
         let mut next_call = 0;
         for (iteration, batch) in batches.iter().enumerate() {
