@@ -32,6 +32,10 @@ fn install_hint(npm_package: Option<&str>) -> String {
 /// Why a session stopped before its end.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// The window strategy is one the provider applies, and this API or model does not:
+    /// refused at start, never ignored.
+    #[error("{0}")]
+    ProviderContext(#[from] panewise_providers::Unsupported),
     /// The agent CLI could not be started.
     #[error(transparent)]
     Agent(#[from] AgentError),

@@ -30,6 +30,11 @@ pub enum SyncError {
     Request(#[from] RequestError),
 }
 
+/// The `injected_by` of the message that holds a provider's compaction (an Anthropic
+/// `compaction` block's summary, an OpenAI compaction item's opaque content): the next
+/// request sends it back in its place.
+pub const PROVIDER_COMPACTION: &str = "provider-compaction";
+
 /// The API messages of one conversation message, as the loop's request builder maps it: a
 /// person's or the stage's text (or a system message) as user text; the model's text, when it
 /// has any or calls nothing, then each call; a tool result with its tool's name (the message's
@@ -43,6 +48,12 @@ pub fn api_entry<'a>(
         Role::User | Role::System => vec![ApiMessage::User {
             text: Cow::Borrowed(&message.content),
         }],
+        // A provider's compaction goes back verbatim, as the API requires.
+        Role::Assistant if message.injected_by.as_deref() == Some(PROVIDER_COMPACTION) => {
+            vec![ApiMessage::Compaction {
+                content: Cow::Borrowed(&message.content),
+            }]
+        }
         Role::Assistant => {
             let mut out = Vec::with_capacity(1 + message.tool_calls.len());
             if !message.content.is_empty() || message.tool_calls.is_empty() {

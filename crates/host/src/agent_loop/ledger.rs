@@ -9,7 +9,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use panewise_window::record::RecordDetail;
-use panewise_window::{openai, EditDecision, Message, RefusalReason, WindowRecord};
+use panewise_window::{
+    openai, AppliedContextEdit, EditDecision, Message, ProviderEditRecord, RefusalReason,
+    WindowRecord,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -26,6 +29,12 @@ pub enum LedgerLine {
     Visit {
         /// The record.
         record: Box<WindowRecord>,
+    },
+    /// An edit the provider made to a call's context (a provider-side strategy), reconciled
+    /// with the local count of what it removed.
+    ProviderEdit {
+        /// The record, marked as the provider's.
+        record: Box<ProviderEditRecord>,
     },
     /// A visit at which the strategy did not engage.
     Idle {
@@ -189,10 +198,47 @@ impl Ledger {
                     *measured_tokens,
                     *threshold_tokens,
                 )),
+                LedgerLine::ProviderEdit { record } => Some(provider_edit_line(record)),
                 LedgerLine::Message { .. } => None,
             })
             .collect()
     }
+}
+
+/// A provider's edit in one line: what it did, by its count, with the local estimate beside.
+pub fn provider_edit_line(record: &ProviderEditRecord) -> String {
+    let what = match &record.edit {
+        AppliedContextEdit::ClearedToolUses {
+            cleared_tool_uses, ..
+        } => match cleared_tool_uses {
+            Some(count) => format!("cleared {count} tool use(s)"),
+            None => "cleared tool uses".to_owned(),
+        },
+        AppliedContextEdit::ClearedThinking {
+            cleared_thinking_turns,
+            ..
+        } => match cleared_thinking_turns {
+            Some(count) => format!("cleared {count} thinking turn(s)"),
+            None => "cleared thinking".to_owned(),
+        },
+        AppliedContextEdit::Compacted { .. } => "compacted the conversation".to_owned(),
+        AppliedContextEdit::Unrecognized { provider_type, .. } => format!(
+            "reported an edit panewise does not know ({})",
+            provider_type.as_deref().unwrap_or("no type given")
+        ),
+    };
+    let provider = match record.provider_removed_tokens {
+        Some(tokens) => format!("{tokens} tokens by its count"),
+        None => "no token count given".to_owned(),
+    };
+    let local = match record.local_estimate_tokens {
+        Some(tokens) => format!("{tokens} by the local estimate ({})", record.estimate_basis),
+        None => format!("no local estimate: {}", record.estimate_basis),
+    };
+    format!(
+        "iteration {}: {} (the provider's): {what}, {provider}; {local}",
+        record.iteration, record.strategy
+    )
 }
 
 /// A visit that did not engage, in one line, with why when the ledger says.

@@ -25,11 +25,13 @@ use panewise_providers::{
     RequestHead, SessionStats, ToolDefinition, ToolStatus,
 };
 use panewise_window::cache::{CachePricing, CacheRules};
+use panewise_window::provider::reconcile;
 use panewise_window::{
-    openai, Measured, Message, Usage, VisitContext, WindowError, WindowPlan, WindowRecord,
+    openai, AppliedContextEdit, Measured, Message, Usage, VisitContext, WindowError, WindowPlan,
+    WindowRecord,
 };
 
-use crate::agent_loop::history::LoopHistory;
+use crate::agent_loop::history::{LoopHistory, PROVIDER_COMPACTION};
 use crate::agent_loop::ledger::LedgerLine;
 use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
 use crate::approval::{decide, Decision, ToolRequest};
@@ -165,6 +167,9 @@ struct CallInProgress {
     stats: Option<SessionStats>,
     failed: bool,
     sent_messages: usize,
+    /// A provider's compaction of this call's context: joins the conversation before the
+    /// answer, and goes back in the next request.
+    compaction: Option<String>,
 }
 
 /// A tool call waiting for its turn, parsed or not.
@@ -589,6 +594,15 @@ impl OwnLoop {
                 call.stats = Some(stats.clone());
             }
             ProviderEvent::Failure { .. } => call.failed = true,
+            ProviderEvent::ContextManaged { edits } => {
+                effects.extend(provider_edits(
+                    &self.config,
+                    self.history.conversation(),
+                    self.iteration,
+                    edits,
+                    call,
+                ));
+            }
             _ => {}
         }
         effects.push(Effect::Emit(event));
@@ -606,6 +620,12 @@ impl OwnLoop {
         }
         let calls = if call.failed { Vec::new() } else { call.calls };
         let mut effects = Vec::new();
+        if let (Some(summary), false) = (call.compaction, call.failed) {
+            let mut compaction = Message::assistant(summary);
+            compaction.injected_by = Some(PROVIDER_COMPACTION.to_owned());
+            compaction.born_at_ms = Some(at_ms);
+            effects.push(self.append(compaction));
+        }
         if !call.text.is_empty() || !calls.is_empty() {
             let mut message = Message::assistant(call.text);
             message.born_at_ms = Some(at_ms);
@@ -874,6 +894,52 @@ impl OwnLoop {
         }
         self.append(message)
     }
+}
+
+/// The provider's edits to the context of the call under way: each filed in the ledger as the
+/// provider's, with the local estimate of what it removed (counted over the history the call
+/// was sent), and a compaction kept for the conversation. A compaction's own model call is
+/// billed apart from the answer's usage, so it is emitted as a call of its own.
+fn provider_edits(
+    config: &LoopConfig,
+    sent: &panewise_window::Conversation<Message>,
+    iteration: u32,
+    edits: &[AppliedContextEdit],
+    call: &mut CallInProgress,
+) -> Vec<Effect> {
+    let Some(context) = config.strategy.provider_context() else {
+        // A provider reports edits only for a strategy asked of it; any other report is the
+        // event's alone, which the engine still logs and shows.
+        return Vec::new();
+    };
+    let mut effects = Vec::new();
+    for edit in edits {
+        let record = reconcile(sent, context, u64::from(iteration), edit);
+        effects.push(Effect::Ledger(LedgerLine::ProviderEdit {
+            record: Box::new(record),
+        }));
+        if let AppliedContextEdit::Compacted {
+            content,
+            input_tokens,
+            output_tokens,
+            ..
+        } = edit
+        {
+            call.compaction = Some(content.clone());
+            if input_tokens.is_some() || output_tokens.is_some() {
+                effects.push(Effect::Emit(ProviderEvent::CallEnded {
+                    stats: SessionStats {
+                        input_tokens: *input_tokens,
+                        output_tokens: *output_tokens,
+                        ..SessionStats::default()
+                    },
+                    model: Some(config.model.clone()),
+                    stop_reason: Some("compaction".to_owned()),
+                }));
+            }
+        }
+    }
+    effects
 }
 
 /// The call's id, or, when the session already used it (some APIs number calls per answer,

@@ -31,6 +31,15 @@ pub fn api_messages<'a>(
             Role::User | Role::System => out.push(ApiMessage::User {
                 text: Cow::Borrowed(&message.content),
             }),
+            // A provider's compaction goes back verbatim in its place.
+            Role::Assistant
+                if message.injected_by.as_deref()
+                    == Some(crate::agent_loop::history::PROVIDER_COMPACTION) =>
+            {
+                out.push(ApiMessage::Compaction {
+                    content: Cow::Borrowed(&message.content),
+                })
+            }
             Role::Assistant => {
                 if !message.content.is_empty() || message.tool_calls.is_empty() {
                     out.push(ApiMessage::Assistant {

@@ -226,6 +226,11 @@ impl ModelAgent {
         let window = WindowRunner::<Message>::from_config(&config.strategy, summarizer)?;
         // The events of each API are read the way the CLI built on it writes them.
         let api = client.api();
+        // A strategy the provider applies is refused here when this API or model cannot,
+        // before anything is sent: never silently ignored.
+        if let Some(context) = config.strategy.provider_context() {
+            panewise_providers::check_provider_context(api, &config.model, context)?;
+        }
         let provider = match api {
             ApiKind::Anthropic => Provider::ClaudeCode,
             ApiKind::OpenAi => Provider::Codex,

@@ -76,11 +76,13 @@ fn assistant_calling(text: &str, calls: &[(&str, &str, &str)], at_ms: u64) -> Me
 fn request_for(core: &OwnLoop, messages: &[Message], errored: &[&str]) -> Effect {
     let errored: BTreeSet<String> = errored.iter().map(|id| (*id).to_owned()).collect();
     let config = core.config();
+    let api = api_messages(messages, &errored).unwrap();
+    let count = api.len();
     let body = ApiKind::Anthropic
         .body(&ModelRequest {
             model: Cow::Borrowed(&config.model),
             system: config.system.as_deref().map(Cow::Borrowed),
-            messages: Cow::Owned(api_messages(messages, &errored).unwrap()),
+            messages: Cow::Owned(api),
             tools: Cow::Borrowed(&core.tool_definitions),
             max_output_tokens: config.max_output_tokens,
             prompt_cache: config.prompt_cache,
@@ -95,7 +97,7 @@ fn request_for(core: &OwnLoop, messages: &[Message], errored: &[&str]) -> Effect
     Effect::CallModel(RenderedRequest {
         model: config.model.clone(),
         body,
-        messages: messages.len(),
+        messages: count,
         headers,
     })
 }
@@ -787,4 +789,104 @@ fn an_engaged_visit_is_filed_and_shown_as_a_compaction() {
     assert!(sent
         .iter()
         .any(|message| message.role == Role::Tool && !message.content.contains(&long)));
+}
+
+/// Rule: each edit the provider reports is filed in the ledger as the provider's, with the
+/// local estimate counted over the history the call was sent; a compaction's own model call is
+/// emitted as a call of its own, and the compaction joins the conversation before the answer
+/// and goes back in the next request in its place.
+#[test]
+fn a_providers_compaction_is_filed_billed_and_sent_back() {
+    let strategy = r#"{"strategy":"anthropic-compact","triggerTokens":50000}"#;
+    let mut core = OwnLoop::new(
+        config(ApprovalMode::FullAccess, strategy),
+        ApiKind::Anthropic,
+        "anthropic-compact",
+    );
+    let mut sent = start_turn(&mut core, "go");
+    let compacted = AppliedContextEdit::Compacted {
+        api: "anthropic".to_owned(),
+        content: "Summary: the person asked to go.".to_owned(),
+        item_id: None,
+        input_tokens: Some(60_000),
+        output_tokens: Some(400),
+    };
+    let context = core.config().strategy.provider_context().unwrap().clone();
+    let record = reconcile(core.conversation(), &context, 1, &compacted);
+    assert_eq!(
+        record.source,
+        panewise_window::provider::EditSource::Provider
+    );
+    let reported = ProviderEvent::ContextManaged {
+        edits: vec![compacted],
+    };
+    assert_effects!(
+        event(&mut core, reported.clone(), 1_010),
+        vec![
+            Effect::Ledger(LedgerLine::ProviderEdit {
+                record: Box::new(record)
+            }),
+            Effect::Emit(ProviderEvent::CallEnded {
+                stats: SessionStats {
+                    input_tokens: Some(60_000),
+                    output_tokens: Some(400),
+                    ..SessionStats::default()
+                },
+                model: Some("claude-sonnet-4-5".to_owned()),
+                stop_reason: Some("compaction".to_owned()),
+            }),
+            Effect::Emit(reported),
+        ]
+    );
+    event(&mut core, text("Going."), 1_011);
+    event(&mut core, tool_call("c1", "shell", ECHO), 1_012);
+    let mut compaction = at(
+        Message::assistant("Summary: the person asked to go."),
+        1_013,
+    );
+    compaction.injected_by = Some(PROVIDER_COMPACTION.to_owned());
+    let answer = assistant_calling("Going.", &[("c1", "shell", ECHO)], 1_013);
+    assert_effects!(
+        step(&mut core, LoopInput::ModelEnded { at_ms: 1_013 }),
+        vec![ledger(&compaction), ledger(&answer)]
+    );
+    sent.extend([compaction, answer]);
+    settle(&mut core, 1_014);
+    let outcome = ToolOutcome {
+        content: "hi\n".to_owned(),
+        is_error: false,
+        exit_code: Some(0),
+        timed_out: false,
+        path: None,
+    };
+    step(
+        &mut core,
+        LoopInput::ToolDone {
+            outcome,
+            at_ms: 1_015,
+        },
+    );
+    sent.push(result("c1", "shell", "hi\n", 1_015));
+    settle(&mut core, 1_016);
+    settle(&mut core, 1_017);
+    let effects = visited_idle(&mut core, 1_018);
+    assert_effects!(
+        effects.clone(),
+        vec![idle_visit(&core, 2, None), request_for(&core, &sent, &[])]
+    );
+    let Effect::CallModel(request) = &effects[1] else {
+        panic!("{effects:?}");
+    };
+    let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+    let assistant = &body["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["content"][0]["type"], "compaction", "{body}");
+    assert_eq!(
+        body["context_management"]["edits"][0]["type"],
+        "compact_20260112"
+    );
+    assert!(request
+        .headers
+        .iter()
+        .any(|(name, value)| name == "anthropic-beta" && value.contains("compact-2026-01-12")));
 }
