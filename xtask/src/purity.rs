@@ -170,11 +170,13 @@ pub const PURE_CRATES: &[PureCrate] = &[
     PureCrate {
         package: "panewise-providers",
         dir: "crates/providers",
+        // The window crate (pure) for the provider-side strategies' settings and records.
         allowed: &[
             SERDE,
             SERDE_JSON,
             THISERROR,
-            &["panewise-protocol", "panewise-pane-state"],
+            O200K,
+            &["panewise-protocol", "panewise-pane-state", "panewise-window"],
         ],
         // The decoders, the request rendering and the retry schedule (`src/api/`) are scanned
         // like the rest; only the transport that feeds them does I/O.

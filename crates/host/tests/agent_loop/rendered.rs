@@ -170,6 +170,9 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
                 }
                 conversation.push(message);
             }
+            // A provider's edit changes nothing the loop sends (this test's strategies are
+            // local).
+            LedgerLine::ProviderEdit { .. } => {}
             LedgerLine::Idle { .. } => {
                 bodies.push(serde_body(api, &conversation, &errored, config, &tools));
             }
