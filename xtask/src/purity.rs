@@ -176,7 +176,11 @@ pub const PURE_CRATES: &[PureCrate] = &[
             SERDE_JSON,
             THISERROR,
             O200K,
-            &["panewise-protocol", "panewise-pane-state", "panewise-window"],
+            &[
+                "panewise-protocol",
+                "panewise-pane-state",
+                "panewise-window",
+            ],
         ],
         // The decoders, the request rendering and the retry schedule (`src/api/`) are scanned
         // like the rest; only the transport that feeds them does I/O.

@@ -106,7 +106,8 @@ fn every_error_names_the_file_the_key_and_the_reason() {
         (
             "[window]\nstrategy = \"newest-only\"",
             "panewise.toml: key `window.strategy`: unknown strategy `newest-only`; one of \
-             sliding-window, token-budget, summarize-oldest, observation-masking, hybrid",
+             sliding-window, token-budget, summarize-oldest, observation-masking, hybrid, \
+             anthropic-clear-tool-uses, anthropic-clear-thinking, anthropic-compact, openai-compaction",
         ),
         (
             "[window]\nstrategy = \"token-budget\"",
