@@ -332,6 +332,11 @@ async fn every_method_answers_against_a_real_daemon() {
     let resumed: CreateResult = client.call(Method::Resume, resume).await.unwrap();
     assert_ne!(resumed.session.id, session.id);
     assert_ne!(resumed.session.log, session.log);
+    // The session continuing it takes its name; the one continued goes back to its default.
+    assert_eq!(resumed.session.name, "renamed");
+    let remove = || SessionParams {
+        session: session.id.clone(),
+    };
     let old = daemon.dir.path().join("old.jsonl");
     std::fs::write(&old, "{\"v\":2,\"header\":{\"agent_id\":\"mock\"}}\n").unwrap();
     let resume = ResumeParams {
