@@ -50,6 +50,7 @@
 mod anthropic;
 mod cache;
 mod config;
+mod context;
 mod error;
 mod frames;
 mod gemini;
@@ -60,6 +61,10 @@ mod server;
 mod usage;
 
 pub use config::{MockConfig, Scenario, SCENARIO_HEADER};
+pub use context::{
+    summary_text as compaction_summary, CLEARED_TOOL_RESULT, COMPACT_BETA, CONTEXT_MANAGEMENT_BETA,
+    MIN_COMPACT_TRIGGER,
+};
 pub use error::{MockError, Result};
 pub use gemini::ROUTING_ANSWER;
 pub use log::{LoggedRequest, SECRET_HEADERS};

@@ -1,0 +1,1 @@
+//! The edits on message lists, without HTTP.
