@@ -486,3 +486,60 @@ async fn context_management_the_apis_refuse_is_answered_400() {
     let statuses: Vec<u16> = server.log().iter().map(|l| l.status).collect();
     assert_eq!(statuses, [400; 6]);
 }
+
+/// The raw lines of a stream: each frame an `event:` line naming its data's `type`, then one
+/// `data:` line, then a blank line. Returns the event names.
+fn raw_events(answer: &Answer) -> Vec<String> {
+    let text = answer.text();
+    let mut names = Vec::new();
+    for frame in text.split_terminator("\n\n") {
+        let lines: Vec<&str> = frame.lines().collect();
+        let [event, data] = lines.as_slice() else {
+            panic!("a frame of two lines: {frame:?}");
+        };
+        let name = event.strip_prefix("event: ").expect("an event line");
+        let data: Value = serde_json::from_str(data.strip_prefix("data: ").expect("a data line"))
+            .expect("JSON data");
+        assert_eq!(data["type"], name, "{frame}");
+        names.push(name.to_owned());
+    }
+    names
+}
+
+#[tokio::test]
+async fn the_compaction_frames_come_first_as_the_decoders_read_them() {
+    let server = server(Scenario::ToolThenAnswer).await;
+    let body = with_edit(&anthropic_rounds(60, 4000), compact_edit(50_000));
+    let answer = send_anthropic(server.addr(), Some(COMPACT_BETA), &body).await;
+    assert!(answer.text().ends_with("\n\n"));
+    let names = raw_events(&answer);
+    assert_eq!(
+        names[..5],
+        [
+            "message_start",
+            "content_block_start",
+            "ping",
+            "content_block_delta",
+            "content_block_stop"
+        ]
+    );
+    assert_eq!(names[names.len() - 2..], ["message_delta", "message_stop"]);
+
+    let mut body = openai_outputs(4, 4000);
+    body["context_management"] = json!([{"type": "compaction", "compact_threshold": 2000}]);
+    let answer = post(server.addr(), Api::OpenAi.path(true), &[], &body).await;
+    let names = raw_events(&answer);
+    assert_eq!(
+        names[..4],
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.output_item.done"
+        ]
+    );
+    assert_eq!(
+        answer.frames_of("response.output_item.added")[0]["item"]["type"],
+        "compaction"
+    );
+}
