@@ -5,6 +5,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use crate::cache::CacheSplit;
+use crate::context::Managed;
 use crate::frames::{hex_id, pieces, sse_frame, Rendered};
 use crate::script::{stated_cwd, Answer, ErrorKind, Reply, RequestFacts, COMPACTION_MARKER};
 use crate::usage::Usage;
@@ -58,24 +59,30 @@ pub fn wants_stream(body: &Value) -> bool {
     body.get("stream").and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// The reply rendered for the Messages API.
-pub fn render(reply: &Reply, body: &Value, raw: &[u8], stream: bool) -> Rendered {
+/// The reply rendered for the Messages API, with what context management made of the request.
+pub fn render(
+    reply: &Reply,
+    body: &Value,
+    raw: &[u8],
+    stream: bool,
+    managed: &Managed,
+) -> Rendered {
     let model = body
         .get("model")
         .and_then(Value::as_str)
         .unwrap_or("claude-mock");
     match reply {
         Reply::Error(kind) => error(*kind, raw),
-        Reply::Answer(answer) if stream => stream_answer(answer, model, raw),
-        Reply::Answer(answer) => message(answer, model, raw),
+        Reply::Answer(answer) if stream => stream_answer(answer, model, raw, managed),
+        Reply::Answer(answer) => message(answer, model, raw, managed),
         Reply::MidStreamError(answer) if stream => {
             let frame = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
-            stream_answer(answer, model, raw).fail_midway(sse_frame(Some("error"), &frame))
+            stream_answer(answer, model, raw, managed).fail_midway(sse_frame(Some("error"), &frame))
         }
         Reply::MidStreamError(_) => error(ErrorKind::Overloaded, raw),
-        Reply::StreamCut(answer) if stream => stream_answer(answer, model, raw).cut(),
+        Reply::StreamCut(answer) if stream => stream_answer(answer, model, raw, managed).cut(),
         Reply::StreamCut(answer) => {
-            let whole = message(answer, model, raw);
+            let whole = message(answer, model, raw, managed);
             split_json(whole)
         }
     }
@@ -111,10 +118,12 @@ fn error(kind: ErrorKind, raw: &[u8]) -> Rendered {
     rendered
 }
 
-fn usage_of(answer: &Answer, raw: &[u8]) -> Usage {
+/// The answer's usage: its input is the prompt as context management left it (from the
+/// compaction on, when the answer compacted).
+fn usage_of(answer: &Answer, managed: &Managed) -> Usage {
     Usage::derive(
-        raw.len(),
-        answer.huge_input,
+        managed.prompt_bytes,
+        answer.huge_input && managed.scripted_input,
         answer.generated_bytes(),
         answer.thinking_bytes(),
         answer.cache,
@@ -137,6 +146,29 @@ fn usage_json(usage: &Usage, output_tokens: u64) -> Value {
     })
 }
 
+/// The final usage object: with a compaction, `usage.iterations` holds the compaction step
+/// (the prompt it read, the summary it wrote) beside the message step, which the top-level
+/// figures repeat.
+fn final_usage_json(usage: &Usage, managed: &Managed) -> Value {
+    let mut reported = usage_json(usage, usage.output_tokens);
+    if let Some(compaction) = &managed.compaction {
+        reported["iterations"] = json!([
+            {"type": "compaction", "input_tokens": compaction.input_tokens, "output_tokens": compaction.output_tokens,
+             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            {"type": "message", "input_tokens": usage.uncached_input_tokens(), "output_tokens": usage.output_tokens,
+             "cache_creation_input_tokens": usage.cache_write_tokens, "cache_read_input_tokens": usage.cached_input_tokens},
+        ]);
+    }
+    reported
+}
+
+/// `{"applied_edits": [..]}` when the request asked for context management.
+fn context_management_json(managed: &Managed) -> Option<Value> {
+    managed
+        .requested
+        .then(|| json!({"applied_edits": managed.applied_edits}))
+}
+
 fn stop_reason(answer: &Answer) -> &'static str {
     if answer.calls.is_empty() {
         "end_turn"
@@ -149,8 +181,8 @@ fn tool_id(raw: &[u8], index: usize) -> String {
     format!("toolu_01{}", hex_id(raw, index, 28))
 }
 
-fn stream_answer(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
-    let usage = usage_of(answer, raw);
+fn stream_answer(answer: &Answer, model: &str, raw: &[u8], managed: &Managed) -> Rendered {
+    let usage = usage_of(answer, managed);
     let mut start_usage = usage_json(&usage, 1);
     start_usage["service_tier"] = json!("standard");
     let mut frames = vec![sse_frame(
@@ -183,6 +215,15 @@ fn stream_answer(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
         ));
         index += 1;
     };
+    if let Some(compaction) = &managed.compaction {
+        // The API streams a compaction block's summary as one delta.
+        let delta = json!({"type": "compaction_delta", "content": compaction.content});
+        block(
+            &mut frames,
+            json!({"type": "compaction", "content": ""}),
+            vec![delta],
+        );
+    }
     if let Some(thinking) = &answer.thinking {
         let mut deltas: Vec<Value> = pieces(thinking, 20)
             .into_iter()
@@ -216,11 +257,12 @@ fn stream_answer(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
             deltas,
         );
     }
-    let final_usage = usage_json(&usage, usage.output_tokens);
-    frames.push(sse_frame(
-        Some("message_delta"),
-        &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason(answer), "stop_sequence": null}, "usage": final_usage}),
-    ));
+    let final_usage = final_usage_json(&usage, managed);
+    let mut delta = json!({"type": "message_delta", "delta": {"stop_reason": stop_reason(answer), "stop_sequence": null}, "usage": final_usage});
+    if let Some(context_management) = context_management_json(managed) {
+        delta["context_management"] = context_management;
+    }
+    frames.push(sse_frame(Some("message_delta"), &delta));
     frames.push(sse_frame(
         Some("message_stop"),
         &json!({"type": "message_stop"}),
@@ -233,9 +275,12 @@ fn stream_answer(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
     Rendered::sse(frames, answered).with_usage(usage, final_usage)
 }
 
-fn message(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
-    let usage = usage_of(answer, raw);
+fn message(answer: &Answer, model: &str, raw: &[u8], managed: &Managed) -> Rendered {
+    let usage = usage_of(answer, managed);
     let mut content = Vec::new();
+    if let Some(compaction) = &managed.compaction {
+        content.push(json!({"type": "compaction", "content": compaction.content}));
+    }
     if let Some(thinking) = &answer.thinking {
         content.push(json!({"type": "thinking", "thinking": thinking, "signature": SIGNATURE}));
     }
@@ -245,13 +290,16 @@ fn message(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
     for (call_index, call) in answer.calls.iter().enumerate() {
         content.push(json!({"type": "tool_use", "id": tool_id(raw, call_index), "name": call.name, "input": call.args}));
     }
-    let mut reported = usage_json(&usage, usage.output_tokens);
+    let mut reported = final_usage_json(&usage, managed);
     reported["service_tier"] = json!("standard");
-    let body = json!({
+    let mut body = json!({
         "id": format!("msg_01{}", hex_id(raw, 800, 24)), "type": "message", "role": "assistant",
         "model": model, "content": content, "stop_reason": stop_reason(answer), "stop_sequence": null,
         "usage": reported,
     });
+    if let Some(context_management) = context_management_json(managed) {
+        body["context_management"] = context_management;
+    }
     let answered = if answer.calls.is_empty() {
         "text"
     } else {
@@ -266,6 +314,11 @@ pub fn too_many_breakpoints(found: usize) -> Rendered {
         "A maximum of {} blocks with cache_control may be provided. Found {found}.",
         crate::cache::MAX_BREAKPOINTS
     );
+    invalid_request(&message)
+}
+
+/// The API's 400 `invalid_request_error` with `message`.
+pub fn invalid_request(message: &str) -> Rendered {
     let body =
         json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
     Rendered::json(400, &body, "bad-request")

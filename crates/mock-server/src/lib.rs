@@ -25,6 +25,29 @@
 //!   one state answers share: Anthropic's and Gemini's caches are per model and shared by
 //!   every request (as the real ones are shared by an organization's), OpenAI's per model and
 //!   `prompt_cache_key`. Which reply is sent never depends on it, only its usage figures.
+//! - Provider-side context management is applied as the APIs apply it, to the prompt counted
+//!   and cached, never to which answer is sent (`context.rs`). Anthropic (`context_management:
+//!   {"edits": [..]}`): `clear_tool_uses_20250919`, once the prompt passes its trigger, replaces
+//!   the content of the oldest tool results (all but the last `keep` uses, never those of
+//!   `exclude_tools`, inputs too with `clear_tool_inputs`, and only when at least
+//!   `clear_at_least` tokens go) with [`CLEARED_TOOL_RESULT`]; `clear_thinking_20251015` drops
+//!   the thinking of all but the last `keep` assistant messages that have some. Each applied
+//!   edit is reported in `context_management.applied_edits` (of the `message_delta`, or the
+//!   message) with what it cleared: the input formula before minus after, so usage plus cleared
+//!   tokens is the prompt as sent; the cache sees the edited prompt, so its prefix breaks at the
+//!   first cleared block. `compact_20260112`, once the prompt passes its trigger, sends a
+//!   `compaction` block first ([`compaction_summary`], one `compaction_delta`), reports
+//!   `usage.iterations` (the compaction step: the prompt in, the summary out; the message step,
+//!   which the top-level usage repeats) and bills the answer from the compaction on; a request
+//!   carrying a `compaction` block is counted and cached from its last one on (tools and system
+//!   stay). `pause_after_compaction` and `instructions` are accepted and ignored. Refused with
+//!   the API's 400: an edit without its `anthropic-beta` ([`CONTEXT_MANAGEMENT_BETA`],
+//!   [`COMPACT_BETA`]), an unknown edit type, a compact trigger under [`MIN_COMPACT_TRIGGER`].
+//!   OpenAI (`context_management: [{"type": "compaction", "compact_threshold": N}]`): a prompt
+//!   over the threshold gets a `compaction` output item (an id, an opaque `encrypted_content`)
+//!   before the answer, its usage the prompt as sent; an input holding a `compaction` item is
+//!   counted and cached from its last one on; an unknown entry type is refused with a 400.
+//!   Under `huge-input`, the scripted 190,000 tokens are the prompt a trigger sees.
 //! - Every request is logged (`GET /_mock/log` excepted), with `authorization`, `x-api-key`,
 //!   `x-goog-api-key` (and other credentials) removed from its headers and `key` from its query.
 //! - Proxy requests (`CONNECT`, absolute-URI targets) are answered 403 and logged.
@@ -43,13 +66,15 @@
 //! ## Where to start reading
 //!
 //! `server.rs` routes a request to its API and logs it; `script.rs` decides the reply from the
-//! scenario in provider-neutral terms; `cache.rs` keeps the prompt caches; `anthropic.rs`, `openai.rs` and `gemini.rs` read the facts
+//! scenario in provider-neutral terms; `context.rs` applies provider-side context management
+//! to the prompt; `cache.rs` keeps the prompt caches; `anthropic.rs`, `openai.rs` and `gemini.rs` read the facts
 //! of a request and render a reply as each API's frames; `usage.rs` holds the token formula.
 #![deny(missing_docs)]
 
 mod anthropic;
 mod cache;
 mod config;
+mod context;
 mod error;
 mod frames;
 mod gemini;
@@ -60,6 +85,10 @@ mod server;
 mod usage;
 
 pub use config::{MockConfig, Scenario, SCENARIO_HEADER};
+pub use context::{
+    summary_text as compaction_summary, CLEARED_TOOL_RESULT, COMPACT_BETA, CONTEXT_MANAGEMENT_BETA,
+    MIN_COMPACT_TRIGGER,
+};
 pub use error::{MockError, Result};
 pub use gemini::ROUTING_ANSWER;
 pub use log::{LoggedRequest, SECRET_HEADERS};

@@ -5,6 +5,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use crate::anthropic::split_json;
+use crate::context::{Invalid, Managed};
 use crate::frames::{fault_point, hex_id, pieces, sse_frame, unix_seconds, Rendered};
 use crate::script::{stated_cwd, Answer, ErrorKind, Reply, RequestFacts, COMPACTION_MARKER};
 use crate::usage::Usage;
@@ -51,19 +52,25 @@ pub fn wants_stream(body: &Value) -> bool {
     body.get("stream").and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// The reply rendered for the Responses API.
-pub fn render(reply: &Reply, body: &Value, raw: &[u8], stream: bool) -> Rendered {
+/// The reply rendered for the Responses API, with what context management made of the request.
+pub fn render(
+    reply: &Reply,
+    body: &Value,
+    raw: &[u8],
+    stream: bool,
+    managed: &Managed,
+) -> Rendered {
     let model = body
         .get("model")
         .and_then(Value::as_str)
         .unwrap_or("gpt-mock");
     match reply {
         Reply::Error(kind) => error(*kind),
-        Reply::Answer(answer) if stream => Events::new(model, raw).answer(answer),
-        Reply::Answer(answer) => response_json(answer, model, raw),
+        Reply::Answer(answer) if stream => Events::new(model, raw).answer(answer, managed),
+        Reply::Answer(answer) => response_json(answer, model, raw, managed),
         Reply::MidStreamError(answer) if stream => {
             let mut events = Events::new(model, raw);
-            let whole = events.answer(answer);
+            let whole = events.answer(answer, managed);
             // The failure event continues the numbering of the events that were kept.
             events.sequence = u64::try_from(fault_point(whole.chunks.len())).unwrap_or(u64::MAX);
             let error = json!({"code": "server_error", "message": "The server had an error while processing your request."});
@@ -72,8 +79,8 @@ pub fn render(reply: &Reply, body: &Value, raw: &[u8], stream: bool) -> Rendered
             whole.fail_midway(failed)
         }
         Reply::MidStreamError(_) => error(ErrorKind::Overloaded),
-        Reply::StreamCut(answer) if stream => Events::new(model, raw).answer(answer).cut(),
-        Reply::StreamCut(answer) => split_json(response_json(answer, model, raw)),
+        Reply::StreamCut(answer) if stream => Events::new(model, raw).answer(answer, managed).cut(),
+        Reply::StreamCut(answer) => split_json(response_json(answer, model, raw, managed)),
     }
 }
 
@@ -99,10 +106,20 @@ fn error(kind: ErrorKind) -> Rendered {
     rendered
 }
 
-fn usage_of(answer: &Answer, raw: &[u8]) -> Usage {
+/// The API's 400 for a `context_management` it cannot take.
+pub fn invalid_request(invalid: &Invalid) -> Rendered {
+    let body = json!({"error": {"message": invalid.to_string(), "type": "invalid_request_error",
+        "param": invalid.openai_param(), "code": "invalid_value"}});
+    Rendered::json(400, &body, "bad-request")
+}
+
+/// The answer's usage: its input is the prompt from the last compaction item it carried on.
+/// OpenAI does not break a compaction pass out of the usage, so an answer that compacts
+/// reports the prompt as sent.
+fn usage_of(answer: &Answer, managed: &Managed) -> Usage {
     Usage::derive(
-        raw.len(),
-        answer.huge_input,
+        managed.prompt_bytes,
+        answer.huge_input && managed.scripted_input,
         answer.generated_bytes(),
         answer.thinking_bytes(),
         answer.cache,
@@ -120,9 +137,16 @@ fn usage_json(usage: &Usage) -> Value {
     })
 }
 
-/// The output items of an answer, complete, with their ids.
-fn output_items(answer: &Answer, raw: &[u8]) -> Vec<Value> {
+/// The output items of an answer, complete, with their ids: the compaction first, when the
+/// answer compacted.
+fn output_items(answer: &Answer, raw: &[u8], managed: &Managed) -> Vec<Value> {
     let mut items = Vec::new();
+    if let Some(compaction) = &managed.compaction {
+        items.push(
+            json!({"type": "compaction", "id": format!("cmp_{}", hex_id(raw, 730, 24)),
+            "encrypted_content": compaction.content}),
+        );
+    }
     if let Some(thinking) = &answer.thinking {
         items.push(json!({"type": "reasoning", "id": format!("rs_{}", hex_id(raw, 700, 24)),
             "summary": [{"type": "summary_text", "text": thinking}], "encrypted_content": "gAAAAABmockEncryptedReasoning=="}));
@@ -141,13 +165,13 @@ fn output_items(answer: &Answer, raw: &[u8]) -> Vec<Value> {
     items
 }
 
-fn response_json(answer: &Answer, model: &str, raw: &[u8]) -> Rendered {
-    let usage = usage_of(answer, raw);
+fn response_json(answer: &Answer, model: &str, raw: &[u8], managed: &Managed) -> Rendered {
+    let usage = usage_of(answer, managed);
     let events = Events::new(model, raw);
     let reported = usage_json(&usage);
     let body = events.response(
         "completed",
-        json!(output_items(answer, raw)),
+        json!(output_items(answer, raw, managed)),
         reported.clone(),
         Value::Null,
     );
@@ -192,9 +216,9 @@ impl<'a> Events<'a> {
         sse_frame(Some(kind), &fields)
     }
 
-    fn answer(&mut self, answer: &Answer) -> Rendered {
-        let usage = usage_of(answer, self.raw);
-        let items = output_items(answer, self.raw);
+    fn answer(&mut self, answer: &Answer, managed: &Managed) -> Rendered {
+        let usage = usage_of(answer, managed);
+        let items = output_items(answer, self.raw, managed);
         let mut frames = Vec::new();
         let in_progress = self.response("in_progress", json!([]), Value::Null, Value::Null);
         frames.push(self.frame("response.created", json!({"response": in_progress})));
@@ -202,6 +226,13 @@ impl<'a> Events<'a> {
         for (output_index, item) in items.iter().enumerate() {
             let item_id = item["id"].clone();
             match item["type"].as_str() {
+                // A compaction item arrives whole: added, then done.
+                Some("compaction") => {
+                    frames.push(self.frame(
+                        "response.output_item.added",
+                        json!({"output_index": output_index, "item": item}),
+                    ));
+                }
                 Some("reasoning") => {
                     let text = item["summary"][0]["text"]
                         .as_str()

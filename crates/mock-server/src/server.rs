@@ -24,6 +24,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::cache::{self, Caches, Refusal};
 use crate::config::{MockConfig, Scenario, SCENARIO_HEADER};
+use crate::context::{self, Managed};
 use crate::error::{MockError, Result};
 use crate::frames::Rendered;
 use crate::log::{is_secret_header, redact_query, LoggedRequest, RequestLog};
@@ -285,10 +286,11 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
     entry.scenario = scenario;
     if scenario == Scenario::RateLimitOnce && shared.first_sight(&raw) {
         let refused = script::Reply::Error(script::ErrorKind::RateLimit);
+        let plain = Managed::plain(raw.len());
         let rendered = if path == "/v1/messages" {
-            anthropic::render(&refused, &Value::Null, &raw, false)
+            anthropic::render(&refused, &Value::Null, &raw, false, &plain)
         } else if path == "/v1/responses" {
-            openai::render(&refused, &Value::Null, &raw, false)
+            openai::render(&refused, &Value::Null, &raw, false, &plain)
         } else {
             gemini::render(&refused, "", &raw, gemini::Method::Generate)
         };
@@ -320,18 +322,41 @@ async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Scripte
     let rendered = if path == "/v1/messages/count_tokens" {
         anthropic::count_tokens(&raw)
     } else if path == "/v1/messages" {
-        match cache::anthropic(&body) {
-            Err(Refusal::TooManyBreakpoints(found)) => anthropic::too_many_breakpoints(found),
-            Ok(prompt) => {
+        let betas = entry
+            .headers
+            .get("anthropic-beta")
+            .map_or("", String::as_str);
+        match (
+            context::anthropic_edits(&body, betas),
+            cache::anthropic(&body),
+        ) {
+            (Err(invalid), _) => anthropic::invalid_request(&invalid.to_string()),
+            (_, Err(Refusal::TooManyBreakpoints(found))) => anthropic::too_many_breakpoints(found),
+            (Ok(edits), Ok(sent)) => {
+                // The answer is decided from the request as sent; context management changes
+                // only the prompt counted and cached, and what is reported of it.
                 let reply = script::plan(scenario, &anthropic::facts(&body, &raw_text));
+                let huge = context::scripted_huge(&reply);
+                let (read, managed) = context::apply_anthropic(&body, raw.len(), huge, &edits);
+                // Edits only remove breakpoints, so the edited prompt is never refused.
+                let prompt = cache::anthropic(&read).unwrap_or(sent);
                 let reply = shared.cached(reply, &prompt);
-                anthropic::render(&reply, &body, &raw, anthropic::wants_stream(&body))
+                let stream = anthropic::wants_stream(&body);
+                anthropic::render(&reply, &body, &raw, stream, &managed)
             }
         }
     } else if path == "/v1/responses" {
-        let reply = script::plan(scenario, &openai::facts(&body, &raw_text));
-        let reply = shared.cached(reply, &cache::openai(&body));
-        openai::render(&reply, &body, &raw, openai::wants_stream(&body))
+        match context::openai_threshold(&body) {
+            Err(invalid) => openai::invalid_request(&invalid),
+            Ok(threshold) => {
+                let reply = script::plan(scenario, &openai::facts(&body, &raw_text));
+                let huge = context::scripted_huge(&reply);
+                let (read, managed) = context::apply_openai(&body, &raw, huge, threshold);
+                let reply = shared.cached(reply, &cache::openai(&read));
+                let stream = openai::wants_stream(&body);
+                openai::render(&reply, &body, &raw, stream, &managed)
+            }
+        }
     } else {
         match gemini::parse_path(&path) {
             Some((model, method))

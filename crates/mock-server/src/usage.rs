@@ -34,6 +34,26 @@ pub struct Usage {
     pub reasoning_tokens: u64,
 }
 
+/// A quarter of `bytes`, rounded down: the mock's tokens of that many bytes.
+pub(crate) fn quarter(bytes: usize) -> u64 {
+    u64::try_from(bytes / 4).unwrap_or(u64::MAX)
+}
+
+/// The input a prompt of `request_body_bytes` reports: `1000 + bytes / 4`, or
+/// [`HUGE_INPUT_TOKENS`] for `huge-input`'s scripted figure.
+pub(crate) fn input_tokens(request_body_bytes: usize, huge_input: bool) -> u64 {
+    if huge_input {
+        HUGE_INPUT_TOKENS
+    } else {
+        BASE_INPUT_TOKENS.saturating_add(quarter(request_body_bytes))
+    }
+}
+
+/// The output `generated_bytes` of visible output report: `10 + bytes / 4`.
+pub(crate) fn output_tokens(generated_bytes: usize) -> u64 {
+    10u64.saturating_add(quarter(generated_bytes))
+}
+
 impl Usage {
     /// The deterministic usage of one answer.
     ///
@@ -48,21 +68,14 @@ impl Usage {
         cache: CacheSplit,
         reports_reasoning: bool,
     ) -> Usage {
-        let quarter = |bytes: usize| u64::try_from(bytes / 4).unwrap_or(u64::MAX);
-        let input_tokens = if huge_input {
-            HUGE_INPUT_TOKENS
-        } else {
-            BASE_INPUT_TOKENS.saturating_add(quarter(request_body_bytes))
-        };
+        let input_tokens = input_tokens(request_body_bytes, huge_input);
         let reasoning = quarter(thinking_bytes);
         let cached_input_tokens = cache.read.min(input_tokens);
         Usage {
             input_tokens,
             cached_input_tokens,
             cache_write_tokens: cache.write.min(input_tokens - cached_input_tokens),
-            output_tokens: 10u64
-                .saturating_add(quarter(generated_bytes))
-                .saturating_add(reasoning),
+            output_tokens: output_tokens(generated_bytes).saturating_add(reasoning),
             reasoning_tokens: if reports_reasoning { reasoning } else { 0 },
         }
     }
