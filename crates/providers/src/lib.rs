@@ -122,6 +122,7 @@ runtime.block_on(async {
 pub mod acp;
 pub mod api;
 mod args;
+pub mod call_usage;
 mod classify;
 mod claude;
 pub mod claude_control;
@@ -149,6 +150,7 @@ pub use api::{
     ApiKey, ApiKind, ApiMessage, ModelRequest, RenderedHistory, RequestHead, RetryPolicy,
     StreamDecoder, ToolDefinition,
 };
+pub use call_usage::CallTokens;
 pub use classify::{
     classify_cli_failure, classify_failure, gemini_exit_status, process_exited_failure, ErrorReport,
 };
@@ -160,7 +162,7 @@ pub use error::{
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
 pub use mapping::{fold_events, Fold, LiveFold, Mapper, ModelSource};
 pub use model_table::{ModelTable, WindowRule};
-pub use price_table::{ModelPrice, PriceTable};
+pub use price_table::{CostSplit, ModelPrice, PriceTable};
 pub use sniff::Sniffer;
 pub use summary::{summarize, summarize_tally, PaneSummary, SummaryFailure, ToolCount, ToolTally};
 
