@@ -163,33 +163,33 @@ impl ModelPrice {
     /// more than the writes) is priced at `cache_write_1h`, the rest of them at `cache_write`.
     /// A count that is not reported costs nothing: the figures say what was billed.
     pub fn split_of(&self, usage: &SessionStats) -> CostSplit {
-        let dollars = |count: u64, per_million: f64| count as f64 * per_million / PER_MILLION;
+        let tokens = |count: Option<u64>| count.unwrap_or(0) as f64;
         let output = usage.output_tokens.unwrap_or(0);
         let reasoning = usage.reasoning_tokens.unwrap_or(0).min(output);
         let writes = usage.cache_write_input_tokens.unwrap_or(0);
         let hour_writes = usage.cache_write_1h_input_tokens.unwrap_or(0).min(writes);
-        let input_usd = dollars(usage.input_tokens.unwrap_or(0), self.input);
-        let cache_read_usd = dollars(
-            usage.cached_input_tokens.unwrap_or(0),
-            self.cached_input.unwrap_or(self.input),
-        );
-        let cache_write_5m_usd =
-            dollars(writes - hour_writes, self.cache_write.unwrap_or(self.input));
-        let cache_write_1h_usd =
-            dollars(hour_writes, self.cache_write_1h.unwrap_or(2.0 * self.input));
-        let output_usd = dollars(output - reasoning, self.output)
-            + dollars(reasoning, self.reasoning.unwrap_or(self.output));
+        // In micro-dollars (prices are per million tokens), divided once at the end so the
+        // total is the figure `cost_of` always gave.
+        let input = tokens(usage.input_tokens) * self.input;
+        let cache_read =
+            tokens(usage.cached_input_tokens) * self.cached_input.unwrap_or(self.input);
+        let cache_write_5m = (writes - hour_writes) as f64 * self.cache_write.unwrap_or(self.input);
+        let cache_write_1h = hour_writes as f64 * self.cache_write_1h.unwrap_or(2.0 * self.input);
+        let other_output = (output - reasoning) as f64 * self.output;
+        let reasoning = reasoning as f64 * self.reasoning.unwrap_or(self.output);
         CostSplit {
-            input_usd,
-            cache_read_usd,
-            cache_write_5m_usd,
-            cache_write_1h_usd,
-            output_usd,
-            total_usd: input_usd
-                + cache_read_usd
-                + cache_write_5m_usd
-                + cache_write_1h_usd
-                + output_usd,
+            input_usd: input / PER_MILLION,
+            cache_read_usd: cache_read / PER_MILLION,
+            cache_write_5m_usd: cache_write_5m / PER_MILLION,
+            cache_write_1h_usd: cache_write_1h / PER_MILLION,
+            output_usd: (other_output + reasoning) / PER_MILLION,
+            total_usd: (input
+                + cache_read
+                + cache_write_5m
+                + cache_write_1h
+                + other_output
+                + reasoning)
+                / PER_MILLION,
         }
     }
 
