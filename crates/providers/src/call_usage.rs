@@ -116,9 +116,9 @@ impl CallTokens {
     }
 }
 
-/// A cost split in words: `$0.0035 = $0.0005 input + $0.0024 cache read + $0.0000 cache write
-/// + $0.0006 output`, the writes split into 5m and 1h when there are one-hour ones; `cost
-/// unknown (no price for the model)` without a split.
+/// A cost split in words: `$0.0035 = $0.0005 input + $0.0024 cache read + $0.0000 cache
+/// write + $0.0006 output`, the writes split into 5m and 1h when there are one-hour ones;
+/// `cost unknown (no price for the model)` without a split.
 pub fn cost_text(split: Option<&CostSplit>) -> String {
     let Some(split) = split else {
         return "cost unknown (no price for the model)".to_owned();
@@ -151,7 +151,7 @@ pub fn grouped(count: u64) -> String {
     let digits = count.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);

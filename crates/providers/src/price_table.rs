@@ -309,7 +309,9 @@ mod tests {
         let table = PriceTable::built_in();
         // (model, fresh, read, writes, of which 1h, output, reasoning,
         //  want [input, read, write 5m, write 1h, output])
-        let cases: [(&str, u64, u64, u64, u64, u64, u64, [f64; 5]); 5] = [
+        /// (model, fresh, read, writes, of which 1h, output, reasoning, want per part)
+        type Case<'a> = (&'a str, u64, u64, u64, u64, u64, u64, [f64; 5]);
+        let cases: [Case<'_>; 5] = [
             // 166 × 3 = 498, 7,983 × 0.3 = 2,394.9, 39 × 15 = 585 (µ$ per token-million).
             (
                 "claude-sonnet-4-5",
