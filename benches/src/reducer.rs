@@ -33,6 +33,9 @@ pub fn realistic_log(count: usize) -> Vec<LogEntry> {
             log.push(300, |_| Msg::TokensIn {
                 input: context,
                 model: Some("claude-sonnet-4-5".to_owned()),
+                cache_read: None,
+                cache_write: None,
+                cache_write_1h: None,
                 turn: None,
             });
             log.push(5, |at| Msg::StreamFlushObserved { added_count: 1, at });

@@ -19,10 +19,13 @@ use panewise_pane_state::log::{LogHeader, LogWarning, TranscriptLine};
 use panewise_pane_state::{step_into, CheckpointMismatch, LogLine, LogReader, State, TurnPhase};
 
 pub(crate) mod conversation;
+pub(crate) mod usage;
 
 use conversation::conversation;
+use usage::{CallCollector, LoggedCall};
 
 use crate::json::JSON_SCHEMA_VERSION;
+use crate::terminal_text::escape_controls;
 
 /// Arguments of `panewise replay`.
 #[derive(clap::Args)]
@@ -101,7 +104,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write!(
             out,
             "{}",
-            conversation(folded.header.as_ref(), &folded.transcript, &checked)
+            conversation(
+                folded.header.as_ref(),
+                &folded.transcript,
+                &folded.calls,
+                &checked
+            )
         )?;
         write!(out, "{}", window_summary(&log_path))?;
     }
@@ -121,15 +129,21 @@ fn window_summary(log_path: &std::path::Path) -> String {
         return String::new();
     };
     let lines = ledger.visit_lines();
+    let calls = ledger.call_count();
     let mut out = format!(
-        "{:<16}{} visit(s), {} engaged ({})\n",
+        "{:<16}{} visit(s), {} engaged{} ({})\n",
         "window",
-        lines.len(),
+        lines.len().saturating_sub(calls),
         ledger.records().count(),
+        match calls {
+            0 => String::new(),
+            calls => format!(", {calls} call(s)"),
+        },
         path.display()
     );
     for line in lines {
-        out.push_str(&format!("  {line}\n"));
+        // A call's line names the provider's model: its text is escaped like the session's.
+        out.push_str(&format!("  {}\n", escape_controls(&line, "  ")));
     }
     if ledger.skipped > 0 {
         out.push_str(&format!(
@@ -156,6 +170,8 @@ struct Folded {
     header: Option<LogHeader>,
     /// The conversation, in order.
     transcript: Vec<TranscriptLine>,
+    /// The model calls, in order.
+    calls: Vec<LoggedCall>,
 }
 
 /// Folds a log line by line as it is read: memory holds one line and the state. Each
@@ -178,7 +194,9 @@ fn fold_stream(
         any_content: false,
         header: None,
         transcript: Vec::new(),
+        calls: Vec::new(),
     };
+    let mut calls = CallCollector::default();
     let mut commands = Vec::new();
     let mut line = Vec::new();
     loop {
@@ -213,6 +231,7 @@ fn fold_stream(
             LogLine::Blank | LogLine::Header(_) => {}
             LogLine::Entry(entry) => {
                 commands.clear();
+                calls.push(folded.transcript.len(), &entry.msg);
                 state = step_into(state, entry.ts, entry.msg, &mut commands);
                 folded.messages += 1;
             }
@@ -238,6 +257,7 @@ fn fold_stream(
         }
     }
     folded.state = state;
+    folded.calls = calls.finish();
     Ok(Ok(folded))
 }
 

@@ -149,11 +149,23 @@ pub enum Msg {
     },
     /// A new model call started, with its prompt size (R49, R50, R67).
     TokensIn {
-        /// Tokens of the prompt: the context the model sees.
+        /// Tokens of the prompt: the context the model sees (fresh input, cache reads and
+        /// cache writes together).
         input: u64,
         /// The model answering, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// The part of `input` read from the provider's prompt cache, when the provider reports
+        /// it per call. It only annotates the call (replay, cost): the reducer reads `input`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_read: Option<u64>,
+        /// The part of `input` written to the provider's prompt cache, when reported per call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_write: Option<u64>,
+        /// The part of `cache_write` kept for an hour (Anthropic's one-hour cache), when
+        /// reported.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_write_1h: Option<u64>,
         /// The turn the call belongs to; a stale one is dropped (R81).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<TurnId>,

@@ -763,6 +763,8 @@ impl AcpDecoder {
                     model,
                     input_tokens: usage.input_tokens.unwrap_or(0),
                     cached_input_tokens: 0,
+                    cache_write_input_tokens: None,
+                    cache_write_1h_input_tokens: None,
                     output_tokens: usage.output_tokens,
                     reasoning_tokens: None,
                 });
@@ -888,6 +890,8 @@ impl AcpDecoder {
                         model: self.model.clone(),
                         input_tokens: used,
                         cached_input_tokens: 0,
+                        cache_write_input_tokens: None,
+                        cache_write_1h_input_tokens: None,
                         output_tokens: None,
                         reasoning_tokens: None,
                     });

@@ -732,6 +732,9 @@ fn call_usage(usage: &Usage, model: &Option<Cow<'_, str>>) -> ProviderEvent {
             .unwrap_or(0)
             .saturating_add(usage.cache_creation_input_tokens.unwrap_or(0)),
         cached_input_tokens: usage.cache_read_input_tokens.unwrap_or(0),
+        cache_write_input_tokens: usage.cache_creation_input_tokens,
+        // The stream's usage has no 1-hour split this decoder reads.
+        cache_write_1h_input_tokens: None,
         output_tokens: usage.output_tokens,
         reasoning_tokens: None,
     }

@@ -168,6 +168,8 @@ impl LineDecoder for CodexDecoder {
                             .unwrap_or(0)
                             .saturating_add(stats.cache_write_input_tokens.unwrap_or(0)),
                         cached_input_tokens: stats.cached_input_tokens.unwrap_or(0),
+                        cache_write_input_tokens: stats.cache_write_input_tokens,
+                        cache_write_1h_input_tokens: None,
                         output_tokens: stats.output_tokens,
                         reasoning_tokens: stats.reasoning_tokens,
                     });

@@ -891,6 +891,8 @@ impl AppServerDecoder {
                 .unwrap_or(0)
                 .saturating_add(call.cache_write_input_tokens.unwrap_or(0)),
             cached_input_tokens: call.cached_input_tokens.unwrap_or(0),
+            cache_write_input_tokens: call.cache_write_input_tokens,
+            cache_write_1h_input_tokens: None,
             output_tokens: call.output_tokens,
             reasoning_tokens: call.reasoning_tokens,
         });

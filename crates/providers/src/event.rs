@@ -109,6 +109,13 @@ pub enum ProviderEvent {
         input_tokens: u64,
         /// Prompt tokens read from the provider's cache.
         cached_input_tokens: u64,
+        /// The part of `input_tokens` written to the provider's cache, when the format reports
+        /// cache writes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_write_input_tokens: Option<u64>,
+        /// The part of `cache_write_input_tokens` kept for an hour, when reported.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_write_1h_input_tokens: Option<u64>,
         /// Output tokens so far, when reported.
         output_tokens: Option<u64>,
         /// Reasoning tokens, when reported separately.

@@ -206,6 +206,8 @@ fn result(line: &Line<'_>, out: &mut Vec<ProviderEvent>) {
                 model,
                 input_tokens: figures.input_tokens.unwrap_or(0),
                 cached_input_tokens: figures.cached_input_tokens.unwrap_or(0),
+                cache_write_input_tokens: figures.cache_write_input_tokens,
+                cache_write_1h_input_tokens: None,
                 output_tokens: figures.output_tokens,
                 reasoning_tokens: figures.reasoning_tokens,
             });

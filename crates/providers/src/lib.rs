@@ -123,6 +123,7 @@ runtime.block_on(async {
 pub mod acp;
 pub mod api;
 mod args;
+pub mod call_usage;
 mod classify;
 mod claude;
 pub mod claude_control;
@@ -150,6 +151,7 @@ pub use api::{
     check_provider_context, check_provider_context_in, ApiKey, ApiKind, ApiMessage, ModelRequest,
     RenderedHistory, RequestHead, RetryPolicy, StreamDecoder, ToolDefinition,
 };
+pub use call_usage::CallTokens;
 pub use classify::{
     classify_cli_failure, classify_failure, gemini_exit_status, process_exited_failure, ErrorReport,
 };
@@ -161,7 +163,7 @@ pub use error::{
 pub use event::{ProviderEvent, ToolStatus, UsageScope};
 pub use mapping::{fold_events, Fold, LiveFold, Mapper, ModelSource};
 pub use model_table::{ContextRule, ModelTable, WindowRule};
-pub use price_table::{ModelPrice, PriceTable};
+pub use price_table::{CostSplit, ModelPrice, PriceTable};
 pub use sniff::Sniffer;
 pub use summary::{summarize, summarize_tally, PaneSummary, SummaryFailure, ToolCount, ToolTally};
 

@@ -245,6 +245,8 @@ impl Mapper {
                 model,
                 input_tokens,
                 cached_input_tokens,
+                cache_write_input_tokens,
+                cache_write_1h_input_tokens,
                 output_tokens,
                 ..
             } => {
@@ -258,9 +260,18 @@ impl Mapper {
                     UsageScope::Turn => self.turn_calls.exactly_one_call(),
                 };
                 if is_reading {
+                    // The split is the call's when the format reports its cache figures: a
+                    // write count (Claude Code's every usage), or reads. A format that says
+                    // nothing of the cache leaves it absent, not a 0 that reads as "none".
+                    let split_reported =
+                        cache_write_input_tokens.is_some() || *cached_input_tokens > 0;
                     out.push(Msg::TokensIn {
                         input: input_tokens.saturating_add(*cached_input_tokens),
                         model: self.model.clone(),
+                        cache_read: split_reported.then_some(*cached_input_tokens),
+                        cache_write: split_reported
+                            .then(|| cache_write_input_tokens.unwrap_or(0)),
+                        cache_write_1h: *cache_write_1h_input_tokens,
                         turn: None,
                     });
                 }
@@ -360,6 +371,9 @@ impl Mapper {
                     out.push(Msg::TokensIn {
                         input,
                         model: self.model.clone(),
+                        cache_read: stats.cached_input_tokens,
+                        cache_write: stats.cache_write_input_tokens,
+                        cache_write_1h: stats.cache_write_1h_input_tokens,
                         turn: None,
                     });
                 }

@@ -69,6 +69,38 @@ pub struct ModelPrice {
     pub reasoning: Option<f64>,
 }
 
+/// The cost of some usage by kind of token, in US dollars: the parts add up to `total_usd`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostSplit {
+    /// Input tokens neither read from nor written to the cache.
+    pub input_usd: f64,
+    /// Input tokens read from the cache.
+    pub cache_read_usd: f64,
+    /// Input tokens written to the five-minute cache (every write, where the provider does not
+    /// tell the one-hour ones apart).
+    pub cache_write_5m_usd: f64,
+    /// Input tokens written to the one-hour cache.
+    pub cache_write_1h_usd: f64,
+    /// Output tokens, reasoning included.
+    pub output_usd: f64,
+    /// The sum of the parts.
+    pub total_usd: f64,
+}
+
+impl CostSplit {
+    /// The sum of two splits, part by part (a session's total from its calls').
+    pub fn plus(&self, other: &CostSplit) -> CostSplit {
+        CostSplit {
+            input_usd: self.input_usd + other.input_usd,
+            cache_read_usd: self.cache_read_usd + other.cache_read_usd,
+            cache_write_5m_usd: self.cache_write_5m_usd + other.cache_write_5m_usd,
+            cache_write_1h_usd: self.cache_write_1h_usd + other.cache_write_1h_usd,
+            output_usd: self.output_usd + other.output_usd,
+            total_usd: self.total_usd + other.total_usd,
+        }
+    }
+}
+
 impl PriceTable {
     /// The table this crate ships with.
     pub fn built_in() -> Self {
@@ -110,29 +142,55 @@ impl PriceTable {
     pub fn estimate(&self, model: &str, usage: &SessionStats) -> Option<f64> {
         self.price_for(model).map(|price| price.cost_of(usage))
     }
+
+    /// The estimated cost of `usage` on `model` by kind of token (fresh input, cache reads,
+    /// five-minute and one-hour cache writes, output), as ccusage splits it; `None` when the
+    /// model has no price, never a split of zeros.
+    pub fn split(&self, model: &str, usage: &SessionStats) -> Option<CostSplit> {
+        self.price_for(model).map(|price| price.split_of(usage))
+    }
 }
 
 impl ModelPrice {
-    /// The cost of `usage` at these prices. Reasoning tokens are part of the output tokens
-    /// (the vocabulary's convention), so only a separate reasoning price changes their cost.
-    /// The one-hour part of the cache writes (never more than the writes) is priced at
-    /// `cache_write_1h`, the rest of them at `cache_write`.
+    /// The cost of `usage` at these prices: [`ModelPrice::split_of`]'s total.
     pub fn cost_of(&self, usage: &SessionStats) -> f64 {
+        self.split_of(usage).total_usd
+    }
+
+    /// The cost of `usage` at these prices, by kind of token. Reasoning tokens are part of the
+    /// output tokens (the vocabulary's convention), so only a separate reasoning price changes
+    /// their cost, which stays in the output part. The one-hour part of the cache writes (never
+    /// more than the writes) is priced at `cache_write_1h`, the rest of them at `cache_write`.
+    /// A count that is not reported costs nothing: the figures say what was billed.
+    pub fn split_of(&self, usage: &SessionStats) -> CostSplit {
         let tokens = |count: Option<u64>| count.unwrap_or(0) as f64;
-        let reasoning = usage
-            .reasoning_tokens
-            .unwrap_or(0)
-            .min(usage.output_tokens.unwrap_or(0));
-        let other_output = usage.output_tokens.unwrap_or(0).saturating_sub(reasoning);
+        let output = usage.output_tokens.unwrap_or(0);
+        let reasoning = usage.reasoning_tokens.unwrap_or(0).min(output);
         let writes = usage.cache_write_input_tokens.unwrap_or(0);
         let hour_writes = usage.cache_write_1h_input_tokens.unwrap_or(0).min(writes);
-        let micro_dollars = tokens(usage.input_tokens) * self.input
-            + tokens(usage.cached_input_tokens) * self.cached_input.unwrap_or(self.input)
-            + (writes - hour_writes) as f64 * self.cache_write.unwrap_or(self.input)
-            + hour_writes as f64 * self.cache_write_1h.unwrap_or(2.0 * self.input)
-            + other_output as f64 * self.output
-            + reasoning as f64 * self.reasoning.unwrap_or(self.output);
-        micro_dollars / PER_MILLION
+        // In micro-dollars (prices are per million tokens), divided once at the end so the
+        // total is the figure `cost_of` always gave.
+        let input = tokens(usage.input_tokens) * self.input;
+        let cache_read =
+            tokens(usage.cached_input_tokens) * self.cached_input.unwrap_or(self.input);
+        let cache_write_5m = (writes - hour_writes) as f64 * self.cache_write.unwrap_or(self.input);
+        let cache_write_1h = hour_writes as f64 * self.cache_write_1h.unwrap_or(2.0 * self.input);
+        let other_output = (output - reasoning) as f64 * self.output;
+        let reasoning = reasoning as f64 * self.reasoning.unwrap_or(self.output);
+        CostSplit {
+            input_usd: input / PER_MILLION,
+            cache_read_usd: cache_read / PER_MILLION,
+            cache_write_5m_usd: cache_write_5m / PER_MILLION,
+            cache_write_1h_usd: cache_write_1h / PER_MILLION,
+            output_usd: (other_output + reasoning) / PER_MILLION,
+            total_usd: (input
+                + cache_read
+                + cache_write_5m
+                + cache_write_1h
+                + other_output
+                + reasoning)
+                / PER_MILLION,
+        }
     }
 
     fn validate(&self) -> Result<(), PriceTableError> {
@@ -241,6 +299,101 @@ mod tests {
         let row = r#"{"prices":[{"model":"m","input":1,"output":1,"cache_write_1h":-2}]}"#;
         let error = PriceTable::from_json(row).err().map(|e| e.to_string());
         assert!(error.is_some_and(|e| e.contains("cache_write_1h")));
+    }
+
+    /// The split of one call by kind, against figures worked out by hand from the built-in
+    /// table's prices per million tokens (claude-sonnet-4-5: input 3, cache read 0.3, 5-minute
+    /// write 3.75, 1-hour write absent so 2 × 3 = 6, output 15; gpt-5: 1.25, 0.125, 10).
+    #[test]
+    fn a_call_is_priced_by_kind_from_the_table() {
+        let table = PriceTable::built_in();
+        // (model, fresh, read, writes, of which 1h, output, reasoning,
+        //  want [input, read, write 5m, write 1h, output])
+        /// (model, fresh, read, writes, of which 1h, output, reasoning, want per part)
+        type Case<'a> = (&'a str, u64, u64, u64, u64, u64, u64, [f64; 5]);
+        let cases: [Case<'_>; 5] = [
+            // 166 × 3 = 498, 7,983 × 0.3 = 2,394.9, 39 × 15 = 585 (µ$ per token-million).
+            (
+                "claude-sonnet-4-5",
+                166,
+                7_983,
+                0,
+                0,
+                39,
+                0,
+                [0.000498, 0.0023949, 0.0, 0.0, 0.000585],
+            ),
+            // 10,000 writes of which 4,000 for an hour: 6,000 × 3.75 and 4,000 × 6.
+            (
+                "claude-sonnet-4-5",
+                1_000,
+                0,
+                10_000,
+                4_000,
+                200,
+                0,
+                [0.003, 0.0, 0.0225, 0.024, 0.003],
+            ),
+            // Dated ids match their own row.
+            (
+                "claude-sonnet-4-5-20250929",
+                0,
+                1_000_000,
+                1_000_000,
+                1_000_000,
+                0,
+                0,
+                [0.0, 0.3, 0.0, 6.0, 0.0],
+            ),
+            // OpenAI reports no writes; reasoning is output at the output price.
+            (
+                "gpt-5",
+                2_000,
+                48_000,
+                0,
+                0,
+                1_000,
+                600,
+                [0.0025, 0.006, 0.0, 0.0, 0.01],
+            ),
+            ("GPT-5", 0, 0, 0, 0, 0, 0, [0.0, 0.0, 0.0, 0.0, 0.0]),
+        ];
+        for (model, fresh, read, writes, hour, output, reasoning, want) in cases {
+            let usage = SessionStats {
+                input_tokens: Some(fresh),
+                cached_input_tokens: Some(read),
+                cache_write_input_tokens: Some(writes),
+                cache_write_1h_input_tokens: Some(hour),
+                output_tokens: Some(output),
+                reasoning_tokens: Some(reasoning),
+                ..SessionStats::default()
+            };
+            let Some(split) = table.split(model, &usage) else {
+                panic!("{model} has no price")
+            };
+            let got = [
+                split.input_usd,
+                split.cache_read_usd,
+                split.cache_write_5m_usd,
+                split.cache_write_1h_usd,
+                split.output_usd,
+            ];
+            for (part, (got, want)) in got.iter().zip(want).enumerate() {
+                assert!(
+                    (got - want).abs() < 1e-12,
+                    "{model} part {part}: {got} != {want}"
+                );
+            }
+            let sum: f64 = want.iter().sum();
+            assert!((split.total_usd - sum).abs() < 1e-12, "{model}: {split:?}");
+            assert_eq!(table.estimate(model, &usage), Some(split.total_usd));
+        }
+        // A model without a price has no split at all, not one of zeros.
+        let usage = SessionStats {
+            input_tokens: Some(1),
+            ..SessionStats::default()
+        };
+        assert_eq!(table.split("claude-opus-5-5", &usage), None);
     }
 
     #[test]

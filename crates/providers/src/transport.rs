@@ -43,6 +43,12 @@ pub trait ModelClient: Send + Sync {
     /// The API this client speaks.
     fn api(&self) -> ApiKind;
 
+    /// The prices a call's usage is priced with (a call's `cost_usd`), so a caller that splits
+    /// the cost by kind adds up to the same figure. The built-in table unless configured.
+    fn prices(&self) -> Arc<PriceTable> {
+        Arc::new(PriceTable::built_in())
+    }
+
     /// Starts one call. The request is rendered at once (a bad request fails here, before
     /// anything is sent), so the returned stream does not borrow it. Cancelling `cancel` ends
     /// the stream with [`ApiError::Cancelled`] at once, whether a request, a stream or a
@@ -277,6 +283,10 @@ impl HttpModelClient {
 impl ModelClient for HttpModelClient {
     fn api(&self) -> ApiKind {
         self.inner.config.api
+    }
+
+    fn prices(&self) -> Arc<PriceTable> {
+        self.inner.config.prices.clone()
     }
 
     fn stream(

@@ -95,6 +95,10 @@ struct Chat {
     cache_creation: Option<u64>,
     output: Option<u64>,
     reasoning: Option<u64>,
+    /// The call's own cost and where it comes from, when its end reports one (the own loop's
+    /// calls, priced by the transport).
+    cost_usd: Option<f64>,
+    cost_source: Option<String>,
     finish_reasons: Vec<String>,
     error: Option<String>,
     events: Vec<EventRecord>,
@@ -308,8 +312,10 @@ impl Tracker {
                 model,
                 input_tokens,
                 cached_input_tokens,
+                cache_write_input_tokens,
                 output_tokens,
                 reasoning_tokens,
+                ..
             } => {
                 let start = match scope {
                     UsageScope::Call => now_ms,
@@ -319,6 +325,10 @@ impl Tracker {
                 // The conventions count the whole prompt, cache reads included.
                 chat.input = Some(input_tokens.saturating_add(*cached_input_tokens));
                 chat.cache_read = Some(*cached_input_tokens);
+                // Already inside `input_tokens`, as the conventions count cache creation too.
+                if cache_write_input_tokens.is_some() {
+                    chat.cache_creation = *cache_write_input_tokens;
+                }
                 if output_tokens.is_some() {
                     chat.output = *output_tokens;
                 }
@@ -514,6 +524,12 @@ impl Tracker {
                 attributes.push((key, int(count)));
             }
         }
+        if let Some(cost) = chat.cost_usd {
+            attributes.push((n::COST_USD, Value::Float(cost)));
+        }
+        if let Some(source) = &chat.cost_source {
+            attributes.push((n::COST_SOURCE, Value::Str(source.clone())));
+        }
         if !chat.finish_reasons.is_empty() {
             attributes.push((
                 n::FINISH_REASONS,
@@ -650,6 +666,12 @@ fn fill(chat: &mut Chat, stats: &SessionStats) {
     chat.cache_creation = write.or(chat.cache_creation);
     chat.output = stats.output_tokens.or(chat.output);
     chat.reasoning = stats.reasoning_tokens.or(chat.reasoning);
+    if let Some(cost) = stats.cost_usd.filter(|cost| cost.is_finite()) {
+        chat.cost_usd = Some(cost);
+    }
+    if let Some(source) = &stats.cost_source {
+        chat.cost_source = Some(word(source));
+    }
 }
 
 fn actor(by: &Actor) -> String {

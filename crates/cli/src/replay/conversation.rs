@@ -3,18 +3,22 @@
 //! escaped (`crate::terminal_text`).
 
 use panewise_pane_state::log::{Actor, LogHeader, ToolCallStatus, TranscriptEntry, TranscriptLine};
+use panewise_providers::PriceTable;
 use serde_json::Value;
 
+use super::usage::{call_text, totals_text, LoggedCall};
 use crate::terminal_text::escape_controls;
 
 /// Width of the label column; continuation lines are indented by as much.
 const LABEL: usize = 11;
 
-/// The header's facts, then the transcript, one block per line, then what the checkpoints
-/// said of the fold (`checked`).
+/// The header's facts, then the transcript, one block per line, each model call's usage under
+/// the lines logged up to it, the calls' totals, then what the checkpoints said of the fold
+/// (`checked`). Costs are priced with the built-in table.
 pub fn conversation(
     header: Option<&LogHeader>,
     transcript: &[TranscriptLine],
+    calls: &[LoggedCall],
     checked: &str,
 ) -> String {
     let mut out = Block::default();
@@ -40,8 +44,26 @@ pub fn conversation(
              --state shows the final state",
         );
     }
-    for line in transcript {
+    let prices = PriceTable::built_in();
+    // A call's usage goes where the log has it: under the transcript lines logged before it
+    // (the own loop logs it when the call ends, after what it answered; Claude Code when the
+    // answer starts, above it). An approval of the call's tool request may be logged just
+    // before or just after the call's end, as the policy answers it, so it never splits the
+    // call from its usage: the line stays in the same place whichever came first.
+    let mut pending = calls.iter().peekable();
+    for (index, line) in transcript.iter().enumerate() {
+        if !is_approval(&line.entry) {
+            while let Some(call) = pending.next_if(|call| call.after_lines <= index) {
+                out.line("usage", &call_text(call, &prices));
+            }
+        }
         entry(&mut out, &line.entry);
+    }
+    for call in pending {
+        out.line("usage", &call_text(call, &prices));
+    }
+    if !calls.is_empty() {
+        out.line("calls", &totals_text(calls, &prices));
     }
     out.line("checkpoint", checked);
     out.text
@@ -196,6 +218,16 @@ fn entry(out: &mut Block, entry: &TranscriptEntry) {
             &format!("the session ended with an error: {error}"),
         ),
     }
+}
+
+/// Whether the entry is a tool request's approval or its answer.
+fn is_approval(entry: &TranscriptEntry) -> bool {
+    matches!(
+        entry,
+        TranscriptEntry::ApprovalRequested { .. }
+            | TranscriptEntry::ApprovalAnswered { .. }
+            | TranscriptEntry::ApprovalWithdrawn { .. }
+    )
 }
 
 /// Who, in words.

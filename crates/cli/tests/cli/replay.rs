@@ -369,3 +369,66 @@ fn replay_json_gives_every_transcript_line_then_the_state_each_with_its_version(
     let state = super::replayed_state(&out.stdout);
     assert_eq!(state["turn_phase"]["kind"], "idle", "{state}");
 }
+
+/// Issue 29: each call's usage goes under what the log recorded before it, with its cache
+/// split and its cost split by kind, then the calls' totals; the ledger's call lines follow
+/// the visits, the provider's model name escaped. Golden text, priced with the built-in
+/// table (claude-sonnet-4-5: input 3, cache read 0.3, 5-minute write 3.75, 1-hour write 6,
+/// output 15 US dollars per million tokens), so a wrong split fails it.
+#[test]
+fn replay_shows_each_calls_cache_split_and_cost_by_kind_then_the_totals() {
+    let log = concat!(
+        "{\"v\":3,\"header\":{\"agent_id\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"started_at_ms\":0}}\n",
+        "{\"v\":3,\"ts\":2,\"transcript\":{\"kind\":\"prompt\",\"text\":\"go\"}}\n",
+        "{\"v\":3,\"ts\":3,\"transcript\":{\"kind\":\"text\",\"text\":\"Reading.\"}}\n",
+        "{\"v\":3,\"ts\":4,\"msg\":{\"type\":\"tokens_in\",\"input\":11000,\"model\":\"claude-sonnet-4-5\",\"cache_read\":0,\"cache_write\":10000,\"cache_write_1h\":4000}}\n",
+        "{\"v\":3,\"ts\":4,\"msg\":{\"type\":\"tokens_out\",\"output\":100}}\n",
+        "{\"v\":3,\"ts\":4,\"msg\":{\"type\":\"tokens_out\",\"output\":200}}\n",
+        "{\"v\":3,\"ts\":5,\"transcript\":{\"kind\":\"text\",\"text\":\"Done.\"}}\n",
+        // No model named: the last one logged.
+        "{\"v\":3,\"ts\":6,\"msg\":{\"type\":\"tokens_in\",\"input\":8149,\"cache_read\":7983,\"cache_write\":0}}\n",
+        "{\"v\":3,\"ts\":6,\"msg\":{\"type\":\"tokens_out\",\"output\":39}}\n",
+    );
+    let path = write_temp("split.jsonl", log);
+    let ledger = concat!(
+        "{\"type\":\"idle\",\"iteration\":1,\"strategy\":\"token-budget\"}\n",
+        "{\"type\":\"call\",\"iteration\":1,\"model\":\"m\\u001b[31m\",\"tokens\":{\"prompt\":30,\"cache_read\":20,\"cache_write\":4,\"output\":2}}\n",
+    );
+    std::fs::write(format!("{path}.window.jsonl"), ledger).unwrap();
+    let out = panewise(&["replay", &path]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let shown: Vec<&str> = stdout
+        .lines()
+        .filter(|line| !line.starts_with("started") && !line.starts_with("window"))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "session    anthropic, model claude-sonnet-4-5",
+            "prompt     go",
+            "assistant  Reading.",
+            "usage      prompt 11,000 = 1,000 new + 0 cache read + 10,000 cache write (4,000 of \
+             them 1h); 200 out; $0.0525 = $0.0030 input + $0.0000 cache read + $0.0225 cache \
+             write 5m + $0.0240 cache write 1h + $0.0030 output",
+            "assistant  Done.",
+            "usage      prompt 8,149 = 166 new + 7,983 cache read + 0 cache write; 39 out; \
+             $0.0035 = $0.0005 input + $0.0024 cache read + $0.0000 cache write + $0.0006 output",
+            "calls      2 model calls: prompt 19,149 = 1,166 new + 7,983 cache read + 10,000 \
+             cache write (4,000 of them 1h); 239 out; $0.0560 = $0.0035 input + $0.0024 cache \
+             read + $0.0225 cache write 5m + $0.0240 cache write 1h + $0.0036 output",
+            "checkpoint no checkpoint recorded",
+            "  iteration 1: token-budget did not engage",
+            "  call 1 (m\\u{1b}[31m): prompt 30 = 6 new + 20 cache read + 4 cache write; 2 out; \
+             cost unknown (no price for the model)",
+        ]
+    );
+    assert!(
+        stdout.contains("window          1 visit(s), 0 engaged, 1 call(s)"),
+        "{stdout}"
+    );
+}

@@ -2,12 +2,16 @@
 //! (`<log>.window.jsonl`), written as the loop runs, one whole line per write. It holds every
 //! message the conversation was given (in the chat-completions shape `panewise window`
 //! reads) and every visit of the window stage: the [`WindowRecord`] of an engaged visit, or
-//! a line saying the strategy did not engage. `panewise replay` prints a line per visit from
-//! it, and `panewise window` takes its messages as a conversation.
+//! a line saying the strategy did not engage, and every model call's tokens by kind with their
+//! cost split. `panewise replay` prints a line per visit and per call from it, and `panewise
+//! window` takes its messages as a conversation.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use panewise_protocol::SessionStats;
+use panewise_providers::call_usage::cost_text;
+use panewise_providers::{CallTokens, CostSplit, PriceTable};
 use panewise_window::record::RecordDetail;
 use panewise_window::{
     openai, AppliedContextEdit, EditDecision, Message, ProviderEditRecord, RefusalReason,
@@ -48,6 +52,21 @@ pub enum LedgerLine {
         /// The strategy's token threshold, when it has one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         threshold_tokens: Option<u64>,
+    },
+    /// A model call that ended: its tokens by kind and what they cost by kind. Ledgers written
+    /// before it existed have none, and read as before.
+    Call {
+        /// The iteration (the session's model calls, counted from 1).
+        iteration: u32,
+        /// The model that answered, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        /// The call's tokens; absent when the API reported no prompt figure.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<CallTokens>,
+        /// The cost split; absent when the model has no price (never a split of zeros).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<CostSplit>,
     },
 }
 
@@ -128,6 +147,20 @@ impl WindowLedger {
         self.line(line)
     }
 
+    /// Appends the end of a model call: `iteration` as the loop counts it, the `model` that
+    /// answered and the call's `stats` as `ProviderEvent::CallEnded` carries them, priced by
+    /// kind with `prices` (the table the transport priced the call with, so the split adds up
+    /// to the call's `cost_usd`).
+    pub fn call(
+        &mut self,
+        iteration: u32,
+        model: Option<&str>,
+        stats: &SessionStats,
+        prices: &PriceTable,
+    ) -> std::io::Result<()> {
+        self.line(&call_entry(iteration, model, stats, prices))
+    }
+
     fn line(&mut self, line: &LedgerLine) -> std::io::Result<()> {
         let mut bytes = serde_json::to_vec(line).map_err(std::io::Error::other)?;
         bytes.push(b'\n');
@@ -181,7 +214,17 @@ impl Ledger {
         })
     }
 
-    /// One line per visit, engaged or not ([`visit_line`]).
+    /// The number of model calls the ledger holds.
+    pub fn call_count(&self) -> usize {
+        self.lines
+            .iter()
+            .filter(|line| matches!(line, LedgerLine::Call { .. }))
+            .count()
+    }
+
+    /// One line per visit, engaged or not ([`visit_line`]), and per model call
+    /// ([`call_line`]), in the order they were written: a visit of iteration N, then call N.
+    /// A ledger without call lines (written before they existed) gives its visits alone.
     pub fn visit_lines(&self) -> Vec<String> {
         self.lines
             .iter()
@@ -199,6 +242,17 @@ impl Ledger {
                     *threshold_tokens,
                 )),
                 LedgerLine::ProviderEdit { record } => Some(provider_edit_line(record)),
+                LedgerLine::Call {
+                    iteration,
+                    model,
+                    tokens,
+                    cost,
+                } => Some(call_line(
+                    *iteration,
+                    model.as_deref(),
+                    tokens.as_ref(),
+                    cost.as_ref(),
+                )),
                 LedgerLine::Message { .. } => None,
             })
             .collect()
@@ -239,6 +293,48 @@ pub fn provider_edit_line(record: &ProviderEditRecord) -> String {
         "iteration {}: {} (the provider's): {what}, {provider}; {local}",
         record.iteration, record.strategy
     )
+}
+
+/// The ledger line of a call that ended with `stats` (the fresh input in `input_tokens`, as
+/// the API clients report it).
+pub fn call_entry(
+    iteration: u32,
+    model: Option<&str>,
+    stats: &SessionStats,
+    prices: &PriceTable,
+) -> LedgerLine {
+    // Priced from the stats themselves, not from the tokens, to keep reasoning priced as the
+    // transport priced it.
+    let tokens = CallTokens::from_stats(stats);
+    let cost = tokens
+        .and(model)
+        .and_then(|model| prices.split(model, stats));
+    LedgerLine::Call {
+        iteration,
+        model: model.map(str::to_owned),
+        tokens,
+        cost,
+    }
+}
+
+/// A model call in one line: `call 12 (model): prompt 8,149 = 166 new + 7,983 cache read + 0
+/// cache write; 39 out; $0.0035 = $0.0005 input + …`. The model's name is the provider's text:
+/// a terminal printer escapes it.
+pub fn call_line(
+    iteration: u32,
+    model: Option<&str>,
+    tokens: Option<&CallTokens>,
+    cost: Option<&CostSplit>,
+) -> String {
+    let model = model.map(|model| format!(" ({model})")).unwrap_or_default();
+    match tokens {
+        Some(tokens) => format!(
+            "call {iteration}{model}: {}; {}",
+            tokens.text(),
+            cost_text(cost)
+        ),
+        None => format!("call {iteration}{model}: no usage reported"),
+    }
 }
 
 /// A visit that did not engage, in one line, with why when the ledger says.
@@ -432,6 +528,86 @@ mod tests {
         assert!(
             held.starts_with("iteration 2: observation-masking changed nothing; shadow: re-writes"),
             "{held}"
+        );
+    }
+
+    /// Calls are written as the loop ends them and read back between the visits, each with
+    /// its tokens by kind and its cost split: golden text, priced with the built-in table
+    /// (claude-sonnet-4-5: input 3, cache read 0.3, 5-minute write 3.75, 1-hour write 6,
+    /// output 15 US dollars per million tokens).
+    #[test]
+    fn call_lines_read_back_between_the_visits_with_their_cost_split() {
+        let prices = PriceTable::built_in();
+        let stats = |fresh, read, write, hour, output| SessionStats {
+            input_tokens: Some(fresh),
+            cached_input_tokens: Some(read),
+            cache_write_input_tokens: Some(write),
+            cache_write_1h_input_tokens: hour,
+            output_tokens: Some(output),
+            ..SessionStats::default()
+        };
+        let written = [
+            LedgerLine::Idle {
+                iteration: 1,
+                strategy: "token-budget".into(),
+                measured_tokens: None,
+                threshold_tokens: Some(150_000),
+            },
+            call_entry(
+                1,
+                Some("claude-sonnet-4-5"),
+                &stats(1_000, 0, 10_000, Some(4_000), 200),
+                &prices,
+            ),
+            LedgerLine::Idle {
+                iteration: 2,
+                strategy: "token-budget".into(),
+                measured_tokens: Some(11_000),
+                threshold_tokens: Some(150_000),
+            },
+            call_entry(
+                2,
+                Some("claude-sonnet-4-5"),
+                &stats(166, 7_983, 0, None, 39),
+                &prices,
+            ),
+            call_entry(3, Some("no-such-model"), &stats(5, 0, 0, None, 1), &prices),
+            call_entry(4, None, &SessionStats::default(), &prices),
+        ];
+        let mut text = String::new();
+        for line in &written {
+            text.push_str(&serde_json::to_string(line).unwrap_or_default());
+            text.push('\n');
+        }
+        let read = Ledger::parse(&text);
+        assert_eq!(read.lines, written);
+        assert_eq!(read.call_count(), 4);
+        assert_eq!(
+            read.visit_lines().join("\n"),
+            "iteration 1: token-budget did not engage (no call measured yet; the threshold is \
+             150000)\n\
+             call 1 (claude-sonnet-4-5): prompt 11,000 = 1,000 new + 0 cache read + 10,000 \
+             cache write (4,000 of them 1h); 200 out; $0.0525 = $0.0030 input + $0.0000 cache \
+             read + $0.0225 cache write 5m + $0.0240 cache write 1h + $0.0030 output\n\
+             iteration 2: token-budget did not engage (the last call's prompt was 11000 tokens, \
+             the threshold 150000)\n\
+             call 2 (claude-sonnet-4-5): prompt 8,149 = 166 new + 7,983 cache read + 0 cache \
+             write; 39 out; $0.0035 = $0.0005 input + $0.0024 cache read + $0.0000 cache write \
+             + $0.0006 output\n\
+             call 3 (no-such-model): prompt 5 = 5 new + 0 cache read + 0 cache write; 1 out; \
+             cost unknown (no price for the model)\n\
+             call 4: no usage reported"
+        );
+        // The documented shape of a call line, as a reader of the file sees it.
+        let line = r#"{"type":"call","iteration":7,"model":"m","tokens":{"prompt":30,"cache_read":20,"cache_write":4,"cache_write_1h":1,"output":2},"cost":{"input_usd":0.5,"cache_read_usd":0.25,"cache_write_5m_usd":0.125,"cache_write_1h_usd":0.0625,"output_usd":1.0,"total_usd":1.9375}}"#;
+        assert_eq!(
+            Ledger::parse(line).visit_lines(),
+            vec![
+                "call 7 (m): prompt 30 = 6 new + 20 cache read + 4 cache write (1 of them 1h); 2 \
+                 out; $1.9375 = $0.5000 input + $0.2500 cache read + $0.1250 cache write 5m + \
+                 $0.0625 cache write 1h + $1.0000 output"
+                    .to_owned()
+            ]
         );
     }
 

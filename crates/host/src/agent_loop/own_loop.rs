@@ -15,14 +15,15 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use panewise_pane_state::log::{ToolCallStatus, TranscriptEntry};
 use panewise_pane_state::reducer::accumulate;
 use panewise_pane_state::Msg;
 use panewise_providers::transport::RenderedRequest;
 use panewise_providers::{
-    ApiError, ApiKind, CompactionTrigger, Failure, FailureKind, ProviderEvent, RequestError,
-    RequestHead, SessionStats, ToolDefinition, ToolStatus,
+    ApiError, ApiKind, CompactionTrigger, Failure, FailureKind, PriceTable, ProviderEvent,
+    RequestError, RequestHead, SessionStats, ToolDefinition, ToolStatus,
 };
 use panewise_window::cache::{CachePricing, CacheRules};
 use panewise_window::provider::reconcile;
@@ -32,7 +33,7 @@ use panewise_window::{
 };
 
 use crate::agent_loop::history::{LoopHistory, PROVIDER_COMPACTION};
-use crate::agent_loop::ledger::LedgerLine;
+use crate::agent_loop::ledger::{call_entry, LedgerLine};
 use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
 use crate::approval::{decide, Decision, ToolRequest};
 use crate::backend::model::{LoopConfig, ToolRun};
@@ -229,6 +230,9 @@ pub struct OwnLoop {
     next: Next,
     tool_runs: Vec<ToolRun>,
     limit_reached: u32,
+    /// The prices each call's cost is split with in the ledger: the client's, which priced
+    /// the call.
+    prices: Arc<PriceTable>,
 }
 
 impl OwnLoop {
@@ -263,7 +267,14 @@ impl OwnLoop {
             next: Next::Nothing,
             tool_runs: Vec::new(),
             limit_reached: 0,
+            prices: Arc::new(PriceTable::built_in()),
         }
+    }
+
+    /// The loop with the prices its client priced calls with.
+    pub fn with_prices(mut self, prices: Arc<PriceTable>) -> Self {
+        self.prices = prices;
+        self
     }
 
     /// The loop's configuration.
@@ -572,7 +583,7 @@ impl OwnLoop {
                     args: arguments.clone(),
                 })
             }
-            ProviderEvent::CallEnded { stats, .. } => {
+            ProviderEvent::CallEnded { stats, model, .. } => {
                 let input = [
                     stats.input_tokens,
                     stats.cached_input_tokens,
@@ -592,6 +603,13 @@ impl OwnLoop {
                     });
                 }
                 call.stats = Some(stats.clone());
+                // Each call in the ledger: its tokens by kind and its cost split.
+                effects.push(Effect::Ledger(call_entry(
+                    self.iteration,
+                    model.as_deref(),
+                    stats,
+                    &self.prices,
+                )));
             }
             ProviderEvent::Failure { .. } => call.failed = true,
             ProviderEvent::ContextManaged { edits } => {

@@ -241,7 +241,7 @@ impl ModelAgent {
             limits: config.tool_limits,
             env_remove: config.tool_env_remove.clone(),
         };
-        let core = OwnLoop::new(config, api, window.strategy_name());
+        let core = OwnLoop::new(config, api, window.strategy_name()).with_prices(client.prices());
         Ok(ModelAgent {
             core,
             client,

@@ -176,6 +176,8 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
             LedgerLine::Idle { .. } => {
                 bodies.push(serde_body(api, &conversation, &errored, config, &tools));
             }
+            // A call's usage changes neither the conversation nor what the next request holds.
+            LedgerLine::Call { .. } => {}
             LedgerLine::Visit { record } => {
                 let mut context = VisitContext::new(record.iteration, 0);
                 context.current_request = prompt.as_deref();

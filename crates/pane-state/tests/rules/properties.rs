@@ -136,8 +136,21 @@ fn any_msg() -> impl Strategy<Value = Msg> {
             }
         }),
         turn().prop_map(|turn| Msg::ToolEnd { turn }),
-        (tokens(), prop::option::of(model()), turn())
-            .prop_map(|(input, model, turn)| Msg::TokensIn { input, model, turn }),
+        (
+            tokens(),
+            prop::option::of(model()),
+            prop::option::of(0u64..1_000),
+            turn()
+        )
+            .prop_map(|(input, model, cache_read, turn)| Msg::TokensIn {
+                input,
+                model,
+                // Only an annotation: any split must fold as the whole prompt alone does.
+                cache_read: cache_read.map(|read| read.min(input)),
+                cache_write: None,
+                cache_write_1h: None,
+                turn
+            }),
         (0u64..10_000, turn()).prop_map(|(output, turn)| Msg::TokensOut { output, turn }),
         (0u64..10_000, turn()).prop_map(|(chars, turn)| Msg::OutputStreamed { chars, turn }),
         turn().prop_map(|turn| Msg::RequestStarted { turn }),

@@ -104,6 +104,9 @@ fn r81_a_stale_turn_id_is_dropped_unchanged_and_reported_as_ignored() {
         Msg::TokensIn {
             input: 5,
             model: None,
+            cache_read: None,
+            cache_write: None,
+            cache_write_1h: None,
             turn: Some(TurnId(1)),
         },
         Msg::TokensOut {
@@ -633,6 +636,9 @@ fn every_msg() -> Vec<Msg> {
         Msg::TokensIn {
             input: 10,
             model: Some("m".into()),
+            cache_read: Some(6),
+            cache_write: Some(3),
+            cache_write_1h: Some(1),
             turn,
         },
         Msg::TokensOut { output: 11, turn },

@@ -169,6 +169,9 @@ pub fn tokens_in(input: u64, model: Option<&str>) -> Msg {
     Msg::TokensIn {
         input,
         model: model.map(str::to_owned),
+        cache_read: None,
+        cache_write: None,
+        cache_write_1h: None,
         turn: None,
     }
 }

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bad_figures;
+mod call_split;
 mod channels;
 mod final_state;
 mod fixtures;

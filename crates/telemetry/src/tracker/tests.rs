@@ -22,6 +22,8 @@ fn stats(input: u64, output: u64) -> SessionStats {
         cached_input_tokens: Some(7),
         cache_write_input_tokens: Some(3),
         reasoning_tokens: Some(2),
+        cost_usd: Some(0.125),
+        cost_source: Some(CostSource::Estimated),
         ..SessionStats::default()
     }
 }
@@ -173,6 +175,12 @@ fn a_model_call_becomes_a_chat_span_with_its_usage() {
     assert_eq!(attr(first, n::CACHE_READ_TOKENS), Some(&Value::Int(7)));
     assert_eq!(attr(first, n::CACHE_CREATION_TOKENS), Some(&Value::Int(3)));
     assert_eq!(attr(first, n::REASONING_TOKENS), Some(&Value::Int(2)));
+    // The call's own cost, as the transport priced it.
+    assert_eq!(attr(first, n::COST_USD), Some(&Value::Float(0.125)));
+    assert_eq!(
+        attr(first, n::COST_SOURCE),
+        Some(&Value::Str("estimated".to_owned()))
+    );
     assert_eq!(
         attr(first, n::RESPONSE_MODEL),
         Some(&Value::Str("claude-x-2026".to_owned()))
@@ -301,6 +309,8 @@ fn a_cli_call_spans_from_its_request_to_its_tool() {
                 model: Some("claude-y".to_owned()),
                 input_tokens: 40,
                 cached_input_tokens: 60,
+                cache_write_input_tokens: Some(25),
+                cache_write_1h_input_tokens: None,
                 output_tokens: None,
                 reasoning_tokens: None,
             }),
@@ -335,7 +345,12 @@ fn a_cli_call_spans_from_its_request_to_its_tool() {
     assert_eq!(chat.name, "chat claude-y");
     assert_eq!((chat.start_ms, chat.end_ms), (10, 40));
     assert_eq!(attr(chat, n::INPUT_TOKENS), Some(&Value::Int(100)));
+    assert_eq!(attr(chat, n::CACHE_READ_TOKENS), Some(&Value::Int(60)));
+    // Claude Code's `cache_creation_input_tokens`, part of the 40 not read from the cache.
+    assert_eq!(attr(chat, n::CACHE_CREATION_TOKENS), Some(&Value::Int(25)));
     assert_eq!(attr(chat, n::OUTPUT_TOKENS), Some(&Value::Int(9)));
+    // A CLI's call reports no cost of its own.
+    assert_eq!(attr(chat, n::COST_USD), None);
     // The unfinished tool is closed with the session.
     assert_eq!(all[1].name, "execute_tool Bash");
     assert_eq!(all[1].end_ms, 50);

@@ -187,7 +187,7 @@ fn call_ended(input: u64, cached: u64, output: u64) -> (ProviderEvent, SessionSt
     };
     let event = ProviderEvent::CallEnded {
         stats: stats.clone(),
-        model: None,
+        model: Some("claude-sonnet-4-5".to_owned()),
         stop_reason: None,
     };
     (event, stats)
@@ -257,9 +257,33 @@ fn an_answer_without_tools_ends_the_turn_with_the_calls_figures() {
     );
     event(&mut core, text("there."), 1_011);
     let (ended, stats) = call_ended(10, 90, 5);
+    // The call is filed in the ledger with its tokens by kind and its cost split.
     assert_effects!(
         event(&mut core, ended.clone(), 1_012),
-        vec![Effect::Emit(ended)]
+        vec![
+            Effect::Ledger(call_entry(
+                1,
+                Some("claude-sonnet-4-5"),
+                &stats,
+                &PriceTable::built_in()
+            )),
+            Effect::Emit(ended)
+        ]
+    );
+    let LedgerLine::Call {
+        cost: Some(cost), ..
+    } = call_entry(
+        1,
+        Some("claude-sonnet-4-5"),
+        &stats,
+        &PriceTable::built_in(),
+    )
+    else {
+        panic!("the model is in the built-in price table");
+    };
+    assert!(
+        cost.cache_read_usd > 0.0 && cost.input_usd > 0.0,
+        "{cost:?}"
     );
     assert_effects!(
         step(&mut core, LoopInput::ModelEnded { at_ms: 1_013 }),
