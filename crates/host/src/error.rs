@@ -34,7 +34,7 @@ fn install_hint(npm_package: Option<&str>) -> String {
 pub enum SessionError {
     /// The window strategy is one the provider applies, and this API or model does not:
     /// refused at start, never ignored.
-    #[error("{0}")]
+    #[error(transparent)]
     ProviderContext(#[from] panewise_providers::Unsupported),
     /// The agent CLI could not be started.
     #[error(transparent)]

@@ -12,6 +12,7 @@ mod decode;
 mod journal;
 mod json_contract;
 mod mock_server;
+mod provider_context;
 mod replay;
 mod run_own_loop;
 mod run_signals;

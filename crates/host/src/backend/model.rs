@@ -214,6 +214,11 @@ impl std::fmt::Debug for ModelAgent {
 impl ModelAgent {
     /// A backend over `client`; the window ledger is created beside `config.log`.
     pub fn new(config: LoopConfig, client: Arc<dyn ModelClient>) -> Result<Self, SessionError> {
+        // A strategy the provider applies is refused here when this API or model cannot,
+        // before anything is written or sent: never silently ignored.
+        if let Some(context) = config.strategy.provider_context() {
+            panewise_providers::check_provider_context(client.api(), &config.model, context)?;
+        }
         let ledger_path = ledger::ledger_path(&config.log);
         let ledger = WindowLedger::create(&ledger_path).map_err(|source| SessionError::Ledger {
             path: ledger_path.clone(),
@@ -226,11 +231,7 @@ impl ModelAgent {
         let window = WindowRunner::<Message>::from_config(&config.strategy, summarizer)?;
         // The events of each API are read the way the CLI built on it writes them.
         let api = client.api();
-        // A strategy the provider applies is refused here when this API or model cannot,
-        // before anything is sent: never silently ignored.
-        if let Some(context) = config.strategy.provider_context() {
-            panewise_providers::check_provider_context(api, &config.model, context)?;
-        }
+
         let provider = match api {
             ApiKind::Anthropic => Provider::ClaudeCode,
             ApiKind::OpenAi => Provider::Codex,
