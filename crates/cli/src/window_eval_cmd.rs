@@ -252,7 +252,21 @@ fn strategies(args: &EvalArgs) -> Result<Vec<Strategy>> {
     }
     let mut strategies = vec![Strategy::raw()];
     for path in &args.config {
-        let mut strategy = Strategy::configured(read_config(path)?);
+        let config = read_config(path)?;
+        if let Some(context) = config.provider_context() {
+            // A replay of it would be the raw history under another name: a silent wrong
+            // number. Its edits are the provider's, seen in a real session's ledger.
+            return Err(Usage(format!(
+                "--config {}: `{}` is applied by the provider on its servers, which a replay \
+                 cannot reproduce; run a session with it (against the provider, or \
+                 `panewise mock-server`) and read its edits in the window ledger \
+                 (`panewise replay`)",
+                shown(path),
+                context.strategy_name()
+            ))
+            .into());
+        }
+        let mut strategy = Strategy::configured(config);
         // Two configurations with the same label are told apart by their file.
         if strategies.iter().any(|s| s.label == strategy.label) {
             strategy.label = format!("{} ({})", strategy.label, shown(path));

@@ -531,6 +531,30 @@ async fn a_forty_round_session_reads_nine_tenths_of_its_last_input_from_the_cach
         sum(panewise_mock_server::Usage::uncached_input_tokens),
         "{totals}"
     );
+    // Per call, the ledger's line in `panewise replay` gives the mock's own cached reads and
+    // writes, and the cost split by kind.
+    let replayed = machine.run(&["replay", log.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&replayed.stdout);
+    for (index, call) in calls.iter().enumerate() {
+        let usage = call.usage.unwrap();
+        let grouped = |n: u64| panewise_providers::call_usage::grouped(n);
+        let expected = format!(
+            "call {} (claude-sonnet-4-5): prompt {} = {} new + {} cache read + {} cache write",
+            index + 1,
+            grouped(usage.input_tokens),
+            grouped(usage.uncached_input_tokens()),
+            grouped(usage.cached_input_tokens),
+            grouped(usage.cache_write_tokens),
+        );
+        let line = text
+            .lines()
+            .find(|line| line.trim_start().starts_with(&format!("{expected};")))
+            .unwrap_or_else(|| panic!("no `{expected}` in {text}"));
+        assert!(
+            line.contains(" input + $") && line.contains(" cache read + $"),
+            "{line}"
+        );
+    }
     crate::assert_replays(&log);
 }
 

@@ -177,6 +177,19 @@ fn nothing_readable_is_a_data_error_and_a_bad_plot_name_a_usage_error() {
     assert!(String::from_utf8_lossy(&output.stderr).contains(".svg or .png"));
     let output = panewise(&["window", "eval", "/no/such/dir"]);
     assert_eq!(output.status.code(), Some(3));
+    // A provider-side strategy cannot be replayed: refused, never shown as the raw history.
+    let config = dir.path().join("clear.json");
+    std::fs::write(&config, r#"{"strategy": "anthropic-clear-tool-uses"}"#).unwrap();
+    let output = panewise(&[
+        "window",
+        "eval",
+        "--config",
+        &config.display().to_string(),
+        &corpus_arg(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("applied by the provider"), "{err}");
 }
 
 #[test]
