@@ -128,12 +128,13 @@ fn window_summary(log_path: &std::path::Path) -> String {
     let Ok(ledger) = Ledger::read(&path) else {
         return String::new();
     };
-    let lines = ledger.visit_lines();
+    let lines = ledger.printed_lines();
+    let visits = ledger.visit_lines().len();
     let calls = ledger.call_count();
     let mut out = format!(
         "{:<16}{} visit(s), {} engaged{} ({})\n",
         "window",
-        lines.len().saturating_sub(calls),
+        visits,
         ledger.records().count(),
         match calls {
             0 => String::new(),

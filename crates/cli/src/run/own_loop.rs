@@ -314,7 +314,7 @@ fn report(
         }
     );
     let lines = Ledger::read(&ledger_path(log))
-        .map(|ledger| ledger.visit_lines())
+        .map(|ledger| ledger.printed_lines())
         .unwrap_or_default();
     for line in lines {
         eprintln!("  {line}");

@@ -222,13 +222,27 @@ impl Ledger {
             .count()
     }
 
-    /// One line per visit, engaged or not ([`visit_line`]), and per model call
-    /// ([`call_line`]), in the order they were written: a visit of iteration N, then call N.
-    /// A ledger without call lines (written before they existed) gives its visits alone.
+    /// One line per visit, engaged or not ([`visit_line`], [`idle_line`]).
     pub fn visit_lines(&self) -> Vec<String> {
         self.lines
             .iter()
-            .filter_map(|line| match line {
+            .filter(|line| matches!(line, LedgerLine::Visit { .. } | LedgerLine::Idle { .. }))
+            .filter_map(Self::printed)
+            .collect()
+    }
+
+    /// What `panewise replay` prints of the ledger, in the order it was written: a line per
+    /// visit, per edit a provider reported ([`provider_edit_line`]) and per model call
+    /// ([`call_line`]) — a visit of iteration N, then call N. A ledger without call lines
+    /// (written before they existed) gives its visits alone.
+    pub fn printed_lines(&self) -> Vec<String> {
+        self.lines.iter().filter_map(Self::printed).collect()
+    }
+
+    /// One ledger line as printed; a message is not.
+    fn printed(line: &LedgerLine) -> Option<String> {
+        {
+            match line {
                 LedgerLine::Visit { record } => Some(visit_line(record)),
                 LedgerLine::Idle {
                     iteration,
@@ -254,8 +268,8 @@ impl Ledger {
                     cost.as_ref(),
                 )),
                 LedgerLine::Message { .. } => None,
-            })
-            .collect()
+            }
+        }
     }
 }
 
@@ -583,7 +597,7 @@ mod tests {
         assert_eq!(read.lines, written);
         assert_eq!(read.call_count(), 4);
         assert_eq!(
-            read.visit_lines().join("\n"),
+            read.printed_lines().join("\n"),
             "iteration 1: token-budget did not engage (no call measured yet; the threshold is \
              150000)\n\
              call 1 (claude-sonnet-4-5): prompt 11,000 = 1,000 new + 0 cache read + 10,000 \
@@ -601,7 +615,7 @@ mod tests {
         // The documented shape of a call line, as a reader of the file sees it.
         let line = r#"{"type":"call","iteration":7,"model":"m","tokens":{"prompt":30,"cache_read":20,"cache_write":4,"cache_write_1h":1,"output":2},"cost":{"input_usd":0.5,"cache_read_usd":0.25,"cache_write_5m_usd":0.125,"cache_write_1h_usd":0.0625,"output_usd":1.0,"total_usd":1.9375}}"#;
         assert_eq!(
-            Ledger::parse(line).visit_lines(),
+            Ledger::parse(line).printed_lines(),
             vec![
                 "call 7 (m): prompt 30 = 6 new + 20 cache read + 4 cache write (1 of them 1h); 2 \
                  out; $1.9375 = $0.5000 input + $0.2500 cache read + $0.1250 cache write 5m + \
