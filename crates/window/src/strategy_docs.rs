@@ -90,7 +90,7 @@ const TRIGGER_CLEAR: OptionDoc = OptionDoc {
     example: "30000",
 };
 
-/// Every built-in strategy, in the order of [`STRATEGY_NAMES`].
+/// Every built-in strategy, in the order of [`STRATEGY_NAMES`](crate::config::STRATEGY_NAMES).
 pub const STRATEGY_DOCS: [StrategyDoc; 9] = [
     StrategyDoc {
         name: "sliding-window",

@@ -76,7 +76,7 @@ pub struct LoopConfig {
     pub tool_env_remove: Vec<String>,
     /// Whether requests ask for the provider's prompt cache (on by default; `prompt_cache =
     /// false` under the provider's table in `panewise.toml` turns it off). See
-    /// [`RequestHead::prompt_cache`] for what each API is sent.
+    /// [`RequestHead::prompt_cache`](panewise_providers::RequestHead::prompt_cache) for what each API is sent.
     pub prompt_cache: bool,
     /// The session's prompt-cache key (OpenAI `prompt_cache_key`): stable over the session,
     /// [`session_cache_key`] of the log by default.
