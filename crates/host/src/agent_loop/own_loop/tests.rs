@@ -205,6 +205,17 @@ fn call_transcript(id: &str, name: &str, arguments: &str, at_ms: u64) -> Effect 
     }
 }
 
+/// A tool run that exited 0 with `content`.
+fn exited(content: impl Into<String>) -> ToolOutcome {
+    ToolOutcome {
+        content: content.into(),
+        is_error: false,
+        exit_code: Some(0),
+        timed_out: false,
+        path: None,
+    }
+}
+
 const ECHO: &str = r#"{"command":"echo hi"}"#;
 
 fn echo() -> ToolCall {
@@ -368,13 +379,7 @@ fn an_approval_answered_after_a_minute_runs_the_tool_then_calls_again() {
             }),
         ]
     );
-    let outcome = ToolOutcome {
-        content: "hi\n".to_owned(),
-        is_error: false,
-        exit_code: Some(0),
-        timed_out: false,
-        path: None,
-    };
+    let outcome = exited("hi\n".to_owned());
     let output = result("c1", "shell", "hi\n", answered + 5);
     assert_effects!(
         step(
@@ -670,13 +675,7 @@ fn the_iteration_limit_ends_the_turn_with_a_failure_saying_so() {
     event(&mut core, tool_call("c1", "shell", ECHO), 1_010);
     step(&mut core, LoopInput::ModelEnded { at_ms: 1_011 });
     settle(&mut core, 1_012);
-    let outcome = ToolOutcome {
-        content: "hi\n".to_owned(),
-        is_error: false,
-        exit_code: Some(0),
-        timed_out: false,
-        path: None,
-    };
+    let outcome = exited("hi\n".to_owned());
     step(
         &mut core,
         LoopInput::ToolDone {
@@ -751,13 +750,7 @@ fn an_engaged_visit_is_filed_and_shown_as_a_compaction() {
         event(&mut core, ended, base + 1);
         step(&mut core, LoopInput::ModelEnded { at_ms: base + 2 });
         settle(&mut core, base + 3);
-        let outcome = ToolOutcome {
-            content: long.clone(),
-            is_error: false,
-            exit_code: Some(0),
-            timed_out: false,
-            path: None,
-        };
+        let outcome = exited(long.clone());
         step(
             &mut core,
             LoopInput::ToolDone {
@@ -876,13 +869,7 @@ fn a_providers_compaction_is_filed_billed_and_sent_back() {
     );
     sent.extend([compaction, answer]);
     settle(&mut core, 1_014);
-    let outcome = ToolOutcome {
-        content: "hi\n".to_owned(),
-        is_error: false,
-        exit_code: Some(0),
-        timed_out: false,
-        path: None,
-    };
+    let outcome = exited("hi\n".to_owned());
     step(
         &mut core,
         LoopInput::ToolDone {
