@@ -317,7 +317,9 @@ fn report(
         .map(|ledger| ledger.printed_lines())
         .unwrap_or_default();
     for line in lines {
-        eprintln!("  {line}");
+        // A call's line names the provider's model, and a provider's edit may name a type it
+        // reported: their text is escaped as every agent text is.
+        eprintln!("  {}", crate::terminal_text::escape_controls(&line, "  "));
     }
     eprintln!("panewise run: session log: {}", log.display());
     eprintln!(

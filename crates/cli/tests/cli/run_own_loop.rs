@@ -558,6 +558,28 @@ async fn a_forty_round_session_reads_nine_tenths_of_its_last_input_from_the_cach
     crate::assert_replays(&log);
 }
 
+/// Rule: the provider's text in the window summary `run` prints (a call's model name) reaches
+/// the terminal escaped, never interpreted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_name_with_an_escape_is_shown_escaped_in_the_window_summary() {
+    let server = crate::start(panewise_mock_server::Scenario::ToolThenAnswer).await;
+    let machine = Machine::new();
+    let log = machine.path("escaped.jsonl");
+    let output = run_anthropic_on_mock(
+        &machine,
+        &server,
+        &["--model", "evil\u{1b}[31mred"],
+        &log,
+        "go",
+    )
+    .await;
+    server.shutdown().await;
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("call 1 (evil\\u{1b}[31mred)"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+}
+
 /// `panewise run` of the own loop over Anthropic's format against `server`, with full access,
 /// `extra` flags before the log and the prompt; waited for off the test's runtime, on which the
 /// server runs.
