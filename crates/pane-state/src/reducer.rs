@@ -620,7 +620,9 @@ fn watchdog(s: &mut PaneState, out: &mut Vec<Cmd>) {
     let Some(last) = s.last_event_ms else {
         return;
     };
-    if s.compacting.is_some() {
+    // A compaction can run for minutes without output; an agent waiting for a person's
+    // answer is silent by design, however long the person takes (R39).
+    if s.compacting.is_some() || is_waiting_for_input(s) {
         return;
     }
     let idle = s.now_ms.saturating_sub(last);

@@ -34,6 +34,26 @@ fn r39_watchdog_does_nothing_while_compacting() {
 }
 
 #[test]
+fn r39_watchdog_does_nothing_while_a_person_is_asked() {
+    // An approval answered after ten minutes: the agent's silence is the person's pace, never
+    // a stuck stream, and a driving pane does not fail the turn for it (R99).
+    let s = settle(
+        streaming(T0),
+        &[(
+            T0 + 1,
+            Msg::ApprovalRequested {
+                id: "r1".into(),
+                tool: "Bash".into(),
+                summary: "cargo test".into(),
+                turn: None,
+            },
+        )],
+    );
+    assert!(!s.pending_approvals.is_empty());
+    assert_eq!(unchanged(s, T0 + 600_000, tick()), vec![]);
+}
+
+#[test]
 fn r39_under_45_seconds_of_silence_nothing_happens() {
     assert_eq!(unchanged(streaming(T0), T0 + 44_999, tick()), vec![]);
 }
