@@ -92,14 +92,7 @@ fn iteration(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    let tools: Vec<ToolDefinition<'static>> = panewise_host::tools::definitions()
-        .into_iter()
-        .map(|tool| ToolDefinition {
-            name: Cow::Borrowed(tool.name),
-            description: Cow::Borrowed(tool.description),
-            parameters: Cow::Owned(tool.parameters),
-        })
-        .collect();
+    let tools: Vec<ToolDefinition<'static>> = panewise_host::tools::api_definitions();
     let head = RequestHead {
         model: MODEL,
         system: Some(SYSTEM),

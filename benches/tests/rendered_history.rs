@@ -134,14 +134,7 @@ fn config_for(choice: u8, keep: usize, threshold: u64) -> String {
 }
 
 fn tools() -> Vec<ToolDefinition<'static>> {
-    panewise_host::tools::definitions()
-        .into_iter()
-        .map(|tool| ToolDefinition {
-            name: Cow::Borrowed(tool.name),
-            description: Cow::Borrowed(tool.description),
-            parameters: Cow::Owned(tool.parameters),
-        })
-        .collect()
+    panewise_host::tools::api_definitions()
 }
 
 /// The body as the loop renders it today, or its error in words.

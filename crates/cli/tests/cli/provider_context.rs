@@ -135,14 +135,6 @@ async fn anthropic_tool_use_clearing_is_sent_applied_and_filed_as_the_providers(
         assert_eq!(record.provider_removed_tokens, Some(*tokens));
         assert!(record.local_estimate_tokens.is_some_and(|local| local > 0));
     }
-    // The mock bills what is left: what was cleared is no longer in the prompt counted.
-    let last = calls.last().unwrap().usage.unwrap();
-    let first_cleared = calls
-        .iter()
-        .find_map(|call| call.usage)
-        .map(|usage| usage.input_tokens + usage.cached_input_tokens + usage.cache_write_tokens)
-        .unwrap();
-    assert!(first_cleared > 0 && last.output_tokens > 0);
     let replay = crate::panewise(&["replay", log.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&replay.stdout);
     assert!(

@@ -13,7 +13,6 @@
 //! shell sends. Nothing here is reached by a wildcard arm: every input and every effect is
 //! matched by name.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
@@ -239,14 +238,7 @@ impl OwnLoop {
     /// A loop over `api` with nothing said yet. `strategy_name` is the window stage's, for
     /// the ledger's idle lines.
     pub fn new(config: LoopConfig, api: ApiKind, strategy_name: impl Into<String>) -> Self {
-        let tool_definitions = crate::tools::definitions()
-            .into_iter()
-            .map(|tool| ToolDefinition {
-                name: Cow::Borrowed(tool.name),
-                description: Cow::Borrowed(tool.description),
-                parameters: Cow::Owned(tool.parameters),
-            })
-            .collect();
+        let tool_definitions = crate::tools::api_definitions();
         OwnLoop {
             config,
             api,

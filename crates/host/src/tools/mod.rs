@@ -126,6 +126,19 @@ pub struct ToolDefinition {
     pub parameters: Value,
 }
 
+/// Every tool's definition as a request carries it (the providers' `ToolDefinition`), in
+/// [`ToolName::ALL`] order: what the own loop sends, and what its tests and benches render.
+pub fn api_definitions() -> Vec<panewise_providers::ToolDefinition<'static>> {
+    definitions()
+        .into_iter()
+        .map(|tool| panewise_providers::ToolDefinition {
+            name: std::borrow::Cow::Borrowed(tool.name),
+            description: std::borrow::Cow::Borrowed(tool.description),
+            parameters: std::borrow::Cow::Owned(tool.parameters),
+        })
+        .collect()
+}
+
 /// Every tool's definition, in [`ToolName::ALL`] order.
 pub fn definitions() -> Vec<ToolDefinition> {
     ToolName::ALL

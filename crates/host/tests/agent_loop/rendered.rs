@@ -77,14 +77,7 @@ const STRATEGIES: [&str; 2] = [
 ];
 
 fn tools() -> Vec<ToolDefinition<'static>> {
-    panewise_host::tools::definitions()
-        .into_iter()
-        .map(|tool| ToolDefinition {
-            name: Cow::Borrowed(tool.name),
-            description: Cow::Borrowed(tool.description),
-            parameters: Cow::Owned(tool.parameters),
-        })
-        .collect()
+    panewise_host::tools::api_definitions()
 }
 
 /// Runs the session; returns the bodies the client received, the ledger and the loop's

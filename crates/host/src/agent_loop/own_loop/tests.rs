@@ -3,6 +3,7 @@
 //! compares what it asks the shell to do. The request a call sends is compared with the body
 //! the API's serde renderer makes for the same messages, an independent reference.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use panewise_providers::api::ModelRequest;
