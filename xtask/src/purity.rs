@@ -205,6 +205,25 @@ pub const PURE_CRATES: &[PureCrate] = &[
         }],
     },
     PureCrate {
+        package: "panewise-session-protocol",
+        dir: "crates/session-protocol",
+        // providers without its `api` feature: the decoders' event vocabulary only.
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            O200K,
+            &[
+                "panewise-protocol",
+                "panewise-pane-state",
+                "panewise-window",
+                "panewise-providers",
+            ],
+        ],
+        scan_exclusions: &[],
+        effect_features: &[],
+    },
+    PureCrate {
         package: "panewise-window-eval",
         dir: "crates/window-eval",
         // providers without its `api` feature (which this crate does not ask for): the price

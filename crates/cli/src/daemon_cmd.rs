@@ -384,11 +384,7 @@ impl DaemonLauncher {
             &info.provider,
             info.model.clone(),
         );
-        Ok(Launched {
-            session,
-            handle,
-            info,
-        })
+        Ok(launched(session, handle, info))
     }
 }
 
@@ -447,11 +443,28 @@ async fn supervised(
     let export = crate::otel::prepare_supervised(telemetry, &mut plan);
     let (mut session, handle) = plan.start(true, true).await?;
     crate::otel::observe(export.as_ref(), &mut session);
-    Ok(Launched {
-        session,
-        handle,
+    Ok(launched(session, handle, info))
+}
+
+/// A session made for the daemon, as the daemon sees it: its run, its channels and its info.
+fn launched(
+    session: panewise_host::session::Session,
+    handle: panewise_host::session::SessionHandle,
+    info: LaunchInfo,
+) -> Launched {
+    let (controls, updates) = handle.into_channels();
+    Launched {
+        run: Box::pin(async move {
+            session
+                .run()
+                .await
+                .map(|_outcome| ())
+                .map_err(|error| error.to_string())
+        }),
+        controls,
+        updates,
         info,
-    })
+    }
 }
 
 fn parse_approval(name: &str) -> anyhow::Result<ApprovalMode> {

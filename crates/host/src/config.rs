@@ -51,25 +51,7 @@ pub const TELEMETRY_KEYS: [&str; 6] = [
     "content",
 ];
 
-/// The `[telemetry]` table: OpenTelemetry export, under the standard `OTEL_*` variables
-/// (which win). It holds no headers: those carry collectors' API keys, and come from
-/// `OTEL_EXPORTER_OTLP_HEADERS` only, never from a file a repository may ship.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TelemetrySettings {
-    /// `enabled`: `false` turns export off even when the variables are set.
-    pub enabled: Option<bool>,
-    /// `endpoint`: the OTLP base URL (as `OTEL_EXPORTER_OTLP_ENDPOINT`).
-    pub endpoint: Option<String>,
-    /// `protocol`: `http/protobuf` or `grpc` (as `OTEL_EXPORTER_OTLP_PROTOCOL`).
-    pub protocol: Option<String>,
-    /// `service_name` (as `OTEL_SERVICE_NAME`).
-    pub service_name: Option<String>,
-    /// `resource_attributes`: a table of strings (as `OTEL_RESOURCE_ATTRIBUTES`).
-    pub resource_attributes: BTreeMap<String, String>,
-    /// `content`: export prompts, answers and tool input and output too (as
-    /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`); read from the user file only.
-    pub content: Option<bool>,
-}
+pub use panewise_protocol::TelemetrySettings;
 
 /// The keys of the `[notify]` table.
 pub const NOTIFY_KEYS: [&str; 4] = ["delay_secs", "command", "desktop", "bell"];

@@ -19,30 +19,7 @@ use panewise_providers::Provider;
 
 use crate::config::{Config, ProviderName};
 
-/// Whose key a variable holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyOwner {
-    /// Anthropic: its API and Claude Code.
-    Anthropic,
-    /// OpenAI: its API and Codex.
-    OpenAi,
-    /// Google: the Gemini API and Gemini CLI.
-    Google,
-    /// No provider's in particular (a key variable configured for the mock): kept from
-    /// every process.
-    Nobody,
-}
-
-/// The key variables panewise and the CLIs it supervises read, with their owner.
-pub const KEY_VARIABLES: [(&str, KeyOwner); 7] = [
-    ("ANTHROPIC_API_KEY", KeyOwner::Anthropic),
-    ("ANTHROPIC_AUTH_TOKEN", KeyOwner::Anthropic),
-    ("CLAUDE_CODE_OAUTH_TOKEN", KeyOwner::Anthropic),
-    ("OPENAI_API_KEY", KeyOwner::OpenAi),
-    ("CODEX_API_KEY", KeyOwner::OpenAi),
-    ("GEMINI_API_KEY", KeyOwner::Google),
-    ("GOOGLE_API_KEY", KeyOwner::Google),
-];
+pub use panewise_providers::keys::{KeyOwner, KEY_VARIABLES};
 
 /// The key variables to keep from processes, and the ones to pass anyway.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -11,12 +11,16 @@
 //! ## API boundary
 //! [`SessionStats`] (per-turn and cumulative usage and cost), [`Failure`] with its closed
 //! [`FailureKind`], [`CostSource`], [`PlanStep`], [`CompactionTrigger`] and [`TurnId`]. `panewise-pane-state` folds these;
+//! [`TelemetrySettings`] is `panewise.toml`'s `[telemetry]` table, read by the host's
+//! configuration and resolved by `panewise-telemetry`, which so needs no host.
 //! `panewise-providers` produces them; `panewise-window` reads [`SessionStats`]-free usage only
 //! through its own input type, so it does not need this crate at all.
 //!
 //! ## Where to start reading
 //! [`Failure`].
 #![deny(missing_docs)]
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -182,4 +186,24 @@ mod tests {
         assert!(!FailureKind::Auth.default_retryable());
         assert!(!FailureKind::ContextOverflow.default_retryable());
     }
+}
+
+/// The `[telemetry]` table: OpenTelemetry export, under the standard `OTEL_*` variables
+/// (which win). It holds no headers: those carry collectors' API keys, and come from
+/// `OTEL_EXPORTER_OTLP_HEADERS` only, never from a file a repository may ship.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TelemetrySettings {
+    /// `enabled`: `false` turns export off even when the variables are set.
+    pub enabled: Option<bool>,
+    /// `endpoint`: the OTLP base URL (as `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub endpoint: Option<String>,
+    /// `protocol`: `http/protobuf` or `grpc` (as `OTEL_EXPORTER_OTLP_PROTOCOL`).
+    pub protocol: Option<String>,
+    /// `service_name` (as `OTEL_SERVICE_NAME`).
+    pub service_name: Option<String>,
+    /// `resource_attributes`: a table of strings (as `OTEL_RESOURCE_ATTRIBUTES`).
+    pub resource_attributes: BTreeMap<String, String>,
+    /// `content`: export prompts, answers and tool input and output too (as
+    /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`); read from the user file only.
+    pub content: Option<bool>,
 }

@@ -134,6 +134,7 @@ mod error;
 pub mod event;
 mod figures;
 mod gemini;
+pub mod keys;
 mod line;
 pub mod mapping;
 mod model_table;

@@ -11,7 +11,7 @@ use panewise_api::{
     RenameParams, ResumeParams, RpcError, SessionParams, SubscribeParams, SubscribeResult,
     API_VERSION,
 };
-use panewise_host::session::{Actor, Control};
+use panewise_session_protocol::{Actor, Control};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;

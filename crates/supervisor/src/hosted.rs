@@ -8,9 +8,9 @@ use panewise_api::{
     sort_sessions, AgentState, Ending, ErrorCode, Observed, PaneFields, RpcError, SessionSummary,
     WaitingFor, SUMMARY_VERSION,
 };
-use panewise_host::session::{Actor, Controls, Update};
 use panewise_pane_state::State;
-use tokio::sync::{broadcast, watch};
+use panewise_session_protocol::{Actor, Control, Update};
+use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::launcher::{LaunchInfo, Launched};
 use crate::notify::NotifyConfig;
@@ -36,7 +36,7 @@ pub(crate) struct Entry {
     pub(crate) id: String,
     pub(crate) name: String,
     pub(crate) info: LaunchInfo,
-    controls: Controls,
+    controls: mpsc::UnboundedSender<Control>,
     state: State,
     observed: Observed,
     asking: Option<Asked>,
@@ -261,8 +261,9 @@ impl Hosted {
     /// that session only (it is marked failed).
     pub(crate) fn host(&self, launched: Launched, name: Option<String>) -> SessionSummary {
         let Launched {
-            session,
-            handle,
+            run,
+            controls,
+            mut updates,
             info,
         } = launched;
         let id = info
@@ -271,7 +272,6 @@ impl Hosted {
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_else(|| info.log.display().to_string());
         let name = name.unwrap_or_else(|| default_name(&id));
-        let (controls, mut updates) = handle.split();
         let entry = Entry {
             id: id.clone(),
             name,
@@ -283,7 +283,7 @@ impl Hosted {
             answered: None,
             stop_requested: false,
             attached: 0,
-            started_at_ms: panewise_host::clock::now_ms(),
+            started_at_ms: now_ms(),
             waiting: None,
             progress: watch::channel(Progress::default()).0,
             last_sent: None,
@@ -291,7 +291,7 @@ impl Hosted {
         let summary = entry.summary();
         self.lock().insert(id.clone(), entry);
         self.publish(summary.clone());
-        let mut run = tokio::spawn(session.run());
+        let mut run = tokio::spawn(run);
         let hosted = self.clone();
         tokio::spawn(async move {
             // The session's end is its task's end, not its update channel's: a sender can
@@ -312,9 +312,7 @@ impl Hosted {
             }
             let ending = match ended {
                 Some(Ok(Ok(_))) | None => None,
-                Some(Ok(Err(error))) => Some(Ending::Failed {
-                    reason: error.to_string(),
-                }),
+                Some(Ok(Err(reason))) => Some(Ending::Failed { reason }),
                 Some(Err(join)) if join.is_panic() => Some(Ending::Failed {
                     reason: "the session's task panicked".to_owned(),
                 }),
@@ -436,11 +434,17 @@ impl Hosted {
             entry.answered = Some(asked.id.clone());
             let id = Some(asked.id);
             let sent = match decision {
-                panewise_api::Decision::AllowOnce => entry.controls.answer(id, true, by),
-                panewise_api::Decision::AllowForSession => entry.controls.allow_for_session(id, by),
-                panewise_api::Decision::Deny { message } => {
-                    entry.controls.deny(id, message.clone(), by)
+                panewise_api::Decision::AllowOnce => {
+                    entry.controls.send(Control::allow(id, by)).is_ok()
                 }
+                panewise_api::Decision::AllowForSession => entry
+                    .controls
+                    .send(Control::allow_for_session(id, by))
+                    .is_ok(),
+                panewise_api::Decision::Deny { message } => entry
+                    .controls
+                    .send(Control::deny(id, message.clone(), by))
+                    .is_ok(),
             };
             if sent {
                 Ok(())
@@ -451,19 +455,15 @@ impl Hosted {
     }
 
     /// Sends a prompt, an interrupt or a stop.
-    pub(crate) fn control(
-        &self,
-        key: &str,
-        control: panewise_host::session::Control,
-    ) -> Result<(), RpcError> {
+    pub(crate) fn control(&self, key: &str, control: Control) -> Result<(), RpcError> {
         self.with(key, |entry| {
             if entry.is_ended() {
                 return Err(entry.ended_error());
             }
-            if control == panewise_host::session::Control::Stop {
+            if control == Control::Stop {
                 entry.stop_requested = true;
             }
-            if entry.controls.send(control) {
+            if entry.controls.send(control).is_ok() {
                 Ok(())
             } else {
                 Err(entry.ended_error())
@@ -496,7 +496,7 @@ impl Hosted {
         let mut any = false;
         for entry in map.values_mut().filter(|entry| !entry.is_ended()) {
             entry.stop_requested = true;
-            any |= entry.controls.stop();
+            any |= entry.controls.send(Control::Stop).is_ok();
         }
         any
     }
@@ -525,3 +525,12 @@ fn resolve(map: &BTreeMap<String, Entry>, key: &str) -> Result<String, RpcError>
 }
 
 pub(crate) use panewise_api::default_session_name as default_name;
+
+/// The wall clock in ms since the epoch: when a session was hosted, for its age.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
+}

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use panewise_api::CreateParams;
-use panewise_host::session::{Session, SessionHandle};
+use panewise_session_protocol::{Control, Update};
+use tokio::sync::mpsc;
 
 /// What a launched session is, for the list.
 #[derive(Debug, Clone)]
@@ -29,12 +30,18 @@ pub struct LaunchInfo {
     pub name: Option<String>,
 }
 
-/// A session made and not yet run.
+/// A session's run to its end; the error is a sentence (the session failed).
+pub type SessionRun = futures_util::future::BoxFuture<'static, Result<(), String>>;
+
+/// A session made and not yet run: the daemon sees it through the session protocol only, so
+/// it hosts any engine the binary gives it.
 pub struct Launched {
-    /// The session.
-    pub session: Session,
-    /// Its handle.
-    pub handle: SessionHandle,
+    /// The session's run, spawned by the daemon on a task of its own.
+    pub run: SessionRun,
+    /// Where its controls go.
+    pub controls: mpsc::UnboundedSender<Control>,
+    /// What it tells its front ends, in order.
+    pub updates: mpsc::UnboundedReceiver<Update>,
     /// What it is.
     pub info: LaunchInfo,
 }

@@ -1,6 +1,6 @@
 //! The shell: the OpenTelemetry SDK behind the pure [`Tracker`]. One [`Telemetry`] per
 //! process (one OTLP exporter for traces, one for metrics); one [`SessionExport`] per session,
-//! seeing its updates through a [`panewise_host::session::Observer`].
+//! seeing its updates through a [`panewise_session_protocol::Observer`].
 //!
 //! The session never waits on the network: ending a span only queues it for the batch
 //! processor's thread (a bounded queue; when full, spans are dropped, not waited for), and
@@ -25,7 +25,7 @@ use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider, SpanData, SpanExporter,
 };
 use opentelemetry_sdk::Resource;
-use panewise_host::session::{Observer, Update};
+use panewise_session_protocol::{Observer, Update};
 
 use crate::grpc::{GrpcRuntime, OnRuntime};
 use crate::names as n;
@@ -245,7 +245,7 @@ impl SessionExport {
         inner.apply(records);
     }
 
-    /// An observer for [`panewise_host::session::Session::observe`].
+    /// An observer for `panewise_host::session::Session::observe`.
     pub fn observer(self: &Arc<Self>) -> Observer {
         let export = self.clone();
         Observer::new(move |update| export.observe(update))
@@ -462,7 +462,7 @@ impl<E: PushMetricExporter> PushMetricExporter for WarnOnce<E> {
 /// The values of the API key variables in this process's environment and of the export's
 /// own headers: never exported, even as content (a tool may print its environment).
 fn secrets(settings: &Settings) -> Vec<String> {
-    let mut secrets: Vec<String> = panewise_host::secrets::KEY_VARIABLES
+    let mut secrets: Vec<String> = panewise_providers::keys::KEY_VARIABLES
         .iter()
         .filter_map(|(variable, _)| std::env::var(variable).ok())
         .chain(settings.headers.values().flat_map(|value| {

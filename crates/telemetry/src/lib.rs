@@ -15,14 +15,15 @@
 //! - Every name emitted is a constant of [`names`], and docs/TELEMETRY.md lists exactly those.
 //!
 //! ## API boundary
-//! Reads `panewise-host`'s `Update` and `TelemetrySettings`; the binary starts a [`Telemetry`],
+//! Reads the session protocol's [`Update`] and `panewise-protocol`'s `TelemetrySettings` (it
+//! does not depend on the engine, `panewise-host`); the binary starts a [`Telemetry`],
 //! attaches a [`export::SessionExport`] to each session with `Session::observe`, and shuts it
 //! down at exit. Errors are [`TelemetryError`] and [`SettingsError`].
 //!
 //! ## Where to start reading
 //! `tracker.rs` (the mapping, with its tests), then `names.rs`, then `export.rs`.
 //!
-//! [`Update`]: panewise_host::session::Update
+//! [`Update`]: panewise_session_protocol::Update
 
 pub mod contract;
 pub mod export;

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use panewise_host::config::TelemetrySettings;
+use panewise_protocol::TelemetrySettings;
 
 /// The wire protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,11 +13,11 @@
 
 use std::collections::BTreeMap;
 
-use panewise_host::session::Update;
 use panewise_pane_state::log::Actor;
 use panewise_pane_state::Msg;
 use panewise_protocol::SessionStats;
 use panewise_providers::{ProviderEvent, ToolStatus, UsageScope};
+use panewise_session_protocol::Update;
 
 use crate::names as n;
 use crate::record::{Attribute, EventRecord, Kind, MetricRecord, Record, SpanRecord, Value};

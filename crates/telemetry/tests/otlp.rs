@@ -5,11 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use panewise_host::session::Update;
 use panewise_pane_state::log::Actor;
 use panewise_pane_state::Msg;
 use panewise_protocol::SessionStats;
 use panewise_providers::{ProviderEvent, ToolStatus};
+use panewise_session_protocol::Update;
 use panewise_telemetry::receiver::Receiver;
 use panewise_telemetry::{Protocol, SessionInfo, Settings, Telemetry};
 

@@ -26,36 +26,22 @@ impl Controls {
 
     /// Answers the approval question asked, as `by`.
     pub fn answer(&self, id: Option<String>, approved: bool, by: Actor) -> bool {
-        self.send(Control::Answer {
-            id,
-            approved,
-            for_session: false,
-            by,
-            message: None,
+        self.send(if approved {
+            Control::allow(id, by)
+        } else {
+            Control::deny(id, None, by)
         })
     }
 
     /// Allows the request asked, and every later request for the same tool in this session,
     /// as `by`.
     pub fn allow_for_session(&self, id: Option<String>, by: Actor) -> bool {
-        self.send(Control::Answer {
-            id,
-            approved: true,
-            for_session: true,
-            by,
-            message: None,
-        })
+        self.send(Control::allow_for_session(id, by))
     }
 
     /// Denies the request asked, as `by`, telling the agent `message` with the denial.
     pub fn deny(&self, id: Option<String>, message: Option<String>, by: Actor) -> bool {
-        self.send(Control::Answer {
-            id,
-            approved: false,
-            for_session: false,
-            by,
-            message,
-        })
+        self.send(Control::deny(id, message, by))
     }
 
     /// Stops the running turn (again: kills the agent).
@@ -105,6 +91,17 @@ impl SessionHandle {
     /// An update already sent, without waiting.
     pub fn try_next_update(&mut self) -> Option<Update> {
         self.updates.try_recv().ok()
+    }
+
+    /// The controls' sender and the stream of updates, for a host that holds sessions without
+    /// this crate's types (the daemon: `panewise-supervisor` sees only the session protocol).
+    pub fn into_channels(
+        self,
+    ) -> (
+        mpsc::UnboundedSender<Control>,
+        mpsc::UnboundedReceiver<Update>,
+    ) {
+        (self.controls.sender, self.updates)
     }
 
     /// The controls and the stream of updates, apart.

@@ -12,7 +12,6 @@
 //! [`SessionHandle`] (controls in, updates out). [`lines`] is the front end that drives a
 //! session from lines of text (the terminal of `panewise run`, and the tests).
 
-pub mod control;
 pub mod deadlines;
 pub mod handle;
 pub mod lines;
@@ -33,11 +32,11 @@ use crate::clock::{now_ms, SessionClock};
 use crate::error::SessionError;
 use crate::journal::transcript::{self, PromptSource, TranscriptRecorder};
 use crate::session_log::SessionLogFile;
-pub use control::{Control, Update};
 use deadlines::{Deadlines, Due};
 pub use handle::{Controls, SessionHandle};
-pub use panewise_pane_state::log::Actor;
 use panewise_pane_state::log::TranscriptEntry;
+pub use panewise_session_protocol::Actor;
+pub use panewise_session_protocol::{Control, Observer, Update};
 
 /// What a session is, besides its backend.
 #[derive(Debug, Clone)]
@@ -118,28 +117,10 @@ pub(crate) struct Outlet {
     observer: Option<Observer>,
 }
 
-/// A consumer that sees every update as it is sent, before any front end does (telemetry):
-/// called on the session's task, so it must be quick and must not block.
-#[derive(Clone)]
-pub struct Observer(std::sync::Arc<dyn Fn(&Update) + Send + Sync>);
-
-impl Observer {
-    /// An observer calling `see` with each update.
-    pub fn new(see: impl Fn(&Update) + Send + Sync + 'static) -> Self {
-        Observer(std::sync::Arc::new(see))
-    }
-}
-
-impl std::fmt::Debug for Observer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Observer")
-    }
-}
-
 impl Outlet {
     pub(crate) fn send(&self, update: Update) {
         if let Some(observer) = &self.observer {
-            (observer.0)(&update);
+            observer.see(&update);
         }
         let _no_front_end = self.updates.send(update);
     }

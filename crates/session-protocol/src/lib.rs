@@ -1,13 +1,27 @@
-//! What goes into a running session ([`Control`]) and what comes out of it ([`Update`]).
+//! # panewise-session-protocol
 //!
-//! Every front end — the terminal of `panewise run`, a test, the coming supervisor and
-//! dashboard — talks to a session through these two types only, over a
-//! [`SessionHandle`](super::SessionHandle).
+//! What goes into a running session ([`Control`]) and what comes out of it ([`Update`]), and the
+//! [`Observer`] that sees every update first.
+//!
+//! ## Invariants
+//! - Plain data: no I/O, no clock, no channel, no `async`, no lock (the purity check scans this
+//!   crate). The channels that carry these values belong to the engine (`panewise-host`'s
+//!   `SessionHandle`) and to whoever hosts a session (`panewise-supervisor`).
+//! - Every front end — the terminal of `panewise run`, `attach`, the dashboard, the daemon,
+//!   telemetry, a test — talks to a session through these types only, so none of them needs
+//!   the engine's crate.
+//!
+//! ## API boundary
+//! [`Control`] in, [`Update`] out; [`Actor`] names who answered. The engine folds
+//! [`Update::Recorded`] messages with `panewise_pane_state::update`.
+//!
+//! ## Where to start reading
+//! [`Update`].
 
 use std::path::PathBuf;
 
 use panewise_pane_state::cmd::Event;
-use panewise_pane_state::log::Actor;
+pub use panewise_pane_state::log::Actor;
 use panewise_pane_state::{Msg, State};
 use panewise_providers::ProviderEvent;
 
@@ -101,4 +115,62 @@ pub enum Update {
     },
     /// A notice for the person: a denial, a kill, what panewise did on its own.
     Notice(String),
+}
+
+impl Control {
+    /// Allows the request `id` (`None`: the one asked now) once, as `by`.
+    pub fn allow(id: Option<String>, by: Actor) -> Control {
+        Control::Answer {
+            id,
+            approved: true,
+            for_session: false,
+            by,
+            message: None,
+        }
+    }
+
+    /// Allows the request `id` and later requests for the same tool, as `by`.
+    pub fn allow_for_session(id: Option<String>, by: Actor) -> Control {
+        Control::Answer {
+            id,
+            approved: true,
+            for_session: true,
+            by,
+            message: None,
+        }
+    }
+
+    /// Denies the request `id`, telling the agent `message` besides who denied it.
+    pub fn deny(id: Option<String>, message: Option<String>, by: Actor) -> Control {
+        Control::Answer {
+            id,
+            approved: false,
+            for_session: false,
+            by,
+            message,
+        }
+    }
+}
+
+/// A consumer that sees every update as it is sent, before any front end does (telemetry):
+/// called on the session's task, so it must be quick and must not block.
+#[derive(Clone)]
+pub struct Observer(std::sync::Arc<dyn Fn(&Update) + Send + Sync>);
+
+impl Observer {
+    /// An observer calling `see` with each update.
+    pub fn new(see: impl Fn(&Update) + Send + Sync + 'static) -> Self {
+        Observer(std::sync::Arc::new(see))
+    }
+
+    /// Shows `update` to the observer.
+    pub fn see(&self, update: &Update) {
+        (self.0)(update);
+    }
+}
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
 }
