@@ -59,6 +59,9 @@ pub struct DeclaredDependency {
 /// One build target of a package.
 #[derive(Debug, Deserialize)]
 pub struct Target {
+    /// The target's name (a bench's, as `cargo bench --bench NAME` takes it).
+    #[serde(default)]
+    pub name: String,
     /// `lib`, `bin`, `test`, `proc-macro`, ...
     pub kind: Vec<String>,
     /// The target's root source file.

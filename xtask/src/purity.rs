@@ -581,10 +581,28 @@ pub struct Finding {
     pub what: String,
 }
 
-/// `std` modules that do I/O, spawn, or read the process environment.
-const FORBIDDEN_STD_MODULES: &[&str] = &["fs", "net", "process", "thread", "env"];
-/// Names that mean a clock, OS-seeded hashing, or the async runtime.
-const FORBIDDEN_NAMES: &[&str] = &["SystemTime", "Instant", "RandomState", "tokio"];
+/// `std` modules that do I/O, spawn, read the process environment or reach the OS.
+const FORBIDDEN_STD_MODULES: &[&str] = &["fs", "net", "process", "thread", "env", "os"];
+/// Names that mean a clock, OS-seeded hashing, the async runtime, a lock, a channel or
+/// global state set at run time.
+const FORBIDDEN_NAMES: &[&str] = &[
+    "SystemTime",
+    "Instant",
+    "RandomState",
+    "tokio",
+    "Mutex",
+    "RwLock",
+    "Condvar",
+    "Barrier",
+    "OnceLock",
+    "LazyLock",
+    "mpsc",
+    "thread_local",
+];
+/// Macros that write to the process's stdout or stderr.
+const PRINTING_MACROS: &[&str] = &["print", "println", "eprint", "eprintln", "dbg"];
+/// The process's standard streams (`std::io::stdin()` and its siblings).
+const STANDARD_STREAMS: &[&str] = &["stdin", "stdout", "stderr"];
 /// Constructors that exist only for std's maps with the OS-seeded `RandomState` hasher.
 const RANDOM_STATE_CONSTRUCTORS: &[&str] = &["new", "with_capacity", "from"];
 
@@ -617,6 +635,25 @@ pub fn scan_source(text: &str) -> Vec<Finding> {
                 _ => {}
             },
             name if FORBIDDEN_NAMES.contains(&name) => found(token.line, name.to_string()),
+            name if token.is_ident && name.starts_with("Atomic") => {
+                found(token.line, format!("{name} (an atomic)"));
+            }
+            "atomic" if k >= 1 && tokens[k - 1].text == "::" => {
+                found(token.line, "std::sync::atomic".to_string());
+            }
+            name if PRINTING_MACROS.contains(&name) && at(1) == Some("!") => {
+                found(token.line, format!("{name}! (prints)"));
+            }
+            name if STANDARD_STREAMS.contains(&name)
+                && ((at(1) == Some("(") && (k == 0 || tokens[k - 1].text != "."))
+                    || (k >= 2 && tokens[k - 1].text == "::" && tokens[k - 2].text == "io")) =>
+            {
+                found(token.line, format!("{name} (a standard stream)"));
+            }
+            // `static` as an item; `'static`, the lifetime, is not one.
+            "static" if k == 0 || tokens[k - 1].text != "'" => {
+                found(token.line, "static item".to_string());
+            }
             "async" => {
                 let what = if at(1) == Some("fn") {
                     "async fn"

@@ -1,11 +1,12 @@
 //! Repository hygiene checks in the style of rust-analyzer's "tidy" tests: every rule number
 //! the code cites resolves in `docs/RULES.md`, every library crate opens with a `//!` doc
-//! in the workspace's shape, and `unsafe` appears in one audited function only.
+//! in the workspace's shape, `unsafe` appears in one audited function only, and the crate
+//! graph is the one `docs/ARCHITECTURE.md`'s "Layering" table lists.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::metadata::Metadata;
 
@@ -278,4 +279,88 @@ pub fn unsafe_outside_the_audited_function(root: &Path, dirs: &[&str]) -> Result
         }
     }
     Ok(findings)
+}
+
+/// The crate graph as `docs/ARCHITECTURE.md`'s "Layering" table lists it: each crate and the
+/// workspace crates it may depend on. Rows are `| \`crate\` | \`dep\`, \`dep\` |`; `—` is none.
+pub fn documented_layering(architecture_md: &str) -> Result<BTreeMap<String, BTreeSet<String>>> {
+    let section = architecture_md
+        .split("\n## ")
+        .find(|part| part.starts_with("Layering"))
+        .context("docs/ARCHITECTURE.md has no \"## Layering\" section")?;
+    let names = |cell: &str| -> BTreeSet<String> {
+        cell.split(',')
+            .map(|name| name.trim().trim_matches('`').to_owned())
+            .filter(|name| !name.is_empty() && name != "—")
+            .collect()
+    };
+    let mut layering = BTreeMap::new();
+    for row in section.lines().filter(|line| line.starts_with("| `")) {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').collect();
+        let [krate, deps] = cells.as_slice() else {
+            bail!("a Layering row is not `| crate | deps |`: {row}");
+        };
+        let krate = krate.trim().trim_matches('`').to_owned();
+        if layering.insert(krate.clone(), names(deps)).is_some() {
+            bail!("the Layering table lists {krate} twice");
+        }
+    }
+    Ok(layering)
+}
+
+/// Every workspace member and the workspace members it depends on through normal edges.
+pub fn workspace_edges(metadata: &Metadata) -> BTreeMap<String, BTreeSet<String>> {
+    let members: BTreeSet<&str> = metadata
+        .packages
+        .iter()
+        .filter(|package| metadata.workspace_members.contains(&package.id))
+        .map(|package| package.name.as_str())
+        .collect();
+    metadata
+        .packages
+        .iter()
+        .filter(|package| members.contains(package.name.as_str()))
+        .map(|package| {
+            let deps = package
+                .dependencies
+                .iter()
+                .filter(|dep| dep.kind.is_none() && members.contains(dep.name.as_str()))
+                .map(|dep| dep.name.clone())
+                .collect();
+            (package.name.clone(), deps)
+        })
+        .collect()
+}
+
+/// How the crate graph differs from the documented layering, one sentence per difference.
+pub fn layering_differences(
+    documented: &BTreeMap<String, BTreeSet<String>>,
+    actual: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<String> {
+    let mut differences = Vec::new();
+    for (krate, deps) in actual {
+        let Some(allowed) = documented.get(krate) else {
+            differences.push(format!("{krate} is not in the Layering table"));
+            continue;
+        };
+        for dep in deps.difference(allowed) {
+            differences.push(format!(
+                "{krate} depends on {dep}, an edge the layering does not list"
+            ));
+        }
+        for dep in allowed.difference(deps) {
+            differences.push(format!(
+                "the layering lists {krate} -> {dep}, which is gone"
+            ));
+        }
+    }
+    for krate in documented
+        .keys()
+        .filter(|krate| !actual.contains_key(*krate))
+    {
+        differences.push(format!(
+            "the Layering table lists {krate}, which is not a member"
+        ));
+    }
+    differences
 }

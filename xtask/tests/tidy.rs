@@ -34,28 +34,10 @@ fn assert_pure(package: &str) {
 }
 
 #[test]
-fn protocol_is_pure() {
-    assert_pure("panewise-protocol");
-}
-
-#[test]
-fn pane_state_is_pure() {
-    assert_pure("panewise-pane-state");
-}
-
-#[test]
-fn window_is_pure() {
-    assert_pure("panewise-window");
-}
-
-#[test]
-fn providers_decoders_are_pure() {
-    assert_pure("panewise-providers");
-}
-
-#[test]
-fn the_dashboards_core_is_pure() {
-    assert_pure("panewise-tui");
+fn every_pure_crate_is_pure() {
+    for krate in purity::PURE_CRATES {
+        assert_pure(krate.package);
+    }
 }
 
 #[test]
@@ -244,6 +226,53 @@ const SCAN_CASES: &[(&str, &[(usize, &str)])] = &[
     ),
     (
         "let instant = 1; let my_tokio = 2; let std_fs = 3; let awaited = x.awaited;",
+        &[],
+    ),
+    // The standard streams, printing, the OS, locks, atomics and statics.
+    (
+        "let out = std::io::stdout();\nlet line = stdin().lines();\nlet err = io::stderr;",
+        &[
+            (1, "stdout (a standard stream)"),
+            (2, "stdin (a standard stream)"),
+            (3, "stderr (a standard stream)"),
+        ],
+    ),
+    (
+        "let piped = child.stdout(x); struct Result { stdout: String }",
+        &[],
+    ),
+    (
+        "println!(\"x\");\neprint!(\"y\");\nlet v = dbg!(1);\nlet print = 1;",
+        &[
+            (1, "println! (prints)"),
+            (2, "eprint! (prints)"),
+            (3, "dbg! (prints)"),
+        ],
+    ),
+    (
+        "use std::os::unix::fs::PermissionsExt;",
+        &[(1, "std::os")],
+    ),
+    (
+        "use std::sync::{Arc, Mutex};\nlet l: RwLock<u8>;\nstatic C: OnceLock<u8> = OnceLock::new();",
+        &[
+            (1, "Mutex"),
+            (2, "RwLock"),
+            (3, "static item"),
+            (3, "OnceLock"),
+            (3, "OnceLock"),
+        ],
+    ),
+    (
+        "use std::sync::atomic::{AtomicU64, Ordering};\nstatic mut N: u8 = 0;",
+        &[
+            (1, "std::sync::atomic"),
+            (1, "AtomicU64 (an atomic)"),
+            (2, "static item"),
+        ],
+    ),
+    (
+        "fn f(x: &'static str) -> &'static [&'static str] { &[] }\nconst A: &str = \"a\";",
         &[],
     ),
 ];
@@ -691,5 +720,162 @@ fn unsafe_appears_only_in_the_audited_function() {
     assert!(
         tidy::unaudited_unsafe(&audited, None).len() == 2,
         "{file} should hold exactly the audited attribute and one `unsafe` block, in {name}"
+    );
+}
+
+#[test]
+fn the_crate_graph_is_the_documented_layering() {
+    let architecture =
+        std::fs::read_to_string(workspace_root().join("docs/ARCHITECTURE.md")).expect("read");
+    let documented = tidy::documented_layering(&architecture).expect("a Layering table");
+    let differences = tidy::layering_differences(&documented, &tidy::workspace_edges(metadata()));
+    assert!(
+        differences.is_empty(),
+        "the crate graph differs from docs/ARCHITECTURE.md's Layering table:\n  {}",
+        differences.join("\n  ")
+    );
+}
+
+#[test]
+fn the_layering_check_names_an_unlisted_edge_a_gone_edge_and_an_unlisted_crate() {
+    let doc = "# A\n\n## Layering\n\n| crate | depends on |\n|---|---|\n\
+               | `low` | — |\n| `high` | `low`, `mid` |\n\n## Next\n\n| `ignored` | `x` |\n";
+    let documented = tidy::documented_layering(doc).expect("parses");
+    let actual: std::collections::BTreeMap<String, BTreeSet<String>> = [
+        ("low", &["high"][..]),
+        ("high", &["low"][..]),
+        ("new", &[][..]),
+    ]
+    .into_iter()
+    .map(|(krate, deps)| {
+        (
+            krate.to_owned(),
+            deps.iter().map(|dep| (*dep).to_owned()).collect(),
+        )
+    })
+    .collect();
+    assert_eq!(
+        tidy::layering_differences(&documented, &actual),
+        vec![
+            "the layering lists high -> mid, which is gone".to_owned(),
+            "low depends on high, an edge the layering does not list".to_owned(),
+            "new is not in the Layering table".to_owned(),
+        ]
+    );
+    assert!(tidy::documented_layering("# no section").is_err());
+}
+
+/// The workspace crates the README's crate table lists: `| \`dir\` | \`package\` | what |`.
+fn readme_crate_table(readme: &str) -> BTreeSet<String> {
+    readme
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .filter_map(|line| line.split('|').nth(2))
+        .map(|cell| cell.trim().trim_matches('`').to_owned())
+        .filter(|package| package.starts_with("panewise-") || package == "xtask")
+        .collect()
+}
+
+#[test]
+fn the_readme_crate_table_lists_every_workspace_member() {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README");
+    let listed = readme_crate_table(&readme);
+    let members: BTreeSet<String> = tidy::workspace_edges(metadata()).into_keys().collect();
+    assert_eq!(
+        listed, members,
+        "README.md's crate table against the workspace's members"
+    );
+}
+
+#[test]
+fn the_architecture_lists_exactly_the_pure_crates_and_modules() {
+    let architecture =
+        std::fs::read_to_string(workspace_root().join("docs/ARCHITECTURE.md")).expect("read");
+    let paragraph = architecture
+        .split("\n- ")
+        .find(|item| item.starts_with("Nothing in a pure crate"))
+        .expect("the invariant naming the pure crates");
+    let named: BTreeSet<String> = paragraph
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|name| name.starts_with("panewise-") || name.starts_with("crates/"))
+        .map(str::to_owned)
+        .collect();
+    let checked: BTreeSet<String> = purity::PURE_CRATES
+        .iter()
+        .map(|krate| krate.package.to_owned())
+        .chain(
+            purity::PURE_MODULES
+                .iter()
+                .flat_map(|module| module.files.iter().map(|file| (*file).to_owned())),
+        )
+        .collect();
+    assert_eq!(
+        named, checked,
+        "docs/ARCHITECTURE.md's pure list against xtask/src/purity.rs"
+    );
+}
+
+#[test]
+fn benchmarks_md_gives_a_command_for_every_bench_and_no_other() {
+    let benches: BTreeSet<String> = metadata()
+        .packages
+        .iter()
+        .filter(|package| metadata().workspace_members.contains(&package.id))
+        .flat_map(|package| &package.targets)
+        .filter(|target| target.kind.iter().any(|kind| kind == "bench"))
+        .map(|target| target.name.clone())
+        .collect();
+    let doc =
+        std::fs::read_to_string(workspace_root().join("docs/BENCHMARKS.md")).expect("BENCHMARKS");
+    // `--bench NAME` in the cargo commands the document gives (a criterion binary run by
+    // hand takes `--bench` too, with a filter after it).
+    let named: BTreeSet<String> = doc
+        .lines()
+        .filter(|line| line.contains("cargo bench") || line.contains("cargo xtask bench"))
+        .flat_map(|line| line.split("--bench ").skip(1))
+        .filter_map(|rest| {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect();
+    assert!(!benches.is_empty(), "the workspace has no bench target");
+    let missing: Vec<&String> = benches.difference(&named).collect();
+    let unknown: Vec<&String> = named.difference(&benches).collect();
+    assert!(
+        missing.is_empty() && unknown.is_empty(),
+        "docs/BENCHMARKS.md: benches with no `cargo bench --bench NAME` command {missing:?}; \
+         commands naming no bench {unknown:?}"
+    );
+}
+
+#[test]
+fn the_readme_names_exactly_the_demos_sessions() {
+    let demo_names = |text: &str, prefix: &str| -> BTreeSet<String> {
+        text.split(prefix)
+            .skip(1)
+            .map(|rest| {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                    .collect();
+                format!("demo-{name}")
+            })
+            .filter(|name| name.len() > "demo-".len())
+            .collect()
+    };
+    let source = std::fs::read_to_string(workspace_root().join("crates/cli/src/ui_cmd.rs"))
+        .expect("ui_cmd.rs");
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README");
+    let made = demo_names(&source, "name: \"demo-");
+    assert!(made.len() >= 6, "the demo makes {made:?}");
+    assert_eq!(
+        demo_names(&readme, "demo-"),
+        made,
+        "README.md's demo against ui_cmd.rs's"
     );
 }
