@@ -136,15 +136,29 @@ fn stop() -> anyhow::Result<ExitCode> {
         let listed: ListResult = client.call(Method::List, ListParams {}).await?;
         let _: Ack = client.call(Method::Shutdown, Empty {}).await?;
         let ended = [AgentState::Failed, AgentState::Stopped, AgentState::Exited];
-        anyhow::Ok(
-            listed
-                .sessions
-                .iter()
-                .filter(|s| !ended.contains(&s.state))
-                .count(),
-        )
+        let running = listed
+            .sessions
+            .iter()
+            .filter(|s| !ended.contains(&s.state))
+            .count();
+        let worktrees: Vec<String> = listed
+            .sessions
+            .iter()
+            .filter_map(|s| Some(format!("{} ({})", s.worktree.as_deref()?, s.name)))
+            .collect();
+        anyhow::Ok((running, worktrees))
     })?;
+    let (running, worktrees) = running;
     eprintln!("panewise daemon: stopping ({running} running sessions)");
+    if !worktrees.is_empty() {
+        // A worktree outlives the daemon on purpose (`panewise resume` continues in it); the
+        // person is told where each is, so none is forgotten.
+        eprintln!(
+            "panewise daemon: these worktrees stay (`panewise resume NAME` continues in one, \
+             `git worktree remove PATH` removes it): {}",
+            crate::terminal_text::escape_controls(&worktrees.join(", "), "")
+        );
+    }
     let until = std::time::Instant::now() + STOP_GRACE + STOP_WAIT;
     while daemon_holds(&lock)? {
         if std::time::Instant::now() > until {
@@ -415,11 +429,20 @@ impl Launcher for DaemonLauncher {
     }
 
     fn remove(&self, info: &LaunchInfo) -> Option<String> {
-        if info.own_dir {
-            // `remove_dir` removes only an empty directory: what the tools wrote stays.
-            let _kept = std::fs::remove_dir(&info.cwd);
-        }
+        remove_own_dir(info);
         info.worktree.as_deref().map(crate::worktree::remove)
+    }
+
+    fn at_shutdown(&self, info: &LaunchInfo) {
+        remove_own_dir(info);
+    }
+}
+
+/// Removes the directory made for a session (the mock's fresh one) when nothing is left in
+/// it: `remove_dir` removes only an empty directory, so what the tools wrote stays.
+fn remove_own_dir(info: &LaunchInfo) {
+    if info.own_dir {
+        let _kept = std::fs::remove_dir(&info.cwd);
     }
 }
 

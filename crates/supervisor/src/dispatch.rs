@@ -108,6 +108,10 @@ impl Daemon {
         }
     }
 
+    pub(crate) fn launcher(&self) -> &dyn Launcher {
+        self.launcher.as_ref()
+    }
+
     pub(crate) fn hosted(&self) -> &Hosted {
         &self.hosted
     }

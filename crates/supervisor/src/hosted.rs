@@ -510,6 +510,14 @@ impl Hosted {
             .collect()
     }
 
+    /// What every hosted session was launched as.
+    pub(crate) fn launch_infos(&self) -> Vec<LaunchInfo> {
+        self.lock()
+            .values()
+            .map(|entry| entry.info.clone())
+            .collect()
+    }
+
     pub(crate) fn all_ended(&self) -> bool {
         self.lock().values().all(Entry::is_ended)
     }

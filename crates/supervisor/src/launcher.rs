@@ -65,4 +65,11 @@ pub trait Launcher: Send + Sync + 'static {
         let _ = info;
         None
     }
+
+    /// Tidies what the launcher made for a session the daemon's stop ended, which a later
+    /// `resume` does not need (an empty directory made for it); a worktree stays, as resume
+    /// continues there.
+    fn at_shutdown(&self, info: &LaunchInfo) {
+        let _ = info;
+    }
 }

@@ -119,6 +119,9 @@ pub async fn serve(
             running.join(", ")
         );
     }
+    for info in daemon.hosted().launch_infos() {
+        daemon.launcher().at_shutdown(&info);
+    }
     let _ = std::fs::remove_file(&bound.socket);
     Ok(())
 }

@@ -731,6 +731,14 @@ async fn stop_every_session(by_command: bool) {
     let (status, stderr) = daemon.exited().await;
     assert!(status.success(), "{status:?}: {stderr}");
     assert_closed(&daemon, &[&asking, &idle]);
+    // The mock's fresh directories held nothing: the stop leaves none behind.
+    for session in [&asking, &idle] {
+        assert!(
+            !Path::new(&session.cwd).exists(),
+            "{} was left by the daemon's stop",
+            session.cwd
+        );
+    }
 }
 
 /// Each session's log replays and was closed as `stop` closes it.
@@ -825,10 +833,10 @@ async fn a_daemon_killed_mid_tool_leaves_no_process_and_its_logs_replay() {
 async fn a_worktree_session_is_removed_clean_and_kept_dirty() {
     let daemon = Daemon::start().await;
     let repo = std::fs::canonicalize(daemon.dir.path().join("work")).unwrap();
-    let git = |args: &[&str]| {
+    let git_in = |dir: &Path, args: &[&str]| {
         let out = Command::new("git")
             .arg("-C")
-            .arg(&repo)
+            .arg(dir)
             .args([
                 "-c",
                 "user.name=t",
@@ -841,13 +849,15 @@ async fn a_worktree_session_is_removed_clean_and_kept_dirty() {
             .output()
             .unwrap();
         assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
     };
+    let git = |args: &[&str]| git_in(&repo, args);
     git(&["init", "-q"]);
     git(&["commit", "-q", "--allow-empty", "-m", "start"]);
     let client = daemon.connect("worktrees").await;
     let mut summaries = Vec::new();
-    for name in ["clean", "dirty"] {
-        let session = create(
+    let make = |name: &'static str| {
+        create(
             &client,
             CreateParams {
                 cwd: Some(repo.display().to_string()),
@@ -855,7 +865,9 @@ async fn a_worktree_session_is_removed_clean_and_kept_dirty() {
                 ..mock(name, "full-access", "say hello")
             },
         )
-        .await;
+    };
+    for name in ["clean", "dirty", "committed"] {
+        let session = make(name).await;
         let worktree = repo.join(".panewise/worktrees").join(name);
         assert_eq!(session.cwd, worktree.display().to_string());
         assert_eq!(session.worktree.as_deref(), Some(session.cwd.as_str()));
@@ -872,8 +884,29 @@ async fn a_worktree_session_is_removed_clean_and_kept_dirty() {
         until_state(&client, &session.id, |s| s.state == AgentState::Stopped).await;
         summaries.push(session);
     }
+    // The worktrees are excluded: `git add -A` in the repository stages none of them.
+    assert_eq!(
+        git(&["status", "--porcelain"]),
+        "",
+        "the repository sees .panewise/"
+    );
     std::fs::write(repo.join(".panewise/worktrees/dirty/notes.txt"), "wip").unwrap();
-    for (name, kept) in [("clean", false), ("dirty", true)] {
+    let committed = repo.join(".panewise/worktrees/committed");
+    std::fs::write(committed.join("work.txt"), "done").unwrap();
+    git_in(&committed, &["add", "work.txt"]);
+    git_in(&committed, &["commit", "-q", "-m", "the session's work"]);
+    // (name, worktree kept, branch kept, what the removal says)
+    let cases = [
+        ("clean", false, false, "and its branch panewise/clean"),
+        ("dirty", true, true, "uncommitted changes"),
+        (
+            "committed",
+            false,
+            true,
+            "kept its branch panewise/committed",
+        ),
+    ];
+    for (name, worktree_kept, branch_kept, says) in cases {
         let removed: RemoveResult = client
             .call(
                 Method::Remove,
@@ -884,14 +917,60 @@ async fn a_worktree_session_is_removed_clean_and_kept_dirty() {
             .await
             .unwrap();
         let said = removed.worktree.unwrap();
-        assert_eq!(said.starts_with("kept"), kept, "{said}");
+        assert!(said.contains(says), "{name}: {said}");
         assert_eq!(
             repo.join(".panewise/worktrees").join(name).exists(),
-            kept,
+            worktree_kept,
             "{said}"
+        );
+        let branches = git(&["branch", "--list", &format!("panewise/{name}")]);
+        assert_eq!(
+            !branches.trim().is_empty(),
+            branch_kept,
+            "{name}: {branches}"
         );
     }
     assert!(summaries.iter().all(|s| Path::new(&s.log).exists()));
+    // A removed session's name makes a new worktree; one whose branch holds work is refused
+    // with the remedy, never with raw git output.
+    let again = make("clean").await;
+    assert_eq!(
+        again.worktree.as_deref(),
+        Some(
+            repo.join(".panewise/worktrees/clean")
+                .display()
+                .to_string()
+                .as_str()
+        )
+    );
+    let refused = client
+        .call::<_, CreateResult>(
+            Method::Create,
+            CreateParams {
+                cwd: Some(repo.display().to_string()),
+                worktree: true,
+                ..mock("committed", "full-access", "say hello")
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("git branch -D panewise/committed"),
+        "{refused}"
+    );
+    // The daemon's stop leaves the worktree for `resume`, and says where it is.
+    let stop = tokio::task::block_in_place(|| daemon.run(&["daemon", "stop"]));
+    let said = String::from_utf8_lossy(&stop.stderr).into_owned();
+    assert!(stop.status.success(), "{stop:?}");
+    let left = repo.join(".panewise/worktrees/clean");
+    assert!(
+        said.contains("these worktrees stay")
+            && said.contains(&format!("{} (clean)", left.display())),
+        "{said}"
+    );
+    assert!(left.exists());
 }
 
 /// `panewise attach` on a terminal (tmux) is `run`'s screen over the API: the transcript so
