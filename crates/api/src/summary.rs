@@ -21,7 +21,9 @@ pub enum AgentState {
     Done,
     /// The last turn failed, or the session's task did.
     Failed,
-    /// Someone stopped the turn or the session.
+    /// Someone interrupted the last turn; the session is still open for a prompt.
+    Interrupted,
+    /// Someone stopped the session: it has ended.
     Stopped,
     /// The session ended on its own.
     Exited,
@@ -29,12 +31,13 @@ pub enum AgentState {
 
 impl AgentState {
     /// Every state, `needs_input` first: the order the list sorts by.
-    pub const ALL: [AgentState; 7] = [
+    pub const ALL: [AgentState; 8] = [
         AgentState::NeedsInput,
         AgentState::Done,
         AgentState::Failed,
         AgentState::Working,
         AgentState::Idle,
+        AgentState::Interrupted,
         AgentState::Stopped,
         AgentState::Exited,
     ];
@@ -47,6 +50,7 @@ impl AgentState {
             AgentState::Idle => "idle",
             AgentState::Done => "done",
             AgentState::Failed => "failed",
+            AgentState::Interrupted => "interrupted",
             AgentState::Stopped => "stopped",
             AgentState::Exited => "exited",
         }
@@ -106,7 +110,8 @@ pub fn classify(state: &State, observed: &Observed) -> AgentState {
         TurnPhase::Done { outcome, .. } => match outcome {
             _ if state.failure.is_some() => AgentState::Failed,
             TurnOutcome::Errored => AgentState::Failed,
-            TurnOutcome::Stopped | TurnOutcome::Interrupted => AgentState::Stopped,
+            // The turn, not the session: an interrupted session still takes prompts.
+            TurnOutcome::Stopped | TurnOutcome::Interrupted => AgentState::Interrupted,
             TurnOutcome::Completed if state.turns_completed > observed.turns_seen => {
                 AgentState::Done
             }

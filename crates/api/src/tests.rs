@@ -82,8 +82,12 @@ fn working_phases_are_working_and_a_fresh_session_is_idle() {
 #[test]
 fn stopped_errored_and_ended_turns_and_tasks_have_their_classes() {
     let mut state = State::new("mock");
-    state.turn_phase = done(TurnOutcome::Interrupted);
-    assert_eq!(classify(&state, &running()), AgentState::Stopped);
+    // An interrupted turn leaves the session open: `interrupted`, never the `stopped` of an
+    // ended session.
+    for outcome in [TurnOutcome::Interrupted, TurnOutcome::Stopped] {
+        state.turn_phase = done(outcome);
+        assert_eq!(classify(&state, &running()), AgentState::Interrupted);
+    }
     state.turn_phase = done(TurnOutcome::Errored);
     assert_eq!(classify(&state, &running()), AgentState::Failed);
     state.turn_phase = done(TurnOutcome::Completed);

@@ -25,11 +25,12 @@ pub const WAIT_EXIT_CODES: &str = "\
 Exit codes of wait:
   0  the state waited for was reached (with --until), or, without it, a turn finished (done)
   4  needs input (an approval or a question waits)     5  idle (nothing runs)
-  6  failed   7  stopped   8  exited (the session ended on its own)
-  9  --timeout passed first
+  6  failed   7  stopped (the session was ended)   8  exited (the session ended on its own)
+  9  --timeout passed first   10  interrupted (the last turn was; the session takes prompts)
 Without --until, the wait ends at the first of these states and exits with its code; with
 --until needs-input, idle or done, it waits for that one and exits 0 there, ending early (with
-the state's code) only when the session can no longer get there (failed, stopped, exited).
+the state's code) only when the session can no longer get there (failed, stopped, exited);
+an interrupted session counts as idle.
 The state reached is printed either way.";
 
 /// A runtime and a client of the daemon, named `name` (recorded as who answered an
@@ -600,6 +601,7 @@ fn wait_code(state: AgentState, until: Option<Until>) -> u8 {
         AgentState::Idle => 5,
         AgentState::Failed => 6,
         AgentState::Stopped => 7,
+        AgentState::Interrupted => 10,
         AgentState::Exited => 8,
         AgentState::Working => 1,
     }
@@ -609,7 +611,10 @@ fn wait_code(state: AgentState, until: Option<Until>) -> u8 {
 fn reaches(state: AgentState, until: Until) -> bool {
     match until {
         Until::NeedsInput => state == AgentState::NeedsInput,
-        Until::Idle => matches!(state, AgentState::Idle | AgentState::Done),
+        Until::Idle => matches!(
+            state,
+            AgentState::Idle | AgentState::Done | AgentState::Interrupted
+        ),
         Until::Done => state == AgentState::Done,
     }
 }
@@ -723,7 +728,11 @@ mod tests {
     /// own code; without `--until` the first settled state ends it with its own code.
     #[test]
     fn each_state_ends_a_wait_with_the_code_the_help_gives() {
-        let table: [(AgentState, Option<Until>, Option<u8>); 28] = [
+        let table: [(AgentState, Option<Until>, Option<u8>); 32] = [
+            (Interrupted, None, Some(10)),
+            (Interrupted, Some(Until::Idle), Some(0)),
+            (Interrupted, Some(Until::NeedsInput), None),
+            (Interrupted, Some(Until::Done), None),
             (Working, None, None),
             (NeedsInput, None, Some(4)),
             (Idle, None, Some(5)),
@@ -757,7 +766,7 @@ mod tests {
             let got = ends_wait(state, until).then(|| wait_code(state, until));
             assert_eq!(got, expected, "{state:?} --until {until:?}");
         }
-        assert_eq!(AgentState::ALL.len(), 7, "a new state needs rows above");
+        assert_eq!(AgentState::ALL.len(), 8, "a new state needs rows above");
     }
 
     /// Rule: without `--until`, each settled state has a code of its own, distinct from the

@@ -92,7 +92,8 @@ enum Command {
     /// End an agent's session (its log is closed; `rm` then forgets it).
     #[command(after_help = exit::EXIT_CODES)]
     Stop(agents_cmd::IdArgs),
-    /// Forget an ended agent (its log stays); its worktree goes when clean, its branch when merged.
+    /// Forget an agent (its log stays), stopping it first when it is settled (a working or asking one
+    /// is refused); its worktree goes when clean, its branch when merged.
     #[command(after_help = exit::EXIT_CODES)]
     Rm(agents_cmd::IdArgs),
     /// Wait until an agent needs input, is idle or is done; the exit status says which.

@@ -18,10 +18,14 @@ use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::hosted::{Hosted, ListEvent};
+use crate::hosted::{Hosted, ListEvent, Removal};
 use crate::launcher::Launcher;
 use crate::outbox::{notice, Outbox};
 use crate::tail::tail;
+
+/// How long `session/remove` waits for a settled session it stopped to end (its agent
+/// killed, its log closed) before it says so.
+const REMOVE_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The daemon's state shared by every connection.
 #[derive(Clone)]
@@ -281,6 +285,16 @@ impl Daemon {
             }
             Method::Remove => {
                 let SessionParams { session } = params(raw)?;
+                match self.hosted.removal(&session)? {
+                    Removal::Now => {}
+                    Removal::StopThenRemove => {
+                        self.hosted.control(&session, Control::Stop)?;
+                        self.hosted.until_ended(&session, REMOVE_STOP_GRACE).await?;
+                    }
+                    Removal::Refuse(why) => {
+                        return Err(RpcError::new(ErrorCode::SessionRunning, why))
+                    }
+                }
                 let entry = self.hosted.remove(&session)?;
                 let worktree = self.launcher.remove(&entry.info);
                 result(RemoveResult {

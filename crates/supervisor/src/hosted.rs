@@ -471,6 +471,39 @@ impl Hosted {
         })
     }
 
+    /// What `session/remove` does with the session `key` names ([`removal`]).
+    pub(crate) fn removal(&self, key: &str) -> Result<Removal, RpcError> {
+        self.with(key, |entry| {
+            Ok(removal(entry.summary().state, entry.is_ended()))
+        })
+    }
+
+    /// Waits until the session `key` names has ended, for at most `limit`.
+    pub(crate) async fn until_ended(
+        &self,
+        key: &str,
+        limit: std::time::Duration,
+    ) -> Result<(), RpcError> {
+        let mut changes = self.changes();
+        let ended = tokio::time::timeout(limit, async {
+            loop {
+                if self.with(key, |entry| Ok(entry.is_ended()))? {
+                    return Ok(());
+                }
+                if changes.changed().await.is_err() {
+                    return Ok(());
+                }
+            }
+        })
+        .await;
+        ended.unwrap_or_else(|_| {
+            Err(RpcError::new(
+                ErrorCode::SessionRunning,
+                format!("the session did not end within {limit:?} of its stop"),
+            ))
+        })
+    }
+
     /// Removes an ended session.
     pub(crate) fn remove(&self, key: &str) -> Result<Entry, RpcError> {
         let mut map = self.lock();
@@ -534,6 +567,39 @@ fn resolve(map: &BTreeMap<String, Entry>, key: &str) -> Result<String, RpcError>
 
 pub(crate) use panewise_api::default_session_name as default_name;
 
+/// What `session/remove` does with a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Removal {
+    /// It has ended: it goes now.
+    Now,
+    /// It is settled (nothing runs, nobody is asked): it is stopped, then goes.
+    StopThenRemove,
+    /// It works or waits for a person: removing it would lose that; the reason.
+    Refuse(&'static str),
+}
+
+/// What `session/remove` does with a session in `state` (`ended`: its task has ended). A
+/// settled session is stopped and removed in one call; one that works or waits for a person
+/// is refused, so a remove never loses a turn or a question.
+pub(crate) fn removal(state: AgentState, ended: bool) -> Removal {
+    if ended {
+        return Removal::Now;
+    }
+    match state {
+        AgentState::Idle | AgentState::Done | AgentState::Interrupted | AgentState::Failed => {
+            Removal::StopThenRemove
+        }
+        AgentState::Working => Removal::Refuse(
+            "the session is working: stop it first (`panewise stop`), or wait for its turn to end",
+        ),
+        AgentState::NeedsInput => Removal::Refuse(
+            "the session waits for an answer: answer it or stop it first (`panewise stop`)",
+        ),
+        // An ended state with the task not yet seen ending: the stop is under way.
+        AgentState::Stopped | AgentState::Exited => Removal::StopThenRemove,
+    }
+}
+
 /// The wall clock in ms since the epoch: when a session was hosted, for its age.
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
@@ -541,4 +607,81 @@ fn now_ms() -> u64 {
         .map_or(0, |elapsed| {
             u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every state, running or ended: what `session/remove` does with it.
+    #[test]
+    fn remove_stops_a_settled_session_and_refuses_one_a_person_or_a_turn_needs() {
+        // (rule, state, task ended, removal)
+        let table: [(&str, AgentState, bool, Removal); 9] = [
+            (
+                "an ended session goes now",
+                AgentState::Stopped,
+                true,
+                Removal::Now,
+            ),
+            ("an exited one too", AgentState::Exited, true, Removal::Now),
+            (
+                "a done session is stopped, then goes",
+                AgentState::Done,
+                false,
+                Removal::StopThenRemove,
+            ),
+            (
+                "an idle one too",
+                AgentState::Idle,
+                false,
+                Removal::StopThenRemove,
+            ),
+            (
+                "an interrupted one too",
+                AgentState::Interrupted,
+                false,
+                Removal::StopThenRemove,
+            ),
+            (
+                "one whose turn failed too",
+                AgentState::Failed,
+                false,
+                Removal::StopThenRemove,
+            ),
+            (
+                "a stop under way is waited for",
+                AgentState::Stopped,
+                false,
+                Removal::StopThenRemove,
+            ),
+            (
+                "a working turn is never lost by a remove",
+                AgentState::Working,
+                false,
+                Removal::Refuse(
+                    "the session is working: stop it first (`panewise stop`), or wait for its \
+                     turn to end",
+                ),
+            ),
+            (
+                "nor a question a person has not answered",
+                AgentState::NeedsInput,
+                false,
+                Removal::Refuse(
+                    "the session waits for an answer: answer it or stop it first (`panewise stop`)",
+                ),
+            ),
+        ];
+        for (rule, state, ended, expected) in table {
+            assert_eq!(removal(state, ended), expected, "{rule}");
+        }
+        let covered: std::collections::BTreeSet<&str> =
+            table.iter().map(|row| row.1.as_str()).collect();
+        assert_eq!(
+            covered.len(),
+            AgentState::ALL.len(),
+            "a state without a row"
+        );
+    }
 }

@@ -80,7 +80,7 @@ impl Group {
             AgentState::NeedsInput => Group::NeedsInput,
             AgentState::Working => Group::Working,
             AgentState::Done => Group::Done,
-            AgentState::Idle => Group::Idle,
+            AgentState::Idle | AgentState::Interrupted => Group::Idle,
             AgentState::Failed | AgentState::Stopped | AgentState::Exited => Group::Finished,
         }
     }

@@ -86,6 +86,7 @@ pub fn mark(state: AgentState) -> (&'static str, Color) {
         AgentState::Done => ("✓", Color::Green),
         AgentState::Idle => ("○", Color::Gray),
         AgentState::Failed => ("✗", Color::Red),
+        AgentState::Interrupted => ("‖", Color::Gray),
         AgentState::Stopped => ("■", Color::DarkGray),
         AgentState::Exited => ("·", Color::DarkGray),
     }

@@ -309,18 +309,9 @@ async fn every_method_answers_against_a_real_daemon() {
         code_of(client.call::<_, Ack>(Method::Answer, answer).await),
         ErrorCode::NotWaiting
     );
-    // A running session cannot be removed; a stopped one can, and its log stays.
     let remove = || SessionParams {
         session: "renamed".into(),
     };
-    assert_eq!(
-        code_of(
-            client
-                .call::<_, RemoveResult>(Method::Remove, remove())
-                .await
-        ),
-        ErrorCode::SessionRunning
-    );
     let _: Ack = client.call(Method::Stop, remove()).await.unwrap();
     until_state(&client, &session.id, |s| s.state == AgentState::Stopped).await;
     // A stopped session of the own loop resumes from its transcript, in a new session and
@@ -827,6 +818,57 @@ async fn a_daemon_killed_mid_tool_leaves_no_process_and_its_logs_replay() {
     // That daemon was started on demand, detached: stop it.
     let client = daemon.connect("stop").await;
     let _: Ack = client.call(Method::Shutdown, Empty {}).await.unwrap();
+}
+
+/// `interrupt` ends the turn and leaves the session open (`interrupted`); `stop` ends the
+/// session (`stopped`). `rm` refuses a working session, and stops and removes a settled one in
+/// one call; the log stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupted_and_stopped_differ_and_rm_takes_a_settled_session() {
+    let daemon = Daemon::start().await;
+    let client = daemon.connect("lifecycle").await;
+    let sleeper = create(
+        &client,
+        CreateParams {
+            mock_scenario: Some("sleeping-tool".into()),
+            ..mock("sleeper", "full-access", "run the slow tool")
+        },
+    )
+    .await;
+    until_state(&client, &sleeper.id, |s| s.state == AgentState::Working).await;
+    let remove = |name: &str| SessionParams {
+        session: name.into(),
+    };
+    let refused = client
+        .call::<_, RemoveResult>(Method::Remove, remove("sleeper"))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(ErrorCode::SessionRunning));
+    assert!(refused.to_string().contains("is working"), "{refused}");
+    let _: Ack = client
+        .call(Method::Interrupt, remove("sleeper"))
+        .await
+        .unwrap();
+    let interrupted =
+        until_state(&client, &sleeper.id, |s| s.state == AgentState::Interrupted).await;
+    assert_eq!(
+        serde_json::to_value(&interrupted).unwrap()["state"],
+        "interrupted"
+    );
+    let removed: RemoveResult = client
+        .call(Method::Remove, remove("sleeper"))
+        .await
+        .unwrap();
+    assert_eq!(removed.id, sleeper.id);
+    let listed: ListResult = client.call(Method::List, ListParams {}).await.unwrap();
+    assert!(listed.sessions.iter().all(|s| s.id != sleeper.id));
+    assert!(Path::new(&sleeper.log).exists(), "the log stays");
+
+    let closer = create(&client, mock("closer", "full-access", "say hello")).await;
+    until_state(&client, &closer.id, |s| s.state == AgentState::Done).await;
+    let _: Ack = client.call(Method::Stop, remove("closer")).await.unwrap();
+    let stopped = until_state(&client, &closer.id, |s| s.state == AgentState::Stopped).await;
+    assert_eq!(serde_json::to_value(&stopped).unwrap()["state"], "stopped");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
