@@ -194,11 +194,31 @@ impl Remotes {
                 session: session.to_owned(),
                 host,
             }),
-            (None, session) if !self.any() => Ok(Target {
-                client: self.connect(&Host::Local, name).await?,
-                session: session.to_owned(),
-                host: Host::Local,
-            }),
+            (None, session) if !self.any() => {
+                let client = self.connect(&Host::Local, name).await?;
+                if let Some(host) = unlisted_host(session) {
+                    // `HOST:ID` with a host panewise was not told of: unless a local session
+                    // is named so, the person meant that host.
+                    let list: ListResult = client.call(Method::List, ListParams {}).await?;
+                    let local = panewise_api::resolve_session(
+                        list.sessions
+                            .iter()
+                            .map(|s| (s.id.as_str(), s.name.as_str())),
+                        session,
+                    );
+                    anyhow::ensure!(
+                        local.is_ok(),
+                        "no session {session:?} here, and {host:?} is not a host panewise knows: \
+                         give `--remote {host}` (or list it under [remote] hosts in the user's \
+                         panewise.toml) to reach its daemon"
+                    );
+                }
+                Ok(Target {
+                    client,
+                    session: session.to_owned(),
+                    host: Host::Local,
+                })
+            }
             (None, session) => self.find(session, name).await,
         }
     }
@@ -272,4 +292,39 @@ pub struct Target {
     pub client: Client,
     /// The session as that daemon names it.
     pub session: String,
+}
+
+/// The host a `HOST:ID` key names when HOST is a valid host name (`--remote` would take it);
+/// `None` for a key without a colon, or whose prefix could not be a host.
+fn unlisted_host(key: &str) -> Option<&str> {
+    let (host, rest) = key.split_once(':')?;
+    (!rest.is_empty() && panewise_host::config::check_host(host).is_ok()).then_some(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unlisted_host;
+
+    #[test]
+    fn a_host_prefix_is_read_only_where_a_host_could_be() {
+        // (rule, key, the host it names)
+        let table: [(&str, &str, Option<&str>); 5] = [
+            ("HOST:ID names HOST", "devbox:den", Some("devbox")),
+            (
+                "user@host is a host ssh takes",
+                "me@devbox:1a2b",
+                Some("me@devbox"),
+            ),
+            ("a key without a colon names no host", "den", None),
+            ("nothing after the colon names no session", "devbox:", None),
+            (
+                "a prefix ssh would read as an option is no host",
+                "-x:den",
+                None,
+            ),
+        ];
+        for (rule, key, host) in table {
+            assert_eq!(unlisted_host(key), host, "{rule}");
+        }
+    }
 }

@@ -864,6 +864,12 @@ async fn interrupted_and_stopped_differ_and_rm_takes_a_settled_session() {
     assert!(listed.sessions.iter().all(|s| s.id != sleeper.id));
     assert!(Path::new(&sleeper.log).exists(), "the log stays");
 
+    // `HOST:ID` of a host panewise was not told of: the hint names `--remote`.
+    let elsewhere = tokio::task::block_in_place(|| daemon.run(&["approve", "devbox:sleeper"]));
+    let said = String::from_utf8_lossy(&elsewhere.stderr).into_owned();
+    assert!(!elsewhere.status.success(), "{elsewhere:?}");
+    assert!(said.contains("give `--remote devbox`"), "{said}");
+
     let closer = create(&client, mock("closer", "full-access", "say hello")).await;
     until_state(&client, &closer.id, |s| s.state == AgentState::Done).await;
     let _: Ack = client.call(Method::Stop, remove("closer")).await.unwrap();
