@@ -103,6 +103,16 @@ fn y_y_y_answers_every_waiting_session_longest_waiting_first() {
     }
 }
 
+/// A row of [`a_key_that_does_nothing_says_why`]: the list, the keys before, the key, the
+/// footer it leaves, and the rule.
+type Row = (
+    Vec<SessionSummary>,
+    Vec<Key>,
+    char,
+    &'static str,
+    &'static str,
+);
+
 #[test]
 fn a_key_that_does_nothing_says_why() {
     let waiting = || {
@@ -128,7 +138,7 @@ fn a_key_that_does_nothing_says_why() {
         ]
     };
     // (list, keys before, the key, the footer it leaves, rule)
-    let table: [(Vec<SessionSummary>, Vec<Key>, char, &str, &str); 7] = [
+    let table: [Row; 7] = [
         (
             done_only(),
             vec![],
