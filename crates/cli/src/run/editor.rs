@@ -179,8 +179,8 @@ impl EditorHandle {
         } else {
             // One message per line: the editor ends each message with CR LF and counts them
             // to know where its prompt is; a line feed inside a message (raw mode: no carriage
-            // return) would step the text sideways and leave the prompt where the editor
-            // does not think it is, and its repaint would clear the conversation off the screen.
+            // return) would step the text sideways and leave the prompt where the editor does
+            // not think it is.
             for line in text.split('\n') {
                 if let Err(refused) = self.printer.print(line.to_owned()) {
                     eprintln!("{}", refused.0);
