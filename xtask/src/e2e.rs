@@ -933,11 +933,14 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
         .collect();
     let ssh_case = filter.is_none_or(|filter| super::e2e_ssh::NAME.contains(filter));
+    let answers_case =
+        filter.is_none_or(|filter| super::e2e_dashboard::ANSWERS_NAME.contains(filter));
     ensure!(
         !cases.is_empty()
             || !daemon_cases.is_empty()
             || !telemetry_cases.is_empty()
             || !dashboard_cases.is_empty()
+            || answers_case
             || ssh_case,
         "no e2e case matches {filter:?}"
     );
@@ -1027,6 +1030,12 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {}", case.name))?;
         eprintln!("e2e: {}: ok", case.name);
     }
+    if answers_case {
+        let name = super::e2e_dashboard::ANSWERS_NAME;
+        super::e2e_dashboard::answers_case(&panewise, &target.join("runs").join(name))
+            .with_context(|| format!("e2e case {name}"))?;
+        eprintln!("e2e: {name}: ok");
+    }
     if ssh_case {
         let dir = target.join("runs").join(super::e2e_ssh::NAME);
         super::e2e_ssh::run_case(&panewise, &dir)
@@ -1039,6 +1048,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + daemon_cases.len()
             + telemetry_cases.len()
             + dashboard_cases.len()
+            + usize::from(answers_case)
             + usize::from(ssh_case)
     );
     Ok(())

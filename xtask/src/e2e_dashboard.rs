@@ -361,3 +361,135 @@ fn only_session(run: &dyn Fn(&[&str]) -> Result<Output>) -> Result<Value> {
         _ => bail!("the daemon hosts {} sessions: {entries:?}", entries.len()),
     }
 }
+
+/// The case of answering many in a row (issue 28, finding 5): three sessions of the daemon's
+/// offline `mock` provider asking to run a shell command under `--approval ask`, answered in
+/// the dashboard by `y`, `y`, `y` with no key moving the selection: after each answer it
+/// moves to the session that has waited longest. All three end done.
+pub const ANSWERS_NAME: &str = "dashboard-answers-in-a-row";
+
+/// The sessions of [`ANSWERS_NAME`].
+const ASKERS: [&str; 3] = ["asker-1", "asker-2", "asker-3"];
+
+/// Runs [`ANSWERS_NAME`] in `dir`.
+pub fn answers_case(panewise: &Path, dir: &Path) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    let home = dir.join("home");
+    let work = dir.join("work");
+    let config = home.join(".config");
+    for sub in [
+        &home,
+        &work,
+        &dir.join("run"),
+        &dir.join("data"),
+        &config.join("panewise"),
+    ] {
+        std::fs::create_dir_all(sub)?;
+    }
+    std::fs::write(
+        config.join("panewise/panewise.toml"),
+        "[notify]\ndesktop = false\n",
+    )?;
+    let daemons = StopDaemons(vec![dir.join("run")]);
+    let env = [
+        ("HOME", home.clone()),
+        ("XDG_RUNTIME_DIR", dir.join("run")),
+        ("XDG_DATA_HOME", dir.join("data")),
+        ("XDG_CONFIG_HOME", config.clone()),
+    ];
+    let command = |args: &[&str]| {
+        let mut command = Command::new(panewise);
+        command
+            .args(args)
+            .current_dir(&work)
+            .envs(env.iter().map(|(key, value)| (key, value)))
+            .env_remove("PANEWISE_LOG")
+            .stdin(Stdio::null());
+        command
+    };
+    let run = |args: &[&str]| -> Result<Output> { within(command(args), DEADLINE) };
+    let states = || -> Result<Vec<(String, String)>> {
+        let listed = run(&["agents", "--json"])?;
+        ensure!(listed.status.success(), "agents: {}", text(&listed));
+        String::from_utf8_lossy(&listed.stdout)
+            .lines()
+            .map(|line| {
+                let entry: Value = serde_json::from_str(line)?;
+                Ok((
+                    entry["name"].as_str().unwrap_or_default().to_owned(),
+                    entry["state"].as_str().unwrap_or_default().to_owned(),
+                ))
+            })
+            .collect()
+    };
+    let waiting_rows = |screen: &str| {
+        ASKERS
+            .iter()
+            .filter(|name| list_row(screen, name).is_some_and(|row| row.starts_with('◆')))
+            .count()
+    };
+
+    // The dashboard first (it starts the daemon), then three sessions that ask.
+    let terminal = Terminal::start(&command(&["ui"]), dir, ANSWERS_NAME)?;
+    terminal.wait_for("c new")?;
+    for name in ASKERS {
+        let created = run(&[
+            "new",
+            "--provider",
+            "mock",
+            "--approval",
+            "ask",
+            "--name",
+            name,
+            "print hello with the shell",
+        ])?;
+        ensure!(created.status.success(), "new {name}: {}", text(&created));
+    }
+    terminal.wait_until("three sessions waiting", |screen| waiting_rows(screen) == 3)?;
+    let listed = states()?;
+    ensure!(
+        listed.len() == 3 && listed.iter().all(|(_, state)| state == "needs_input"),
+        "before the answers: {listed:?}"
+    );
+
+    // `y` three times, each once the one before was taken: never an arrow, a click or `j`.
+    for left in (0..3).rev() {
+        terminal.type_keys("y")?;
+        let screen = terminal.wait_until(&format!("{left} sessions left waiting"), |screen| {
+            waiting_rows(screen) == left
+        })?;
+        ensure!(
+            !screen.contains("waits for nothing"),
+            "a y answered nothing with {} waiting:\n{screen}",
+            left + 1
+        );
+    }
+    let screen = terminal.wait_until("all three done", |screen| {
+        ASKERS
+            .iter()
+            .all(|name| list_row(screen, name).is_some_and(|row| row.starts_with('✓')))
+    })?;
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let listed = states()?;
+        if listed.len() == 3 && listed.iter().all(|(_, state)| state == "done") {
+            break;
+        }
+        ensure!(
+            Instant::now() < until,
+            "not all done after y, y, y: {listed:?}\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A fourth `y` answers nothing, and the footer says why.
+    terminal.type_keys("y")?;
+    terminal.wait_for("waits for nothing")?;
+
+    terminal.type_keys("q")?;
+    let (code, screen) = terminal.wait_exit()?;
+    ensure!(code == 0, "ui exited {code}:\n{screen}");
+    drop(daemons);
+    Ok(())
+}

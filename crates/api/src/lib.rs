@@ -6,7 +6,10 @@
 //! one params struct and one result struct each (`methods.rs`); [`NOTIFICATIONS`] every
 //! notification; [`ErrorCode`] every error a response can carry (`error.rs`);
 //! [`SessionSummary`] a session in the list, with its [`AgentState`] derived from the pane
-//! state by [`classify`] (`summary.rs`). `docs/API.md` documents all of it, and a test holds
+//! state by [`classify`] (`summary.rs`); [`SessionView`] the one client model of a session
+//! every front end folds and words it with: the fold of its log lines, the open request, the
+//! accepted answers ([`parse_reply`]), and the row's age, tokens and cost (`view.rs`).
+//! `docs/API.md` documents all of it, and a test holds
 //! the two together.
 //!
 //! ## Invariants
@@ -33,6 +36,7 @@ pub mod error;
 pub mod methods;
 pub mod rpc;
 pub mod summary;
+pub mod view;
 
 pub use error::{ApiError, ErrorCode};
 pub use methods::*;
@@ -42,6 +46,7 @@ pub use summary::{
     waiting_for, AgentState, Ending, Observed, PaneFields, SessionSummary, WaitingFor,
     SUMMARY_VERSION,
 };
+pub use view::{open_request, parse_reply, Folded, Reply, SessionView};
 
 /// The API's version: a client sends it in `hello`, and a daemon of another version refuses.
 pub const API_VERSION: u32 = 1;

@@ -142,22 +142,10 @@ pub enum WaitingFor {
     },
 }
 
-/// What the front of the pane state's queues waits for, if anything.
+/// What the front of the pane state's queues waits for, if anything: the client model's
+/// [`crate::view::open_request`], the one reader of the reducer's open requests.
 pub fn waiting_for(state: &State) -> Option<WaitingFor> {
-    if let Some(approval) = state.pending_approvals.front() {
-        return Some(WaitingFor::Approval {
-            id: approval.id.clone(),
-            tool: approval.tool.clone(),
-            argument: approval.summary.clone(),
-        });
-    }
-    state
-        .pending_questions
-        .front()
-        .map(|questions| WaitingFor::Question {
-            id: questions.id.clone(),
-            questions: questions.questions.clone(),
-        })
+    crate::view::open_request(state)
 }
 
 /// The context in use as a percentage of the model's window, when both are known and the
@@ -171,22 +159,10 @@ pub fn context_pct(state: &State) -> Option<f64> {
     Some((pct * 10.0).round() / 10.0)
 }
 
-/// Every token the session's calls counted: input (cached and cache writes included) and
-/// output.
+/// TOKENS: every token the session's calls processed, input (uncached, cache reads and cache
+/// writes) and output ([`crate::view::total_tokens`]).
 pub fn tokens(state: &State) -> Option<u64> {
-    let totals = state.session_totals.as_ref()?;
-    let parts = [
-        totals.input_tokens,
-        totals.output_tokens,
-        totals.cached_input_tokens,
-        totals.cache_write_input_tokens,
-    ];
-    parts.iter().any(Option::is_some).then(|| {
-        parts
-            .iter()
-            .flatten()
-            .fold(0u64, |sum, n| sum.saturating_add(*n))
-    })
+    crate::view::total_tokens(state.session_totals.as_ref()?)
 }
 
 /// One session in the list: `agents --json` prints these.
@@ -218,7 +194,8 @@ pub struct SessionSummary {
     /// from the model-name table (a dashboard marks it).
     #[serde(default)]
     pub context_window_source: Option<WindowSource>,
-    /// Tokens counted so far.
+    /// Tokens processed so far: input (uncached, read from the prompt cache and written to
+    /// it) plus output ([`tokens`]).
     pub tokens: Option<u64>,
     /// Cost so far, in US dollars.
     pub cost_usd: Option<f64>,

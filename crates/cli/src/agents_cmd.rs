@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use panewise_api::view;
 use panewise_api::{
     AgentState, AnswerParams, ApproveParams, CreateParams, CreateResult, Decision, ListParams,
     ListResult, Method, PromptParams, RemoveResult, ResumeParams, SessionParams, SessionSummary,
-    WaitingFor,
 };
 use panewise_supervisor::Client;
 
@@ -204,26 +204,9 @@ fn agents_of_hosts(remotes: &Remotes, json: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// One session's row; `name_width` is the NAME column's (see [`name_width`]).
+/// One session's row; `name_width` is the NAME column's (see [`name_width`]). Its words are
+/// the client model's ([`panewise_api::view`]), as the dashboard's row says them.
 fn row(session: &SessionSummary, now: u64, name_width: usize) -> String {
-    let what = match &session.waiting_for {
-        Some(WaitingFor::Approval { tool, argument, .. }) => {
-            format!("approve {} {}", one_line(tool, 20), one_line(argument, 50))
-        }
-        Some(WaitingFor::Question { questions, .. }) => {
-            format!("answer {}", one_line(&questions.join(" / "), 60))
-        }
-        None => match (&session.tool, &session.tool_arg) {
-            (Some(tool), Some(arg)) => format!("{} {}", one_line(tool, 20), one_line(arg, 50)),
-            (Some(tool), None) => one_line(tool, 20),
-            _ => String::new(),
-        },
-    };
-    let cost = match (session.cost_usd, session.cost_source) {
-        (Some(cost), Some(panewise_protocol::CostSource::Estimated)) => format!("~${cost:.4}"),
-        (Some(cost), _) => format!("${cost:.4}"),
-        (None, _) => "-".to_owned(),
-    };
     format!(
         "{:<name_width$} {:<11} {:<11} {:>5} {:>8} {:>9} {:>6}  {}",
         cell(&session.name, name_width),
@@ -232,21 +215,11 @@ fn row(session: &SessionSummary, now: u64, name_width: usize) -> String {
         session
             .context_pct
             .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),
-        session.tokens.map_or("-".to_owned(), |n| n.to_string()),
-        cost,
-        age(now.saturating_sub(session.started_at_ms)),
-        what
+        view::tokens_text(session.tokens),
+        view::cost_text(session.cost_usd, session.cost_source),
+        view::age_text(now, session.started_at_ms),
+        one_line(&view::what_text(session), 80)
     )
-}
-
-fn age(ms: u64) -> String {
-    let secs = ms / 1000;
-    match secs {
-        0..=59 => format!("{secs}s"),
-        60..=3599 => format!("{}m", secs / 60),
-        3600..=86_399 => format!("{}h", secs / 3600),
-        _ => format!("{}d", secs / 86_400),
-    }
 }
 
 /// `panewise new [--provider P] [--model M] [--name N] [--cwd DIR] [--worktree]

@@ -11,11 +11,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use panewise_api::{
-    ApproveParams, Decision, EndNotice, LineNotice, Method, PromptParams, SubscribeParams,
-    SubscribeResult, WaitingFor,
+    parse_reply, ApproveParams, EndNotice, Folded, LineNotice, Method, PromptParams, SessionView,
+    SubscribeParams, SubscribeResult, WaitingFor,
 };
 use panewise_host::session::lines::Signal;
-use panewise_pane_state::log::{LogLine, LogReader, TranscriptEntry};
+use panewise_pane_state::log::TranscriptEntry;
 use panewise_pane_state::State;
 use tokio::sync::mpsc;
 
@@ -78,13 +78,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
              approval; Ctrl-C stops the turn; Ctrl-D detaches and leaves the session running",
             one_line(&args.id, 40)
         ));
-        let mut reader = LogReader::default();
-        let mut state = State::new("");
+        // The client model: the fold, the open request, the accepted answers, the title.
+        let mut view = SessionView::new();
+        let mut title = String::new();
         let mut asked: Option<(String, String)> = None;
         let mut live = LiveLine::default();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
-            screen.show(&state, &live, asked.as_ref().map(|(_, question)| question.as_str()));
+            screen.show(view.state(), &live, asked.as_ref().map(|(_, question)| question.as_str()));
             tokio::select! {
                 _ = tick.tick() => live.frame = live.frame.wrapping_add(1),
                 Some(Signal::Interrupt) = interrupts.recv() => {
@@ -111,31 +112,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         continue;
                     }
                     let line: LineNotice = serde_json::from_value(notice.params)?;
-                    match reader.read_line(line.line.as_bytes(), false) {
-                        Ok(LogLine::Header(header)) => state = State::new(header.agent_id),
-                        Ok(LogLine::Entry(entry)) => {
-                            state = panewise_pane_state::step(state, entry.ts, entry.msg).0;
-                            live.follow(&state);
+                    match view.fold_line(line.index, &line.line) {
+                        Folded::Message => live.follow(view.state()),
+                        Folded::Transcript(entry) => {
+                            live.observe(&entry);
+                            screen.print(entry_text(&entry));
                         }
-                        Ok(LogLine::Transcript(transcript)) => {
-                            live.observe(&transcript.entry);
-                            screen.print(entry_text(&transcript.entry));
-                        }
-                        Ok(_) => {}
-                        Err(error) => {
-                            screen.say(format!("panewise attach: line {}: {error}", line.index));
+                        Folded::Unreadable(why) => screen.say(format!("panewise attach: {why}")),
+                        Folded::Header | Folded::Other | Folded::OutOfOrder => {}
+                    }
+                    if bell {
+                        // The window title (OSC 2, ended by BEL) follows the state: it says
+                        // "needs input" while a request waits, and stops once it is answered.
+                        let now = view.title(&one_line(&args.id, 40));
+                        if now != title {
+                            eprint!("\u{1b}]2;{now}\u{7}");
+                            title = now;
                         }
                     }
-                    match panewise_api::waiting_for(&state) {
+                    match view.open_request() {
                         Some(WaitingFor::Approval { id: request, tool, argument })
                             if asked.as_ref().map(|(id, _)| id) != Some(&request) =>
                         {
                             if bell {
-                                // BEL, then the window title (OSC 2), which ends with BEL too.
-                                eprint!(
-                                    "\u{7}\u{1b}]2;panewise: {} needs input\u{7}",
-                                    one_line(&args.id, 40)
-                                );
+                                eprint!("\u{7}");
                             }
                             let question =
                                 format!("allow {} {}?", one_line(&tool, 30), one_line(&argument, 80));
@@ -153,13 +153,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         screen.say("panewise attach: detached; the session goes on".to_owned());
                         return Ok(());
                     };
-                    let word = typed.trim().to_ascii_lowercase();
-                    let decision = match (&asked, word.as_str()) {
-                        (Some(_), "y" | "yes") => Some(Decision::AllowOnce),
-                        (Some(_), "a" | "always") => Some(Decision::AllowForSession),
-                        (Some(_), "n" | "no") => Some(Decision::Deny { message: None }),
-                        _ => None,
-                    };
+                    let word = typed.trim();
+                    // The answers every front end accepts (`panewise_api::view::REPLIES`).
+                    let decision = asked
+                        .as_ref()
+                        .and_then(|_| parse_reply(word))
+                        .map(|reply| reply.decision(None));
                     let sent = match decision {
                         Some(decision) => client
                             .call::<_, panewise_api::Ack>(

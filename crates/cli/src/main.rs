@@ -68,6 +68,10 @@ enum Command {
     New(agents_cmd::NewArgs),
     /// List the daemon's agents: state (needs_input first), what each waits for, tool,
     /// context, tokens, cost, age.
+    ///
+    /// TOKENS counts every token the agent's calls processed: input, whether read from the
+    /// prompt cache, written to it or neither, plus output (as `panewise sessions` counts
+    /// them).
     #[command(after_help = exit::EXIT_CODES)]
     Agents(agents_cmd::AgentsArgs),
     /// One agent on this terminal: its conversation, then live; approvals answered inline.
@@ -113,6 +117,10 @@ enum Command {
     #[command(after_help = exit::EXIT_CODES)]
     Replay(replay::Args),
     /// List the recorded sessions (id, provider, started, turns, tokens, cost, final phase).
+    ///
+    /// TOKENS counts every token the session's calls processed: input, whether read from the
+    /// prompt cache, written to it or neither, plus output (as `panewise agents` counts them);
+    /// the JSON's `input_tokens` is the part neither read from nor written to the cache.
     #[command(after_help = exit::EXIT_CODES)]
     Sessions(sessions_cmd::Args),
     /// Decode a provider CLI stream as it arrives, fold it through the reducer, and print the

@@ -76,8 +76,12 @@ struct Listed {
     started: Option<String>,
     started_at_ms: u64,
     turns: u64,
+    /// Input neither read from nor written to the prompt cache.
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    /// TOKENS, as `agents` counts them: every input token (cache reads and writes included)
+    /// plus output.
+    tokens: Option<u64>,
     cost_usd: Option<f64>,
     cost_source: Option<panewise_pane_state::CostSource>,
     phase: &'static str,
@@ -115,31 +119,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.json {
         writeln!(
             out,
-            "{:<36} {:<7} {:<12} {:<20} {:>5} {:>9} {:>8} {:>9} {:<11} {:<24} first prompt",
-            "id", "status", "provider", "started", "turns", "in", "out", "cost", "phase", "cwd"
+            "{:<36} {:<7} {:<12} {:<20} {:>5} {:>8} {:>9} {:<11} {:<24} first prompt",
+            "id", "status", "provider", "started", "turns", "tokens", "cost", "phase", "cwd"
         )?;
     }
     for session in &listed {
         if args.json {
             writeln!(out, "{}", serde_json::to_string(session)?)?;
         } else {
-            let cost = session
-                .cost_usd
-                .map_or_else(|| "unknown".to_owned(), |cost| format!("${cost:.4}"));
+            let cost = panewise_api::view::cost_text(session.cost_usd, session.cost_source);
             let prompt = session
                 .first_prompt
                 .as_deref()
                 .map(|prompt| shorten(&prompt.replace('\n', " "), PROMPT_CHARS))
                 .unwrap_or_default();
             let row = format!(
-                "{:<36} {:<7} {:<12} {:<20} {:>5} {:>9} {:>8} {cost:>9} {:<11} {:<24} {prompt}",
+                "{:<36} {:<7} {:<12} {:<20} {:>5} {:>8} {cost:>9} {:<11} {:<24} {prompt}",
                 session.id,
                 session.status.word(),
                 session.provider,
                 session.started.as_deref().unwrap_or("unknown"),
                 session.turns,
-                session.input_tokens.unwrap_or(0),
-                session.output_tokens.unwrap_or(0),
+                panewise_api::view::tokens_text(session.tokens),
                 session.phase,
                 session.cwd.as_deref().unwrap_or(""),
             );
@@ -211,6 +212,7 @@ fn read_session(path: &Path) -> Result<Listed, String> {
         turns: state.turns_completed,
         input_tokens: totals.input_tokens,
         output_tokens: totals.output_tokens,
+        tokens: panewise_api::view::total_tokens(&totals),
         cost_usd: totals.cost_usd,
         cost_source: totals.cost_source,
         phase: state.turn_phase.kind_name(),

@@ -100,7 +100,10 @@ fn bench(c: &mut Criterion) {
     }
     let app = dashboard(30);
     let selected = app.selected.clone().unwrap_or_default();
-    let next = app.watched.as_ref().map_or(0, |watched| watched.next_line);
+    let next = app
+        .watched
+        .as_ref()
+        .map_or(0, |watched| watched.next_line());
     let line = encode_transcript(
         NOW,
         &TranscriptEntry::Text {

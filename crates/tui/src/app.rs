@@ -3,13 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use panewise_api::{AgentState, SessionSummary};
-use panewise_pane_state::log::{LogLine, LogReader, TranscriptEntry};
-use panewise_pane_state::{Msg, State};
-
-/// The most transcript entries kept for the watched session; older ones are dropped (the log
-/// keeps them all, `panewise replay` prints them).
-pub const TRANSCRIPT_CAP: usize = 2_000;
+use panewise_api::{AgentState, SessionSummary, SessionView};
+use panewise_pane_state::log::TranscriptEntry;
+use panewise_pane_state::State;
 
 /// The most notices kept.
 pub const NOTICE_CAP: usize = 5;
@@ -102,29 +98,19 @@ impl Group {
     }
 }
 
-/// The subscribed session: its log lines folded with the reducer, as `panewise replay` does.
+/// The subscribed session: its log lines folded by the client model ([`SessionView`]), as
+/// `panewise attach` and `panewise replay` fold them.
 #[derive(Debug, Clone)]
 pub struct Watched {
     /// The session's id.
     pub session: String,
     /// Subscribed with `attach` (a person looks at the whole transcript).
     pub attached: bool,
-    /// The index of the next line expected; any other is skipped (a line of an earlier
-    /// subscription still in flight).
-    pub next_line: u64,
-    /// The reader's line counts.
-    pub reader: LogReader,
-    /// The folded pane state.
-    pub state: State,
-    /// The conversation, newest last, at most [`TRANSCRIPT_CAP`].
-    pub transcript: Vec<TranscriptEntry>,
-    /// A line that could not be read, the last one.
-    pub unreadable: Option<String>,
+    /// The fold: the state, the conversation (newest last, at most
+    /// [`panewise_api::view::TRANSCRIPT_CAP`] entries), the next line expected.
+    pub view: SessionView,
     /// The session ended and every line arrived.
     pub ended: bool,
-    /// Characters the model streamed since the last transcript entry: the text still being
-    /// written, which the log records whole only once it ends (the peek counts it live).
-    pub streaming_chars: u64,
 }
 
 impl Watched {
@@ -133,52 +119,34 @@ impl Watched {
         Watched {
             session: session.to_owned(),
             attached,
-            next_line: 0,
-            reader: LogReader::default(),
-            state: State::new(""),
-            transcript: Vec::new(),
-            unreadable: None,
+            view: SessionView::new(),
             ended: false,
-            streaming_chars: 0,
         }
     }
 
     /// Folds the log line `index`; a line out of order is skipped.
     pub fn fold(&mut self, index: u64, line: &str) {
-        if index != self.next_line {
-            return;
-        }
-        self.next_line = index.saturating_add(1);
-        match self.reader.read_line(line.as_bytes(), false) {
-            Ok(LogLine::Header(header)) => self.state = State::new(header.agent_id),
-            Ok(LogLine::Entry(entry)) => {
-                if let Msg::OutputStreamed { chars, .. } = &entry.msg {
-                    self.streaming_chars = self.streaming_chars.saturating_add(*chars);
-                }
-                let state = std::mem::replace(&mut self.state, State::new(""));
-                self.state = panewise_pane_state::step(state, entry.ts, entry.msg).0;
-            }
-            Ok(LogLine::Transcript(transcript)) => {
-                self.streaming_chars = 0;
-                self.transcript.push(transcript.entry);
-                if self.transcript.len() > TRANSCRIPT_CAP {
-                    let excess = self.transcript.len().saturating_sub(TRANSCRIPT_CAP);
-                    self.transcript.drain(..excess);
-                }
-            }
-            Ok(
-                LogLine::Blank | LogLine::Checkpoint(_) | LogLine::Warning(_) | LogLine::Note(_),
-            ) => {}
-            Err(error) => self.unreadable = Some(format!("line {index}: {error}")),
-        }
+        self.view.fold_line(index, line);
+    }
+
+    /// The index of the next line expected.
+    pub fn next_line(&self) -> u64 {
+        self.view.next_line()
+    }
+
+    /// The folded pane state.
+    pub fn state(&self) -> &State {
+        self.view.state()
+    }
+
+    /// The conversation, newest last.
+    pub fn transcript(&self) -> &[TranscriptEntry] {
+        self.view.transcript()
     }
 
     /// Whether the model's window is a guess from the model-name table.
     pub fn window_is_guess(&self) -> bool {
-        self.state
-            .plausible_reading()
-            .and_then(|reading| reading.window_source)
-            .is_some_and(|source| source == panewise_pane_state::WindowSource::Model)
+        self.view.window_is_guess()
     }
 }
 
@@ -293,6 +261,9 @@ pub struct Notice {
     pub text: String,
     /// An error rather than a notice.
     pub error: bool,
+    /// The remote host it is about (`unreachable, reconnecting`): it is taken back when the
+    /// host answers again.
+    pub host: Option<String>,
 }
 
 /// The dashboard's whole state.
@@ -333,6 +304,10 @@ pub struct App {
     pub title: String,
     /// The scroll of the attached transcript, in lines from the bottom.
     pub scroll: u16,
+    /// Requests answered from here whose session's summary still shows them waiting (the
+    /// daemon's word that they moved on has not arrived): `(session, request)`. A second key
+    /// for one of them says so rather than sending the answer again.
+    pub answered: BTreeSet<(String, String)>,
 }
 
 impl App {
@@ -355,6 +330,7 @@ impl App {
             unreachable: BTreeSet::new(),
             title: String::new(),
             scroll: 0,
+            answered: BTreeSet::new(),
         }
     }
 

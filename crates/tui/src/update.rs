@@ -1,7 +1,8 @@
 //! `update(App, Event) -> (App, Vec<Effect>)`: every change of the dashboard's state, and
 //! every request it makes, decided from events alone.
 
-use panewise_api::{AgentState, CreateParams, Decision, SessionSummary, WaitingFor};
+use panewise_api::view::{reply_key, Reply};
+use panewise_api::{AgentState, CreateParams, SessionSummary, WaitingFor};
 
 use crate::app::{host_of, App, Field, Form, Group, Mode, Notice, Purpose, Watched, NOTICE_CAP};
 use crate::event::{Effect, Event, Key, Mouse};
@@ -67,7 +68,7 @@ pub fn update(mut app: App, event: Event) -> (App, Vec<Effect>) {
                     one_line(&host, 40),
                     one_line(&why, 120)
                 );
-                notice(&mut app, text, true);
+                host_notice(&mut app, text, true, Some(host));
             }
         }
         Event::ConnectionLost => {
@@ -81,8 +82,26 @@ pub fn update(mut app: App, event: Event) -> (App, Vec<Effect>) {
             );
         }
     }
+    forget_moved_on(&mut app);
     retitle(&mut app, &mut effects);
     (app, effects)
+}
+
+/// Drops the answered requests whose session no longer shows them waiting.
+fn forget_moved_on(app: &mut App) {
+    let sessions = &app.sessions;
+    app.answered.retain(|(session, request)| {
+        sessions
+            .get(session)
+            .and_then(|summary| summary.waiting_for.as_ref())
+            .is_some_and(|waiting| request_id(waiting) == request)
+    });
+}
+
+fn request_id(waiting: &WaitingFor) -> &str {
+    match waiting {
+        WaitingFor::Approval { id, .. } | WaitingFor::Question { id, .. } => id,
+    }
 }
 
 /// A remote host's list: its sessions replaced, the host reachable again, and the watched
@@ -102,7 +121,16 @@ fn on_host_list(
             .into_iter()
             .map(|session| (session.id.clone(), session)),
     );
-    app.unreachable.remove(&host);
+    if app.unreachable.remove(&host) {
+        // The host answers again: its `unreachable, reconnecting` line is no longer true.
+        app.notices
+            .retain(|notice| notice.host.as_deref() != Some(host.as_str()));
+        notice(
+            app,
+            format!("{}: reachable again", one_line(&host, 40)),
+            false,
+        );
+    }
     if let Some(watched) = app
         .watched
         .as_ref()
@@ -111,7 +139,7 @@ fn on_host_list(
         if app.sessions.contains_key(&watched.session) && !watched.ended {
             effects.push(Effect::Subscribe {
                 session: watched.session.clone(),
-                from_line: watched.next_line,
+                from_line: watched.next_line(),
                 attach: watched.attached,
             });
         }
@@ -147,10 +175,16 @@ fn select_after_list(app: &mut App, effects: &mut Vec<Effect>) {
 
 /// A line at the bottom.
 fn notice(app: &mut App, text: String, error: bool) {
+    host_notice(app, text, error, None);
+}
+
+/// A line at the bottom about a remote `host`.
+fn host_notice(app: &mut App, text: String, error: bool, host: Option<String>) {
     app.notices.push(Notice {
         at_ms: app.now_ms,
         text,
         error,
+        host,
     });
     if app.notices.len() > NOTICE_CAP {
         app.notices.remove(0);
@@ -277,60 +311,136 @@ fn move_by(app: &mut App, delta: isize, effects: &mut Vec<Effect>) {
     select(app, id, effects);
 }
 
-/// What the selected session waits for.
-fn waiting(app: &App) -> Option<(String, WaitingFor)> {
-    let session = app.selected_session()?;
-    let waiting = session.waiting_for.clone()?;
-    // A host that cannot be reached takes no answer now: it would be lost, not queued.
-    (session.state == AgentState::NeedsInput && !app.is_unreachable(session))
-        .then(|| (session.id.clone(), waiting))
+/// What an answer key found.
+enum Answering {
+    /// It answered (or opened the input that will).
+    Answered,
+    /// It is an answer key, and answers nothing now: why.
+    Refused(String),
+    /// Not an answer key.
+    NotAnswer,
+}
+
+/// Whether `key` answers something: `y`, `a`, `n` (an approval, [`reply_key`]), a digit or
+/// `r` (a question).
+fn is_answer_key(key: Key) -> bool {
+    matches!(key, Key::Char(c) if reply_key(c).is_some() || c == 'r' || ('1'..='9').contains(&c))
 }
 
 /// The keys that answer what the selected session waits for: `y`, `a`, `n`, digits, `r`.
-/// Returns whether the key was one.
-fn answer_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) -> bool {
-    let Some((session, waiting_for)) = waiting(app) else {
-        return false;
+fn answer_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) -> Answering {
+    let Key::Char(pressed) = key else {
+        return Answering::NotAnswer;
     };
-    match (waiting_for, key) {
-        (WaitingFor::Approval { id, .. }, Key::Char('y')) => {
-            effects.push(Effect::Approve {
-                session,
-                request: id,
-                decision: Decision::AllowOnce,
-            });
-        }
-        (WaitingFor::Approval { id, .. }, Key::Char('a')) => {
-            effects.push(Effect::Approve {
-                session,
-                request: id,
-                decision: Decision::AllowForSession,
-            });
-        }
-        (WaitingFor::Approval { id, .. }, Key::Char('n')) => {
-            app.mode = Mode::Input {
-                purpose: Purpose::DenyMessage {
-                    session,
-                    request: id,
-                },
-                text: String::new(),
+    if !is_answer_key(key) {
+        return Answering::NotAnswer;
+    }
+    let Some(session) = app.selected_session() else {
+        return Answering::Refused(format!("{pressed}: no session is selected"));
+    };
+    let name = one_line(&session.name, 40);
+    let waiting_for = match (&session.waiting_for, session.state) {
+        (Some(waiting), AgentState::NeedsInput) => waiting.clone(),
+        _ => {
+            let others = app
+                .sessions
+                .values()
+                .filter(|other| other.state == AgentState::NeedsInput && other.id != session.id)
+                .count();
+            let hint = match others {
+                0 => String::new(),
+                1 => "; 1 other waits (↑↓ selects)".to_owned(),
+                n => format!("; {n} others wait (↑↓ selects)"),
             };
+            return Answering::Refused(format!("{pressed}: {name} waits for nothing{hint}"));
         }
-        (WaitingFor::Question { .. }, Key::Char(digit @ '1'..='9')) => {
+    };
+    // A host that cannot be reached takes no answer now: it would be lost, not queued.
+    if app.is_unreachable(session) {
+        return Answering::Refused(format!(
+            "{pressed}: {name}'s host is unreachable (reconnecting); nothing was sent"
+        ));
+    }
+    let session = session.id.clone();
+    let request = request_id(&waiting_for).to_owned();
+    if app.answered.contains(&(session.clone(), request.clone())) {
+        return Answering::Refused(format!(
+            "{pressed}: {name}'s request was answered; waiting for the agent to go on"
+        ));
+    }
+    match (waiting_for, pressed) {
+        (WaitingFor::Approval { id, .. }, c) if reply_key(c).is_some() => match reply_key(c) {
+            Some(Reply::Deny) => {
+                app.mode = Mode::Input {
+                    purpose: Purpose::DenyMessage {
+                        session,
+                        request: id,
+                    },
+                    text: String::new(),
+                };
+                return Answering::Answered;
+            }
+            Some(reply) => effects.push(Effect::Approve {
+                session: session.clone(),
+                request: id,
+                decision: reply.decision(None),
+            }),
+            None => {}
+        },
+        (WaitingFor::Question { .. }, digit @ '1'..='9') => {
             effects.push(Effect::Answer {
-                session,
+                session: session.clone(),
                 text: digit.to_string(),
             });
         }
-        (WaitingFor::Question { .. }, Key::Char('r')) => {
+        (WaitingFor::Question { .. }, 'r') => {
             app.mode = Mode::Input {
                 purpose: Purpose::Answer { session },
                 text: String::new(),
             };
+            return Answering::Answered;
         }
-        _ => return false,
+        (WaitingFor::Approval { .. }, _) => {
+            return Answering::Refused(format!(
+                "{pressed}: {name} waits for an approval: y allows, a allows for the session, n denies"
+            ));
+        }
+        (WaitingFor::Question { .. }, _) => {
+            return Answering::Refused(format!(
+                "{pressed}: {name} asks a question: 1-9 picks a choice, r replies"
+            ));
+        }
     }
-    true
+    after_answer(app, session, request, effects);
+    Answering::Answered
+}
+
+/// `request` of `session` was answered: it is remembered until the daemon says the session
+/// moved on, and in the list the selection moves to the session that has waited longest for
+/// a person, so the next `y` answers the next one. None waiting: it stays.
+fn after_answer(app: &mut App, session: String, request: String, effects: &mut Vec<Effect>) {
+    app.answered.insert((session, request));
+    if !matches!(app.mode, Mode::List) {
+        return;
+    }
+    if let Some(next) = longest_waiting(app) {
+        select(app, Some(next), effects);
+    }
+}
+
+/// The session, among those listed, that has waited longest for a person and can be answered
+/// now: not answered already, its host reachable.
+pub fn longest_waiting(app: &App) -> Option<String> {
+    app.selectable().into_iter().find(|id| {
+        app.sessions.get(id).is_some_and(|session| {
+            session.state == AgentState::NeedsInput
+                && !app.is_unreachable(session)
+                && session.waiting_for.as_ref().is_some_and(|waiting| {
+                    !app.answered
+                        .contains(&(id.clone(), request_id(waiting).to_owned()))
+                })
+        })
+    })
 }
 
 fn on_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) {
@@ -352,8 +462,13 @@ fn on_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) {
 }
 
 fn on_list_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) {
-    if answer_key(app, key, effects) {
-        return;
+    match answer_key(app, key, effects) {
+        Answering::Answered => return,
+        Answering::Refused(why) => {
+            notice(app, why, false);
+            return;
+        }
+        Answering::NotAnswer => {}
     }
     let selected = app.selected.clone();
     let input = |purpose: Purpose| Mode::Input {
@@ -408,6 +523,9 @@ fn on_list_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) {
         _ => {}
     }
     let Some(session) = selected else {
+        if let Some(pressed) = session_key(key) {
+            notice(app, format!("{pressed}: no session is selected"), false);
+        }
         return;
     };
     match key {
@@ -427,14 +545,33 @@ fn on_list_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) {
     }
 }
 
+/// The name of a key that acts on the selected session, if `key` is one.
+fn session_key(key: Key) -> Option<&'static str> {
+    match key {
+        Key::Enter => Some("Enter"),
+        Key::Right => Some("→"),
+        Key::Char('p') => Some("p"),
+        Key::Char('e') => Some("e"),
+        Key::Char('i') => Some("i"),
+        Key::Char('s') => Some("s"),
+        Key::Char('d') => Some("d"),
+        Key::Char('u') => Some("u"),
+        _ => None,
+    }
+}
+
 fn on_attached_key(app: &mut App, mut prompt: String, key: Key, effects: &mut Vec<Effect>) {
     // An approval is answered with y / a / n only while nothing is typed, so a prompt being
-    // typed when an approval arrives does not answer it.
-    if prompt.is_empty() && answer_key(app, key, effects) {
-        if matches!(app.mode, Mode::List) {
-            app.mode = Mode::Attached { prompt };
+    // typed when an approval arrives does not answer it; a key that answers nothing is text.
+    if prompt.is_empty() && waiting_here(app) {
+        // Attached while answering: the selection stays on the session looked at.
+        app.mode = Mode::Attached {
+            prompt: String::new(),
+        };
+        if matches!(answer_key(app, key, effects), Answering::Answered) {
+            return;
         }
-        return;
+        app.mode = Mode::List;
     }
     match key {
         Key::Esc | Key::Left if prompt.is_empty() || key == Key::Esc => {
@@ -465,6 +602,12 @@ fn on_attached_key(app: &mut App, mut prompt: String, key: Key, effects: &mut Ve
     app.mode = Mode::Attached { prompt };
 }
 
+/// Whether the selected session waits for a person now.
+fn waiting_here(app: &App) -> bool {
+    app.selected_session()
+        .is_some_and(|session| session.state == AgentState::NeedsInput)
+}
+
 fn on_input_key(
     app: &mut App,
     purpose: Purpose,
@@ -477,18 +620,27 @@ fn on_input_key(
         Key::Enter => {
             let typed = text.trim().to_owned();
             match purpose {
-                Purpose::DenyMessage { session, request } => effects.push(Effect::Approve {
-                    session,
-                    request,
-                    decision: Decision::Deny {
-                        message: (!typed.is_empty()).then_some(typed),
-                    },
-                }),
+                Purpose::DenyMessage { session, request } => {
+                    effects.push(Effect::Approve {
+                        session: session.clone(),
+                        request: request.clone(),
+                        decision: Reply::Deny.decision((!typed.is_empty()).then_some(typed)),
+                    });
+                    after_answer(app, session, request, effects);
+                }
                 Purpose::Answer { session } if !typed.is_empty() => {
                     effects.push(Effect::Answer {
-                        session,
+                        session: session.clone(),
                         text: typed,
                     });
+                    let request = app
+                        .sessions
+                        .get(&session)
+                        .and_then(|summary| summary.waiting_for.as_ref())
+                        .map(|waiting| request_id(waiting).to_owned());
+                    if let Some(request) = request {
+                        after_answer(app, session, request, effects);
+                    }
                 }
                 Purpose::Prompt { session } if !typed.is_empty() => {
                     effects.push(Effect::Prompt {

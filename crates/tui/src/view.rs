@@ -2,9 +2,9 @@
 //! that came from a model, a tool or an agent goes through [`crate::text`] first, so an
 //! escape sequence in it is shown, never run.
 
+use panewise_api::view::{age_text, cost_text, failure_kind_text, tokens_text, what_text};
 use panewise_api::{AgentState, SessionSummary, WaitingFor};
 use panewise_pane_state::WindowSource;
-use panewise_protocol::{CostSource, FailureKind};
 use ratatui_core::layout::{Constraint, Direction, Layout, Rect};
 use ratatui_core::style::{Color, Modifier, Style};
 use ratatui_core::terminal::Frame;
@@ -179,76 +179,6 @@ pub fn list_row_at(app: &App, column: u16, row: u16) -> Option<String> {
     }
 }
 
-/// `12s`, `3m`, `2h`, `4d`.
-pub fn age(now_ms: u64, since_ms: u64) -> String {
-    let seconds = now_ms.saturating_sub(since_ms) / 1000;
-    match seconds {
-        0..=59 => format!("{seconds}s"),
-        60..=3599 => format!("{}m", seconds / 60),
-        3600..=86_399 => format!("{}h", seconds / 3600),
-        _ => format!("{}d", seconds / 86_400),
-    }
-}
-
-/// `950`, `3.8k`, `1.2M`.
-pub fn tokens_text(tokens: Option<u64>) -> String {
-    match tokens {
-        None => "-".to_owned(),
-        Some(n) if n < 1_000 => n.to_string(),
-        // Display only: a rounded figure of a count far below 2^53.
-        #[allow(clippy::cast_precision_loss)]
-        Some(n) if n < 1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
-        #[allow(clippy::cast_precision_loss)]
-        Some(n) => format!("{:.1}M", n as f64 / 1_000_000.0),
-    }
-}
-
-/// `$0.012`, `~$0.012` when estimated, `-` when unknown.
-pub fn cost_text(cost: Option<f64>, source: Option<CostSource>) -> String {
-    match (cost, source) {
-        (Some(cost), Some(CostSource::Estimated)) => format!("~${cost:.3}"),
-        (Some(cost), _) => format!("${cost:.3}"),
-        (None, _) => "-".to_owned(),
-    }
-}
-
-/// What the row says the session does or waits for.
-fn doing(session: &SessionSummary) -> String {
-    match (&session.waiting_for, &session.tool) {
-        (Some(WaitingFor::Approval { tool, argument, .. }), _) => {
-            format!("approve {tool} {argument}")
-        }
-        (Some(WaitingFor::Question { questions, .. }), _) => {
-            format!("answer: {}", questions.first().map_or("", String::as_str))
-        }
-        (None, Some(tool)) => match &session.tool_arg {
-            Some(arg) => format!("{tool} {arg}"),
-            None => tool.clone(),
-        },
-        (None, None) => match (&session.failure, session.failure_kind) {
-            (Some(why), _) => format!("failed: {why}"),
-            (None, Some(kind)) if session.state == AgentState::Failed => {
-                format!("failed: {}", failure_kind_text(kind))
-            }
-            (None, _) => String::new(),
-        },
-    }
-}
-
-/// A failure's kind in words.
-pub fn failure_kind_text(kind: FailureKind) -> &'static str {
-    match kind {
-        FailureKind::RateLimited => "rate limited",
-        FailureKind::Overloaded => "overloaded",
-        FailureKind::ServerError => "server error",
-        FailureKind::Auth => "authentication",
-        FailureKind::ContextOverflow => "context overflow",
-        FailureKind::StreamDisconnected => "stream cut",
-        FailureKind::ProcessExited => "agent exited",
-        FailureKind::Unknown => "error",
-    }
-}
-
 /// The context column: `~` marks a window guessed from the model's name (the summary's
 /// source, else the watched fold's).
 fn context_text(app: &App, session: &SessionSummary) -> String {
@@ -321,7 +251,7 @@ fn session_row(
     let what = if unreachable {
         format!("unreachable (was {})", session.state.as_str())
     } else {
-        doing(session)
+        what_text(session)
     };
     let text = format!(
         "{:<name_width$} {host}{:<9} {:<what_width$} {:>5} {:>6} {:>8} {:>4}",
@@ -331,7 +261,7 @@ fn session_row(
         context,
         tokens_text(session.tokens),
         cost_text(session.cost_usd, session.cost_source),
-        age(app.now_ms, session.started_at_ms),
+        age_text(app.now_ms, session.started_at_ms),
     );
     let selected = app.selected.as_ref() == Some(&session.id);
     let style = match (selected, unreachable) {
@@ -411,13 +341,13 @@ fn waiting_lines(session: &SessionSummary) -> Vec<Line<'static>> {
 /// `working`: the list says a turn runs, so the text being written is counted at the bottom.
 fn transcript_lines(watched: &Watched, room: usize, working: bool) -> Vec<Line<'static>> {
     let mut newest_first: Vec<Line<'static>> = Vec::new();
-    if let Some(unreadable) = &watched.unreadable {
+    if let Some(unreadable) = watched.view.unreadable() {
         newest_first.push(Line::styled(
             format!("unreadable {}", one_line(unreadable, 200)),
             Style::default().fg(Color::Red),
         ));
     }
-    for entry in watched.transcript.iter().rev() {
+    for entry in watched.transcript().iter().rev() {
         if newest_first.len() >= room {
             break;
         }
@@ -434,9 +364,13 @@ fn transcript_lines(watched: &Watched, room: usize, working: bool) -> Vec<Line<'
         newest_first.extend(lines.into_iter().rev());
     }
     newest_first.reverse();
-    if watched.streaming_chars > 0 && working {
+    if watched.view.streaming_chars() > 0 && working {
         newest_first.push(Line::styled(
-            format!("{:>9} {} chars so far…", "writing", watched.streaming_chars),
+            format!(
+                "{:>9} {} chars so far…",
+                "writing",
+                watched.view.streaming_chars()
+            ),
             Style::default().fg(Color::DarkGray),
         ));
     }
@@ -481,7 +415,7 @@ fn peek(app: &App, frame: &mut Frame, area: Rect) {
         .filter(|_| session.waiting_for.is_some())
     {
         top.push(Line::styled(
-            format!("waiting for you for {}", age(app.now_ms, since)),
+            format!("waiting for you for {}", age_text(app.now_ms, since)),
             Style::default().fg(Color::Yellow),
         ));
     }
@@ -493,7 +427,7 @@ fn peek(app: &App, frame: &mut Frame, area: Rect) {
         ));
     } else if let Some(failure) = app
         .watched_of(&session.id)
-        .and_then(|watched| watched.state.failure.as_ref())
+        .and_then(|watched| watched.state().failure.as_ref())
         .filter(|_| session.state == AgentState::Failed)
     {
         let status = failure

@@ -176,8 +176,16 @@ impl EditorHandle {
         if !self.alive.load(Ordering::SeqCst) {
             self.drain();
             eprintln!("{text}");
-        } else if let Err(refused) = self.printer.print(text) {
-            eprintln!("{}", refused.0);
+        } else {
+            // One message per line: the editor ends each message with CR LF and counts them
+            // to know where its prompt is; a line feed inside a message (raw mode: no carriage
+            // return) would step the text sideways and leave the prompt where the editor does
+            // not think it is.
+            for line in text.split('\n') {
+                if let Err(refused) = self.printer.print(line.to_owned()) {
+                    eprintln!("{}", refused.0);
+                }
+            }
         }
     }
 

@@ -229,10 +229,8 @@ pub fn line(
         }
     }
     if let Some(totals) = &state.session_totals {
-        let input = totals
-            .input_tokens
-            .unwrap_or(0)
-            .saturating_add(totals.cached_input_tokens.unwrap_or(0));
+        // `in` is every input token, cached or not, as TOKENS counts them everywhere.
+        let input = panewise_api::view::input_tokens(totals).unwrap_or(0);
         line.push_str(&format!(
             " · {} in {} out",
             tokens(input),
@@ -245,7 +243,8 @@ pub fn line(
                     Some(CostSource::Estimated) => "estimated",
                     _ => "source unknown",
                 };
-                line.push_str(&format!(" · ${cost:.4} ({source})"));
+                let cost = panewise_api::view::cost_text(Some(cost), None);
+                line.push_str(&format!(" · {cost} ({source})"));
             }
             (None, Some(CostSource::Unknown)) => line.push_str(" · cost unknown"),
             (None, _) => {}
@@ -270,13 +269,10 @@ pub fn elapsed(duration: Duration) -> String {
     }
 }
 
-/// A token count read at a glance.
+/// A token count read at a glance, as every front end reads it
+/// ([`panewise_api::view::count_text`]).
 pub fn tokens(count: u64) -> String {
-    match count {
-        0..=999 => count.to_string(),
-        1_000..=999_999 => format!("{:.1}k", count as f64 / 1_000.0),
-        _ => format!("{:.2}M", count as f64 / 1_000_000.0),
-    }
+    panewise_api::view::count_text(count)
 }
 
 #[cfg(test)]
@@ -292,7 +288,7 @@ mod tests {
     fn counts_and_times_read_at_a_glance() {
         assert_eq!(tokens(999), "999");
         assert_eq!(tokens(12_345), "12.3k");
-        assert_eq!(tokens(2_500_000), "2.50M");
+        assert_eq!(tokens(2_500_000), "2.5M");
         assert_eq!(elapsed(Duration::from_millis(7_900)), "7s");
         assert_eq!(elapsed(Duration::from_secs(65)), "1m05s");
         assert_eq!(elapsed(Duration::from_secs(3_720)), "1h02m");

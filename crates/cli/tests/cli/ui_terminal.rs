@@ -141,13 +141,10 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
     assert!(screen.contains("◆ 2 needs input"), "{screen}");
     assert!(screen.contains("asker · mock · needs_input"), "{screen}");
     terminal.keys(&["y"]);
-    terminal.wait_for("answer allowed by panewise ui");
-    // Seen done on the dashboard itself (not only by another client), so Home cannot land
-    // on asker just before it moves to done.
-    terminal.wait_for("asker · mock · done");
-    // Home: the top of the list, the one still waiting.
-    terminal.keys(&["Home"]);
+    // The answer moves the selection to the one still waiting, with no key: refuser.
     terminal.wait_for("refuser · mock · needs_input");
+    home.until_state("asker", "done");
+    terminal.wait_for("✓ asker ");
     terminal.keys(&["n"]);
     terminal.wait_for("deny, with a message (Enter: none):");
     terminal.line("not now");

@@ -10,6 +10,7 @@ use panewise_pane_state::{step, State};
 use panewise_providers::ProviderEvent;
 use tokio::sync::mpsc;
 
+use panewise_api::Reply;
 use panewise_pane_state::log::Actor;
 
 use super::{Control, Session, SessionHandle, SessionOutcome, Update};
@@ -107,22 +108,10 @@ pub trait View {
     fn notice(&mut self, text: &str);
 }
 
-/// What a line typed while a question waits answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reply {
-    Allow,
-    AllowForSession,
-    Deny,
-}
-
-/// `y`, `n` or `a` (allow for this session), as a word or its first letter.
+/// What a line typed while a question waits answers: the one set of answers every front end
+/// accepts ([`panewise_api::view::REPLIES`]: `y`, `a`, `n`, their words).
 fn reply(line: &str) -> Option<Reply> {
-    match line.trim().to_lowercase().as_str() {
-        "y" | "yes" | "allow" => Some(Reply::Allow),
-        "a" | "always" | "allow for session" | "s" | "session" => Some(Reply::AllowForSession),
-        "n" | "no" | "deny" => Some(Reply::Deny),
-        _ => None,
-    }
+    panewise_api::parse_reply(line)
 }
 
 /// Runs `session`, driven by `user`'s lines and `signals`, showing it on `view`, to its end.
@@ -260,7 +249,7 @@ impl LineClient {
     fn line(&mut self, line: String, view: &mut dyn View) {
         if let Some(question) = self.asking.take() {
             match reply(&line) {
-                Some(Reply::Allow) => {
+                Some(Reply::AllowOnce) => {
                     self.controls.answer(Some(question.id), true, Actor::Person);
                 }
                 Some(Reply::AllowForSession) if question.offers_session => {

@@ -148,13 +148,25 @@ fn an_action_on_a_remote_session_names_it_by_its_host_key() {
         ],
     );
     let (_, effects) = feed(after, [Event::Key(Key::Char('y'))]);
+    // The answer goes to the remote host's session by its key; then the selection moves to
+    // the one left waiting longest, this machine's.
     assert_eq!(
         effects,
-        vec![Effect::Approve {
-            session: "build-box:0190-far".to_owned(),
-            request: "req-far".to_owned(),
-            decision: panewise_api::Decision::AllowOnce,
-        }]
+        vec![
+            Effect::Approve {
+                session: "build-box:0190-far".to_owned(),
+                request: "req-far".to_owned(),
+                decision: panewise_api::Decision::AllowOnce,
+            },
+            Effect::Unsubscribe {
+                session: "build-box:0190-far".to_owned()
+            },
+            Effect::Subscribe {
+                session: "0190-here".to_owned(),
+                from_line: 0,
+                attach: false
+            },
+        ]
     );
 }
 
@@ -175,7 +187,7 @@ fn a_dropped_host_is_unreachable_and_its_watched_session_resumes_at_its_offset()
     );
     let folded = log_lines().len();
     assert_eq!(
-        watching.watched.as_ref().map(|w| w.next_line),
+        watching.watched.as_ref().map(|w| w.next_line()),
         Some(folded as u64)
     );
     let (lost, effects) = feed(
@@ -221,10 +233,10 @@ fn a_dropped_host_is_unreachable_and_its_watched_session_resumes_at_its_offset()
         }]
     );
     // A line of the old subscription arriving again is not folded twice.
-    let transcript = back.watched.as_ref().map(|w| w.transcript.len());
+    let transcript = back.watched.as_ref().map(|w| w.transcript().len());
     let (again, _) = feed(back, line_events(far, &log_lines()));
     assert_eq!(
-        again.watched.as_ref().map(|w| w.transcript.len()),
+        again.watched.as_ref().map(|w| w.transcript().len()),
         transcript
     );
 }

@@ -236,7 +236,7 @@ fn the_watched_session_folds_its_lines_once_in_order() {
     let watched = after
         .watched
         .as_ref()
-        .map(|w| (w.next_line, w.transcript.len()));
+        .map(|w| (w.next_line(), w.transcript().len()));
     assert_eq!(watched, Some((4, 3)));
 }
 
