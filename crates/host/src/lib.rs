@@ -76,6 +76,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod journal;
+pub mod launch;
 pub mod process;
 pub mod secrets;
 pub mod session;
