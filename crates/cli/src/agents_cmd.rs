@@ -336,11 +336,18 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
             std::fs::canonicalize(&cwd)
                 .with_context(|| format!("--cwd {}: cannot read it", cwd.display()))?,
         ),
-        // `--worktree` and a real provider work where the person is; the mock makes its own.
-        None if args.worktree || args.provider.as_deref().is_some_and(|p| p != "mock") => {
-            Some(std::env::current_dir().context("cannot read the current directory")?)
-        }
+        // Without --cwd the session runs here (the daemon takes it from the context sent
+        // below; the mock makes its own).
         None => None,
+    };
+    // The session is made from where this command runs, with its keys and endpoints: sent to
+    // this machine's daemon only (a remote host's daemon uses its own environment).
+    let client = match host {
+        Host::Local => Some(
+            panewise_host::launch::client_context(cwd.as_deref())
+                .context("cannot read the current directory")?,
+        ),
+        Host::Remote(_) => None,
     };
     let window = match &args.window {
         Some(path) => {
@@ -360,6 +367,7 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         window,
         worktree: args.worktree,
         mock_scenario: args.mock_scenario,
+        client,
     };
     let remotes = Remotes::load(&RemoteArgs {
         remote: args.remote.into_iter().collect(),
@@ -540,13 +548,20 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         _ => args.id,
     };
     let (runtime, client) = connect("panewise resume")?;
-    let created: CreateResult = runtime.block_on(client.call(
-        Method::Resume,
-        ResumeParams {
-            session,
-            prompt: args.prompt,
-        },
-    ))?;
+    let created: CreateResult = runtime.block_on(
+        client.call(
+            Method::Resume,
+            ResumeParams {
+                session,
+                prompt: args.prompt,
+                // The resumed session gets this command's keys and endpoints.
+                client: Some(
+                    panewise_host::launch::client_context(None)
+                        .context("cannot read the current directory")?,
+                ),
+            },
+        ),
+    )?;
     write_out(format!("{}\n", created.session.id).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
