@@ -350,6 +350,16 @@ pub fn resolve(
     request: LaunchRequest,
     context: &LaunchContext,
 ) -> Result<SessionPlan, LaunchError> {
+    if let Some(client) = context
+        .client_cwd
+        .as_deref()
+        .filter(|dir| !dir.is_absolute())
+    {
+        return Err(LaunchError::Invalid(format!(
+            "client.cwd {}: give an absolute path (the client's working directory)",
+            client.display()
+        )));
+    }
     let config = &context.config;
     let named = match &request.provider {
         Some(name) => Some(parse_provider(name)?),

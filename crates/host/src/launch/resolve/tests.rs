@@ -222,6 +222,15 @@ fn rows() -> Vec<Row> {
             expected: Err("cwd sub: give an absolute path"),
         },
         Row {
+            rule: "the client's own directory must be absolute",
+            request: LaunchRequest::default(),
+            context: LaunchContext {
+                client_cwd: Some(PathBuf::from("b")),
+                ..client_in_b()
+            },
+            expected: Err("client.cwd b: give an absolute path"),
+        },
+        Row {
             rule: "a key in the client's env beats the daemon's",
             request: ask("anthropic"),
             context: with_key(
