@@ -88,7 +88,8 @@ pub fn run_case(panewise: &Path, dir: &Path) -> Result<()> {
     ensure!(created.status.success(), "new in B: {}", text(&created));
     let said = String::from_utf8_lossy(&created.stderr);
     ensure!(
-        said.contains("approval read-only") && said.contains(&project_b.display().to_string()),
+        said.contains("approval read-only, key from your environment")
+            && said.contains(&project_b.display().to_string()),
         "new in B did not say B's settings and directory: {said}"
     );
     let done = command(&project_b, false, &["wait", "rp1", "--until", "done"])?;

@@ -357,6 +357,7 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let sent = client.clone();
     let params = CreateParams {
         provider: args.provider,
         model: args.model,
@@ -378,8 +379,13 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         anyhow::Ok(client.call(Method::Create, params).await?)
     })?;
     let session = created.session;
+    let key = sent
+        .as_ref()
+        .and_then(|sent| key_source(&session, sent))
+        .map(|source| format!(", {}", source.describe()))
+        .unwrap_or_default();
     eprintln!(
-        "panewise new: {} ({}, approval {}) in {}; log {}",
+        "panewise new: {} ({}, approval {}{key}) in {}; log {}",
         one_line(&session.name, 40),
         one_line(&session.provider, 20),
         session.approval,
@@ -388,6 +394,27 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
     );
     write_out(format!("{}\n", host.key(&session.id)).as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the daemon took an own-loop session's API key from: the same `resolve` over what
+/// this command sent alone (no fallback) finds a key there, or the daemon used its own.
+fn key_source(
+    session: &SessionSummary,
+    sent: &panewise_api::ClientContext,
+) -> Option<panewise_host::launch::KeySource> {
+    use panewise_host::launch;
+    let request = launch::LaunchRequest {
+        provider: Some(session.provider.clone()),
+        cwd: Some(std::path::PathBuf::from(&session.cwd)),
+        ..launch::LaunchRequest::default()
+    };
+    let mut context = launch::launch_context(&request, Some(sent)).ok()?;
+    context.own_env = panewise_api::ClientEnv::default();
+    match launch::resolve(request, &context) {
+        Ok(plan) => plan.agent.key_source(),
+        Err(panewise_host::error::LaunchError::NoKey { .. }) => Some(launch::KeySource::Own),
+        Err(_) => None,
+    }
 }
 
 /// `panewise send ID PROMPT`.
