@@ -478,6 +478,7 @@ pub const PURE_MODULES: &[PureModule] = &[
     },
     PureModule {
         files: &[
+            "crates/host/src/launch/plan.rs",
             "crates/host/src/launch/resolve.rs",
             "crates/host/src/launch/resolve/tests.rs",
         ],

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use panewise_api::{ClientContext, ClientEnv};
 
-use super::resolve::{config_dir, LaunchContext, LaunchRequest};
+use super::plan::{LaunchContext, LaunchRequest};
+use super::resolve::config_dir;
 use crate::config::Config;
 use crate::error::ConfigError;
 use crate::secrets::KEY_VARIABLES;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::*;
+use crate::agent_loop::resume::Rebuilt;
 use crate::config::ProviderSettings;
 
 /// One plan as a line: what runs, the key's source and endpoint, model, directory, approval,
