@@ -935,8 +935,10 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     let ssh_case = filter.is_none_or(|filter| super::e2e_ssh::NAME.contains(filter));
     let answers_case =
         filter.is_none_or(|filter| super::e2e_dashboard::ANSWERS_NAME.contains(filter));
+    let context_case = filter.is_none_or(|filter| super::e2e_context::NAME.contains(filter));
     ensure!(
-        !cases.is_empty()
+        context_case
+            || !cases.is_empty()
             || !daemon_cases.is_empty()
             || !telemetry_cases.is_empty()
             || !dashboard_cases.is_empty()
@@ -963,7 +965,10 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         }
     }
     super::cargo(&["build", "-p", "panewise-cli"], &[])?;
-    let panewise = root.join("target/debug/panewise");
+    // The binary cargo just built: under CARGO_TARGET_DIR when it is set.
+    let panewise = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), PathBuf::from)
+        .join("debug/panewise");
     for case in &cases {
         let (program, version) = programs
             .iter()
@@ -1036,6 +1041,12 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {name}"))?;
         eprintln!("e2e: {name}: ok");
     }
+    if context_case {
+        let dir = target.join("runs").join(super::e2e_context::NAME);
+        super::e2e_context::run_case(&panewise, &dir)
+            .with_context(|| format!("e2e case {}", super::e2e_context::NAME))?;
+        eprintln!("e2e: {}: ok", super::e2e_context::NAME);
+    }
     if ssh_case {
         let dir = target.join("runs").join(super::e2e_ssh::NAME);
         super::e2e_ssh::run_case(&panewise, &dir)
@@ -1050,6 +1061,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + dashboard_cases.len()
             + usize::from(answers_case)
             + usize::from(ssh_case)
+            + usize::from(context_case)
     );
     Ok(())
 }

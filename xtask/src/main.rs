@@ -11,6 +11,7 @@
 
 mod compare;
 mod e2e;
+mod e2e_context;
 mod e2e_daemon;
 mod e2e_dashboard;
 mod e2e_metrics;

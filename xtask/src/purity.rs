@@ -485,15 +485,26 @@ pub struct PureModule {
 }
 
 /// The pure modules inside effectful crates.
-pub const PURE_MODULES: &[PureModule] = &[PureModule {
-    files: &[
-        "crates/host/src/agent_loop/own_loop.rs",
-        "crates/host/src/agent_loop/own_loop/tests.rs",
-        "crates/host/src/agent_loop/history.rs",
-        "crates/host/src/agent_loop/request.rs",
-    ],
-    why: "the own loop's core: OwnLoop::step returns effects the backend's shell carries out",
-}];
+pub const PURE_MODULES: &[PureModule] = &[
+    PureModule {
+        files: &[
+            "crates/host/src/agent_loop/own_loop.rs",
+            "crates/host/src/agent_loop/own_loop/tests.rs",
+            "crates/host/src/agent_loop/history.rs",
+            "crates/host/src/agent_loop/request.rs",
+        ],
+        why: "the own loop's core: OwnLoop::step returns effects the backend's shell carries out",
+    },
+    PureModule {
+        files: &[
+            "crates/host/src/launch/plan.rs",
+            "crates/host/src/launch/resolve.rs",
+            "crates/host/src/launch/resolve/tests.rs",
+        ],
+        why: "the launch layer's decision: resolve turns a request and the context it is asked in \
+          into a session plan; the files and environments are read by launch/context.rs",
+    },
+];
 
 /// Source-scan findings in the pure modules of the workspace at `root`; a listed file that is
 /// gone is a violation too, so the list cannot go stale.

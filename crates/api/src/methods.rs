@@ -1,5 +1,8 @@
 //! One params struct and one result struct per method, and the notifications.
 
+use std::collections::BTreeMap;
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -175,6 +178,71 @@ pub struct CreateParams {
     /// daemon's own mock server; default `tool-then-answer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mock_scenario: Option<String>,
+    /// Where the asking client is and what its environment holds: the session is made from
+    /// this context, the daemon's own being the fallback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientContext>,
+}
+
+/// The context of the client that asks for a session: the session is made from where the
+/// client is (its working directory, and the `panewise.toml` found from the session's
+/// directory) and with the provider keys and endpoints of its environment, not the daemon's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientContext {
+    /// The client's working directory, absolute: a relative `cwd` is taken from here, and a
+    /// session given no `cwd` runs here.
+    pub cwd: String,
+    /// Provider keys, endpoints and agent executables from the client's environment.
+    #[serde(default, skip_serializing_if = "ClientEnv::is_empty")]
+    pub env: ClientEnv,
+}
+
+/// Environment variables a client sends with its request, variable name → value. Kept in
+/// memory for the one session it is for: its `Debug` shows the names and never a value (a
+/// value may be an API key).
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ClientEnv(BTreeMap<String, String>);
+
+impl ClientEnv {
+    /// The variables given.
+    pub fn new(variables: BTreeMap<String, String>) -> Self {
+        Self(variables)
+    }
+
+    /// The value of `name`, when given and not blank.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|value| !value.trim().is_empty())
+    }
+
+    /// No variable is given.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The names given, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
+    /// Every variable with its value, to hand to a process that needs it.
+    pub fn variables(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+    }
+}
+
+impl fmt::Debug for ClientEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|name| (name, "[redacted]")))
+            .finish()
+    }
 }
 
 /// `session/create`'s and `session/resume`'s result.
@@ -251,6 +319,10 @@ pub struct ResumeParams {
     /// A prompt to send once it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// The asking client's context (see [`CreateParams::client`]): its keys and endpoints
+    /// are the resumed session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientContext>,
 }
 
 /// `session/remove`'s result.

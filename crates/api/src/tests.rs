@@ -198,3 +198,28 @@ fn a_session_is_named_by_id_name_or_unique_prefix() {
     assert_eq!(resolve("zzz"), Err(ErrorCode::UnknownSession.code()));
     assert_eq!(resolve(""), Err(ErrorCode::UnknownSession.code()));
 }
+
+#[test]
+fn a_clients_variables_travel_as_a_map_and_never_show_in_debug() {
+    let params: CreateParams = serde_json::from_value(json!({
+        "client": {"cwd": "/b", "env": {"ANTHROPIC_API_KEY": "sk-secret", "ANTHROPIC_BASE_URL": "http://x"}}
+    }))
+    .unwrap();
+    let client = params.client.clone().unwrap();
+    assert_eq!(client.env.get("ANTHROPIC_API_KEY"), Some("sk-secret"));
+    assert_eq!(
+        client.env.names().collect::<Vec<_>>(),
+        ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]
+    );
+    let shown = format!("{params:?}");
+    assert!(
+        shown.contains("ANTHROPIC_API_KEY")
+            && !shown.contains("sk-secret")
+            && !shown.contains("http://x"),
+        "{shown}"
+    );
+    // A blank value is no value; an unknown field of the context is refused.
+    let blank = ClientEnv::new([("K".to_owned(), "  ".to_owned())].into());
+    assert_eq!(blank.get("K"), None);
+    assert!(serde_json::from_value::<ClientContext>(json!({"cwd": "/b", "keys": {}})).is_err());
+}

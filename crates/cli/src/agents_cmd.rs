@@ -310,11 +310,18 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
             std::fs::canonicalize(&cwd)
                 .with_context(|| format!("--cwd {}: cannot read it", cwd.display()))?,
         ),
-        // `--worktree` and a real provider work where the person is; the mock makes its own.
-        None if args.worktree || args.provider.as_deref().is_some_and(|p| p != "mock") => {
-            Some(std::env::current_dir().context("cannot read the current directory")?)
-        }
+        // Without --cwd the session runs here (the daemon takes it from the context sent
+        // below; the mock makes its own).
         None => None,
+    };
+    // The session is made from where this command runs, with its keys and endpoints: sent to
+    // this machine's daemon only (a remote host's daemon uses its own environment).
+    let client = match host {
+        Host::Local => Some(
+            panewise_host::launch::client_context(cwd.as_deref())
+                .context("cannot read the current directory")?,
+        ),
+        Host::Remote(_) => None,
     };
     let window = match &args.window {
         Some(path) => {
@@ -324,6 +331,7 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let sent = client.clone();
     let params = CreateParams {
         provider: args.provider,
         model: args.model,
@@ -334,6 +342,7 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         window,
         worktree: args.worktree,
         mock_scenario: args.mock_scenario,
+        client,
     };
     let remotes = Remotes::load(&RemoteArgs {
         remote: args.remote.into_iter().collect(),
@@ -344,8 +353,13 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         anyhow::Ok(client.call(Method::Create, params).await?)
     })?;
     let session = created.session;
+    let key = sent
+        .as_ref()
+        .and_then(|sent| key_source(&session, sent))
+        .map(|source| format!(", {}", source.describe()))
+        .unwrap_or_default();
     eprintln!(
-        "panewise new: {} ({}, approval {}) in {}; log {}",
+        "panewise new: {} ({}, approval {}{key}) in {}; log {}",
         one_line(&session.name, 40),
         one_line(&session.provider, 20),
         session.approval,
@@ -354,6 +368,27 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
     );
     write_out(format!("{}\n", host.key(&session.id)).as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the daemon took an own-loop session's API key from: the same `resolve` over what
+/// this command sent alone (no fallback) finds a key there, or the daemon used its own.
+fn key_source(
+    session: &SessionSummary,
+    sent: &panewise_api::ClientContext,
+) -> Option<panewise_host::launch::KeySource> {
+    use panewise_host::launch;
+    let request = launch::LaunchRequest {
+        provider: Some(session.provider.clone()),
+        cwd: Some(std::path::PathBuf::from(&session.cwd)),
+        ..launch::LaunchRequest::default()
+    };
+    let mut context = crate::launch::context(&request, Some(sent)).ok()?;
+    context.own_env = panewise_api::ClientEnv::default();
+    match launch::resolve(request, &context) {
+        Ok(plan) => plan.agent.key_source(),
+        Err(panewise_host::error::LaunchError::NoKey { .. }) => Some(launch::KeySource::Own),
+        Err(_) => None,
+    }
 }
 
 /// `panewise send ID PROMPT`.
@@ -514,13 +549,20 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         _ => args.id,
     };
     let (runtime, client) = connect("panewise resume")?;
-    let created: CreateResult = runtime.block_on(client.call(
-        Method::Resume,
-        ResumeParams {
-            session,
-            prompt: args.prompt,
-        },
-    ))?;
+    let created: CreateResult = runtime.block_on(
+        client.call(
+            Method::Resume,
+            ResumeParams {
+                session,
+                prompt: args.prompt,
+                // The resumed session gets this command's keys and endpoints.
+                client: Some(
+                    panewise_host::launch::client_context(None)
+                        .context("cannot read the current directory")?,
+                ),
+            },
+        ),
+    )?;
     write_out(format!("{}\n", created.session.id).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,7 @@
 //! `panewise daemon [--foreground]`: this user's supervisor, hosting sessions made by the
-//! same construction `panewise run` uses (`launch.rs`), over the API of `panewise-api`.
+//! same launch layer `panewise run` uses (`panewise_host::launch::resolve`, then
+//! `launch.rs`), each from the asking client's context (its directory, its keys and
+//! endpoints; the daemon's own environment as the fallback), over the API of `panewise-api`.
 //! Started on demand by every command that talks to it; `--foreground` is the same daemon
 //! with its traces on this terminal. `--stdio` serves nothing itself: it relays its standard
 //! input and output to the daemon's socket (starting the daemon when none runs), which is
@@ -13,14 +15,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use panewise_api::CreateParams;
-use panewise_host::approval::ApprovalMode;
+use panewise_api::{ClientContext, CreateParams};
+use panewise_host::launch::{self, LaunchRequest};
 use panewise_mock_server::{MockConfig, MockServer, RunningServer, Scenario};
 use panewise_supervisor::{LaunchInfo, Launched, Launcher};
 use tokio::sync::Mutex;
 
-use crate::launch::{LaunchRequest, OwnPlan, SupervisedPlan, SupervisedRequest};
-use crate::run::own_loop::{self, Route};
+use crate::launch::StartOptions;
 
 /// How long the sessions may take to close their logs once the daemon is told to stop.
 const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -257,64 +258,13 @@ impl DaemonLauncher {
         Ok(url)
     }
 
-    async fn create_own(&self, params: &CreateParams) -> anyhow::Result<Launched> {
+    /// `session/create`: the request resolved in the asking client's context (its
+    /// directory, its keys and endpoints, `panewise.toml` read now from the session's
+    /// directory), then started.
+    async fn create(&self, params: &CreateParams) -> anyhow::Result<Launched> {
         let approval = match &params.approval {
-            Some(name) => Some(parse_approval(name)?),
+            Some(name) => Some(launch::resolve::parse_approval(name)?),
             None => None,
-        };
-        let scenario = match &params.mock_scenario {
-            Some(name) => Some(name.parse::<Scenario>().map_err(|_| {
-                anyhow::anyhow!(
-                    "mock_scenario {name:?}: expected one of {}",
-                    Scenario::names().join(", ")
-                )
-            })?),
-            None => None,
-        };
-        let mut cwd = params.cwd.as_ref().map(PathBuf::from);
-        if let Some(dir) = &cwd {
-            anyhow::ensure!(
-                dir.is_absolute(),
-                "cwd {}: give an absolute path (the daemon's directory is not yours)",
-                dir.display()
-            );
-            anyhow::ensure!(dir.is_dir(), "cwd {}: not a directory", dir.display());
-        }
-        let mut worktree = None;
-        if params.worktree {
-            let base = cwd
-                .clone()
-                .context("--worktree needs --cwd: the repository to make the worktree in")?;
-            let name = params
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("s{}", panewise_host::clock::now_ms()));
-            let made = crate::worktree::create(&base, &name)?;
-            cwd = Some(made.clone());
-            worktree = Some(made);
-        }
-        let setup = match own_loop::route_for(cwd.as_deref(), params.provider.as_deref(), approval)?
-        {
-            Route::Own(setup) => setup,
-            Route::Supervised { .. } if scenario.is_some() => {
-                anyhow::bail!("mock_scenario: only a session of the `mock` provider has one")
-            }
-            Route::Supervised { provider, approval } => {
-                anyhow::ensure!(
-                    params.window.is_none(),
-                    "window: a supervised agent keeps its own context window"
-                );
-                let plan = SupervisedPlan::prepare(SupervisedRequest {
-                    provider: Some(provider),
-                    model: params.model.clone(),
-                    cwd,
-                    approval: Some(approval),
-                    prompts: params.prompt.iter().cloned().collect(),
-                    name: params.name.clone(),
-                    ..SupervisedRequest::default()
-                })?;
-                return supervised(plan, worktree, self.telemetry.as_deref()).await;
-            }
         };
         let window = match &params.window {
             Some(window) => Some(
@@ -323,109 +273,101 @@ impl DaemonLauncher {
             ),
             None => None,
         };
-        let request = LaunchRequest {
+        let mut request = LaunchRequest {
+            provider: params.provider.clone(),
             model: params.model.clone(),
-            cwd,
+            cwd: params.cwd.as_ref().map(PathBuf::from),
             approval,
             window,
-            prompts: params.prompt.iter().cloned().collect(),
+            mock_scenario: params.mock_scenario.clone(),
             name: params.name.clone(),
             ..LaunchRequest::default()
         };
-        anyhow::ensure!(
-            scenario.is_none() || setup.provider == panewise_host::config::ProviderName::Mock,
-            "mock_scenario: only a session of the `mock` provider has one, not {}",
-            setup.provider.as_str()
-        );
-        self.launch_own(&setup, request, scenario, worktree).await
+        let client = params.client.as_ref();
+        let mut worktree = None;
+        if params.worktree {
+            let probe = crate::launch::context(&request, client)?;
+            let base = launch::resolve::session_dir(&request, &probe)?
+                .or_else(|| client.map(|client| PathBuf::from(&client.cwd)))
+                .context("--worktree needs --cwd: the repository to make the worktree in")?;
+            let name = params
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("s{}", panewise_host::clock::now_ms()));
+            let made = crate::worktree::create(&base, &name)?;
+            request.cwd = Some(made.clone());
+            worktree = Some(made);
+        }
+        let context = crate::launch::context(&request, client)?;
+        let plan = launch::resolve(request, &context)?;
+        self.start(plan, params.prompt.iter().cloned().collect(), worktree)
+            .await
     }
 
-    /// `session/resume` of a session of the own loop: as it ran (its recorded settings and
-    /// mock scenario), its conversation rebuilt, in a new log naming the one it continues.
-    async fn resume_own(
+    /// `session/resume`: the recorded session continued as it ran (its provider, directory,
+    /// settings), with the asking client's keys and endpoints.
+    async fn resume(
         &self,
-        resumed: crate::resume::OwnResumed,
+        log: &Path,
         prompt: Option<String>,
+        client: Option<&ClientContext>,
     ) -> anyhow::Result<Launched> {
-        let scenario = resumed.mock_scenario()?;
-        let given = LaunchRequest {
-            prompts: prompt.into_iter().collect(),
+        let (recorded, _notice) = crate::resume::recorded(log)?;
+        let request = LaunchRequest {
+            resume: Some(recorded),
             ..LaunchRequest::default()
         };
-        let (setup, request) = resumed.request(given, None)?;
-        self.launch_own(&setup, request, scenario, None).await
+        let context = crate::launch::context(&request, client)?;
+        let plan = launch::resolve(request, &context)?;
+        self.start(plan, prompt.into_iter().collect(), None).await
     }
 
-    /// Starts an own-loop session: against the daemon's mock server of `scenario` when it is
-    /// a mock session without a server of its own in `panewise.toml`.
-    async fn launch_own(
+    /// Starts a session: against the daemon's mock server of its scenario when it is a mock
+    /// session without a server of its own in `panewise.toml`. Every daemon session can be
+    /// asked (a client answers) and stays open for prompts.
+    async fn start(
         &self,
-        setup: &own_loop::Setup,
-        request: LaunchRequest,
-        scenario: Option<Scenario>,
+        plan: launch::SessionPlan,
+        prompts: Vec<String>,
         worktree: Option<PathBuf>,
     ) -> anyhow::Result<Launched> {
-        let mut plan = OwnPlan::prepare(request, setup)?;
-        anyhow::ensure!(
-            scenario.is_none() || plan.needs_mock_server(),
-            "mock_scenario: panewise.toml names the mock's base_url, so the scenario is that \
-             server's (`panewise mock-server --scenario`)"
-        );
-        let mock_url = if plan.needs_mock_server() {
-            let scenario = scenario.unwrap_or_default();
-            plan.mock_scenario = Some(scenario.name().to_owned());
-            Some(self.mock_url(scenario).await?)
-        } else {
-            None
+        let mock_url = match crate::launch::in_process_scenario(&plan)? {
+            Some(scenario) => Some(self.mock_url(scenario).await?),
+            None => None,
         };
-        let info = LaunchInfo {
-            provider: plan.config.provider.clone(),
-            model: Some(plan.config.model.clone()),
-            cwd: plan.config.cwd.clone(),
-            approval: plan.approval.name().to_owned(),
-            log: plan.config.log.clone(),
-            worktree,
-            own_dir: plan.own_dir,
-            name: plan.name.clone(),
-        };
-        // Every daemon session can be asked (a client answers) and stays open for prompts.
-        let (mut session, handle) = plan.start(mock_url, true, true)?;
+        let prepared = crate::launch::prepare(plan, None, worktree)?;
+        let started = prepared
+            .start(StartOptions {
+                prompts,
+                can_ask: true,
+                stay_open: true,
+                mock_url,
+                capture: None,
+                telemetry: self.telemetry.as_deref(),
+            })
+            .await?;
         // The export lives on in the session's observer, and ends when the session is dropped.
-        let _export = crate::otel::attach(
-            self.telemetry.as_deref(),
-            &mut session,
-            &info.log,
-            &info.provider,
-            info.model.clone(),
-        );
-        Ok(launched(session, handle, info))
+        Ok(launched(started.session, started.handle, started.info))
     }
 }
 
 #[async_trait::async_trait]
 impl Launcher for DaemonLauncher {
     async fn create(&self, params: &CreateParams) -> Result<Launched, String> {
-        self.create_own(params)
+        DaemonLauncher::create(self, params)
             .await
             .map_err(|error| format!("{error:#}"))
     }
 
-    async fn resume(&self, log: &Path, prompt: Option<String>) -> Result<Launched, String> {
-        let resume = async {
-            // As `run --resume`: a session of the own loop from its transcript, with its
-            // recorded settings; a supervised agent's by its own resume id, with the recorded
-            // provider, model and working directory.
-            if let Some(resumed) = crate::resume::own_session(log)? {
-                return self.resume_own(resumed, prompt).await;
-            }
-            let plan = SupervisedPlan::prepare(SupervisedRequest {
-                resume: Some(log.to_owned()),
-                prompts: prompt.into_iter().collect(),
-                ..SupervisedRequest::default()
-            })?;
-            supervised(plan, None, self.telemetry.as_deref()).await
-        };
-        resume.await.map_err(|error| format!("{error:#}"))
+    async fn resume(
+        &self,
+        log: &Path,
+        prompt: Option<String>,
+        client: Option<&ClientContext>,
+    ) -> Result<Launched, String> {
+        DaemonLauncher::resume(self, log, prompt, client)
+            .await
+            .map_err(|error| format!("{error:#}"))
     }
 
     fn remove(&self, info: &LaunchInfo) -> Option<String> {
@@ -444,29 +386,6 @@ fn remove_own_dir(info: &LaunchInfo) {
     if info.own_dir {
         let _kept = std::fs::remove_dir(&info.cwd);
     }
-}
-
-/// Starts a supervised agent's session for the daemon: it can be asked, and stays open.
-async fn supervised(
-    mut plan: SupervisedPlan,
-    worktree: Option<PathBuf>,
-    telemetry: Option<&panewise_telemetry::Telemetry>,
-) -> anyhow::Result<Launched> {
-    let info = LaunchInfo {
-        provider: plan.provider_named.clone(),
-        model: plan.model(),
-        cwd: plan.cwd.clone(),
-        approval: plan.approval.name().to_owned(),
-        log: plan.log.clone(),
-        worktree,
-        own_dir: false,
-        name: plan.name.clone(),
-    };
-    // The session's span opens before the agent starts: the agent is given its context.
-    let export = crate::otel::prepare_supervised(telemetry, &mut plan);
-    let (mut session, handle) = plan.start(true, true).await?;
-    crate::otel::observe(export.as_ref(), &mut session);
-    Ok(launched(session, handle, info))
 }
 
 /// A session made for the daemon, as the daemon sees it: its run, its channels and its info.
@@ -488,10 +407,4 @@ fn launched(
         updates,
         info,
     }
-}
-
-fn parse_approval(name: &str) -> anyhow::Result<ApprovalMode> {
-    <ApprovalMode as clap::ValueEnum>::from_str(name, false).map_err(|_| {
-        anyhow::anyhow!("approval {name:?}: expected read-only, ask, auto or full-access")
-    })
 }

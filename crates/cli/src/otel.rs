@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use panewise_host::config::Config;
-use panewise_host::session::Session;
 use panewise_telemetry::export::SessionExport;
 use panewise_telemetry::{SessionInfo, Settings, Telemetry};
 
@@ -41,47 +40,9 @@ pub(crate) fn start_with(file: panewise_host::config::TelemetrySettings) -> Opti
     }
 }
 
-/// Lets `telemetry` see `session`, whose log is `log`.
-pub(crate) fn attach(
-    telemetry: Option<&Telemetry>,
-    session: &mut Session,
-    log: &Path,
-    provider: &str,
-    model: Option<String>,
-) -> Option<Arc<SessionExport>> {
-    let export = prepare(telemetry, log, provider, model)?;
-    session.observe(export.observer());
-    Some(export)
-}
-
-/// The export of a supervised session about to start: its span is opened now, and the
-/// agent's environment gets `TRACEPARENT`, that span's W3C trace context, so that a CLI
-/// exporting its own spans (Claude Code in headless mode) nests them under it. The session
-/// is handed to [`observe`] once made.
-pub(crate) fn prepare_supervised(
-    telemetry: Option<&Telemetry>,
-    plan: &mut crate::launch::SupervisedPlan,
-) -> Option<Arc<SessionExport>> {
-    let export = prepare(
-        telemetry,
-        &plan.log.clone(),
-        &plan.provider_named.clone(),
-        plan.model(),
-    )?;
-    if let Some(traceparent) = export.start() {
-        plan.env.push(("TRACEPARENT".to_owned(), traceparent));
-    }
-    Some(export)
-}
-
-/// Lets `export` see `session`.
-pub(crate) fn observe(export: Option<&Arc<SessionExport>>, session: &mut Session) {
-    if let Some(export) = export {
-        session.observe(export.observer());
-    }
-}
-
-fn prepare(
+/// The export of one session whose log is `log`, when an exporter runs: the launch layer
+/// opens its span (a supervised agent is given its trace context) and lets it see the session.
+pub(crate) fn session_export(
     telemetry: Option<&Telemetry>,
     log: &Path,
     provider: &str,

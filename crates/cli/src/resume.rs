@@ -3,20 +3,18 @@
 //! the own loop's approval mode, window strategy, iteration limit and mock scenario), and its
 //! transcript, with the transcripts of the sessions it continued (`resumed_from`), rebuilds
 //! the conversation (`panewise_host::agent_loop::resume::rebuild`). A supervised agent's
-//! session resumes by the agent's own id instead (`run::read_resumed`).
+//! session resumes by the agent's own id instead ([`read_agent_session`]). Either is read into
+//! a [`Recorded`], which `panewise_host::launch::resolve` continues.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use panewise_host::agent_loop::resume::{rebuild, Rebuilt};
-use panewise_host::approval::ApprovalMode;
 use panewise_host::config::ProviderName;
+use panewise_host::launch::{Recorded, RecordedKind};
 use panewise_pane_state::log::{LogHeader, OwnLoopHeader, TranscriptEntry};
-use panewise_window::StrategyConfig;
-
-use crate::launch::LaunchRequest;
-use crate::run::own_loop::{self, Route, Setup};
+use panewise_providers::Provider;
 
 /// The most logs one chain of resumed sessions is followed through.
 const MOST_LOGS: usize = 256;
@@ -28,6 +26,59 @@ pub struct ResumeFrom {
     pub log: PathBuf,
     /// The conversation so far.
     pub rebuilt: Rebuilt,
+}
+
+/// The recorded session `given` names (an id or a log's path), read to be continued, and
+/// what the person is told as it resumes (for a session of the own loop).
+pub fn recorded(given: &Path) -> anyhow::Result<(Recorded, Option<String>)> {
+    if let Some(own) = own_session(given)? {
+        let notice = own.notice();
+        return Ok((own.into_recorded(), Some(notice)));
+    }
+    Ok((read_agent_session(given)?, None))
+}
+
+/// A supervised agent's recorded session: its provider, model, directory and the agent's own
+/// resume id.
+pub fn read_agent_session(given: &Path) -> anyhow::Result<Recorded> {
+    let log = crate::input::session(given)?;
+    let bytes = std::fs::read(&log).with_context(|| format!("cannot read {}", log.display()))?;
+    let parsed = panewise_pane_state::parse_log_bytes(&bytes)
+        .with_context(|| format!("{} is not a session log", log.display()))?;
+    let header = parsed
+        .header
+        .with_context(|| format!("{} has no header", log.display()))?;
+    let provider: Provider = header.agent_id.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "{} was recorded for `{}`, which panewise cannot continue",
+            log.display(),
+            header.agent_id
+        )
+    })?;
+    let agent_session_id = parsed
+        .notes
+        .iter()
+        .rev()
+        .find_map(|note| note.agent_session_id.clone())
+        .with_context(|| {
+            format!(
+                "{} holds no session id of the agent to resume (the agent never reported one, \
+                 or the log was written by `decode`)",
+                log.display()
+            )
+        })?;
+    let cwd = header.cwd.map(PathBuf::from);
+    Ok(Recorded {
+        log,
+        cwd_exists: cwd.as_deref().is_some_and(Path::is_dir),
+        cwd,
+        model: header.model,
+        name: header.name,
+        kind: RecordedKind::Supervised {
+            provider,
+            agent_session_id,
+        },
+    })
 }
 
 /// A recorded session of the own loop, read to be continued.
@@ -161,80 +212,23 @@ pub fn own_session(given: &Path) -> anyhow::Result<Option<OwnResumed>> {
 }
 
 impl OwnResumed {
-    /// The own loop's setup and launch request that continue the session: every setting the
-    /// recorded one, unless `given` sets it (`provider`, when given, must be the recorded one).
-    pub fn request(
-        self,
-        given: LaunchRequest,
-        provider: Option<&str>,
-    ) -> anyhow::Result<(Box<Setup>, LaunchRequest)> {
-        if let Some(name) = provider {
-            let named = own_loop::parse_provider(name)?;
-            anyhow::ensure!(
-                named == self.provider,
-                "--provider {name}: {} is a session of {}, and continues with it",
-                self.from.log.display(),
-                self.provider.as_str()
-            );
+    /// The session as `resolve` continues it.
+    pub fn into_recorded(self) -> Recorded {
+        Recorded {
+            log: self.from.log,
+            cwd_exists: self.cwd.as_deref().is_some_and(Path::is_dir),
+            cwd: self.cwd,
+            model: self.model,
+            name: self.name,
+            kind: RecordedKind::OwnLoop {
+                provider: self.provider,
+                approval: self.settings.approval,
+                window: self.settings.window,
+                max_iterations: self.settings.max_iterations,
+                mock_scenario: self.settings.mock_scenario,
+                rebuilt: self.from.rebuilt,
+            },
         }
-        let cwd = match (given.cwd, self.cwd) {
-            (Some(cwd), _) => Some(cwd),
-            (None, Some(cwd)) if cwd.is_dir() => Some(cwd),
-            // The mock's own directory goes when its tools left nothing in it: a fresh one.
-            (None, _) if self.provider == ProviderName::Mock => None,
-            (None, Some(cwd)) => anyhow::bail!(
-                "{}: its working directory {} is gone; give another with --cwd",
-                self.from.log.display(),
-                cwd.display()
-            ),
-            (None, None) => None,
-        };
-        let approval = match (given.approval, self.settings.approval.as_deref()) {
-            (Some(approval), _) => Some(approval),
-            (None, Some(name)) => Some(
-                <ApprovalMode as clap::ValueEnum>::from_str(name, false).map_err(|_| {
-                    anyhow::anyhow!(
-                        "{}: recorded approval mode {name:?} is not one this build knows",
-                        self.from.log.display()
-                    )
-                })?,
-            ),
-            (None, None) => None,
-        };
-        let window = match (given.window, &self.settings.window) {
-            (Some(window), _) => Some(window),
-            (None, Some(value)) => Some(StrategyConfig::from_json(&value.to_string()).map_err(
-                |error| {
-                    anyhow::anyhow!(
-                        "{}: recorded window strategy: {error}",
-                        self.from.log.display()
-                    )
-                },
-            )?),
-            (None, None) => None,
-        };
-        let setup =
-            match own_loop::route_for(cwd.as_deref(), Some(self.provider.as_str()), approval)? {
-                Route::Own(setup) => setup,
-                Route::Supervised { .. } => anyhow::bail!(
-                    "{}: {} is not a provider of panewise's own loop",
-                    self.from.log.display(),
-                    self.provider.as_str()
-                ),
-            };
-        let request = LaunchRequest {
-            model: given.model.or(self.model),
-            cwd,
-            approval,
-            window,
-            max_iterations: given.max_iterations.or(self.settings.max_iterations),
-            log: given.log,
-            prompts: given.prompts,
-            deadlines: given.deadlines,
-            resume: Some(self.from),
-            name: given.name.or(self.name),
-        };
-        Ok((setup, request))
     }
 
     /// What the person is told as the session resumes.
@@ -266,18 +260,5 @@ impl OwnResumed {
             ));
         }
         notice
-    }
-
-    /// The recorded mock scenario, for a mock session that ran against panewise's own mock.
-    pub fn mock_scenario(&self) -> anyhow::Result<Option<panewise_mock_server::Scenario>> {
-        match &self.settings.mock_scenario {
-            Some(name) => Ok(Some(name.parse().map_err(|_| {
-                anyhow::anyhow!(
-                    "{}: recorded mock scenario {name:?} is not one this build knows",
-                    self.from.log.display()
-                )
-            })?)),
-            None => Ok(None),
-        }
     }
 }

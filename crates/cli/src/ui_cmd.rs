@@ -370,7 +370,17 @@ async fn call(
         Effect::Create(params) => (
             "new session",
             client
-                .call::<_, CreateResult>(Method::Create, params)
+                .call::<_, CreateResult>(
+                    Method::Create,
+                    // A new session is the local daemon's, made from this process's context:
+                    // its directory and its keys and endpoints.
+                    CreateParams {
+                        client: params
+                            .client
+                            .or_else(|| panewise_host::launch::client_context(None).ok()),
+                        ..params
+                    },
+                )
                 .await
                 .map(drop),
         ),
@@ -382,6 +392,8 @@ async fn call(
                     ResumeParams {
                         session,
                         prompt: None,
+                        // The session may be a remote host's: no local context goes with it.
+                        client: None,
                     },
                 )
                 .await

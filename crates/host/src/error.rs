@@ -240,3 +240,93 @@ pub enum ConfigError {
 /// before anything is sent. The providers' own type, so the loop's check and a
 /// [`RenderedHistory`](panewise_providers::RenderedHistory)'s refuse a request with one error.
 pub use panewise_providers::PairingError;
+
+/// Why a request cannot become a session: a sentence for the person who asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// The provider is not one panewise knows.
+    #[error("--provider {name}: expected one of {expected}")]
+    UnknownProvider {
+        /// The name given.
+        name: String,
+        /// Every valid name.
+        expected: String,
+    },
+    /// An own-loop provider without an API key in either environment.
+    #[error(
+        "--provider {provider}: no API key: set {variable} in the environment of the command \
+         that asks for the session (or name the variable holding it with `api_key_env` under \
+         [providers.{provider}] in panewise.toml); `--provider mock` runs offline"
+    )]
+    NoKey {
+        /// The provider.
+        provider: String,
+        /// The variable looked up.
+        variable: String,
+    },
+    /// A relative working directory from a client that sent no directory of its own.
+    #[error(
+        "cwd {}: give an absolute path (the client sent no working directory to take it from)",
+        .0.display()
+    )]
+    RelativeCwd(PathBuf),
+    /// A resumed session's working directory is gone.
+    #[error("{}: its working directory {} is gone; give another with --cwd", log.display(), cwd.display())]
+    RecordedCwdGone {
+        /// The log resumed.
+        log: PathBuf,
+        /// Its recorded directory.
+        cwd: PathBuf,
+    },
+    /// A provider named for a resumed session is not the one it ran with.
+    #[error("--provider {named}: {} is a session of {recorded}, and continues with it", log.display())]
+    ResumeProvider {
+        /// The log resumed.
+        log: PathBuf,
+        /// The provider it ran with.
+        recorded: String,
+        /// The provider named.
+        named: String,
+    },
+    /// What a recorded log says cannot be used.
+    #[error("{}: recorded {what}", log.display())]
+    Recorded {
+        /// The log.
+        log: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// A channel the agent is not driven by.
+    #[error("--channel {channel}: {provider} is driven by {driven_by}")]
+    Channel {
+        /// The channel given.
+        channel: String,
+        /// The provider.
+        provider: String,
+        /// The channels it has.
+        driven_by: String,
+    },
+    /// A mock scenario for another provider.
+    #[error("mock_scenario: only a session of the `mock` provider has one, not {0}")]
+    ScenarioNotMock(String),
+    /// A mock scenario when the configuration names the mock's server.
+    #[error(
+        "mock_scenario: panewise.toml names the mock's base_url, so the scenario is that \
+         server's (`panewise mock-server --scenario`)"
+    )]
+    ScenarioWithBaseUrl,
+    /// A scenario the mock does not have.
+    #[error("mock_scenario {name:?}: expected one of {expected}")]
+    UnknownScenario {
+        /// The name given.
+        name: String,
+        /// Every scenario.
+        expected: String,
+    },
+    /// The launching process offers no mock scenario, so a mock session cannot start.
+    #[error("the mock has no scenario to run (the launching process named none)")]
+    NoMockScenario,
+    /// Any other value that cannot be used, said as a sentence.
+    #[error("{0}")]
+    Invalid(String),
+}

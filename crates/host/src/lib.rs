@@ -18,7 +18,8 @@
 //! - The host decides nothing the reducer should decide: it executes the commands it is given.
 //!   Whether a tool runs is decided in one place for both kinds of agent, [`approval::decide`].
 //! - Secrets (API keys) are never written to a log, a trace or an error message, and never
-//!   read from `panewise.toml` ([`config`]).
+//!   read from `panewise.toml` ([`config`]). A client's keys ([`panewise_api::ClientEnv`]) live
+//!   in memory for the one session they were sent for; their `Debug` shows names only.
 //! - No request of the own agent loop carries a tool result without its call or a call
 //!   without its result; an interrupted call still gets a result ([`backend::model`]).
 //! - An agent CLI and an own tool's `shell` command each run in a process group of their own,
@@ -59,7 +60,9 @@
 //! it is written; [`journal::transcript::TranscriptRecorder`] turns a session's events into
 //! the log's transcript lines; [`journal::files`] makes session ids (UUIDv7) and the
 //! session's private files. [`config::Config`] reads `panewise.toml`
-//! (see `docs/CONFIG.md`). [`summarize`] answers the window stage's summary requests over any
+//! (see `docs/CONFIG.md`). [`launch`] decides what to run: [`launch::resolve`], pure, turns a
+//! request and the asking client's context into a [`launch::SessionPlan`] over one closed
+//! [`launch::AgentSpec`]. [`summarize`] answers the window stage's summary requests over any
 //! model API client. [`cli_version`] reads a CLI's version for the log header.
 //!
 //! ## Where to start reading
@@ -76,6 +79,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod journal;
+pub mod launch;
 pub mod process;
 pub mod secrets;
 pub mod session;

@@ -217,7 +217,7 @@ impl Daemon {
                 };
                 let launched = self
                     .launcher
-                    .resume(&log, resume.prompt)
+                    .resume(&log, resume.prompt, resume.client.as_ref())
                     .await
                     .map_err(|why| RpcError::new(ErrorCode::CannotResume, why))?;
                 let name = match continued.take() {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use panewise_api::CreateParams;
+use panewise_api::{ClientContext, CreateParams};
 use panewise_session_protocol::{Control, Update};
 use tokio::sync::mpsc;
 
@@ -50,14 +50,16 @@ pub struct Launched {
 /// (`SessionSpec::can_ask`) and stay open for prompts (`stay_open`).
 #[async_trait::async_trait]
 pub trait Launcher: Send + Sync + 'static {
-    /// Makes the session `params` describe; the error is a sentence for the client.
+    /// Makes the session `params` describe, from the asking client's context
+    /// (`params.client`); the error is a sentence for the client.
     async fn create(&self, params: &CreateParams) -> Result<Launched, String>;
 
-    /// Makes a session that continues the recorded `log`.
+    /// Makes a session that continues the recorded `log`, with the asking client's context.
     async fn resume(
         &self,
         log: &std::path::Path,
         prompt: Option<String>,
+        client: Option<&ClientContext>,
     ) -> Result<Launched, String>;
 
     /// Removes what the launcher made for a session (its worktree); says what it did.

@@ -696,6 +696,8 @@ fn on_form_key(app: &mut App, mut form: Form, key: Key, effects: &mut Vec<Effect
                 window: None,
                 worktree: value(Field::Worktree).is_some_and(|text| text.eq_ignore_ascii_case("y")),
                 mock_scenario: None,
+                // The shell sends its own context (`panewise ui`'s directory and keys).
+                client: None,
             }));
             return;
         }

@@ -26,8 +26,6 @@ use panewise_host::backend::BackendOutcome;
 use panewise_host::session::lines::{self, Signal, UserInput, UserLines};
 use panewise_host::session::{Session, SessionOutcome};
 use panewise_pane_state::{FailureKind, State, TurnOutcome, TurnPhase};
-use panewise_providers::codex_appserver::ThreadOptions;
-use panewise_providers::Provider;
 
 use view::TerminalView;
 
@@ -150,162 +148,163 @@ pub struct Args {
     prompts: Vec<String>,
 }
 
-/// What a recorded session says about how to continue it.
-pub(crate) struct Resumed {
-    pub(crate) log: PathBuf,
-    pub(crate) provider: Provider,
-    pub(crate) model: Option<String>,
-    pub(crate) cwd: Option<PathBuf>,
-    pub(crate) agent_session_id: String,
-    /// The name the session was given, kept by the one that continues it.
-    pub(crate) name: Option<String>,
-}
-
-pub(crate) fn read_resumed(given: &Path) -> anyhow::Result<Resumed> {
-    let log =
-        crate::input::session(given).with_context(|| format!("--resume {}", given.display()))?;
-    let bytes = std::fs::read(&log).with_context(|| {
-        format!(
-            "--resume {}: cannot read {}",
-            given.display(),
-            log.display()
-        )
-    })?;
-    let parsed = panewise_pane_state::parse_log_bytes(&bytes)
-        .with_context(|| format!("--resume: {} is not a session log", log.display()))?;
-    let header = parsed
-        .header
-        .with_context(|| format!("--resume: {} has no header", log.display()))?;
-    let provider: Provider = header.agent_id.parse().map_err(|_| {
-        anyhow::anyhow!(
-            "--resume: {} was recorded for `{}`, which `run` cannot continue",
-            log.display(),
-            header.agent_id
-        )
-    })?;
-    let agent_session_id = parsed
-        .notes
-        .iter()
-        .rev()
-        .find_map(|note| note.agent_session_id.clone())
-        .with_context(|| {
-            format!(
-                "--resume: {} holds no session id of the agent to resume (the agent never \
-                 reported one, or the log was written by `decode`)",
-                log.display()
-            )
-        })?;
-    Ok(Resumed {
-        log,
-        provider,
-        model: header.model,
-        cwd: header.cwd.map(PathBuf::from),
-        agent_session_id,
-        name: header.name,
-    })
-}
-
-/// Runs `panewise run`.
-pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+/// Runs `panewise run`: the flags, and the recorded session `--resume` names, resolved by
+/// the launch layer in this process's context, then started and driven on this terminal.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    use panewise_host::launch;
     if let Some(cwd) = &args.cwd {
         refuse_non_directory(cwd)?;
     }
-    if let Some(given) = args.resume.clone() {
-        // A session of panewise's own loop resumes from its transcript; any other by the
-        // agent's own resume id, below.
-        let own = crate::resume::own_session(&given)
-            .with_context(|| format!("--resume {}", given.display()))?;
-        if let Some(resumed) = own {
-            return own_loop::run_resumed(args, resumed);
+    let mut resume_notice = None;
+    let resume = match &args.resume {
+        Some(given) => {
+            let (recorded, notice) = crate::resume::recorded(given)
+                .with_context(|| format!("--resume {}", given.display()))?;
+            resume_notice = notice;
+            Some(recorded)
         }
-    }
-    if args.resume.is_none() {
-        match own_loop::route(&args)? {
-            own_loop::Route::Own(setup) => return own_loop::run(args, *setup),
-            own_loop::Route::Supervised { provider, approval } => {
-                args.provider.get_or_insert(provider);
-                args.approval.get_or_insert(approval);
-            }
-        }
-    }
-    let mut plan = crate::launch::SupervisedPlan::prepare(crate::launch::SupervisedRequest {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        cwd: args.cwd.clone(),
-        approval: args.approval,
-        log: args.log.clone(),
-        resume: args.resume.clone(),
-        claude: args.claude.clone(),
-        codex: args.codex.clone(),
-        gemini: args.gemini.clone(),
-        channel: args.channel.clone(),
-        agent_cmd: args.agent_cmd.clone(),
-        capture: args.capture.clone(),
-        prompts: args.prompts.clone(),
-        deadlines: args.deadlines.clone(),
-        name: None,
+        None => None,
+    };
+    let request = flags_request(&args, resume)?;
+    let client = launch::client_context(request.cwd.as_deref())
+        .context("cannot read the current directory")?;
+    let context = crate::launch::context(&request, Some(&client))?;
+    let plan = launch::resolve(request, &context).map_err(|error| match error {
+        panewise_host::error::LaunchError::Channel { .. } => crate::exit::usage(error.to_string()),
+        other => anyhow::Error::new(other),
     })?;
-    if let Some(notice) = plan.cannot_ask_notice() {
+    if let Some(notice) = &plan.cannot_ask {
         eprintln!("panewise run: {notice}");
     }
+    if let Some(notice) = resume_notice {
+        eprintln!(
+            "panewise run: {}",
+            crate::terminal_text::escape_controls(&notice, "")
+        );
+    }
+    let own_loop_report = match &plan.agent {
+        launch::AgentSpec::OwnApi { settings, .. } => {
+            Some((settings.window.strategy_name(), false))
+        }
+        launch::AgentSpec::Mock { settings, .. } => Some((settings.window.strategy_name(), true)),
+        _ => None,
+    };
+    let scenario = crate::launch::in_process_scenario(&plan)?;
+    let prepared = crate::launch::prepare(plan, args.log.clone(), None)?;
+    let info = prepared.info.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
     let interactive = args.prompts.is_empty();
-    let mut front = Front::new(&runtime, args.json, interactive, plan.info());
+    let mut front = Front::new(
+        &runtime,
+        args.json,
+        interactive,
+        view::SessionInfo {
+            provider: info.provider.clone(),
+            model: info.model.clone(),
+            cwd: info.cwd.clone(),
+        },
+    );
     let terminal = front.terminal;
-    let log = plan.log.clone();
-    let telemetry = crate::otel::start(&std::env::current_dir().unwrap_or_default());
-    // The session's span opens before the agent starts: the agent is given its context.
-    let export = crate::otel::prepare_supervised(telemetry.as_ref(), &mut plan);
+    let telemetry = crate::otel::start(&info.cwd);
+    let mut export = None;
     let outcome = runtime.block_on(async {
-        let (mut session, handle) = plan.start(terminal, interactive).await?;
-        crate::otel::observe(export.as_ref(), &mut session);
-        anyhow::Ok(front.drive(session, handle).await?)
+        let server = match scenario {
+            Some(scenario) => Some(
+                panewise_mock_server::MockServer::start(panewise_mock_server::MockConfig {
+                    scenario,
+                    ..panewise_mock_server::MockConfig::default()
+                })
+                .await
+                .context("cannot start the in-process mock server")?,
+            ),
+            None => None,
+        };
+        let outcome = async {
+            let started = prepared
+                .start(crate::launch::StartOptions {
+                    prompts: args.prompts.clone(),
+                    can_ask: terminal,
+                    stay_open: interactive,
+                    mock_url: server
+                        .as_ref()
+                        .map(panewise_mock_server::RunningServer::base_url),
+                    capture: args.capture.clone(),
+                    telemetry: telemetry.as_ref(),
+                })
+                .await?;
+            export.clone_from(&started.export);
+            anyhow::Ok(front.drive(started.session, started.handle).await?)
+        }
+        .await;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
+        outcome
     });
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
     crate::otel::finish(telemetry.as_ref(), export);
-    let code = front.finish(outcome.as_ref().ok().map(|outcome| &outcome.state), &log);
+    let log = &info.log;
+    let code = front.finish(outcome.as_ref().ok().map(|outcome| &outcome.state), log);
     let outcome = outcome?;
-    eprintln!("panewise run: session log: {}", log.display());
-    if let BackendOutcome::Cli(cli) = &outcome.backend {
-        if !cli.stderr_tail.trim().is_empty() && outcome.state.failure.is_some() {
-            eprintln!(
-                "panewise run: the agent's stderr ended with:\n{}",
-                cli.stderr_tail.trim_end()
-            );
+    match (&outcome.backend, own_loop_report) {
+        (BackendOutcome::Model(model), Some((strategy, mock))) => {
+            // The mock's own directory goes when its tools left nothing in it (`remove_dir`
+            // removes only an empty one); what they wrote stays, and the report says where.
+            let own_dir = info.own_dir.then(|| std::fs::remove_dir(&info.cwd).is_ok());
+            own_loop::report(model, strategy, &info.cwd, own_dir, log, mock);
+        }
+        (BackendOutcome::Model(_), None) => {
+            anyhow::bail!("a supervised agent's session ended with the own loop's outcome")
+        }
+        (BackendOutcome::Cli(cli), _) => {
+            eprintln!("panewise run: session log: {}", log.display());
+            if !cli.stderr_tail.trim().is_empty() && outcome.state.failure.is_some() {
+                eprintln!(
+                    "panewise run: the agent's stderr ended with:\n{}",
+                    cli.stderr_tail.trim_end()
+                );
+            }
         }
     }
     Ok(ExitCode::from(code))
 }
 
-/// The deadlines of `[deadlines]` in panewise.toml under the flags, when any differs from the
-/// defaults.
-pub(crate) fn deadlines(
-    flags: &DeadlineArgs,
-    cwd: &Path,
-) -> anyhow::Result<Option<panewise_pane_state::Deadlines>> {
-    let config = panewise_host::config::Config::load(cwd)?;
-    let defaults = panewise_pane_state::Deadlines::default();
-    let seconds = |flag: Option<u64>, file: Option<u64>, default_ms: u64| {
-        flag.or(file)
-            .map_or(default_ms, |secs| secs.saturating_mul(1_000))
-    };
-    let deadlines = panewise_pane_state::Deadlines {
-        submit_ms: seconds(
-            flags.submit_timeout,
-            config.deadlines.submit_secs,
-            defaults.submit_ms,
+/// The launch request `run`'s flags make.
+fn flags_request(
+    args: &Args,
+    resume: Option<panewise_host::launch::Recorded>,
+) -> anyhow::Result<panewise_host::launch::LaunchRequest> {
+    let window = match &args.window {
+        Some(path) => Some(
+            crate::window_cmd::read_config(path)
+                .with_context(|| format!("--window {}", path.display()))?,
         ),
-        stuck_ms: seconds(
-            flags.stuck_after,
-            config.deadlines.stuck_secs,
-            defaults.stuck_ms,
-        ),
+        None => None,
     };
-    Ok((!deadlines.is_default()).then_some(deadlines))
+    Ok(panewise_host::launch::LaunchRequest {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        cwd: args.cwd.clone(),
+        approval: args.approval,
+        window,
+        max_iterations: args.max_iterations,
+        mock_scenario: None,
+        channel: args.channel.clone(),
+        agent_cmd: args.agent_cmd.clone(),
+        programs: panewise_host::launch::Programs {
+            claude: args.claude.clone(),
+            codex: args.codex.clone(),
+            gemini: args.gemini.clone(),
+        },
+        submit_secs: args.deadlines.submit_timeout,
+        stuck_secs: args.deadlines.stuck_after,
+        name: None,
+        resume,
+    })
 }
 
 /// The deadline flags of `run`.
@@ -460,84 +459,6 @@ fn exit_sentence(code: u8, state: &State, signal: Option<&str>, retries: u64) ->
     })
 }
 
-/// The supervised agent `--provider NAME` names (the names are the own loop's too, one
-/// vocabulary; `--resume` continues only a supervised session).
-pub(crate) fn supervised_provider(name: &str) -> anyhow::Result<Provider> {
-    use panewise_host::config::ProviderName;
-    Ok(match own_loop::parse_provider(name)? {
-        ProviderName::ClaudeCode => Provider::ClaudeCode,
-        ProviderName::Codex => Provider::Codex,
-        ProviderName::GeminiCli => Provider::GeminiCli,
-        ProviderName::Acp => Provider::Acp,
-        own @ (ProviderName::Mock
-        | ProviderName::Anthropic
-        | ProviderName::Openai
-        | ProviderName::Gemini) => anyhow::bail!(
-            "--provider {}: the session to resume is a supervised agent's (claude-code, \
-             codex, gemini-cli, acp); it continues with that agent, not panewise's own loop",
-            own.as_str()
-        ),
-    })
-}
-
-/// The CLI family a provider name belongs to: a channel of Codex is Codex, and an ACP session
-/// continues with Gemini CLI unless `--agent-cmd` names another agent.
-pub(crate) fn family(provider: Provider) -> Provider {
-    match provider {
-        Provider::CodexAppServer => Provider::Codex,
-        Provider::Acp => Provider::GeminiCli,
-        other => other,
-    }
-}
-
-/// A Codex thread per approval mode: Codex asks (`untrusted`, `on-request`) wherever panewise
-/// should decide, and the sandbox bounds what an approved command may touch.
-pub(crate) fn codex_thread(
-    approval: ApprovalMode,
-    cwd: &str,
-    model: Option<String>,
-) -> ThreadOptions {
-    let (policy, sandbox) = match approval {
-        ApprovalMode::ReadOnly => ("untrusted", "read-only"),
-        ApprovalMode::Ask => ("untrusted", "workspace-write"),
-        ApprovalMode::Auto => ("on-request", "workspace-write"),
-        ApprovalMode::FullAccess => ("never", "danger-full-access"),
-    };
-    ThreadOptions {
-        cwd: Some(cwd.to_owned()),
-        model,
-        approval_policy: Some(policy.to_owned()),
-        sandbox: Some(sandbox.to_owned()),
-    }
-}
-
-/// `gemini --acp` with the approval mode's flags. Gemini CLI runs commands it deems safe
-/// without asking; unless every request is allowed anyway, a policy file beside the log makes
-/// every shell command ask, so the approval mode decides.
-pub(crate) fn gemini_acp_args(approval: ApprovalMode, log: &Path) -> anyhow::Result<Vec<String>> {
-    let mut args = vec!["--acp".to_owned()];
-    match approval {
-        ApprovalMode::FullAccess => args.push("--yolo".to_owned()),
-        mode => {
-            if mode == ApprovalMode::Auto {
-                args.extend(["--approval-mode".to_owned(), "auto_edit".to_owned()]);
-            }
-            let mut policy = log.as_os_str().to_owned();
-            policy.push(".gemini-policy.toml");
-            let policy = PathBuf::from(policy);
-            // transcript: session files are the owner's alone (mode 0600).
-            panewise_host::journal::files::write_private(
-                &policy,
-                b"# Written by panewise run: every shell command asks, so --approval decides.\n\
-                 [[rule]]\ntoolName = \"run_shell_command\"\ncommandRegex = \".*\"\ndecision = \"ask_user\"\npriority = 100\n",
-            )
-            .with_context(|| format!("cannot write {}", policy.display()))?;
-            args.extend(["--policy".to_owned(), policy.display().to_string()]);
-        }
-    }
-    Ok(args)
-}
-
 /// The lines of stdin, read on a thread of their own (a blocking read must not stall the loop).
 pub(crate) fn stdin_lines() -> UserLines {
     let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
@@ -597,18 +518,6 @@ fn terminal_signals() -> (
     (editor_sender, signals)
 }
 
-/// `<sessions dir>/<id>.jsonl`: the id a UUIDv7, so sessions started at once never share a
-/// log, and ids sort by start time.
-pub(crate) fn default_log_path() -> anyhow::Result<PathBuf> {
-    let dir = panewise_host::session_log::sessions_dir()
-        .context("neither XDG_DATA_HOME nor HOME is set; pass --log FILE")?;
-    // transcript: the sessions directory is the owner's alone, like the files in it.
-    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
-        .create(&dir)
-        .with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(panewise_host::journal::files::new_log_path(&dir))
-}
-
 /// `--cwd` must name a directory: a file would be found out only when the agent or a tool
 /// starts in it, after the session had begun. (One that does not exist is reported, as an
 /// input that cannot be read, where it is opened.)
@@ -620,22 +529,6 @@ pub(crate) fn refuse_non_directory(cwd: &Path) -> anyhow::Result<()> {
         ))),
         _ => Ok(()),
     }
-}
-
-/// `--log FILE` names a file that must not exist: panewise never writes over one. (The log
-/// is created exclusively anyway; this says so before anything starts.)
-pub(crate) fn refuse_existing_log(log: &Path) -> anyhow::Result<()> {
-    if std::fs::symlink_metadata(log).is_ok() {
-        let error = std::io::Error::new(
-            std::io::ErrorKind::AlreadyExists,
-            format!(
-                "{} already exists, and panewise never writes over a file; name a new one",
-                log.display()
-            ),
-        );
-        return Err(anyhow::Error::new(error).context("--log"));
-    }
-    Ok(())
 }
 
 /// 0 when the last turn completed; else the code of how it failed or ended.

@@ -319,6 +319,7 @@ async fn every_method_answers_against_a_real_daemon() {
     let resume = ResumeParams {
         session: "renamed".into(),
         prompt: None,
+        client: None,
     };
     let resumed: CreateResult = client.call(Method::Resume, resume).await.unwrap();
     assert_ne!(resumed.session.id, session.id);
@@ -333,6 +334,7 @@ async fn every_method_answers_against_a_real_daemon() {
     let resume = ResumeParams {
         session: old.display().to_string(),
         prompt: None,
+        client: None,
     };
     let refused = client.call::<_, CreateResult>(Method::Resume, resume).await;
     let message = format!("{refused:?}");

@@ -76,6 +76,7 @@ async fn a_mock_session_waiting_for_approval_resumes_after_its_daemon_was_killed
             ResumeParams {
                 session: daemon.dir.path().join("nope.jsonl").display().to_string(),
                 prompt: None,
+                client: None,
             },
         )
         .await;
