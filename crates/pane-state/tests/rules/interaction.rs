@@ -300,10 +300,7 @@ fn r104_the_agents_turn_start_acknowledges_the_prompt_panewise_sent() {
     let (state, cmds) = step(state, T0 + 5, turn_start(T0 + 5));
     assert!(state.turn_phase.is_working());
     assert!(
-        matches!(
-            state.turn_phase,
-            TurnPhase::Streaming { .. }
-        ),
+        matches!(state.turn_phase, TurnPhase::Streaming { .. }),
         "{:?}",
         state.turn_phase
     );
