@@ -204,9 +204,12 @@ fn r101_who_answered_each_request_is_state() {
     );
 }
 
+/// A rule, the messages folded, and each waiting request with whether it was asked.
+type AskedRow = (&'static str, Vec<Msg>, &'static [(&'static str, bool)]);
+
 #[test]
 fn r102_a_request_put_to_a_person_is_marked_asked() {
-    let rows: [(&str, Vec<Msg>, &[(&str, bool)]); 3] = [
+    let rows: [AskedRow; 3] = [
         (
             "R102 a new request waits for the approval mode, not yet a person",
             vec![ask("0", "shell")],
@@ -241,9 +244,12 @@ fn r102_a_request_put_to_a_person_is_marked_asked() {
     }
 }
 
+/// A rule, the messages folded, and each tool allowed for the session with who allowed it.
+type AllowedRow = (&'static str, Vec<Msg>, &'static [(&'static str, Actor)]);
+
 #[test]
 fn r103_allowed_for_the_session_is_state_per_tool_with_who_allowed_it() {
-    let rows: [(&str, Vec<Msg>, &[(&str, Actor)]); 4] = [
+    let rows: [AllowedRow; 4] = [
         (
             "R103 allowed for the session: the same tool is not asked again",
             vec![ask("0", "shell"), allow_for_session("0", Actor::Person)],
