@@ -24,6 +24,12 @@ pub struct DaemonCase {
     scenario: &'static str,
     /// The prompt.
     prompt: &'static str,
+    /// `None`; or the submit deadline in seconds (`panewise.toml`) when the approval is
+    /// answered at a person's pace, that deadline plus two seconds after the agent asked
+    /// (issue 28, findings 3 and 4): the turn still ends done, with no failure and nothing
+    /// reported withdrawn. Gemini CLI's ACP handshake alone takes longer than 2 s, before
+    /// the prompt can be sent, so its deadline is longer.
+    late_answer: Option<u64>,
 }
 
 /// The cases.
@@ -33,18 +39,42 @@ pub const CASES: &[DaemonCase] = &[
         name: "daemon-claude-code",
         scenario: "file-write",
         prompt: WRITE,
+        late_answer: None,
     },
     DaemonCase {
         cli: Cli::Codex,
         name: "daemon-codex",
         scenario: "tool-then-answer",
         prompt: SHELL,
+        late_answer: None,
     },
     DaemonCase {
         cli: Cli::Gemini,
         name: "daemon-gemini-cli",
         scenario: "tool-then-answer",
         prompt: SHELL,
+        late_answer: None,
+    },
+    DaemonCase {
+        cli: Cli::Claude,
+        name: "daemon-late-approval-claude-code",
+        scenario: "file-write",
+        prompt: WRITE,
+        late_answer: Some(2),
+    },
+    DaemonCase {
+        cli: Cli::Codex,
+        name: "daemon-late-approval-codex",
+        scenario: "tool-then-answer",
+        prompt: SHELL,
+        late_answer: Some(2),
+    },
+    DaemonCase {
+        cli: Cli::Gemini,
+        name: "daemon-late-approval-gemini-cli",
+        scenario: "tool-then-answer",
+        prompt: SHELL,
+        late_answer: Some(10),
     },
 ];
 
@@ -93,6 +123,12 @@ pub fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &DaemonCase) 
         within(command, DEADLINE)
     };
     let work_text = work.display().to_string();
+    if let Some(submit_secs) = case.late_answer {
+        std::fs::write(
+            work.join("panewise.toml"),
+            format!("[deadlines]\nsubmit_secs = {submit_secs}\n"),
+        )?;
+    }
     let created = run(&[
         "new",
         "--provider",
@@ -123,10 +159,18 @@ pub fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &DaemonCase) 
     ensure!(entry["state"] == "needs_input", "agents: {entry}");
     ensure!(entry["waiting_for"]["tool"].is_string(), "agents: {entry}");
     let log = entry["log"].as_str().context("no log")?.to_owned();
+    if let Some(submit_secs) = case.late_answer {
+        // The person's pace, not a condition to await: the answer comes well after the
+        // submit deadline has passed.
+        std::thread::sleep(Duration::from_secs(submit_secs + 2));
+    }
     let approved = run(&["approve", case.name])?;
     ensure!(approved.status.success(), "approve: {}", text(&approved));
     let done = run(&["wait", case.name, "--until", "done"])?;
     ensure!(done.status.code() == Some(0), "not done: {}", text(&done));
+    if case.late_answer.is_some() {
+        return late_answer_checks(panewise, &run, dir, case, &log);
+    }
     let recorded = std::fs::read_to_string(&log)?;
     ensure!(
         recorded.contains("\"approved\":true"),
@@ -177,6 +221,52 @@ pub fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &DaemonCase) 
         .args(["-TERM", &daemon.to_string()])
         .status();
     drop(mock);
+    Ok(())
+}
+
+/// A late answer ended the turn done: `agents --json` shows it done with no failure, and the
+/// replayed conversation shows the answer and nothing withdrawn.
+fn late_answer_checks(
+    panewise: &Path,
+    run: &dyn Fn(&[&str]) -> Result<Output>,
+    dir: &Path,
+    case: &DaemonCase,
+    log: &str,
+) -> Result<()> {
+    let listed = run(&["agents", "--json"])?;
+    let entry: Value = serde_json::from_slice(
+        listed
+            .stdout
+            .split(|byte| *byte == b'\n')
+            .next()
+            .context("agents printed nothing")?,
+    )?;
+    ensure!(entry["state"] == "done", "agents: {entry}");
+    ensure!(entry["failure"].is_null(), "agents: {entry}");
+    let replayed = run(&["replay", log])?;
+    ensure!(replayed.status.success(), "replay: {}", text(&replayed));
+    let conversation = String::from_utf8_lossy(&replayed.stdout);
+    ensure!(
+        conversation.contains("allowed by"),
+        "{}: the answer is not in the replay:\n{conversation}",
+        case.name
+    );
+    ensure!(
+        !conversation.contains("withdrawn"),
+        "{}: an answered request is reported withdrawn:\n{conversation}",
+        case.name
+    );
+    ensure!(
+        !conversation.contains("sign of work"),
+        "{}: the submit deadline fired:\n{conversation}",
+        case.name
+    );
+    let state = replay(panewise, Path::new(log))?;
+    ensure!(state["failure"].is_null(), "failure: {}", state["failure"]);
+    let daemon = daemon_pid(dir)?;
+    let _ = Command::new("kill")
+        .args(["-TERM", &daemon.to_string()])
+        .status();
     Ok(())
 }
 

@@ -22,6 +22,7 @@ use panewise_protocol::{CompactionTrigger, FailureKind, TurnId};
 use serde::{Deserialize, Serialize};
 
 use crate::context::{ReadingSource, WindowSource};
+use crate::log::Actor;
 use crate::msg::{Msg, MsgKind};
 use crate::state::{DisconnectReason, TurnOutcome, WaitingReason, WorkingKind};
 
@@ -78,12 +79,23 @@ pub enum Cmd {
         /// The turn being stopped.
         turn: Option<TurnId>,
     },
-    /// Unblock the tool waiting on approval `id` (R86).
+    /// Unblock the tool waiting on approval `id` (R86): the first answer to it (R101).
     ResolveApproval {
         /// The approval's id.
         id: String,
+        /// The tool asking.
+        tool: String,
         /// Whether it was approved.
         approved: bool,
+        /// Allowed for the rest of the session (R103).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        for_session: bool,
+        /// Who answered, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<Actor>,
+        /// What the agent is told with a denial, when the answer said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// Unblock the tool waiting on question set `id` (R86).
     ResolveQuestion {
@@ -328,6 +340,14 @@ pub enum Event {
     WaitingForInput,
     /// No modal waits any more.
     WaitingEnded,
+    /// An answer was refused: the request it names no longer waits, or none waits (R101).
+    /// The answer stays in the log with this refusal beside it.
+    AnswerRefused {
+        /// The request the answer named, if it named one.
+        id: Option<String>,
+        /// Why.
+        refusal: AnswerRefusal,
+    },
     /// An attached task was seen.
     AttachedTaskObserved,
     /// The attached task went away.
@@ -402,6 +422,46 @@ pub enum SuppressReason {
     StreamNotActive,
     /// History is still loading (R29).
     InitStillLoading,
+}
+
+/// Why an answer was refused (R101).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "refusal", rename_all = "snake_case")]
+pub enum AnswerRefusal {
+    /// The request was answered already; the first answer stands.
+    AlreadyAnswered {
+        /// What the first answer was.
+        approved: bool,
+        /// Who gave it, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<Actor>,
+    },
+    /// The agent withdrew the request (or a stop cleared it) before the answer came.
+    Withdrawn,
+    /// No request with that id is or was waiting.
+    Unknown,
+    /// No request waits at all.
+    NothingWaiting,
+}
+
+impl AnswerRefusal {
+    /// Why, in a sentence for the person who answered.
+    pub fn describe(&self) -> String {
+        match self {
+            AnswerRefusal::AlreadyAnswered { approved, by } => {
+                let what = if *approved { "allowed" } else { "denied" };
+                match by {
+                    Some(by) => format!("it was already {what} by {}", by.describe()),
+                    None => format!("it was already {what}"),
+                }
+            }
+            AnswerRefusal::Withdrawn => {
+                "the agent no longer waits for it (withdrawn, or the turn was stopped)".to_owned()
+            }
+            AnswerRefusal::Unknown => "no request with that id waits".to_owned(),
+            AnswerRefusal::NothingWaiting => "no request waits for an answer".to_owned(),
+        }
+    }
 }
 
 /// Why a message was not applied.

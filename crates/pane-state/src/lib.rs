@@ -44,8 +44,8 @@ pub mod reducer;
 pub mod state;
 
 pub use cmd::{
-    Cmd, CompactionSource, ConfirmAction, DeadlineKind, Event, IgnoreReason, PromptDropReason,
-    SuppressReason,
+    AnswerRefusal, Cmd, CompactionSource, ConfirmAction, DeadlineKind, Event, IgnoreReason,
+    PromptDropReason, SuppressReason,
 };
 pub use context::{ContextReading, ReadingSource, WindowSource};
 pub use error::{CheckpointMismatch, LogError};

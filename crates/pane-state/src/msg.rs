@@ -13,6 +13,7 @@ use crate::cmd::ConfirmAction;
 #[cfg(doc)]
 use crate::cmd::DeadlineKind;
 use crate::ledger::TurnLedger;
+use crate::log::Actor;
 use crate::state::{ContextInvalidation, WaitingReason};
 
 /// One thing that happened to the pane. See each variant for the rules (R-numbers refer to the
@@ -355,10 +356,31 @@ pub enum Msg {
         /// The withdrawn request's id.
         id: String,
     },
-    /// The user answered the front approval (R86).
+    /// The session put the waiting request `id` to a person (the approval mode asks): it
+    /// now waits for their answer (R102).
+    ApprovalAsked {
+        /// The request's id.
+        id: String,
+    },
+    /// Request `id` was answered (R86, R101): by a person, an API client, the approval mode or
+    /// the session. The first answer wins; an answer to a request that no longer waits is
+    /// refused, and recorded with the refusal (`Event::AnswerRefused`).
     ApprovalAnswered {
+        /// The request answered; `None` (logs written before ids were carried) answers the
+        /// front request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
         /// Whether the action is allowed.
         approved: bool,
+        /// Allowed for the rest of the session: the tool is not asked about again (R103).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        for_session: bool,
+        /// Who answered (absent in older logs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<Actor>,
+        /// What the agent is told with a denial.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A tool asks the user questions; queued FIFO (R86).
     QuestionAsked {
@@ -370,8 +392,11 @@ pub enum Msg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<TurnId>,
     },
-    /// The user answered the front question set (R86).
+    /// The user answered a question set (R86, R101).
     QuestionAnswered {
+        /// The set answered; `None` (older logs) answers the front set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
         /// One answer per question.
         answers: Vec<String>,
     },
@@ -492,6 +517,7 @@ impl Msg {
             | Msg::ResumeRetryStarted { .. }
             | Msg::ResumeRetryResolved
             | Msg::TurnLedgerObserved { .. }
+            | Msg::ApprovalAsked { .. }
             | Msg::ApprovalAnswered { .. }
             | Msg::ApprovalWithdrawn { .. }
             | Msg::QuestionAnswered { .. }
@@ -560,6 +586,7 @@ impl Msg {
             Msg::ResumeRetryResolved => MsgKind::ResumeRetryResolved,
             Msg::TurnLedgerObserved { .. } => MsgKind::TurnLedgerObserved,
             Msg::ApprovalRequested { .. } => MsgKind::ApprovalRequested,
+            Msg::ApprovalAsked { .. } => MsgKind::ApprovalAsked,
             Msg::ApprovalAnswered { .. } => MsgKind::ApprovalAnswered,
             Msg::ApprovalWithdrawn { .. } => MsgKind::ApprovalWithdrawn,
             Msg::QuestionAsked { .. } => MsgKind::QuestionAsked,
@@ -648,6 +675,20 @@ pub enum MsgKind {
     AgentExited,
     AgentShutdownOverdue,
     DeadlinesConfigured,
+    ApprovalAsked,
+}
+
+impl Msg {
+    /// An answer to request `id` (`None`: the front one) by `by`, allowed once or denied.
+    pub fn approval_answer(id: Option<&str>, approved: bool, by: Option<Actor>) -> Msg {
+        Msg::ApprovalAnswered {
+            id: id.map(str::to_owned),
+            approved,
+            for_session: false,
+            by,
+            reason: None,
+        }
+    }
 }
 
 impl MsgKind {
@@ -717,6 +758,7 @@ impl MsgKind {
         MsgKind::AgentExited,
         MsgKind::AgentShutdownOverdue,
         MsgKind::DeadlinesConfigured,
+        MsgKind::ApprovalAsked,
     ];
 
     /// The serde tag, e.g. `tool_start`.
@@ -771,6 +813,7 @@ impl MsgKind {
             MsgKind::ResumeRetryStarted => "resume_retry_started",
             MsgKind::ResumeRetryResolved => "resume_retry_resolved",
             MsgKind::TurnLedgerObserved => "turn_ledger_observed",
+            MsgKind::ApprovalAsked => "approval_asked",
             MsgKind::ApprovalRequested => "approval_requested",
             MsgKind::ApprovalAnswered => "approval_answered",
             MsgKind::QuestionAsked => "question_asked",
@@ -867,6 +910,7 @@ mod tests {
             MsgKind::AgentExited => 61,
             MsgKind::AgentShutdownOverdue => 62,
             MsgKind::DeadlinesConfigured => 63,
+            MsgKind::ApprovalAsked => 64,
         }
     }
 
@@ -879,9 +923,6 @@ mod tests {
                 Some(serde_json::Value::from(kind.as_str()))
             );
         }
-        assert_eq!(
-            MsgKind::ALL.len(),
-            position(MsgKind::DeadlinesConfigured) + 1
-        );
+        assert_eq!(MsgKind::ALL.len(), position(MsgKind::ApprovalAsked) + 1);
     }
 }

@@ -8,14 +8,17 @@ use panewise_protocol::{
 };
 
 use crate::cmd::{
-    Cmd, CompactionSource, DeadlineKind, Event, IgnoreReason, PromptDropReason, SuppressReason,
+    AnswerRefusal, Cmd, CompactionSource, DeadlineKind, Event, IgnoreReason, PromptDropReason,
+    SuppressReason,
 };
 use crate::context::{plausible_reading, resolve_window, ContextReading, ReadingSource};
+use crate::log::Actor;
 use crate::msg::{Msg, MsgKind};
 use crate::state::{
-    ArmedDeadline, AttachedTask, CompactionInProgress, Confirmation, DisconnectReason, InitPhase,
-    InterruptReason, PaneFailure, PaneState, PendingApproval, PendingMessage, PendingQuestionSet,
-    QueuedPrompt, ResumeRetry, State, TurnOutcome, TurnPhase, TurnTokens, WaitingReason,
+    ArmedDeadline, AttachedTask, ClosedRequest, CompactionInProgress, Confirmation,
+    DisconnectReason, InitPhase, InterruptReason, PaneFailure, PaneState, PendingApproval,
+    PendingMessage, PendingQuestionSet, QueuedPrompt, RequestClosed, ResumeRetry, State,
+    TurnOutcome, TurnPhase, TurnTokens, WaitingReason, CLOSED_REQUESTS_KEPT,
     CONTEXT_BUFFER_CAP_BYTES, MAX_QUEUED_PROMPTS,
 };
 
@@ -340,26 +343,40 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         }
         Msg::ApprovalRequested {
             id, tool, summary, ..
-        } => open_modal(s, out, |s| {
-            s.pending_approvals
-                .push_back(PendingApproval { id, tool, summary });
-        }),
-        Msg::ApprovalAnswered { approved } => match s.pending_approvals.pop_front() {
-            Some(front) => close_modal(
-                s,
-                out,
-                Some(Cmd::ResolveApproval {
-                    id: front.id,
-                    approved,
-                }),
-            ),
-            None => ignore(
-                s,
-                MsgKind::ApprovalAnswered,
-                IgnoreReason::NoApprovalPending,
-                out,
-            ),
-        },
+        } => {
+            // A request is the agent at work: a turn still submitting has started (R104).
+            bump(s, 0);
+            open_modal(s, out, |s| {
+                s.pending_approvals.push_back(PendingApproval {
+                    id,
+                    tool,
+                    summary,
+                    asked: false,
+                });
+            });
+        }
+        Msg::ApprovalAsked { id } => {
+            match s
+                .pending_approvals
+                .iter_mut()
+                .find(|pending| pending.id == id)
+            {
+                Some(pending) => pending.asked = true,
+                None => ignore(
+                    s,
+                    MsgKind::ApprovalAsked,
+                    IgnoreReason::NoApprovalPending,
+                    out,
+                ),
+            }
+        }
+        Msg::ApprovalAnswered {
+            id,
+            approved,
+            for_session,
+            by,
+            reason,
+        } => approval_answered(s, id, approved, for_session, by, reason, out),
         Msg::ApprovalWithdrawn { id } => {
             match s
                 .pending_approvals
@@ -368,6 +385,7 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
             {
                 Some(index) => {
                     s.pending_approvals.remove(index);
+                    close_request(s, id, RequestClosed::Withdrawn);
                     close_modal(s, out, None);
                 }
                 None => ignore(
@@ -378,26 +396,42 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 ),
             }
         }
-        Msg::QuestionAsked { id, questions, .. } => open_modal(s, out, |s| {
-            s.pending_questions
-                .push_back(PendingQuestionSet { id, questions });
-        }),
-        Msg::QuestionAnswered { answers } => match s.pending_questions.pop_front() {
-            Some(front) => close_modal(
-                s,
-                out,
-                Some(Cmd::ResolveQuestion {
-                    id: front.id,
-                    answers,
-                }),
-            ),
-            None => ignore(
-                s,
-                MsgKind::QuestionAnswered,
-                IgnoreReason::NoQuestionPending,
-                out,
-            ),
-        },
+        Msg::QuestionAsked { id, questions, .. } => {
+            bump(s, 0);
+            open_modal(s, out, |s| {
+                s.pending_questions
+                    .push_back(PendingQuestionSet { id, questions });
+            });
+        }
+        Msg::QuestionAnswered { id, answers } => {
+            let index = match &id {
+                None => (!s.pending_questions.is_empty()).then_some(0),
+                Some(id) => s.pending_questions.iter().position(|set| set.id == *id),
+            };
+            match index.and_then(|index| s.pending_questions.remove(index)) {
+                Some(set) => close_modal(
+                    s,
+                    out,
+                    Some(Cmd::ResolveQuestion {
+                        id: set.id,
+                        answers,
+                    }),
+                ),
+                None if id.is_none() => ignore(
+                    s,
+                    MsgKind::QuestionAnswered,
+                    IgnoreReason::NoQuestionPending,
+                    out,
+                ),
+                None => refuse_answer(
+                    s,
+                    id,
+                    AnswerRefusal::Unknown,
+                    MsgKind::QuestionAnswered,
+                    out,
+                ),
+            }
+        }
         Msg::ConfirmRequested { action, prompt } => open_modal(s, out, |s| {
             s.confirm = Some(Confirmation { action, prompt });
         }),
@@ -745,6 +779,14 @@ fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec
         );
         return;
     }
+    // The agent's own start of the turn whose prompt panewise sent is its first sign of work,
+    // on every channel: the submit deadline guarded only the wait for it (R104).
+    let acknowledges_prompt = matches!(
+        s.turn_phase,
+        TurnPhase::Submitting { .. } | TurnPhase::Streaming { .. }
+    ) && s.prompt_sent_turn.is_some()
+        && s.prompt_sent_turn == s.current_turn;
+    s.prompt_sent_turn = None;
     // The submit deadline is armed only when the phase crosses into Submitting (R27, R31); a
     // start accepted while Submitting keeps the armed time but moves it to the new turn, so the
     // old turn's timer cannot end the new turn and the new turn is still guarded.
@@ -769,6 +811,16 @@ fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec
     s.next_turn_id = s.next_turn_id.saturating_add(1);
     s.current_turn = Some(turn);
     emit(out, Event::TurnStarted { at, turn });
+    if acknowledges_prompt {
+        if let Some(armed) = kept_deadline {
+            disarm(DeadlineKind::Submit, armed, out);
+        }
+        s.turn_phase = streaming_phase(s.streaming.buffer_size, 0, at);
+        if s.failure.take().is_some() {
+            emit(out, Event::FailureCleared);
+        }
+        return;
+    }
     let deadline_ms = match kept_deadline {
         Some(armed) => {
             disarm(DeadlineKind::Submit, armed, out);
@@ -1035,6 +1087,7 @@ fn start_prompt_turn(s: &mut PaneState, text: String, out: &mut Vec<Cmd>) {
     let at = s.now_ms;
     turn_start(s, at, Some(text.clone()), out);
     if let (Some(turn), true) = (s.current_turn, s.turn_phase.is_working()) {
+        s.prompt_sent_turn = Some(turn);
         out.push(Cmd::SendPrompt { turn, text });
     }
 }
@@ -1162,6 +1215,108 @@ fn process_exit_failure(code: Option<i32>, signal: Option<i32>, when: &str) -> F
     }
 }
 
+/// An approval answer (R101): the first answer to a waiting request resolves it; an answer
+/// to a request that no longer waits is refused, saying why. `id: None` (older logs, a
+/// terminal answering "the one asked") answers the front request.
+fn approval_answered(
+    s: &mut PaneState,
+    id: Option<String>,
+    approved: bool,
+    for_session: bool,
+    by: Option<Actor>,
+    reason: Option<String>,
+    out: &mut Vec<Cmd>,
+) {
+    let index = match &id {
+        None => (!s.pending_approvals.is_empty()).then_some(0),
+        Some(id) => s
+            .pending_approvals
+            .iter()
+            .position(|pending| pending.id == *id),
+    };
+    let Some(front) = index.and_then(|index| s.pending_approvals.remove(index)) else {
+        let refusal = match &id {
+            // An id-less answer with nothing waiting: as before ids were carried.
+            None if s.closed_requests.is_empty() => {
+                return ignore(
+                    s,
+                    MsgKind::ApprovalAnswered,
+                    IgnoreReason::NoApprovalPending,
+                    out,
+                );
+            }
+            None => AnswerRefusal::NothingWaiting,
+            Some(id) => match s
+                .closed_requests
+                .iter()
+                .rev()
+                .find(|closed| closed.id == *id)
+            {
+                Some(ClosedRequest {
+                    closed: RequestClosed::Answered { approved, by },
+                    ..
+                }) => AnswerRefusal::AlreadyAnswered {
+                    approved: *approved,
+                    by: by.clone(),
+                },
+                Some(ClosedRequest {
+                    closed: RequestClosed::Withdrawn,
+                    ..
+                }) => AnswerRefusal::Withdrawn,
+                None => AnswerRefusal::Unknown,
+            },
+        };
+        return refuse_answer(s, id, refusal, MsgKind::ApprovalAnswered, out);
+    };
+    // Only an allow is for the session; a denial says nothing about later requests (R103).
+    let for_session = approved && for_session;
+    if for_session {
+        s.allowed_for_session
+            .insert(front.tool.clone(), by.clone().unwrap_or(Actor::Person));
+    }
+    close_request(
+        s,
+        front.id.clone(),
+        RequestClosed::Answered {
+            approved,
+            by: by.clone(),
+        },
+    );
+    close_modal(
+        s,
+        out,
+        Some(Cmd::ResolveApproval {
+            id: front.id,
+            tool: front.tool,
+            approved,
+            for_session,
+            by,
+            reason: if approved { None } else { reason },
+        }),
+    );
+}
+
+/// Remembers how request `id` was closed, the newest [`CLOSED_REQUESTS_KEPT`] (R101).
+fn close_request(s: &mut PaneState, id: String, closed: RequestClosed) {
+    if s.closed_requests.len() >= CLOSED_REQUESTS_KEPT {
+        s.closed_requests.pop_front();
+    }
+    s.closed_requests.push_back(ClosedRequest { id, closed });
+}
+
+/// Refuses an answer, counting it with the other messages not applied, and says why (R101).
+fn refuse_answer(
+    s: &mut PaneState,
+    id: Option<String>,
+    refusal: AnswerRefusal,
+    kind: MsgKind,
+    out: &mut Vec<Cmd>,
+) {
+    s.diagnostics.ignored = s.diagnostics.ignored.saturating_add(1);
+    s.diagnostics.last = Some(format!("{kind}: refused, {}", refusal.describe()));
+    emit(out, Event::AnswerRefused { id, refusal });
+}
+
 fn is_waiting_for_input(s: &PaneState) -> bool {
     !s.pending_approvals.is_empty() || !s.pending_questions.is_empty() || s.confirm.is_some()
 }
@@ -1169,7 +1324,9 @@ fn is_waiting_for_input(s: &PaneState) -> bool {
 /// Clears both parked queues: a cancelled task can never receive an answer (R86).
 fn clear_waiting_queues(s: &mut PaneState, out: &mut Vec<Cmd>) {
     let was_waiting = !s.pending_approvals.is_empty() || !s.pending_questions.is_empty();
-    s.pending_approvals.clear();
+    for pending in std::mem::take(&mut s.pending_approvals) {
+        close_request(s, pending.id, RequestClosed::Withdrawn);
+    }
     s.pending_questions.clear();
     if was_waiting && !is_waiting_for_input(s) {
         emit(out, Event::WaitingEnded);
@@ -1647,6 +1804,10 @@ fn disarm(kind: DeadlineKind, armed: ArmedDeadline, out: &mut Vec<Cmd>) {
 /// guards, or another turn became current. Run after every handler, so no exit path from
 /// Submitting or Interrupting can forget its timer.
 fn disarm_moot_deadlines(s: &mut PaneState, out: &mut Vec<Cmd>) {
+    // A prompt whose turn ended, however it ended, waits for no acknowledgement (R104).
+    if !s.turn_phase.is_working() || s.prompt_sent_turn != s.current_turn {
+        s.prompt_sent_turn = None;
+    }
     let submitting = matches!(s.turn_phase, TurnPhase::Submitting { .. });
     let interrupting = matches!(s.turn_phase, TurnPhase::Interrupting { .. });
     for (kind, guarded_phase) in [

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::cmd::ConfirmAction;
 use crate::context::{plausible_reading, ContextReading};
 use crate::ledger::TurnLedger;
+use crate::log::Actor;
 
 /// How many prompts may wait for the working turn to end; the oldest goes first (R88, R94).
 pub const MAX_QUEUED_PROMPTS: usize = 32;
@@ -142,6 +143,17 @@ pub struct PaneState {
     pub turn_ledger: Option<TurnLedger>,
     /// Tool approvals waiting for the user, front first (R86).
     pub pending_approvals: VecDeque<PendingApproval>,
+    /// Requests no longer waiting, newest last, capped at [`CLOSED_REQUESTS_KEPT`]: how each
+    /// was closed, so a late or second answer is refused with the reason (R101).
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub closed_requests: VecDeque<ClosedRequest>,
+    /// Tools a person allowed for the rest of the session, with who allowed each (R103).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub allowed_for_session: BTreeMap<String, Actor>,
+    /// The turn whose prompt panewise sent and the agent has not acknowledged yet: the
+    /// agent's own turn start acknowledges it (R104).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_sent_turn: Option<TurnId>,
     /// Question sets waiting for the user, front first (R86).
     pub pending_questions: VecDeque<PendingQuestionSet>,
     /// A confirmation modal to show.
@@ -205,6 +217,9 @@ impl PaneState {
             last_context_model: None,
             turn_ledger: None,
             pending_approvals: VecDeque::new(),
+            closed_requests: VecDeque::new(),
+            allowed_for_session: BTreeMap::new(),
+            prompt_sent_turn: None,
             pending_questions: VecDeque::new(),
             confirm: None,
             pending_hook_context: Vec::new(),
@@ -634,6 +649,38 @@ pub struct PendingApproval {
     pub tool: String,
     /// What it wants to do.
     pub summary: String,
+    /// The session put it to a person (`Msg::ApprovalAsked`): it waits for their answer
+    /// rather than for the approval mode's (R102).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asked: bool,
+}
+
+/// How many closed requests the state remembers, for refusing late answers (R101).
+pub const CLOSED_REQUESTS_KEPT: usize = 32;
+
+/// A request that no longer waits, and how it was closed (R101).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClosedRequest {
+    /// The request's id.
+    pub id: String,
+    /// How it was closed.
+    pub closed: RequestClosed,
+}
+
+/// How a request stopped waiting (R101).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "closed", rename_all = "snake_case")]
+pub enum RequestClosed {
+    /// Answered: the first answer, the one that counted.
+    Answered {
+        /// Allowed or denied.
+        approved: bool,
+        /// Who answered, when the log says (older logs do not).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<Actor>,
+    },
+    /// The agent withdrew it, or a stop cleared it: nobody's answer reaches the agent.
+    Withdrawn,
 }
 
 /// A question set waiting for the user (R86).

@@ -724,6 +724,16 @@ fn params_of<'a, T: Deserialize<'a>>(
 }
 
 impl AcpDecoder {
+    /// A line the host wrote to the agent: an answer to a permission request means the host
+    /// closed it, so the tool call going on afterwards is no withdrawal.
+    pub(crate) fn host_line(&mut self, raw: &[u8]) {
+        if let Ok(envelope) = Envelope::parse(raw) {
+            if let Some(Shape::Response { id, .. }) = envelope.shape() {
+                self.waiting.remove(&id);
+            }
+        }
+    }
+
     fn open_turn(&mut self, out: &mut Vec<ProviderEvent>) {
         if !std::mem::replace(&mut self.turn_open, true) {
             self.tools.clear();

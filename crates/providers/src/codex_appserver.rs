@@ -634,6 +634,17 @@ fn params_of<'a, T: Deserialize<'a>>(
 }
 
 impl AppServerDecoder {
+    /// A line the host wrote to the server: an answer to a server request means the host,
+    /// not the server, closed it, so the server's `serverRequest/resolved` that follows is
+    /// no withdrawal.
+    pub(crate) fn host_line(&mut self, raw: &[u8]) {
+        if let Ok(envelope) = Envelope::parse(raw) {
+            if let Some(Shape::Response { id, .. }) = envelope.shape() {
+                self.waiting.remove(&id);
+            }
+        }
+    }
+
     fn session_started(
         &mut self,
         thread: Thread,

@@ -130,6 +130,17 @@ impl Decoder {
         }
     }
 
+    /// Tells the decoder of a line the host wrote to the agent (an approval's answer): a
+    /// request the host answered is closed by the host, and the agent going on with it
+    /// afterwards is not reported as a withdrawal. Lines of other formats are ignored.
+    pub fn host_line(&mut self, line: &[u8]) {
+        match &mut self.format {
+            Format::AppServer(decoder) => decoder.host_line(line),
+            Format::Acp(decoder) => decoder.host_line(line),
+            Format::Claude(_) | Format::Codex(_) | Format::Gemini(_) => {}
+        }
+    }
+
     /// The client sent the agent a prompt (ACP: what the agent writes from now on is the
     /// turn's, not a loaded session's history). Nothing for the other formats.
     pub fn prompt_sent(&mut self) {

@@ -553,6 +553,8 @@ impl CliAgent {
         if let Some(capture) = self.capture.as_mut() {
             capture.input(line);
         }
+        // The decoder reads both directions: an answer written here closes its request.
+        self.decoder.host_line(line.as_bytes());
         match self.process.as_mut() {
             // An agent that exited cannot read: its exit, folded when its output closes, is
             // what the person is shown, not a broken pipe.

@@ -20,7 +20,8 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use panewise_pane_state::log::LogHeader;
-use panewise_pane_state::{Cmd, Msg, State, TurnId, WATCHDOG_TICK_MS};
+use panewise_pane_state::state::RequestClosed;
+use panewise_pane_state::{Cmd, Event, Msg, State, TurnId, WATCHDOG_TICK_MS};
 use panewise_providers::{Mapper, ModelTable};
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
@@ -125,6 +126,12 @@ impl Outlet {
         let _no_front_end = self.updates.send(update);
     }
 
+    pub(crate) fn send_all(&self, updates: impl IntoIterator<Item = Update>) {
+        for update in updates {
+            self.send(update);
+        }
+    }
+
     pub(crate) fn notice(&self, text: String) {
         tracing::info!(notice = %text);
         self.send(Update::Notice(text));
@@ -160,14 +167,8 @@ pub struct Session {
     can_ask: bool,
     /// More prompts may come.
     input_open: bool,
-    /// The approval request the front ends were asked about, and its tool.
-    asking: Option<(String, String)>,
-    /// Tools allowed for the rest of the session, and who allowed each.
-    allowed_for_session: std::collections::BTreeMap<String, Actor>,
     /// The deadlines to record before the first prompt.
     configured_deadlines: Option<panewise_pane_state::Deadlines>,
-    /// Why the front approval was denied, for the agent (and the model's tool result).
-    denial: Option<String>,
     /// A stop was asked for: nothing queued is sent any more.
     stopping: bool,
     /// The conversation's lines, queued until the next write to the log.
@@ -246,10 +247,7 @@ impl Session {
             cwd: spec.cwd,
             can_ask: spec.can_ask,
             input_open: spec.stay_open,
-            asking: None,
-            allowed_for_session: std::collections::BTreeMap::new(),
             configured_deadlines: spec.deadlines,
-            denial: None,
             stopping: false,
             transcript: TranscriptRecorder::new(PromptSource::Sent),
             session_span,
@@ -391,15 +389,10 @@ impl Session {
                 self.controls_open = false;
                 self.input_open = false;
                 self.can_ask = false;
-                self.answer_asked(
-                    false,
-                    false,
-                    Actor::Session,
-                    "nobody is left to answer: denied".to_owned(),
-                )
-                .into_iter()
-                .map(Produced::Msg)
-                .collect()
+                self.deny_asked("nobody is left to answer: denied")
+                    .into_iter()
+                    .map(Produced::Msg)
+                    .collect()
             }
             Input::Control(control) => self.control(control, now).await?,
         })
@@ -424,42 +417,31 @@ impl Session {
                 by,
                 message,
             } => {
-                let asked = self.asking.clone();
-                match asked {
-                    Some((asked, tool)) if id.as_ref().is_none_or(|id| *id == asked) => {
-                        let for_session = approved && for_session;
-                        if for_session {
-                            self.allowed_for_session.insert(tool, by.clone());
-                        }
-                        let who = match &by {
-                            Actor::Person => "the person at the terminal".to_owned(),
-                            Actor::Api { client } => {
-                                format!(
-                                    "{} through the API",
-                                    client.as_deref().unwrap_or("a client")
-                                )
-                            }
-                            Actor::Policy { mode } => format!("approval mode {mode}"),
-                            Actor::Session | Actor::Agent => "panewise".to_owned(),
-                        };
-                        let reason = match message {
-                            Some(message) if !message.trim().is_empty() => {
-                                format!("denied by {who}: {message}")
-                            }
-                            _ => {
-                                format!("denied by {who} (approval mode {})", self.approval.name())
-                            }
-                        };
-                        tracing::info!(id = %asked, approved, ?by, "approval answered");
-                        produced.extend(
-                            self.answer_asked(approved, for_session, by, reason)
-                                .map(Produced::Msg),
-                        );
+                // `None` answers the request put to the person now; the reducer decides
+                // whether the answer still counts (R101) and says why when it does not.
+                let id = id.or_else(|| {
+                    self.log
+                        .state()
+                        .pending_approvals
+                        .iter()
+                        .find(|pending| pending.asked)
+                        .map(|pending| pending.id.clone())
+                });
+                let who = by.describe();
+                let reason = (!approved).then(|| match message {
+                    Some(message) if !message.trim().is_empty() => {
+                        format!("denied by {who}: {message}")
                     }
-                    _ => self.out.notice(
-                        "no question is waiting for that answer; it was not sent".to_owned(),
-                    ),
-                }
+                    _ => format!("denied by {who}"),
+                });
+                tracing::info!(?id, approved, ?by, "approval answered");
+                produced.push(Produced::Msg(Msg::ApprovalAnswered {
+                    id,
+                    approved,
+                    for_session: approved && for_session,
+                    by: Some(by),
+                    reason,
+                }));
             }
             Control::Interrupt => {
                 self.transcript
@@ -473,13 +455,9 @@ impl Session {
                 self.stopping = true;
                 self.input_open = false;
                 produced.extend(
-                    self.answer_asked(
-                        false,
-                        false,
-                        Actor::Session,
-                        "the session is stopping: denied".to_owned(),
-                    )
-                    .map(Produced::Msg),
+                    self.deny_asked("the session is stopping: denied")
+                        .into_iter()
+                        .map(Produced::Msg),
                 );
                 self.transcript
                     .record(TranscriptEntry::Interrupt { by: Actor::Session }, now);
@@ -502,39 +480,21 @@ impl Session {
         Ok(produced)
     }
 
-    /// The answer to the question asked, if one was.
-    fn answer_asked(
-        &mut self,
-        approved: bool,
-        for_session: bool,
-        by: Actor,
-        reason: String,
-    ) -> Option<Msg> {
-        let (request_id, tool) = self.asking.take()?;
-        let reason = (!approved).then_some(reason);
-        self.out.send(Update::Answered {
-            id: request_id.clone(),
-            tool,
-            approved,
-            for_session,
-            by: by.clone(),
-            reason: reason.clone(),
-        });
-        self.transcript.record(
-            TranscriptEntry::ApprovalAnswered {
-                request_id: Some(request_id),
-                approved,
-                for_session,
-                by,
-                reason: reason.clone(),
-            },
-            self.clock.now_ms(),
-        );
-        let reason = reason.unwrap_or_default();
-        if !approved {
-            self.denial = Some(reason);
-        }
-        Some(Msg::ApprovalAnswered { approved })
+    /// Denials, by the session, of every request put to a person: nobody can answer them.
+    fn deny_asked(&self, reason: &str) -> Vec<Msg> {
+        self.log
+            .state()
+            .pending_approvals
+            .iter()
+            .filter(|pending| pending.asked)
+            .map(|pending| Msg::ApprovalAnswered {
+                id: Some(pending.id.clone()),
+                approved: false,
+                for_session: false,
+                by: Some(Actor::Session),
+                reason: Some(reason.to_owned()),
+            })
+            .collect()
     }
 
     /// Records and folds what the backend produced: each message's commands run before the
@@ -601,11 +561,35 @@ impl Session {
             .write_to(&mut self.log)
             .map_err(|source| self.log_error(source))?;
         let at = self.clock.now_ms();
+        let asked_before: Vec<String> = self
+            .log
+            .state()
+            .pending_approvals
+            .iter()
+            .filter(|pending| pending.asked)
+            .map(|pending| pending.id.clone())
+            .collect();
         let cmds = self
             .log
             .record(at, msg.clone())
             .map_err(|source| self.log_error(source))?;
+        let asked_now = match &msg {
+            Msg::ApprovalAsked { id } => self
+                .log
+                .state()
+                .pending_approvals
+                .iter()
+                .find(|pending| pending.id == *id && pending.asked)
+                .map(|pending| Update::Ask {
+                    id: pending.id.clone(),
+                    tool: pending.tool.clone(),
+                    summary: pending.summary.clone(),
+                    offers_session: true,
+                }),
+            _ => None,
+        };
         self.out.send(Update::Recorded { at, msg });
+        self.out.send_all(asked_now);
         self.follow_turn();
         for cmd in cmds {
             let span =
@@ -613,19 +597,24 @@ impl Session {
             let produced = self.execute(cmd).instrument(span).await?;
             self.absorb(produced, queue, later)?;
         }
-        if let Some((asked, _)) = &self.asking {
-            let front = self.log.state().pending_approvals.front();
-            if front.map(|front| &front.id) != Some(asked) {
-                // Withdrawn or cleared by an interrupt: an answer to it is no answer.
-                let id = asked.clone();
-                self.asking = None;
+        for id in asked_before {
+            let withdrawn = self
+                .log
+                .state()
+                .closed_requests
+                .iter()
+                .rev()
+                .any(|closed| closed.id == id && closed.closed == RequestClosed::Withdrawn);
+            if withdrawn {
+                // Withdrawn or cleared by a stop: an answer to it would be refused (R101).
                 self.out.send(Update::AskWithdrawn { id });
                 self.out
                     .notice("the agent no longer waits for that answer".to_owned());
             }
         }
         if let Some(answer) = self.answer_front_approval() {
-            queue.push_back(answer);
+            // Folded next, before anything else can look at the same front request.
+            queue.push_front(answer);
         }
         Ok(())
     }
@@ -662,8 +651,34 @@ impl Session {
                 }
                 self.backend.kill(&self.out)?;
             }
-            Cmd::ResolveApproval { id, approved } => {
-                let reason = self.denial.take().unwrap_or_else(|| {
+            Cmd::ResolveApproval {
+                id,
+                tool,
+                approved,
+                for_session,
+                by,
+                reason,
+            } => {
+                let by = by.unwrap_or(Actor::Person);
+                self.out.send(Update::Answered {
+                    id: id.clone(),
+                    tool,
+                    approved,
+                    for_session,
+                    by: by.clone(),
+                    reason: reason.clone(),
+                });
+                self.transcript.record(
+                    TranscriptEntry::ApprovalAnswered {
+                        request_id: Some(id.clone()),
+                        approved,
+                        for_session,
+                        by,
+                        reason: reason.clone(),
+                    },
+                    self.clock.now_ms(),
+                );
+                let reason = reason.unwrap_or_else(|| {
                     format!("denied by panewise (--approval {})", self.approval.name())
                 });
                 return self
@@ -681,6 +696,17 @@ impl Session {
             Cmd::CancelDeadline { turn, kind } => self.deadlines.cancel(turn, kind),
             Cmd::Emit(event) => {
                 tracing::debug!(parent: &self.turn_span, ?event, "emitted");
+                if let Event::AnswerRefused { id, refusal } = &event {
+                    // The answerer learns why their answer did not count (R101).
+                    let request = id
+                        .as_deref()
+                        .map(|id| format!("request {id}"))
+                        .unwrap_or_else(|| "the request".to_owned());
+                    self.out.notice(format!(
+                        "that answer to {request} was refused: {}",
+                        refusal.describe()
+                    ));
+                }
                 self.out.send(Update::Emitted(event));
             }
             // The backend's interrupt already stops what the turn's scope holds (the model
@@ -698,71 +724,47 @@ impl Session {
         Ok(Vec::new())
     }
 
-    /// The approval policy answers the front pending approval, or asks the front ends.
+    /// The approval policy answers the front waiting request, or the session puts it to a
+    /// person (R102); a tool a person allowed for the session is allowed in their name (R103).
     fn answer_front_approval(&mut self) -> Option<Msg> {
-        if self.asking.is_some() {
+        let state = self.log.state();
+        let front = state.pending_approvals.front()?;
+        if front.asked {
             return None;
         }
-        let front = self.log.state().pending_approvals.front()?;
         let (id, tool, summary) = (front.id.clone(), front.tool.clone(), front.summary.clone());
+        let allowed_by = state.allowed_for_session.get(&tool).cloned();
         let decision = match self.backend.request(&id) {
             Some(request) => decide(self.approval, &request, &self.cwd),
             // A request the backend holds nothing about is a person's to decide.
             None => Decision::Ask,
         };
+        let policy = Some(transcript::by_policy(self.approval));
+        let answer = |approved: bool, for_session: bool, by, reason| Msg::ApprovalAnswered {
+            id: Some(id.clone()),
+            approved,
+            for_session,
+            by,
+            reason,
+        };
         match decision {
-            Decision::Ask if self.allowed_for_session.contains_key(&tool) => {
-                let by = self
-                    .allowed_for_session
-                    .get(&tool)
-                    .cloned()
-                    .unwrap_or(Actor::Person);
-                tracing::info!(%id, ?by, "approval answered for the session");
+            Decision::Ask if allowed_by.is_some() => {
+                tracing::info!(%id, ?allowed_by, "approval answered for the session");
                 self.out.notice(format!(
-                    "allowed {tool} {summary}: you allowed {tool} for this session"
+                    "allowed {tool} {summary}: {tool} is allowed for this session"
                 ));
-                self.out.send(Update::Answered {
-                    id: id.clone(),
-                    tool,
-                    approved: true,
-                    for_session: true,
-                    by: by.clone(),
-                    reason: None,
-                });
-                self.transcript.record(
-                    TranscriptEntry::ApprovalAnswered {
-                        request_id: Some(id),
-                        approved: true,
-                        for_session: true,
-                        by,
-                        reason: None,
-                    },
-                    self.clock.now_ms(),
-                );
-                Some(Msg::ApprovalAnswered { approved: true })
+                Some(answer(true, true, allowed_by, None))
             }
             Decision::Run => {
                 tracing::info!(%id, by = "policy", "approval answered");
-                self.policy_answer(id, tool, true, None);
-                Some(Msg::ApprovalAnswered { approved: true })
+                Some(answer(true, false, policy, None))
             }
             Decision::Deny { reason } => {
                 self.out
                     .notice(format!("denied {tool} {summary}: {reason}"));
-                self.policy_answer(id, tool, false, Some(reason.clone()));
-                self.denial = Some(reason);
-                Some(Msg::ApprovalAnswered { approved: false })
+                Some(answer(false, false, policy, Some(reason)))
             }
-            Decision::Ask if self.can_ask => {
-                self.asking = Some((id.clone(), tool.clone()));
-                self.out.send(Update::Ask {
-                    id,
-                    tool,
-                    summary,
-                    offers_session: true,
-                });
-                None
-            }
+            Decision::Ask if self.can_ask => Some(Msg::ApprovalAsked { id }),
             Decision::Ask => {
                 let reason = format!(
                     "denied: approval mode {} asks, and there is no terminal to ask on",
@@ -770,39 +772,9 @@ impl Session {
                 );
                 self.out
                     .notice(format!("denied {tool} {summary}: {reason}"));
-                self.policy_answer(
-                    id,
-                    tool,
-                    false,
-                    Some("there is no terminal to ask on".to_owned()),
-                );
-                self.denial = Some(reason);
-                Some(Msg::ApprovalAnswered { approved: false })
+                Some(answer(false, false, policy, Some(reason)))
             }
         }
-    }
-
-    /// The approval mode's own answer, in the transcript.
-    fn policy_answer(&mut self, id: String, tool: String, approved: bool, reason: Option<String>) {
-        let by = transcript::by_policy(self.approval);
-        self.out.send(Update::Answered {
-            id: id.clone(),
-            tool,
-            approved,
-            for_session: false,
-            by: by.clone(),
-            reason: reason.clone(),
-        });
-        self.transcript.record(
-            TranscriptEntry::ApprovalAnswered {
-                request_id: Some(id),
-                approved,
-                for_session: false,
-                by,
-                reason,
-            },
-            self.clock.now_ms(),
-        );
     }
 
     fn log_error(&self, source: std::io::Error) -> SessionError {

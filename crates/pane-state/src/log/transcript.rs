@@ -214,6 +214,23 @@ pub enum Actor {
     Agent,
 }
 
+impl Actor {
+    /// Who, in words for a sentence such as "denied by …": the API client by the name it
+    /// gave (`panewise approve`), the person, the approval mode.
+    pub fn describe(&self) -> String {
+        match self {
+            Actor::Policy { mode } => format!("approval mode {mode}"),
+            Actor::Person => "the person at the terminal".to_owned(),
+            Actor::Api {
+                client: Some(client),
+            } => client.clone(),
+            Actor::Api { client: None } => "an API client".to_owned(),
+            Actor::Session => "panewise (nobody could answer)".to_owned(),
+            Actor::Agent => "the agent".to_owned(),
+        }
+    }
+}
+
 /// How a recorded tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

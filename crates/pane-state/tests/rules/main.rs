@@ -6,6 +6,7 @@ mod support;
 
 mod compaction;
 mod context;
+mod interaction;
 mod part_a_fields;
 mod phases;
 mod root;

@@ -222,7 +222,7 @@ fn any_msg() -> impl Strategy<Value = Msg> {
             summary: "rm".into(),
             turn
         }),
-        any::<bool>().prop_map(|approved| Msg::ApprovalAnswered { approved }),
+        any::<bool>().prop_map(|approved| Msg::approval_answer(None, approved, None)),
         (1u64..4, "[a-z]{0,40}").prop_map(|(t, text)| Msg::HookContextAdded {
             text,
             turn: TurnId(t)

@@ -268,24 +268,33 @@ fn r86_approvals_queue_first_in_first_out() {
         Some(&PendingApproval {
             id: "a".into(),
             tool: "Bash".into(),
-            summary: "run a".into()
+            summary: "run a".into(),
+            asked: false,
         })
     );
-    let (s, cmds) = step(s, T0 + 3, Msg::ApprovalAnswered { approved: true });
+    let (s, cmds) = step(s, T0 + 3, Msg::approval_answer(None, true, None));
     assert_eq!(
         cmds,
         vec![Cmd::ResolveApproval {
             id: "a".into(),
-            approved: true
+            tool: "Bash".into(),
+            approved: true,
+            for_session: false,
+            by: None,
+            reason: None,
         }]
     );
-    let (s, cmds) = step(s, T0 + 4, Msg::ApprovalAnswered { approved: false });
+    let (s, cmds) = step(s, T0 + 4, Msg::approval_answer(None, false, None));
     assert_eq!(
         cmds,
         vec![
             Cmd::ResolveApproval {
                 id: "b".into(),
-                approved: false
+                tool: "Bash".into(),
+                approved: false,
+                for_session: false,
+                by: None,
+                reason: None,
             },
             ev(Event::WaitingEnded)
         ]
@@ -310,6 +319,7 @@ fn r86_questions_queue_first_in_first_out() {
         s,
         T0 + 3,
         Msg::QuestionAnswered {
+            id: None,
             answers: vec!["yes".into()],
         },
     );
@@ -324,6 +334,7 @@ fn r86_questions_queue_first_in_first_out() {
         s,
         T0 + 4,
         Msg::QuestionAnswered {
+            id: None,
             answers: vec!["no".into()],
         },
     );
@@ -345,15 +356,26 @@ fn r86_waiting_ends_only_when_no_modal_is_left() {
     let s = settle(streaming(T0), &[(T0 + 1, approval("a", 1))]);
     let (s, cmds) = step(s, T0 + 2, question("q", 1));
     assert_eq!(cmds, vec![], "already waiting");
-    let (s, cmds) = step(s, T0 + 3, Msg::ApprovalAnswered { approved: true });
+    let (s, cmds) = step(s, T0 + 3, Msg::approval_answer(None, true, None));
     assert_eq!(
         cmds,
         vec![Cmd::ResolveApproval {
             id: "a".into(),
-            approved: true
+            tool: "Bash".into(),
+            approved: true,
+            for_session: false,
+            by: None,
+            reason: None,
         }]
     );
-    let (_, cmds) = step(s, T0 + 4, Msg::QuestionAnswered { answers: vec![] });
+    let (_, cmds) = step(
+        s,
+        T0 + 4,
+        Msg::QuestionAnswered {
+            id: None,
+            answers: vec![],
+        },
+    );
     assert_eq!(
         cmds,
         vec![
@@ -371,7 +393,7 @@ fn r86_an_answer_with_nothing_pending_is_counted_not_lost() {
     let (s, cmds) = step(
         streaming(T0),
         T0 + 1,
-        Msg::ApprovalAnswered { approved: true },
+        Msg::approval_answer(None, true, None),
     );
     assert_eq!(s.diagnostics.ignored, 1);
     assert_eq!(
@@ -381,7 +403,14 @@ fn r86_an_answer_with_nothing_pending_is_counted_not_lost() {
             reason: IgnoreReason::NoApprovalPending
         })]
     );
-    let (s, cmds) = step(s, T0 + 2, Msg::QuestionAnswered { answers: vec![] });
+    let (s, cmds) = step(
+        s,
+        T0 + 2,
+        Msg::QuestionAnswered {
+            id: None,
+            answers: vec![],
+        },
+    );
     assert_eq!(s.diagnostics.ignored, 2);
     assert_eq!(
         cmds,
@@ -708,13 +737,14 @@ fn every_msg() -> Vec<Msg> {
             summary: "s".into(),
             turn,
         },
-        Msg::ApprovalAnswered { approved: false },
+        Msg::approval_answer(None, false, None),
         Msg::QuestionAsked {
             id: "q".into(),
             questions: vec!["?".into()],
             turn,
         },
         Msg::QuestionAnswered {
+            id: None,
             answers: vec!["!".into()],
         },
         Msg::ConfirmRequested {
@@ -747,6 +777,7 @@ fn every_msg() -> Vec<Msg> {
             submit_ms: 90_000,
             stuck_ms: 60_000,
         },
+        Msg::ApprovalAsked { id: "a1".into() },
     ]
 }
 
@@ -834,13 +865,17 @@ fn r86_a_withdrawn_approval_leaves_the_queue_without_an_answer() {
     let (s, cmds) = step(s, T0 + 3, Msg::ApprovalWithdrawn { id: "a".into() });
     assert!(cmds.is_empty(), "{cmds:?}");
     assert_eq!(s.pending_approvals.len(), 1);
-    let (s, cmds) = step(s, T0 + 4, Msg::ApprovalAnswered { approved: true });
+    let (s, cmds) = step(s, T0 + 4, Msg::approval_answer(None, true, None));
     assert_eq!(
         cmds,
         vec![
             Cmd::ResolveApproval {
                 id: "b".into(),
-                approved: true
+                tool: "Write".into(),
+                approved: true,
+                for_session: false,
+                by: None,
+                reason: None,
             },
             ev(Event::WaitingEnded)
         ]

@@ -67,10 +67,13 @@ fn r94_a_prompt_while_idle_starts_a_turn_as_turn_start_does_and_is_sent() {
         ]
     );
     // Exactly what a TurnStart with the same content would have done to the state (R94), but
-    // the pane now knows it drives its agent (R99).
+    // the pane now knows it drives its agent (R99) and waits for the agent to acknowledge the
+    // prompt it sent (R104).
     let (mut by_turn_start, _) = step(subscribed_ready(T0), at, turn_start_with(at, "hello"));
     assert!(s.drives_agent && !by_turn_start.drives_agent);
+    assert_eq!(s.prompt_sent_turn, Some(TurnId(1)));
     by_turn_start.drives_agent = true;
+    by_turn_start.prompt_sent_turn = Some(TurnId(1));
     assert_eq!(s, by_turn_start);
 }
 

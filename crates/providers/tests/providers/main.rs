@@ -1,6 +1,7 @@
 //! Integration tests of the provider decoders, run on the real CLI captures in `tests/data/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod answered;
 mod bad_figures;
 mod call_split;
 mod channels;
