@@ -31,6 +31,7 @@ fn a_waiting_approval_is_needs_input_with_the_tool_and_argument() {
         id: "r1".into(),
         tool: "shell".into(),
         summary: "echo hello".into(),
+        asked: true,
     });
     let fields = PaneFields::of(&state, &running());
     assert_eq!(fields.state, AgentState::NeedsInput);

@@ -41,7 +41,16 @@ fn asked_then_answered() -> Vec<String> {
                 turn: None,
             },
         ),
-        message(T0 + 2, Msg::ApprovalAnswered { approved: true }),
+        message(
+            T0 + 2,
+            Msg::ApprovalAnswered {
+                id: Some("r1".to_owned()),
+                approved: true,
+                for_session: false,
+                by: None,
+                reason: None,
+            },
+        ),
     ]
 }
 
