@@ -38,7 +38,7 @@ use serde_json::Value;
 use crate::tools::{paths, ToolCall};
 
 /// How panewise answers an agent's permission requests and its own tools' calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApprovalMode {
     /// Deny every request.
     ReadOnly,
@@ -51,6 +51,21 @@ pub enum ApprovalMode {
 }
 
 impl ApprovalMode {
+    /// Every mode, strictest first.
+    pub const ALL: [ApprovalMode; 4] = [
+        ApprovalMode::ReadOnly,
+        ApprovalMode::Ask,
+        ApprovalMode::Auto,
+        ApprovalMode::FullAccess,
+    ];
+
+    /// The mode named `name` exactly as [`ApprovalMode::name`] spells it.
+    pub fn from_name(name: &str) -> Option<ApprovalMode> {
+        ApprovalMode::ALL
+            .into_iter()
+            .find(|mode| mode.name() == name)
+    }
+
     /// The mode's name as typed on the command line.
     pub fn name(self) -> &'static str {
         match self {

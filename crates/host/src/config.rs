@@ -14,7 +14,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
 use panewise_window::config::describe_value;
 use panewise_window::{StrategyConfig, WindowError};
 
@@ -320,7 +319,7 @@ impl Config {
                 }
                 "approval" => {
                     let name = string_value(value).map_err(|reason| invalid(key, reason))?;
-                    config.approval = Some(ApprovalMode::from_str(name, false).map_err(|_| {
+                    config.approval = Some(ApprovalMode::from_name(name).ok_or_else(|| {
                         invalid(
                             key,
                             format!(
@@ -443,7 +442,7 @@ pub fn user_file() -> Option<PathBuf> {
 }
 
 fn approval_names() -> String {
-    ApprovalMode::value_variants()
+    ApprovalMode::ALL
         .iter()
         .map(|mode| mode.name())
         .collect::<Vec<_>>()

@@ -102,7 +102,7 @@ pub struct Args {
     cwd: Option<PathBuf>,
     /// How the agent's permission requests are answered (default: panewise.toml's
     /// `approval`, else `ask`; `full-access` for the mock, in a fresh temporary directory).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::run::approval_arg())]
     approval: Option<ApprovalMode>,
     /// The window strategy of panewise's own loop: a JSON or TOML file as `panewise window
     /// --config` reads it (default: panewise.toml's `[window]`, else token-budget).
@@ -555,4 +555,11 @@ fn exit_code(state: &State) -> u8 {
         TurnPhase::Idle => 0,
         _ => 17,
     }
+}
+
+/// `--approval`: one of the modes' names (listed in `--help` and in clap's errors).
+pub(crate) fn approval_arg() -> impl clap::builder::TypedValueParser<Value = ApprovalMode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(ApprovalMode::ALL.map(ApprovalMode::name))
+        .try_map(|name| ApprovalMode::from_name(&name).ok_or("not an approval mode"))
 }

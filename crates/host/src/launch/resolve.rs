@@ -396,7 +396,7 @@ fn recorded_log(request: &LaunchRequest) -> PathBuf {
 
 /// An approval mode by its name.
 pub fn parse_approval(name: &str) -> Result<ApprovalMode, LaunchError> {
-    <ApprovalMode as clap::ValueEnum>::from_str(name, false).map_err(|_| {
+    ApprovalMode::from_name(name).ok_or_else(|| {
         LaunchError::Invalid(format!(
             "approval {name:?}: expected read-only, ask, auto or full-access"
         ))
