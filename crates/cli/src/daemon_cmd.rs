@@ -285,22 +285,33 @@ impl DaemonLauncher {
         };
         let client = params.client.as_ref();
         let mut worktree = None;
+        let mut log = None;
         if params.worktree {
             let probe = crate::launch::context(&request, client)?;
             let base = launch::resolve::session_dir(&request, &probe)?
                 .or_else(|| client.map(|client| PathBuf::from(&client.cwd)))
                 .context("--worktree needs --cwd: the repository to make the worktree in")?;
-            let name = params
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("s{}", panewise_host::clock::now_ms()));
+            // Unnamed, the worktree takes the name the session will be listed by: its log's
+            // id is chosen now, so the two agree.
+            let name = match &params.name {
+                Some(name) => name.clone(),
+                None => {
+                    let path = crate::launch::default_log_path()?;
+                    let id = path
+                        .file_stem()
+                        .map(|stem| stem.to_string_lossy().into_owned())
+                        .context("a session log path without a name")?;
+                    log = Some(path);
+                    panewise_api::default_session_name(&id)
+                }
+            };
             let made = crate::worktree::create(&base, &name)?;
             request.cwd = Some(made.clone());
             worktree = Some(made);
         }
         let context = crate::launch::context(&request, client)?;
         let plan = launch::resolve(request, &context)?;
-        self.start(plan, params.prompt.iter().cloned().collect(), worktree)
+        self.start(plan, params.prompt.iter().cloned().collect(), log, worktree)
             .await
     }
 
@@ -319,7 +330,8 @@ impl DaemonLauncher {
         };
         let context = crate::launch::context(&request, client)?;
         let plan = launch::resolve(request, &context)?;
-        self.start(plan, prompt.into_iter().collect(), None).await
+        self.start(plan, prompt.into_iter().collect(), None, None)
+            .await
     }
 
     /// Starts a session: against the daemon's mock server of its scenario when it is a mock
@@ -329,13 +341,14 @@ impl DaemonLauncher {
         &self,
         plan: launch::SessionPlan,
         prompts: Vec<String>,
+        log: Option<PathBuf>,
         worktree: Option<PathBuf>,
     ) -> anyhow::Result<Launched> {
         let mock_url = match crate::launch::in_process_scenario(&plan)? {
             Some(scenario) => Some(self.mock_url(scenario).await?),
             None => None,
         };
-        let prepared = crate::launch::prepare(plan, None, worktree)?;
+        let prepared = crate::launch::prepare(plan, log, worktree)?;
         let started = prepared
             .start(StartOptions {
                 prompts,

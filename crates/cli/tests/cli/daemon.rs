@@ -1010,6 +1010,28 @@ async fn a_worktree_session_is_removed_clean_and_kept_dirty() {
             .contains("git branch -D panewise/committed"),
         "{refused}"
     );
+    // Unnamed, the worktree follows the name the session is listed by.
+    let unnamed = create(
+        &client,
+        CreateParams {
+            cwd: Some(repo.display().to_string()),
+            worktree: true,
+            name: None,
+            ..mock("ignored", "full-access", "say hello")
+        },
+    )
+    .await;
+    assert_eq!(
+        unnamed.worktree.as_deref(),
+        Some(
+            repo.join(".panewise/worktrees")
+                .join(&unnamed.name)
+                .display()
+                .to_string()
+                .as_str()
+        ),
+        "{unnamed:?}"
+    );
     // The daemon's stop leaves the worktree for `resume`, and says where it is.
     let stop = tokio::task::block_in_place(|| daemon.run(&["daemon", "stop"]));
     let said = String::from_utf8_lossy(&stop.stderr).into_owned();
