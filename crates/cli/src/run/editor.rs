@@ -1,4 +1,4 @@
-//! The interactive terminal of `panewise run`: a line editor (reedline) that owns the terminal
+//! The interactive terminal of `panewise run` and `panewise attach`: a line editor (reedline) that owns the terminal
 //! for the whole session, with history per working directory.
 //!
 //! The editor's prompt *is* the live line: what the agent does, then `> ` (or, while a question
@@ -8,13 +8,15 @@
 //! pending question never scrolls away.
 //!
 //! The editor runs on a thread of its own (reading the terminal blocks). The session's side
-//! holds an [`EditorHandle`]: it sets the prompt, prints lines, and wakes the editor to
-//! repaint. Lines typed come back as the line front end's lines; Ctrl-C as its interrupt;
-//! Ctrl-D as the end of input.
+//! holds an [`EditorHandle`]: it sets the prompt (repainted in place, the line being typed
+//! kept) and queues lines to print, which the editor takes at its next poll (every 100 ms) and
+//! prints together, the prompt below them. Lines typed come back as the line front end's lines;
+//! Ctrl-C as its interrupt; Ctrl-D as the end of input.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -28,12 +30,15 @@ use tokio::sync::mpsc;
 /// Lines of history kept per working directory.
 const HISTORY_LINES: usize = 1_000;
 
-/// Lines the session may print ahead of the editor's next repaint (it drains them every
-/// poll, 100 ms at most); past it, printing waits.
+/// Lines the session may print ahead of the editor's next poll (100 ms at most); past it,
+/// printing waits. The editor's own printer holds as many, so one poll's lines always fit.
 const PRINT_BACKLOG: usize = 4_096;
 
 /// How long stopping waits for the editor thread to see its flag (it polls every 100 ms).
 const EDITOR_STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// How often a full backlog is looked at again while the editor drains it.
+const BACKLOG_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// What the prompt shows; shared between the session and the editor thread.
 #[derive(Debug, Clone, Default)]
@@ -69,20 +74,26 @@ impl Prompt for LivePrompt {
         Cow::Owned(format!("(history search: {}) ", search.term))
     }
     fn get_prompt_color(&self) -> Color {
-        Color::DarkGrey
+        Color::DarkGray
     }
     fn get_indicator_color(&self) -> Color {
-        Color::Reset
+        Color::Default
     }
 }
 
 /// The session's hold on the editor thread.
 pub struct EditorHandle {
     prompt: Arc<Mutex<PromptText>>,
-    printer: ExternalPrinter<String>,
-    repaint: Arc<AtomicBool>,
+    /// Lines to print, handed to the editor's printer at its next poll.
+    queue: SyncSender<String>,
+    /// The other end of `queue`: the editor's poll takes from it, and once the editor has
+    /// ended, whatever it did not take is printed plainly from here.
+    queued: Arc<Mutex<Receiver<String>>>,
+    /// Asks the editor to repaint its prompt in place at its next poll (reedline's repaint
+    /// signal, whose type it does not export).
+    repaint: Box<dyn Fn() + Send + Sync>,
     done: Arc<AtomicBool>,
-    /// The editor thread still reads the terminal (and drains the printer).
+    /// The editor thread still reads the terminal (and prints the queue).
     alive: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -94,6 +105,36 @@ impl Drop for Alive {
     fn drop(&mut self) {
         self.0.store(false, Ordering::SeqCst);
     }
+}
+
+/// What the editor does at each poll, before it looks at its printer: on `done`, it breaks
+/// out of the line (and prints nothing more, so no line handed over is left unprinted when
+/// it ends); otherwise it hands the queued lines to its printer, which prints them in the
+/// same poll. The lines stay in `queued` until then, where stopping still finds them.
+fn poll_hook(
+    done: Arc<AtomicBool>,
+    stop_line: Arc<AtomicBool>,
+    queued: Arc<Mutex<Receiver<String>>>,
+    printer: SyncSender<String>,
+) -> Box<dyn FnMut() + Send> {
+    Box::new(move || {
+        if done.load(Ordering::SeqCst) {
+            stop_line.store(true, Ordering::SeqCst);
+            return;
+        }
+        let Ok(queued) = queued.lock() else {
+            return;
+        };
+        // The printer was emptied at the last poll and holds PRINT_BACKLOG lines: this many
+        // always fit.
+        for line in queued.try_iter().take(PRINT_BACKLOG) {
+            if let Err(TrySendError::Full(line) | TrySendError::Disconnected(line)) =
+                printer.try_send(line)
+            {
+                eprintln!("{line}");
+            }
+        }
+    })
 }
 
 impl EditorHandle {
@@ -108,11 +149,22 @@ impl EditorHandle {
             mark: "> ".to_owned(),
         }));
         let printer = ExternalPrinter::new(PRINT_BACKLOG);
-        let repaint = Arc::new(AtomicBool::new(false));
+        let (queue, queued) = sync_channel(PRINT_BACKLOG);
+        let queued = Arc::new(Mutex::new(queued));
+        let stop_line = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicBool::new(false));
+        let hook = poll_hook(
+            done.clone(),
+            stop_line.clone(),
+            queued.clone(),
+            printer.sender(),
+        );
         let mut editor = Reedline::create()
-            .with_external_printer(printer.clone())
-            .with_break_signal(repaint.clone());
+            .with_external_printer(printer)
+            .with_break_signal(stop_line)
+            .with_idle_callback(hook);
+        let repaint_signal = editor.repaint_signal();
+        let repaint = Box::new(move || repaint_signal.request_repaint());
         if let Some(history) = history_file(cwd)
             .and_then(|path| FileBackedHistory::with_file(HISTORY_LINES, path).ok())
         {
@@ -136,7 +188,7 @@ impl EditorHandle {
                 }
                 // Ctrl-D on an empty line: the input ends (dropping the sender says so).
                 Ok(reedline::Signal::CtrlD) | Err(_) => return,
-                // Woken to repaint with a new prompt, or to stop.
+                // Broken out of the line to stop.
                 Ok(_) => {
                     if finished.load(Ordering::SeqCst) {
                         return;
@@ -147,7 +199,8 @@ impl EditorHandle {
         (
             EditorHandle {
                 prompt,
-                printer,
+                queue,
+                queued,
                 repaint,
                 done,
                 alive,
@@ -157,7 +210,8 @@ impl EditorHandle {
         )
     }
 
-    /// Shows `live` and `mark` as the prompt, repainted at once.
+    /// Shows `live` and `mark` as the prompt, repainted in place at the editor's next poll
+    /// (the line being typed stays as it is).
     pub fn set_prompt(&self, live: &str, mark: &str) {
         if let Ok(mut text) = self.prompt.lock() {
             if text.live == live && text.mark == mark {
@@ -166,24 +220,26 @@ impl EditorHandle {
             live.clone_into(&mut text.live);
             mark.clone_into(&mut text.mark);
         }
-        self.repaint.store(true, Ordering::SeqCst);
+        (self.repaint)();
     }
 
-    /// Prints `text` (one or more lines) above the line being typed.
+    /// Prints `text` (one or more lines; the editor gives each a row of its own) above the line
+    /// being typed.
     pub fn print(&self, text: String) {
-        // Once the editor is gone (Ctrl-D ended the input, the session goes on), the terminal
-        // is the session's again: lines are printed plainly.
-        if !self.alive.load(Ordering::SeqCst) {
-            self.drain();
-            eprintln!("{text}");
-        } else {
-            // One message per line: the editor ends each message with CR LF and counts them
-            // to know where its prompt is; a line feed inside a message (raw mode: no carriage
-            // return) would step the text sideways and leave the prompt where the editor does
-            // not think it is.
-            for line in text.split('\n') {
-                if let Err(refused) = self.printer.print(line.to_owned()) {
-                    eprintln!("{}", refused.0);
+        let mut text = text;
+        loop {
+            // Once the editor is gone (Ctrl-D ended the input, the session goes on), the
+            // terminal is the session's again: lines are printed plainly.
+            if !self.alive.load(Ordering::SeqCst) {
+                self.drain();
+                eprintln!("{text}");
+                return;
+            }
+            match self.queue.try_send(text) {
+                Ok(()) => return,
+                Err(TrySendError::Full(back) | TrySendError::Disconnected(back)) => {
+                    text = back;
+                    std::thread::sleep(BACKLOG_RETRY);
                 }
             }
         }
@@ -191,8 +247,10 @@ impl EditorHandle {
 
     /// Prints what the editor did not print before it ended.
     fn drain(&self) {
-        while let Some(line) = self.printer.get_line() {
-            eprintln!("{line}");
+        if let Ok(queued) = self.queued.lock() {
+            for line in queued.try_iter() {
+                eprintln!("{line}");
+            }
         }
     }
 
@@ -200,7 +258,6 @@ impl EditorHandle {
     /// printed first.
     pub fn stop(&mut self) {
         self.done.store(true, Ordering::SeqCst);
-        self.repaint.store(true, Ordering::SeqCst);
         if let Some(thread) = self.thread.take() {
             // The editor checks the flag at its next poll (100 ms). A terminal that has gone
             // away (the window closed: SIGHUP) can leave it spinning inside crossterm's read on
@@ -254,6 +311,70 @@ fn history_name(cwd: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_poll_hands_the_queued_lines_over_unless_stopping() {
+        struct Row {
+            rule: &'static str,
+            done: bool,
+            queued: usize,
+            handed_over: usize,
+            broken: bool,
+        }
+        let rows = [
+            Row {
+                rule: "editing: every queued line goes to the printer, the line is not broken",
+                done: false,
+                queued: 3,
+                handed_over: 3,
+                broken: false,
+            },
+            Row {
+                rule: "nothing queued: nothing handed over, nothing broken",
+                done: false,
+                queued: 0,
+                handed_over: 0,
+                broken: false,
+            },
+            Row {
+                rule: "stopping: the line is broken and nothing handed over, so what is \
+                       queued stays for stop to print",
+                done: true,
+                queued: 3,
+                handed_over: 0,
+                broken: true,
+            },
+            Row {
+                rule: "past the printer's room: as many as it holds now, the rest next poll",
+                done: false,
+                queued: PRINT_BACKLOG + 1,
+                handed_over: PRINT_BACKLOG,
+                broken: false,
+            },
+        ];
+        for row in rows {
+            let (queue, queued) = sync_channel(PRINT_BACKLOG + 1);
+            for n in 0..row.queued {
+                queue.send(format!("line {n}")).unwrap();
+            }
+            let queued = Arc::new(Mutex::new(queued));
+            let (printer, printed) = sync_channel(PRINT_BACKLOG);
+            let stop_line = Arc::new(AtomicBool::new(false));
+            let mut hook = poll_hook(
+                Arc::new(AtomicBool::new(row.done)),
+                stop_line.clone(),
+                queued.clone(),
+                printer,
+            );
+            hook();
+            let handed: Vec<String> = printed.try_iter().collect();
+            let expected: Vec<String> = (0..row.handed_over).map(|n| format!("line {n}")).collect();
+            assert_eq!(handed, expected, "{}", row.rule);
+            let left = queued.lock().unwrap().try_iter().count();
+            assert_eq!(left, row.queued - row.handed_over, "{}", row.rule);
+            assert_eq!(stop_line.load(Ordering::SeqCst), row.broken, "{}", row.rule);
+        }
+    }
 
     #[test]
     fn each_directory_has_a_history_of_its_own() {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::run_terminal::{shows_in_order, Terminal};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use panewise_api::{
@@ -1083,14 +1084,35 @@ async fn attach_on_a_terminal_asks_answers_and_detaches() {
         ),
     )
     .unwrap();
-    let terminal = crate::run_terminal::Terminal::start(&script, "attach");
-    let asked = terminal.wait_for("[y]es / [n]o / [a]lways this session");
-    assert!(asked.contains("allow shell echo hello?"), "{asked}");
-    // The transcript so far: printed above the prompt at the editor's next poll, which can
-    // come after the question's repaint.
-    terminal.wait_for("prompt     run the tool");
+    let terminal = Terminal::start(&script, "attach");
+    // The conversation so far fills the screen above the question — on it, not pushed into the
+    // scrollback. It is printed at the editor's next poll, which can come after the question's
+    // repaint, so it is waited for.
+    let conversation = [
+        "prompt     run the tool",
+        "thinking   The user wants this done; I'll use the shell tool.",
+        "assistant  I'll run the command.",
+        "tool       shell [",
+        "asks       shell [",
+        "allow shell echo hello? [y]es / [n]o / [a]lways this session >",
+    ];
+    terminal.wait_until(
+        "the conversation, then the question as the last line",
+        Terminal::visible,
+        |screen| shows_in_order(screen, &conversation),
+    );
+    terminal.wait_until(
+        "a title saying asker needs input",
+        Terminal::title,
+        |title| title.contains("asker") && title.contains("needs input"),
+    );
     terminal.line("y");
     terminal.wait_for("The command printed `hello`. Done.");
+    terminal.wait_until(
+        "a title for asker no longer saying needs input",
+        Terminal::title,
+        |title| title.contains("asker") && !title.contains("needs input"),
+    );
     until_state(&watcher, &id, |s| s.turns == 1).await;
     terminal.line("and again");
     terminal.wait_for("prompt     and again");

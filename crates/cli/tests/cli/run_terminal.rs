@@ -94,16 +94,48 @@ impl Terminal {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// The screen as it shows now, without the scrollback above it.
+    pub(crate) fn visible(&self) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// The window title the program set (OSC 2).
+    pub(crate) fn title(&self) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket, "display-message", "-p", "#{pane_title}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .to_owned()
+    }
+
     pub(crate) fn wait_for(&self, needle: &str) -> String {
+        self.wait_until(needle, Terminal::screen, |screen| screen.contains(needle))
+    }
+
+    /// Waits until `capture` of the terminal satisfies `done`; returns that capture. `what`
+    /// names the wait in the failure.
+    pub(crate) fn wait_until(
+        &self,
+        what: &str,
+        capture: impl Fn(&Terminal) -> String,
+        done: impl Fn(&str) -> bool,
+    ) -> String {
         let start = Instant::now();
         loop {
-            let screen = self.screen();
-            if screen.contains(needle) {
-                return screen;
+            let captured = capture(self);
+            if done(&captured) {
+                return captured;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(60),
-                "the screen never showed {needle:?}:\n{screen}"
+                "the terminal never showed {what:?}:\n{captured}\nthe whole screen and its scrollback:\n{}",
+                self.screen()
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -142,6 +174,24 @@ impl Terminal {
         self.keys(&["-l", text]);
         self.keys(&["Enter"]);
     }
+}
+
+/// Whether `screen` holds `lines` (each the start of a line of its own, after the last one's
+/// start) in that order, the last of them being the last line written on it.
+pub(crate) fn shows_in_order(screen: &str, lines: &[&str]) -> bool {
+    let rows: Vec<&str> = screen
+        .lines()
+        .filter(|row| !row.trim().is_empty())
+        .collect();
+    let mut wanted = lines.iter().peekable();
+    let mut last_found = None;
+    for (at, row) in rows.iter().enumerate() {
+        if wanted.peek().is_some_and(|line| row.starts_with(*line)) {
+            wanted.next();
+            last_found = Some(at);
+        }
+    }
+    wanted.peek().is_none() && last_found.is_some_and(|at| at + 1 == rows.len())
 }
 
 impl Drop for Terminal {
@@ -196,6 +246,21 @@ fn on_a_terminal_the_line_editor_asks_shows_escapes_escaped_and_keeps_the_histor
     terminal.line("a");
     terminal.wait_for("allowed for this session: shell");
     terminal.wait_for("The command ran. Done.");
+    // The turn is on the screen above the prompt, not pushed into the scrollback.
+    terminal.wait_until(
+        "the turn, then the prompt as the last line",
+        Terminal::visible,
+        |screen| {
+            shows_in_order(
+                screen,
+                &[
+                    "> print hello with the shell",
+                    "The command ran. Done.",
+                    ">",
+                ],
+            )
+        },
+    );
     assert!(machine.path("project/spoofed").exists());
     terminal.keys(&["C-d"]);
     let exit_code = terminal.wait_for_line(&exit_file);
