@@ -157,7 +157,7 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
     terminal.keys(&["Escape"]);
     terminal.wait_for("↑↓ select · Enter attach");
     // Interrupt one running its 30-second tool: the filter selects it, `i` stops the turn
-    // (had the tool run to its end, the session would be done, never stopped). It starts
+    // (had the tool run to its end, the session would be done, never interrupted). It starts
     // only now, so the steps above, however slow, do not eat into its half minute.
     let output = home.panewise(&[
         "new",
@@ -173,8 +173,10 @@ fn the_dashboard_approves_denies_attaches_sends_and_reopens_with_every_session()
     terminal.line("sleeper");
     terminal.wait_for("sleeper · mock · working");
     terminal.keys(&["i"]);
-    terminal.wait_for("sleeper · mock · stopped");
-    home.until_state("sleeper", "stopped");
+    // `i` interrupts the turn: the session stays open for a prompt (`interrupted`, not the
+    // `stopped` of an ended session).
+    terminal.wait_for("sleeper · mock · interrupted");
+    home.until_state("sleeper", "interrupted");
     terminal.keys(&["Escape"]);
     terminal.wait_for("↑↓ select · Enter attach");
     terminal.keys(&["q"]);
