@@ -70,12 +70,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = panewise_supervisor::paths::runtime_dir()?;
     // The daemon serves every directory: its own settings come from the user file alone.
     let user = panewise_host::config::user_file();
-    let settings = panewise_host::config::Config::load_files(user.as_deref(), None)?.notify;
-    let notify = panewise_supervisor::NotifyConfig {
-        delay: Duration::from_secs(settings.delay_secs.unwrap_or(0)),
-        command: settings.command,
-        desktop: settings.desktop.unwrap_or(true),
-    };
+    // `[notify]` is read when the daemon may notify, so an edit applies without a restart; a
+    // file that no longer reads keeps the last settings that did, and says why once per edge.
+    let first = notify_settings(user.as_deref())?;
+    let last_good = Arc::new(std::sync::Mutex::new(first));
+    let notify_file = user.clone();
+    let notify: panewise_supervisor::NotifySource = Arc::new(move || {
+        let mut last = last_good
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match notify_settings(notify_file.as_deref()) {
+            Ok(now) => *last = now,
+            Err(error) => tracing::warn!(%error, "[notify]: keeping the last settings that read"),
+        }
+        last.clone()
+    });
     // One exporter for every session the daemon hosts, configured as `run`'s is, from the
     // user file (the daemon serves every directory) and the environment.
     let telemetry = crate::otel::start_with(
@@ -391,6 +400,16 @@ impl Launcher for DaemonLauncher {
     fn at_shutdown(&self, info: &LaunchInfo) {
         remove_own_dir(info);
     }
+}
+
+/// The daemon's `[notify]` settings, from the user file as it is now.
+fn notify_settings(user: Option<&Path>) -> anyhow::Result<panewise_supervisor::NotifyConfig> {
+    let settings = panewise_host::config::Config::load_files(user, None)?.notify;
+    Ok(panewise_supervisor::NotifyConfig {
+        delay: Duration::from_secs(settings.delay_secs.unwrap_or(0)),
+        command: settings.command,
+        desktop: settings.desktop.unwrap_or(true),
+    })
 }
 
 /// Removes the directory made for a session (the mock's fresh one) when nothing is left in

@@ -104,7 +104,7 @@ fn result(value: impl Serialize) -> Result<Value, RpcError> {
 }
 
 impl Daemon {
-    pub(crate) fn new(launcher: Arc<dyn Launcher>, notify: crate::notify::NotifyConfig) -> Daemon {
+    pub(crate) fn new(launcher: Arc<dyn Launcher>, notify: crate::notify::NotifySource) -> Daemon {
         Daemon {
             hosted: Hosted::new(notify),
             launcher,

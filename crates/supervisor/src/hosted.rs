@@ -13,7 +13,7 @@ use panewise_session_protocol::{Actor, Control, Update};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::launcher::{LaunchInfo, Launched};
-use crate::notify::NotifyConfig;
+use crate::notify::NotifySource;
 use crate::tail::Progress;
 
 /// A change to the session list, for `sessions/subscribe`.
@@ -136,17 +136,18 @@ pub(crate) struct Hosted {
     inner: Arc<Mutex<BTreeMap<String, Entry>>>,
     /// Names asked for by creates still launching, so two at once cannot take one name.
     reserved: Arc<Mutex<std::collections::BTreeSet<String>>>,
-    notify: Arc<NotifyConfig>,
+    /// Read again at each edge that may be notified: `[notify]` is the file's as it is now.
+    notify: NotifySource,
     list: broadcast::Sender<ListEvent>,
     changes: watch::Sender<u64>,
 }
 
 impl Hosted {
-    pub(crate) fn new(notify: NotifyConfig) -> Hosted {
+    pub(crate) fn new(notify: NotifySource) -> Hosted {
         Hosted {
             inner: Arc::new(Mutex::new(BTreeMap::new())),
             reserved: Arc::default(),
-            notify: Arc::new(notify),
+            notify,
             list: broadcast::channel(1024).0,
             changes: watch::channel(0).0,
         }
@@ -207,9 +208,11 @@ impl Hosted {
         if before != Some(summary.state)
             && crate::notify::notified(summary.state)
             && summary.attached == 0
-            && self.notify.any()
         {
-            self.notify_later(summary.id.clone(), summary.state);
+            let config = (self.notify)();
+            if config.any() {
+                self.notify_later(summary.id.clone(), summary.state, config);
+            }
         }
         let _no_subscriber = self.list.send(ListEvent::Changed(Box::new(summary)));
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
@@ -217,13 +220,13 @@ impl Hosted {
 
     /// After the delay, notifies `state` of session `id` if it still holds and nobody is
     /// attached.
-    fn notify_later(&self, id: String, state: AgentState) {
+    fn notify_later(&self, id: String, state: AgentState, config: crate::notify::NotifyConfig) {
         let hosted = self.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(hosted.notify.delay).await;
+            tokio::time::sleep(config.delay).await;
             let now = hosted.lock().get(&id).map(Entry::summary);
             if let Some(summary) = now.filter(|s| s.state == state && s.attached == 0) {
-                crate::notify::deliver(&hosted.notify, &summary).await;
+                crate::notify::deliver(&config, &summary).await;
             }
         });
     }

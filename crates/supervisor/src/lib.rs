@@ -48,5 +48,5 @@ mod tail;
 pub use client::{connect_stream_or_start, Client};
 pub use error::SupervisorError;
 pub use launcher::{LaunchInfo, Launched, Launcher};
-pub use notify::NotifyConfig;
+pub use notify::{NotifyConfig, NotifySource};
 pub use server::{bind, serve, Bound};

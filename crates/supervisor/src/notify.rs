@@ -19,6 +19,10 @@ pub struct NotifyConfig {
     pub desktop: bool,
 }
 
+/// Where the daemon reads its `[notify]` settings, each time it may notify: the binary reads
+/// the user's file then, so an edited `[notify]` applies without a restart.
+pub type NotifySource = std::sync::Arc<dyn Fn() -> NotifyConfig + Send + Sync>;
+
 impl NotifyConfig {
     /// Whether any sink is configured.
     pub fn any(&self) -> bool {

@@ -77,7 +77,7 @@ pub fn bind(dir: &Path) -> Result<Bound, SupervisorError> {
 pub async fn serve(
     bound: Bound,
     launcher: Arc<dyn Launcher>,
-    notify: crate::notify::NotifyConfig,
+    notify: crate::notify::NotifySource,
     stop_grace: Duration,
     terminate: impl std::future::Future<Output = ()>,
 ) -> Result<(), SupervisorError> {

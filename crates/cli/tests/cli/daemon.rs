@@ -687,6 +687,30 @@ async fn three_mock_agents_one_waiting_for_approval_through_the_commands() {
     assert_eq!(of("one"), ["done"]);
     assert_eq!(of("three"), ["done"]);
     assert!(events.iter().all(|event| event["v"] == 1));
+    // An edited `[notify]` applies to the next edge, with the same daemon.
+    let dir = daemon.dir.path().display().to_string();
+    std::fs::write(
+        daemon.dir.path().join("config/panewise/panewise.toml"),
+        format!("[notify]\ncommand = \"cat >> '{dir}/edited.jsonl'\"\ndesktop = false\n"),
+    )
+    .unwrap();
+    let four = daemon.run(&["new", "--name", "four", "say hello"]);
+    assert!(four.status.success(), "{four:?}");
+    let edited_path = daemon.dir.path().join("edited.jsonl");
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let text = std::fs::read_to_string(&edited_path).unwrap_or_default();
+        if text.contains("\"four\"") {
+            break;
+        }
+        assert!(Instant::now() < until, "the edited command got: {text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let old = std::fs::read_to_string(&events_path).unwrap();
+    assert!(
+        !old.contains("\"four\""),
+        "the old command still ran: {old}"
+    );
 }
 
 /// SIGTERM and `panewise daemon stop` end the daemon alike: every session stopped, its log
