@@ -766,8 +766,10 @@ impl Session {
             }
             Decision::Ask if self.can_ask => Some(Msg::ApprovalAsked { id }),
             Decision::Ask => {
+                // Who answered (the policy, with its mode) goes with the reason wherever it is
+                // shown ("denied by the policy (--approval ask): …"), so it is not said twice.
                 let reason = format!(
-                    "denied: approval mode {} asks, and there is no terminal to ask on",
+                    "approval mode {} asks, and there is no terminal to ask on",
                     self.approval.name()
                 );
                 self.out
