@@ -76,7 +76,10 @@ pub fn launch_context(
         own_cwd,
         own_env: ClientEnv::default(),
         config: Config::default(),
-        mock_scenarios: mock_scenarios.iter().map(|name| (*name).to_owned()).collect(),
+        mock_scenarios: mock_scenarios
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect(),
     };
     // A directory that cannot be resolved is reported by `resolve` itself.
     let dir = config_dir(request, &context).unwrap_or_else(|_| context.own_cwd.clone());
