@@ -166,6 +166,11 @@ pub fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &DaemonCase) 
     }
     let approved = run(&["approve", case.name])?;
     ensure!(approved.status.success(), "approve: {}", text(&approved));
+    let said = String::from_utf8_lossy(&approved.stdout);
+    ensure!(
+        said.starts_with(&format!("allowed in {}: ", case.name)) && said.contains("(request "),
+        "approve does not say what it allowed: {said}"
+    );
     let done = run(&["wait", case.name, "--until", "done"])?;
     ensure!(done.status.code() == Some(0), "not done: {}", text(&done));
     if case.late_answer.is_some() {

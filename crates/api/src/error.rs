@@ -37,11 +37,13 @@ pub enum ErrorCode {
     SessionRunning,
     /// The recorded session cannot be resumed (no log, no agent session id, own loop).
     CannotResume,
+    /// Several approvals wait and the answer named none: it must name one (`request`).
+    SeveralWaiting,
 }
 
 impl ErrorCode {
     /// Every code, in the order `docs/API.md` lists them.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::ParseError,
         ErrorCode::InvalidRequest,
         ErrorCode::MethodNotFound,
@@ -57,6 +59,7 @@ impl ErrorCode {
         ErrorCode::NameTaken,
         ErrorCode::SessionRunning,
         ErrorCode::CannotResume,
+        ErrorCode::SeveralWaiting,
     ];
 
     /// The number on the wire.
@@ -77,6 +80,7 @@ impl ErrorCode {
             ErrorCode::NameTaken => -32008,
             ErrorCode::SessionRunning => -32009,
             ErrorCode::CannotResume => -32010,
+            ErrorCode::SeveralWaiting => -32011,
         }
     }
 
@@ -98,6 +102,7 @@ impl ErrorCode {
             ErrorCode::NameTaken => "name_taken",
             ErrorCode::SessionRunning => "session_running",
             ErrorCode::CannotResume => "cannot_resume",
+            ErrorCode::SeveralWaiting => "several_waiting",
         }
     }
 

@@ -8,7 +8,8 @@
 //! [`SessionSummary`] a session in the list, with its [`AgentState`] derived from the pane
 //! state by [`classify`] (`summary.rs`); [`SessionView`] the one client model of a session
 //! every front end folds and words it with: the fold of its log lines, the open request, the
-//! accepted answers ([`parse_reply`]), and the row's age, tokens and cost (`view.rs`).
+//! accepted answers ([`parse_reply`]), and the row's age, tokens and cost (`view.rs`);
+//! [`pick_approval`] which waiting approval an answer answers (`approvals.rs`).
 //! `docs/API.md` documents all of it, and a test holds
 //! the two together.
 //!
@@ -32,12 +33,14 @@
 //! [`Method`] (`methods.rs`), then [`rpc::parse_request`], then [`classify`] in
 //! `summary.rs`.
 
+pub mod approvals;
 pub mod error;
 pub mod methods;
 pub mod rpc;
 pub mod summary;
 pub mod view;
 
+pub use approvals::{pick_approval, waiting_approvals, NotAnswered, WaitingApproval};
 pub use error::{ApiError, ErrorCode};
 pub use methods::*;
 pub use rpc::{Incoming, Notification, Request, Response, RpcError};

@@ -19,7 +19,7 @@ pub enum Method {
     Create,
     /// `session/prompt`: send a prompt; [`PromptParams`] → [`Ack`].
     Prompt,
-    /// `session/approve`: answer the approval asked; [`ApproveParams`] → [`Ack`].
+    /// `session/approve`: answer the approval asked; [`ApproveParams`] → [`ApproveResult`].
     Approve,
     /// `session/answer`: answer the question asked; [`AnswerParams`] → [`Ack`].
     Answer,
@@ -298,6 +298,15 @@ pub struct ApproveParams {
     /// The answer.
     #[serde(flatten)]
     pub decision: Decision,
+}
+
+/// `session/approve`'s result: the request the answer went to. It reads as an [`Ack`] too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApproveResult {
+    /// Always true.
+    pub ok: bool,
+    /// The request answered.
+    pub request: crate::approvals::WaitingApproval,
 }
 
 /// `session/answer`'s params.

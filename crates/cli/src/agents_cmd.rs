@@ -1,10 +1,11 @@
-//! The commands over the daemon's API: `agents`, `new`, `send`, `approve`, `deny`, `answer`,
+//! The commands over the daemon's API: `agents`, `new`, `send`, `answer`,
 //! `interrupt`, `stop`, `rm`, `wait`, `resume`. Each connects to this user's daemon (starting
 //! it when none runs), makes one call or a few, and prints what it got; every text that came
 //! from a model, a tool or an agent is escaped before it reaches the terminal. With
 //! `--remote HOST` (or `[remote] hosts`) the same calls go to other hosts' daemons over ssh
 //! (`remote.rs`): `agents` lists every host's sessions with a HOST column, and a session
 //! command finds its session on the host `HOST:ID` names, or on the one host that has it.
+//! `approve` and `deny` are in `approve_cmd.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,8 +13,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use panewise_api::view;
 use panewise_api::{
-    AgentState, AnswerParams, ApproveParams, CreateParams, CreateResult, Decision, ListParams,
-    ListResult, Method, PromptParams, RemoveResult, ResumeParams, SessionParams, SessionSummary,
+    AgentState, AnswerParams, CreateParams, CreateResult, ListParams, ListResult, Method,
+    PromptParams, RemoveResult, ResumeParams, SessionParams, SessionSummary,
 };
 use panewise_supervisor::Client;
 
@@ -413,65 +414,6 @@ pub fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `panewise approve ID [--always] [--request REQ]`.
-#[derive(clap::Args)]
-pub struct ApproveArgs {
-    /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
-    id: String,
-    /// Allow this tool for the rest of the session too.
-    #[arg(long)]
-    always: bool,
-    /// The request to answer (`waiting_for.id` in `agents --json`): refused if another one
-    /// waits by then.
-    #[arg(long)]
-    request: Option<String>,
-    #[command(flatten)]
-    remote: RemoteArgs,
-}
-
-/// Allows the request a session waits on.
-pub fn approve(args: ApproveArgs) -> anyhow::Result<ExitCode> {
-    ack(Method::Approve, &args.remote, &args.id, |session| {
-        ApproveParams {
-            session,
-            request: args.request,
-            decision: if args.always {
-                Decision::AllowForSession
-            } else {
-                Decision::AllowOnce
-            },
-        }
-    })
-}
-
-/// `panewise deny ID [--message TEXT]`.
-#[derive(clap::Args)]
-pub struct DenyArgs {
-    /// The session: its id, a unique prefix of it, or its name (HOST:ID on a remote host).
-    id: String,
-    /// What the agent is told with the denial.
-    #[arg(long)]
-    message: Option<String>,
-    /// The request to answer (`waiting_for.id`).
-    #[arg(long)]
-    request: Option<String>,
-    #[command(flatten)]
-    remote: RemoteArgs,
-}
-
-/// Denies the request a session waits on.
-pub fn deny(args: DenyArgs) -> anyhow::Result<ExitCode> {
-    ack(Method::Approve, &args.remote, &args.id, |session| {
-        ApproveParams {
-            session,
-            request: args.request,
-            decision: Decision::Deny {
-                message: args.message,
-            },
-        }
-    })
-}
-
 /// `panewise answer ID TEXT`.
 #[derive(clap::Args)]
 pub struct AnswerArgs {
@@ -712,7 +654,6 @@ fn ack<P: serde::Serialize>(
 ) -> anyhow::Result<ExitCode> {
     let name = match method {
         Method::Prompt => "panewise send",
-        Method::Approve => "panewise approve",
         Method::Answer => "panewise answer",
         Method::Interrupt => "panewise interrupt",
         _ => "panewise stop",
@@ -724,7 +665,7 @@ fn ack<P: serde::Serialize>(
 }
 
 /// Writes `bytes` to stdout.
-fn write_out(bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_out(bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(bytes)?;

@@ -1,6 +1,7 @@
 //! The `panewise` binary: record, replay, window and decode agent sessions from the command line.
 
 mod agents_cmd;
+mod approve_cmd;
 mod attach_cmd;
 mod daemon_cmd;
 mod decode_cmd;
@@ -81,12 +82,14 @@ enum Command {
     /// Send a prompt to an agent (queued while a turn runs).
     #[command(after_help = exit::EXIT_CODES)]
     Send(agents_cmd::SendArgs),
-    /// Allow the request an agent waits on (--always: for the rest of its session).
+    /// Allow the request an agent waits on (--always: for the rest of its session), and print
+    /// it; with none waiting say so, with several list them and exit 1 (pick one: --request).
     #[command(after_help = exit::EXIT_CODES)]
-    Approve(agents_cmd::ApproveArgs),
-    /// Deny the request an agent waits on, telling it --message.
+    Approve(approve_cmd::ApproveArgs),
+    /// Deny the request an agent waits on, telling it --message, and print it (several
+    /// waiting: as approve, pick one with --request).
     #[command(after_help = exit::EXIT_CODES)]
-    Deny(agents_cmd::DenyArgs),
+    Deny(approve_cmd::DenyArgs),
     /// Answer the question an agent waits on.
     #[command(after_help = exit::EXIT_CODES)]
     Answer(agents_cmd::AnswerArgs),
@@ -179,8 +182,8 @@ fn main() -> ExitCode {
         Command::Agents(args) => agents_cmd::agents(args),
         Command::Attach(args) => attach_cmd::run(args),
         Command::Send(args) => agents_cmd::send(args),
-        Command::Approve(args) => agents_cmd::approve(args),
-        Command::Deny(args) => agents_cmd::deny(args),
+        Command::Approve(args) => approve_cmd::approve(args),
+        Command::Deny(args) => approve_cmd::deny(args),
         Command::Answer(args) => agents_cmd::answer(args),
         Command::Interrupt(args) => agents_cmd::interrupt(args),
         Command::Stop(args) => agents_cmd::stop(args),

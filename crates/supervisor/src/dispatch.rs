@@ -246,13 +246,13 @@ impl Daemon {
             }
             Method::Approve => {
                 let approve: ApproveParams = params(raw)?;
-                self.hosted.answer(
+                let request = self.hosted.answer(
                     &approve.session,
                     approve.request.as_deref(),
                     &approve.decision,
                     client.actor(),
                 )?;
-                result(Ack::OK)
+                result(panewise_api::ApproveResult { ok: true, request })
             }
             Method::Answer => {
                 let answer: AnswerParams = params(raw)?;

@@ -1,5 +1,5 @@
-//! The sessions the daemon hosts: each one's task, its folded pane state, what it asks, and
-//! the watchers of its progress.
+//! The sessions the daemon hosts: each one's task, its folded pane state, and the watchers of
+//! its progress. What a session asks is read from its fold alone ([`panewise_api::pick_approval`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,12 +25,6 @@ pub(crate) enum ListEvent {
     Removed(String),
 }
 
-/// The approval question a session waits on.
-#[derive(Debug, Clone)]
-struct Asked {
-    id: String,
-}
-
 /// One hosted session.
 pub(crate) struct Entry {
     pub(crate) id: String,
@@ -39,15 +33,17 @@ pub(crate) struct Entry {
     controls: mpsc::UnboundedSender<Control>,
     state: State,
     observed: Observed,
-    asking: Option<Asked>,
-    /// The last request this daemon sent an answer to: the fold may still show it pending
-    /// (its answer not yet recorded), and it must not be answered twice.
-    answered: Option<String>,
+    /// The requests this daemon sent an answer to that the fold does not show closed yet,
+    /// with who answered. Not a second record of what is asked (that is the fold's): a guard
+    /// on the sending side, so that of two answers arriving before the session records the
+    /// first, the second is refused here rather than sent (R101). Dropped as the fold closes
+    /// each request.
+    forwarded: BTreeMap<String, Actor>,
     stop_requested: bool,
     pub(crate) attached: u32,
     started_at_ms: u64,
     /// What the session waits for (the front request's id) and since when, ms since the
-    /// epoch: the stamp of the message that recorded it.
+    /// epoch: the stamp of the message that brought the request to the fold's front.
     waiting: Option<(String, u64)>,
     progress: watch::Sender<Progress>,
     last_sent: Option<SessionSummary>,
@@ -121,6 +117,15 @@ impl Entry {
     pub(crate) fn look(&mut self) {
         self.observed.turns_seen = self.state.turns_completed;
     }
+}
+
+/// The front approval request is still the approval mode's to decide: the session has not
+/// put it to a person (R102).
+fn awaits_the_mode(state: &State) -> bool {
+    state
+        .pending_approvals
+        .front()
+        .is_some_and(|front| !front.asked)
 }
 
 /// The id of the request a session waits on.
@@ -282,8 +287,7 @@ impl Hosted {
             controls,
             state: State::new(info.provider.clone()),
             observed: Observed::default(),
-            asking: None,
-            answered: None,
+            forwarded: BTreeMap::new(),
             stop_requested: false,
             attached: 0,
             started_at_ms: now_ms(),
@@ -329,12 +333,10 @@ impl Hosted {
     }
 
     fn apply(&self, id: &str, update: Update) {
-        // An agent event, an emitted event or a notice changes neither the fold nor the
-        // question: no summary is built for it (one per streamed delta would be).
-        let may_change = !matches!(
-            update,
-            Update::Agent(_) | Update::Emitted(_) | Update::Notice(_)
-        );
+        // Only the fold's messages change a summary: none is built for anything else (one
+        // per streamed delta would be). The question and its answer are read from the fold,
+        // which records them before the engine tells its front ends.
+        let may_change = matches!(update, Update::Started { .. } | Update::Recorded { .. });
         let summary = {
             let mut map = self.lock();
             let Some(entry) = map.get_mut(id) else {
@@ -346,16 +348,17 @@ impl Hosted {
                     let state = std::mem::replace(&mut entry.state, State::new(""));
                     entry.state = panewise_pane_state::step(state, at, msg).0;
                     entry.note_waiting(at);
+                    let pending = &entry.state.pending_approvals;
+                    entry
+                        .forwarded
+                        .retain(|id, _| pending.iter().any(|pending| pending.id == *id));
                 }
-                // Already answered from the fold (below): the question is not open again.
-                Update::Ask { id, .. } if entry.answered.as_deref() == Some(id.as_str()) => {}
-                Update::Ask { id, .. } => entry.asking = Some(Asked { id }),
-                Update::AskWithdrawn { id } | Update::Answered { id, .. } => {
-                    if entry.asking.as_ref().is_some_and(|asked| asked.id == id) {
-                        entry.asking = None;
-                    }
-                }
-                Update::Agent(_) | Update::Emitted(_) | Update::Notice(_) => {}
+                Update::Ask { .. }
+                | Update::AskWithdrawn { .. }
+                | Update::Answered { .. }
+                | Update::Agent(_)
+                | Update::Emitted(_)
+                | Update::Notice(_) => {}
             }
             if entry.attached > 0 {
                 entry.look();
@@ -363,7 +366,10 @@ impl Hosted {
             entry.progress.send_modify(|progress| {
                 progress.updates = progress.updates.wrapping_add(1);
             });
-            if !may_change {
+            // A request the approval mode has yet to decide is decided in the engine's same
+            // step: no summary says `needs_input` for it, so no client answers a request that
+            // is not a person's to answer (and none sees a request the mode allows flicker).
+            if !may_change || awaits_the_mode(&entry.state) {
                 return;
             }
             entry.summary()
@@ -377,7 +383,7 @@ impl Hosted {
             let Some(entry) = map.get_mut(id) else {
                 return;
             };
-            entry.asking = None;
+            entry.forwarded.clear();
             entry.observed.ending = Some(match failed {
                 Some(failed) => failed,
                 None if entry.stop_requested => Ending::Stopped,
@@ -392,68 +398,37 @@ impl Hosted {
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// Answers the approval `key`'s session waits on; the first answer wins, and a second
-    /// (from another client) is told it was answered already.
+    /// Answers the approval `key`'s session waits on (the one named by `request`, or the only
+    /// one waiting), as the fold shows it; the first answer wins, and a second (from another
+    /// client) is told it was answered already, and by whom.
     pub(crate) fn answer(
         &self,
         key: &str,
         request: Option<&str>,
         decision: &panewise_api::Decision,
         by: Actor,
-    ) -> Result<(), RpcError> {
+    ) -> Result<panewise_api::WaitingApproval, RpcError> {
         self.with(key, |entry| {
             if entry.is_ended() {
                 return Err(entry.ended_error());
             }
-            // The list says `needs_input` as soon as the fold has the request, which can be a
-            // moment before the engine's question reaches this task; the engine has asked by
-            // then (it records the request before it asks), so the fold's request is answered.
-            let open = entry.asking.clone().or_else(|| {
-                entry
-                    .state
-                    .pending_approvals
-                    .front()
-                    .filter(|pending| entry.answered.as_deref() != Some(pending.id.as_str()))
-                    .map(|pending| Asked {
-                        id: pending.id.clone(),
-                    })
-            });
-            let asked = match (open, request) {
-                (Some(asked), Some(request)) if asked.id != request => None,
-                (asked, _) => asked,
-            };
-            let Some(asked) = asked else {
-                return Err(RpcError::new(
-                    ErrorCode::NotWaiting,
-                    format!(
-                        "session {} waits for no approval{}: it was already answered, \
-                         withdrawn, or never asked",
-                        entry.name,
-                        request.map(|id| format!(" {id}")).unwrap_or_default()
-                    ),
-                ));
-            };
-            entry.asking = None;
-            entry.answered = Some(asked.id.clone());
-            let id = Some(asked.id);
-            let sent = match decision {
-                panewise_api::Decision::AllowOnce => {
-                    entry.controls.send(Control::allow(id, by)).is_ok()
+            let answered = panewise_api::pick_approval(&entry.state, &entry.forwarded, request)
+                .map_err(|why| why.to_rpc(&entry.name))?;
+            let id = Some(answered.id.clone());
+            let control = match decision {
+                panewise_api::Decision::AllowOnce => Control::allow(id, by.clone()),
+                panewise_api::Decision::AllowForSession => {
+                    Control::allow_for_session(id, by.clone())
                 }
-                panewise_api::Decision::AllowForSession => entry
-                    .controls
-                    .send(Control::allow_for_session(id, by))
-                    .is_ok(),
-                panewise_api::Decision::Deny { message } => entry
-                    .controls
-                    .send(Control::deny(id, message.clone(), by))
-                    .is_ok(),
+                panewise_api::Decision::Deny { message } => {
+                    Control::deny(id, message.clone(), by.clone())
+                }
             };
-            if sent {
-                Ok(())
-            } else {
-                Err(entry.ended_error())
+            if entry.controls.send(control).is_err() {
+                return Err(entry.ended_error());
             }
+            entry.forwarded.insert(answered.id.clone(), by);
+            Ok(answered)
         })
     }
 

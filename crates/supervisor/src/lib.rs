@@ -15,8 +15,9 @@
 //! - A request line over `panewise_api::MAX_LINE_BYTES`, or one that is not a request, gets an
 //!   error response and the connection goes on.
 //! - A panic in one session's task ends that session only (it is listed `failed`).
-//! - Of two answers to one approval the first wins and the second is told it was already
-//!   answered; a client that goes away mid-question leaves the question pending.
+//! - What waits for an answer is read from each session's folded state alone; of two answers
+//!   to one approval the first wins and the second is told it was already answered, and by
+//!   whom; a client that goes away mid-question leaves the question pending.
 //! - A subscriber's lines are the log file's own complete lines, read from its start and woken
 //!   by the session's updates, so a client that reconnects at an offset gets exactly the lines
 //!   it missed.

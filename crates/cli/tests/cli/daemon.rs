@@ -645,11 +645,28 @@ async fn three_mock_agents_one_waiting_for_approval_through_the_commands() {
         String::from_utf8_lossy(&asking.stdout).trim(),
         "needs_input"
     );
+    // A request that is not the one waiting is refused, and nothing is answered.
+    let other = daemon.run(&["approve", "two", "--request", "no-such-request"]);
+    assert_eq!(other.status.code(), Some(1), "{other:?}");
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("has no approval request no-such-request"),
+        "{other:?}"
+    );
+    // The one waiting is answered, and the command says which.
     let approved = daemon.run(&["approve", "two"]);
     assert!(approved.status.success(), "{approved:?}");
+    let said = String::from_utf8_lossy(&approved.stdout);
+    assert!(
+        said.starts_with("allowed in two: shell echo hello (request "),
+        "{said}"
+    );
     let again = daemon.run(&["approve", "two"]);
     assert_eq!(again.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&again.stderr).contains("already answered"));
+    let refused = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        refused.contains("already answered (allowed) by panewise approve"),
+        "{refused}"
+    );
     let waited = daemon.run(&["wait", "two", "--until", "done"]);
     assert_eq!(waited.status.code(), Some(0), "{waited:?}");
     let idle = daemon.run(&["wait", "two", "--until", "idle"]);

@@ -176,7 +176,11 @@ struct LineClient {
     controls: super::handle::Controls,
     /// The client's own fold of the recorded messages.
     state: Option<State>,
-    /// The request the person was asked about; their next line answers it.
+    /// The question this terminal put to the person, which their next line answers: the
+    /// front end's own prompt, not a record of what waits (that is the fold's). It differs from
+    /// the fold's asked request exactly when it must: once the line is typed the prompt is
+    /// gone, while the fold shows the request pending until the engine records the answer, and
+    /// a line typed in between is a prompt, not a second answer.
     asking: Option<Question>,
     lines_open: bool,
     lines_are_prompts: bool,
