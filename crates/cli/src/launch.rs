@@ -1,4 +1,4 @@
-//! Starting what [`panewise_host::launch::resolve`] decided: one [`prepare`] (the log and the
+//! Starting what [`panewise_host::launch::resolve()`] decided: one [`prepare`] (the log and the
 //! working directory made) and one [`Prepared::start`] (the agent or the own loop made, the
 //! session's telemetry attached) for `panewise run`, the daemon's `session/create` and its
 //! `session/resume` alike. Nothing here decides what to run: the [`SessionPlan`] says it.
@@ -75,7 +75,7 @@ pub fn in_process_scenario(plan: &SessionPlan) -> anyhow::Result<Option<Scenario
     }
 }
 
-/// The context `request` resolves in ([`launch::launch_context`]), with the built-in mock's
+/// The context `request` resolves in ([`panewise_host::launch::launch_context`]), with the built-in mock's
 /// scenarios, which this binary knows and the engine does not.
 pub fn context(
     request: &panewise_host::launch::LaunchRequest,

@@ -60,7 +60,7 @@
 //! it is written; [`journal::transcript::TranscriptRecorder`] turns a session's events into
 //! the log's transcript lines; [`journal::files`] makes session ids (UUIDv7) and the
 //! session's private files. [`config::Config`] reads `panewise.toml`
-//! (see `docs/CONFIG.md`). [`launch`] decides what to run: [`launch::resolve`], pure, turns a
+//! (see `docs/CONFIG.md`). [`launch`] decides what to run: [`launch::resolve()`], pure, turns a
 //! request and the asking client's context into a [`launch::SessionPlan`] over one closed
 //! [`launch::AgentSpec`]. [`summarize`] answers the window stage's summary requests over any
 //! model API client. [`cli_version`] reads a CLI's version for the log header.

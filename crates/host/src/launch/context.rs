@@ -1,4 +1,4 @@
-//! The shell of [`super::resolve`]: the asking client's context read from this process (its
+//! The shell of [`super::resolve()`]: the asking client's context read from this process (its
 //! directory, its environment), and a request's [`LaunchContext`] gathered (the files read).
 
 use std::collections::BTreeMap;

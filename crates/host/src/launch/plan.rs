@@ -114,14 +114,14 @@ pub struct LaunchContext {
     /// The launching process's own values of the same variables: the fallback.
     pub own_env: ClientEnv,
     /// The configuration: the user file with the project file found from the session's
-    /// directory ([`session_dir`]) over it.
+    /// directory ([`session_dir`](super::resolve::session_dir)) over it.
     pub config: Config,
     /// The built-in mock's scenarios, the default first: the launching process knows the mock,
     /// the engine does not.
     pub mock_scenarios: Vec<String>,
 }
 
-/// What [`resolve`] decided: one session, ready to be started.
+/// What [`resolve`](super::resolve()) decided: one session, ready to be started.
 #[derive(Debug, Clone)]
 pub struct SessionPlan {
     /// What runs.
