@@ -131,6 +131,15 @@ const RATATUI_CORE: &[&str] = &[
     "unicode-width",
 ];
 
+/// `panewise-providers` without its `api` feature and the workspace crates it links: the
+/// decoders' vocabulary and the price table, no transport.
+const PROVIDERS_WITHOUT_API: &[&str] = &[
+    "panewise-protocol",
+    "panewise-pane-state",
+    "panewise-window",
+    "panewise-providers",
+];
+
 /// The crates that must do no I/O, read no clock, spawn nothing, draw no randomness and have
 /// no `async`.
 pub const PURE_CRATES: &[PureCrate] = &[
@@ -208,18 +217,7 @@ pub const PURE_CRATES: &[PureCrate] = &[
         package: "panewise-session-protocol",
         dir: "crates/session-protocol",
         // providers without its `api` feature: the decoders' event vocabulary only.
-        allowed: &[
-            SERDE,
-            SERDE_JSON,
-            THISERROR,
-            O200K,
-            &[
-                "panewise-protocol",
-                "panewise-pane-state",
-                "panewise-window",
-                "panewise-providers",
-            ],
-        ],
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, PROVIDERS_WITHOUT_API],
         scan_exclusions: &[],
         effect_features: &[],
     },
@@ -228,18 +226,7 @@ pub const PURE_CRATES: &[PureCrate] = &[
         dir: "crates/window-eval",
         // providers without its `api` feature (which this crate does not ask for): the price
         // table and the decoders' vocabulary, no transport.
-        allowed: &[
-            SERDE,
-            SERDE_JSON,
-            THISERROR,
-            O200K,
-            &[
-                "panewise-protocol",
-                "panewise-pane-state",
-                "panewise-window",
-                "panewise-providers",
-            ],
-        ],
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, PROVIDERS_WITHOUT_API],
         scan_exclusions: &[],
         effect_features: &[],
     },
