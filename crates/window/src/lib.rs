@@ -2,7 +2,7 @@
 //!
 //! The context-window stage: before every model call it decides what of the conversation
 //! still goes on the wire, and files a record that explains the decision. The behaviour is
-//! specified rule by rule (W1–W61, one line each in the repository's `docs/RULES.md`); tests cite the
+//! specified rule by rule (W1–W61, W80–W85, one line each in the repository's `docs/RULES.md`); tests cite the
 //! rules they check.
 //!
 //! ## Invariants
@@ -45,6 +45,7 @@ pub mod config;
 pub mod conversation;
 mod dense;
 mod error;
+mod floor;
 pub mod message;
 pub mod notice;
 pub mod openai;
@@ -65,8 +66,8 @@ pub use message::{Message, Role, ToolCall, ToolCallRef, WindowMessage};
 pub use plan::{ContentReplacement, WindowEdit, WindowPlan};
 pub use provider::{AppliedContextEdit, ProviderContext, ProviderEditRecord};
 pub use record::{
-    CacheImpact, CompactionRecord, EditDecision, FoldedSpan, Refusal, RefusalReason, Retain,
-    Standing, Usage, WindowObservations, WindowRecord,
+    CacheImpact, CompactionRecord, EditDecision, FloorParts, FoldedSpan, Refusal, RefusalReason,
+    Retain, Standing, Usage, WindowFloor, WindowObservations, WindowRecord,
 };
 pub use scan::char_count;
 pub use stage::{PendingSummary, StageMemory, VisitOutcome, WindowStage};

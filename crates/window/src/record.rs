@@ -32,6 +32,10 @@ pub enum RefusalReason {
     SummarizerFailed,
     /// The replacement is not smaller, in characters, than the span it would replace.
     ReplacementNotSmaller,
+    /// What must stay is already over the threshold, so removing this span could not bring
+    /// the window under it: the stage stood down instead (W81). Names the first turn of the
+    /// span that would have left; the record's `floor` says why.
+    FloorAboveThreshold,
 }
 
 impl RefusalReason {
@@ -144,9 +148,55 @@ pub struct WindowRecord {
     /// caller gave the provider's cache multipliers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheImpact>,
+    /// Present when the stage stood down because what must stay is over the threshold
+    /// (W81): the floor, its parts and the threshold. Nothing was removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<WindowFloor>,
     /// The strategy-specific part.
     #[serde(flatten)]
     pub detail: RecordDetail,
+}
+
+/// What must stay in the window, by part, when it is over the threshold (W80, W81): the
+/// stage's reason for standing down. Every figure is in tokens.
+///
+/// `outsideWindowTokens` is the provider's reading (plus the counted tokens appended since)
+/// minus the local count of every message in the window: the system prompt, the tool
+/// definitions and the provider's framing, which the window does not hold but every call
+/// sends. The other parts are the local counts of the turns that refused to leave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowFloor {
+    /// The floor: what would still be sent if everything the configuration lets go went.
+    pub floor_tokens: u64,
+    /// The configured threshold the floor is over.
+    pub threshold_tokens: u64,
+    /// The floor's parts; they add up to `floorTokens` (after `maskingSavesTokens`).
+    pub parts: FloorParts,
+}
+
+/// The parts of a [`WindowFloor`], in tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FloorParts {
+    /// The system prompt, the tool definitions and the provider's framing (reading minus the
+    /// window's local count).
+    pub outside_window_tokens: u64,
+    /// System messages inside the window.
+    pub system_tokens: u64,
+    /// The turn of the current request.
+    pub current_request_tokens: u64,
+    /// Turns held by a pin (the last result of a tool, a declared fact).
+    pub pinned_tokens: u64,
+    /// Turns held by the paused call, a pending check-in or a call without its result.
+    pub pending_tokens: u64,
+    /// The last `keepRecentTurns` turns.
+    pub kept_tail_tokens: u64,
+    /// The configured number of recent turns kept.
+    pub keep_recent_turns: usize,
+    /// `hybrid` only: what masking could still save inside the parts above; subtracted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub masking_saves_tokens: Option<u64>,
 }
 
 /// What an edit does to the provider's prompt cache, and what the stage did with it.
@@ -195,8 +245,14 @@ impl WindowRecord {
             ledger_facts: None,
             dropped_standings: None,
             cache: None,
+            floor: None,
             detail: RecordDetail::Custom {},
         }
+    }
+
+    /// True when the visit stood down because the floor is over the threshold (W81).
+    pub fn stood_down(&self) -> bool {
+        self.floor.is_some()
     }
 
     /// True when the visit removed nothing and names a pin refusal (W28). Other refusals,

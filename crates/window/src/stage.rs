@@ -14,6 +14,7 @@ use std::ops::Range;
 use crate::cache::edit_cost;
 use crate::config::CacheGuard;
 use crate::error::{SummarizerError, WindowError};
+use crate::floor::{floor_step, FloorKey, FloorStep};
 use crate::message::{Role, WindowMessage};
 use crate::plan::WindowPlan;
 use crate::record::{CacheImpact, DroppedStanding, EditDecision};
@@ -54,6 +55,9 @@ pub struct StageMemory {
     /// judged with that summary's size before another is asked for, so a fold that did not
     /// pay is not paid for again on every call.
     held_fold: Option<(usize, u64)>,
+    /// The stand-down on file (W81–W84): the request under which a visit stood down because
+    /// the floor is over the threshold. While it holds, such visits file nothing.
+    floor_stand_down: Option<FloorKey>,
 }
 
 impl StageMemory {
@@ -65,6 +69,12 @@ impl StageMemory {
     /// True once a strategy warning has been passed on; later warnings are dropped.
     pub fn warned(&self) -> bool {
         self.warned
+    }
+
+    /// True while a stand-down on the floor is on file (W82): visits over the floor under the
+    /// same request do not engage.
+    pub fn stood_down(&self) -> bool {
+        self.floor_stand_down.is_some()
     }
 
     /// How many spans are remembered as refused for a summary not smaller than them.
@@ -228,6 +238,8 @@ impl<M: WindowMessage> WindowStage<M> {
     /// A strategy warning is returned on the first plan that carries one and dropped after,
     /// so it reaches the developer once per memory. A span already refused for a summary not
     /// smaller than it is answered at once (`summarizerSkipped`), without asking the caller.
+    /// A visit that stands down because the floor is over the threshold files its record once
+    /// per request and then does not engage until the floor falls back under it (W81–W84).
     pub fn visit<'a>(
         &'a self,
         conversation: &'a Conversation<M>,
@@ -238,6 +250,13 @@ impl<M: WindowMessage> WindowStage<M> {
         let Some(planned) = self.strategy.plan(&mut visit)? else {
             return Ok(VisitOutcome::NotEngaged);
         };
+        let stood_down = matches!(&planned, Planned::Ready(plan) if plan.record.stood_down());
+        let (step, on_file) = floor_step(memory.floor_stand_down, FloorKey::of(&visit), stood_down);
+        memory.floor_stand_down = on_file;
+        match step {
+            FloorStep::Quiet => return Ok(VisitOutcome::NotEngaged),
+            FloorStep::File | FloorStep::Proceed => {}
+        }
         let ask = match planned {
             Planned::Ready(plan) => {
                 return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory)));

@@ -382,6 +382,63 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
         }
     }
 
+    /// Every turn that may not leave on this visit, with its reason (W80): the refusal
+    /// engine's walk of [`Visit::plan_removal`], carried past the first span to the end of the
+    /// window, and the kept tail. What is left over is everything the configuration lets go.
+    /// Costs O(refusing turns × log n), like the engine itself.
+    pub(crate) fn kept_turns(&self, keep_recent_turns: usize) -> Vec<(usize, RefusalReason)> {
+        let turns = self.conversation.turn_meta();
+        let candidate_count = turns.len().saturating_sub(keep_recent_turns);
+        let (tool_admitted, _) = admit(
+            &self.tool_pins,
+            candidate_count,
+            self.pins.keep_last_tool_results,
+            self.conversation,
+        );
+        let (fact_admitted, _) = admit(
+            &self.fact_pins,
+            candidate_count,
+            self.pins.keep_ledger_facts,
+            self.conversation,
+        );
+        let mut dynamic: Vec<usize> = self
+            .anchor_turn
+            .into_iter()
+            .chain(self.paused_turns.iter().map(|(turn, _)| *turn))
+            .chain(tool_admitted.iter().copied())
+            .chain(fact_admitted.iter().copied())
+            .filter(|turn| *turn < candidate_count)
+            .collect();
+        let mut position = 0;
+        while let Some(blocked) = self
+            .conversation
+            .next_blocked_turn(position)
+            .filter(|turn| *turn < candidate_count)
+        {
+            dynamic.push(blocked);
+            position = blocked + 1;
+        }
+        dynamic.sort_unstable();
+        dynamic.dedup();
+        let mut kept: Vec<(usize, RefusalReason)> = dynamic
+            .into_iter()
+            .filter_map(|index| {
+                self.refusal_for(index, &turns[index], &tool_admitted, &fact_admitted)
+                    .map(|reason| (index, reason))
+            })
+            .collect();
+        kept.extend((candidate_count..turns.len()).map(|index| {
+            // The current request never leaves, even inside the keep window: name it so.
+            let reason = if self.anchor_turn == Some(index) {
+                RefusalReason::CurrentRequest
+            } else {
+                RefusalReason::InsideKeepWindow
+            };
+            (index, reason)
+        }));
+        kept
+    }
+
     /// The first refusal reason that applies to a turn, in the fixed order of W15.
     fn refusal_for(
         &self,

@@ -10,6 +10,7 @@ use std::ops::Range;
 use super::{fresh_reading, Billing, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
 use crate::conversation::Conversation;
 use crate::error::{SummarizerError, WindowError};
+use crate::floor::{measure_floor, over_threshold, stood_down_plan};
 use crate::message::{fnv1a_hex, Role, ToolCallRef, WindowMessage};
 use crate::notice::{summary_frame, SUMMARIZER_SYSTEM_PROMPT};
 use crate::plan::{ContentReplacement, WindowEdit, WindowPlan};
@@ -196,6 +197,45 @@ impl SummarizeOldest {
     ) -> Planned<M> {
         let removal = visit.plan_removal(self.keep_recent_turns, true);
         let mut record = record;
+        let floor = measure_floor(
+            visit,
+            self.keep_recent_turns,
+            reading.judged,
+            self.threshold_tokens,
+            matches!(detail, FoldDetail::Hybrid { .. }).then_some(masks.as_slice()),
+        );
+        if over_threshold(&floor) {
+            // No summary can bring the window under what must stay: ask for none (W81).
+            let compaction = CompactionRecord {
+                measured_tokens: reading.measured,
+                threshold_tokens: self.threshold_tokens,
+                over_budget: true,
+                summary_chars: 0,
+                summarizer_tokens: None,
+                summarizer_skipped: None,
+                keep_recent_turns: self.keep_recent_turns,
+            };
+            record.detail = match detail {
+                FoldDetail::Compaction => RecordDetail::Compaction(compaction),
+                FoldDetail::Hybrid { masking, .. } => RecordDetail::Hybrid(HybridRecord {
+                    measured_tokens: reading.measured,
+                    threshold_tokens: self.threshold_tokens,
+                    masking: MaskingRecord {
+                        masked_message_count: 0,
+                        masked_tools: Vec::new(),
+                        ..masking
+                    },
+                    compaction: Some(compaction),
+                }),
+            };
+            return Planned::Ready(stood_down_plan(
+                record,
+                removal.refusals,
+                removal.span,
+                floor,
+                reading.judged,
+            ));
+        }
         record.refusals = removal.refusals;
         let basis = FoldBasis {
             model: self.model.clone(),

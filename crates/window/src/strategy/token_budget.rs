@@ -2,6 +2,9 @@
 //! from the provider-reported input tokens of the last call plus the counted tokens of what
 //! was appended since. A 0/0 reading is the named unmeasurable error, never a guess.
 //!
+//! When what must stay (the floor, W80) is already over the threshold, it drops nothing and
+//! stands down instead (W81): dropping would only take the last round's results away.
+//!
 //! Unlike the original, which drops the whole removable span once triggered, this drops the
 //! fewest oldest turns of that span that bring the window under the threshold: the issue asks
 //! for "until under", and it keeps more evidence on the wire.
@@ -9,6 +12,7 @@
 use super::drop::drop_span;
 use super::{fresh_reading, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
 use crate::error::WindowError;
+use crate::floor::{measure_floor, over_threshold, stood_down_plan};
 use crate::message::WindowMessage;
 use crate::notice::DropNotice;
 use crate::plan::WindowPlan;
@@ -142,6 +146,24 @@ impl<M: WindowMessage> WindowStrategy<M> for TokenBudget {
             projected_tokens: judged,
             plan_action: action,
         };
+        let floor = measure_floor(
+            visit,
+            self.keep_recent_turns,
+            judged,
+            self.threshold_tokens,
+            None,
+        );
+        if over_threshold(&floor) {
+            // Nothing this strategy may remove brings the window under: stand down (W81).
+            record.detail = detail(turns_before);
+            return Ok(Some(Planned::Ready(stood_down_plan(
+                record,
+                removal.refusals,
+                removal.span,
+                floor,
+                judged,
+            ))));
+        }
         let Some(full_span) = removal.span else {
             record.detail = detail(turns_before);
             let mut plan = WindowPlan::unchanged(record);

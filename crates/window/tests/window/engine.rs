@@ -227,7 +227,7 @@ fn w18_strategy_refusals_come_before_the_planner_refusals() {
         Message::user("now"),
     ]);
     let stage = configured(
-        r#"{"strategy":"summarize-oldest","thresholdTokens":1,"keepRecentTurns":1,"model":"m"}"#,
+        r#"{"strategy":"summarize-oldest","thresholdTokens":49,"keepRecentTurns":1,"model":"m"}"#,
         Some(Box::new(FailingSummarizer)),
     );
     let plan = visit(

@@ -6,6 +6,7 @@ mod anchor;
 mod cache_guard;
 mod drop;
 mod engine;
+mod floor;
 mod masking;
 mod model;
 mod openai_round_trip;

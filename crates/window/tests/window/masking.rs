@@ -120,7 +120,7 @@ fn hybrid_folds_only_when_masking_is_not_enough() {
     let mut conversation = conversation(traffic(6));
     let summarizer = FixedSummarizer::new("s");
     let stage = configured(
-        r#"{"strategy":"hybrid","thresholdTokens":200,"keepRecentTurns":2,"keepRecentObservations":2,"model":"m","keepLastToolResults":0}"#,
+        r#"{"strategy":"hybrid","thresholdTokens":500,"keepRecentTurns":1,"keepRecentObservations":2,"model":"m","keepLastToolResults":0}"#,
         Some(Box::new(summarizer.clone())),
     );
     let plan = {

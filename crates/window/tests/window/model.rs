@@ -81,7 +81,7 @@ fn w1_removed_messages_are_returned_unchanged_not_deleted() {
     let original = messages.clone();
     let mut conversation = conversation(messages);
     let stage = configured(
-        r#"{"strategy":"summarize-oldest","thresholdTokens":10,"keepRecentTurns":1,"model":"m"}"#,
+        r#"{"strategy":"summarize-oldest","thresholdTokens":499,"keepRecentTurns":1,"model":"m"}"#,
         Some(Box::new(FixedSummarizer::new("short"))),
     );
     let context = measured_context(&conversation, 2, 500);

@@ -104,7 +104,7 @@ fn w51_defaults_apply_and_false_equals_zero() {
 #[test]
 fn w51_a_summarizing_strategy_asks_its_caller_for_the_summary() {
     let config = StrategyConfig::from_json(
-        r#"{"strategy":"hybrid","thresholdTokens":100,"keepRecentTurns":1,"model":"m"}"#,
+        r#"{"strategy":"hybrid","thresholdTokens":4999,"keepRecentTurns":1,"model":"m"}"#,
     )
     .unwrap();
     assert!(config.needs_summarizer());
@@ -322,7 +322,7 @@ fn w42_the_summarizer_gets_one_attempt_per_visit_and_no_retry() {
     ]);
     let counting = FixedSummarizer::new("s");
     let stage = configured(
-        r#"{"strategy":"summarize-oldest","thresholdTokens":10,"keepRecentTurns":1,"model":"m"}"#,
+        r#"{"strategy":"summarize-oldest","thresholdTokens":899,"keepRecentTurns":1,"model":"m"}"#,
         Some(Box::new(counting.clone())),
     );
     visit(
@@ -341,7 +341,7 @@ fn w49_a_strategy_warning_reaches_the_caller_once_per_stage() {
         Message::user("now"),
     ]);
     let stage = configured(
-        r#"{"strategy":"summarize-oldest","thresholdTokens":10,"keepRecentTurns":1,"model":"m"}"#,
+        r#"{"strategy":"summarize-oldest","thresholdTokens":899,"keepRecentTurns":1,"model":"m"}"#,
         Some(Box::new(FailingSummarizer)),
     );
     let warnings: Vec<bool> = (2..6)

@@ -21,7 +21,7 @@ fn folding_conversation() -> Vec<Message> {
 fn summarize_stage(summarizer: FixedSummarizer, retain: &str) -> Harness {
     configured(
         &format!(
-            r#"{{"strategy":"summarize-oldest","thresholdTokens":100,"keepRecentTurns":2,"model":"small-model","retain":"{retain}","keepLastToolResults":false}}"#
+            r#"{{"strategy":"summarize-oldest","thresholdTokens":4500,"keepRecentTurns":2,"model":"small-model","retain":"{retain}","keepLastToolResults":false}}"#
         ),
         Some(Box::new(summarizer)),
     )
@@ -36,7 +36,7 @@ fn w34_summarize_oldest_waits_for_the_first_call_and_for_the_budget() {
     assert!(visit(
         &stage,
         &conversation,
-        measured_context(&conversation, 2, 100)
+        measured_context(&conversation, 2, 4_500)
     )
     .is_none());
     assert_eq!(summarizer.calls(), 0);
@@ -81,7 +81,7 @@ fn w34_the_oldest_span_is_folded_into_a_framed_summary() {
 fn w34_a_failing_summarizer_changes_nothing_and_says_why() {
     let conversation = conversation(folding_conversation());
     let stage = configured(
-        r#"{"strategy":"summarize-oldest","thresholdTokens":100,"keepRecentTurns":2,"model":"m"}"#,
+        r#"{"strategy":"summarize-oldest","thresholdTokens":4500,"keepRecentTurns":2,"model":"m"}"#,
         Some(Box::new(FailingSummarizer)),
     );
     let plan = visit(
@@ -153,7 +153,7 @@ fn w34_a_summary_not_smaller_latches_and_the_same_span_is_not_sent_again() {
 fn w34_the_not_smaller_latch_lives_in_the_callers_memory() {
     let conversation = conversation(folding_conversation());
     let stage = StrategyConfig::from_json(
-        r#"{"strategy":"summarize-oldest","thresholdTokens":100,"keepRecentTurns":2,"model":"m","keepLastToolResults":false}"#,
+        r#"{"strategy":"summarize-oldest","thresholdTokens":4500,"keepRecentTurns":2,"model":"m","keepLastToolResults":false}"#,
     )
     .unwrap()
     .build_stage::<Message>()
@@ -213,7 +213,7 @@ fn w41_the_request_is_one_delimited_transcript_with_labels() {
     let conversation = conversation(folding_conversation());
     let summarizer = CapturingSummarizer::default();
     let stage = configured(
-        r#"{"strategy":"summarize-oldest","thresholdTokens":100,"keepRecentTurns":2,"model":"m","keepLastToolResults":0}"#,
+        r#"{"strategy":"summarize-oldest","thresholdTokens":4500,"keepRecentTurns":2,"model":"m","keepLastToolResults":0}"#,
         Some(Box::new(summarizer.clone())),
     );
     visit(

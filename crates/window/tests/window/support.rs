@@ -34,6 +34,11 @@ impl Harness {
             memory: RefCell::new(StageMemory::new()),
         }
     }
+
+    /// True while the stage's memory holds a stand-down on the floor (W82).
+    pub fn stood_down(&self) -> bool {
+        self.memory.borrow().stood_down()
+    }
 }
 
 impl From<WindowStage<Message>> for Harness {
