@@ -1,6 +1,6 @@
 //! What the list says about a session, and its state class derived from the pane state.
 
-use panewise_pane_state::{State, TurnOutcome, TurnPhase, WindowSource};
+use panewise_pane_state::{State, TurnOutcome, TurnPhase, WindowSource, WindowStandDown};
 use panewise_protocol::{CostSource, FailureKind};
 use serde::{Deserialize, Serialize};
 
@@ -209,6 +209,10 @@ pub struct SessionSummary {
     /// stands.
     #[serde(default)]
     pub failure_kind: Option<FailureKind>,
+    /// The own loop's window stage stood down on its floor (R110), while it does: what must
+    /// stay and the threshold, in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_stood_down: Option<WindowStandDown>,
     /// The session log.
     pub log: String,
     /// The approval mode.
@@ -252,6 +256,8 @@ pub struct PaneFields {
     pub context_window_source: Option<WindowSource>,
     /// The active failure's kind.
     pub failure_kind: Option<FailureKind>,
+    /// The window stage's stand-down, while it holds (R110, R111).
+    pub window_stood_down: Option<WindowStandDown>,
     /// [`tokens`].
     pub tokens: Option<u64>,
     /// The cost so far.
@@ -277,6 +283,7 @@ impl PaneFields {
                 .and_then(|_| state.plausible_reading())
                 .and_then(|reading| reading.window_source),
             failure_kind: state.failure.as_ref().map(|failure| failure.failure.kind),
+            window_stood_down: state.window_stood_down,
             tokens: tokens(state),
             cost_usd: totals.and_then(|totals| totals.cost_usd),
             cost_source: totals.and_then(|totals| totals.cost_source),

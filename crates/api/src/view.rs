@@ -17,7 +17,7 @@
 //! Pure: no I/O, no clock (times are arguments), no lock.
 
 use panewise_pane_state::log::{LogLine, LogReader, TranscriptEntry};
-use panewise_pane_state::{Msg, State};
+use panewise_pane_state::{Msg, State, WindowStandDown};
 use panewise_protocol::{CostSource, FailureKind, SessionStats};
 
 use crate::methods::Decision;
@@ -286,9 +286,23 @@ pub fn what_text(session: &SessionSummary) -> String {
             (None, Some(kind)) if session.state == AgentState::Failed => {
                 format!("failed: {}", failure_kind_text(kind))
             }
-            (None, _) => String::new(),
+            (None, _) => session
+                .window_stood_down
+                .as_ref()
+                .map(window_stood_down_text)
+                .unwrap_or_default(),
         },
     }
+}
+
+/// The window stage's stand-down in words (R110), numbers only, counted as [`count_text`]
+/// counts: `window stood down: must keep 1.9k tokens > threshold 1`.
+pub fn window_stood_down_text(stand_down: &WindowStandDown) -> String {
+    format!(
+        "window stood down: must keep {} tokens > threshold {}",
+        count_text(stand_down.floor_tokens),
+        count_text(stand_down.threshold_tokens)
+    )
 }
 
 /// A failure's kind in words.

@@ -56,7 +56,7 @@ pub use log::{
 };
 pub use msg::{Msg, MsgKind};
 pub use reducer::{step, step_into, update, update_into, WATCHDOG_TICK_MS};
-pub use state::{Deadlines, PaneState, State, TurnOutcome, TurnPhase};
+pub use state::{Deadlines, PaneState, State, TurnOutcome, TurnPhase, WindowStandDown};
 
 pub use panewise_protocol::{
     CompactionTrigger, CostSource, Failure, FailureKind, PlanStep, PlanStepStatus, SessionStats,

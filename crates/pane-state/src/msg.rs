@@ -446,6 +446,21 @@ pub enum Msg {
     },
     /// The agent has not exited a grace period after its input ended: it is killed (R100).
     AgentShutdownOverdue,
+    /// The own loop's window stage stood down: what must stay is over its threshold, so it
+    /// removes nothing until that changes (R110).
+    WindowStoodDown {
+        /// What must stay, in tokens.
+        floor_tokens: u64,
+        /// The strategy's threshold.
+        threshold_tokens: u64,
+        /// When.
+        at: u64,
+    },
+    /// The window stage engaged again after a stand-down (R111).
+    WindowResumed {
+        /// When.
+        at: u64,
+    },
     /// The session's deadlines, as configured (`panewise.toml` `[deadlines]`, `run`'s flags):
     /// recorded before the first prompt, so a replay arms the same deadlines the live session
     /// did. Absent, the defaults hold ([`crate::reducer::SUBMIT_TIMEOUT_MS`],
@@ -528,7 +543,9 @@ impl Msg {
             | Msg::PromptSubmitted { .. }
             | Msg::AgentExited { .. }
             | Msg::AgentShutdownOverdue
-            | Msg::DeadlinesConfigured { .. } => None,
+            | Msg::DeadlinesConfigured { .. }
+            | Msg::WindowStoodDown { .. }
+            | Msg::WindowResumed { .. } => None,
         }
     }
 
@@ -600,6 +617,8 @@ impl Msg {
             Msg::AgentExited { .. } => MsgKind::AgentExited,
             Msg::AgentShutdownOverdue => MsgKind::AgentShutdownOverdue,
             Msg::DeadlinesConfigured { .. } => MsgKind::DeadlinesConfigured,
+            Msg::WindowStoodDown { .. } => MsgKind::WindowStoodDown,
+            Msg::WindowResumed { .. } => MsgKind::WindowResumed,
         }
     }
 }
@@ -676,6 +695,8 @@ pub enum MsgKind {
     AgentShutdownOverdue,
     DeadlinesConfigured,
     ApprovalAsked,
+    WindowStoodDown,
+    WindowResumed,
 }
 
 impl Msg {
@@ -759,6 +780,8 @@ impl MsgKind {
         MsgKind::AgentShutdownOverdue,
         MsgKind::DeadlinesConfigured,
         MsgKind::ApprovalAsked,
+        MsgKind::WindowStoodDown,
+        MsgKind::WindowResumed,
     ];
 
     /// The serde tag, e.g. `tool_start`.
@@ -814,6 +837,8 @@ impl MsgKind {
             MsgKind::ResumeRetryResolved => "resume_retry_resolved",
             MsgKind::TurnLedgerObserved => "turn_ledger_observed",
             MsgKind::ApprovalAsked => "approval_asked",
+            MsgKind::WindowStoodDown => "window_stood_down",
+            MsgKind::WindowResumed => "window_resumed",
             MsgKind::ApprovalRequested => "approval_requested",
             MsgKind::ApprovalAnswered => "approval_answered",
             MsgKind::QuestionAsked => "question_asked",
@@ -911,6 +936,8 @@ mod tests {
             MsgKind::AgentShutdownOverdue => 62,
             MsgKind::DeadlinesConfigured => 63,
             MsgKind::ApprovalAsked => 64,
+            MsgKind::WindowStoodDown => 65,
+            MsgKind::WindowResumed => 66,
         }
     }
 
@@ -923,6 +950,6 @@ mod tests {
                 Some(serde_json::Value::from(kind.as_str()))
             );
         }
-        assert_eq!(MsgKind::ALL.len(), position(MsgKind::ApprovalAsked) + 1);
+        assert_eq!(MsgKind::ALL.len(), position(MsgKind::WindowResumed) + 1);
     }
 }

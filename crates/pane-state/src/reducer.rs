@@ -472,6 +472,19 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 stuck_ms: stuck_ms.max(1_000),
             };
         }
+        // The latest stand-down replaces any earlier one (R110).
+        Msg::WindowStoodDown {
+            floor_tokens,
+            threshold_tokens,
+            at,
+        } => {
+            s.window_stood_down = Some(crate::state::WindowStandDown {
+                floor_tokens,
+                threshold_tokens,
+                since: at,
+            });
+        }
+        Msg::WindowResumed { .. } => s.window_stood_down = None,
     }
 }
 
@@ -761,6 +774,9 @@ fn reconcile_turn_active(s: &mut PaneState, at: u64, active: bool, out: &mut Vec
 }
 
 fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec<Cmd>) {
+    // A new request is judged afresh by the window stage, which files its stand-down again if
+    // the floor is still over (R111).
+    s.window_stood_down = None;
     if s.last_event_ms.is_none() {
         emit(
             out,

@@ -124,6 +124,10 @@ pub struct PaneState {
     pub registry_attached_task_since: Option<u64>,
     /// Reconnecting after a stale resume id.
     pub reconnecting: Option<ResumeRetry>,
+    /// The own loop's window stage stood down: what must stay is over its threshold, so it
+    /// removes nothing until that changes (R110, R111).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_stood_down: Option<WindowStandDown>,
     /// The context meter's reading (R17); display it through [`PaneState::plausible_reading`].
     pub context: Option<ContextReading>,
     /// Whether a history seed may still land (R18).
@@ -208,6 +212,7 @@ impl PaneState {
             attached_task: None,
             registry_attached_task_since: None,
             reconnecting: None,
+            window_stood_down: None,
             context: None,
             context_seedable: true,
             reported_context_windows: BTreeMap::new(),
@@ -628,6 +633,18 @@ pub struct CompactionInProgress {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AttachedTask {
     /// When the first running task was seen.
+    pub since: u64,
+}
+
+/// The window stage stood down on its floor (R110): what must stay (the system prompt and
+/// tools, the request, pins, the kept tail) is `floor_tokens`, over `threshold_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowStandDown {
+    /// What must stay, in tokens.
+    pub floor_tokens: u64,
+    /// The strategy's threshold.
+    pub threshold_tokens: u64,
+    /// When the stage stood down.
     pub since: u64,
 }
 

@@ -71,6 +71,7 @@ impl Entry {
             context_window_source: pane.context_window_source,
             waiting_since_ms,
             failure_kind: pane.failure_kind,
+            window_stood_down: pane.window_stood_down,
             tokens: pane.tokens,
             cost_usd: pane.cost_usd,
             cost_source: pane.cost_source,

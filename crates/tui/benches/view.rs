@@ -48,6 +48,7 @@ fn session(n: usize) -> SessionSummary {
         context_window_source: None,
         waiting_since_ms: None,
         failure_kind: None,
+        window_stood_down: None,
         tokens: Some(123_456),
         cost_usd: Some(0.4321),
         cost_source: Some(CostSource::Estimated),

@@ -340,6 +340,7 @@ fn a_row_says_what_the_session_does_or_waits_for() {
         cost_source: None,
         waiting_since_ms: None,
         failure_kind: None,
+        window_stood_down: None,
         log: "/tmp/x.jsonl".to_owned(),
         approval: "ask".to_owned(),
         started_at_ms: T0,
@@ -399,6 +400,31 @@ fn a_row_says_what_the_session_does_or_waits_for() {
             },
             "failed: rate limited",
             "a failed turn's kind",
+        ),
+        (
+            SessionSummary {
+                window_stood_down: Some(panewise_pane_state::WindowStandDown {
+                    floor_tokens: 1_869,
+                    threshold_tokens: 1,
+                    since: 5,
+                }),
+                ..base.clone()
+            },
+            "window stood down: must keep 1.9k tokens > threshold 1",
+            "R110: the window stage stood down, with nothing else to say",
+        ),
+        (
+            SessionSummary {
+                tool: Some("shell".into()),
+                window_stood_down: Some(panewise_pane_state::WindowStandDown {
+                    floor_tokens: 1_869,
+                    threshold_tokens: 1,
+                    since: 5,
+                }),
+                ..base.clone()
+            },
+            "shell",
+            "R110: a running tool says more than the stand-down",
         ),
         (base.clone(), "", "nothing to say"),
     ];

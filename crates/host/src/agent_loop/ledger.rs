@@ -15,7 +15,7 @@ use panewise_providers::{CallTokens, CostSplit, PriceTable};
 use panewise_window::record::RecordDetail;
 use panewise_window::{
     openai, AppliedContextEdit, EditDecision, Message, ProviderEditRecord, RefusalReason,
-    WindowRecord,
+    WindowFloor, WindowRecord,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -52,6 +52,10 @@ pub enum LedgerLine {
         /// The strategy's token threshold, when it has one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         threshold_tokens: Option<u64>,
+        /// Present while the stage stands down on its floor (W82): what must stay, in tokens,
+        /// as its stand-down record said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        floor_tokens: Option<u64>,
     },
     /// A model call that ended: its tokens by kind and what they cost by kind. Ledgers written
     /// before it existed have none, and read as before.
@@ -139,6 +143,7 @@ impl WindowLedger {
             strategy: strategy.to_owned(),
             measured_tokens,
             threshold_tokens,
+            floor_tokens: None,
         })
     }
 
@@ -249,12 +254,11 @@ impl Ledger {
                     strategy,
                     measured_tokens,
                     threshold_tokens,
-                } => Some(idle_line(
-                    *iteration,
-                    strategy,
-                    *measured_tokens,
-                    *threshold_tokens,
-                )),
+                    floor_tokens,
+                } => Some(match floor_tokens {
+                    Some(floor) => stood_down_line(*iteration, strategy, *floor, *threshold_tokens),
+                    None => idle_line(*iteration, strategy, *measured_tokens, *threshold_tokens),
+                }),
                 LedgerLine::ProviderEdit { record } => Some(provider_edit_line(record)),
                 LedgerLine::Call {
                     iteration,
@@ -368,6 +372,46 @@ pub fn idle_line(
     format!("iteration {iteration}: {strategy} did not engage{why}")
 }
 
+/// A visit that did not engage because the stage stands down on its floor (W82).
+pub fn stood_down_line(iteration: u32, strategy: &str, floor: u64, threshold: Option<u64>) -> String {
+    let threshold = threshold.map_or(String::new(), |threshold| format!(" > threshold {threshold}"));
+    format!(
+        "iteration {iteration}: {strategy} stood down (what must stay is {floor} tokens{threshold}); \
+         nothing removed until that changes"
+    )
+}
+
+/// What must stay, by part, in words: `floor 1869 tokens > threshold 1 (system prompt and
+/// tools 1857, request 2, kept tail 10 with keepRecentTurns 1)`. Only numbers and fixed words.
+pub fn floor_text(floor: &WindowFloor) -> String {
+    let parts = &floor.parts;
+    let mut named: Vec<String> = Vec::new();
+    for (name, tokens) in [
+        ("system prompt and tools", parts.outside_window_tokens),
+        ("system messages", parts.system_tokens),
+        ("request", parts.current_request_tokens),
+        ("pinned", parts.pinned_tokens),
+        ("pending calls", parts.pending_tokens),
+    ] {
+        if tokens > 0 {
+            named.push(format!("{name} {tokens}"));
+        }
+    }
+    named.push(format!(
+        "kept tail {} with keepRecentTurns {}",
+        parts.kept_tail_tokens, parts.keep_recent_turns
+    ));
+    if let Some(saved) = parts.masking_saves_tokens {
+        named.push(format!("less {saved} masking would save"));
+    }
+    format!(
+        "floor {} tokens > threshold {} ({})",
+        floor.floor_tokens,
+        floor.threshold_tokens,
+        named.join(", ")
+    )
+}
+
 /// Whether the visit asked the summarizer, and what it spent, from a summarizing record.
 pub fn summarizer_call(record: &WindowRecord) -> Option<Option<u64>> {
     let compaction = match &record.detail {
@@ -387,6 +431,14 @@ pub fn summarizer_call(record: &WindowRecord) -> Option<Option<u64>> {
 /// A visit in one line: the strategy, what left, the characters before and after, the
 /// refusals by reason, the pins and the summarizer's call.
 pub fn visit_line(record: &WindowRecord) -> String {
+    if let Some(floor) = &record.floor {
+        return format!(
+            "iteration {}: {} stood down: {}; nothing removed until that changes",
+            record.iteration,
+            record.strategy,
+            floor_text(floor)
+        );
+    }
     if let Some(cache) = &record.cache {
         if matches!(cache.decision, EditDecision::Held | EditDecision::Shadow) {
             // Nothing changed: the record's removal and masking figures are what the edit
@@ -566,6 +618,7 @@ mod tests {
                 strategy: "token-budget".into(),
                 measured_tokens: None,
                 threshold_tokens: Some(150_000),
+                floor_tokens: None,
             },
             call_entry(
                 1,
@@ -578,6 +631,7 @@ mod tests {
                 strategy: "token-budget".into(),
                 measured_tokens: Some(11_000),
                 threshold_tokens: Some(150_000),
+                floor_tokens: None,
             },
             call_entry(
                 2,

@@ -215,6 +215,9 @@ pub struct OwnLoop {
     /// Every call id the session used.
     call_ids: BTreeSet<String>,
     records: Vec<WindowRecord>,
+    /// The floor of the stage's stand-down in effect (W81, W82), in tokens: its idle visits
+    /// say so, and the session is told when it ends (R110, R111). A new request clears it.
+    stood_down_floor: Option<u64>,
     visits: u32,
     /// Model calls of the whole session: the window's iteration.
     iteration: u32,
@@ -248,6 +251,7 @@ impl OwnLoop {
             errored: BTreeSet::new(),
             call_ids: BTreeSet::new(),
             records: Vec::new(),
+            stood_down_floor: None,
             visits: 0,
             iteration: 0,
             turn_iterations: 0,
@@ -370,6 +374,8 @@ impl OwnLoop {
                 message.born_at_ms = Some(at_ms);
                 let effect = self.append(message);
                 self.prompt = Some(text);
+                // The stage judges the new request afresh (W83); so does the session (R111).
+                self.stood_down_floor = None;
                 self.turn_iterations = 0;
                 self.turn_stats = SessionStats::default();
                 self.next = Next::Call;
@@ -480,6 +486,7 @@ impl OwnLoop {
                 strategy: self.strategy_name.clone(),
                 measured_tokens: self.measured.map(|measured| measured.usage.input),
                 threshold_tokens: self.config.strategy.threshold_tokens(),
+                floor_tokens: self.stood_down_floor,
             })),
             Some(mut plan) => {
                 let conversation = self.history.conversation();
@@ -492,6 +499,21 @@ impl OwnLoop {
                 }));
                 if let Some(warning) = &plan.warning {
                     effects.push(Effect::Notice(format!("window: {warning}")));
+                }
+                match (&plan.record.floor, self.stood_down_floor) {
+                    (Some(floor), _) => {
+                        self.stood_down_floor = Some(floor.floor_tokens);
+                        effects.push(Effect::Reduce(Msg::WindowStoodDown {
+                            floor_tokens: floor.floor_tokens,
+                            threshold_tokens: floor.threshold_tokens,
+                            at: at_ms,
+                        }));
+                    }
+                    (None, Some(_)) => {
+                        self.stood_down_floor = None;
+                        effects.push(Effect::Reduce(Msg::WindowResumed { at: at_ms }));
+                    }
+                    (None, None) => {}
                 }
                 if plan.edit.is_some() {
                     // The pane shows the window's compaction as it shows an agent's own.

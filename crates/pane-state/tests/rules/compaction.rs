@@ -802,3 +802,53 @@ fn r14_a_late_compact_boundary_does_not_end_the_next_turn() {
     let (s, _) = step(s, T0 + 30, boundary(Manual, T0 + 30, None));
     assert_eq!(s.turn_phase, streaming_phase(1, 0, T0 + 30));
 }
+
+/// R110, R111: the window stage's stand-down is a fact of the session until the stage engages
+/// again or a new turn starts. Each row: the messages after a working turn, and the fact after.
+#[test]
+fn r110_r111_the_window_stand_down_holds_until_the_stage_engages_or_a_turn_starts() {
+    use panewise_pane_state::WindowStandDown;
+    let stood = |floor_tokens, at| Msg::WindowStoodDown {
+        floor_tokens,
+        threshold_tokens: 1,
+        at,
+    };
+    let fact = |floor_tokens, since| {
+        Some(WindowStandDown {
+            floor_tokens,
+            threshold_tokens: 1,
+            since,
+        })
+    };
+    let rows: Vec<(&str, Vec<(u64, Msg)>, Option<WindowStandDown>)> = vec![
+        ("R110 a stand-down is a fact", vec![(T0 + 1, stood(1_869, T0 + 1))], fact(1_869, T0 + 1)),
+        (
+            "R110 the latest stand-down replaces the earlier",
+            vec![(T0 + 1, stood(1_869, T0 + 1)), (T0 + 2, stood(2_000, T0 + 2))],
+            fact(2_000, T0 + 2),
+        ),
+        (
+            "R111 the stage engaged again",
+            vec![(T0 + 1, stood(1_869, T0 + 1)), (T0 + 2, Msg::WindowResumed { at: T0 + 2 })],
+            None,
+        ),
+        (
+            "R111 the turn ending keeps it",
+            vec![(T0 + 1, stood(1_869, T0 + 1)), (T0 + 2, turn_end())],
+            fact(1_869, T0 + 1),
+        ),
+        (
+            "R111 a new turn starts",
+            vec![
+                (T0 + 1, stood(1_869, T0 + 1)),
+                (T0 + 2, turn_end()),
+                (T0 + 3, turn_start(T0 + 3)),
+            ],
+            None,
+        ),
+    ];
+    for (rule, msgs, expected) in rows {
+        let state = settle(streaming(T0), &msgs);
+        assert_eq!(state.window_stood_down, expected, "{rule}");
+    }
+}

@@ -778,6 +778,12 @@ fn every_msg() -> Vec<Msg> {
             stuck_ms: 60_000,
         },
         Msg::ApprovalAsked { id: "a1".into() },
+        Msg::WindowStoodDown {
+            floor_tokens: 1_869,
+            threshold_tokens: 1,
+            at: 21,
+        },
+        Msg::WindowResumed { at: 22 },
     ]
 }
 

@@ -26,6 +26,7 @@ pub fn session(name: &str, state: AgentState, age_s: u64) -> SessionSummary {
         context_window_source: Some(WindowSource::Reported),
         waiting_since_ms: None,
         failure_kind: None,
+        window_stood_down: None,
         tokens: Some(3_798),
         cost_usd: Some(0.0123),
         cost_source: Some(CostSource::Estimated),

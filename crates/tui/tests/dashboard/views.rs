@@ -160,3 +160,26 @@ fn a_long_name_is_shown_whole_where_there_is_room_and_cut_where_there_is_not() {
     let narrow = feed(app(80, 12), [Event::List(list)]).0;
     insta::assert_snapshot!(draw(&narrow).backend());
 }
+
+/// R110: a session whose window stage stood down on its floor says so on its row, in numbers
+/// only, until the stage engages again; a session not stood down says nothing of it.
+#[test]
+fn a_window_stood_down_on_its_floor_is_shown_on_the_row() {
+    let stood_down = SessionSummary {
+        window_stood_down: Some(panewise_pane_state::WindowStandDown {
+            floor_tokens: 1_869,
+            threshold_tokens: 1,
+            since: 0,
+        }),
+        ..session("own-loop", AgentState::Working, 30)
+    };
+    let list = vec![stood_down, session("other", AgentState::Working, 60)];
+    let app = feed(app(100, 12), [Event::List(list)]).0;
+    let terminal = draw(&app);
+    let screen = format!("{}", terminal.backend());
+    assert!(
+        screen.contains("window stood down: must keep 1.9k tokens > threshold 1"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(terminal.backend());
+}

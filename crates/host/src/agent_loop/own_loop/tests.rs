@@ -109,6 +109,7 @@ fn idle_visit(core: &OwnLoop, iteration: u32, measured: Option<u64>) -> Effect {
         strategy: core.strategy_name.clone(),
         measured_tokens: measured,
         threshold_tokens: core.config().strategy.threshold_tokens(),
+        floor_tokens: None,
     })
 }
 
