@@ -296,10 +296,10 @@ pub fn what_text(session: &SessionSummary) -> String {
 }
 
 /// The window stage's stand-down in words (R110), numbers only, counted as [`count_text`]
-/// counts: `window stood down: must keep 1.9k tokens > threshold 1`.
+/// counts: `window stood down: floor 1.9k > threshold 1`.
 pub fn window_stood_down_text(stand_down: &WindowStandDown) -> String {
     format!(
-        "window stood down: must keep {} tokens > threshold {}",
+        "window stood down: floor {} > threshold {}",
         count_text(stand_down.floor_tokens),
         count_text(stand_down.threshold_tokens)
     )

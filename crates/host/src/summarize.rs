@@ -230,11 +230,13 @@ mod tests {
         ])
     }
 
+    /// A reading over the threshold of 10 whose floor (W80) is not: the window itself, plus
+    /// a few tokens of system prompt.
     fn over_budget(conversation: &Conversation) -> VisitContext<'static> {
         let mut context = VisitContext::new(2, 1_000);
         context.measured = Some(Measured {
             usage: Usage {
-                input: 5_000,
+                input: conversation.tokens_in(0..conversation.len()) + 5,
                 output: 10,
             },
             sent_messages: conversation.len(),

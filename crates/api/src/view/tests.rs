@@ -349,7 +349,7 @@ fn a_row_says_what_the_session_does_or_waits_for() {
         worktree: None,
         failure: None,
     };
-    let table: [(SessionSummary, &str, &str); 6] = [
+    let table: [(SessionSummary, &str, &str); 8] = [
         (
             SessionSummary {
                 waiting_for: Some(WaitingFor::Approval {
@@ -410,7 +410,7 @@ fn a_row_says_what_the_session_does_or_waits_for() {
                 }),
                 ..base.clone()
             },
-            "window stood down: must keep 1.9k tokens > threshold 1",
+            "window stood down: floor 1.9k > threshold 1",
             "R110: the window stage stood down, with nothing else to say",
         ),
         (

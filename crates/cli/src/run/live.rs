@@ -228,6 +228,13 @@ pub fn line(
             None => line.push_str(&format!(" · context {}", tokens(reading.tokens))),
         }
     }
+    if let Some(stand_down) = &state.window_stood_down {
+        // R110: the window keeps everything until what must stay falls under its threshold.
+        line.push_str(&format!(
+            " · {}",
+            panewise_api::view::window_stood_down_text(stand_down)
+        ));
+    }
     if let Some(totals) = &state.session_totals {
         // `in` is every input token, cached or not, as TOKENS counts them everywhere.
         let input = panewise_api::view::input_tokens(totals).unwrap_or(0);
@@ -351,5 +358,30 @@ mod tests {
         );
         assert_eq!(doing(&streaming, &activity, now), "writing");
         assert_eq!(activity.retries, 1);
+    }
+
+    /// R110, R111: the line says the window stood down while it does, and no longer after.
+    #[test]
+    fn the_line_says_the_window_stood_down_while_it_does() {
+        let now = Instant::now();
+        let activity = Activity::default();
+        let state = State::new("anthropic");
+        let stood = at(
+            state,
+            1,
+            Msg::WindowStoodDown {
+                floor_tokens: 1_869,
+                threshold_tokens: 1,
+                at: 1,
+            },
+        );
+        let shown = line(&stood, &activity, now, None, 0);
+        assert!(
+            shown.contains(" · window stood down: floor 1.9k > threshold 1"),
+            "{shown}"
+        );
+        let resumed = at(stood, 2, Msg::WindowResumed { at: 2 });
+        let shown = line(&resumed, &activity, now, None, 0);
+        assert!(!shown.contains("window stood down"), "{shown}");
     }
 }

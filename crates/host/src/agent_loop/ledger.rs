@@ -373,8 +373,15 @@ pub fn idle_line(
 }
 
 /// A visit that did not engage because the stage stands down on its floor (W82).
-pub fn stood_down_line(iteration: u32, strategy: &str, floor: u64, threshold: Option<u64>) -> String {
-    let threshold = threshold.map_or(String::new(), |threshold| format!(" > threshold {threshold}"));
+pub fn stood_down_line(
+    iteration: u32,
+    strategy: &str,
+    floor: u64,
+    threshold: Option<u64>,
+) -> String {
+    let threshold = threshold.map_or(String::new(), |threshold| {
+        format!(" > threshold {threshold}")
+    });
     format!(
         "iteration {iteration}: {strategy} stood down (what must stay is {floor} tokens{threshold}); \
          nothing removed until that changes"
@@ -405,7 +412,7 @@ pub fn floor_text(floor: &WindowFloor) -> String {
         named.push(format!("less {saved} masking would save"));
     }
     format!(
-        "floor {} tokens > threshold {} ({})",
+        "floor {} > threshold {} ({})",
         floor.floor_tokens,
         floor.threshold_tokens,
         named.join(", ")

@@ -96,11 +96,13 @@ async fn token_budget_removes_when_the_reported_input_is_over_the_threshold() {
 /// W34, W43, W46: summarize-oldest asks the summarizer, over the same client, and files its tokens.
 #[tokio::test]
 async fn summarize_oldest_calls_the_model_summarizer_and_files_its_tokens() {
+    // The threshold is over what must stay in the second task (the tool definitions, its
+    // request, the kept tail: W80) and under both tasks together, so the first task is folded.
     for api in ApiKind::ALL {
         let run = session(
             api,
             Scenario::MultiRound,
-            r#"{"strategy":"summarize-oldest","thresholdTokens":1100,"keepRecentTurns":1,"keepLastToolResults":0,"model":"mock-summarizer"}"#,
+            r#"{"strategy":"summarize-oldest","thresholdTokens":3200,"keepRecentTurns":1,"keepLastToolResults":0,"model":"mock-summarizer"}"#,
         )
         .await;
         let records = &run.outcome.records;
@@ -139,11 +141,12 @@ async fn observation_masking_never_removes_a_message() {
 /// W34, W46: hybrid masks first and folds when masking is not enough, through the summarizer.
 #[tokio::test]
 async fn hybrid_folds_through_the_summarizer_when_masking_is_not_enough() {
+    // Over what must stay, under both tasks together (as for summarize-oldest, W80).
     for api in ApiKind::ALL {
         let run = session(
             api,
             Scenario::MultiRound,
-            r#"{"strategy":"hybrid","thresholdTokens":1100,"keepRecentTurns":1,"keepRecentObservations":1,"keepLastToolResults":0,"model":"mock-summarizer"}"#,
+            r#"{"strategy":"hybrid","thresholdTokens":3200,"keepRecentTurns":1,"keepRecentObservations":1,"keepLastToolResults":0,"model":"mock-summarizer"}"#,
         )
         .await;
         let records = &run.outcome.records;

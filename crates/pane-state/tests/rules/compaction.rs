@@ -820,16 +820,27 @@ fn r110_r111_the_window_stand_down_holds_until_the_stage_engages_or_a_turn_start
             since,
         })
     };
-    let rows: Vec<(&str, Vec<(u64, Msg)>, Option<WindowStandDown>)> = vec![
-        ("R110 a stand-down is a fact", vec![(T0 + 1, stood(1_869, T0 + 1))], fact(1_869, T0 + 1)),
+    type Row = (&'static str, Vec<(u64, Msg)>, Option<WindowStandDown>);
+    let rows: Vec<Row> = vec![
+        (
+            "R110 a stand-down is a fact",
+            vec![(T0 + 1, stood(1_869, T0 + 1))],
+            fact(1_869, T0 + 1),
+        ),
         (
             "R110 the latest stand-down replaces the earlier",
-            vec![(T0 + 1, stood(1_869, T0 + 1)), (T0 + 2, stood(2_000, T0 + 2))],
+            vec![
+                (T0 + 1, stood(1_869, T0 + 1)),
+                (T0 + 2, stood(2_000, T0 + 2)),
+            ],
             fact(2_000, T0 + 2),
         ),
         (
             "R111 the stage engaged again",
-            vec![(T0 + 1, stood(1_869, T0 + 1)), (T0 + 2, Msg::WindowResumed { at: T0 + 2 })],
+            vec![
+                (T0 + 1, stood(1_869, T0 + 1)),
+                (T0 + 2, Msg::WindowResumed { at: T0 + 2 }),
+            ],
             None,
         ),
         (

@@ -178,7 +178,7 @@ fn a_window_stood_down_on_its_floor_is_shown_on_the_row() {
     let terminal = draw(&app);
     let screen = format!("{}", terminal.backend());
     assert!(
-        screen.contains("window stood down: must keep 1.9k tokens > threshold 1"),
+        screen.contains("window stood down: floor 1.9k > threshold 1"),
         "{screen}"
     );
     insta::assert_snapshot!(terminal.backend());
