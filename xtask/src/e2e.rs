@@ -936,8 +936,11 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     let answers_case =
         filter.is_none_or(|filter| super::e2e_dashboard::ANSWERS_NAME.contains(filter));
     let context_case = filter.is_none_or(|filter| super::e2e_context::NAME.contains(filter));
+    let window_floor_case =
+        filter.is_none_or(|filter| super::e2e_window_floor::NAME.contains(filter));
     ensure!(
         context_case
+            || window_floor_case
             || !cases.is_empty()
             || !daemon_cases.is_empty()
             || !telemetry_cases.is_empty()
@@ -1038,6 +1041,12 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     if answers_case {
         let name = super::e2e_dashboard::ANSWERS_NAME;
         super::e2e_dashboard::answers_case(&panewise, &target.join("runs").join(name))
+            .with_context(|| format!("e2e case {name}"))?;
+        eprintln!("e2e: {name}: ok");
+    }
+    if window_floor_case {
+        let name = super::e2e_window_floor::NAME;
+        super::e2e_window_floor::run_case(&panewise, &target.join("runs").join(name))
             .with_context(|| format!("e2e case {name}"))?;
         eprintln!("e2e: {name}: ok");
     }

@@ -18,6 +18,7 @@ mod e2e_metrics;
 mod e2e_ssh;
 mod e2e_telemetry;
 mod e2e_terminal;
+mod e2e_window_floor;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
