@@ -49,6 +49,9 @@ pub mod message;
 pub mod notice;
 pub mod openai;
 pub mod plan;
+#[cfg(any(test, feature = "properties"))]
+#[doc(hidden)]
+pub mod properties;
 pub mod provider;
 pub mod record;
 mod scan;
