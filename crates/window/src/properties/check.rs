@@ -113,14 +113,7 @@ impl Before {
     ) -> Self {
         let messages = conversation.messages().to_vec();
         let turns: Vec<Turn> = conversation.turns().collect();
-        let judged = context
-            .measured
-            .filter(|measured| measured.iteration.saturating_add(1) >= context.iteration)
-            .map(|measured| {
-                measured.usage.input.saturating_add(
-                    conversation.tokens_in(measured.sent_messages..conversation.len()),
-                )
-            });
+        let judged = judged(conversation, context);
         let anchor = current_request(&messages, context.current_request);
         let pinned_turns = match budget.keep_turns() {
             Some(keep) => {
@@ -158,6 +151,20 @@ impl Before {
     pub(crate) fn has_current_request(&self) -> bool {
         self.anchor.is_some()
     }
+}
+
+/// The reading's judgement of the window, when the reading is fresh (W53): the reported
+/// input plus the tokens counted since.
+fn judged(conversation: &Conversation<Message>, context: &VisitContext<'_>) -> Option<u64> {
+    context
+        .measured
+        .filter(|measured| measured.iteration.saturating_add(1) >= context.iteration)
+        .map(|measured| {
+            measured
+                .usage
+                .input
+                .saturating_add(conversation.tokens_in(measured.sent_messages..conversation.len()))
+        })
 }
 
 /// W19 the plain way: the newest message a person said whose content is what they said for
@@ -331,19 +338,23 @@ pub(crate) struct Checked {
     pub(crate) standing: Option<Standing>,
 }
 
-/// Checks a visit that did not engage: the window is unchanged, and the strategy had no
-/// reason to engage.
-pub(crate) fn not_engaged(before: &Before, budget: Budget) -> Result<Standing, Failure> {
+/// Checks a visit that did not engage (so nothing was applied): the strategy had no reason
+/// to.
+pub(crate) fn not_engaged(
+    conversation: &Conversation<Message>,
+    context: &VisitContext<'_>,
+    budget: Budget,
+) -> Result<Standing, Failure> {
     match budget {
-        Budget::Turns { keep } if before.turns.len() > keep => Err((
+        Budget::Turns { keep } if conversation.turn_count() > keep => Err((
             Property::Budget,
             format!(
                 "{} turns against keepRecentTurns {keep}, and the strategy did not engage",
-                before.turns.len()
+                conversation.turn_count()
             ),
         )),
         Budget::Turns { .. } => Ok(Standing::Fits),
-        Budget::Tokens { threshold, .. } => match before.judged {
+        Budget::Tokens { threshold, .. } => match judged(conversation, context) {
             None => Ok(Standing::Unmeasured),
             Some(judged) if judged > threshold => Err((
                 Property::Budget,
@@ -351,7 +362,7 @@ pub(crate) fn not_engaged(before: &Before, budget: Budget) -> Result<Standing, F
             )),
             Some(_) => Ok(Standing::Fits),
         },
-        Budget::Observations { keep } => match unmasked_old_results(&before.messages, keep).first() {
+        Budget::Observations { keep } => match unmasked_old_results(conversation.messages(), keep).first() {
             Some(index) => Err((
                 Property::Budget,
                 format!("tool result {index} is older than the newest {keep} and unmasked, and the strategy did not engage"),

@@ -266,7 +266,6 @@ pub fn run_case(strategy: usize, seed: u64) -> Result<Tally, Violation> {
                 && measured.usage.input == 0
                 && measured.usage.output == 0
         });
-        let before = Before::take(&conversation, &context, budget, pins);
         tally.visits += 1;
         let outcome = match stage.visit(&conversation, context, &mut memory) {
             Err(WindowError::Unmeasurable { .. })
@@ -284,11 +283,15 @@ pub fn run_case(strategy: usize, seed: u64) -> Result<Tally, Violation> {
             Ok(outcome) => outcome,
         };
         let Some(mut plan) = outcome.resolve(|request| answer.answer(request)) else {
-            let standing = check::not_engaged(&before, budget).map_err(|f| fail(visit, f))?;
+            let standing =
+                check::not_engaged(&conversation, &context, budget).map_err(|f| fail(visit, f))?;
             tally.count(standing);
             sent = conversation.len();
             continue;
         };
+        // The visit only read the window: it is still as it was before, and is copied only
+        // when there is a plan to check.
+        let before = Before::take(&conversation, &context, budget, pins);
         tally.engaged += 1;
         conversation.apply(&mut plan).map_err(|error| {
             fail(
