@@ -161,10 +161,10 @@ impl fmt::Display for Tally {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} cases, {} visits ({} engaged): pairing and current request held on every visit \
-             ({} with a request), {} pinned turns kept, {} summaries over unpinned ranges; \
-             budget: {} fit, {} over with the reason recorded, {} unmeasured, {} provider-side, \
-             {} 0/0 readings refused",
+            "{} cases, {} visits, {} plans applied and checked: pairs whole, the current \
+             request kept ({} held one), {} pinned turns kept, {} summaries over unpinned \
+             ranges; budget: {} fit, {} over with the reason recorded, {} unmeasured, {} \
+             provider-side, {} 0/0 readings refused",
             self.cases,
             self.visits,
             self.engaged,
