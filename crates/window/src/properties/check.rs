@@ -295,8 +295,13 @@ fn expected_pins(
                 continue;
             }
             let is_fact = findings.standing(id) == Some(crate::record::Standing::Fact);
-            if is_fact && after_anchor(index) && !fact_turns.contains(&turn_of[index]) {
-                fact_turns.push(turn_of[index]);
+            let turn = &turns[turn_of[index]];
+            // A fact turn is named after its newest named result; one with none is skipped (W24).
+            let named = tools[turn.start..turn.start + turn.len]
+                .iter()
+                .any(Option::is_some);
+            if is_fact && named && after_anchor(index) && !fact_turns.contains(&turn.index) {
+                fact_turns.push(turn.index);
             }
         }
         held.extend(

@@ -275,7 +275,19 @@ impl History {
             next_call: 0,
             clock_ms: 1_000,
         };
-        if rng.chance(92) {
+        let system = rng.chance(92);
+        // A window read from a file cut mid-run (no system prompt, which would come first) may
+        // open on a result whose call is gone (W6).
+        if !system && rng.chance(40) {
+            let chars = rng.count(1, 800);
+            let mut orphan = Message::tool_result("call_before_the_window", text(rng, chars));
+            if rng.chance(50) {
+                orphan.tool_name = Some("read_file".to_string());
+            }
+            history.push(orphan);
+            history.answered.push("call_before_the_window".to_string());
+        }
+        if system {
             let chars = rng.count(20, 1_500);
             let system = Message::system(text(rng, chars));
             history.push(system);
@@ -297,8 +309,14 @@ impl History {
         }
         let chars = rng.count(5, 600);
         let request = text(rng, chars);
-        history.said = Some(request.clone());
-        history.push(Message::user(request));
+        if rng.chance(6) {
+            // A run the harness started (a sub-agent's): no person said anything, so there is
+            // no current request until one does (W19).
+            history.push(Message::user(request).injected("harness"));
+        } else {
+            history.said = Some(request.clone());
+            history.push(Message::user(request));
+        }
         history
     }
 
