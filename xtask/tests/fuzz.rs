@@ -141,3 +141,30 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         }
     }
 }
+
+#[test]
+fn window_properties_counts_every_strategy_and_reruns_a_saved_case() {
+    let out = TempDir::new("window-properties");
+    let report = fuzz::run(Target::WindowProperties, &options(90, out.0.clone())).expect("run");
+    assert_eq!(report.inputs, 90);
+    assert_eq!(report.panics, 0, "{report}; saved: {:?}", report.crashes);
+    let counts = report.properties.as_ref().expect("per-strategy counts");
+    for tally in &counts.per_strategy {
+        assert_eq!(tally.cases, 10, "{report}");
+        assert!(tally.visits >= tally.cases, "{report}");
+    }
+    assert_eq!(counts.total().cases, 90);
+    let printed = report.to_string();
+    for name in panewise_window::properties::STRATEGIES {
+        assert!(
+            printed.contains(&format!("  {name}: 10 cases")),
+            "{printed}"
+        );
+    }
+    // A saved case is its line, and `--reproduce` reruns it; a line naming no case is no finding.
+    let file = out.0.join("case.bin");
+    let line = panewise_window::properties::case_line(2, 0x31);
+    std::fs::write(&file, line).expect("write case");
+    assert!(!fuzz::reproduce(Target::WindowProperties, &file).expect("readable"));
+    assert!(fuzz::run_caught(Target::WindowProperties, b"no-such-strategy 0x1").is_none());
+}

@@ -20,6 +20,10 @@
 //!   the caller's [`StageMemory`], passed to every visit.
 //! - Deterministic: the same conversation, context and memory give the same plan and record.
 //!   Every hasher has a fixed seed; nothing is seeded from the OS.
+//! - Checked on generated histories, visit after visit, for every strategy: no call without its
+//!   result, the current request and the pins kept, the budget met or the reason recorded
+//!   (`properties`, built for the crate's tests and by the `properties` feature, which
+//!   `cargo xtask fuzz --target window-properties` uses).
 //!
 //! ## API boundary
 //! The caller owns a [`Conversation`] (messages plus cached counts and turns) and a
@@ -50,6 +54,9 @@ pub mod message;
 pub mod notice;
 pub mod openai;
 pub mod plan;
+#[cfg(any(test, feature = "properties"))]
+#[doc(hidden)]
+pub mod properties;
 pub mod provider;
 pub mod record;
 mod scan;

@@ -5,11 +5,15 @@
 //! be on for a wrapped sum to count as a finding: the dev and test profiles have them by
 //! default, and the workspace's release profile sets `overflow-checks = true`.
 //!
+//! The `window-properties` target ([`properties`]) mutates nothing: it generates histories and
+//! checks the window stage's safety properties on every visit, printing per-strategy counts.
+//!
 //! A panicking input is saved as `<out>/<target>/crash-<hash>.bin` (default out:
 //! `target/fuzz`) and the command that reproduces it is printed; the slowest input of the run
 //! is kept as `<out>/<target>/slowest.bin`.
 
 pub mod mutate;
+pub mod properties;
 pub mod targets;
 
 use std::cell::RefCell;
@@ -62,11 +66,29 @@ pub struct Report {
     pub slowest: (Duration, usize),
     /// The process's peak resident memory so far (`VmHWM`), in KiB, when the OS reports it.
     pub peak_rss_kib: Option<u64>,
+    /// The `window-properties` target's counts; `None` for a byte target.
+    pub properties: Option<properties::PropertyCounts>,
 }
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rate = self.inputs as f64 / self.elapsed.as_secs_f64().max(1e-9);
+        if let Some(counts) = &self.properties {
+            writeln!(
+                f,
+                "fuzz {}: {} generated histories in {:.1} s ({rate:.0}/s), {} broke a property, \
+                 slowest case {:.2} ms",
+                self.target.name(),
+                self.inputs,
+                self.elapsed.as_secs_f64(),
+                self.panics,
+                self.slowest.0.as_secs_f64() * 1e3,
+            )?;
+            for (name, tally) in properties::STRATEGY_NAMES.iter().zip(&counts.per_strategy) {
+                writeln!(f, "  {name}: {tally}")?;
+            }
+            return write!(f, "  all strategies: {}", counts.total());
+        }
         write!(
             f,
             "fuzz {}: {} inputs in {:.1} s ({rate:.0}/s), {} panics, slowest input {:.2} ms \
@@ -114,14 +136,16 @@ fn install_quiet_hook() {
 
 /// Runs one input, returning the panic message when it panicked.
 pub fn run_caught(target: Target, input: &[u8]) -> Option<String> {
+    catch(|| target.run(input)).err()
+}
+
+/// Runs `work` with its panic caught quietly: its value, or the panic's message.
+pub(crate) fn catch<T>(work: impl FnOnce() -> T) -> Result<T, String> {
     install_quiet_hook();
     CAUGHT.with(|caught| *caught.borrow_mut() = Some(None));
-    let result = panic::catch_unwind(AssertUnwindSafe(|| target.run(input)));
+    let result = panic::catch_unwind(AssertUnwindSafe(work));
     let message = CAUGHT.with(|caught| caught.borrow_mut().take().flatten());
-    match result {
-        Ok(()) => None,
-        Err(_) => Some(message.unwrap_or_else(|| "panic without a message".to_owned())),
-    }
+    result.map_err(|_| message.unwrap_or_else(|| "panic without a message".to_owned()))
 }
 
 /// Whether this build panics on integer overflow (the profile's `overflow-checks`).
@@ -180,6 +204,9 @@ pub fn peak_rss_kib() -> Option<u64> {
 /// Fuzzes one target until its iteration or time budget runs out (the seeds alone when
 /// neither is given), saving and announcing every distinct crashing input.
 pub fn run(target: Target, options: &Options) -> Result<Report> {
+    if target == Target::WindowProperties {
+        return properties::run(options);
+    }
     let seeds = load_seeds(&options.root, target)?;
     let mut all_seeds = Vec::new();
     for other in Target::REAL {
@@ -200,6 +227,7 @@ pub fn run(target: Target, options: &Options) -> Result<Report> {
         elapsed: Duration::ZERO,
         slowest: (Duration::ZERO, 0),
         peak_rss_kib: None,
+        properties: None,
     };
     loop {
         if options
@@ -254,8 +282,13 @@ fn save_crash(
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     std::fs::write(&path, input).with_context(|| format!("cannot write {}", path.display()))?;
     let first_line = message.lines().collect::<Vec<_>>().join(" ");
+    let what = if target == Target::WindowProperties {
+        "PROPERTY BROKEN"
+    } else {
+        "PANIC"
+    };
     eprintln!(
-        "fuzz {}: PANIC ({} bytes): {first_line}\n  saved {}\n  reproduce: cargo xtask fuzz \
+        "fuzz {}: {what} ({} bytes): {first_line}\n  saved {}\n  reproduce: cargo xtask fuzz \
          --target {} --reproduce {}",
         target.name(),
         input.len(),

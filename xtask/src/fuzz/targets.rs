@@ -36,12 +36,15 @@ pub enum Target {
     SessionLog,
     /// The chat-completions conversation reader (`panewise window`) and conversation building.
     Window,
+    /// Generated histories through every window strategy, the safety properties checked on
+    /// every visit (issue 31); an input is a case line, `<strategy> <seed>`.
+    WindowProperties,
     /// Test-only: panics on an armed marker, to show the harness finds and saves a panic.
     Planted,
 }
 
 impl Target {
-    /// The targets a plain `cargo xtask fuzz` runs (every real one; not `planted`).
+    /// The byte targets: every reader of untrusted bytes (not `planted`), each with seed files.
     pub const REAL: [Target; 7] = [
         Target::ClaudeCode,
         Target::Codex,
@@ -50,6 +53,19 @@ impl Target {
         Target::Acp,
         Target::SessionLog,
         Target::Window,
+    ];
+
+    /// The targets a plain `cargo xtask fuzz` and `cargo xtask ci` run: the byte targets, then
+    /// the window stage's safety properties.
+    pub const DEFAULT: [Target; 8] = [
+        Target::ClaudeCode,
+        Target::Codex,
+        Target::GeminiCli,
+        Target::CodexAppServer,
+        Target::Acp,
+        Target::SessionLog,
+        Target::Window,
+        Target::WindowProperties,
     ];
 
     /// The name used on the command line and in `target/fuzz/<name>/`.
@@ -62,6 +78,7 @@ impl Target {
             Target::Acp => "acp",
             Target::SessionLog => "session-log",
             Target::Window => "window",
+            Target::WindowProperties => "window-properties",
             Target::Planted => "planted",
         }
     }
@@ -78,7 +95,8 @@ impl Target {
             Target::Acp => &[("crates/providers/tests/data/acp", &["ndjson"])],
             Target::SessionLog => &[("crates/pane-state/tests/data/golden", &["jsonl"])],
             Target::Window => &[("crates/window/tests/data", &["jsonl"])],
-            Target::Planted => &[],
+            // Its cases are generated, not mutated from files.
+            Target::WindowProperties | Target::Planted => &[],
         }
     }
 
@@ -98,6 +116,7 @@ impl Target {
             }
             Target::SessionLog => session_log(bytes),
             Target::Window => window(bytes),
+            Target::WindowProperties => super::properties::run_line(bytes),
             Target::Planted => planted(bytes),
         }
     }
