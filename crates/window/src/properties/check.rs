@@ -343,6 +343,31 @@ pub(crate) struct Checked {
     pub(crate) standing: Option<Standing>,
 }
 
+/// A visit over its token budget that did not engage is explained when the stage stands down
+/// (W81–W83): its memory says so, and the last floor record of this run names a floor over
+/// the same threshold. That record is the reason, filed once; the quiet visits after it are
+/// not a second loop. Any other failure stands.
+pub(crate) fn stood_down(
+    failure: Failure,
+    memory: &crate::StageMemory,
+    records: &[crate::WindowRecord],
+    budget: Budget,
+) -> Result<Standing, Failure> {
+    let Budget::Tokens { threshold, .. } = budget else {
+        return Err(failure);
+    };
+    let floor_over = records
+        .iter()
+        .rev()
+        .find_map(|record| record.floor.as_ref())
+        .is_some_and(|floor| floor.threshold_tokens == threshold && floor.floor_tokens > threshold);
+    if failure.0 == Property::Budget && memory.stood_down() && floor_over {
+        Ok(Standing::Explained)
+    } else {
+        Err(failure)
+    }
+}
+
 /// Checks a visit that did not engage (so nothing was applied): the strategy had no reason
 /// to.
 pub(crate) fn not_engaged(

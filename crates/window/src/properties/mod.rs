@@ -283,8 +283,9 @@ pub fn run_case(strategy: usize, seed: u64) -> Result<Tally, Violation> {
             Ok(outcome) => outcome,
         };
         let Some(mut plan) = outcome.resolve(|request| answer.answer(request)) else {
-            let standing =
-                check::not_engaged(&conversation, &context, budget).map_err(|f| fail(visit, f))?;
+            let standing = check::not_engaged(&conversation, &context, budget)
+                .or_else(|failure| check::stood_down(failure, &memory, &records, budget))
+                .map_err(|f| fail(visit, f))?;
             tally.count(standing);
             sent = conversation.len();
             continue;
