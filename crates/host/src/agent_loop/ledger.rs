@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use panewise_protocol::SessionStats;
-use panewise_providers::call_usage::cost_text;
+use panewise_providers::call_usage::{cost_text, grouped};
 use panewise_providers::{CallTokens, CostSplit, PriceTable};
 use panewise_window::record::RecordDetail;
 use panewise_window::{
@@ -380,16 +380,18 @@ pub fn stood_down_line(
     threshold: Option<u64>,
 ) -> String {
     let threshold = threshold.map_or(String::new(), |threshold| {
-        format!(" > threshold {threshold}")
+        format!(" > threshold {}", grouped(threshold))
     });
+    let floor = grouped(floor);
     format!(
         "iteration {iteration}: {strategy} stood down (what must stay is {floor} tokens{threshold}); \
          nothing removed until that changes"
     )
 }
 
-/// What must stay, by part, in words: `floor 1869 tokens > threshold 1 (system prompt and
-/// tools 1857, request 2, kept tail 10 with keepRecentTurns 1)`. Only numbers and fixed words.
+/// What must stay, by part, in words: `floor 1,869 > threshold 1 (system prompt and
+/// tools 1,857, request 2, kept tail 10 with keepRecentTurns 1)`. Only numbers and fixed words,
+/// grouped by thousands like the call lines beside them.
 pub fn floor_text(floor: &WindowFloor) -> String {
     let parts = &floor.parts;
     let mut named: Vec<String> = Vec::new();
@@ -401,20 +403,21 @@ pub fn floor_text(floor: &WindowFloor) -> String {
         ("pending calls", parts.pending_tokens),
     ] {
         if tokens > 0 {
-            named.push(format!("{name} {tokens}"));
+            named.push(format!("{name} {}", grouped(tokens)));
         }
     }
     named.push(format!(
         "kept tail {} with keepRecentTurns {}",
-        parts.kept_tail_tokens, parts.keep_recent_turns
+        grouped(parts.kept_tail_tokens),
+        parts.keep_recent_turns
     ));
     if let Some(saved) = parts.masking_saves_tokens {
-        named.push(format!("less {saved} masking would save"));
+        named.push(format!("less {} masking would save", grouped(saved)));
     }
     format!(
         "floor {} > threshold {} ({})",
-        floor.floor_tokens,
-        floor.threshold_tokens,
+        grouped(floor.floor_tokens),
+        grouped(floor.threshold_tokens),
         named.join(", ")
     )
 }
