@@ -485,7 +485,9 @@ mod tests {
             facts.recalled = recall;
             facts
         };
-        let cases: Vec<(&str, RequestFacts, Option<(&str, Value)>, &str)> =
+        // (what, the request's facts, the call expected, how the text starts)
+        type Case<'a> = (&'a str, RequestFacts, Option<(&'a str, Value)>, &'a str);
+        let cases: Vec<Case> =
             vec![
             (
                 "round 1",
