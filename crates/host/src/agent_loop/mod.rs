@@ -11,3 +11,9 @@ pub mod ledger;
 pub mod own_loop;
 pub mod request;
 pub mod resume;
+
+/// True for a file the own loop writes beside a session log (its window ledger, its archive):
+/// it is not a session, and a listing of sessions leaves it out.
+pub fn is_beside_log(path: &std::path::Path) -> bool {
+    ledger::is_ledger(path) || archive::is_archive(path)
+}

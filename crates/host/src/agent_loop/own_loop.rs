@@ -32,7 +32,7 @@ use panewise_window::{
 };
 
 use crate::agent_loop::history::{LoopHistory, PROVIDER_COMPACTION};
-use crate::agent_loop::ledger::{call_entry, LedgerLine};
+use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine};
 use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
 use crate::approval::{decide, Decision, ToolRequest};
 use crate::backend::model::{LoopConfig, ToolRun};
@@ -296,20 +296,25 @@ impl OwnLoop {
     /// recallable, and the effect writes them into this session's archive file. Call before
     /// the first prompt.
     pub fn load_archive(&mut self, spans: Vec<ArchivedSpan>) -> Vec<Effect> {
-        let new = self.archive_spans(spans);
-        if new.is_empty() {
-            Vec::new()
-        } else {
-            vec![Effect::Archive(new)]
-        }
+        self.archive_spans(spans, true)
     }
 
-    /// Adds `spans` to the archive; the ones it did not hold yet.
-    fn archive_spans(&mut self, spans: Vec<ArchivedSpan>) -> Vec<ArchivedSpan> {
-        spans
+    /// Adds `spans` to the archive; the ones it did not hold yet are written to the archive
+    /// file and named in the ledger.
+    fn archive_spans(&mut self, spans: Vec<ArchivedSpan>, reloaded: bool) -> Vec<Effect> {
+        let new: Vec<ArchivedSpan> = spans
             .into_iter()
             .filter(|span| self.archive.insert(span.clone()))
-            .collect()
+            .collect();
+        if new.is_empty() {
+            return Vec::new();
+        }
+        let line = LedgerLine::Archived {
+            iteration: if reloaded { 0 } else { self.iteration },
+            reloaded,
+            spans: new.iter().map(ArchivedEntry::of).collect(),
+        };
+        vec![Effect::Archive(new), Effect::Ledger(line)]
     }
 
     /// The records of the engaged visits, in order.
@@ -523,10 +528,7 @@ impl OwnLoop {
                 effects.push(Effect::Ledger(LedgerLine::Visit {
                     record: Box::new(plan.record.clone()),
                 }));
-                let archived = self.archive_spans(std::mem::take(&mut plan.archived));
-                if !archived.is_empty() {
-                    effects.push(Effect::Archive(archived));
-                }
+                effects.extend(self.archive_spans(std::mem::take(&mut plan.archived), false));
                 if let Some(warning) = &plan.warning {
                     effects.push(Effect::Notice(format!("window: {warning}")));
                 }
@@ -654,13 +656,7 @@ impl OwnLoop {
                     call,
                 );
                 effects.extend(edit_effects);
-                let archived: Vec<ArchivedSpan> = cleared
-                    .into_iter()
-                    .filter(|span| self.archive.insert(span.clone()))
-                    .collect();
-                if !archived.is_empty() {
-                    effects.push(Effect::Archive(archived));
-                }
+                effects.extend(self.archive_spans(cleared, false));
             }
             _ => {}
         }

@@ -178,6 +178,8 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
             }
             // A call's usage changes neither the conversation nor what the next request holds.
             LedgerLine::Call { .. } => {}
+            // What the window archived changes nothing sent; the visit's plan said it.
+            LedgerLine::Archived { .. } => {}
             LedgerLine::Visit { record } => {
                 let mut context = VisitContext::new(record.iteration, 0);
                 context.current_request = prompt.as_deref();

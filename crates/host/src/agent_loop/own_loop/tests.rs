@@ -796,6 +796,11 @@ fn an_engaged_visit_is_filed_and_shown_as_a_compaction() {
                 record: Box::new(record.clone())
             }),
             Effect::Archive(archived.clone()),
+            Effect::Ledger(LedgerLine::Archived {
+                iteration: 3,
+                reloaded: false,
+                spans: vec![crate::agent_loop::ledger::ArchivedEntry::of(&archived[0])],
+            }),
             Effect::Reduce(Msg::CompactionStarted {
                 trigger: CompactionTrigger::Auto,
                 at: 2_106,
@@ -961,7 +966,14 @@ fn w76_a_recall_is_offered_with_the_archive_and_answered_from_it_in_every_mode()
         let mut core = own_loop(mode);
         assert_effects!(
             core.load_archive(vec![span.clone(), span.clone()]),
-            vec![Effect::Archive(vec![span.clone()])]
+            vec![
+                Effect::Archive(vec![span.clone()]),
+                Effect::Ledger(LedgerLine::Archived {
+                    iteration: 0,
+                    reloaded: true,
+                    spans: vec![crate::agent_loop::ledger::ArchivedEntry::of(&span)],
+                }),
+            ]
         );
         assert!(
             core.load_archive(vec![span.clone()]).is_empty(),
