@@ -92,7 +92,9 @@ const O200K: &[&str] = &[
 ];
 
 /// SHA-256 for the window archive's content-addressed span ids (`panewise-window`'s
-/// `archive`): pure hashing, the CPU-feature probe it dispatches on, and its array types.
+/// `archive`): pure hashing, the CPU-feature probe it dispatches on, and its array types. The
+/// probe links `libc` on some targets (aarch64 Linux reads the CPU's features with
+/// `getauxval`, a lookup in the process's own auxiliary vector: no file, no clock).
 const SHA2: &[&str] = &[
     "sha2",
     "digest",
@@ -102,6 +104,7 @@ const SHA2: &[&str] = &[
     "typenum",
     "cpufeatures",
     "cfg-if",
+    "libc",
 ];
 
 /// ratatui's backend-free halves, as the dashboard's core links them: `ratatui-core` (layout,
