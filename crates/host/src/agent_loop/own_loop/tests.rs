@@ -1033,3 +1033,73 @@ fn w76_a_recall_is_offered_with_the_archive_and_answered_from_it_in_every_mode()
         );
     }
 }
+
+/// Rule W77: the tool results a provider's `clear_tool_uses` cleared are archived from the
+/// history the call was sent, the ones the reconciliation counts, and named in the ledger;
+/// the next request offers `recall`.
+#[test]
+fn w77_results_the_provider_cleared_are_archived_and_recallable() {
+    let strategy = r#"{"strategy":"anthropic-clear-tool-uses"}"#;
+    let mut core = OwnLoop::new(
+        config(ApprovalMode::FullAccess, strategy),
+        ApiKind::Anthropic,
+        "anthropic-clear-tool-uses",
+    );
+    start_turn(&mut core, "go");
+    event(&mut core, tool_call("c1", "shell", ECHO), 1_010);
+    step(&mut core, LoopInput::ModelEnded { at_ms: 1_011 });
+    settle(&mut core, 1_012);
+    let long = "cleared output ".repeat(40);
+    step(
+        &mut core,
+        LoopInput::ToolDone {
+            outcome: exited(long.clone()),
+            at_ms: 1_013,
+        },
+    );
+    settle(&mut core, 1_014);
+    settle(&mut core, 1_015);
+    assert!(!request_body(&visited_idle(&mut core, 1_016)).contains(r#""name":"recall""#));
+    let cleared = AppliedContextEdit::ClearedToolUses {
+        provider_type: "clear_tool_uses_20250919".to_owned(),
+        cleared_tool_uses: Some(1),
+        cleared_input_tokens: Some(150),
+    };
+    let context = core.config().strategy.provider_context().unwrap().clone();
+    let record = reconcile(core.conversation(), &context, 2, &cleared);
+    let spans = cleared_spans(core.conversation(), &context, 2, &cleared);
+    assert_eq!(spans.len(), 1);
+    assert_eq!(spans[0].content, long);
+    assert_eq!(spans[0].removal, panewise_window::Removal::ProviderCleared);
+    let reported = ProviderEvent::ContextManaged {
+        edits: vec![cleared],
+    };
+    assert_effects!(
+        event(&mut core, reported.clone(), 1_020),
+        vec![
+            Effect::Ledger(LedgerLine::ProviderEdit {
+                record: Box::new(record)
+            }),
+            Effect::Archive(spans.clone()),
+            Effect::Ledger(LedgerLine::Archived {
+                iteration: 2,
+                reloaded: false,
+                spans: vec![crate::agent_loop::ledger::ArchivedEntry::of(&spans[0])],
+            }),
+            Effect::Emit(reported),
+        ]
+    );
+    assert!(core.archive().get(&spans[0].id).is_some());
+    event(&mut core, text("Done."), 1_021);
+    step(&mut core, LoopInput::ModelEnded { at_ms: 1_022 });
+    settle(&mut core, 1_023);
+    step(
+        &mut core,
+        LoopInput::Prompt {
+            text: "more".into(),
+            at_ms: 1_030,
+        },
+    );
+    settle(&mut core, 1_031);
+    assert!(request_body(&visited_idle(&mut core, 1_032)).contains(r#""name":"recall""#));
+}
