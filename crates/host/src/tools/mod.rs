@@ -5,7 +5,8 @@
 //! The set is closed: [`ToolName`] names every tool, and [`ToolCall`] is one parsed call, one
 //! variant per tool, so the dispatcher ([`run`]) is one `match` and adding a tool is a compile
 //! error everywhere it must be handled. Each tool module holds its arguments (serde, unknown
-//! fields rejected), its description and the JSON schema a model is given, and its `run`.
+//! fields rejected), its description and the JSON schema a model is given, and its `run`
+//! (`recall`'s is [`recall::answer`], a pure function of the archive the loop passes it).
 //!
 //! A tool never panics on the model's input: bad arguments, a missing file, a failed command
 //! all come back as a [`ToolOutcome`] with `is_error` set and a message saying why. Paths are
