@@ -92,7 +92,7 @@ fn iteration(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    let tools: Vec<ToolDefinition<'static>> = panewise_host::tools::api_definitions();
+    let tools: Vec<ToolDefinition<'static>> = panewise_host::tools::api_definitions(false);
     let head = RequestHead {
         model: MODEL,
         system: Some(SYSTEM),

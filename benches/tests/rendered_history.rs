@@ -134,7 +134,7 @@ fn config_for(choice: u8, keep: usize, threshold: u64) -> String {
 }
 
 fn tools() -> Vec<ToolDefinition<'static>> {
-    panewise_host::tools::api_definitions()
+    panewise_host::tools::api_definitions(false)
 }
 
 /// The body as the loop renders it today, or its error in words.

@@ -10,7 +10,8 @@
 //! and token totals equal to the sum of the usage the mock reported, call by call. The
 //! `*-sigterm-*` and `*-sigkill-*` cases signal panewise mid-turn and assert that no process of
 //! the case (none carries its `HOME` any more) outlives it. The other cases have modules of
-//! their own: the CLIs under the daemon (`e2e_daemon.rs`), the dashboard in tmux
+//! their own: the CLIs under the daemon (`e2e_daemon.rs`), restorable eviction and `recall`
+//! through `run` and the daemon (`e2e_recall.rs`), the dashboard in tmux
 //! (`e2e_dashboard.rs`), the dashboard over ssh (`e2e_ssh.rs`), the telemetry export
 //! (`e2e_telemetry.rs`).
 
@@ -938,9 +939,14 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     let context_case = filter.is_none_or(|filter| super::e2e_context::NAME.contains(filter));
     let window_floor_case =
         filter.is_none_or(|filter| super::e2e_window_floor::NAME.contains(filter));
+    let recall_case = filter.is_none_or(|filter| super::e2e_recall::RUN_NAME.contains(filter));
+    let daemon_recall_case =
+        filter.is_none_or(|filter| super::e2e_recall::DAEMON_NAME.contains(filter));
     ensure!(
         context_case
             || window_floor_case
+            || recall_case
+            || daemon_recall_case
             || !cases.is_empty()
             || !daemon_cases.is_empty()
             || !telemetry_cases.is_empty()
@@ -1056,6 +1062,24 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {}", super::e2e_context::NAME))?;
         eprintln!("e2e: {}: ok", super::e2e_context::NAME);
     }
+    for (run, name, case) in [
+        (
+            recall_case,
+            super::e2e_recall::RUN_NAME,
+            super::e2e_recall::run_case as fn(&Path, &Path) -> Result<()>,
+        ),
+        (
+            daemon_recall_case,
+            super::e2e_recall::DAEMON_NAME,
+            super::e2e_recall::run_daemon_case,
+        ),
+    ] {
+        if run {
+            case(&panewise, &target.join("runs").join(name))
+                .with_context(|| format!("e2e case {name}"))?;
+            eprintln!("e2e: {name}: ok");
+        }
+    }
     if ssh_case {
         let dir = target.join("runs").join(super::e2e_ssh::NAME);
         super::e2e_ssh::run_case(&panewise, &dir)
@@ -1071,6 +1095,9 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + usize::from(answers_case)
             + usize::from(ssh_case)
             + usize::from(context_case)
+            + usize::from(window_floor_case)
+            + usize::from(recall_case)
+            + usize::from(daemon_recall_case)
     );
     Ok(())
 }

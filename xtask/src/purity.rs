@@ -91,6 +91,22 @@ const O200K: &[&str] = &[
     "unicode-normalization",
 ];
 
+/// SHA-256 for the window archive's content-addressed span ids (`panewise-window`'s
+/// `archive`): pure hashing, the CPU-feature probe it dispatches on, and its array types. The
+/// probe links `libc` on some targets (aarch64 Linux reads the CPU's features with
+/// `getauxval`, a lookup in the process's own auxiliary vector: no file, no clock).
+const SHA2: &[&str] = &[
+    "sha2",
+    "digest",
+    "block-buffer",
+    "crypto-common",
+    "hybrid-array",
+    "typenum",
+    "cpufeatures",
+    "cfg-if",
+    "libc",
+];
+
 /// ratatui's backend-free halves, as the dashboard's core links them: `ratatui-core` (layout,
 /// text, style, the `Frame`), `ratatui-widgets` (`Paragraph`, `Block`), and what they are built
 /// from: the layout solver (`kasuari`), small-string, width and segmentation tables, the
@@ -172,7 +188,7 @@ pub const PURE_CRATES: &[PureCrate] = &[
     PureCrate {
         package: "panewise-window",
         dir: "crates/window",
-        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K],
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2],
         scan_exclusions: &[],
         effect_features: &[],
     },
@@ -185,6 +201,7 @@ pub const PURE_CRATES: &[PureCrate] = &[
             SERDE_JSON,
             THISERROR,
             O200K,
+            SHA2,
             &[
                 "panewise-protocol",
                 "panewise-pane-state",
@@ -217,7 +234,14 @@ pub const PURE_CRATES: &[PureCrate] = &[
         package: "panewise-session-protocol",
         dir: "crates/session-protocol",
         // providers without its `api` feature: the decoders' event vocabulary only.
-        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, PROVIDERS_WITHOUT_API],
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            O200K,
+            SHA2,
+            PROVIDERS_WITHOUT_API,
+        ],
         scan_exclusions: &[],
         effect_features: &[],
     },
@@ -226,7 +250,14 @@ pub const PURE_CRATES: &[PureCrate] = &[
         dir: "crates/window-eval",
         // providers without its `api` feature (which this crate does not ask for): the price
         // table and the decoders' vocabulary, no transport.
-        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, PROVIDERS_WITHOUT_API],
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            O200K,
+            SHA2,
+            PROVIDERS_WITHOUT_API,
+        ],
         scan_exclusions: &[],
         effect_features: &[],
     },

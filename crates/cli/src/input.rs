@@ -95,7 +95,7 @@ fn recorded_sessions(dir: &Path) -> Vec<(String, String)> {
         let Some(id) = file.strip_suffix(".jsonl") else {
             continue;
         };
-        if panewise_host::agent_loop::ledger::is_ledger(&path) {
+        if panewise_host::agent_loop::is_beside_log(&path) {
             continue;
         }
         let name = header_name(&path).unwrap_or_else(|| panewise_api::default_session_name(id));

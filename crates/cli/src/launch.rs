@@ -237,6 +237,10 @@ fn own_loop(
     let mut backend = ModelAgent::new(config, client)?;
     if let Some(rebuilt) = &settings.rebuilt {
         backend.resume_from(rebuilt)?;
+        // The spans the recorded session's window let go of stay recallable (W75).
+        if let Some(from) = &plan.resumed_from {
+            backend.resume_archive(from)?;
+        }
     }
     Ok(Session::new(spec, Backend::Model(Box::new(backend)))?)
 }

@@ -96,8 +96,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .flatten()
             .map(|entry| entry.path())
             .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
-            // A window ledger lives beside its session's log; it is not a session.
-            .filter(|path| !panewise_host::agent_loop::ledger::is_ledger(path))
+            // A window ledger and an archive live beside their session's log; neither is a session.
+            .filter(|path| !panewise_host::agent_loop::is_beside_log(path))
             .collect(),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(error) => return Err(error).with_context(|| format!("cannot read {}", dir.display())),

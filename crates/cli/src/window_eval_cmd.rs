@@ -277,7 +277,8 @@ fn strategies(args: &EvalArgs) -> Result<Vec<Strategy>> {
 }
 
 /// Every file under `paths`, directories searched recursively in name order, hidden entries
-/// and the window ledgers beside panewise logs (`*.window.jsonl`, read with their log) left out,
+/// and the files beside panewise logs (`*.window.jsonl` ledgers, read with their log, and
+/// `*.archive.jsonl` archives) left out,
 /// and what was passed over, in words: a directory reached through a symbolic link (a link may
 /// lead back up the tree), a name that is not UTF-8, a file given twice.
 fn collect_files(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>)> {
@@ -322,7 +323,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, notes: &mut Vec<String>) -> Result
             notes.push(format!("skipped {}: the name is not UTF-8", shown(&path)));
             continue;
         }
-        if name.starts_with('.') || name.ends_with(".window.jsonl") {
+        if name.starts_with('.') || panewise_host::agent_loop::is_beside_log(&path) {
             continue;
         }
         let kind = entry

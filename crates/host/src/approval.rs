@@ -4,8 +4,8 @@
 //!
 //! The modes only ever widen, each allowing all that the one before it allows:
 //!
-//! | mode          | own `read_file`, `list_dir` | file edits inside cwd | file edits elsewhere | anything else (`shell`, an agent's command) |
-//! |---------------|-----------------------------|-----------------------|----------------------|-------------------------------|
+//! | mode          | own `read_file`, `list_dir`, `recall` | file edits inside cwd | file edits elsewhere | anything else (`shell`, an agent's command) |
+//! |---------------|---------------------------------------|-----------------------|----------------------|-------------------------------|
 //! | `read-only`   | run                         | deny                  | deny                 | deny                          |
 //! | `ask`         | run                         | ask                   | ask                  | ask                           |
 //! | `auto`        | run                         | run                   | ask                  | ask                           |
@@ -132,7 +132,7 @@ fn decide_own(mode: ApprovalMode, call: &ToolCall, cwd: &Path) -> Decision {
     }
     let denied = || {
         format!(
-            "denied by approval mode {}: {tool} may not run (only read_file and list_dir do)",
+            "denied by approval mode {}: {tool} may not run (only read_file, list_dir and recall do)",
             mode.name()
         )
     };

@@ -55,6 +55,16 @@ pub enum SessionError {
         /// What the write said.
         source: std::io::Error,
     },
+    /// The window's archive cannot be written or read: the session was stopped (W75).
+    #[error("cannot {action} the window archive {}: {source}; the session was stopped", path.display())]
+    Archive {
+        /// `write` or `read`.
+        action: &'static str,
+        /// The archive.
+        path: std::path::PathBuf,
+        /// What the file system said.
+        source: std::io::Error,
+    },
     /// The window stage refused the conversation.
     #[error("window stage: {0}")]
     Window(#[from] panewise_window::WindowError),

@@ -45,7 +45,8 @@
 //! [`backend`]: the closed set of agents — [`backend::cli::CliAgent`] (Claude Code's control
 //! protocol, Codex app-server and ACP through `providers::rpc_client`, the one-shot streams)
 //! and [`backend::model::ModelAgent`] (panewise's own loop over any model API client, the
-//! window stage visited before every call, its ledger in [`agent_loop::ledger`], the request
+//! window stage visited before every call, its ledger in [`agent_loop::ledger`], what left the
+//! window kept in [`agent_loop::archive`] for the `recall` tool, the request
 //! checked by [`agent_loop::request`]); [`backend::scripted`] and
 //! [`backend::process::Launcher::scripted`] are in-memory backends for tests.
 //! [`agent::AgentProcess`] runs one agent CLI in a process group of its own;
@@ -55,7 +56,8 @@
 //! turn into [`session::Control::Stop`].
 //! [`approval`] is the one approval policy; [`secrets`] says which API key variables each
 //! started process goes without; [`tools`] are panewise's own tools (`shell`,
-//! `read_file`, `write_file`, `edit_file`, `list_dir`). [`session_log::SessionLogFile`]
+//! `read_file`, `write_file`, `edit_file`, `list_dir`, and `recall`, answered by the own loop
+//! from its archive). [`session_log::SessionLogFile`]
 //! writes a crash-safe session log while folding it, created new, mode 0600 and locked while
 //! it is written; [`journal::transcript::TranscriptRecorder`] turns a session's events into
 //! the log's transcript lines; [`journal::files`] makes session ids (UUIDv7) and the

@@ -74,11 +74,21 @@ pub enum Scenario {
     /// hundred bytes ([`crate::LONG_SESSION_COMMAND`]), then a text answer: a session whose
     /// prompt grows call by call, for the prompt cache.
     LongSession,
+    /// [`crate::RECALL_ROUNDS`] rounds of one shell call each, each printing a distinctive
+    /// line and some 750 bytes of numbers ([`crate::recall_command`]); then, once the request
+    /// carries a drop notice, masking placeholder or summary frame naming an archived span
+    /// (`sp-` and 12 hex digits) and offers a `recall` tool, a `recall` call of that span by
+    /// its id; once the recall's result is in the request, a text answer saying whether the
+    /// recalled bytes begin with exactly what that round printed (`RECALL-MATCH`) or not
+    /// (`RECALL-MISMATCH`), or `RECALL-NOTHING` when no span was named or no `recall`
+    /// offered. For a window that lets earlier results go, e.g. observation-masking with
+    /// `keepRecentObservations` 1.
+    Recall,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 17] = [
+    pub const ALL: [Scenario; 18] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -96,6 +106,7 @@ impl Scenario {
         Scenario::DetachingTool,
         Scenario::SpoofedCommand,
         Scenario::LongSession,
+        Scenario::Recall,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -118,6 +129,7 @@ impl Scenario {
             Scenario::DetachingTool => "detaching-tool",
             Scenario::SpoofedCommand => "spoofed-command",
             Scenario::LongSession => "long-session",
+            Scenario::Recall => "recall",
         }
     }
 

@@ -77,11 +77,14 @@ pub fn facts(body: &Value, raw: &str) -> RequestFacts {
                 .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_some()))
         })
         .count();
+    let (archived_span, recalled) = crate::script::recall_facts(body);
     RequestFacts {
         tools,
         tool_rounds,
         after_compaction: raw.contains(COMPACTION_MARKER),
         cwd: stated_cwd(raw),
+        archived_span,
+        recalled,
     }
 }
 

@@ -39,11 +39,14 @@ pub fn facts(body: &Value, raw: &str) -> RequestFacts {
         }
         in_outputs = is_output;
     }
+    let (archived_span, recalled) = crate::script::recall_facts(body);
     RequestFacts {
         tools,
         tool_rounds,
         after_compaction: raw.contains(COMPACTION_MARKER),
         cwd: stated_cwd(raw),
+        archived_span,
+        recalled,
     }
 }
 

@@ -41,6 +41,103 @@ until [ -s .detached.pid ]; do sleep 0.01; done; echo detached";
 /// escaped, the `touch` is plain to see. (It creates `spoofed` in the working directory.)
 pub const SPOOFED_COMMAND: &str = "touch spoofed #\r\u{1b}[2Kecho hello";
 
+/// The rounds of the `recall` scenario before it recalls.
+pub const RECALL_ROUNDS: usize = 3;
+
+/// The opening of the result of panewise's `recall` tool (the span id follows).
+pub const RECALLED_PREFIX: &str = "[recalled span ";
+
+/// The command round `round` (from 1) of the `recall` scenario runs.
+pub fn recall_command(round: usize) -> String {
+    let first = round.saturating_mul(1_000);
+    format!(
+        "echo recall-round-{round}; seq -s ' ' {first} {}",
+        first.saturating_add(150)
+    )
+}
+
+/// What round `round` of the `recall` scenario prints: its line, then the numbers.
+pub fn recall_printed(round: usize) -> String {
+    let first = round.saturating_mul(1_000);
+    let numbers: Vec<String> = (first..=first.saturating_add(150))
+        .map(|n| n.to_string())
+        .collect();
+    format!("recall-round-{round}\n{}\n", numbers.join(" "))
+}
+
+/// The first archived span id a stage note of the request names (in a drop notice, a masking
+/// placeholder or a summary frame), and the text of a `recall` result in it, read from every
+/// string of the body whatever the API.
+pub fn recall_facts(body: &Value) -> (Option<String>, Option<String>) {
+    let mut span = None;
+    let mut recalled = None;
+    let mut strings = Vec::new();
+    collect_strings(body, &mut strings);
+    for text in strings {
+        let is_note = [
+            "[dropped history",
+            "[masked tool result",
+            "[compacted history",
+        ]
+        .iter()
+        .any(|prefix| text.starts_with(prefix));
+        if is_note && span.is_none() {
+            span = first_span_id(text);
+        }
+        if text.starts_with(RECALLED_PREFIX) && recalled.is_none() {
+            recalled = Some(text.to_owned());
+        }
+    }
+    (span, recalled)
+}
+
+fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(text) => out.push(text),
+        Value::Array(items) => items.iter().for_each(|item| collect_strings(item, out)),
+        Value::Object(map) => map.values().for_each(|item| collect_strings(item, out)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// The first `sp-` and 12 lowercase hex digits in `text`.
+fn first_span_id(text: &str) -> Option<String> {
+    text.match_indices("sp-").find_map(|(at, _)| {
+        let id = text.get(at..at.saturating_add(15))?;
+        let hex = id.get(3..)?;
+        hex.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            .then(|| id.to_owned())
+    })
+}
+
+/// The `recall` scenario's verdict on a recall result: whether the bytes after its header
+/// begin with exactly what the round they name printed.
+pub fn recall_verdict(recalled: &str) -> String {
+    let (header, body) = recalled.split_once('\n').unwrap_or((recalled, ""));
+    let id = header
+        .strip_prefix(RECALLED_PREFIX)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or("?");
+    let round = body
+        .strip_prefix("recall-round-")
+        .and_then(|rest| rest.split('\n').next())
+        .and_then(|number| number.parse::<usize>().ok());
+    match round {
+        Some(round) if body.starts_with(&recall_printed(round)) => format!(
+            "RECALL-MATCH: the recalled bytes of {id} begin with exactly the {} bytes round \
+             {round} printed.",
+            recall_printed(round).len()
+        ),
+        Some(round) => format!(
+            "RECALL-MISMATCH: the recalled bytes of {id} differ from what round {round} printed."
+        ),
+        None => {
+            format!("RECALL-MISMATCH: the recalled bytes of {id} are not the output of any round.")
+        }
+    }
+}
+
 /// What the server learned from one request body.
 #[derive(Debug, Clone, Default)]
 pub struct RequestFacts {
@@ -52,6 +149,10 @@ pub struct RequestFacts {
     pub after_compaction: bool,
     /// The working directory the client told the model about, when it did.
     pub cwd: Option<String>,
+    /// The first archived span id a stage note names ([`recall_facts`]).
+    pub archived_span: Option<String>,
+    /// The text of a `recall` result in the request.
+    pub recalled: Option<String>,
 }
 
 /// One scripted tool call.
@@ -151,6 +252,9 @@ pub fn plan(scenario: Scenario, facts: &RequestFacts) -> Reply {
 }
 
 fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
+    if scenario == Scenario::Recall {
+        return recall_script(facts);
+    }
     let rounds = facts.tool_rounds;
     let shell = |command: &str, description: &str| shell_call(&facts.tools, command, description);
     let calls: Option<Vec<ToolCall>> = match scenario {
@@ -226,6 +330,48 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
                 cache: CacheSplit::default(),
             }
         }
+    }
+}
+
+/// The `recall` scenario: rounds of shell output, then a recall of a span a notice named,
+/// then the verdict on what came back.
+fn recall_script(facts: &RequestFacts) -> Answer {
+    let text = |text: String| Answer {
+        text,
+        ..Answer::default()
+    };
+    let calling = |call: ToolCall, what: &str| Answer {
+        thinking: Some(format!("I'll use the {} tool.", call.name)),
+        text: what.to_owned(),
+        calls: vec![call],
+        ..Answer::default()
+    };
+    if let Some(recalled) = &facts.recalled {
+        return text(recall_verdict(recalled));
+    }
+    let rounds = facts.tool_rounds;
+    if rounds < RECALL_ROUNDS {
+        let command = recall_command(rounds.saturating_add(1));
+        return match shell_call(&facts.tools, &command, "Print the round and its numbers") {
+            Some(call) => calling(call, "I'll run the command."),
+            None => text("No tool I know how to call was offered, so I answer directly.".into()),
+        };
+    }
+    match (
+        &facts.archived_span,
+        facts.tools.iter().any(|t| t == "recall"),
+    ) {
+        (Some(id), true) => calling(
+            ToolCall {
+                name: "recall".to_owned(),
+                args: json!({ "id": id }),
+            },
+            "An earlier output left the window; I'll recall it.",
+        ),
+        (None, _) => text("RECALL-NOTHING: no notice in the window named an archived span.".into()),
+        (Some(id), false) => text(format!(
+            "RECALL-NOTHING: a notice named {id}, but no recall tool was offered."
+        )),
     }
 }
 
@@ -314,4 +460,125 @@ pub fn stated_cwd(raw_body: &str) -> Option<String> {
             dir.starts_with('/').then(|| dir.to_owned())
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(rounds: usize, tools: &[&str]) -> RequestFacts {
+        RequestFacts {
+            tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+            tool_rounds: rounds,
+            ..RequestFacts::default()
+        }
+    }
+
+    const ID: &str = "sp-0123456789ab";
+
+    #[test]
+    fn the_recall_scenario_runs_rounds_then_recalls_then_judges() {
+        let recalled =
+            |body: &str| format!("{RECALLED_PREFIX}{ID} (tool result); 9 bytes]\n{body}");
+        let with = |mut facts: RequestFacts, span: Option<&str>, recall: Option<String>| {
+            facts.archived_span = span.map(str::to_owned);
+            facts.recalled = recall;
+            facts
+        };
+        // (what, the request's facts, the call expected, how the text starts)
+        type Case<'a> = (&'a str, RequestFacts, Option<(&'a str, Value)>, &'a str);
+        let cases: Vec<Case> =
+            vec![
+            (
+                "round 1",
+                facts(0, &["shell", "recall"]),
+                Some(("shell", json!({"command": recall_command(1)}))),
+                "",
+            ),
+            (
+                "round 3 even with a span named",
+                with(facts(2, &["shell", "recall"]), Some(ID), None),
+                Some(("shell", json!({"command": recall_command(3)}))),
+                "",
+            ),
+            (
+                "the recall",
+                with(facts(3, &["shell", "recall"]), Some(ID), None),
+                Some(("recall", json!({"id": ID}))),
+                "",
+            ),
+            (
+                "no span named",
+                facts(3, &["shell", "recall"]),
+                None,
+                "RECALL-NOTHING: no notice",
+            ),
+            (
+                "no recall offered",
+                with(facts(3, &["shell"]), Some(ID), None),
+                None,
+                "RECALL-NOTHING: a notice named sp-0123456789ab",
+            ),
+            (
+                "the bytes match",
+                with(
+                    facts(4, &["shell", "recall"]),
+                    Some(ID),
+                    Some(recalled(&format!("{}[exit code 0]", recall_printed(1)))),
+                ),
+                None,
+                "RECALL-MATCH: the recalled bytes of sp-0123456789ab begin with exactly",
+            ),
+            (
+                "one byte differs",
+                with(
+                    facts(4, &["shell", "recall"]),
+                    Some(ID),
+                    Some(recalled(&recall_printed(1).replace("1150", "1151"))),
+                ),
+                None,
+                "RECALL-MISMATCH: the recalled bytes of sp-0123456789ab differ from what round 1",
+            ),
+            (
+                "not a round's output",
+                with(facts(4, &["shell", "recall"]), Some(ID), Some(recalled("other"))),
+                None,
+                "RECALL-MISMATCH: the recalled bytes of sp-0123456789ab are not",
+            ),
+        ];
+        for (what, facts, call, text) in cases {
+            let answer = script(Scenario::Recall, &facts);
+            let calls: Vec<(&str, Value)> = answer
+                .calls
+                .iter()
+                .map(|c| (c.name.as_str(), c.args.clone()))
+                .collect();
+            assert_eq!(calls, call.into_iter().collect::<Vec<_>>(), "{what}");
+            assert!(answer.text.starts_with(text), "{what}: {}", answer.text);
+        }
+    }
+
+    #[test]
+    fn a_rounds_command_prints_what_the_scenario_expects() {
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(recall_command(2))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&output.stdout), recall_printed(2));
+    }
+
+    #[test]
+    fn span_ids_and_recall_results_are_read_from_any_string_of_the_body() {
+        let body = json!({"messages": [
+            {"content": "[masked tool result x] sp-notanid sp-0123456789ab"},
+            {"content": [{"type": "tool_result", "content": "sp-ffffffffffff not a note"}]},
+            {"content": [{"text": "[dropped history: sp-aaaaaaaaaaaa]"}]},
+            {"parts": [{"functionResponse": {"response": {"output": "[recalled span sp-1]\nx"}}}]}
+        ]});
+        let (span, recalled) = recall_facts(&body);
+        assert_eq!(span.as_deref(), Some("sp-0123456789ab"));
+        assert_eq!(recalled.as_deref(), Some("[recalled span sp-1]\nx"));
+        assert_eq!(recall_facts(&json!({})), (None, None));
+    }
 }

@@ -2,7 +2,7 @@
 //!
 //! The context-window stage: before every model call it decides what of the conversation
 //! still goes on the wire, and files a record that explains the decision. The behaviour is
-//! specified rule by rule (W1–W61, W80–W85, one line each in the repository's `docs/RULES.md`); tests cite the
+//! specified rule by rule (W1–W61, W70–W77 for the archive, W80–W85 for the floor, one line each in the repository's `docs/RULES.md`); tests cite the
 //! rules they check.
 //!
 //! ## Invariants
@@ -18,6 +18,8 @@
 //! - No interior mutability and no hidden state: no `Mutex`, atomics or cells. What one visit
 //!   leaves for the next (the once-only warning, spans refused for a summary not smaller) is
 //!   the caller's [`StageMemory`], passed to every visit.
+//! - Restorable: every message an edit removes, masks or folds is in the plan's `archived`,
+//!   whole and content-addressed ([`archive`]), and the notice in its place names it by id.
 //! - Deterministic: the same conversation, context and memory give the same plan and record.
 //!   Every hasher has a fixed seed; nothing is seeded from the OS.
 //! - Checked on generated histories, visit after visit, for every strategy: no call without its
@@ -44,6 +46,7 @@
 //! changed.
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod cache;
 pub mod config;
 pub mod conversation;
@@ -66,6 +69,7 @@ mod strategy_docs;
 pub mod tokens;
 pub mod visit;
 
+pub use archive::{ArchivedSpan, Removal, SpanId, SpanKind};
 pub use config::{CacheGuard, PinConfig, StrategyConfig};
 pub use conversation::{Conversation, Turn};
 pub use error::{SummarizerError, WindowError};

@@ -1,7 +1,9 @@
 //! The text the stage itself puts on the wire: the drop notice (W36–W39), the summary frame
 //! (W44), the masking placeholder, and the summarizer's request (W40–W41).
 //!
-//! None of these texts ever carries run content other than plain-identifier tool names.
+//! None of these texts carries run content other than plain-identifier tool names and the
+//! archived spans' ids and one-line descriptions, whose only run content is a call's target,
+//! quoted, escaped and cut ([`crate::archive::quote_run_text`], W71).
 
 /// Every drop notice starts with this (W36, W38).
 pub const DROP_NOTICE_PREFIX: &str = "[dropped history";
@@ -47,8 +49,9 @@ pub(crate) struct DropNotice<'a> {
 
 impl DropNotice<'_> {
     /// The notice text. `tool_names` are filtered to plain identifiers and capped at four;
-    /// with none left the tool sentence is left out entirely (W37).
-    pub(crate) fn render(&self, tool_names: &[&str]) -> String {
+    /// with none left the tool sentence is left out entirely (W37). `spans` is the sentence
+    /// naming the archived spans ([`crate::archive::spans_sentence`], W73), or empty.
+    pub(crate) fn render(&self, tool_names: &[&str], spans: &str) -> String {
         let mut text = format!(
             "{DROP_NOTICE_PREFIX}: {} earlier message{} dropped at iteration {} by the \"{}\" \
              window strategy.",
@@ -80,6 +83,7 @@ impl DropNotice<'_> {
                  from memory.",
             );
         }
+        text.push_str(spans);
         text.push_str(
             " Nothing was summarized: those turns are simply not sent again, and they stay \
              verbatim in the run's commit log.]",
@@ -102,26 +106,50 @@ pub(crate) fn retention_sentence(retain: crate::record::Retain) -> &'static str 
 
 /// The content of a summary message: a frame label, a blank line, the summary as returned
 /// (W44).
+/// `spans` is the sentence naming the archived spans (W73), or empty.
 pub(crate) fn summary_frame(
     folded: usize,
     iteration: u32,
     model: &str,
     retain: crate::record::Retain,
     summary: &str,
+    spans: &str,
 ) -> String {
     format!(
         "{COMPACTION_FRAME_PREFIX}: {folded} message{} folded at iteration {iteration}. What \
          follows is a summary written by the model \"{model}\"; it is a claim about the \
-         conversation, not the conversation itself. {}]\n\n{summary}",
+         conversation, not the conversation itself. {}{spans}]\n\n{summary}",
         if folded == 1 { "" } else { "s" },
         retention_sentence(retain)
     )
 }
 
 /// The placeholder that replaces a masked tool result. It names the tool only when the name
-/// is a plain identifier, so no other run content reaches the wire.
-pub(crate) fn masked_placeholder(tool: Option<&str>, chars: u64) -> String {
-    match tool.filter(|name| is_plain_identifier(name)) {
+/// is a plain identifier; the archived span, when given, by its id and, when `described`, its
+/// description (W73), whose run content is quoted (W71).
+pub(crate) fn masked_placeholder(
+    tool: Option<&str>,
+    chars: u64,
+    span: Option<&crate::archive::ArchivedSpan>,
+    described: bool,
+) -> String {
+    let tool = tool.filter(|name| is_plain_identifier(name));
+    if let Some(span) = span {
+        let what = if described {
+            format!("{} ({})", span.id, span.description)
+        } else {
+            format!("{} ({chars} characters)", span.id)
+        };
+        let again = match tool {
+            Some(name) => format!(", or call {name} again"),
+            None => String::new(),
+        };
+        return format!(
+            "{MASKED_PLACEHOLDER_PREFIX}: {what} omitted, archived whole. Where a recall tool \
+             is offered, call it with that id for the exact text{again}]"
+        );
+    }
+    match tool {
         Some(name) => format!(
             "{MASKED_PLACEHOLDER_PREFIX}: output of tool {name} omitted ({chars} characters); \
              call {name} again if you need it]"

@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use serde::Serialize;
 
+use crate::archive::ArchivedSpan;
 use crate::record::{BudgetPressure, Eviction, FoldedSpan, Spend, WindowRecord};
 
 /// One tool result whose content is replaced in place (masking).
@@ -77,6 +78,10 @@ pub struct WindowPlan<M> {
     /// A developer warning; the stage passes the first one on once per
     /// [`crate::StageMemory`].
     pub warning: Option<String>,
+    /// Every message the edit removes, masks or folds, kept whole with its content id (W72),
+    /// for the caller's archive. The stage fills it in from the edit, so a custom strategy's
+    /// plan carries it too; a plan whose edit is held back carries none.
+    pub archived: Vec<ArchivedSpan>,
 }
 
 impl<M> WindowPlan<M> {
@@ -90,6 +95,7 @@ impl<M> WindowPlan<M> {
             budget_pressure: None,
             spend: None,
             warning: None,
+            archived: Vec::new(),
         }
     }
 

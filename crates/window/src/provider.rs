@@ -307,10 +307,22 @@ fn oldest_tool_results<M: WindowMessage>(
     count: u64,
     excluded: &[String],
 ) -> (u64, u64) {
-    let mut tokens = 0u64;
-    let mut found = 0u64;
+    let indices = oldest_tool_result_indices(conversation, count, excluded);
+    let tokens = indices.iter().fold(0u64, |sum, index| {
+        sum.saturating_add(conversation.tokens_in(*index..*index + 1))
+    });
+    (tokens, indices.len() as u64)
+}
+
+/// The message indices of the `count` oldest tool results not of an excluded tool.
+fn oldest_tool_result_indices<M: WindowMessage>(
+    conversation: &Conversation<M>,
+    count: u64,
+    excluded: &[String],
+) -> Vec<usize> {
+    let mut found = Vec::new();
     for (index, message) in conversation.messages().iter().enumerate() {
-        if found >= count {
+        if found.len() as u64 >= count {
             break;
         }
         if message.role() != Role::Tool {
@@ -319,13 +331,39 @@ fn oldest_tool_results<M: WindowMessage>(
         let excluded_tool = message
             .tool_name()
             .is_some_and(|name| excluded.iter().any(|tool| tool == name));
-        if excluded_tool {
-            continue;
+        if !excluded_tool {
+            found.push(index);
         }
-        tokens = tokens.saturating_add(conversation.tokens_in(index..index + 1));
-        found += 1;
     }
-    (tokens, found)
+    found
+}
+
+/// The tool results a provider's `clear_tool_uses` edit cleared, archived whole from the
+/// history the call was sent (W77): the same results [`reconcile`] counts. Nothing for any
+/// other edit, or for one that names no count.
+pub fn cleared_spans<M: WindowMessage>(
+    conversation: &Conversation<M>,
+    context: &ProviderContext,
+    iteration: u32,
+    edit: &AppliedContextEdit,
+) -> Vec<crate::archive::ArchivedSpan> {
+    let AppliedContextEdit::ClearedToolUses {
+        cleared_tool_uses: Some(count),
+        ..
+    } = edit
+    else {
+        return Vec::new();
+    };
+    let excluded: &[String] = match context {
+        ProviderContext::AnthropicClearToolUses(settings) => &settings.exclude_tools,
+        _ => &[],
+    };
+    crate::archive::spans_of(
+        conversation,
+        oldest_tool_result_indices(conversation, *count, excluded),
+        crate::archive::Removal::ProviderCleared,
+        iteration,
+    )
 }
 
 /// The local half of a provider-side strategy: it never engages, since the provider does the

@@ -1,5 +1,5 @@
-//! `panewise run [--provider P] [--model M] [--window CONFIG] [--cwd DIR] [--approval MODE]
-//! [--json] [--log FILE] [--resume SESSION] [--capture FILE] [PROMPT…]`. The providers `mock`
+//! `panewise run [--provider P] [--model M] [--window CONFIG] [--mock-scenario NAME] [--cwd DIR]
+//! [--approval MODE] [--json] [--log FILE] [--resume SESSION] [--capture FILE] [PROMPT…]`. The providers `mock`
 //! (the default with none configured), `anthropic`, `openai` and `gemini` run panewise's own
 //! agent loop (`own_loop.rs`); `claude-code`, `codex`, `gemini-cli` and `acp` (`--agent-cmd`)
 //! are supervised here:
@@ -51,12 +51,15 @@ conversation so far sent with the next prompt, with the recorded provider, model
 
 panewise's own loop (--provider mock|anthropic|openai|gemini; mock, offline and in-process, is
 the default when neither --provider nor panewise.toml names one) runs its own tools under the
-same modes: read_file and list_dir always run; write_file and edit_file run under auto inside
---cwd; shell runs under full-access; ask asks y/n on a terminal and denies without one;
+same modes: read_file, list_dir and recall always run; write_file and edit_file run under auto
+inside --cwd; shell runs under full-access; ask asks y/n on a terminal and denies without one;
 read-only denies all but reading. A denial goes back to the model as the call's result. The
-mock defaults to full-access in a fresh temporary directory; the window strategy comes from
---window CONFIG or panewise.toml's [window] (default token-budget, 150000 tokens), and each
-visit is filed in the ledger beside the session log (<log>.window.jsonl).
+mock defaults to full-access in a fresh temporary directory, its scenario --mock-scenario NAME
+(default tool-then-answer); the window strategy comes from --window CONFIG or panewise.toml's
+[window] (default token-budget, 150000 tokens), and each visit is filed in the ledger beside the
+session log (<log>.window.jsonl). What the window removes, masks or folds is kept whole in the
+archive beside it (<log>.archive.jsonl), named by id in the notice left in its place, and the
+model is offered a recall tool that gives it back.
 
 Approval modes (--approval), for Claude Code's permission requests:
   read-only    deny every request (the agent is told which mode denied it)
@@ -108,6 +111,11 @@ pub struct Args {
     /// --config` reads it (default: panewise.toml's `[window]`, else token-budget).
     #[arg(long, value_name = "CONFIG")]
     window: Option<PathBuf>,
+    /// The scenario of the in-process mock, for `--provider mock` (`panewise mock-server
+    /// --scenario`'s names: `multi-round`, `recall`…; default: `tool-then-answer`, or the
+    /// resumed session's).
+    #[arg(long, value_name = "NAME")]
+    mock_scenario: Option<String>,
     /// The most model calls one turn of panewise's own loop may make.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_iterations: Option<u32>,
@@ -292,7 +300,7 @@ fn flags_request(
         approval: args.approval,
         window,
         max_iterations: args.max_iterations,
-        mock_scenario: None,
+        mock_scenario: args.mock_scenario.clone(),
         channel: args.channel.clone(),
         agent_cmd: args.agent_cmd.clone(),
         programs: panewise_host::launch::Programs {

@@ -60,6 +60,11 @@ pub(crate) fn report(
         "panewise run: window ledger: {}",
         ledger_path(log).display()
     );
+    // The archive exists once the window let something go (W75).
+    let archive = panewise_host::agent_loop::archive::archive_path(log);
+    if archive.exists() {
+        eprintln!("panewise run: window archive: {}", archive.display());
+    }
     if mock {
         eprintln!(
             "panewise run: that was the offline mock model; for a real one pass --provider \

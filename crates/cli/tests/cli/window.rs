@@ -557,7 +557,7 @@ fn window_prints_a_human_summary_by_default() {
         "strategy    sliding-window (keepRecentTurns 3,",
         "engaged     yes: 12 turns, more than keepRecentTurns 3",
         "messages    19 -> 7 (13 removed, 1 inserted)",
-        "characters  9419 -> 2105",
+        "characters  9419 -> 2595",
         "refusals    4 turns stayed",
         "  system-envelope: turn 0",
         "  inside-keep-window: turns 9, 10, 11",

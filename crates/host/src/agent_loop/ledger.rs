@@ -40,6 +40,19 @@ pub enum LedgerLine {
         /// The record, marked as the provider's.
         record: Box<ProviderEditRecord>,
     },
+    /// Spans the window (or the provider) let go of, kept whole in the archive beside the log
+    /// (W75): each named by id, with how it left and its description, so a recall of it can
+    /// be traced to the visit that archived it.
+    Archived {
+        /// The iteration of the visit or call that let them go (0 for spans reloaded before
+        /// the first call).
+        iteration: u32,
+        /// True for spans reloaded from a resumed session's archive.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reloaded: bool,
+        /// The spans.
+        spans: Vec<ArchivedEntry>,
+    },
     /// A visit at which the strategy did not engage.
     Idle {
         /// The iteration.
@@ -72,6 +85,28 @@ pub enum LedgerLine {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost: Option<CostSplit>,
     },
+}
+
+/// One archived span as the ledger names it; its whole text is in the archive file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchivedEntry {
+    /// The span id.
+    pub id: panewise_window::SpanId,
+    /// How it left.
+    pub removal: panewise_window::Removal,
+    /// Its one-line description.
+    pub description: String,
+}
+
+impl ArchivedEntry {
+    /// The entry naming `span`.
+    pub fn of(span: &panewise_window::ArchivedSpan) -> Self {
+        Self {
+            id: span.id.clone(),
+            removal: span.removal,
+            description: span.description.clone(),
+        }
+    }
 }
 
 /// The ledger beside `log`: `<log>.window.jsonl`.
@@ -260,6 +295,11 @@ impl Ledger {
                     None => idle_line(*iteration, strategy, *measured_tokens, *threshold_tokens),
                 }),
                 LedgerLine::ProviderEdit { record } => Some(provider_edit_line(record)),
+                LedgerLine::Archived {
+                    iteration,
+                    reloaded,
+                    spans,
+                } => Some(archived_line(*iteration, *reloaded, spans)),
                 LedgerLine::Call {
                     iteration,
                     model,
@@ -275,6 +315,31 @@ impl Ledger {
             }
         }
     }
+}
+
+/// Archived spans in one line: each id, how it left and its description.
+pub fn archived_line(iteration: u32, reloaded: bool, spans: &[ArchivedEntry]) -> String {
+    let listed: Vec<String> = spans
+        .iter()
+        .map(|span| {
+            let how = match span.removal {
+                panewise_window::Removal::Dropped => "dropped",
+                panewise_window::Removal::Masked => "masked",
+                panewise_window::Removal::Folded => "folded",
+                panewise_window::Removal::ProviderCleared => "cleared by the provider",
+            };
+            format!("{} ({how}: {})", span.id, span.description)
+        })
+        .collect();
+    let opening = if reloaded {
+        format!(
+            "reloaded {} span(s) from the resumed session's archive",
+            spans.len()
+        )
+    } else {
+        format!("iteration {iteration}: archived {} span(s)", spans.len())
+    };
+    format!("{opening}: {}", listed.join("; "))
 }
 
 /// A provider's edit in one line: what it did, by its count, with the local estimate beside.

@@ -1,12 +1,19 @@
 //! What panewise's own loop keeps beside the session engine: the window ledger of every visit
-//! ([`ledger`]), the request check that refuses an orphan tool call or result ([`request`]),
+//! ([`ledger`]), the archive of every span the window let go of ([`archive`]), the request check that refuses an orphan tool call or result ([`request`]),
 //! the conversation kept beside its messages rendered once for the API ([`history`]), and
 //! that conversation rebuilt from a recorded session's transcript to resume it ([`resume`]).
 //! The loop's decisions are the pure core [`own_loop`] (`OwnLoop::step(input) -> effects`); the
 //! session backend [`crate::backend::model`] is the shell that carries its effects out.
 
+pub mod archive;
 pub mod history;
 pub mod ledger;
 pub mod own_loop;
 pub mod request;
 pub mod resume;
+
+/// True for a file the own loop writes beside a session log (its window ledger, its archive):
+/// it is not a session, and a listing of sessions leaves it out.
+pub fn is_beside_log(path: &std::path::Path) -> bool {
+    ledger::is_ledger(path) || archive::is_archive(path)
+}

@@ -25,19 +25,20 @@ use panewise_providers::{
     RequestError, RequestHead, SessionStats, ToolDefinition, ToolStatus,
 };
 use panewise_window::cache::{CachePricing, CacheRules};
-use panewise_window::provider::reconcile;
+use panewise_window::provider::{cleared_spans, reconcile};
 use panewise_window::{
-    openai, AppliedContextEdit, Measured, Message, Usage, VisitContext, WindowError, WindowPlan,
-    WindowRecord,
+    openai, AppliedContextEdit, ArchivedSpan, Measured, Message, Usage, VisitContext, WindowError,
+    WindowPlan, WindowRecord,
 };
 
 use crate::agent_loop::history::{LoopHistory, PROVIDER_COMPACTION};
-use crate::agent_loop::ledger::{call_entry, LedgerLine};
+use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine};
 use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
 use crate::approval::{decide, Decision, ToolRequest};
 use crate::backend::model::{LoopConfig, ToolRun};
 use crate::error::SessionError;
 use crate::journal::transcript;
+use crate::tools::recall::SpanArchive;
 use crate::tools::{ToolCall, ToolOutcome};
 
 /// One thing that happened to the loop, with the time it happened where the loop records it.
@@ -131,6 +132,8 @@ pub enum Effect {
     CancelTool,
     /// Append this line to the window ledger.
     Ledger(LedgerLine),
+    /// Append these spans, new to the loop's archive, to the archive file (W75).
+    Archive(Vec<ArchivedSpan>),
     /// An agent event for the engine: shown, transcribed, mapped onto the reducer's messages.
     Emit(ProviderEvent),
     /// A reducer message the loop makes itself (an approval asked, a compaction).
@@ -206,7 +209,11 @@ pub struct OwnLoop {
     config: LoopConfig,
     api: ApiKind,
     strategy_name: String,
+    /// The tools offered while the archive is empty, then with `recall` (W76).
     tool_definitions: Vec<ToolDefinition<'static>>,
+    tool_definitions_with_recall: Vec<ToolDefinition<'static>>,
+    /// Every span the window (or the provider) let go of, which `recall` answers from.
+    archive: SpanArchive,
     /// The window's conversation and, in step with it, each message rendered once for the
     /// API: a request's body is assembled from those fragments, not rendered again.
     history: LoopHistory,
@@ -241,12 +248,13 @@ impl OwnLoop {
     /// A loop over `api` with nothing said yet. `strategy_name` is the window stage's, for
     /// the ledger's idle lines.
     pub fn new(config: LoopConfig, api: ApiKind, strategy_name: impl Into<String>) -> Self {
-        let tool_definitions = crate::tools::api_definitions();
         OwnLoop {
             config,
             api,
             strategy_name: strategy_name.into(),
-            tool_definitions,
+            tool_definitions: crate::tools::api_definitions(false),
+            tool_definitions_with_recall: crate::tools::api_definitions(true),
+            archive: SpanArchive::new(),
             history: LoopHistory::new(api),
             errored: BTreeSet::new(),
             call_ids: BTreeSet::new(),
@@ -281,6 +289,36 @@ impl OwnLoop {
     /// The conversation as the window stage sees it.
     pub fn conversation(&self) -> &panewise_window::Conversation<Message> {
         self.history.conversation()
+    }
+
+    /// The spans the window (or the provider) let go of, which `recall` answers from.
+    pub fn archive(&self) -> &SpanArchive {
+        &self.archive
+    }
+
+    /// A recorded session's archive becomes the start of this one's: its spans are
+    /// recallable, and the effect writes them into this session's archive file. Call before
+    /// the first prompt.
+    pub fn load_archive(&mut self, spans: Vec<ArchivedSpan>) -> Vec<Effect> {
+        self.archive_spans(spans, true)
+    }
+
+    /// Adds `spans` to the archive; the ones it did not hold yet are written to the archive
+    /// file and named in the ledger.
+    fn archive_spans(&mut self, spans: Vec<ArchivedSpan>, reloaded: bool) -> Vec<Effect> {
+        let new: Vec<ArchivedSpan> = spans
+            .into_iter()
+            .filter(|span| self.archive.insert(span.clone()))
+            .collect();
+        if new.is_empty() {
+            return Vec::new();
+        }
+        let line = LedgerLine::Archived {
+            iteration: if reloaded { 0 } else { self.iteration },
+            reloaded,
+            spans: new.iter().map(ArchivedEntry::of).collect(),
+        };
+        vec![Effect::Archive(new), Effect::Ledger(line)]
     }
 
     /// The records of the engaged visits, in order.
@@ -497,6 +535,7 @@ impl OwnLoop {
                 effects.push(Effect::Ledger(LedgerLine::Visit {
                     record: Box::new(plan.record.clone()),
                 }));
+                effects.extend(self.archive_spans(std::mem::take(&mut plan.archived), false));
                 if let Some(warning) = &plan.warning {
                     effects.push(Effect::Notice(format!("window: {warning}")));
                 }
@@ -540,7 +579,11 @@ impl OwnLoop {
         let head = RequestHead {
             model: &self.config.model,
             system: self.config.system.as_deref(),
-            tools: &self.tool_definitions,
+            tools: if self.archive.is_empty() {
+                &self.tool_definitions
+            } else {
+                &self.tool_definitions_with_recall
+            },
             max_output_tokens: self.config.max_output_tokens,
             prompt_cache: self.config.prompt_cache,
             cache_key: self.config.cache_key.as_deref(),
@@ -627,13 +670,15 @@ impl OwnLoop {
             }
             ProviderEvent::Failure { .. } => call.failed = true,
             ProviderEvent::ContextManaged { edits } => {
-                effects.extend(provider_edits(
+                let (edit_effects, cleared) = provider_edits(
                     &self.config,
                     self.history.conversation(),
                     self.iteration,
                     edits,
                     call,
-                ));
+                );
+                effects.extend(edit_effects);
+                effects.extend(self.archive_spans(cleared, false));
             }
             _ => {}
         }
@@ -714,7 +759,7 @@ impl OwnLoop {
         );
         let mut effects = vec![Effect::Transcript { at_ms, entry }];
         match decision {
-            Decision::Run => effects.extend(self.start_tool(call.id, call.name, parsed)),
+            Decision::Run => effects.extend(self.start_tool(call.id, call.name, parsed, at_ms)),
             Decision::Deny { reason } => {
                 self.next = Next::Tools;
                 effects.extend(self.refuse(call, reason, at_ms));
@@ -751,7 +796,7 @@ impl OwnLoop {
         match (&call.parsed, approved) {
             (Ok(parsed), true) => {
                 let parsed = parsed.clone();
-                self.start_tool(call.id, call.name, parsed)
+                self.start_tool(call.id, call.name, parsed, at_ms)
             }
             _ => {
                 self.next = Next::Tools;
@@ -760,8 +805,16 @@ impl OwnLoop {
         }
     }
 
-    /// Starts a call the policy or the person allowed; the pane sees the tool start.
-    fn start_tool(&mut self, id: String, name: String, parsed: ToolCall) -> Vec<Effect> {
+    /// Starts a call the policy or the person allowed; the pane sees the tool start. A
+    /// `recall` is answered here and now from the archive (W76): its result is a pure
+    /// function of it, so nothing is run.
+    fn start_tool(
+        &mut self,
+        id: String,
+        name: String,
+        parsed: ToolCall,
+        at_ms: u64,
+    ) -> Vec<Effect> {
         let summary = parsed.summary();
         let started = ProviderEvent::ToolStarted {
             name: name.clone(),
@@ -775,6 +828,16 @@ impl OwnLoop {
             name,
             summary,
         };
+        if let ToolCall::Recall(args) = &parsed {
+            let outcome = crate::tools::recall::answer(
+                args,
+                &self.archive,
+                self.config.tool_limits.output_bytes,
+            );
+            let mut effects = vec![Effect::Emit(started)];
+            effects.extend(self.tool_finished(outcome, at_ms));
+            return effects;
+        }
         vec![Effect::RunTool { id, call: parsed }, Effect::Emit(started)]
     }
 
@@ -931,21 +994,24 @@ impl OwnLoop {
 /// The provider's edits to the context of the call under way: each filed in the ledger as the
 /// provider's, with the local estimate of what it removed (counted over the history the call
 /// was sent), and a compaction kept for the conversation. A compaction's own model call is
-/// billed apart from the answer's usage, so it is emitted as a call of its own.
+/// billed apart from the answer's usage, so it is emitted as a call of its own. The tool
+/// results a `clear_tool_uses` edit cleared come back to be archived (W77).
 fn provider_edits(
     config: &LoopConfig,
     sent: &panewise_window::Conversation<Message>,
     iteration: u32,
     edits: &[AppliedContextEdit],
     call: &mut CallInProgress,
-) -> Vec<Effect> {
+) -> (Vec<Effect>, Vec<ArchivedSpan>) {
     let Some(context) = config.strategy.provider_context() else {
         // A provider reports edits only for a strategy asked of it; any other report is the
         // event's alone, which the engine still logs and shows.
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let mut effects = Vec::new();
+    let mut cleared = Vec::new();
     for edit in edits {
+        cleared.extend(cleared_spans(sent, context, iteration, edit));
         let record = reconcile(sent, context, u64::from(iteration), edit);
         effects.push(Effect::Ledger(LedgerLine::ProviderEdit {
             record: Box::new(record),
@@ -971,7 +1037,7 @@ fn provider_edits(
             }
         }
     }
-    effects
+    (effects, cleared)
 }
 
 /// The call's id, or, when the session already used it (some APIs number calls per answer,

@@ -5,18 +5,20 @@
 //! [`ModelSummarizer`] over the same client) and apply its plan to the conversation, replayed
 //! onto the messages rendered for the API (`LoopHistory`: each message rendered once, when
 //! it was appended; an edit re-renders only what it changed); file the visit in the window
-//! ledger ([`ledger`]) and report a compaction to the reducer; stream the request the core
-//! assembled from the kept fragments ([`ModelClient::stream_rendered`]); then run each
-//! requested tool as [`approval::decide`] says (`Ask` goes through the reducer's approval
-//! queue, which the session engine answers; a denial goes back to the model as the call's
-//! error result). The turn ends when the model answers without tools, or at the iteration
+//! ledger ([`ledger`]), and what left the window in the archive ([`archive`]), and report a
+//! compaction to the reducer; stream the request the core assembled from the kept fragments
+//! ([`ModelClient::stream_rendered`]); then run each requested tool as [`approval::decide`]
+//! says (`Ask` goes through the reducer's approval queue, which the session engine answers; a
+//! denial goes back to the model as the call's error result; an allowed `recall` the core
+//! answers itself from its archive). The turn ends when the model answers without tools, or at the iteration
 //! limit. This shell owns only what does I/O or waits: the stream and its cancellation, the
-//! running tool's future, the ledger file, the clock and the summarizer. The model's events
+//! running tool's future, the ledger and archive files, the clock and the summarizer. The model's events
 //! reach the reducer through the engine's [`Mapper`](panewise_providers::Mapper), as a
 //! supervised CLI's do, so `panewise replay` replays this loop's logs too.
 //!
 //! [`approval::decide`]: crate::approval::decide
 //! [`ledger`]: crate::agent_loop::ledger
+//! [`archive`]: crate::agent_loop::archive
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -31,6 +33,7 @@ use panewise_providers::{ApiError, ApiKind, Provider, ProviderEvent};
 use panewise_window::{Message, StrategyConfig, WindowRecord};
 
 use super::Produced;
+use crate::agent_loop::archive::{self, ArchiveFile};
 use crate::agent_loop::ledger::{self, WindowLedger};
 use crate::agent_loop::own_loop::{Effect, LoopInput, OwnLoop};
 use crate::agent_loop::resume::Rebuilt;
@@ -189,6 +192,8 @@ pub struct ModelAgent {
     window: WindowRunner<Message>,
     ledger: WindowLedger,
     ledger_path: PathBuf,
+    /// The archive beside the log (W75), created on its first span.
+    archive: ArchiveFile,
     stream: Option<EventStream>,
     cancel: CancellationToken,
     running: Option<ToolFuture>,
@@ -242,6 +247,7 @@ impl ModelAgent {
             limits: config.tool_limits,
             env_remove: config.tool_env_remove.clone(),
         };
+        let archive = ArchiveFile::new(archive::archive_path(&config.log));
         let core = OwnLoop::new(config, api, window.strategy_name()).with_prices(client.prices());
         Ok(ModelAgent {
             core,
@@ -250,6 +256,7 @@ impl ModelAgent {
             window,
             ledger,
             ledger_path,
+            archive,
             stream: None,
             cancel: CancellationToken::new(),
             running: None,
@@ -267,6 +274,22 @@ impl ModelAgent {
         let effects = self.core.resume_from(rebuilt);
         self.carry_out(effects, None)?;
         Ok(())
+    }
+
+    /// Continues a recorded session's archive: the spans of `from_log`'s archive become
+    /// recallable here and are written into this session's archive (W75). A torn last line is
+    /// left out, as a kill leaves it. Call before the first prompt. How many spans it held.
+    pub fn resume_archive(&mut self, from_log: &std::path::Path) -> Result<usize, SessionError> {
+        let path = archive::archive_path(from_log);
+        let loaded = archive::load(&path).map_err(|source| SessionError::Archive {
+            action: "read",
+            path: path.clone(),
+            source,
+        })?;
+        let count = loaded.spans.len();
+        let effects = self.core.load_archive(loaded.spans);
+        self.carry_out(effects, None)?;
+        Ok(count)
     }
 
     /// The provider whose event vocabulary the loop's API speaks.
@@ -476,6 +499,17 @@ impl ModelAgent {
                             path: self.ledger_path.clone(),
                             source,
                         })?
+                }
+                Effect::Archive(spans) => {
+                    for span in &spans {
+                        self.archive
+                            .write(span)
+                            .map_err(|source| SessionError::Archive {
+                                action: "write",
+                                path: self.archive.path().to_path_buf(),
+                                source,
+                            })?;
+                    }
                 }
                 Effect::Emit(event) => produced.push(Produced::Event(event)),
                 Effect::Reduce(msg) => produced.push(Produced::Msg(msg)),

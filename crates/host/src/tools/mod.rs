@@ -1,10 +1,12 @@
 //! panewise's own tools, which its agent loop runs for the model: `shell`, `read_file`,
-//! `write_file`, `edit_file` and `list_dir`.
+//! `write_file`, `edit_file`, `list_dir`, and `recall`, which the loop offers once its
+//! context window archived something and answers itself from that archive ([`recall`]).
 //!
 //! The set is closed: [`ToolName`] names every tool, and [`ToolCall`] is one parsed call, one
 //! variant per tool, so the dispatcher ([`run`]) is one `match` and adding a tool is a compile
 //! error everywhere it must be handled. Each tool module holds its arguments (serde, unknown
-//! fields rejected), its description and the JSON schema a model is given, and its `run`.
+//! fields rejected), its description and the JSON schema a model is given, and its `run`
+//! (`recall`'s is [`recall::answer`], a pure function of the archive the loop passes it).
 //!
 //! A tool never panics on the model's input: bad arguments, a missing file, a failed command
 //! all come back as a [`ToolOutcome`] with `is_error` set and a message saying why. Paths are
@@ -24,6 +26,7 @@ pub mod list_dir;
 pub mod output;
 pub mod paths;
 pub mod read_file;
+pub mod recall;
 pub mod shell;
 pub mod write_file;
 
@@ -48,16 +51,19 @@ pub enum ToolName {
     EditFile,
     /// Lists a directory.
     ListDir,
+    /// Gives back a span the context window removed, from the session's archive.
+    Recall,
 }
 
 impl ToolName {
     /// Every tool, in the order a model is told about them.
-    pub const ALL: [ToolName; 5] = [
+    pub const ALL: [ToolName; 6] = [
         ToolName::Shell,
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
         ToolName::ListDir,
+        ToolName::Recall,
     ];
 
     /// The name the model calls it by.
@@ -68,6 +74,7 @@ impl ToolName {
             ToolName::WriteFile => write_file::NAME,
             ToolName::EditFile => edit_file::NAME,
             ToolName::ListDir => list_dir::NAME,
+            ToolName::Recall => recall::NAME,
         }
     }
 
@@ -84,6 +91,7 @@ impl ToolName {
             ToolName::WriteFile => write_file::DESCRIPTION,
             ToolName::EditFile => edit_file::DESCRIPTION,
             ToolName::ListDir => list_dir::DESCRIPTION,
+            ToolName::Recall => recall::DESCRIPTION,
         }
     }
 
@@ -95,12 +103,21 @@ impl ToolName {
             ToolName::WriteFile => write_file::schema(),
             ToolName::EditFile => edit_file::schema(),
             ToolName::ListDir => list_dir::schema(),
+            ToolName::Recall => recall::schema(),
         }
     }
 
     /// True for the tools that only read (they change no file and run no command).
     pub fn only_reads(self) -> bool {
-        matches!(self, ToolName::ReadFile | ToolName::ListDir)
+        matches!(
+            self,
+            ToolName::ReadFile | ToolName::ListDir | ToolName::Recall
+        )
+    }
+
+    /// True for the tools offered only while the session's archive holds a span.
+    pub fn needs_archive(self) -> bool {
+        matches!(self, ToolName::Recall)
     }
 
     /// True for the tools that change files and nothing else.
@@ -127,10 +144,14 @@ pub struct ToolDefinition {
 }
 
 /// Every tool's definition as a request carries it (the providers' `ToolDefinition`), in
-/// [`ToolName::ALL`] order: what the own loop sends, and what its tests and benches render.
-pub fn api_definitions() -> Vec<panewise_providers::ToolDefinition<'static>> {
+/// [`ToolName::ALL`] order, without the tools that need an archive (`recall`) unless
+/// `with_archive`: what the own loop sends, and what its tests and benches render.
+pub fn api_definitions(with_archive: bool) -> Vec<panewise_providers::ToolDefinition<'static>> {
     definitions()
         .into_iter()
+        .filter(|tool| {
+            with_archive || ToolName::from_name(tool.name).is_some_and(|name| !name.needs_archive())
+        })
         .map(|tool| panewise_providers::ToolDefinition {
             name: std::borrow::Cow::Borrowed(tool.name),
             description: std::borrow::Cow::Borrowed(tool.description),
@@ -164,6 +185,8 @@ pub enum ToolCall {
     EditFile(edit_file::Args),
     /// `list_dir`.
     ListDir(list_dir::Args),
+    /// `recall`.
+    Recall(recall::Args),
 }
 
 impl ToolCall {
@@ -193,6 +216,7 @@ impl ToolCall {
             ToolName::WriteFile => ToolCall::WriteFile(arguments_of(tool, arguments)?),
             ToolName::EditFile => ToolCall::EditFile(arguments_of(tool, arguments)?),
             ToolName::ListDir => ToolCall::ListDir(arguments_of(tool, arguments)?),
+            ToolName::Recall => ToolCall::Recall(arguments_of(tool, arguments)?),
         })
     }
 
@@ -204,14 +228,15 @@ impl ToolCall {
             ToolCall::WriteFile(_) => ToolName::WriteFile,
             ToolCall::EditFile(_) => ToolName::EditFile,
             ToolCall::ListDir(_) => ToolName::ListDir,
+            ToolCall::Recall(_) => ToolName::Recall,
         }
     }
 
     /// The path the call reads or writes, as the model gave it; `None` for `shell`, whose
-    /// command may touch anything.
+    /// command may touch anything, and for `recall`, which reads the session's archive.
     pub fn target_path(&self) -> Option<&str> {
         match self {
-            ToolCall::Shell(_) => None,
+            ToolCall::Shell(_) | ToolCall::Recall(_) => None,
             ToolCall::ReadFile(args) => Some(&args.path),
             ToolCall::WriteFile(args) => Some(&args.path),
             ToolCall::EditFile(args) => Some(&args.path),
@@ -224,6 +249,7 @@ impl ToolCall {
     pub fn summary(&self) -> String {
         match self {
             ToolCall::Shell(args) => args.command.clone(),
+            ToolCall::Recall(args) => args.summary(),
             other => other.target_path().unwrap_or_default().to_owned(),
         }
     }
@@ -346,6 +372,13 @@ pub async fn run(call: &ToolCall, context: &ToolContext) -> ToolOutcome {
         ToolCall::WriteFile(args) => write_file::run(args, context).await,
         ToolCall::EditFile(args) => edit_file::run(args, context).await,
         ToolCall::ListDir(args) => list_dir::run(args, context).await,
+        // The archive is the own loop's, which answers `recall` itself (`recall::answer`);
+        // a context of its own has none to read.
+        ToolCall::Recall(_) => ToolOutcome::error(format!(
+            "{}: this context has no session archive; panewise's own loop answers it from \
+             the archive its context window keeps",
+            recall::NAME
+        )),
     }
 }
 

@@ -76,8 +76,9 @@ const STRATEGIES: [&str; 2] = [
     r#"{"strategy":"observation-masking","keepRecentObservations":1}"#,
 ];
 
-fn tools() -> Vec<ToolDefinition<'static>> {
-    panewise_host::tools::api_definitions()
+/// The tools a request offers: `recall` once the window archived something (W76).
+fn tools(archived: bool) -> Vec<ToolDefinition<'static>> {
+    panewise_host::tools::api_definitions(archived)
 }
 
 /// Runs the session; returns the bodies the client received, the ledger and the loop's
@@ -137,7 +138,7 @@ fn serde_body(
 /// The serde body of every call, rebuilt from the ledger: messages appended in order, each
 /// engaged visit planned again and applied.
 fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig) -> Vec<Vec<u8>> {
-    let tools = tools();
+    let mut archived = false;
     let stage = StrategyConfig::from_json(strategy)
         .unwrap()
         .build_stage::<Message>()
@@ -167,10 +168,18 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
             // local).
             LedgerLine::ProviderEdit { .. } => {}
             LedgerLine::Idle { .. } => {
-                bodies.push(serde_body(api, &conversation, &errored, config, &tools));
+                bodies.push(serde_body(
+                    api,
+                    &conversation,
+                    &errored,
+                    config,
+                    &tools(archived),
+                ));
             }
             // A call's usage changes neither the conversation nor what the next request holds.
             LedgerLine::Call { .. } => {}
+            // What the window archived changes nothing sent; the visit's plan said it.
+            LedgerLine::Archived { .. } => {}
             LedgerLine::Visit { record } => {
                 let mut context = VisitContext::new(record.iteration, 0);
                 context.current_request = prompt.as_deref();
@@ -187,8 +196,15 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
                     (record.removed_message_count, record.window_chars_after)
                 );
                 conversation.apply(&mut plan).unwrap();
+                archived |= !plan.archived.is_empty();
                 records.push(plan.record);
-                bodies.push(serde_body(api, &conversation, &errored, config, &tools));
+                bodies.push(serde_body(
+                    api,
+                    &conversation,
+                    &errored,
+                    config,
+                    &tools(archived),
+                ));
             }
         }
     }

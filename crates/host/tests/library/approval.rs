@@ -24,6 +24,8 @@ fn call_on(tool: ToolName, path: &str) -> ToolCall {
         ToolName::ReadFile | ToolName::ListDir => json!({ "path": path }),
         ToolName::WriteFile => json!({ "path": path, "content": "x" }),
         ToolName::EditFile => json!({ "path": path, "old_string": "a", "new_string": "b" }),
+        // `recall` reads the session's archive, never a path: the query names one.
+        ToolName::Recall => json!({ "query": path }),
     };
     ToolCall::parse(tool.as_str(), &arguments).unwrap()
 }
@@ -111,7 +113,24 @@ impl Tree {
 
 /// One row per mode and own tool: the decision for a target inside the working directory,
 /// one outside it, and one the check refuses.
-const TABLE: [(ApprovalMode, ToolName, &str, &str, &str); 20] = [
+const TABLE: [(ApprovalMode, ToolName, &str, &str, &str); 24] = [
+    // `recall` only reads, as `read_file` does (W76): it runs in every mode.
+    (
+        ApprovalMode::ReadOnly,
+        ToolName::Recall,
+        "run",
+        "run",
+        "run",
+    ),
+    (ApprovalMode::Ask, ToolName::Recall, "run", "run", "run"),
+    (ApprovalMode::Auto, ToolName::Recall, "run", "run", "run"),
+    (
+        ApprovalMode::FullAccess,
+        ToolName::Recall,
+        "run",
+        "run",
+        "run",
+    ),
     (
         ApprovalMode::ReadOnly,
         ToolName::ReadFile,
@@ -225,8 +244,8 @@ fn every_mode_tool_and_target_is_decided_by_the_table() {
                 assert_eq!(
                     reason,
                     format!(
-                        "denied by approval mode read-only: {tool} may not run (only read_file \
-                         and list_dir do)"
+                        "denied by approval mode read-only: {tool} may not run (only read_file, \
+                         list_dir and recall do)"
                     )
                 );
             } else {

@@ -317,7 +317,7 @@ async fn bad_arguments_are_error_results_saying_why() {
         (
             "rm_rf",
             json!({}),
-            "unknown tool `rm_rf`; the tools are shell, read_file, write_file, edit_file, list_dir",
+            "unknown tool `rm_rf`; the tools are shell, read_file, write_file, edit_file, list_dir, recall",
         ),
         (
             "edit_file",
@@ -354,6 +354,18 @@ async fn bad_arguments_are_error_results_saying_why() {
             "shell",
             json!({"command": "true", "timeout_ms": 0}),
             "shell: `timeout_ms` must be at least 1",
+        ),
+        (
+            "recall",
+            json!({"span": "sp-0123456789ab"}),
+            "bad arguments for `recall`: unknown field `span`, expected `id` or `query`",
+        ),
+        // A tool context has no session archive: the own loop answers `recall` from its own.
+        (
+            "recall",
+            json!({"id": "sp-0123456789ab"}),
+            "recall: this context has no session archive; panewise's own loop answers it from \
+             the archive its context window keeps",
         ),
     ];
     for (tool, arguments, content) in cases {

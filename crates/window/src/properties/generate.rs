@@ -303,8 +303,14 @@ impl History {
         }
         if rng.chance(15) {
             let summary = text(rng, 200);
-            let frame =
-                crate::notice::summary_frame(9, 2, "extractive", Retain::Conversation, &summary);
+            let frame = crate::notice::summary_frame(
+                9,
+                2,
+                "extractive",
+                Retain::Conversation,
+                &summary,
+                "",
+            );
             history.push(note_message(frame));
         }
         let chars = rng.count(5, 600);

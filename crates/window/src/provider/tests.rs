@@ -213,6 +213,20 @@ fn reconciliation_sets_the_local_estimate_beside_the_providers_count() {
         ),
     ];
     for (context, edit, provider, local) in cases {
+        // W77: the results archived for a clearing are the ones the estimate counts.
+        let archived = cleared_spans(&conversation, context, 7, &edit);
+        let archived_tokens = archived.iter().fold(0u64, |sum, span| {
+            sum + conversation.tokens_in(span.window_index..span.window_index + 1)
+        });
+        match (&edit, local) {
+            (AppliedContextEdit::ClearedToolUses { .. }, Some(local)) => {
+                assert_eq!(archived_tokens, local, "{edit:?}");
+                assert!(archived.iter().all(|span| span.removal
+                    == crate::archive::Removal::ProviderCleared
+                    && span.tool.as_deref() == Some("read")));
+            }
+            _ => assert!(archived.is_empty(), "{edit:?}: {archived:?}"),
+        }
         let record = reconcile(&conversation, context, 7, &edit);
         assert_eq!(record.source, EditSource::Provider);
         assert_eq!(record.iteration, 7);

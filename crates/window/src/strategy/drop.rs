@@ -1,6 +1,7 @@
 //! The drop mechanism sliding-window and token-budget share (W30, W31): remove one contiguous
 //! span of turns and, where the wire needs it, put a drop notice in its place.
 
+use crate::archive::{spans_of, spans_sentence, Removal};
 use crate::message::{Role, WindowMessage};
 use crate::notice::DropNotice;
 use crate::plan::{WindowEdit, WindowPlan};
@@ -59,12 +60,23 @@ pub(crate) fn drop_span<M: WindowMessage>(
             strategy: &record.strategy,
             request_kept: kept_request_at_head,
         };
-        let rich = (!tool_names.is_empty())
-            .then(|| notice.render(&tool_names))
-            .filter(|text| (text.chars().count() as u64) < span_chars);
-        let chosen = rich.or_else(|| {
-            Some(notice.render(&[])).filter(|text| (text.chars().count() as u64) < span_chars)
-        });
+        let spans = spans_of(
+            conversation,
+            range.clone(),
+            Removal::Dropped,
+            visit.context().iteration,
+        );
+        // The ladder (W31): names and described spans, then the bare span ids, then nothing
+        // but the counts; the first that is smaller than the span.
+        let rungs = [
+            (tool_names.as_slice(), spans_sentence(&spans, true)),
+            (&[][..], spans_sentence(&spans, false)),
+            (&[][..], String::new()),
+        ];
+        let chosen = rungs
+            .iter()
+            .map(|(names, sentence)| notice.render(names, sentence))
+            .find(|text| (text.chars().count() as u64) < span_chars);
         match chosen {
             Some(text) => inserted = Some(text),
             None if wire_needs_notice => {

@@ -6,6 +6,7 @@
 //! for software-engineering agents measured as cheapest at an equal solve rate.
 
 use super::{Planned, WindowStrategy, DEFAULT_KEEP_RECENT_OBSERVATIONS};
+use crate::archive::{span_of, Removal};
 use crate::error::WindowError;
 use crate::message::WindowMessage;
 use crate::notice::masked_placeholder;
@@ -58,11 +59,27 @@ pub(crate) fn plan_masks<M: WindowMessage>(visit: &Visit<'_, M>, keep_recent: us
             continue;
         };
         let tool = conversation.tool_name(meta.tool);
-        let placeholder = masked_placeholder(tool, meta.chars);
-        let placeholder_chars = placeholder.chars().count() as u64;
-        if placeholder_chars >= meta.chars {
+        let span = span_of(
+            conversation,
+            index,
+            Removal::Masked,
+            visit.context().iteration,
+        );
+        // The ladder: the span's id and description, its bare id, the tool alone; the first
+        // that is smaller than the result.
+        let Some((placeholder, placeholder_chars)) = [
+            masked_placeholder(tool, meta.chars, span.as_ref(), true),
+            masked_placeholder(tool, meta.chars, span.as_ref(), false),
+            masked_placeholder(tool, meta.chars, None, false),
+        ]
+        .into_iter()
+        .map(|text| {
+            let chars = text.chars().count() as u64;
+            (text, chars)
+        })
+        .find(|(_, chars)| *chars < meta.chars) else {
             continue;
-        }
+        };
         if let Some(name) = tool {
             if !masked_tools.iter().any(|known| known == name) {
                 masked_tools.push(name.to_string());

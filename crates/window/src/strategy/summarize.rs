@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{fresh_reading, Billing, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
+use crate::archive::{spans_of, spans_sentence, Removal};
 use crate::conversation::Conversation;
 use crate::error::{SummarizerError, WindowError};
 use crate::floor::{measure_floor, over_threshold, stood_down_plan};
@@ -442,15 +443,34 @@ impl SummaryAsk {
         };
         let conversation = visit.conversation();
         let range = span.messages();
-        let frame = summary_frame(
-            range.len(),
-            iteration,
-            &basis.model,
-            basis.retain,
-            &response.text,
-        );
-        let frame_chars = frame.chars().count() as u64;
         let span_chars = conversation.chars_in(range.clone());
+        let spans = spans_of(conversation, range.clone(), Removal::Folded, iteration);
+        // The frame names the folded spans with their descriptions, else by bare id, else
+        // not at all: the first that keeps the frame smaller than the span (W73).
+        let frames: Vec<String> = [
+            spans_sentence(&spans, true),
+            spans_sentence(&spans, false),
+            String::new(),
+        ]
+        .iter()
+        .map(|sentence| {
+            summary_frame(
+                range.len(),
+                iteration,
+                &basis.model,
+                basis.retain,
+                &response.text,
+                sentence,
+            )
+        })
+        .collect();
+        let frame = frames
+            .iter()
+            .find(|frame| (frame.chars().count() as u64) < span_chars)
+            .or(frames.last())
+            .cloned()
+            .unwrap_or_default();
+        let frame_chars = frame.chars().count() as u64;
         basis.compaction.summary_chars = frame_chars;
         basis.compaction.summarizer_tokens = response.usage.map(|usage| usage.input + usage.output);
         let spend = Spend {

@@ -92,9 +92,19 @@ pub(crate) fn shortest_sufficient_span<M: WindowMessage>(
     }
 }
 
-/// An upper bound on the tokens of any drop notice for this visit: the longest notice, with
-/// four maximal tool names and the kept-request sentence.
-pub(crate) fn notice_slack<M: WindowMessage>(visit: &Visit<'_, M>, strategy: &str) -> u64 {
+/// An upper bound on the tokens of any drop notice for a part of `span` at this visit: the
+/// longest notice, with four maximal tool names, the kept-request sentence and the archived
+/// spans' sentence listing the most spans with the span's longest description.
+pub(crate) fn notice_slack<M: WindowMessage>(
+    visit: &Visit<'_, M>,
+    strategy: &str,
+    span: TurnSpan,
+) -> u64 {
+    let range = span.messages();
+    let spans = crate::archive::longest_spans_sentence(
+        range.len(),
+        crate::archive::longest_description_chars(visit.conversation(), range),
+    );
     let longest_name = "x".repeat(48);
     let names = [longest_name.as_str(); 5];
     let text = DropNotice {
@@ -103,7 +113,7 @@ pub(crate) fn notice_slack<M: WindowMessage>(visit: &Visit<'_, M>, strategy: &st
         strategy,
         request_kept: true,
     }
-    .render(&names);
+    .render(&names, &spans);
     visit.conversation().count_tokens(&text)
 }
 
@@ -171,7 +181,7 @@ impl<M: WindowMessage> WindowStrategy<M> for TokenBudget {
             return Ok(Some(Planned::Ready(plan)));
         };
         let need = judged - self.threshold_tokens;
-        let slack = notice_slack(visit, Self::NAME);
+        let slack = notice_slack(visit, Self::NAME, full_span);
         let mut span = shortest_sufficient_span(visit, full_span, need, slack);
         let turns = visit.conversation().turn_meta();
         let mut dropped = drop_span(visit, &removal, span, record.clone());

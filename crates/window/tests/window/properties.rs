@@ -249,9 +249,11 @@ proptest! {
         let after = crate::support::conversation(window);
         let after_tokens = after.tokens_in(0..after.len());
         if let Some(span) = full_span {
-            // Freed by the whole span, less the largest notice that could take its place.
+            // Freed by the whole span, less the largest notice that could take its place: with
+            // these shapes' names and sizes, the counts, the kept request, four tool names and
+            // six described spans (W73) stay under 400 tokens.
             let freed = conversation.tokens_in(span.messages());
-            if total > threshold && total.saturating_sub(freed) + 200 <= threshold {
+            if total > threshold && total.saturating_sub(freed) + 400 <= threshold {
                 prop_assert!(after_tokens <= threshold, "{} > {}", after_tokens, threshold);
             }
         }
