@@ -435,6 +435,7 @@ pub(crate) fn engaged(
     let removed = plan.edit.as_ref().map_or(0..0, |edit| edit.removed.clone());
     exact_record(before, plan, after, &removed)?;
     applied_as_planned(before, plan, after)?;
+    one_notice(before, after)?;
     pairs_kept(before, after)?;
     let removed_turns = whole_turns(before, &removed)?;
     never_removed(before, record, &removed)?;
@@ -445,6 +446,26 @@ pub(crate) fn engaged(
     }
     checked.standing = Some(budget_kept(before, record, after, budget, removed_turns)?);
     Ok(checked)
+}
+
+/// W38: a visit never leaves more drop notices than the window had, nor more than one.
+fn one_notice(before: &Before, after: &Conversation<Message>) -> Result<(), Failure> {
+    let notices = |messages: &[Message]| {
+        messages
+            .iter()
+            .filter(|m| {
+                m.role == Role::User && m.content.starts_with(crate::notice::DROP_NOTICE_PREFIX)
+            })
+            .count()
+    };
+    let (was, is) = (notices(&before.messages), notices(after.messages()));
+    if is > was.max(1) {
+        return Err((
+            Property::OneNotice,
+            format!("{is} drop notices after the visit, {was} before"),
+        ));
+    }
+    Ok(())
 }
 
 /// W45: the record's counts are exact.
@@ -520,7 +541,16 @@ fn applied_as_planned(
                 replacement.index
             ));
         };
-        if message.role != Role::Tool {
+        // A tool result may be masked; a drop notice may be rewritten as the one notice of a
+        // later drop (W38). Nothing else is ever rewritten.
+        let notice_rewritten = message.role == Role::User
+            && message
+                .content
+                .starts_with(crate::notice::DROP_NOTICE_PREFIX)
+            && replacement
+                .content
+                .starts_with(crate::notice::DROP_NOTICE_PREFIX);
+        if message.role != Role::Tool && !notice_rewritten {
             return Err((
                 Property::CurrentRequest,
                 format!(

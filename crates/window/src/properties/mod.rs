@@ -58,6 +58,8 @@ pub enum Property {
     Budget,
     /// The record is exact and the plan applies as described.
     Record,
+    /// At most one drop notice is in the window (W38): a visit never adds a second.
+    OneNotice,
     /// The stage returned an error it should not, or a plan that does not apply.
     Stage,
 }
@@ -71,6 +73,7 @@ impl Property {
             Property::Pins => "pins",
             Property::Budget => "budget",
             Property::Record => "record",
+            Property::OneNotice => "one-notice",
             Property::Stage => "stage",
         }
     }

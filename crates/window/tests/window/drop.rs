@@ -1,7 +1,9 @@
 //! W30–W39: the shared drop mechanism, sliding-window, token-budget and the drop notice.
 
 use panewise_window::record::{PlanAction, RecordDetail};
-use panewise_window::{Message, RefusalReason, SlidingWindow, TokenBudget, WindowError};
+use panewise_window::{
+    Message, RefusalReason, SlidingWindow, TokenBudget, WindowError, WindowMessage,
+};
 
 use crate::support::*;
 
@@ -452,4 +454,57 @@ fn w35_tool_names_are_recovered_from_calls_listed_once_in_order_and_never_unknow
         vec!["ls", "grep", "declared_name"]
     );
     assert!(!plan.edit.unwrap().inserted.unwrap().contains("unknown"));
+}
+
+#[test]
+fn w38_an_earlier_notice_behind_a_leaving_request_is_rewritten_so_one_notice_stays() {
+    // The shape the property generator found: an earlier drop put its notice after the request
+    // it kept; the person asked something new, so that request leaves now. Its notice must not
+    // stay beside the new one.
+    let earlier = format!(
+        "{}: 3 earlier messages were dropped at iteration 2 by the \"sliding-window\" window \
+         strategy. Archived whole, by id: sp-0123456789ab; sp-abcdefabcdef.]",
+        panewise_window::notice::DROP_NOTICE_PREFIX
+    );
+    let mut conversation = conversation(vec![
+        Message::system("sys"),
+        Message::user(text(600)),
+        Message::stage_note(earlier.clone(), 5),
+        Message::assistant("done with that"),
+        Message::user("and now the tests"),
+        Message::assistant("running them"),
+    ]);
+    let stage = stage_without_pins(SlidingWindow::new(4).unwrap());
+    let plan = visit_and_apply(&stage, &mut conversation, context(6)).unwrap();
+    let notices: Vec<&Message> = conversation
+        .messages()
+        .iter()
+        .filter(|m| m.content.starts_with("[dropped history"))
+        .collect();
+    assert_eq!(notices.len(), 1, "{:#?}", conversation.messages());
+    assert_ne!(
+        notices[0].content, earlier,
+        "the new notice replaced the old"
+    );
+    assert!(
+        notices[0].content.contains("1 earlier message was dropped"),
+        "the notice counts the conversation's messages, not the old notice: {}",
+        notices[0].content
+    );
+    assert_eq!(
+        plan.record.removed_message_count, 1,
+        "the request; the old notice is rewritten in place"
+    );
+    assert!(
+        plan.archived.iter().all(|span| span.content != earlier),
+        "a stage note is not conversation: it is not archived"
+    );
+    assert!(
+        notices[0]
+            .content
+            .contains("Archived by an earlier drop: sp-0123456789ab; sp-abcdefabcdef."),
+        "the ids the old notice named are still named: {}",
+        notices[0].content
+    );
+    assert_eq!(plan.record.window_chars_after, conversation.window_chars());
 }
