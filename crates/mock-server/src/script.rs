@@ -368,7 +368,12 @@ fn recall_script(facts: &RequestFacts) -> Answer {
             },
             "An earlier output left the window; I'll recall it.",
         ),
-        (None, _) => text("RECALL-NOTHING: no notice in the window named an archived span.".into()),
+        (None, _) => text(
+            "RECALL-NOTHING: no notice in the window named an archived span. The window removed \
+             nothing: give a strategy that does, such as observation-masking with \
+             keepRecentObservations 1 (--window FILE, or [window] in panewise.toml)."
+                .into(),
+        ),
         (Some(id), false) => text(format!(
             "RECALL-NOTHING: a notice named {id}, but no recall tool was offered."
         )),
