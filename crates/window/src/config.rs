@@ -786,6 +786,136 @@ mod tests {
         }
     }
 
+    /// W86–W89: the Anthropic-named keys of the local strategies, accepted where they mean
+    /// the same thing and refused, naming the field and the reason, where they do not.
+    #[test]
+    fn anthropic_keys_parse_or_are_refused_naming_the_field() {
+        // (rule, configuration, Ok, or the field and a fragment of the reason)
+        let rows: [(&str, &str, Result<(), (&str, &str)>); 16] = [
+            (
+                "W86",
+                r#"{"strategy":"observation-masking","keepToolUses":3}"#,
+                Ok(()),
+            ),
+            (
+                "W86",
+                r#"{"strategy":"observation-masking","keepToolUses":3,"keepRecentObservations":3}"#,
+                Ok(()),
+            ),
+            (
+                "W86",
+                r#"{"strategy":"observation-masking","keepToolUses":3,"keepRecentObservations":4}"#,
+                Err(("keepToolUses", "means the same as keepRecentObservations")),
+            ),
+            (
+                "W86",
+                r#"{"strategy":"hybrid","thresholdTokens":9,"model":"m","keepToolUses":-1}"#,
+                Err(("keepToolUses", "whole number")),
+            ),
+            (
+                "W87",
+                r#"{"strategy":"token-budget","thresholdTokens":9,"excludeTools":["read_file"]}"#,
+                Ok(()),
+            ),
+            (
+                "W87",
+                r#"{"strategy":"sliding-window","keepRecentTurns":2,"excludeTools":"read_file"}"#,
+                Err(("excludeTools", "list of non-empty strings")),
+            ),
+            (
+                "W87",
+                r#"{"strategy":"summarize-oldest","thresholdTokens":9,"model":"m","excludeTools":[""]}"#,
+                Err(("excludeTools", "list of non-empty strings")),
+            ),
+            (
+                "W88",
+                r#"{"strategy":"observation-masking","clearAtLeastTokens":0}"#,
+                Err(("clearAtLeastTokens", "at least 1")),
+            ),
+            (
+                "W88",
+                r#"{"strategy":"observation-masking","triggerTokens":"soon"}"#,
+                Err(("triggerTokens", "at least 1")),
+            ),
+            (
+                "W88",
+                r#"{"strategy":"hybrid","thresholdTokens":9,"model":"m","triggerTokens":5}"#,
+                Err(("triggerTokens", "not an option of the `hybrid` strategy")),
+            ),
+            (
+                "W88",
+                r#"{"strategy":"token-budget","thresholdTokens":9,"clearAtLeastTokens":5}"#,
+                Err(("clearAtLeastTokens", "not an option")),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"observation-masking","clearToolInputs":false}"#,
+                Ok(()),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"observation-masking","clearToolInputs":true}"#,
+                Err(("clearToolInputs", "cannot be true under a local strategy")),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"hybrid","thresholdTokens":9,"model":"m","clearToolInputs":"yes"}"#,
+                Err(("clearToolInputs", "true or false")),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"observation-masking","keepThinkingTurns":1}"#,
+                Err(("keepThinkingTurns", "the local history keeps no thinking")),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"sliding-window","keepRecentTurns":2,"keepThinkingTurns":"all"}"#,
+                Err(("keepThinkingTurns", "anthropic-clear-thinking")),
+            ),
+        ];
+        for (rule, json, expected) in rows {
+            let parsed = StrategyConfig::from_json(json);
+            match (expected, parsed) {
+                (Ok(()), Ok(_)) => {}
+                (
+                    Err((field, fragment)),
+                    Err(WindowError::InvalidConfig { field: got, reason }),
+                ) => {
+                    assert_eq!(got, field, "{rule}: {json}: {reason}");
+                    assert!(reason.contains(fragment), "{rule}: {json}: {reason}");
+                }
+                (expected, parsed) => {
+                    panic!("{rule}: {json}: expected {expected:?}, got {parsed:?}")
+                }
+            }
+        }
+    }
+
+    /// Every new key survives writing the configuration out and reading it back.
+    #[test]
+    fn configurations_with_the_anthropic_keys_round_trip() {
+        let configurations = [
+            r#"{"strategy":"observation-masking","keepToolUses":3,"clearAtLeastTokens":2000,"triggerTokens":30000,"excludeTools":["read_file","grep"],"clearToolInputs":false}"#,
+            r#"{"strategy":"hybrid","thresholdTokens":9,"model":"m","keepToolUses":0,"clearAtLeastTokens":1,"excludeTools":["ls"]}"#,
+            r#"{"strategy":"sliding-window","keepRecentTurns":2,"excludeTools":["read_file"]}"#,
+            r#"{"strategy":"anthropic-clear-tool-uses","keepToolUses":3,"clearAtLeastTokens":2000,"excludeTools":["read_file"],"clearToolInputs":true}"#,
+        ];
+        for json in configurations {
+            let parsed =
+                StrategyConfig::from_json(json).map_err(|error| format!("{json}: {error}"));
+            let read_back = parsed.clone().and_then(|config| {
+                let written = serde_json::to_value(&config).map_err(|error| error.to_string())?;
+                StrategyConfig::try_from(written.clone())
+                    .map_err(|error| format!("{json} wrote {written}: {error}"))
+            });
+            assert!(parsed.is_ok(), "{parsed:?}");
+            assert_eq!(read_back, parsed, "{json}");
+        }
+        let excluded =
+            StrategyConfig::from_json(configurations[2]).map(|config| config.pins().exclude_tools);
+        assert_eq!(excluded, Ok(vec!["read_file".to_string()]));
+    }
+
     #[test]
     fn values_are_described_as_written() {
         let cases = [
