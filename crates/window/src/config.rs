@@ -786,12 +786,15 @@ mod tests {
         }
     }
 
+    /// A row's expectation: parsed, or refused naming a field with a fragment of the reason.
+    type Expected = Result<(), (&'static str, &'static str)>;
+
     /// W86–W89: the Anthropic-named keys of the local strategies, accepted where they mean
     /// the same thing and refused, naming the field and the reason, where they do not.
     #[test]
     fn anthropic_keys_parse_or_are_refused_naming_the_field() {
         // (rule, configuration, Ok, or the field and a fragment of the reason)
-        let rows: [(&str, &str, Result<(), (&str, &str)>); 16] = [
+        let rows: [(&str, &str, Expected); 16] = [
             (
                 "W86",
                 r#"{"strategy":"observation-masking","keepToolUses":3}"#,
