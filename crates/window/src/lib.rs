@@ -2,7 +2,7 @@
 //!
 //! The context-window stage: before every model call it decides what of the conversation
 //! still goes on the wire, and files a record that explains the decision. The behaviour is
-//! specified rule by rule (W1–W61, W80–W85, one line each in the repository's `docs/RULES.md`); tests cite the
+//! specified rule by rule (W1–W61, W80–W89, one line each in the repository's `docs/RULES.md`); tests cite the
 //! rules they check.
 //!
 //! ## Invariants
