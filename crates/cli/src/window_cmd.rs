@@ -672,10 +672,21 @@ fn engaged_because(record: &WindowRecord) -> String {
             "{} measured tokens, over thresholdTokens {}",
             detail.measured_tokens, detail.threshold_tokens
         ),
-        RecordDetail::Masking(detail) => format!(
-            "{} tool results older than the last keepRecentObservations {}",
-            detail.masked_message_count, detail.keep_recent_observations
-        ),
+        RecordDetail::Masking(detail) => {
+            let spared = if detail.excluded_tools.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (spared, as excludeTools: {})",
+                    // Tool names come from the conversation: shown escaped, never interpreted.
+                    crate::terminal_text::escape_controls(&detail.excluded_tools.join(", "), "")
+                )
+            };
+            format!(
+                "{} tool results older than the last keepRecentObservations {}{spared}",
+                detail.masked_message_count, detail.keep_recent_observations
+            )
+        }
         RecordDetail::Custom {} => "the strategy filed a record".to_string(),
     }
 }
@@ -703,15 +714,40 @@ fn idle_because(visit: &VisitSummary<'_>) -> String {
         ),
         (
             StrategyConfig::ObservationMasking {
+                trigger_tokens: Some(trigger),
+                ..
+            },
+            None,
+            None,
+        ) => format!("no --usage reading, and triggerTokens {trigger} masks only on one"),
+        (
+            StrategyConfig::ObservationMasking {
+                trigger_tokens: Some(trigger),
+                ..
+            },
+            None,
+            Some(usage),
+        ) if usage < *trigger => format!(
+            "the reading ({usage} input tokens, plus any messages after the call) does not \
+             reach triggerTokens {trigger}"
+        ),
+        (
+            StrategyConfig::ObservationMasking {
                 keep_recent_observations,
+                clear_at_least_tokens,
                 ..
             },
             None,
             _,
-        ) => format!(
-            "no tool result older than the last keepRecentObservations \
-             {keep_recent_observations}"
-        ),
+        ) => {
+            let minimum = clear_at_least_tokens.map_or(String::new(), |minimum| {
+                format!(", or masking them would save fewer than clearAtLeastTokens {minimum}")
+            });
+            format!(
+                "no tool result older than the last keepRecentObservations \
+                 {keep_recent_observations} outside excludeTools{minimum}"
+            )
+        }
         _ => "the strategy found nothing to do".to_string(),
     }
 }

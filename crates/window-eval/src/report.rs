@@ -116,28 +116,31 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
     let configs = [
         StrategyConfig::SlidingWindow {
             keep_recent_turns,
-            pins,
+            pins: pins.clone(),
         },
         StrategyConfig::TokenBudget {
             threshold_tokens: threshold,
             keep_recent_turns,
-            pins,
+            pins: pins.clone(),
         },
         StrategyConfig::SummarizeOldest {
             threshold_tokens: threshold,
             keep_recent_turns,
             model: "extractive".into(),
             retain: Retain::Conversation,
-            pins,
+            pins: pins.clone(),
         },
         StrategyConfig::ObservationMasking {
             keep_recent_observations: 10,
-            pins,
+            clear_at_least_tokens: None,
+            trigger_tokens: None,
+            pins: pins.clone(),
         },
         StrategyConfig::Hybrid {
             threshold_tokens: threshold,
             keep_recent_turns,
             keep_recent_observations: 10,
+            clear_at_least_tokens: None,
             model: "extractive".into(),
             retain: Retain::Conversation,
             pins,

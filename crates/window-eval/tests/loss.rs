@@ -28,9 +28,12 @@ fn no_cache() -> ReplaySettings {
 fn mask_all_but_last() -> StrategyConfig {
     StrategyConfig::ObservationMasking {
         keep_recent_observations: 1,
+        clear_at_least_tokens: None,
+        trigger_tokens: None,
         pins: PinConfig {
             keep_last_tool_results: 0,
             keep_ledger_facts: 0,
+            exclude_tools: Vec::new(),
             cache: CacheGuard::default(),
         },
     }
@@ -137,6 +140,8 @@ fn a_repeat_whose_earlier_output_is_still_in_the_window_is_not_a_refetch() {
     // Masking that keeps every result in view removes nothing either.
     let keep_all = StrategyConfig::ObservationMasking {
         keep_recent_observations: 10,
+        clear_at_least_tokens: None,
+        trigger_tokens: None,
         pins: PinConfig::default(),
     };
     assert_eq!(run(&session, Some(&keep_all)).refetches, 0);
@@ -150,6 +155,7 @@ fn dropping_the_turn_that_held_an_output_counts_like_masking_it() {
         pins: PinConfig {
             keep_last_tool_results: 0,
             keep_ledger_facts: 0,
+            exclude_tools: Vec::new(),
             cache: CacheGuard::default(),
         },
     };

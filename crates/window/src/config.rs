@@ -1,6 +1,11 @@
 //! Choosing and configuring a strategy by configuration: a serde enum read from JSON or TOML.
 //! Validation errors name the bad field.
 //!
+//! Where a local strategy and a provider-side one do the same thing, they take the same key
+//! (W86): `observation-masking` and `anthropic-clear-tool-uses` both read `keepToolUses`,
+//! `clearAtLeastTokens`, `excludeTools` and `triggerTokens`. A provider key with no local
+//! meaning is refused with the reason, never accepted and ignored (W89).
+//!
 //! ```json
 //! {"strategy": "token-budget", "thresholdTokens": 8000, "keepRecentTurns": 6}
 //! ```
@@ -25,15 +30,18 @@ use crate::strategy::{
 pub use crate::strategy_docs::{OptionDoc, StrategyDoc, PIN_OPTIONS, STRATEGY_DOCS};
 use crate::visit::PinSettings;
 
-/// The options every strategy takes, as configured: the pin ceilings (`false` and `0` both
-/// turn a pin off, W23) and the cache guard ([`CacheGuard`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The options every local strategy takes, as configured: the pin ceilings (`false` and `0`
+/// both turn a pin off, W23), the excluded tools (W87) and the cache guard ([`CacheGuard`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PinConfig {
     /// `keepLastToolResults`, default 2.
     pub keep_last_tool_results: usize,
     /// `keepLedgerFacts`, default 4, used only when findings are armed.
     pub keep_ledger_facts: usize,
+    /// `excludeTools`: tools whose results no local strategy removes or masks (W87).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_tools: Vec<String>,
     /// `paybackCalls`, `overflowTokens` and `shadow`.
     #[serde(flatten)]
     pub cache: CacheGuard,
@@ -45,6 +53,7 @@ impl Default for PinConfig {
         Self {
             keep_last_tool_results: defaults.keep_last_tool_results,
             keep_ledger_facts: defaults.keep_ledger_facts,
+            exclude_tools: defaults.exclude_tools,
             cache: CacheGuard::default(),
         }
     }
@@ -112,11 +121,19 @@ pub enum StrategyConfig {
         #[serde(flatten)]
         pins: PinConfig,
     },
-    /// Mask tool results older than the last `keepRecentObservations`.
+    /// Mask tool results older than the last `keepRecentObservations` (or `keepToolUses`):
+    /// the local twin of `anthropic-clear-tool-uses` (W86).
     #[serde(rename_all = "camelCase")]
     ObservationMasking {
-        /// Tool results left as they are, default 10.
+        /// Tool results left as they are, default 10 (`keepToolUses` is the same key).
         keep_recent_observations: usize,
+        /// `clearAtLeastTokens`: mask nothing unless the placeholders save at least this many
+        /// tokens, counted locally (W88).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clear_at_least_tokens: Option<u64>,
+        /// `triggerTokens`: engage only once a fresh reading reaches this many tokens (W88).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trigger_tokens: Option<u64>,
         /// Pin ceilings (masking removes nothing, so they only matter to custom wiring).
         #[serde(flatten)]
         pins: PinConfig,
@@ -128,8 +145,11 @@ pub enum StrategyConfig {
         threshold_tokens: u64,
         /// Turns kept by the fold, default 6.
         keep_recent_turns: usize,
-        /// Tool results left unmasked, default 10.
+        /// Tool results left unmasked, default 10 (`keepToolUses` is the same key).
         keep_recent_observations: usize,
+        /// `clearAtLeastTokens` of the masking half (W88).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clear_at_least_tokens: Option<u64>,
         /// The summarizer's model, required and non-empty.
         model: String,
         /// How folded originals are kept, default `conversation`.
@@ -263,12 +283,13 @@ impl StrategyConfig {
             | StrategyConfig::TokenBudget { pins, .. }
             | StrategyConfig::SummarizeOldest { pins, .. }
             | StrategyConfig::ObservationMasking { pins, .. }
-            | StrategyConfig::Hybrid { pins, .. } => *pins,
+            | StrategyConfig::Hybrid { pins, .. } => pins.clone(),
             StrategyConfig::Provider(_) => PinConfig::default(),
         };
         PinSettings {
             keep_last_tool_results: pins.keep_last_tool_results,
             keep_ledger_facts: pins.keep_ledger_facts,
+            exclude_tools: pins.exclude_tools,
         }
     }
 
@@ -314,12 +335,19 @@ impl StrategyConfig {
             ),
             StrategyConfig::ObservationMasking {
                 keep_recent_observations,
+                clear_at_least_tokens,
+                trigger_tokens,
                 ..
-            } => Box::new(ObservationMasking::new(*keep_recent_observations)),
+            } => Box::new(
+                ObservationMasking::new(*keep_recent_observations)
+                    .with_clear_at_least_tokens(*clear_at_least_tokens)
+                    .with_trigger_tokens(*trigger_tokens),
+            ),
             StrategyConfig::Hybrid {
                 threshold_tokens,
                 keep_recent_turns,
                 keep_recent_observations,
+                clear_at_least_tokens,
                 model,
                 retain,
                 ..
@@ -327,7 +355,10 @@ impl StrategyConfig {
                 let summarize = SummarizeOldest::new(*threshold_tokens, model.clone())?
                     .keep_recent_turns(*keep_recent_turns)?
                     .retain(*retain);
-                Box::new(Hybrid::new(*keep_recent_observations, summarize))
+                Box::new(
+                    Hybrid::new(*keep_recent_observations, summarize)
+                        .with_clear_at_least_tokens(*clear_at_least_tokens),
+                )
             }
             StrategyConfig::Provider(context) => Box::new(ProviderSide::new(context)),
         })
@@ -441,16 +472,65 @@ impl Fields {
 
     fn pins(&mut self) -> Result<PinConfig, WindowError> {
         let defaults = PinConfig::default();
+        // A provider key with no local meaning is refused with its reason before the keys a
+        // local strategy takes are read, so it never reads as merely unknown (W89).
+        if self.map.contains_key("keepThinkingTurns") {
+            return Err(invalid(
+                "keepThinkingTurns",
+                &"has nothing to clear under a local strategy: the local history keeps no \
+                  thinking (the own loop does not store the model's thinking blocks), so only \
+                  the provider can clear it; use the `anthropic-clear-thinking` strategy",
+            ));
+        }
         Ok(PinConfig {
             keep_last_tool_results: self
                 .pin_limit("keepLastToolResults", defaults.keep_last_tool_results)?,
             keep_ledger_facts: self.pin_limit("keepLedgerFacts", defaults.keep_ledger_facts)?,
+            exclude_tools: self.names("excludeTools")?,
             cache: CacheGuard {
                 payback_calls: self.optional_whole("paybackCalls", 1)?,
                 overflow_tokens: self.optional_whole("overflowTokens", 1)?,
                 shadow: self.flag("shadow")?,
             },
         })
+    }
+
+    /// The number of recent tool results kept, under either of its names (W86):
+    /// `keepRecentObservations` or Anthropic's `keepToolUses`. Both may be given only with
+    /// the same value.
+    fn keep_tool_uses(&mut self) -> Result<usize, WindowError> {
+        let local = self.optional_whole("keepRecentObservations", 0)?;
+        let anthropic = self.optional_whole("keepToolUses", 0)?;
+        let kept = match (local, anthropic) {
+            (Some(local), Some(anthropic)) if local != anthropic => {
+                return Err(invalid(
+                    "keepToolUses",
+                    &format!(
+                        "means the same as keepRecentObservations (the most recent tool results \
+                         left as they are), which is {local}; give one of the two, or both \
+                         with the same value, not {anthropic}"
+                    ),
+                ));
+            }
+            (Some(kept), _) | (None, Some(kept)) => kept,
+            (None, None) => DEFAULT_KEEP_RECENT_OBSERVATIONS as u64,
+        };
+        usize::try_from(kept).map_err(|_| invalid("keepToolUses", &"is too large"))
+    }
+
+    /// `clearToolInputs` under a local strategy (W89): `false` is what masking does; `true`
+    /// cannot be done locally and is refused rather than ignored.
+    fn local_clear_tool_inputs(&mut self) -> Result<(), WindowError> {
+        if self.flag("clearToolInputs")? {
+            return Err(invalid(
+                "clearToolInputs",
+                &"cannot be true under a local strategy: the local window edits only a \
+                  message's content (a tool result's text), and a call's arguments are neither \
+                  counted nor rewritten by any window edit, so the calls would stay whole; use \
+                  the `anthropic-clear-tool-uses` strategy to clear them, or give false",
+            ));
+        }
+        Ok(())
     }
 
     fn optional_whole(&mut self, field: &str, min: u64) -> Result<Option<u64>, WindowError> {
@@ -555,7 +635,6 @@ impl TryFrom<Value> for StrategyConfig {
             }
         };
         let default_turns = Some(DEFAULT_KEEP_RECENT_TURNS as u64);
-        let default_observations = Some(DEFAULT_KEEP_RECENT_OBSERVATIONS as u64);
         let config = match strategy.as_str() {
             "sliding-window" => StrategyConfig::SlidingWindow {
                 keep_recent_turns: fields.count("keepRecentTurns", 1, None)?,
@@ -573,26 +652,29 @@ impl TryFrom<Value> for StrategyConfig {
                 retain: fields.retain()?,
                 pins: fields.pins()?,
             },
-            "observation-masking" => StrategyConfig::ObservationMasking {
-                keep_recent_observations: fields.count(
-                    "keepRecentObservations",
-                    0,
-                    default_observations,
-                )?,
-                pins: fields.pins()?,
-            },
-            "hybrid" => StrategyConfig::Hybrid {
-                threshold_tokens: fields.whole("thresholdTokens", 1, None)?,
-                keep_recent_turns: fields.count("keepRecentTurns", 1, default_turns)?,
-                keep_recent_observations: fields.count(
-                    "keepRecentObservations",
-                    0,
-                    default_observations,
-                )?,
-                model: fields.model()?,
-                retain: fields.retain()?,
-                pins: fields.pins()?,
-            },
+            "observation-masking" => {
+                let pins = fields.pins()?;
+                fields.local_clear_tool_inputs()?;
+                StrategyConfig::ObservationMasking {
+                    keep_recent_observations: fields.keep_tool_uses()?,
+                    clear_at_least_tokens: fields.optional_whole("clearAtLeastTokens", 1)?,
+                    trigger_tokens: fields.optional_whole("triggerTokens", 1)?,
+                    pins,
+                }
+            }
+            "hybrid" => {
+                let pins = fields.pins()?;
+                fields.local_clear_tool_inputs()?;
+                StrategyConfig::Hybrid {
+                    threshold_tokens: fields.whole("thresholdTokens", 1, None)?,
+                    keep_recent_turns: fields.count("keepRecentTurns", 1, default_turns)?,
+                    keep_recent_observations: fields.keep_tool_uses()?,
+                    clear_at_least_tokens: fields.optional_whole("clearAtLeastTokens", 1)?,
+                    model: fields.model()?,
+                    retain: fields.retain()?,
+                    pins,
+                }
+            }
             "anthropic-clear-tool-uses" => {
                 StrategyConfig::Provider(ProviderContext::AnthropicClearToolUses(ClearToolUses {
                     trigger_tokens: fields.whole(
@@ -702,6 +784,139 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A row's expectation: parsed, or refused naming a field with a fragment of the reason.
+    type Expected = Result<(), (&'static str, &'static str)>;
+
+    /// W86–W89: the Anthropic-named keys of the local strategies, accepted where they mean
+    /// the same thing and refused, naming the field and the reason, where they do not.
+    #[test]
+    fn anthropic_keys_parse_or_are_refused_naming_the_field() {
+        // (rule, configuration, Ok, or the field and a fragment of the reason)
+        let rows: [(&str, &str, Expected); 16] = [
+            (
+                "W86",
+                r#"{"strategy":"observation-masking","keepToolUses":3}"#,
+                Ok(()),
+            ),
+            (
+                "W86",
+                r#"{"strategy":"observation-masking","keepToolUses":3,"keepRecentObservations":3}"#,
+                Ok(()),
+            ),
+            (
+                "W86",
+                r#"{"strategy":"observation-masking","keepToolUses":3,"keepRecentObservations":4}"#,
+                Err(("keepToolUses", "means the same as keepRecentObservations")),
+            ),
+            (
+                "W86",
+                r#"{"strategy":"hybrid","thresholdTokens":9,"model":"m","keepToolUses":-1}"#,
+                Err(("keepToolUses", "whole number")),
+            ),
+            (
+                "W87",
+                r#"{"strategy":"token-budget","thresholdTokens":9,"excludeTools":["read_file"]}"#,
+                Ok(()),
+            ),
+            (
+                "W87",
+                r#"{"strategy":"sliding-window","keepRecentTurns":2,"excludeTools":"read_file"}"#,
+                Err(("excludeTools", "list of non-empty strings")),
+            ),
+            (
+                "W87",
+                r#"{"strategy":"summarize-oldest","thresholdTokens":9,"model":"m","excludeTools":[""]}"#,
+                Err(("excludeTools", "list of non-empty strings")),
+            ),
+            (
+                "W88",
+                r#"{"strategy":"observation-masking","clearAtLeastTokens":0}"#,
+                Err(("clearAtLeastTokens", "at least 1")),
+            ),
+            (
+                "W88",
+                r#"{"strategy":"observation-masking","triggerTokens":"soon"}"#,
+                Err(("triggerTokens", "at least 1")),
+            ),
+            (
+                "W88",
+                r#"{"strategy":"hybrid","thresholdTokens":9,"model":"m","triggerTokens":5}"#,
+                Err(("triggerTokens", "not an option of the `hybrid` strategy")),
+            ),
+            (
+                "W88",
+                r#"{"strategy":"token-budget","thresholdTokens":9,"clearAtLeastTokens":5}"#,
+                Err(("clearAtLeastTokens", "not an option")),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"observation-masking","clearToolInputs":false}"#,
+                Ok(()),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"observation-masking","clearToolInputs":true}"#,
+                Err(("clearToolInputs", "cannot be true under a local strategy")),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"hybrid","thresholdTokens":9,"model":"m","clearToolInputs":"yes"}"#,
+                Err(("clearToolInputs", "true or false")),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"observation-masking","keepThinkingTurns":1}"#,
+                Err(("keepThinkingTurns", "the local history keeps no thinking")),
+            ),
+            (
+                "W89",
+                r#"{"strategy":"sliding-window","keepRecentTurns":2,"keepThinkingTurns":"all"}"#,
+                Err(("keepThinkingTurns", "anthropic-clear-thinking")),
+            ),
+        ];
+        for (rule, json, expected) in rows {
+            let parsed = StrategyConfig::from_json(json);
+            match (expected, parsed) {
+                (Ok(()), Ok(_)) => {}
+                (
+                    Err((field, fragment)),
+                    Err(WindowError::InvalidConfig { field: got, reason }),
+                ) => {
+                    assert_eq!(got, field, "{rule}: {json}: {reason}");
+                    assert!(reason.contains(fragment), "{rule}: {json}: {reason}");
+                }
+                (expected, parsed) => {
+                    panic!("{rule}: {json}: expected {expected:?}, got {parsed:?}")
+                }
+            }
+        }
+    }
+
+    /// Every new key survives writing the configuration out and reading it back.
+    #[test]
+    fn configurations_with_the_anthropic_keys_round_trip() {
+        let configurations = [
+            r#"{"strategy":"observation-masking","keepToolUses":3,"clearAtLeastTokens":2000,"triggerTokens":30000,"excludeTools":["read_file","grep"],"clearToolInputs":false}"#,
+            r#"{"strategy":"hybrid","thresholdTokens":9,"model":"m","keepToolUses":0,"clearAtLeastTokens":1,"excludeTools":["ls"]}"#,
+            r#"{"strategy":"sliding-window","keepRecentTurns":2,"excludeTools":["read_file"]}"#,
+            r#"{"strategy":"anthropic-clear-tool-uses","keepToolUses":3,"clearAtLeastTokens":2000,"excludeTools":["read_file"],"clearToolInputs":true}"#,
+        ];
+        for json in configurations {
+            let parsed =
+                StrategyConfig::from_json(json).map_err(|error| format!("{json}: {error}"));
+            let read_back = parsed.clone().and_then(|config| {
+                let written = serde_json::to_value(&config).map_err(|error| error.to_string())?;
+                StrategyConfig::try_from(written.clone())
+                    .map_err(|error| format!("{json} wrote {written}: {error}"))
+            });
+            assert!(parsed.is_ok(), "{parsed:?}");
+            assert_eq!(read_back, parsed, "{json}");
+        }
+        let excluded =
+            StrategyConfig::from_json(configurations[2]).map(|config| config.pins().exclude_tools);
+        assert_eq!(excluded, Ok(vec!["read_file".to_string()]));
     }
 
     #[test]

@@ -753,6 +753,17 @@ impl<M: WindowMessage> Conversation<M> {
             })
     }
 
+    /// The message indices of every result of the tool named `tool`, oldest first; none when
+    /// no result names it. Costs O(its results × log n).
+    pub(crate) fn results_of_tool<'s>(&'s self, tool: &str) -> impl Iterator<Item = usize> + 's {
+        let seqs: &[u64] = self
+            .tool_ids
+            .get(tool.as_bytes())
+            .and_then(|id| self.results_by_tool.get(*id as usize))
+            .map_or(&[], Vec::as_slice);
+        seqs.iter().filter_map(|seq| self.index_of_seq(*seq))
+    }
+
     /// The message index of the assistant message making call `call_id`.
     pub(crate) fn call_index(&self, call_id: &str) -> Option<usize> {
         self.calls

@@ -55,7 +55,9 @@ pub(crate) fn measure_floor<M: WindowMessage>(
         let part = match reason {
             RefusalReason::SystemEnvelope => &mut parts.system_tokens,
             RefusalReason::CurrentRequest => &mut parts.current_request_tokens,
-            RefusalReason::LastToolResult | RefusalReason::LedgerFact => &mut parts.pinned_tokens,
+            RefusalReason::LastToolResult
+            | RefusalReason::LedgerFact
+            | RefusalReason::ExcludedTool => &mut parts.pinned_tokens,
             RefusalReason::PausedTool
             | RefusalReason::PendingCheckIn
             | RefusalReason::UnresolvedToolCall => &mut parts.pending_tokens,

@@ -2,7 +2,7 @@
 //!
 //! The context-window stage: before every model call it decides what of the conversation
 //! still goes on the wire, and files a record that explains the decision. The behaviour is
-//! specified rule by rule (W1–W61, W70–W77 for the archive, W80–W85 for the floor, one line each in the repository's `docs/RULES.md`); tests cite the
+//! specified rule by rule (W1–W61, W70–W77 for the archive, W80–W89 for the floor and the anchors, one line each in the repository's `docs/RULES.md`); tests cite the
 //! rules they check.
 //!
 //! ## Invariants

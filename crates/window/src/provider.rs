@@ -308,34 +308,38 @@ fn oldest_tool_results<M: WindowMessage>(
     excluded: &[String],
 ) -> (u64, u64) {
     let indices = oldest_tool_result_indices(conversation, count, excluded);
-    let tokens = indices.iter().fold(0u64, |sum, index| {
-        sum.saturating_add(conversation.tokens_in(*index..*index + 1))
-    });
+    let tokens = indices
+        .iter()
+        .map(|index| conversation.tokens_in(*index..*index + 1))
+        .fold(0u64, u64::saturating_add);
     (tokens, indices.len() as u64)
 }
 
-/// The message indices of the `count` oldest tool results not of an excluded tool.
-fn oldest_tool_result_indices<M: WindowMessage>(
+/// The message indices of the `count` oldest tool results not of an excluded tool: what
+/// [`reconcile`] takes a report of `count` cleared tool uses to mean. A result's tool is the
+/// name it carries, else its call's, as everywhere in the stage (W22).
+pub fn oldest_tool_result_indices<M: WindowMessage>(
     conversation: &Conversation<M>,
     count: u64,
     excluded: &[String],
 ) -> Vec<usize> {
-    let mut found = Vec::new();
+    let mut indices = Vec::new();
     for (index, message) in conversation.messages().iter().enumerate() {
-        if found.len() as u64 >= count {
+        if indices.len() as u64 >= count {
             break;
         }
         if message.role() != Role::Tool {
             continue;
         }
-        let excluded_tool = message
-            .tool_name()
-            .is_some_and(|name| excluded.iter().any(|tool| tool == name));
-        if !excluded_tool {
-            found.push(index);
+        let tool = conversation
+            .meta(index)
+            .and_then(|meta| conversation.tool_name(meta.tool));
+        if tool.is_some_and(|name| excluded.iter().any(|excluded| excluded == name)) {
+            continue;
         }
+        indices.push(index);
     }
-    found
+    indices
 }
 
 /// The tool results a provider's `clear_tool_uses` edit cleared, archived whole from the
@@ -364,6 +368,39 @@ pub fn cleared_spans<M: WindowMessage>(
         crate::archive::Removal::ProviderCleared,
         iteration,
     )
+}
+
+impl ClearToolUses {
+    /// The tool results the provider is asked to clear from `conversation`, as the local
+    /// counter sees them: every result older than the newest `keepToolUses`, but for the
+    /// results of `excludeTools`, and none when they hold fewer than `clearAtLeastTokens`.
+    /// The trigger is the provider's to judge on its own count and is not applied here. It is
+    /// the provider side's half of the twin comparison with `observation-masking` (W86).
+    pub fn would_clear<M: WindowMessage>(&self, conversation: &Conversation<M>) -> Vec<usize> {
+        let results: Vec<usize> = (0..conversation.len())
+            .filter(|index| conversation.messages()[*index].role() == Role::Tool)
+            .collect();
+        let keep = usize::try_from(self.keep_tool_uses).unwrap_or(usize::MAX);
+        let older = results.len().saturating_sub(keep);
+        let cleared: Vec<usize> = results[..older]
+            .iter()
+            .copied()
+            .filter(|index| {
+                let tool = conversation
+                    .meta(*index)
+                    .and_then(|meta| conversation.tool_name(meta.tool));
+                !tool.is_some_and(|name| self.exclude_tools.iter().any(|excluded| excluded == name))
+            })
+            .collect();
+        let tokens = cleared
+            .iter()
+            .map(|index| conversation.tokens_in(*index..*index + 1))
+            .fold(0u64, u64::saturating_add);
+        match self.clear_at_least_tokens {
+            Some(minimum) if tokens < minimum => Vec::new(),
+            _ => cleared,
+        }
+    }
 }
 
 /// The local half of a provider-side strategy: it never engages, since the provider does the

@@ -22,6 +22,9 @@ pub enum RefusalReason {
     PendingCheckIn,
     /// The turn is one of the last `keepRecentTurns` turns.
     InsideKeepWindow,
+    /// The turn holds a result of a tool named in `excludeTools` (W87): configuration says
+    /// its results never leave and are never masked.
+    ExcludedTool,
     /// The turn holds a pinned latest result of some tool.
     LastToolResult,
     /// The turn holds a result the model declared as a fact.
@@ -186,7 +189,7 @@ pub struct FloorParts {
     pub system_tokens: u64,
     /// The turn of the current request.
     pub current_request_tokens: u64,
-    /// Turns held by a pin (the last result of a tool, a declared fact).
+    /// Turns held by a pin (the last result of a tool, a declared fact) or by `excludeTools`.
     pub pinned_tokens: u64,
     /// Turns held by the paused call, a pending check-in or a call without its result.
     pub pending_tokens: u64,
@@ -349,6 +352,14 @@ pub struct MaskingRecord {
     pub masked_message_count: usize,
     /// Tools whose results were masked, in first-appearance order.
     pub masked_tools: Vec<String>,
+    /// Tools of `excludeTools` whose results were old enough to mask and were left as they
+    /// are (W87), in first-appearance order; absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded_tools: Vec<String>,
+    /// Present when the masks would have saved fewer tokens than `clearAtLeastTokens`, so
+    /// nothing was masked (W88): the configured minimum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clear_at_least_tokens: Option<u64>,
 }
 
 /// `hybrid`'s fields: masking first, a fold only when masking was not enough.

@@ -228,8 +228,8 @@ impl<M: WindowMessage> WindowStage<M> {
     }
 
     /// The pin ceilings.
-    pub fn pins(&self) -> PinSettings {
-        self.pins
+    pub fn pins(&self) -> &PinSettings {
+        &self.pins
     }
 
     /// Visits the window once, synchronously. `memory` is what earlier visits of this run
@@ -246,7 +246,7 @@ impl<M: WindowMessage> WindowStage<M> {
         context: VisitContext<'a>,
         memory: &'a mut StageMemory,
     ) -> Result<VisitOutcome<'a, M>, WindowError> {
-        let mut visit = Visit::new(conversation, context, self.pins);
+        let mut visit = Visit::new(conversation, context, self.pins.clone());
         let Some(planned) = self.strategy.plan(&mut visit)? else {
             return Ok(VisitOutcome::NotEngaged);
         };

@@ -14,6 +14,8 @@ pub struct OptionDoc {
 }
 
 /// A built-in strategy: its name, what it does, and the options it takes besides the pins.
+/// `keepThinkingTurns` is in no local strategy's list: the local history keeps no thinking,
+/// so every local strategy refuses it with that reason (W89).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StrategyDoc {
     /// The `strategy` value that chooses it.
@@ -44,6 +46,24 @@ const KEEP_OBSERVATIONS: OptionDoc = OptionDoc {
     value: "a whole number, default 10",
     example: "10",
 };
+/// `keepToolUses` under a local masking strategy: Anthropic's name for the same count (W86).
+/// Its example equals `keepRecentObservations`', so a configuration giving every option
+/// gives the two the same value, the only way both may be given.
+const KEEP_TOOL_USES_LOCAL: OptionDoc = OptionDoc {
+    name: "keepToolUses",
+    value: "a whole number, the same as keepRecentObservations (Anthropic's name for it); give either, or both with one value",
+    example: "10",
+};
+const CLEAR_AT_LEAST_LOCAL: OptionDoc = OptionDoc {
+    name: "clearAtLeastTokens",
+    value: "a whole number of at least 1: mask nothing unless the placeholders save at least this many tokens, counted locally; default: no minimum",
+    example: "2000",
+};
+const CLEAR_TOOL_INPUTS_LOCAL: OptionDoc = OptionDoc {
+    name: "clearToolInputs",
+    value: "false only: the local window cannot blank a call's arguments, so true is refused (the provider-side strategy can)",
+    example: "false",
+};
 const MODEL: OptionDoc = OptionDoc {
     name: "model",
     value: "required, the summarizer's model (never the agent's)",
@@ -55,8 +75,9 @@ const RETAIN: OptionDoc = OptionDoc {
     example: "\"discard\"",
 };
 
-/// The options every strategy takes: the pin ceilings (W23) and the cache guard.
-pub const PIN_OPTIONS: [OptionDoc; 5] = [
+/// The options every local strategy takes: the pin ceilings (W23), the excluded tools (W87)
+/// and the cache guard.
+pub const PIN_OPTIONS: [OptionDoc; 6] = [
     OptionDoc {
         name: "keepLastToolResults",
         value: "false or a whole number, default 2",
@@ -66,6 +87,11 @@ pub const PIN_OPTIONS: [OptionDoc; 5] = [
         name: "keepLedgerFacts",
         value: "false or a whole number, default 4",
         example: "false",
+    },
+    OptionDoc {
+        name: "excludeTools",
+        value: "a list of tool names whose results no local strategy removes or masks (refusal excluded-tool); default none",
+        example: "[\"read_file\"]",
     },
     OptionDoc {
         name: "paybackCalls",
@@ -119,10 +145,20 @@ pub const STRATEGY_DOCS: [StrategyDoc; 9] = [
     },
     StrategyDoc {
         name: "observation-masking",
-        summary: "mask tool results older than the last keepRecentObservations",
+        summary: "mask tool results older than the last keepRecentObservations (the local twin of anthropic-clear-tool-uses)",
         token_triggered: false,
         provider_side: false,
-        options: &[KEEP_OBSERVATIONS],
+        options: &[
+            KEEP_OBSERVATIONS,
+            KEEP_TOOL_USES_LOCAL,
+            CLEAR_AT_LEAST_LOCAL,
+            OptionDoc {
+                name: "triggerTokens",
+                value: "a whole number of at least 1: mask only once a usage reading (plus what was appended since) reaches this many tokens; default: on every visit",
+                example: "30000",
+            },
+            CLEAR_TOOL_INPUTS_LOCAL,
+        ],
     },
     StrategyDoc {
         name: "hybrid",
@@ -133,6 +169,9 @@ pub const STRATEGY_DOCS: [StrategyDoc; 9] = [
             THRESHOLD,
             KEEP_TURNS_DEFAULT,
             KEEP_OBSERVATIONS,
+            KEEP_TOOL_USES_LOCAL,
+            CLEAR_AT_LEAST_LOCAL,
+            CLEAR_TOOL_INPUTS_LOCAL,
             MODEL,
             RETAIN,
         ],

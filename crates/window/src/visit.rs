@@ -108,14 +108,18 @@ impl<'a> VisitContext<'a> {
     }
 }
 
-/// The pin ceilings (W23, W24).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The pin ceilings (W23, W24) and the tools whose results never leave (W87).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PinSettings {
     /// `keepLastToolResults`: 0 turns the recency pin off. Default 2.
     pub keep_last_tool_results: usize,
     /// `keepLedgerFacts`: 0 turns the fact pin off. Default 4; only used when findings are
     /// armed.
     pub keep_ledger_facts: usize,
+    /// `excludeTools`: a turn holding a result of one of these tools never leaves and is
+    /// never masked, whatever the strategy (W87). Unlike the two pins it has no ceiling and
+    /// never stands down: it is configuration, not a heuristic.
+    pub exclude_tools: Vec<String>,
 }
 
 impl Default for PinSettings {
@@ -123,7 +127,15 @@ impl Default for PinSettings {
         Self {
             keep_last_tool_results: 2,
             keep_ledger_facts: 4,
+            exclude_tools: Vec::new(),
         }
+    }
+}
+
+impl PinSettings {
+    /// True when `tool` is one of `excludeTools`.
+    pub fn excludes(&self, tool: Option<&str>) -> bool {
+        tool.is_some_and(|tool| self.exclude_tools.iter().any(|name| name == tool))
     }
 }
 
@@ -179,6 +191,8 @@ pub struct Visit<'a, M: WindowMessage> {
     paused_turns: Vec<(usize, bool)>,
     tool_pins: Vec<PinCandidate>,
     fact_pins: Vec<PinCandidate>,
+    /// Turns holding a result of an excluded tool (W87), ascending.
+    excluded_turns: Vec<usize>,
     pins: PinSettings,
     stand_down: bool,
     /// What the pins did on the last [`Visit::plan_removal`]: recency, then ledger facts.
@@ -196,7 +210,8 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
         let anchor = conversation.current_request_index(context.current_request);
         let anchor_turn = anchor.and_then(|index| conversation.turn_index_of(index));
         let paused_turns = paused_turns(conversation, context.paused);
-        let stand_down = pins_stand_down(&context, pins);
+        let stand_down = pins_stand_down(&context, &pins);
+        let excluded_turns = excluded_turns(conversation, &pins.exclude_tools);
         let armed_facts = context.findings.is_some() && pins.keep_ledger_facts > 0;
         let (tool_pins, fact_pins) = if stand_down {
             (Vec::new(), Vec::new())
@@ -220,6 +235,7 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
             paused_turns,
             tool_pins,
             fact_pins,
+            excluded_turns,
             pins,
             stand_down,
             observed: (None, None),
@@ -234,6 +250,11 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
     /// The caller's data for this visit.
     pub fn context(&self) -> &VisitContext<'a> {
         &self.context
+    }
+
+    /// The pin ceilings and the excluded tools this visit runs with.
+    pub fn pins(&self) -> &PinSettings {
+        &self.pins
     }
 
     /// The index of the current request (W19), if there is one.
@@ -311,6 +332,7 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
             .anchor_turn
             .into_iter()
             .chain(self.paused_turns.iter().map(|(turn, _)| *turn))
+            .chain(self.excluded_turns.iter().copied())
             .chain(tool_admitted.iter().copied())
             .chain(fact_admitted.iter().copied())
             .filter(|turn| *turn < candidate_count)
@@ -405,6 +427,7 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
             .anchor_turn
             .into_iter()
             .chain(self.paused_turns.iter().map(|(turn, _)| *turn))
+            .chain(self.excluded_turns.iter().copied())
             .chain(tool_admitted.iter().copied())
             .chain(fact_admitted.iter().copied())
             .filter(|turn| *turn < candidate_count)
@@ -462,6 +485,9 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
         }
         if turn.unanswered > 0 {
             return Some(RefusalReason::UnresolvedToolCall);
+        }
+        if self.excluded_turns.binary_search(&index).is_ok() {
+            return Some(RefusalReason::ExcludedTool);
         }
         if tool_pins.contains(&index) {
             return Some(RefusalReason::LastToolResult);
@@ -522,6 +548,22 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
     }
 }
 
+/// The turns holding a result of an excluded tool (W87), ascending and each once. Costs
+/// O(results of the excluded tools × log n).
+fn excluded_turns<M: WindowMessage>(
+    conversation: &Conversation<M>,
+    excluded: &[String],
+) -> Vec<usize> {
+    let mut turns: Vec<usize> = excluded
+        .iter()
+        .flat_map(|tool| conversation.results_of_tool(tool))
+        .filter_map(|index| conversation.turn_index_of(index))
+        .collect();
+    turns.sort_unstable();
+    turns.dedup();
+    turns
+}
+
 /// The turns holding the paused call or a result quoting it.
 fn paused_turns<M: WindowMessage>(
     conversation: &Conversation<M>,
@@ -542,7 +584,7 @@ fn paused_turns<M: WindowMessage>(
 }
 
 /// The stand-down (W28): the last two records both removed nothing and named a pin.
-fn pins_stand_down(context: &VisitContext<'_>, pins: PinSettings) -> bool {
+fn pins_stand_down(context: &VisitContext<'_>, pins: &PinSettings) -> bool {
     if pins.keep_last_tool_results == 0
         && (context.findings.is_none() || pins.keep_ledger_facts == 0)
     {

@@ -23,8 +23,14 @@ pub(crate) enum Budget {
     /// At most `threshold` tokens, judged from the reading (token-budget, summarize-oldest,
     /// hybrid); `keep` turns are never removed.
     Tokens { threshold: u64, keep: usize },
-    /// No tool result older than the newest `keep` left unmasked (observation-masking).
-    Observations { keep: usize },
+    /// No tool result older than the newest `keep` left unmasked (observation-masking),
+    /// but for excluded tools' (W87); only once a reading reaches `trigger`, and only when
+    /// masking them saves at least `clear_at_least` tokens (W88).
+    Observations {
+        keep: usize,
+        trigger: Option<u64>,
+        clear_at_least: Option<u64>,
+    },
     /// The provider edits the context on its side; locally nothing changes.
     Provider,
 }
@@ -57,9 +63,13 @@ impl Budget {
             },
             StrategyConfig::ObservationMasking {
                 keep_recent_observations,
+                clear_at_least_tokens,
+                trigger_tokens,
                 ..
             } => Budget::Observations {
                 keep: *keep_recent_observations,
+                trigger: *trigger_tokens,
+                clear_at_least: *clear_at_least_tokens,
             },
             StrategyConfig::Provider(_) => Budget::Provider,
         }
@@ -101,6 +111,10 @@ pub(crate) struct Before {
     judged: Option<u64>,
     anchor: Option<usize>,
     pinned_turns: Vec<usize>,
+    /// The tool results of excluded tools (W87), by message index.
+    excluded_results: Vec<usize>,
+    /// The pins and excluded tools the visit ran with.
+    pins: PinSettings,
 }
 
 impl Before {
@@ -109,13 +123,18 @@ impl Before {
         conversation: &Conversation<Message>,
         context: &VisitContext<'_>,
         budget: Budget,
-        pins: PinSettings,
+        pins: &PinSettings,
     ) -> Self {
         let messages = conversation.messages().to_vec();
         let turns: Vec<Turn> = conversation.turns().collect();
         let judged = judged(conversation, context);
         let anchor = current_request(&messages, context.current_request);
-        let pinned_turns = match budget.keep_turns() {
+        let tools = result_tools(&messages);
+        let excluded_results: Vec<usize> = (0..messages.len())
+            .filter(|index| pins.excludes(tools[*index]))
+            .collect();
+        let turn_of = turn_of(&turns, messages.len());
+        let mut pinned_turns = match budget.keep_turns() {
             Some(keep) => {
                 let candidates = turns.len().saturating_sub(keep);
                 let stood_down = stands_down(context, pins);
@@ -131,6 +150,10 @@ impl Before {
             }
             None => Vec::new(),
         };
+        // An excluded tool's turn stays whatever the pins do: no ceiling, no stand-down.
+        if budget.keep_turns().is_some() {
+            pinned_turns.extend(excluded_results.iter().map(|index| turn_of[*index]));
+        }
         Self {
             chars: conversation.window_chars(),
             tokens: conversation.tokens_in(0..conversation.len()),
@@ -139,12 +162,19 @@ impl Before {
             judged,
             anchor,
             pinned_turns,
+            excluded_results,
+            pins: pins.clone(),
         }
     }
 
     /// The turns the checks hold pinned.
     pub(crate) fn pinned_turn_count(&self) -> usize {
         self.pinned_turns.len()
+    }
+
+    /// The results of excluded tools the checks hold unchanged.
+    pub(crate) fn excluded_result_count(&self) -> usize {
+        self.excluded_results.len()
     }
 
     /// True when the window held a current request.
@@ -185,7 +215,7 @@ fn current_request(messages: &[Message], said: Option<&str>) -> Option<usize> {
 }
 
 /// W28 the plain way: the last two records removed nothing and named a pin.
-fn stands_down(context: &VisitContext<'_>, pins: PinSettings) -> bool {
+fn stands_down(context: &VisitContext<'_>, pins: &PinSettings) -> bool {
     if pins.keep_last_tool_results == 0
         && (context.findings.is_none() || pins.keep_ledger_facts == 0)
     {
@@ -245,7 +275,7 @@ fn expected_pins(
     turns: &[Turn],
     anchor: Option<usize>,
     candidates: usize,
-    pins: PinSettings,
+    pins: &PinSettings,
     findings: Option<&Findings>,
     stood_down: bool,
 ) -> Vec<usize> {
@@ -374,6 +404,7 @@ pub(crate) fn not_engaged(
     conversation: &Conversation<Message>,
     context: &VisitContext<'_>,
     budget: Budget,
+    pins: &PinSettings,
 ) -> Result<Standing, Failure> {
     match budget {
         Budget::Turns { keep } if conversation.turn_count() > keep => Err((
@@ -392,20 +423,40 @@ pub(crate) fn not_engaged(
             )),
             Some(_) => Ok(Standing::Fits),
         },
-        Budget::Observations { keep } => match unmasked_old_results(conversation.messages(), keep).first() {
-            Some(index) => Err((
-                Property::Budget,
-                format!("tool result {index} is older than the newest {keep} and unmasked, and the strategy did not engage"),
-            )),
-            None => Ok(Standing::Fits),
-        },
+        Budget::Observations {
+            keep,
+            trigger,
+            clear_at_least,
+        } => {
+            if let Some(trigger) = trigger {
+                match judged(conversation, context) {
+                    None => return Ok(Standing::Unmeasured),
+                    Some(judged) if judged < trigger => return Ok(Standing::Fits),
+                    Some(_) => {}
+                }
+            }
+            let old = unmasked_old_results(conversation.messages(), keep, pins);
+            let saving = masking_saves(conversation, &old);
+            match old.first() {
+                None => Ok(Standing::Fits),
+                // Masking all of them would save less than the minimum (W88).
+                Some(_) if clear_at_least.is_some_and(|minimum| saving < minimum) => {
+                    Ok(Standing::Explained)
+                }
+                Some(index) => Err((
+                    Property::Budget,
+                    format!("tool result {index} is older than the newest {keep} and unmasked, and the strategy did not engage"),
+                )),
+            }
+        }
         Budget::Provider => Ok(Standing::Delegated),
     }
 }
 
 /// Tool results older than the newest `keep` that masking would shorten (W: masking rule:
-/// more than 200 characters and not a placeholder already).
-fn unmasked_old_results(messages: &[Message], keep: usize) -> Vec<usize> {
+/// more than 200 characters and not a placeholder already), but for excluded tools' (W87).
+fn unmasked_old_results(messages: &[Message], keep: usize, pins: &PinSettings) -> Vec<usize> {
+    let tools = result_tools(messages);
     let results: Vec<usize> = messages
         .iter()
         .enumerate()
@@ -420,8 +471,39 @@ fn unmasked_old_results(messages: &[Message], keep: usize) -> Vec<usize> {
             let content = &messages[*index].content;
             content.chars().count() as u64 > crate::conversation::MASKABLE_MIN_CHARS
                 && !content.starts_with(MASKED_PLACEHOLDER_PREFIX)
+                && !pins.excludes(tools[*index])
         })
         .collect()
+}
+
+/// The tokens placeholders would save over the results at `indices`, counted the plain way:
+/// each result's tokens less its placeholder's, where the placeholder is shorter (W88).
+fn masking_saves(conversation: &Conversation<Message>, indices: &[usize]) -> u64 {
+    let messages = conversation.messages();
+    let tools = result_tools(messages);
+    indices
+        .iter()
+        .map(|index| {
+            let content = &messages[*index].content;
+            let chars = content.chars().count() as u64;
+            // The placeholder ladder (W31, W73): the span named and described, its bare id,
+            // the tool alone; the first shorter than the result.
+            let span =
+                crate::archive::span_of(conversation, *index, crate::archive::Removal::Masked, 0);
+            let Some(placeholder) = [
+                crate::notice::masked_placeholder(tools[*index], chars, span.as_ref(), true),
+                crate::notice::masked_placeholder(tools[*index], chars, span.as_ref(), false),
+                crate::notice::masked_placeholder(tools[*index], chars, None, false),
+            ]
+            .into_iter()
+            .find(|text| (text.chars().count() as u64) < chars) else {
+                return 0;
+            };
+            conversation
+                .count_tokens(content)
+                .saturating_sub(conversation.count_tokens(&placeholder))
+        })
+        .sum()
 }
 
 /// Checks an engaged visit's plan, then the window it left (`after`, the plan applied).
@@ -433,6 +515,20 @@ pub(crate) fn engaged(
 ) -> Result<Checked, Failure> {
     let record = &plan.record;
     let removed = plan.edit.as_ref().map_or(0..0, |edit| edit.removed.clone());
+    let masked_excluded = plan
+        .edit
+        .iter()
+        .flat_map(|edit| edit.replaced.iter())
+        .find(|replacement| before.excluded_results.contains(&replacement.index));
+    if let Some(replacement) = masked_excluded {
+        return Err((
+            Property::Pins,
+            format!(
+                "tool result {} of an excluded tool was masked",
+                replacement.index
+            ),
+        ));
+    }
     exact_record(before, plan, after, &removed)?;
     applied_as_planned(before, plan, after)?;
     one_notice(before, after)?;
@@ -700,6 +796,7 @@ fn is_turn_reason(reason: RefusalReason) -> bool {
             | RefusalReason::PendingCheckIn
             | RefusalReason::UnresolvedToolCall
             | RefusalReason::InsideKeepWindow
+            | RefusalReason::ExcludedTool
             | RefusalReason::LastToolResult
             | RefusalReason::LedgerFact
             | RefusalReason::OnlyExistingSummary
@@ -723,8 +820,8 @@ fn budget_kept(
             Property::Budget,
             "a provider-side strategy engaged locally".into(),
         )),
-        Budget::Observations { keep } => {
-            let left = unmasked_old_results(after.messages(), keep);
+        Budget::Observations { keep, .. } => {
+            let left = unmasked_old_results(after.messages(), keep, &before.pins);
             match left.first() {
                 None => Ok(Standing::Fits),
                 Some(_) if held => Ok(Standing::Explained),

@@ -64,6 +64,17 @@ impl SplitMix64 {
     }
 }
 
+/// `excludeTools` (W87): mostly none; else one or two of the history's tools, now and then
+/// one no result ever names.
+fn exclude_tools(rng: &mut SplitMix64) -> Vec<String> {
+    match rng.below(10) {
+        0..=5 => Vec::new(),
+        6 | 7 => vec![rng.pick(&TOOLS).to_string()],
+        8 => vec![rng.pick(&TOOLS).to_string(), rng.pick(&TOOLS).to_string()],
+        _ => vec!["never_called".to_string()],
+    }
+}
+
 /// The strategies the properties cover, in [`STRATEGY_NAMES`] order: every local and every
 /// provider-side one.
 pub const STRATEGIES: [&str; 9] = STRATEGY_NAMES;
@@ -73,8 +84,15 @@ pub fn strategy_config(index: usize, rng: &mut SplitMix64) -> StrategyConfig {
     let pins = PinConfig {
         keep_last_tool_results: *rng.pick(&[0, 1, 2, 2, 3, 5]),
         keep_ledger_facts: *rng.pick(&[0, 1, 4, 4]),
+        exclude_tools: exclude_tools(rng),
         cache: cache_guard(rng),
     };
+    // The Anthropic-named masking settings (W86, W88), drawn so that some visits fall short
+    // of the minimum or under the trigger and some do not.
+    let clear_at_least_tokens = rng
+        .chance(30)
+        .then(|| *rng.pick(&[1, 50, 400, 2_000, 20_000]));
+    let trigger_tokens = rng.chance(30).then(|| *rng.pick(&[1, 300, 2_500, 20_000]));
     let keep_recent_turns = *rng.pick(&[1, 2, 3, 4, 6, 8]);
     let threshold_tokens = *rng.pick(&[50, 300, 1_000, 2_500, 6_000, 20_000]);
     let keep_recent_observations = *rng.pick(&[0, 1, 2, 3, 10]);
@@ -99,12 +117,15 @@ pub fn strategy_config(index: usize, rng: &mut SplitMix64) -> StrategyConfig {
         },
         3 => StrategyConfig::ObservationMasking {
             keep_recent_observations,
+            clear_at_least_tokens,
+            trigger_tokens,
             pins,
         },
         4 => StrategyConfig::Hybrid {
             threshold_tokens,
             keep_recent_turns,
             keep_recent_observations,
+            clear_at_least_tokens,
             model,
             retain,
             pins,

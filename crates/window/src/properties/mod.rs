@@ -120,6 +120,9 @@ pub struct Tally {
     pub current_requests: u64,
     /// Pinned turns that had to stay, over all visits.
     pub pinned_turns: u64,
+    /// Results of `excludeTools` tools in windows a plan edited, each checked to stay as it
+    /// was (W87).
+    pub excluded_results: u64,
     /// Summaries that replaced a range, each checked to hold nothing pinned.
     pub folds: u64,
     /// Visits after which the window fit the budget.
@@ -142,6 +145,7 @@ impl Tally {
         self.engaged += other.engaged;
         self.current_requests += other.current_requests;
         self.pinned_turns += other.pinned_turns;
+        self.excluded_results += other.excluded_results;
         self.folds += other.folds;
         self.fits += other.fits;
         self.explained += other.explained;
@@ -165,14 +169,15 @@ impl fmt::Display for Tally {
         write!(
             f,
             "{} cases, {} visits, {} plans applied and checked: pairs whole, the current \
-             request kept ({} held one), {} pinned turns kept, {} summaries over unpinned \
-             ranges; budget: {} fit, {} over with the reason recorded, {} unmeasured, {} \
+             request kept ({} held one), {} pinned turns kept, {} excluded tools' results \
+             kept, {} summaries over unpinned ranges; budget: {} fit, {} over with the reason recorded, {} unmeasured, {} \
              provider-side, {} 0/0 readings refused",
             self.cases,
             self.visits,
             self.engaged,
             self.current_requests,
             self.pinned_turns,
+            self.excluded_results,
             self.folds,
             self.fits,
             self.explained,
@@ -272,7 +277,15 @@ pub fn run_case(strategy: usize, seed: u64) -> Result<Tally, Violation> {
         tally.visits += 1;
         let outcome = match stage.visit(&conversation, context, &mut memory) {
             Err(WindowError::Unmeasurable { .. })
-                if zero_reading && matches!(budget, Budget::Tokens { .. }) =>
+                if zero_reading
+                    && matches!(
+                        budget,
+                        Budget::Tokens { .. }
+                            | Budget::Observations {
+                                trigger: Some(_),
+                                ..
+                            }
+                    ) =>
             {
                 tally.unmeasurable += 1;
                 continue;
@@ -286,7 +299,7 @@ pub fn run_case(strategy: usize, seed: u64) -> Result<Tally, Violation> {
             Ok(outcome) => outcome,
         };
         let Some(mut plan) = outcome.resolve(|request| answer.answer(request)) else {
-            let standing = check::not_engaged(&conversation, &context, budget)
+            let standing = check::not_engaged(&conversation, &context, budget, &pins)
                 .or_else(|failure| check::stood_down(failure, &memory, &records, budget))
                 .map_err(|f| fail(visit, f))?;
             tally.count(standing);
@@ -295,7 +308,7 @@ pub fn run_case(strategy: usize, seed: u64) -> Result<Tally, Violation> {
         };
         // The visit only read the window: it is still as it was before, and is copied only
         // when there is a plan to check.
-        let before = Before::take(&conversation, &context, budget, pins);
+        let before = Before::take(&conversation, &context, budget, &pins);
         tally.engaged += 1;
         conversation.apply(&mut plan).map_err(|error| {
             fail(
@@ -307,6 +320,7 @@ pub fn run_case(strategy: usize, seed: u64) -> Result<Tally, Violation> {
             check::engaged(&before, &plan, &conversation, budget).map_err(|f| fail(visit, f))?;
         tally.current_requests += u64::from(before.has_current_request());
         tally.pinned_turns += before.pinned_turn_count() as u64;
+        tally.excluded_results += before.excluded_result_count() as u64;
         tally.folds += checked.folds;
         if let Some(standing) = checked.standing {
             tally.count(standing);

@@ -87,13 +87,15 @@ fn the_generated_cases_reach_every_outcome_the_properties_judge() {
         let local = strategy < 5;
         let removes_turns = matches!(strategy, 0 | 1 | 2 | 4);
         let folds = matches!(strategy, 2 | 4);
-        let token_triggered = matches!(strategy, 1 | 2 | 4);
+        // Masking is token-triggered when its generated options give it `triggerTokens`.
+        let token_triggered = matches!(strategy, 1..=4);
         let expectations = [
             ("visits", tally.visits > tally.cases),
             ("engaged", (tally.engaged > 0) == local),
             ("fits", (tally.fits > 0) == local),
             ("explained", (tally.explained > 0) == local),
             ("pinned turns", (tally.pinned_turns > 0) == removes_turns),
+            ("excluded results", (tally.excluded_results > 0) == local),
             ("folds", (tally.folds > 0) == folds),
             ("unmeasured", (tally.unmeasured > 0) == token_triggered),
             ("unmeasurable", (tally.unmeasurable > 0) == token_triggered),
@@ -214,7 +216,7 @@ fn the_checks_catch_a_plan_that_breaks_each_property() {
         let mut conversation: Conversation<Message> = Conversation::from_messages(messages.clone());
         let context = VisitContext::new(2, 1_000);
         let budget = Budget::Turns { keep: 1 };
-        let before = Before::take(&conversation, &context, budget, PinSettings::default());
+        let before = Before::take(&conversation, &context, budget, &PinSettings::default());
         let chars_before = conversation.window_chars();
         let mut record = WindowRecord::new("sliding-window", 2, chars_before);
         record.removed_message_count = removed.len();

@@ -14,6 +14,7 @@ use crate::visit::Visit;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hybrid {
     keep_recent_observations: usize,
+    clear_at_least_tokens: Option<u64>,
     summarize: SummarizeOldest,
 }
 
@@ -26,8 +27,16 @@ impl Hybrid {
     pub fn new(keep_recent_observations: usize, summarize: SummarizeOldest) -> Self {
         Self {
             keep_recent_observations,
+            clear_at_least_tokens: None,
             summarize,
         }
+    }
+
+    /// The same strategy whose masking half masks nothing when its placeholders would save
+    /// fewer than `tokens` tokens (`clearAtLeastTokens`, W88); the fold is not affected.
+    pub fn with_clear_at_least_tokens(mut self, tokens: Option<u64>) -> Self {
+        self.clear_at_least_tokens = tokens;
+        self
     }
 }
 
@@ -49,7 +58,11 @@ impl<M: WindowMessage> WindowStrategy<M> for Hybrid {
         if judged <= threshold {
             return Ok(None);
         }
-        let masks = plan_masks(visit, self.keep_recent_observations);
+        let masks = plan_masks(
+            visit,
+            self.keep_recent_observations,
+            self.clear_at_least_tokens,
+        );
         let tokens_after_masking = judged.saturating_sub(masks.saved_tokens);
         let mut record = visit.empty_record(Self::NAME);
         if tokens_after_masking <= threshold {

@@ -2,10 +2,15 @@
 //! that names the tool. Nothing leaves the window, so no call loses its result, and the model
 //! still sees which tool ran and can call it again.
 //!
+//! It is the local twin of Anthropic's `clear_tool_uses` (W86): it takes the same settings
+//! under the same names where they mean the same thing — `keepToolUses` (an alias of
+//! `keepRecentObservations`), `clearAtLeastTokens`, `triggerTokens`, and `excludeTools`
+//! (every local strategy's, [`crate::PinSettings::exclude_tools`]).
+//!
 //! This is the strategy the published comparison of observation masking and LLM summarisation
 //! for software-engineering agents measured as cheapest at an equal solve rate.
 
-use super::{Planned, WindowStrategy, DEFAULT_KEEP_RECENT_OBSERVATIONS};
+use super::{fresh_reading, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_OBSERVATIONS};
 use crate::archive::{span_of, Removal};
 use crate::error::WindowError;
 use crate::message::WindowMessage;
@@ -14,17 +19,19 @@ use crate::plan::{ContentReplacement, WindowEdit, WindowPlan};
 use crate::record::{MaskingRecord, RecordDetail};
 use crate::visit::Visit;
 
-/// Masks every tool result older than the newest `keep_recent_observations`.
+/// Masks every tool result older than the newest `keep_recent_observations`, except the
+/// results of excluded tools; optionally only once a reading reaches `trigger_tokens`, and
+/// only when the masks save at least `clear_at_least_tokens`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObservationMasking {
     keep_recent_observations: usize,
+    clear_at_least_tokens: Option<u64>,
+    trigger_tokens: Option<u64>,
 }
 
 impl Default for ObservationMasking {
     fn default() -> Self {
-        Self {
-            keep_recent_observations: DEFAULT_KEEP_RECENT_OBSERVATIONS,
-        }
+        Self::new(DEFAULT_KEEP_RECENT_OBSERVATIONS)
     }
 }
 
@@ -36,7 +43,23 @@ impl ObservationMasking {
     pub fn new(keep_recent_observations: usize) -> Self {
         Self {
             keep_recent_observations,
+            clear_at_least_tokens: None,
+            trigger_tokens: None,
         }
+    }
+
+    /// The same strategy masking nothing on a visit whose masks would save fewer than
+    /// `tokens` tokens, counted locally (`clearAtLeastTokens`, W88).
+    pub fn with_clear_at_least_tokens(mut self, tokens: Option<u64>) -> Self {
+        self.clear_at_least_tokens = tokens;
+        self
+    }
+
+    /// The same strategy engaging only once a fresh reading, plus the tokens counted since,
+    /// reaches `tokens` (`triggerTokens`, W88); `None` engages on every visit.
+    pub fn with_trigger_tokens(mut self, tokens: Option<u64>) -> Self {
+        self.trigger_tokens = tokens;
+        self
     }
 }
 
@@ -48,17 +71,32 @@ pub(crate) struct Masks {
     pub(crate) saved_tokens: u64,
 }
 
-/// Plans the placeholders: O(log n) plus the number of results masked.
-pub(crate) fn plan_masks<M: WindowMessage>(visit: &Visit<'_, M>, keep_recent: usize) -> Masks {
+/// Plans the placeholders: O(log n) plus the number of results older than the kept ones.
+/// A result of an excluded tool is left as it is (W87); when the placeholders would save
+/// fewer than `clear_at_least` tokens, none is planned (W88).
+pub(crate) fn plan_masks<M: WindowMessage>(
+    visit: &Visit<'_, M>,
+    keep_recent: usize,
+    clear_at_least: Option<u64>,
+) -> Masks {
     let conversation = visit.conversation();
     let mut replacements = Vec::new();
     let mut masked_tools: Vec<String> = Vec::new();
+    let mut excluded_tools: Vec<String> = Vec::new();
     let (mut saved_chars, mut saved_tokens) = (0u64, 0u64);
     for index in conversation.maskable_older_than(keep_recent) {
         let Some(meta) = conversation.meta(index) else {
             continue;
         };
         let tool = conversation.tool_name(meta.tool);
+        if visit.pins().excludes(tool) {
+            if let Some(name) = tool {
+                if !excluded_tools.iter().any(|known| known == name) {
+                    excluded_tools.push(name.to_string());
+                }
+            }
+            continue;
+        }
         let span = span_of(
             conversation,
             index,
@@ -94,11 +132,19 @@ pub(crate) fn plan_masks<M: WindowMessage>(visit: &Visit<'_, M>, keep_recent: us
             content: placeholder,
         });
     }
+    let short_of_minimum = clear_at_least.filter(|minimum| saved_tokens < *minimum);
+    if short_of_minimum.is_some() {
+        replacements.clear();
+        masked_tools.clear();
+        (saved_chars, saved_tokens) = (0, 0);
+    }
     Masks {
         record: MaskingRecord {
             keep_recent_observations: keep_recent,
             masked_message_count: replacements.len(),
             masked_tools,
+            excluded_tools,
+            clear_at_least_tokens: short_of_minimum,
         },
         replacements,
         saved_chars,
@@ -112,7 +158,19 @@ impl<M: WindowMessage> WindowStrategy<M> for ObservationMasking {
     }
 
     fn plan(&self, visit: &mut Visit<'_, M>) -> Result<Option<Planned<M>>, WindowError> {
-        let masks = plan_masks(visit, self.keep_recent_observations);
+        if let Some(trigger) = self.trigger_tokens {
+            let Some((measured, since)) = fresh_reading(visit)? else {
+                return Ok(None);
+            };
+            if measured.saturating_add(since) < trigger {
+                return Ok(None);
+            }
+        }
+        let masks = plan_masks(
+            visit,
+            self.keep_recent_observations,
+            self.clear_at_least_tokens,
+        );
         if masks.replacements.is_empty() {
             return Ok(None);
         }

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod anchor;
+mod anthropic_keys;
 mod archive;
 mod cache_guard;
 mod drop;

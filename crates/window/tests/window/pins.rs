@@ -39,6 +39,7 @@ fn w21_one_pin_per_tool_newest_first_after_the_anchor() {
         PinSettings {
             keep_last_tool_results: 10,
             keep_ledger_facts: 0,
+            exclude_tools: Vec::new(),
         },
     ));
     let plan = visit(&stage, &conversation, context(1)).unwrap();
@@ -138,6 +139,7 @@ fn w24_only_turns_declared_fact_are_pinned_and_refiling_releases_them() {
     let pins = PinSettings {
         keep_last_tool_results: 0,
         keep_ledger_facts: 4,
+        exclude_tools: Vec::new(),
     };
     let stage = Harness::from(WindowStage::with_pins(
         Box::new(SlidingWindow::new(1).unwrap()),

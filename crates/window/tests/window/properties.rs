@@ -243,7 +243,7 @@ proptest! {
         let config = format!(
             r#"{{"strategy":"token-budget","thresholdTokens":{threshold},"keepRecentTurns":{keep},"keepLastToolResults":0}}"#
         );
-        let mut visit_view = Visit::new(&conversation, context(2), PinSettings { keep_last_tool_results: 0, keep_ledger_facts: 0 });
+        let mut visit_view = Visit::new(&conversation, context(2), PinSettings { keep_last_tool_results: 0, keep_ledger_facts: 0, exclude_tools: Vec::new() });
         let full_span = visit_view.plan_removal(keep, false).span;
         let (_, window) = run(&messages, &config, total);
         let after = crate::support::conversation(window);
@@ -377,7 +377,7 @@ proptest! {
     ) {
         let messages = build(&shapes);
         let conversation = conversation(messages);
-        let pins = PinSettings { keep_last_tool_results: 0, keep_ledger_facts: 0 };
+        let pins = PinSettings { keep_last_tool_results: 0, keep_ledger_facts: 0, exclude_tools: Vec::new() };
         let mut visit = Visit::new(&conversation, context(1), pins);
         let plan = visit.plan_removal(keep, false);
         let (span, refusals) = naive_plan(&conversation, visit.current_request_index(), keep);
@@ -410,8 +410,8 @@ proptest! {
             conversation.push(message);
         }
         let rebuilt = crate::support::conversation(conversation.messages().to_vec());
-        let pins = PinSettings { keep_last_tool_results: 0, keep_ledger_facts: 0 };
-        let mut visit = Visit::new(&conversation, context(2), pins);
+        let pins = PinSettings { keep_last_tool_results: 0, keep_ledger_facts: 0, exclude_tools: Vec::new() };
+        let mut visit = Visit::new(&conversation, context(2), pins.clone());
         let plan = visit.plan_removal(keep, false);
         let mut fresh = Visit::new(&rebuilt, context(2), pins);
         let expected = fresh.plan_removal(keep, false);

@@ -105,6 +105,7 @@ pub fn stage_without_pins(strategy: impl WindowStrategy<Message> + 'static) -> H
         PinSettings {
             keep_last_tool_results: 0,
             keep_ledger_facts: 0,
+            exclude_tools: Vec::new(),
         },
     )
     .into()
