@@ -86,6 +86,7 @@ fn summary(n: usize, now_ms: u64) -> SessionSummary {
         attached: 0,
         worktree: None,
         failure: None,
+        window_stood_down: None,
     }
 }
 
