@@ -5,7 +5,6 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use crate::archive::ArchivedSpan;
 use crate::record::{BudgetPressure, Eviction, FoldedSpan, Spend, WindowRecord};
 
 /// One tool result whose content is replaced in place (masking).
@@ -78,10 +77,6 @@ pub struct WindowPlan<M> {
     /// A developer warning; the stage passes the first one on once per
     /// [`crate::StageMemory`].
     pub warning: Option<String>,
-    /// Every message the edit removes, masks or folds, kept whole with its content id (W72),
-    /// for the caller's archive. The stage fills it in from the edit, so a custom strategy's
-    /// plan carries it too; a plan whose edit is held back carries none.
-    pub archived: Vec<ArchivedSpan>,
 }
 
 impl<M> WindowPlan<M> {
@@ -95,7 +90,6 @@ impl<M> WindowPlan<M> {
             budget_pressure: None,
             spend: None,
             warning: None,
-            archived: Vec::new(),
         }
     }
 
@@ -108,5 +102,17 @@ impl<M> WindowPlan<M> {
                 .chain(edit.removed.end.min(len)..len)
                 .collect(),
         }
+    }
+}
+
+impl<M: crate::message::WindowMessage> WindowPlan<M> {
+    /// Every span this plan lets go of, archived whole from `conversation`, the window it was
+    /// made for: call it before [`crate::Conversation::apply`]. See
+    /// [`crate::archive::archived_spans`]; a visit itself never reads or hashes what leaves.
+    pub fn archived_spans(
+        &self,
+        conversation: &crate::Conversation<M>,
+    ) -> Vec<crate::archive::ArchivedSpan> {
+        crate::archive::archived_spans(conversation, self)
     }
 }

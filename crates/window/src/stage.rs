@@ -329,7 +329,6 @@ impl<M: WindowMessage> WindowStage<M> {
             }
         }
         self.judge_cache(visit, &mut plan);
-        plan.archived = archived_by(visit, &plan);
         if plan.warning.is_some() {
             if memory.warned {
                 plan.warning = None;
@@ -339,41 +338,6 @@ impl<M: WindowMessage> WindowStage<M> {
         }
         plan
     }
-}
-
-/// Every message `plan`'s edit removes, masks or folds, archived whole (W72), derived from the
-/// edit alone so a custom strategy's plan gets them too: the removed span as folded when the
-/// plan folds, else dropped; each replacement outside it as masked. Nothing for a plan whose
-/// edit was held back.
-fn archived_by<M: WindowMessage>(
-    visit: &Visit<'_, M>,
-    plan: &WindowPlan<M>,
-) -> Vec<crate::archive::ArchivedSpan> {
-    use crate::archive::{spans_of, Removal};
-    let Some(edit) = &plan.edit else {
-        return Vec::new();
-    };
-    let conversation = visit.conversation();
-    let iteration = visit.context().iteration;
-    let len = conversation.len();
-    let removed = edit.removed.start.min(len)..edit.removed.end.min(len);
-    let removal = if plan.folded.is_empty() {
-        Removal::Dropped
-    } else {
-        Removal::Folded
-    };
-    let mut spans = spans_of(conversation, removed.clone(), removal, iteration);
-    let masked = edit
-        .replaced
-        .iter()
-        .map(|replacement| replacement.index)
-        .filter(|index| !removed.contains(index));
-    for span in spans_of(conversation, masked, Removal::Masked, iteration) {
-        if !spans.iter().any(|known| known.id == span.id) {
-            spans.push(span);
-        }
-    }
-    spans
 }
 
 impl<M: WindowMessage> WindowStage<M> {

@@ -529,13 +529,16 @@ impl OwnLoop {
             Some(mut plan) => {
                 let conversation = self.history.conversation();
                 let before = conversation.tokens_in(0..conversation.len());
+                // What leaves is read and hashed here, once, from the window the plan was made
+                // for: the visit itself stays proportional to its edit.
+                let archived = plan.archived_spans(conversation);
                 self.history.apply(&mut plan, &self.errored)?;
                 let conversation = self.history.conversation();
                 let after = conversation.tokens_in(0..conversation.len());
                 effects.push(Effect::Ledger(LedgerLine::Visit {
                     record: Box::new(plan.record.clone()),
                 }));
-                effects.extend(self.archive_spans(std::mem::take(&mut plan.archived), false));
+                effects.extend(self.archive_spans(archived, false));
                 if let Some(warning) = &plan.warning {
                     effects.push(Effect::Notice(format!("window: {warning}")));
                 }

@@ -195,8 +195,8 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
                     ),
                     (record.removed_message_count, record.window_chars_after)
                 );
+                archived |= !plan.archived_spans(&conversation).is_empty();
                 conversation.apply(&mut plan).unwrap();
-                archived |= !plan.archived.is_empty();
                 records.push(plan.record);
                 bodies.push(serde_body(
                     api,

@@ -1,7 +1,7 @@
 //! The drop mechanism sliding-window and token-budget share (W30, W31): remove one contiguous
 //! span of turns and, where the wire needs it, put a drop notice in its place.
 
-use crate::archive::{spans_of, spans_sentence, Removal};
+use crate::archive::{notice_spans, spans_sentence, Removal};
 use crate::conversation::Kind;
 use crate::message::{Role, WindowMessage};
 use crate::notice::DropNotice;
@@ -79,7 +79,7 @@ pub(crate) fn drop_span<M: WindowMessage>(
             strategy: &record.strategy,
             request_kept: kept_request_at_head,
         };
-        let spans = spans_of(
+        let (spans, total) = notice_spans(
             conversation,
             range.clone(),
             Removal::Dropped,
@@ -95,9 +95,9 @@ pub(crate) fn drop_span<M: WindowMessage>(
         let rungs = [
             (
                 tool_names.as_slice(),
-                spans_sentence(&spans, true) + &earlier,
+                spans_sentence(&spans, total, true) + &earlier,
             ),
-            (&[][..], spans_sentence(&spans, false) + &earlier),
+            (&[][..], spans_sentence(&spans, total, false) + &earlier),
             (&[][..], String::new()),
         ];
         let chosen = rungs

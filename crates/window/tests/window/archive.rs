@@ -31,14 +31,14 @@ fn w72_a_drop_archives_every_removed_message_and_the_notice_names_them() {
     messages.extend(shell_turn("c1", "echo alpha", &first));
     messages.push(Message::assistant("now"));
     let mut conversation = conversation(messages);
-    let plan = visit_and_apply(
+    let (_, archived) = visit_archive_and_apply(
         &stage_without_pins(SlidingWindow::new(1).unwrap()),
         &mut conversation,
         context(4),
     )
     .unwrap();
-    assert_eq!(plan.archived.len(), 2, "the call and its result");
-    let span = result_span(&plan.archived, &first);
+    assert_eq!(archived.len(), 2, "the call and its result");
+    let span = result_span(&archived, &first);
     assert_eq!(span.id, SpanId::of(Role::Tool, &first, &[]));
     assert_eq!(span.removal, Removal::Dropped);
     assert_eq!((span.iteration, span.window_index), (4, 2));
@@ -70,8 +70,9 @@ fn w73_a_notice_that_cannot_hold_descriptions_names_the_bare_ids() {
         context(1),
     )
     .unwrap();
+    let archived = plan.archived_spans(&conversation);
     let notice = plan.edit.unwrap().inserted.unwrap();
-    let span = result_span(&plan.archived, &output);
+    let span = result_span(&archived, &output);
     assert!(notice.contains(span.id.as_str()), "{notice}");
     assert!(!notice.contains(&span.description), "{notice}");
 }
@@ -84,15 +85,15 @@ fn w72_masking_archives_each_masked_result_and_its_placeholder_names_it() {
         messages.extend(shell_turn(&format!("c{i}"), &format!("echo {i}"), output));
     }
     let mut conversation = conversation(messages);
-    let plan = visit_and_apply(
+    let (_, archived) = visit_archive_and_apply(
         &stage(ObservationMasking::new(1)),
         &mut conversation,
         context(2),
     )
     .unwrap();
-    assert_eq!(plan.archived.len(), 2, "{:?}", plan.archived);
+    assert_eq!(archived.len(), 2, "{:?}", archived);
     for (i, output) in outputs.iter().take(2).enumerate() {
-        let span = result_span(&plan.archived, output);
+        let span = result_span(&archived, output);
         assert_eq!(span.removal, Removal::Masked);
         let placeholder = &conversation.messages()[2 + 2 * i].content;
         assert!(
@@ -149,16 +150,12 @@ fn w72_a_fold_archives_the_folded_messages_and_the_frame_names_them() {
     // the floor is under the threshold and the fold goes ahead (W80).
     let reading = conversation.tokens_in(0..conversation.len()) + 20;
     let context = measured_context(&conversation, 2, reading);
-    let plan = visit_and_apply(&stage, &mut conversation, context).unwrap();
-    assert_eq!(plan.archived.len(), 5, "{:?}", plan.archived);
-    assert!(plan
-        .archived
-        .iter()
-        .all(|span| span.removal == Removal::Folded));
+    let (_, archived) = visit_archive_and_apply(&stage, &mut conversation, context).unwrap();
+    assert_eq!(archived.len(), 5, "{:?}", archived);
+    assert!(archived.iter().all(|span| span.removal == Removal::Folded));
     let frame = &conversation.messages()[1].content;
     let header = &frame[..frame.find("\n\n").unwrap()];
-    for span in plan
-        .archived
+    for span in archived
         .iter()
         .filter(|span| span.kind == SpanKind::ToolResult)
     {
@@ -191,14 +188,15 @@ fn w74_a_custom_strategys_plan_is_archived_by_the_stage() {
     let conversation = conversation(messages);
     let stage = Harness::from(WindowStage::new(Box::new(DropFirstTurn)));
     let plan = visit(&stage, &conversation, context(1)).unwrap();
-    assert_eq!(plan.archived.len(), 2);
-    assert_eq!(plan.archived[0].kind, SpanKind::Assistant);
+    let archived = plan.archived_spans(&conversation);
+    assert_eq!(archived.len(), 2);
+    assert_eq!(archived[0].kind, SpanKind::Assistant);
     assert_eq!(
-        plan.archived[0].description,
+        archived[0].description,
         "assistant message, 29 chars, calls shell \"ls\""
     );
     assert_eq!(
-        result_span(&plan.archived, &output).tool.as_deref(),
+        result_span(&archived, &output).tool.as_deref(),
         Some("shell")
     );
 }

@@ -475,7 +475,7 @@ fn w38_an_earlier_notice_behind_a_leaving_request_is_rewritten_so_one_notice_sta
         Message::assistant("running them"),
     ]);
     let stage = stage_without_pins(SlidingWindow::new(4).unwrap());
-    let plan = visit_and_apply(&stage, &mut conversation, context(6)).unwrap();
+    let (plan, archived) = visit_archive_and_apply(&stage, &mut conversation, context(6)).unwrap();
     let notices: Vec<&Message> = conversation
         .messages()
         .iter()
@@ -496,7 +496,7 @@ fn w38_an_earlier_notice_behind_a_leaving_request_is_rewritten_so_one_notice_sta
         "the request; the old notice is rewritten in place"
     );
     assert!(
-        plan.archived.iter().all(|span| span.content != earlier),
+        archived.iter().all(|span| span.content != earlier),
         "a stage note is not conversation: it is not archived"
     );
     assert!(

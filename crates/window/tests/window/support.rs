@@ -159,6 +159,22 @@ pub fn visit_and_apply(
     Some(plan)
 }
 
+/// [`visit_and_apply`], with the spans the plan lets go of, archived from the window before
+/// it was applied, as the own loop does.
+pub fn visit_archive_and_apply(
+    stage: &Harness,
+    conversation: &mut Conversation,
+    context: VisitContext<'_>,
+) -> Option<(
+    WindowPlan<Message>,
+    Vec<panewise_window::archive::ArchivedSpan>,
+)> {
+    let mut plan = visit(stage, conversation, context)?;
+    let archived = plan.archived_spans(conversation);
+    conversation.apply(&mut plan).unwrap();
+    Some((plan, archived))
+}
+
 /// The contents of the window, for compact assertions.
 pub fn contents(conversation: &Conversation) -> Vec<String> {
     conversation

@@ -777,7 +777,7 @@ fn an_engaged_visit_is_filed_and_shown_as_a_compaction() {
         .expect("the masking engaged");
     let before = core.conversation().tokens_in(0..core.conversation().len());
     let record = plan.record.clone();
-    let archived = plan.archived.clone();
+    let archived = plan.archived_spans(core.conversation());
     assert_eq!(archived.len(), 1, "the first round's result");
     assert_eq!(archived[0].content, long);
     let effects = step(
