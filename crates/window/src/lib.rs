@@ -18,8 +18,9 @@
 //! - No interior mutability and no hidden state: no `Mutex`, atomics or cells. What one visit
 //!   leaves for the next (the once-only warning, spans refused for a summary not smaller) is
 //!   the caller's [`StageMemory`], passed to every visit.
-//! - Restorable: every message an edit removes, masks or folds is in the plan's `archived`,
-//!   whole and content-addressed ([`archive`]), and the notice in its place names it by id.
+//! - Restorable: every message an edit removes, masks or folds is in the plan's archived spans
+//!   ([`WindowPlan::archived_spans`], which the caller reads before applying the plan), whole
+//!   and content-addressed ([`archive`]), and the notice in its place names it by id.
 //! - Deterministic: the same conversation, context and memory give the same plan and record.
 //!   Every hasher has a fixed seed; nothing is seeded from the OS.
 //! - Checked on generated histories, visit after visit, for every strategy: no call without its
