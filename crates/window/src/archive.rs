@@ -376,24 +376,16 @@ pub fn span_of<M: WindowMessage>(
     })
 }
 
-/// The characters the longest description a notice for a part of `range` can quote: read from
-/// the cached counts and the tool names alone (no argument parsed, nothing copied or hashed).
+/// The characters of the longest description a notice for a part of `range` can quote.
 /// Drops take a range's oldest turns, so the part is a prefix of `range`, and a notice names its
 /// first [`NOTICE_SPAN_LIMIT`] tool results, else its first other messages (W73): those are
-/// among the first [`NOTICE_SPAN_LIMIT`] of each kind in `range`, so the scan stops there. A
-/// scan of the whole removable range cost more than the visit (100k messages: 4.6 ms against
-/// 70 µs).
+/// among the first [`NOTICE_SPAN_LIMIT`] of each kind in `range`, so only they are described
+/// and the scan stops there. Describing every message of a long removable range cost more than
+/// the visit (100k messages: 4.6 ms against 70 µs).
 pub(crate) fn longest_description_chars<M: WindowMessage>(
     conversation: &Conversation<M>,
     range: std::ops::Range<usize>,
 ) -> usize {
-    // "tool result of NAME "TARGET", N chars" / "assistant message, N chars, calls NAME
-    // "TARGET" and K more": the fixed words, a name, a quoted target at its limit (with the
-    // quotes and the ellipsis) and two counts of at most 20 digits.
-    const FIXED: usize = 48;
-    const QUOTED: usize = DESCRIPTION_QUOTE_LIMIT + 3;
-    const COUNTS: usize = 40;
-    let messages = conversation.messages();
     let (mut results, mut others) = (0usize, 0usize);
     let mut longest = 0usize;
     for index in range {
@@ -415,14 +407,9 @@ pub(crate) fn longest_description_chars<M: WindowMessage>(
             continue;
         }
         *counted += 1;
-        let name = match meta.role {
-            Role::Tool => conversation.tool_name(meta.tool).map_or(48, str::len),
-            _ => messages
-                .get(index)
-                .and_then(|message| message.tool_call(0))
-                .map_or(0, |call| call.name.len()),
-        };
-        longest = longest.max(FIXED + name.min(48) + QUOTED + COUNTS);
+        if let Some(described) = described(conversation, index) {
+            longest = longest.max(described.description.chars().count());
+        }
     }
     longest
 }
