@@ -117,7 +117,7 @@ fn every_error_names_the_file_the_key_and_the_reason() {
             "[window]\nstrategy = \"sliding-window\"\nkeepRecentTurns = 2\nkeep = 1",
             "panewise.toml: key `window.keep`: is not an option of the `sliding-window` \
              strategy; it takes strategy, keepRecentTurns, keepLastToolResults, keepLedgerFacts, \
-             paybackCalls, overflowTokens, shadow",
+             excludeTools, paybackCalls, overflowTokens, shadow",
         ),
         (
             "providers = 3",
