@@ -380,11 +380,12 @@ pub struct SubscribeResult {
 }
 
 /// The notifications, by name.
-pub const NOTIFICATIONS: [&str; 4] = [
+pub const NOTIFICATIONS: [&str; 5] = [
     LineNotice::METHOD,
     EndNotice::METHOD,
     ChangedNotice::METHOD,
     RemovedNotice::METHOD,
+    DroppedNotice::METHOD,
 ];
 
 /// `session/line`: one complete line of a subscribed session's log.
@@ -439,4 +440,30 @@ pub struct RemovedNotice {
 impl RemovedNotice {
     /// The notification's name.
     pub const METHOD: &'static str = "sessions/removed";
+}
+
+/// `daemon/dropped`: the daemon closes this connection because the client stopped reading
+/// (its queue stayed full past the daemon's stall limit). The last line the connection gets;
+/// nothing is lost: each subscription says the line index to subscribe again from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DroppedNotice {
+    /// Why, as a sentence.
+    pub reason: String,
+    /// Where each of the connection's log subscriptions resumes (`session/subscribe`'s
+    /// `from_line`).
+    pub resume: Vec<ResumeAt>,
+}
+
+impl DroppedNotice {
+    /// The notification's name.
+    pub const METHOD: &'static str = "daemon/dropped";
+}
+
+/// A subscription's next line, for a client that subscribes again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumeAt {
+    /// The session's full id.
+    pub session: String,
+    /// The index of the first line it was not sent.
+    pub from_line: u64,
 }

@@ -38,6 +38,10 @@ pub struct Args {
     /// over ssh.
     #[arg(long, conflicts_with = "foreground")]
     stdio: bool,
+    /// Drop a client whose queue stays full (it reads nothing) this long, in seconds; it is
+    /// told why and where each subscription resumes.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    client_stall_secs: u64,
     /// What to do instead of serving.
     #[command(subcommand)]
     action: Option<Action>,
@@ -110,7 +114,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             mocks: Mutex::default(),
             telemetry: telemetry.clone(),
         });
-        panewise_supervisor::serve(bound, launcher, notify, STOP_GRACE, async move {
+        let limits = panewise_supervisor::Limits {
+            stop_grace_ms: u64::try_from(STOP_GRACE.as_millis()).unwrap_or(u64::MAX),
+            stall_ms: args.client_stall_secs.saturating_mul(1000),
+            ..panewise_supervisor::Limits::default()
+        };
+        panewise_supervisor::serve(bound, launcher, notify, limits, async move {
             let signal = terminations.recv().await;
             eprintln!("panewise daemon: {}: stopping every session", signal.name());
         })

@@ -8,7 +8,7 @@ use panewise_session_protocol::{Control, Update};
 use tokio::sync::mpsc;
 
 /// What a launched session is, for the list.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchInfo {
     /// The provider as named.
     pub provider: String,

@@ -35,19 +35,19 @@
 //! `dispatch.rs` (one arm per method), then `hosted.rs` and `tail.rs`, then `server.rs`.
 
 mod client;
-mod dispatch;
 pub mod error;
-mod hosted;
 mod launcher;
 mod notify;
-mod outbox;
 pub mod paths;
+mod registry;
 mod server;
+mod shell;
 pub mod stdio;
-mod tail;
 
 pub use client::{connect_stream_or_start, Client};
 pub use error::SupervisorError;
 pub use launcher::{LaunchInfo, Launched, Launcher};
 pub use notify::{NotifyConfig, NotifySource};
-pub use server::{bind, serve, Bound};
+pub use registry::Limits;
+pub use server::{bind, Bound};
+pub use shell::serve;

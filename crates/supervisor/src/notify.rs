@@ -9,7 +9,7 @@ use serde::Serialize;
 use tokio::io::AsyncWriteExt;
 
 /// Where and when notifications go (`[notify]` in `panewise.toml`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NotifyConfig {
     /// How long the state must last before it is notified.
     pub delay: Duration,
