@@ -35,6 +35,15 @@ impl Daemon {
 
     /// A daemon whose user file is `config`.
     pub(crate) async fn start_with(config: Option<&str>) -> Daemon {
+        Daemon::start_custom(config, &[], &[]).await
+    }
+
+    /// A daemon whose user file is `config`, with `args` after `daemon` and `env` set.
+    pub(crate) async fn start_custom(
+        config: Option<&str>,
+        args: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["run", "data", "home", "config/panewise", "work"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
@@ -44,15 +53,23 @@ impl Daemon {
             std::fs::write(dir.path().join("config/panewise/panewise.toml"), config).unwrap();
         }
         let mut daemon = Daemon { dir, child: None };
-        daemon.spawn();
+        daemon.spawn_with(args, env);
         daemon.connect("setup").await;
         daemon
     }
 
     fn spawn(&mut self) {
-        let child = self
-            .command()
+        self.spawn_with(&[], &[]);
+    }
+
+    fn spawn_with(&mut self, args: &[&str], env: &[(&str, &Path)]) {
+        let mut command = self.command();
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let child = command
             .arg("daemon")
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
