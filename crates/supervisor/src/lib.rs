@@ -18,9 +18,13 @@
 //! - What waits for an answer is read from each session's folded state alone; of two answers
 //!   to one approval the first wins and the second is told it was already answered, and by
 //!   whom; a client that goes away mid-question leaves the question pending.
-//! - A subscriber's lines are the log file's own complete lines, read from its start and woken
-//!   by the session's updates, so a client that reconnects at an offset gets exactly the lines
-//!   it missed.
+//! - A subscriber's lines are the log file's own complete lines, each read once per session and
+//!   handed to caught-up subscribers from memory, so a client that reconnects at an offset gets
+//!   exactly the lines it missed.
+//! - Every queue is bounded ([`Limits`]): a subscriber at its connection's bound falls behind and
+//!   is served from the log at its offset, losing nothing; a client whose queue stays full past
+//!   the stall limit is dropped, told why and where each subscription resumes.
+//! - The registry does no I/O, reads no clock and takes no lock; the shell shares no lock.
 //! - A client over a child process (ssh) never waits past its connect deadline for the
 //!   hello, and the child is killed when the client is dropped.
 //! - Shutdown (SIGTERM, `daemon/shutdown`) stops every session as `session/stop` does and
@@ -32,7 +36,8 @@
 //! `panewise-api`'s. Errors are [`SupervisorError`].
 //!
 //! ## Where to start reading
-//! `dispatch.rs` (one arm per method), then `hosted.rs` and `tail.rs`, then `server.rs`.
+//! `registry/mod.rs` (`Event`, `Effect`, `Registry::update`), then `registry/methods.rs` (one
+//! function per method) and `registry/delivery.rs` (the queues), then `shell.rs`.
 
 mod client;
 pub mod error;
