@@ -429,27 +429,37 @@ fn keep(update: Update, batch: &mut Vec<Update>) {
     }
 }
 
-/// Hands the loop `updates` and the log's new lines; false when the loop is gone.
+/// Hands the loop `updates` and the log's new lines, at most [`HAND_OVER_BYTES`] of lines
+/// per event; false when the loop is gone.
 async fn hand_over(
     id: &str,
-    updates: Vec<Update>,
+    mut updates: Vec<Update>,
     reader: &mut LogTail,
     inputs: &mpsc::Sender<Input>,
 ) -> bool {
-    let (lines, first_byte) = reader.read_new();
-    if updates.is_empty() && lines.is_empty() {
-        return true;
-    }
-    inputs
-        .send(Input::Event(Event::Session {
+    loop {
+        let (lines, first_byte, more) = reader.read_new();
+        if updates.is_empty() && lines.is_empty() {
+            return true;
+        }
+        let event = Event::Session {
             id: id.to_owned(),
-            updates,
+            updates: std::mem::take(&mut updates),
             lines,
             first_byte,
-        }))
-        .await
-        .is_ok()
+        };
+        if inputs.send(Input::Event(event)).await.is_err() {
+            return false;
+        }
+        if !more {
+            return true;
+        }
+    }
 }
+
+/// The log bytes one [`Event::Session`] carries at most: a session that wrote more since its
+/// last wake is handed over in parts, each waiting for room in the loop's inputs.
+const HAND_OVER_BYTES: usize = 256 * 1024;
 
 /// A session's log read as it grows: complete lines only, each read once.
 struct LogTail {
@@ -470,21 +480,25 @@ impl LogTail {
         }
     }
 
-    /// The complete lines written since the last call, and where the first starts.
-    fn read_new(&mut self) -> (Vec<String>, u64) {
+    /// The complete lines written since the last call (about [`HAND_OVER_BYTES`] at most),
+    /// where the first starts, and whether more may wait.
+    fn read_new(&mut self) -> (Vec<String>, u64, bool) {
         let first_byte = self.offset;
         if self.file.is_none() {
             // Not there yet: the session opens its log as it starts.
             self.file = std::fs::File::open(&self.path).ok();
         }
         let Some(file) = self.file.as_mut() else {
-            return (Vec::new(), first_byte);
+            return (Vec::new(), first_byte, false);
         };
         // Read with std, in this task: the log is a regular file the session has just
         // written, so a read is a copy out of the page cache that never waits on the disk.
         let mut buffer = [0u8; 64 * 1024];
         let mut lines = Vec::new();
         loop {
+            if self.offset - first_byte >= HAND_OVER_BYTES as u64 {
+                return (lines, first_byte, true);
+            }
             let read = match file.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(read) => read,
@@ -509,7 +523,7 @@ impl LogTail {
             }
             self.partial.drain(..start);
         }
-        (lines, first_byte)
+        (lines, first_byte, false)
     }
 }
 
