@@ -163,3 +163,107 @@ async fn a_client_that_never_reads_keeps_the_daemon_bounded_and_is_told_why_it_w
     assert_eq!(resume["session"], serde_json::json!(session.id));
     assert!(resume["from_line"].as_u64().unwrap_or(0) > 0, "{resume}");
 }
+
+/// One request line's answer on a fresh connection: the daemon still serves.
+async fn still_answers(daemon: &Daemon) {
+    let client = daemon.connect("probe").await;
+    let _: ListResult = tokio::time::timeout(DEADLINE, client.call(Method::List, ListParams {}))
+        .await
+        .expect("answered in time")
+        .unwrap();
+}
+
+/// What the daemon answers to `bytes` on a connection of its own.
+async fn answer_to(daemon: &Daemon, bytes: &[u8]) -> serde_json::Value {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let stream = tokio::net::UnixStream::connect(daemon.socket())
+        .await
+        .unwrap();
+    let (read, mut write) = stream.into_split();
+    write.write_all(bytes).await.unwrap();
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    let line = tokio::time::timeout(DEADLINE, lines.next_line())
+        .await
+        .expect("answered in time")
+        .unwrap()
+        .unwrap_or_default();
+    serde_json::from_str(&line).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_clients_get_errors_and_the_daemon_answers_throughout_within_its_memory() {
+    use tokio::io::AsyncWriteExt;
+    let daemon = Daemon::start().await;
+    let pid = daemon.pid().as_raw();
+    let before = rss_kib(pid);
+    let mut peak = before;
+
+    // Bytes that are not UTF-8, nesting 100,000 deep, and parameters of the wrong type: an
+    // error each, with the id when one could be read.
+    let mut invalid = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}".to_vec();
+    invalid.push(b'\n');
+    let answer = answer_to(&daemon, &invalid).await;
+    assert!(answer["error"]["code"].as_i64().is_some(), "{answer}");
+    let mut deep = "[".repeat(100_000).into_bytes();
+    deep.extend_from_slice(&"]".repeat(100_000).into_bytes());
+    deep.push(b'\n');
+    let answer = answer_to(&daemon, &deep).await;
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let wrong = b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/subscribe\",\"params\":{\"session\":7,\"from_line\":\"x\"}}\n";
+    let answer = answer_to(&daemon, wrong).await;
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (serde_json::json!(3), serde_json::json!(-32602))
+    );
+    still_answers(&daemon).await;
+
+    // 64 MiB without a newline: read and dropped as it comes, never held.
+    let mut endless = tokio::net::UnixStream::connect(daemon.socket())
+        .await
+        .unwrap();
+    let chunk = vec![b'x'; 1024 * 1024];
+    for _ in 0..64 {
+        endless.write_all(&chunk).await.unwrap();
+        peak = peak.max(rss_kib(pid));
+    }
+    still_answers(&daemon).await;
+    drop(endless);
+
+    // 200 requests half sent and held open, then 500 connections at once.
+    let mut held = Vec::new();
+    for _ in 0..200 {
+        let mut stream = tokio::net::UnixStream::connect(daemon.socket())
+            .await
+            .unwrap();
+        stream
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sess")
+            .await
+            .unwrap();
+        held.push(stream);
+    }
+    still_answers(&daemon).await;
+    let hellos = (0..500).map(|n| {
+        let socket = daemon.socket();
+        tokio::spawn(async move {
+            let client = panewise_supervisor::Client::connect(&socket, &format!("c{n}")).await;
+            client.map(|_| ())
+        })
+    });
+    let mut answered = 0;
+    for hello in hellos.collect::<Vec<_>>() {
+        if matches!(hello.await, Ok(Ok(()))) {
+            answered += 1;
+        }
+    }
+    peak = peak.max(rss_kib(pid));
+    assert_eq!(answered, 500, "every connection was answered");
+    still_answers(&daemon).await;
+    drop(held);
+    let growth_mib = peak.saturating_sub(before) / 1024;
+    eprintln!(
+        "daemon RSS {} MiB before, peak {} MiB under hostile clients",
+        before / 1024,
+        peak / 1024
+    );
+    assert!(growth_mib < 64, "the daemon grew {growth_mib} MiB");
+}
