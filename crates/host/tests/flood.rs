@@ -23,7 +23,7 @@ use panewise_providers::claude_control::ClaudeLaunch;
 use panewise_providers::ProviderEvent;
 
 /// How long the agent floods before the session is stopped.
-const FLOOD: Duration = Duration::from_secs(6);
+const FLOOD: Duration = Duration::from_secs(5);
 
 /// The resident memory reached by then is the baseline: the allocator's arenas, the log's
 /// buffers and the channels at their bounds are in place.

@@ -30,7 +30,7 @@ pub(crate) struct Entry {
     pub(crate) id: String,
     pub(crate) name: String,
     pub(crate) info: LaunchInfo,
-    controls: mpsc::UnboundedSender<Control>,
+    controls: mpsc::Sender<Control>,
     state: State,
     observed: Observed,
     /// The requests this daemon sent an answer to that the fold does not show closed yet,
@@ -101,6 +101,23 @@ impl Entry {
             ErrorCode::SessionEnded,
             format!("session {} has ended", self.name),
         )
+    }
+
+    /// Sends `control` without waiting (this runs under the registry's lock); a session whose
+    /// bounded control channel is full is not reading its controls, and the client is told so.
+    fn send(&self, control: Control) -> Result<(), RpcError> {
+        self.controls
+            .try_send(control)
+            .map_err(|error| match error {
+                mpsc::error::TrySendError::Closed(_) => self.ended_error(),
+                mpsc::error::TrySendError::Full(_) => RpcError::new(
+                    ErrorCode::InternalError,
+                    format!(
+                        "session {} is not taking controls: those sent before are still unread",
+                        self.name
+                    ),
+                ),
+            })
     }
 
     /// Marks what attached clients have seen as seen.
@@ -425,9 +442,7 @@ impl Hosted {
                     Control::deny(id, message.clone(), by.clone())
                 }
             };
-            if entry.controls.send(control).is_err() {
-                return Err(entry.ended_error());
-            }
+            entry.send(control)?;
             entry.forwarded.insert(answered.id.clone(), by);
             Ok(answered)
         })
@@ -442,11 +457,7 @@ impl Hosted {
             if control == Control::Stop {
                 entry.stop_requested = true;
             }
-            if entry.controls.send(control).is_ok() {
-                Ok(())
-            } else {
-                Err(entry.ended_error())
-            }
+            entry.send(control)
         })
     }
 
@@ -508,7 +519,7 @@ impl Hosted {
         let mut any = false;
         for entry in map.values_mut().filter(|entry| !entry.is_ended()) {
             entry.stop_requested = true;
-            any |= entry.controls.send(Control::Stop).is_ok();
+            any |= entry.send(Control::Stop).is_ok();
         }
         any
     }
