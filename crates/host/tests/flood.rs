@@ -30,7 +30,7 @@ const FLOOD: Duration = Duration::from_secs(5);
 const WARM_UP: Duration = Duration::from_millis(1500);
 
 /// How far resident memory may grow past the baseline while the agent floods. Unbounded
-/// queues grow it by hundreds of MB in this time (about 80 MB a second were measured).
+/// queues grow it by hundreds of MB in this time (about 50 MiB a second were measured).
 const GROWTH_BOUND_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The fewest text deltas the view must have seen: the agent did flood.
