@@ -106,6 +106,7 @@ async fn engine_once(chunks: &[Vec<u8>], cwd: &std::path::Path) -> usize {
         process
             .stdout
             .send(chunk.clone())
+            .await
             .expect("the session reads stdout");
     }
     // The turn ended and nothing more can come: the session closes the CLI's stdin.

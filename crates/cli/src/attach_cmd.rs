@@ -37,7 +37,7 @@ pub struct Args {
 /// Attaches to a session until it ends or stdin does.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (runtime, target) = crate::agents_cmd::target(&args.remote, &args.id, "panewise attach")?;
-    let client = target.client;
+    let client = std::sync::Arc::new(target.client);
     // The bell and the title are for a person at a terminal, unless `[notify] bell = false`.
     let bell = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::current_dir()
@@ -73,6 +73,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
             .await?;
         let id = subscribed.id;
+        // The calls go out from a task of their own, in order, so the loop below reads the
+        // notifications while a call waits for its response (which comes after them): a call
+        // awaited here would stop that reading, and past the client's bound of unread
+        // notifications its response would never be read. The loop takes a line or a Ctrl-C
+        // only when the queue has room, so a pipe of lines waits rather than piling up.
+        let (calls, queued) = mpsc::channel(CALLS_QUEUED);
+        let (said, mut answers) = mpsc::channel(CALLS_QUEUED);
+        let caller = tokio::spawn(call_in_order(std::sync::Arc::clone(&client), queued, said));
         screen.say(format!(
             "panewise attach: {}; type a prompt and press Enter; y, a (always) or n answers an \
              approval; Ctrl-C stops the turn; Ctrl-D detaches and leaves the session running",
@@ -88,18 +96,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             screen.show(view.state(), &live, asked.as_ref().map(|(_, question)| question.as_str()));
             tokio::select! {
                 _ = tick.tick() => live.frame = live.frame.wrapping_add(1),
-                Some(Signal::Interrupt) = interrupts.recv() => {
-                    let sent = client
-                        .call::<_, panewise_api::Ack>(
-                            Method::Interrupt,
-                            panewise_api::SessionParams { session: id.clone() },
-                        )
-                        .await;
-                    match sent {
-                        Ok(_) => screen.say("panewise attach: stopping the turn".to_owned()),
-                        Err(error) => screen.say(format!("panewise attach: {error}")),
-                    }
+                Some(Signal::Interrupt) = interrupts.recv(), if calls.capacity() > 0 => {
+                    let _gone = calls.try_send(Call::Interrupt(panewise_api::SessionParams {
+                        session: id.clone(),
+                    }));
                 }
+                Some(said) = answers.recv() => screen.say(said),
                 notice = client.next_notification() => {
                     let Some(notice) = notice else {
                         anyhow::bail!("the daemon closed the connection");
@@ -148,8 +150,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         _ => {}
                     }
                 }
-                typed = lines.recv() => {
+                typed = lines.recv(), if calls.capacity() > 0 => {
                     let Some(typed) = typed else {
+                        // What was typed before the end is sent before detaching.
+                        drop(calls);
+                        finish_calls(&client, caller, &mut answers, &screen).await;
                         screen.say("panewise attach: detached; the session goes on".to_owned());
                         return Ok(());
                     };
@@ -159,28 +164,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         .as_ref()
                         .and_then(|_| parse_reply(word))
                         .map(|reply| reply.decision(None));
-                    let sent = match decision {
-                        Some(decision) => client
-                            .call::<_, panewise_api::Ack>(
-                                Method::Approve,
-                                ApproveParams {
-                                    session: id.clone(),
-                                    request: asked.as_ref().map(|(id, _)| id.clone()),
-                                    decision,
-                                },
-                            )
-                            .await,
+                    let call = match decision {
+                        Some(decision) => Call::Approve(ApproveParams {
+                            session: id.clone(),
+                            request: asked.as_ref().map(|(id, _)| id.clone()),
+                            decision,
+                        }),
                         None if word.is_empty() => continue,
-                        None => client
-                            .call::<_, panewise_api::Ack>(
-                                Method::Prompt,
-                                PromptParams { session: id.clone(), text: typed },
-                            )
-                            .await,
+                        None => Call::Prompt(PromptParams { session: id.clone(), text: typed }),
                     };
-                    if let Err(error) = sent {
-                        screen.say(format!("panewise attach: {error}"));
-                    }
+                    let _gone = calls.try_send(call);
                 }
             }
         }
@@ -190,6 +183,73 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     runtime.shutdown_background();
     outcome?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The calls attach may have queued and not yet answered.
+const CALLS_QUEUED: usize = 16;
+
+/// A call attach makes for the person.
+enum Call {
+    Interrupt(panewise_api::SessionParams),
+    Approve(ApproveParams),
+    Prompt(PromptParams),
+}
+
+/// Makes `calls` one after another, saying on `said` what the person is to be told: that the
+/// turn is stopping, or why a call failed.
+async fn call_in_order(
+    client: std::sync::Arc<panewise_supervisor::Client>,
+    mut calls: mpsc::Receiver<Call>,
+    said: mpsc::Sender<String>,
+) {
+    while let Some(call) = calls.recv().await {
+        let interrupt = matches!(call, Call::Interrupt(_));
+        let sent = match call {
+            Call::Interrupt(params) => {
+                client
+                    .call::<_, panewise_api::Ack>(Method::Interrupt, params)
+                    .await
+            }
+            Call::Approve(params) => {
+                client
+                    .call::<_, panewise_api::Ack>(Method::Approve, params)
+                    .await
+            }
+            Call::Prompt(params) => {
+                client
+                    .call::<_, panewise_api::Ack>(Method::Prompt, params)
+                    .await
+            }
+        };
+        let say = match sent {
+            Ok(_) if interrupt => "panewise attach: stopping the turn".to_owned(),
+            Ok(_) => continue,
+            Err(error) => format!("panewise attach: {error}"),
+        };
+        if said.send(say).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Waits for `caller` to make the calls queued before a detach, saying what they answered and
+/// reading (and passing over) notifications meanwhile, so their responses can be read.
+async fn finish_calls(
+    client: &panewise_supervisor::Client,
+    mut caller: tokio::task::JoinHandle<()>,
+    answers: &mut mpsc::Receiver<String>,
+    screen: &Screen,
+) {
+    loop {
+        tokio::select! {
+            _ = &mut caller => break,
+            Some(said) = answers.recv() => screen.say(said),
+            notice = client.next_notification() => if notice.is_none() { break },
+        }
+    }
+    while let Ok(said) = answers.try_recv() {
+        screen.say(said);
+    }
 }
 
 /// Where attach writes: the line editor on a terminal, plain stdout and stderr elsewhere.

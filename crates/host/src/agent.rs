@@ -22,7 +22,13 @@ use crate::process::ProcessGroup;
 pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
 
 /// Bytes read from the agent's stdout at a time.
-const READ_CHUNK_BYTES: usize = 64 * 1024;
+pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// The reads of the agent's stdout (each at most [`READ_CHUNK_BYTES`]) that wait for the
+/// engine. At the bound the reader waits, so it stops reading the pipe; once the pipe's own
+/// buffer is full the agent's next write blocks. Nothing is lost: the agent is held back until
+/// the engine (itself held back by its front ends) reads on.
+pub const STDOUT_CHUNKS: usize = 64;
 
 /// What to start.
 #[derive(Debug, Clone, Default)]
@@ -98,7 +104,7 @@ impl AgentProcess {
                 }
             }
         })?;
-        let (sender, output) = mpsc::channel(64);
+        let (sender, output) = mpsc::channel(STDOUT_CHUNKS);
         if let Some(mut stdout) = child.stdout.take() {
             tokio::spawn(async move {
                 let mut chunk = vec![0u8; READ_CHUNK_BYTES];

@@ -29,6 +29,21 @@ fn install_hint(npm_package: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
+/// Why a session did not take a control ([`crate::session::Controls::send`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ControlRefused {
+    /// The session has ended.
+    #[error("the session has ended")]
+    Ended,
+    /// The session has [`crate::session::handle::CONTROL_BOUND`] controls unread: it is not
+    /// reading them (its agent does not read its input) or they come faster than it reads.
+    #[error(
+        "the session is not taking controls: {} sent before are still unread",
+        crate::session::handle::CONTROL_BOUND
+    )]
+    Busy,
+}
+
 /// Why a session stopped before its end.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {

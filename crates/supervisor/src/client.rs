@@ -22,6 +22,15 @@ use crate::paths;
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Response>>>>;
 
+/// The notifications a client holds unread. At the bound the connection's reader waits: it
+/// reads nothing more from the daemon, whose writes to the connection then block and whose
+/// bounded outbox (4,096 lines) fills, so a subscription's tail waits there and its lines stay
+/// in the log. Nothing is lost and neither side's memory grows. Responses come on the same
+/// stream after the notifications before them, so a caller that awaits a call while it is
+/// subscribed must keep reading notifications on another task (or in the same `select!`):
+/// otherwise, past the bound, the call waits for notifications nobody reads.
+pub(crate) const NOTICE_BOUND: usize = 1024;
+
 type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// A connection to the daemon.
@@ -29,7 +38,7 @@ pub struct Client {
     writer: tokio::sync::Mutex<Writer>,
     pending: Pending,
     next_id: AtomicU64,
-    notifications: tokio::sync::Mutex<mpsc::UnboundedReceiver<Notification>>,
+    notifications: tokio::sync::Mutex<mpsc::Receiver<Notification>>,
     /// The process the connection runs through (ssh), killed when the client is dropped so
     /// it never outlives the command.
     _child: Option<tokio::process::Child>,
@@ -63,14 +72,16 @@ impl Client {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let pending: Pending = Arc::default();
-        let (notices, notifications) = mpsc::unbounded_channel();
+        let (notices, notifications) = mpsc::channel(NOTICE_BOUND);
         let routes = Arc::clone(&pending);
         tokio::spawn(async move {
             let mut lines = BufReader::new(read).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 match rpc::parse_incoming(line.as_bytes()) {
                     Ok(Incoming::Notification(notice)) => {
-                        let _ = notices.send(notice);
+                        // Waits while NOTICE_BOUND are unread; none is kept once the client
+                        // has gone (the receiver dropped), and responses are still routed.
+                        let _gone = notices.send(notice).await;
                     }
                     Ok(Incoming::Response(response)) => {
                         let route = response.id.as_u64().and_then(|id| {
@@ -312,4 +323,70 @@ fn start_daemon(program: &Path) -> Result<(), SupervisorError> {
     // The daemon outlives this client by design; it is reaped by init once this exits.
     drop(child);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::sync::atomic::AtomicUsize;
+
+    /// Notifications the fake daemon sends: well past what the client holds unread.
+    const SENT: usize = NOTICE_BOUND * 3;
+
+    /// A daemon on the far end of `stream`: answers the hello, then sends [`SENT`]
+    /// notifications numbered from 0, counting each one written in `written`.
+    async fn daemon(stream: tokio::io::DuplexStream, written: Arc<AtomicUsize>) {
+        let (read, mut write) = tokio::io::split(stream);
+        let mut lines = BufReader::new(read).lines();
+        let Ok(Some(hello)) = lines.next_line().await else {
+            panic!("no hello");
+        };
+        let hello: serde_json::Value = serde_json::from_str(&hello).unwrap_or_default();
+        let response = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": hello["id"],
+            "result": {"api_version": API_VERSION, "panewise_version": "test", "pid": 1},
+        });
+        let mut line = response.to_string().into_bytes();
+        line.push(b'\n');
+        write.write_all(&line).await.ok();
+        for n in 0..SENT {
+            let Ok(line) = rpc::notification_line("test/n", &serde_json::json!({ "n": n })) else {
+                panic!("a notification line");
+            };
+            if write.write_all(&line).await.is_err() {
+                return;
+            }
+            written.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_reads_no_notifications_holds_the_daemon_back_and_loses_none() {
+        let (near, far) = tokio::io::duplex(16 * 1024);
+        let written = Arc::new(AtomicUsize::new(0));
+        let daemon = tokio::spawn(daemon(far, Arc::clone(&written)));
+        let (read, write) = tokio::io::split(near);
+        let client = Client::over(read, write, None, "test").await;
+        let Ok(client) = client else {
+            panic!("the hello is answered");
+        };
+        // Paused time moves only once every task waits: the daemon's writes are then blocked.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let held_at = written.load(Ordering::Relaxed);
+        assert!(
+            (NOTICE_BOUND..SENT).contains(&held_at),
+            "the daemon wrote {held_at} of {SENT} notifications to a client that read none \
+             (it holds {NOTICE_BOUND})"
+        );
+        for n in 0..SENT {
+            let Some(notice) = client.next_notification().await else {
+                panic!("the connection closed after {n} notifications");
+            };
+            assert_eq!(notice.params["n"], n, "notification {n} in order");
+        }
+        assert!(daemon.await.is_ok());
+        assert_eq!(written.load(Ordering::Relaxed), SENT);
+    }
 }

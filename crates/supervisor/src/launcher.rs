@@ -38,10 +38,13 @@ pub type SessionRun = futures_util::future::BoxFuture<'static, Result<(), String
 pub struct Launched {
     /// The session's run, spawned by the daemon on a task of its own.
     pub run: SessionRun,
-    /// Where its controls go.
-    pub controls: mpsc::UnboundedSender<Control>,
-    /// What it tells its front ends, in order.
-    pub updates: mpsc::UnboundedReceiver<Update>,
+    /// Where its controls go. Bounded: a control is sent with `try_send`, never waited for
+    /// (the daemon's loop waits on nothing but its inputs), and a full channel is the session
+    /// not reading its controls: the daemon logs the control it could not queue.
+    pub controls: mpsc::Sender<Control>,
+    /// What it tells its front ends, in order. Bounded: the session waits while it is full,
+    /// so the daemon must read it without waiting on the session.
+    pub updates: mpsc::Receiver<Update>,
     /// What it is.
     pub info: LaunchInfo,
 }

@@ -130,7 +130,7 @@ struct Shell {
     launcher: Arc<dyn Launcher>,
     notify: NotifySource,
     conns: HashMap<ConnId, ConnHandle>,
-    controls: HashMap<String, mpsc::UnboundedSender<Control>>,
+    controls: HashMap<String, mpsc::Sender<Control>>,
     next_conn: ConnId,
     exit: Option<(Vec<crate::launcher::LaunchInfo>, Vec<String>)>,
 }
@@ -250,8 +250,18 @@ impl Shell {
             }
             Effect::Control { id, control } => {
                 if let Some(controls) = self.controls.get(&id) {
-                    // A session whose task ended drops its receiver; its end is on the way.
-                    let _ended = controls.send(control);
+                    match controls.try_send(control) {
+                        Ok(()) => {}
+                        // A session whose task ended drops its receiver; its end is on the way.
+                        Err(mpsc::error::TrySendError::Closed(_)) => {}
+                        // The loop never waits on a session: one that has left its bounded
+                        // control queue unread is wedged, and the control is logged, not queued.
+                        Err(mpsc::error::TrySendError::Full(control)) => tracing::warn!(
+                            session = %id,
+                            ?control,
+                            "the session reads no controls (its queue is full); dropped"
+                        ),
+                    }
                 }
             }
             Effect::ScheduleNotify { id, state } => {
@@ -376,7 +386,7 @@ impl Shell {
 async fn session_task(
     id: String,
     run: crate::launcher::SessionRun,
-    mut updates: mpsc::UnboundedReceiver<Update>,
+    mut updates: mpsc::Receiver<Update>,
     log: std::path::PathBuf,
     inputs: mpsc::Sender<Input>,
 ) {

@@ -235,7 +235,7 @@ impl CliAgent {
     }
 
     /// Starts the persistent process of the channels that have one.
-    pub(crate) async fn start(&mut self, out: &Outlet) -> Result<Vec<Produced>, SessionError> {
+    pub(crate) async fn start(&mut self, out: &mut Outlet) -> Result<Vec<Produced>, SessionError> {
         let produced = self.resume_note();
         match self.channel.clone() {
             Channel::Rpc(launch) => {
@@ -364,7 +364,7 @@ impl CliAgent {
     pub(crate) async fn write_step(
         &mut self,
         step: Step,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<(), SessionError> {
         for notice in &step.notices {
             out.notice(notice.clone());
@@ -383,7 +383,7 @@ impl CliAgent {
     pub(crate) async fn send_prompt(
         &mut self,
         text: String,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<(), SessionError> {
         match &self.channel {
             Channel::Claude(_) => {

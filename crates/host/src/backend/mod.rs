@@ -74,7 +74,7 @@ impl Backend {
         }
     }
 
-    pub(crate) async fn start(&mut self, out: &Outlet) -> Result<Vec<Produced>, SessionError> {
+    pub(crate) async fn start(&mut self, out: &mut Outlet) -> Result<Vec<Produced>, SessionError> {
         match self {
             Backend::Cli(agent) => agent.start(out).await,
             Backend::Model(_) => Ok(Vec::new()),
@@ -92,7 +92,7 @@ impl Backend {
     pub(crate) fn on_input(
         &mut self,
         input: BackendInput,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<Vec<Produced>, SessionError> {
         match (self, input) {
             (Backend::Cli(agent), BackendInput::Cli(input)) => Ok(agent.on_input(input)),
@@ -106,7 +106,7 @@ impl Backend {
     pub(crate) async fn after_fold(
         &mut self,
         produced: Produced,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<Vec<Produced>, SessionError> {
         match (self, produced) {
             (Backend::Cli(agent), Produced::AfterFold(step)) => {
@@ -121,7 +121,7 @@ impl Backend {
     pub(crate) async fn send_prompt(
         &mut self,
         text: String,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<(), SessionError> {
         match self {
             Backend::Cli(agent) => agent.send_prompt(text, out).await,
@@ -129,14 +129,14 @@ impl Backend {
         }
     }
 
-    pub(crate) async fn interrupt(&mut self, out: &Outlet) -> Result<(), SessionError> {
+    pub(crate) async fn interrupt(&mut self, out: &mut Outlet) -> Result<(), SessionError> {
         match self {
             Backend::Cli(agent) => agent.interrupt().await,
             Backend::Model(agent) => agent.interrupt(out),
         }
     }
 
-    pub(crate) fn kill(&mut self, out: &Outlet) -> Result<(), SessionError> {
+    pub(crate) fn kill(&mut self, out: &mut Outlet) -> Result<(), SessionError> {
         match self {
             Backend::Cli(agent) => agent.kill(),
             // The loop's agent is panewise itself: killing it is stopping the turn, tool
@@ -150,7 +150,7 @@ impl Backend {
         id: &str,
         approved: bool,
         reason: &str,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<Vec<Produced>, SessionError> {
         match self {
             Backend::Cli(agent) => {
@@ -174,7 +174,7 @@ impl Backend {
         &mut self,
         state: &State,
         input_open: bool,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<Option<Vec<Produced>>, SessionError> {
         match self {
             Backend::Cli(agent) => {

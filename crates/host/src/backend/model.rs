@@ -342,7 +342,7 @@ impl ModelAgent {
     pub(crate) fn on_input(
         &mut self,
         input: Input,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<Vec<Produced>, SessionError> {
         let at_ms = self.clock.now_ms();
         let input = match input {
@@ -376,7 +376,7 @@ impl ModelAgent {
         id: &str,
         approved: bool,
         reason: &str,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<Vec<Produced>, SessionError> {
         let input = LoopInput::Approval {
             id: id.to_owned(),
@@ -408,7 +408,7 @@ impl ModelAgent {
     pub(crate) async fn settle(
         &mut self,
         state: &panewise_pane_state::State,
-        out: &Outlet,
+        out: &mut Outlet,
     ) -> Result<Option<Vec<Produced>>, SessionError> {
         let turn_working = state.turn_phase.is_working();
         if !self.core.is_due(turn_working) && !self.visit_due {
@@ -441,7 +441,7 @@ impl ModelAgent {
     /// Stops the turn: the call is cancelled, the running tool's process group killed (its
     /// future dropped), and every call left without a result gets one saying it was
     /// interrupted, so the next request pairs every call with its result.
-    pub(crate) fn interrupt(&mut self, out: &Outlet) -> Result<(), SessionError> {
+    pub(crate) fn interrupt(&mut self, out: &mut Outlet) -> Result<(), SessionError> {
         let at_ms = self.clock.now_ms();
         let effects = self.core.step(LoopInput::Interrupt { at_ms })?;
         // An interrupt's effects are cancellations, ledger lines and notices: nothing for
@@ -451,7 +451,7 @@ impl ModelAgent {
     }
 
     /// Folds `input` into the core and carries out what it returns.
-    fn step(&mut self, input: LoopInput, out: &Outlet) -> Result<Vec<Produced>, SessionError> {
+    fn step(&mut self, input: LoopInput, out: &mut Outlet) -> Result<Vec<Produced>, SessionError> {
         let effects = self.core.step(input)?;
         self.carry_out(effects, Some(out))
     }
@@ -461,7 +461,7 @@ impl ModelAgent {
     fn carry_out(
         &mut self,
         effects: Vec<Effect>,
-        out: Option<&Outlet>,
+        mut out: Option<&mut Outlet>,
     ) -> Result<Vec<Produced>, SessionError> {
         let mut produced = Vec::new();
         let mut queue: VecDeque<Effect> = effects.into();
@@ -514,7 +514,7 @@ impl ModelAgent {
                 Effect::Emit(event) => produced.push(Produced::Event(event)),
                 Effect::Reduce(msg) => produced.push(Produced::Msg(msg)),
                 Effect::Notice(text) => {
-                    if let Some(out) = out {
+                    if let Some(out) = out.as_deref_mut() {
                         out.notice(text);
                     }
                 }

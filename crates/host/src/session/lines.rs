@@ -188,6 +188,13 @@ struct LineClient {
 }
 
 impl LineClient {
+    /// Sends `control`; a refusal ([`crate::error::ControlRefused`]) is told to the person.
+    fn send(&self, control: Control, view: &mut dyn View) {
+        if let Err(refused) = self.controls.send(control) {
+            view.notice(&format!("{refused}; that was not sent"));
+        }
+    }
+
     fn update(&mut self, update: Update, view: &mut dyn View) {
         match update {
             Update::Started { log, state } => {
@@ -222,7 +229,7 @@ impl LineClient {
                     view.notice(&format!(
                         "denied {tool} {summary}: nobody is at a terminal to answer"
                     ));
-                    self.controls.answer(Some(id), false, Actor::Session);
+                    self.send(Control::deny(Some(id), None, Actor::Session), view);
                 }
             }
             Update::AskWithdrawn { id } => {
@@ -254,15 +261,16 @@ impl LineClient {
         if let Some(question) = self.asking.take() {
             match reply(&line) {
                 Some(Reply::AllowOnce) => {
-                    self.controls.answer(Some(question.id), true, Actor::Person);
+                    self.send(Control::allow(Some(question.id), Actor::Person), view);
                 }
                 Some(Reply::AllowForSession) if question.offers_session => {
-                    self.controls
-                        .allow_for_session(Some(question.id), Actor::Person);
+                    self.send(
+                        Control::allow_for_session(Some(question.id), Actor::Person),
+                        view,
+                    );
                 }
                 Some(Reply::Deny) => {
-                    self.controls
-                        .answer(Some(question.id), false, Actor::Person);
+                    self.send(Control::deny(Some(question.id), None, Actor::Person), view);
                 }
                 Some(Reply::AllowForSession) | None => {
                     // Anything but an answer asks again: a stray line must not deny, nor
@@ -298,7 +306,7 @@ impl LineClient {
             if working {
                 view.queued(&line);
             }
-            self.controls.prompt(line);
+            self.send(Control::Prompt(line), view);
         } else {
             view.notice("no question is waiting for an answer; that line was not sent");
         }
@@ -309,11 +317,10 @@ impl LineClient {
         if let Some(question) = self.asking.take() {
             view.notice("your input ended before you answered: denied");
             view.question_closed();
-            self.controls
-                .answer(Some(question.id), false, Actor::Session);
+            self.send(Control::deny(Some(question.id), None, Actor::Session), view);
         }
         if self.lines_are_prompts {
-            self.controls.send(Control::EndOfInput);
+            self.send(Control::EndOfInput, view);
         }
     }
 
@@ -321,7 +328,7 @@ impl LineClient {
         match signal {
             Signal::Terminate(name) => {
                 view.notice(&format!("{name}: ending the session"));
-                self.controls.stop();
+                self.send(Control::Stop, view);
             }
             Signal::Interrupt => {
                 let working = self
@@ -344,7 +351,7 @@ impl LineClient {
                     } else {
                         "stopping the turn (Ctrl-C again kills the agent)"
                     });
-                    self.controls.interrupt();
+                    self.send(Control::Interrupt, view);
                 }
             }
         }

@@ -110,31 +110,49 @@ pub struct SessionOutcome {
     pub backend: BackendOutcome,
 }
 
-/// Where the engine's updates go. Front ends that went away are no error: the session goes on
-/// and its log records everything.
-#[derive(Debug, Clone)]
+/// Where the engine's updates go: an observer sees each as it is made; the front ends get them
+/// through the bounded update channel ([`handle::UPDATE_BOUND`]) when the engine hands them on
+/// ([`Outlet::hand_on`]), before it folds its next message and before it reads its next
+/// input. Until then they wait here, at most what one message's commands (or one read of the
+/// agent's output) made. Front ends that went away are no error: the session goes on and its
+/// log records everything.
+#[derive(Debug)]
 pub(crate) struct Outlet {
-    updates: mpsc::UnboundedSender<Update>,
+    updates: mpsc::Sender<Update>,
+    pending: VecDeque<Update>,
     observer: Option<Observer>,
 }
 
 impl Outlet {
-    pub(crate) fn send(&self, update: Update) {
+    pub(crate) fn send(&mut self, update: Update) {
         if let Some(observer) = &self.observer {
             observer.see(&update);
         }
-        let _no_front_end = self.updates.send(update);
+        if !self.updates.is_closed() {
+            self.pending.push_back(update);
+        }
     }
 
-    pub(crate) fn send_all(&self, updates: impl IntoIterator<Item = Update>) {
+    pub(crate) fn send_all(&mut self, updates: impl IntoIterator<Item = Update>) {
         for update in updates {
             self.send(update);
         }
     }
 
-    pub(crate) fn notice(&self, text: String) {
+    pub(crate) fn notice(&mut self, text: String) {
         tracing::info!(notice = %text);
         self.send(Update::Notice(text));
+    }
+
+    /// Hands the pending updates to the front ends, waiting while the channel is full (the
+    /// engine's backpressure: it reads nothing more until its front ends have read). A channel
+    /// whose receiver is gone fails at once, never waits: the rest is dropped.
+    pub(crate) async fn hand_on(&mut self) {
+        while let Some(update) = self.pending.pop_front() {
+            if self.updates.send(update).await.is_err() {
+                self.pending.clear();
+            }
+        }
     }
 }
 
@@ -159,7 +177,7 @@ pub struct Session {
     deadlines: Deadlines,
     clock: SessionClock,
     out: Outlet,
-    controls: mpsc::UnboundedReceiver<Control>,
+    controls: mpsc::Receiver<Control>,
     controls_open: bool,
     prompts: Vec<String>,
     approval: ApprovalMode,
@@ -220,8 +238,8 @@ impl Session {
         log: SessionLogFile,
         backend: Backend,
     ) -> (Session, SessionHandle) {
-        let (control_sender, controls) = mpsc::unbounded_channel();
-        let (update_sender, updates) = mpsc::unbounded_channel();
+        let (control_sender, controls) = mpsc::channel(handle::CONTROL_BOUND);
+        let (update_sender, updates) = mpsc::channel(handle::UPDATE_BOUND);
         let provider = backend.provider();
         let model = spec.header.model.clone();
         let session_span = tracing::info_span!(
@@ -238,6 +256,7 @@ impl Session {
             clock,
             out: Outlet {
                 updates: update_sender,
+                pending: VecDeque::new(),
                 observer: None,
             },
             controls,
@@ -270,8 +289,8 @@ impl Session {
         if let Err(error) = &result {
             if let SessionError::Log { .. } = error {
                 // Nothing more can be recorded: stop the agent rather than let it work unseen.
-                let _ignored = self.backend.interrupt(&self.out).await;
-                let _ignored = self.backend.kill(&self.out);
+                let _ignored = self.backend.interrupt(&mut self.out).await;
+                let _ignored = self.backend.kill(&mut self.out);
             }
             // The closing line says why the session ended (nothing if the log is gone).
             let now = self.clock.now_ms();
@@ -279,6 +298,8 @@ impl Session {
                 .transcript
                 .finish(now, Some(error.to_string()), &mut self.log);
         }
+        // The front ends are told everything before the run ends.
+        self.out.hand_on().await;
         result?;
         self.log
             .checkpoint()
@@ -301,7 +322,7 @@ impl Session {
             state: Box::new(self.log.state().clone()),
         });
         tracing::info!("session started");
-        let started = self.backend.start(&self.out).await?;
+        let started = self.backend.start(&mut self.out).await?;
         self.fold(started).await?;
         let mut first: Vec<Produced> = self
             .configured_deadlines
@@ -330,6 +351,8 @@ impl Session {
         let mut tick = tokio::time::interval(Duration::from_millis(WATCHDOG_TICK_MS));
         tick.tick().await;
         while !self.is_over() {
+            // Nothing more is read until the front ends took what the last input made.
+            self.out.hand_on().await;
             let next_deadline = self.deadlines.next();
             let input = tokio::select! {
                 input = self.backend.next_input() => Input::Backend(input),
@@ -367,7 +390,11 @@ impl Session {
         loop {
             let state = self.log.state();
             let input_open = self.input_open && !self.stopping;
-            match self.backend.settle(state, input_open, &self.out).await? {
+            match self
+                .backend
+                .settle(state, input_open, &mut self.out)
+                .await?
+            {
                 Some(produced) => self.fold(produced).await?,
                 None => return Ok(()),
             }
@@ -378,7 +405,7 @@ impl Session {
     async fn produced_by(&mut self, input: Input) -> Result<Vec<Produced>, SessionError> {
         let now = self.clock.now_ms();
         Ok(match input {
-            Input::Backend(input) => self.backend.on_input(input, &self.out)?,
+            Input::Backend(input) => self.backend.on_input(input, &mut self.out)?,
             Input::Deadline(due) => {
                 // Fired once: the reducer re-arms it if it wants it again.
                 self.deadlines.cancel(due.turn, due.kind);
@@ -473,7 +500,7 @@ impl Session {
                 if !working {
                     // An idle agent is not waited for.
                     self.out.notice("stopping the session".to_owned());
-                    self.backend.kill(&self.out)?;
+                    self.backend.kill(&mut self.out)?;
                 }
             }
         }
@@ -514,7 +541,7 @@ impl Session {
                     .write_to(&mut self.log)
                     .map_err(|source| self.log_error(source));
             };
-            let produced = self.backend.after_fold(deferred, &self.out).await?;
+            let produced = self.backend.after_fold(deferred, &mut self.out).await?;
             self.absorb(produced, &mut queue, &mut later)?;
         }
     }
@@ -556,6 +583,8 @@ impl Session {
         queue: &mut VecDeque<Msg>,
         later: &mut VecDeque<Produced>,
     ) -> Result<(), SessionError> {
+        // What the last message made reaches the front ends before the next is folded.
+        self.out.hand_on().await;
         // The conversation so far goes to disk before the next message.
         self.transcript
             .write_to(&mut self.log)
@@ -642,14 +671,14 @@ impl Session {
                     TranscriptEntry::Prompt { text: text.clone() },
                     self.clock.now_ms(),
                 );
-                self.backend.send_prompt(text, &self.out).await?
+                self.backend.send_prompt(text, &mut self.out).await?
             }
-            Cmd::InterruptAgent { .. } => self.backend.interrupt(&self.out).await?,
+            Cmd::InterruptAgent { .. } => self.backend.interrupt(&mut self.out).await?,
             Cmd::KillAgent { .. } => {
                 if matches!(self.backend, Backend::Cli(_)) {
                     self.out.notice("killing the agent".to_owned());
                 }
-                self.backend.kill(&self.out)?;
+                self.backend.kill(&mut self.out)?;
             }
             Cmd::ResolveApproval {
                 id,
@@ -683,7 +712,7 @@ impl Session {
                 });
                 return self
                     .backend
-                    .resolve_approval(&id, approved, &reason, &self.out)
+                    .resolve_approval(&id, approved, &reason, &mut self.out)
                     .await;
             }
             Cmd::ScheduleDeadline {

@@ -190,14 +190,20 @@ async fn model_an_approval_is_asked_through_the_handle_and_the_answer_runs_the_t
             ("write_file", true)
         );
         // An answer naming another request is refused; the question still waits.
-        handle
-            .controls()
-            .answer(Some("other".to_owned()), true, person());
+        assert_eq!(
+            handle
+                .controls()
+                .answer(Some("other".to_owned()), true, person()),
+            Ok(())
+        );
         until(&mut handle, |update| {
             matches!(update, Update::Notice(text) if text.contains("that answer to request other was refused: no request with that id waits"))
         })
         .await;
-        handle.controls().answer(Some(id), approved, person());
+        assert_eq!(
+            handle.controls().answer(Some(id), approved, person()),
+            Ok(())
+        );
         let outcome = task.await.unwrap().unwrap();
         assert_eq!(scratch.cwd.join("out.txt").exists(), approved);
         assert_eq!(outcome_of(&outcome.state), Some(TurnOutcome::Completed));
@@ -238,7 +244,7 @@ async fn model_an_interrupt_ends_a_hanging_call_stopped_and_a_stop_ends_the_sess
         matches!(update, Update::Agent(ProviderEvent::TextDelta { .. }))
     })
     .await;
-    handle.controls().interrupt();
+    assert_eq!(handle.controls().interrupt(), Ok(()));
     until(&mut handle, |update| {
         matches!(
             update,
@@ -283,9 +289,9 @@ async fn model_a_stop_ends_an_open_session_mid_call_with_its_log_closed() {
         matches!(update, Update::Agent(ProviderEvent::TextDelta { .. }))
     })
     .await;
-    handle.controls().stop();
+    assert_eq!(handle.controls().stop(), Ok(()));
     // A prompt after the stop is not sent.
-    handle.controls().prompt("one more");
+    assert_eq!(handle.controls().prompt("one more"), Ok(()));
     let outcome = task.await.unwrap().unwrap();
     assert!(!outcome.state.turn_phase.is_working());
     assert_eq!(outcome.state.turns_completed, 0);
@@ -318,7 +324,7 @@ fn claude_session(
 ) -> (
     Session,
     SessionHandle,
-    tokio::sync::mpsc::UnboundedReceiver<ScriptedSpawn>,
+    tokio::sync::mpsc::Receiver<ScriptedSpawn>,
 ) {
     let (launcher, spawned) = Launcher::scripted();
     let backend = CliAgent::new(CliLaunch {
@@ -342,9 +348,7 @@ fn claude_session(
 
 /// The Claude Code process the session started, once it was sent the control session's
 /// `initialize` and the prompt.
-async fn started(
-    spawned: &mut tokio::sync::mpsc::UnboundedReceiver<ScriptedSpawn>,
-) -> ScriptedSpawn {
+async fn started(spawned: &mut tokio::sync::mpsc::Receiver<ScriptedSpawn>) -> ScriptedSpawn {
     let mut process = spawned.recv().await.unwrap();
     let initialize = process.stdin.recv().await.unwrap();
     assert!(initialize.contains("\"initialize\""), "{initialize}");
@@ -374,7 +378,11 @@ async fn cli_a_permission_request_is_asked_through_the_handle_and_answered_on_st
         let lines = control_allow_lines();
         // The initialize response, the turn, and the permission request.
         for line in &lines[..10] {
-            process.stdout.send(line.clone().into_bytes()).unwrap();
+            process
+                .stdout
+                .send(line.clone().into_bytes())
+                .await
+                .unwrap();
         }
         let Update::Ask { id, tool, .. } =
             until(&mut handle, |update| matches!(update, Update::Ask { .. })).await
@@ -382,9 +390,12 @@ async fn cli_a_permission_request_is_asked_through_the_handle_and_answered_on_st
             unreachable!()
         };
         assert_eq!(tool, "Write");
-        handle
-            .controls()
-            .answer(Some(id.clone()), approved, person());
+        assert_eq!(
+            handle
+                .controls()
+                .answer(Some(id.clone()), approved, person()),
+            Ok(())
+        );
         let answer = process.stdin.recv().await.unwrap();
         assert!(answer.contains(&id));
         assert_eq!(answer.contains("\"allow\""), approved, "{answer}");
@@ -392,7 +403,11 @@ async fn cli_a_permission_request_is_asked_through_the_handle_and_answered_on_st
             assert!(answer.contains("\"denied by test\""), "{answer}");
         }
         for line in &lines[10..] {
-            process.stdout.send(line.clone().into_bytes()).unwrap();
+            process
+                .stdout
+                .send(line.clone().into_bytes())
+                .await
+                .unwrap();
         }
         // The turn ended and nothing more can come: the session closes the CLI's stdin.
         assert_eq!(process.stdin.recv().await, None);
@@ -435,13 +450,17 @@ async fn cli_a_stop_interrupts_then_kills_a_working_agent() {
     let mut process = started(&mut spawned).await;
     let lines = control_allow_lines();
     for line in &lines[..8] {
-        process.stdout.send(line.clone().into_bytes()).unwrap();
+        process
+            .stdout
+            .send(line.clone().into_bytes())
+            .await
+            .unwrap();
     }
     until(&mut handle, |update| {
         matches!(update, Update::Agent(ProviderEvent::TextDelta { .. }))
     })
     .await;
-    handle.controls().stop();
+    assert_eq!(handle.controls().stop(), Ok(()));
     let interrupt = process.stdin.recv().await.unwrap();
     assert!(interrupt.contains("\"interrupt\""), "{interrupt}");
     assert_eq!(process.signals.recv().await, Some(ScriptedSignal::Kill));
@@ -477,7 +496,10 @@ async fn model_a_tool_allowed_for_the_session_is_not_asked_about_again() {
     else {
         unreachable!()
     };
-    handle.controls().allow_for_session(Some(id), person());
+    assert_eq!(
+        handle.controls().allow_for_session(Some(id), person()),
+        Ok(())
+    );
     // The second request is answered by the allowance, as the one who gave it, and says so.
     let answered = until(&mut handle, |update| {
         matches!(update, Update::Answered { for_session: true, by, .. } if *by == person())
