@@ -808,6 +808,65 @@ fn a_client_that_goes_releases_its_attach_and_leaves_the_question_pending() {
 }
 
 #[test]
+fn a_client_that_reconnects_at_an_offset_gets_exactly_the_lines_it_missed() {
+    let mut h = Harness::new(limits());
+    connected(&mut h, &[A]);
+    h.host(A, "s1");
+    h.feed(Event::Written {
+        conn: A,
+        lines: 1,
+        bytes: 0,
+    });
+    let first = h.request(A, "session/subscribe", json!({"session": "s1"}));
+    let mut got = indices(&sent(&first, A));
+    got.extend(indices(&sent(&h.log("s1", 2), A)));
+    assert_eq!(got, [0, 1]);
+    h.feed(Event::Disconnected { conn: A });
+    // Lines written while no one listened.
+    h.log("s1", 3);
+    connected(&mut h, &[B]);
+    let again = h.request(
+        B,
+        "session/subscribe",
+        json!({"session": "s1", "from_line": 2}),
+    );
+    assert_eq!(indices(&sent(&again, B)), [2, 3, 4]);
+}
+
+#[test]
+fn a_stop_and_an_answer_racing_the_session_end_are_each_answered_once() {
+    let mut h = Harness::new(limits());
+    connected(&mut h, &[A, B]);
+    h.host(A, "s1");
+    h.record("s1", 10, asked("r1"));
+    let stop = h.request(A, "session/stop", json!({"session": "s1"}));
+    assert_eq!(controls(&stop), [("s1".to_owned(), Control::Stop)]);
+    // The answer arrives before the session has ended: it is sent (the session decides).
+    let answer = h.request(
+        B,
+        "session/approve",
+        json!({"session": "s1", "decision": "allow_once"}),
+    );
+    assert_eq!(controls(&answer).len(), 1);
+    h.feed(Event::Ended {
+        id: "s1".to_owned(),
+        failed: None,
+    });
+    assert_eq!(
+        h.summary("s1").state,
+        AgentState::Stopped,
+        "a stop asked for"
+    );
+    let late = h.request(
+        B,
+        "session/approve",
+        json!({"session": "s1", "decision": "allow_once"}),
+    );
+    assert!(controls(&late).is_empty(), "after the end nothing is sent");
+    assert_eq!(sent(&late, B)[0]["error"]["code"], json!(-32004));
+}
+
+#[test]
 fn resubscribing_replaces_the_subscription_and_its_attach() {
     let mut h = Harness::new(limits());
     connected(&mut h, &[A]);
