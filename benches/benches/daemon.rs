@@ -9,10 +9,18 @@
 //! user + system time from `/proc/<pid>/stat`; the agents are other processes) and its peak RSS
 //! (`VmHWM`).
 //!
+//! Beside each load, in the same run, its floor: the same fake agents on the same schedule,
+//! their stdout carried by `floor_relay` (`benches/src/bin/floor_relay.rs`), a separate process
+//! that reads each agent's pipe line by line and writes every line, unparsed and unlogged, to one
+//! Unix socket the bench reads as the subscriber. Its latency, CPU and peak RSS are measured as
+//! the daemon's are and printed on the line under the daemon's (`floor: …`): what is left above
+//! it is the daemon's own cost.
+//!
 //! Needs the `panewise` binary of the same profile: `cargo build --release -p panewise-cli`
 //! first (or `PANEWISE_BIN=path`). Then
 //! `cargo bench -p panewise-benches --bench daemon [-- SESSIONS:RATE:SECONDS …]`
-//! (default: `50:100:10 200:10:10`).
+//! (default: `50:100:10 200:10:10`; add `--staggered` to spread the agents' writes evenly
+//! instead of aligning them, see [`schedule`]).
 //!
 //! The cost of export: when this bench's environment names an OTLP endpoint (the standard
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
@@ -21,18 +29,19 @@
 //! environment), then export on (the daemon inherits them), and a third row gives on / off.
 //! The bench does not start the receiver: point it at one already running.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitCode};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use panewise_benches::rig::{
     agent_write_times, cpu_seconds, daemon_command, load_runs, now_ns, panewise_binary,
-    peak_rss_kib, percentile, LoadRun,
+    peak_rss_kib, percentile, LoadRun, Reaped,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::UnixStream;
+use tokio::net::{UnixListener, UnixStream};
 
 /// One JSON-RPC connection to the daemon, spoken line by line.
 struct Connection {
@@ -106,6 +115,61 @@ impl Figures {
     }
 }
 
+/// One streamed delta as the subscriber read it: when, from which agent, and its length.
+struct Delta {
+    at: u128,
+    agent: usize,
+    chars: Option<u64>,
+}
+
+/// Pairs the k-th delta received from each agent with that agent's k-th write (checking its
+/// length, `k % 50 + 1`, as `fake_claude` writes it): the sorted latencies in µs and how many
+/// deltas came out of order.
+fn pair(deltas: &[Delta], written: &[Vec<u128>]) -> (Vec<u64>, u64) {
+    let mut seen = vec![0usize; written.len()];
+    let mut latencies_us = Vec::with_capacity(deltas.len());
+    let mut mismatched = 0;
+    for delta in deltas {
+        let Some(count) = seen.get_mut(delta.agent) else {
+            continue;
+        };
+        let k = *count;
+        *count += 1;
+        if delta.chars != Some(k as u64 % 50 + 1) {
+            mismatched += 1;
+            continue;
+        }
+        if let Some(wrote) = written[delta.agent].get(k) {
+            latencies_us
+                .push(u64::try_from(delta.at.saturating_sub(*wrote) / 1_000).unwrap_or(u64::MAX));
+        }
+    }
+    latencies_us.sort_unstable();
+    (latencies_us, mismatched)
+}
+
+/// The prompts of one run, one per agent, and the lines each agent writes. Every agent starts
+/// at one instant, far enough ahead that every prompt is on its way by then. Aligned, every
+/// agent writes at the same instants (bursts of N lines at once: the worst case); staggered,
+/// agent i starts i/N of a period later, so the writes of the N agents are spread evenly, as
+/// independent agents' would be.
+fn schedule(staggered: bool, sessions: usize, rate: u64, seconds: u64) -> (Vec<String>, u64) {
+    let lines = rate * seconds;
+    let start = now_ns() + 300_000_000 + sessions as u128 * 1_000_000;
+    let period_ns = 1_000_000_000 / u128::from(rate.max(1));
+    let prompts = (0..sessions)
+        .map(|index| {
+            let start = if staggered {
+                start + period_ns * index as u128 / sessions.max(1) as u128
+            } else {
+                start
+            };
+            format!("START_NS={start} RATE={rate} LINES={lines}")
+        })
+        .collect();
+    (prompts, lines)
+}
+
 /// The `OTEL_*` variables of this bench's environment that turn export on, if any do.
 fn export_endpoint() -> Option<String> {
     [
@@ -169,23 +233,11 @@ async fn measure(
             )
             .await?;
     }
-    let lines = rate * seconds;
+    let (prompts, lines) = schedule(staggered, sessions, rate, seconds);
     let expected = lines * sessions as u64;
-    // Every agent starts at one instant, once every prompt is on its way.
-    let start = now_ns() + 300_000_000 + sessions as u128 * 1_000_000;
     let cpu_before = cpu_seconds(pid);
     let wall = Instant::now();
-    // Aligned, every agent writes at the same instants (bursts of N lines at once: the worst
-    // case); staggered, agent i starts i/N of a period later, so the writes of the N agents
-    // are spread evenly, as independent agents' would be.
-    let period_ns = 1_000_000_000 / u128::from(rate.max(1));
-    for (index, id) in ids.iter().enumerate() {
-        let start = if staggered {
-            start + period_ns * index as u128 / sessions.max(1) as u128
-        } else {
-            start
-        };
-        let text = format!("START_NS={start} RATE={rate} LINES={lines}");
+    for (id, text) in ids.iter().zip(&prompts) {
         client
             .send("session/prompt", json!({"session": id, "text": text}))
             .await?;
@@ -217,9 +269,7 @@ async fn measure(
         .enumerate()
         .map(|(index, id)| (id.as_str(), index))
         .collect();
-    let mut seen = vec![0usize; sessions];
-    let mut latencies_us = Vec::with_capacity(expected as usize);
-    let mut mismatched = 0;
+    let mut deltas = Vec::with_capacity(expected as usize);
     for (at, line) in &received {
         let Ok(notice) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -227,7 +277,7 @@ async fn measure(
         if notice["method"] != "session/line" {
             continue;
         }
-        let Some(&session) = notice["params"]["session"]
+        let Some(&agent) = notice["params"]["session"]
             .as_str()
             .and_then(|id| index_of.get(id))
         else {
@@ -239,17 +289,13 @@ async fn measure(
         if logged["msg"]["type"] != "output_streamed" {
             continue;
         }
-        let k = seen[session];
-        seen[session] += 1;
-        if logged["msg"]["chars"].as_u64() != Some(k as u64 % 50 + 1) {
-            mismatched += 1;
-            continue;
-        }
-        if let Some(wrote) = written[session].get(k) {
-            latencies_us.push(u64::try_from(at.saturating_sub(*wrote) / 1_000).unwrap_or(u64::MAX));
-        }
+        deltas.push(Delta {
+            at: *at,
+            agent,
+            chars: logged["msg"]["chars"].as_u64(),
+        });
     }
-    latencies_us.sort_unstable();
+    let (latencies_us, mismatched) = pair(&deltas, &written);
     Some(Figures {
         latencies_us,
         expected,
@@ -259,10 +305,109 @@ async fn measure(
     })
 }
 
+/// The floor of one load: the same agents on the same schedule, relayed by `floor_relay`
+/// (started by this bench, the agents its children) to a socket this bench listens on.
+async fn measure_floor(
+    staggered: bool,
+    sessions: usize,
+    rate: u64,
+    seconds: u64,
+    paths: &Paths<'_>,
+    dir: &Path,
+) -> Option<Figures> {
+    let socket = dir.join("floor.sock");
+    let cwds: Vec<PathBuf> = (0..sessions)
+        .map(|index| dir.join(format!("work/s{index}")))
+        .collect();
+    for cwd in &cwds {
+        std::fs::create_dir_all(cwd).ok()?;
+    }
+    let listener = UnixListener::bind(&socket).ok()?;
+    let stderr = std::fs::File::create(dir.join("relay.stderr")).ok()?;
+    let mut relay = Reaped(
+        Command::new(paths.relay)
+            .arg(&socket)
+            .arg(paths.fake)
+            .args(&cwds)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .ok()?,
+    );
+    let pid = relay.0.id();
+    let mut prompts_in = relay.0.stdin.take()?;
+    // The relay connects once every agent is started.
+    let (stream, _) = tokio::time::timeout(Duration::from_secs(60), listener.accept())
+        .await
+        .ok()?
+        .ok()?;
+    let mut from_relay = BufReader::new(stream).lines();
+    let (prompts, lines) = schedule(staggered, sessions, rate, seconds);
+    let expected = lines * sessions as u64;
+    let cpu_before = cpu_seconds(pid);
+    let wall = Instant::now();
+    let mut text = prompts.join("\n");
+    text.push('\n');
+    prompts_in.write_all(text.as_bytes()).ok()?;
+    let mut received: Vec<(u128, String)> = Vec::with_capacity(expected as usize + 8 * sessions);
+    let mut streamed = 0u64;
+    let until = Instant::now() + Duration::from_secs(seconds + 30);
+    while streamed < expected {
+        let left = until.saturating_duration_since(Instant::now());
+        let Ok(Ok(Some(line))) = tokio::time::timeout(left, from_relay.next_line()).await else {
+            eprintln!(
+                "daemon bench: floor: {streamed} of {expected} lines came before the deadline"
+            );
+            break;
+        };
+        let at = now_ns();
+        if line.contains(TEXT_DELTA) {
+            streamed += 1;
+        }
+        received.push((at, line));
+    }
+    let wall = wall.elapsed().as_secs_f64();
+    let cpu = cpu_seconds(pid) - cpu_before;
+    let rss_mib = peak_rss_kib(pid) / 1024;
+    let written = agent_write_times(&cwds, lines);
+    // The end of its stdin ends the relay's agents, then the relay.
+    drop(prompts_in);
+    let until = Instant::now() + Duration::from_secs(15);
+    while matches!(relay.0.try_wait(), Ok(None)) && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let deltas: Vec<Delta> = received
+        .iter()
+        .filter_map(|(at, line)| {
+            let (agent, line) = line.split_once(' ')?;
+            let text = &line[line.find(TEXT_DELTA)? + TEXT_DELTA.len()..];
+            Some(Delta {
+                at: *at,
+                agent: agent.parse().ok()?,
+                chars: text.find('"').map(|end| end as u64),
+            })
+        })
+        .collect();
+    let (latencies_us, mismatched) = pair(&deltas, &written);
+    Some(Figures {
+        latencies_us,
+        expected,
+        mismatched,
+        cpu_pct: cpu / wall.max(0.001) * 100.0,
+        rss_mib,
+    })
+}
+
+/// What precedes a delta's text in `fake_claude`'s line (the text is `x` repeated, no escape).
+const TEXT_DELTA: &str = r#""type":"text_delta","text":""#;
+
 /// Where the run's binaries are and where it may write.
 struct Paths<'a> {
     panewise: &'a Path,
     fake: &'a Path,
+    relay: &'a Path,
     root: &'a Path,
 }
 
@@ -278,27 +423,22 @@ fn run(
         panewise,
         fake,
         root,
+        ..
     } = *paths;
     let dir = root.join(format!("{sessions}x{rate}x{seconds}-{}", now_ns()));
     let Some(mut daemon) = spawn_daemon(panewise, fake, &dir, export) else {
         eprintln!("daemon bench: cannot start {}", panewise.display());
         return None;
     };
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        eprintln!("daemon bench: cannot start a runtime");
-        return None;
-    };
-    let figures = runtime.block_on(measure(
+    let figures = block_on(measure(
         staggered,
         sessions,
         rate,
         seconds,
         &dir,
         daemon.id(),
-    ));
+    ))
+    .flatten();
     let until = Instant::now() + Duration::from_secs(15);
     while matches!(daemon.try_wait(), Ok(None)) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
@@ -324,10 +464,69 @@ fn run(
     Some(figures)
 }
 
+/// The floor of one load (see [`measure_floor`]).
+fn run_floor(
+    staggered: bool,
+    sessions: usize,
+    rate: u64,
+    seconds: u64,
+    paths: &Paths<'_>,
+) -> Option<Figures> {
+    let dir = paths
+        .root
+        .join(format!("floor-{sessions}x{rate}x{seconds}-{}", now_ns()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let figures = block_on(measure_floor(
+        staggered, sessions, rate, seconds, paths, &dir,
+    ))
+    .flatten();
+    if figures.is_none() {
+        eprintln!(
+            "daemon bench: the floor failed; the relay's stderr is in {}",
+            dir.join("relay.stderr").display()
+        );
+        return None;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    figures
+}
+
+/// `future` on a runtime of one thread, as the subscriber of every run reads.
+fn block_on<F: std::future::Future>(future: F) -> Option<F::Output> {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        eprintln!("daemon bench: cannot start a runtime");
+        return None;
+    };
+    Some(runtime.block_on(future))
+}
+
 fn print(sessions: usize, rate: u64, seconds: u64, label: &str, figures: &Figures) {
     let sorted = &figures.latencies_us;
     println!(
         "daemon {sessions:>3} sessions × {rate:>4} lines/s × {seconds} s{label}: {} of {} lines measured{}, write → subscriber p50 {} µs, p99 {} µs, max {} µs, daemon CPU {:.1} % of one core, peak RSS {} MiB",
+        sorted.len(),
+        figures.expected,
+        if figures.mismatched > 0 {
+            format!(" ({} out of order)", figures.mismatched)
+        } else {
+            String::new()
+        },
+        percentile(sorted, 0.50),
+        percentile(sorted, 0.99),
+        sorted.last().copied().unwrap_or(0),
+        figures.cpu_pct,
+        figures.rss_mib,
+    );
+}
+
+/// The floor's line, printed under the daemon's of the same load.
+fn print_floor(figures: &Figures) {
+    let sorted = &figures.latencies_us;
+    println!(
+        "    floor (bare pipe → socket relay, same agents and schedule): {} of {} lines measured{}, write → subscriber p50 {} µs, p99 {} µs, max {} µs, relay CPU {:.1} % of one core, peak RSS {} MiB",
         sorted.len(),
         figures.expected,
         if figures.mismatched > 0 {
@@ -367,6 +566,7 @@ fn print_ratio(off: &Figures, on: &Figures) {
 /// A run that failed fails the target, so `cargo test --all-targets` (one short run) notices.
 fn main() -> ExitCode {
     let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake_claude"));
+    let relay = PathBuf::from(env!("CARGO_BIN_EXE_floor_relay"));
     let Some(panewise) = panewise_binary() else {
         eprintln!(
             "daemon bench: no panewise binary beside this bench; build it first \
@@ -380,6 +580,7 @@ fn main() -> ExitCode {
     let paths = Paths {
         panewise: &panewise,
         fake: &fake,
+        relay: &relay,
         root: &root,
     };
     let mut failed = false;
@@ -396,9 +597,14 @@ fn main() -> ExitCode {
         };
         let off = run(staggered, sessions, rate, seconds, false, &paths);
         failed |= !off.as_ref().is_some_and(Figures::whole);
+        let floor = run_floor(staggered, sessions, rate, seconds, &paths);
+        failed |= !floor.as_ref().is_some_and(Figures::whole);
         let Some(endpoint) = &exporting else {
             if let Some(off) = &off {
                 print(sessions, rate, seconds, schedule, off);
+            }
+            if let Some(floor) = &floor {
+                print_floor(floor);
             }
             continue;
         };
@@ -421,6 +627,9 @@ fn main() -> ExitCode {
                 &format!("{schedule}, export on to {endpoint}"),
                 on,
             );
+        }
+        if let Some(floor) = &floor {
+            print_floor(floor);
         }
         if let (Some(off), Some(on)) = (&off, &on) {
             print_ratio(off, on);
