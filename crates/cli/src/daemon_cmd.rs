@@ -119,11 +119,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             stall_ms: args.client_stall_secs.saturating_mul(1000),
             ..panewise_supervisor::Limits::default()
         };
-        panewise_supervisor::serve(bound, launcher, notify, limits, async move {
-            let signal = terminations.recv().await;
-            eprintln!("panewise daemon: {}: stopping every session", signal.name());
-        })
-        .await?;
+        // The registry's loop runs on the worker, beside the session tasks and connection
+        // writers it trades with, not on this thread: awaited here by `block_on`, every line
+        // crossed threads twice (5.8 context switches a line; 2.2 on the worker,
+        // docs/BENCHMARKS.md "The daemon as a pure registry").
+        let serving = tokio::spawn(panewise_supervisor::serve(
+            bound,
+            launcher,
+            notify,
+            limits,
+            async move {
+                let signal = terminations.recv().await;
+                eprintln!("panewise daemon: {}: stopping every session", signal.name());
+            },
+        ));
+        serving.await.context("the daemon's loop panicked")??;
         anyhow::Ok(())
     })?;
     // Every log is closed by now; what is left (idle connections) need not be waited for.
