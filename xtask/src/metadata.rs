@@ -141,32 +141,6 @@ impl Metadata {
     /// build script runs on the build machine, not in the library. Edges for every target
     /// platform are followed, so the answer holds on all of them.
     pub fn normal_closure(&self, root_id: &str) -> BTreeSet<String> {
-        self.normal_closure_without(root_id, &BTreeSet::new())
-    }
-
-    /// [`Metadata::normal_closure`] without the root's direct dependencies named in `skipped`
-    /// (and whatever only they bring in).
-    pub fn normal_closure_without(
-        &self,
-        root_id: &str,
-        skipped: &BTreeSet<&str>,
-    ) -> BTreeSet<String> {
-        let root_name = self
-            .packages
-            .iter()
-            .find(|p| p.id == root_id)
-            .map_or(root_id, |p| p.name.as_str());
-        let pruned = BTreeMap::from([(root_name, skipped.clone())]);
-        self.normal_closure_pruned(root_id, &pruned)
-    }
-
-    /// [`Metadata::normal_closure`] without, for each package named in `pruned`, its direct
-    /// dependencies named there (and whatever only they bring in).
-    pub fn normal_closure_pruned(
-        &self,
-        root_id: &str,
-        pruned: &BTreeMap<&str, BTreeSet<&str>>,
-    ) -> BTreeSet<String> {
         let nodes: BTreeMap<&str, &Node> = self
             .resolve
             .nodes
@@ -186,10 +160,6 @@ impl Metadata {
             let Some(node) = nodes.get(id) else { continue };
             for dep in &node.deps {
                 let name = names.get(dep.pkg.as_str()).copied().unwrap_or(&dep.pkg);
-                let from = names.get(id).copied().unwrap_or(id);
-                if pruned.get(from).is_some_and(|skip| skip.contains(name)) {
-                    continue;
-                }
                 if let Some(package) = packages.get(id) {
                     if !optional_dependency_enabled(package, &node.features, name) {
                         continue;

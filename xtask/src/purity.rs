@@ -1,11 +1,11 @@
 //! The purity check. Each pure crate gets two tests that can fail:
 //!
 //! - an **allowlist** of the crates its library may link: every package reachable from it
-//!   through normal edges, with every feature of every workspace member on, must be listed —
-//!   except what an *effect feature* brings in (providers' `api`: the model API clients'
-//!   transport), whose dependencies must then be optional and enabled by that feature alone,
-//!   so the crate without it still links only its allowlist;
-//! - a **source scan** of its `src/` for the ways Rust code reaches the outside world: the
+//!   through normal edges, with every feature of every workspace member on, must be listed.
+//!   No feature is exempt: a pure crate has no feature that adds effects (the model API
+//!   clients' transport, once providers' `api` feature, is its own crate, `panewise-transport`);
+//! - a **source scan** of all of its `src/`, no path excluded, for the ways Rust code reaches
+//!   the outside world: the
 //!   `std` modules that do I/O, spawn or read the environment, the clocks, OS-seeded hashing,
 //!   tokio, and `async`. Comments, doc comments and string literals are skipped, so prose that
 //!   names these things does not trip it.
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::metadata::{Metadata, Package};
+use crate::metadata::Metadata;
 
 /// One pure crate and what it may use.
 #[derive(Debug)]
@@ -29,32 +29,6 @@ pub struct PureCrate {
     pub dir: &'static str,
     /// Groups of package names the library may link (through normal edges, all features).
     pub allowed: &'static [&'static [&'static str]],
-    /// Paths under the crate directory left out of the source scan, each with the reason.
-    pub scan_exclusions: &'static [ScanExclusion],
-    /// Cargo features that add effects: their dependencies are left out of the allowlist
-    /// check, provided each is optional and enabled by that feature (so the crate without the
-    /// feature links only what is allowed).
-    pub effect_features: &'static [EffectFeature],
-}
-
-/// A cargo feature of a pure crate that brings in I/O, and the crates it brings.
-#[derive(Debug)]
-pub struct EffectFeature {
-    /// The feature's name.
-    pub feature: &'static str,
-    /// The optional dependencies it enables (package names).
-    pub dependencies: &'static [&'static str],
-    /// Why this feature may do what the rest of the crate may not.
-    pub why: &'static str,
-}
-
-/// A path the source scan skips, and why it may do what the rest of the crate may not.
-#[derive(Debug)]
-pub struct ScanExclusion {
-    /// A file or directory relative to the crate directory, for example `src/clients`.
-    pub path: &'static str,
-    /// Why this code is allowed effects.
-    pub why: &'static str,
 }
 
 /// serde and the proc-macro crates its derive is built from (they run in the compiler).
@@ -147,9 +121,9 @@ const RATATUI_CORE: &[&str] = &[
     "unicode-width",
 ];
 
-/// `panewise-providers` without its `api` feature and the workspace crates it links: the
-/// decoders' vocabulary and the price table, no transport.
-const PROVIDERS_WITHOUT_API: &[&str] = &[
+/// `panewise-providers` and the workspace crates it links: the decoders' vocabulary, the
+/// price table and the model APIs' pure half.
+const PROVIDERS: &[&str] = &[
     "panewise-protocol",
     "panewise-pane-state",
     "panewise-window",
@@ -163,15 +137,11 @@ pub const PURE_CRATES: &[PureCrate] = &[
         package: "panewise-protocol",
         dir: "crates/protocol",
         allowed: &[SERDE],
-        scan_exclusions: &[],
-        effect_features: &[],
     },
     PureCrate {
         package: "panewise-pane-state",
         dir: "crates/pane-state",
         allowed: &[SERDE, SERDE_JSON, THISERROR, &["panewise-protocol"]],
-        scan_exclusions: &[],
-        effect_features: &[],
     },
     PureCrate {
         package: "panewise-api",
@@ -182,15 +152,11 @@ pub const PURE_CRATES: &[PureCrate] = &[
             THISERROR,
             &["panewise-protocol", "panewise-pane-state"],
         ],
-        scan_exclusions: &[],
-        effect_features: &[],
     },
     PureCrate {
         package: "panewise-window",
         dir: "crates/window",
         allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2],
-        scan_exclusions: &[],
-        effect_features: &[],
     },
     PureCrate {
         package: "panewise-providers",
@@ -208,58 +174,18 @@ pub const PURE_CRATES: &[PureCrate] = &[
                 "panewise-window",
             ],
         ],
-        // The decoders, the request rendering and the retry schedule (`src/api/`) are scanned
-        // like the rest; only the transport that feeds them does I/O.
-        scan_exclusions: &[ScanExclusion {
-            path: "src/transport.rs",
-            why: "the model API clients' transport: HTTP, SSE, retry waits and cancellation",
-        }],
-        effect_features: &[EffectFeature {
-            feature: "api",
-            dependencies: &[
-                "async-trait",
-                "bytes",
-                "eventsource-stream",
-                "fastrand",
-                "futures-util",
-                "reqwest",
-                "rustls",
-                "tokio",
-                "tokio-util",
-            ],
-            why: "the model API clients' transport (`src/transport.rs`) links HTTP, TLS and tokio",
-        }],
     },
     PureCrate {
         package: "panewise-session-protocol",
         dir: "crates/session-protocol",
-        // providers without its `api` feature: the decoders' event vocabulary only.
-        allowed: &[
-            SERDE,
-            SERDE_JSON,
-            THISERROR,
-            O200K,
-            SHA2,
-            PROVIDERS_WITHOUT_API,
-        ],
-        scan_exclusions: &[],
-        effect_features: &[],
+        // providers: the decoders' event vocabulary.
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2, PROVIDERS],
     },
     PureCrate {
         package: "panewise-window-eval",
         dir: "crates/window-eval",
-        // providers without its `api` feature (which this crate does not ask for): the price
-        // table and the decoders' vocabulary, no transport.
-        allowed: &[
-            SERDE,
-            SERDE_JSON,
-            THISERROR,
-            O200K,
-            SHA2,
-            PROVIDERS_WITHOUT_API,
-        ],
-        scan_exclusions: &[],
-        effect_features: &[],
+        // providers: the price table and the decoders' vocabulary.
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2, PROVIDERS],
     },
     PureCrate {
         package: "panewise-tui",
@@ -271,8 +197,6 @@ pub const PURE_CRATES: &[PureCrate] = &[
             RATATUI_CORE,
             &["panewise-protocol", "panewise-pane-state", "panewise-api"],
         ],
-        scan_exclusions: &[],
-        effect_features: &[],
     },
 ];
 
@@ -302,19 +226,10 @@ pub enum Violation {
         /// What was found.
         what: String,
     },
-    /// An excluded path that does not exist, so the exclusion is stale.
-    StaleExclusion {
+    /// A file listed as a pure module that does not exist, so the list is stale.
+    StaleModule {
         /// The path as written in the table.
         path: PathBuf,
-    },
-    /// A dependency exempted as an effect feature's is not optional behind that feature.
-    UngatedDependency {
-        /// The pure crate.
-        krate: String,
-        /// The feature that should gate it.
-        feature: String,
-        /// The dependency.
-        dependency: String,
     },
     /// The pure crate is not a workspace member.
     MissingCrate {
@@ -333,22 +248,13 @@ impl fmt::Display for Violation {
             Violation::Source { path, line, what } => {
                 write!(f, "{}:{line}: {what}", path.display())
             }
-            Violation::StaleExclusion { path } => {
+            Violation::StaleModule { path } => {
                 write!(
                     f,
-                    "{}: excluded from the scan but does not exist",
+                    "{}: listed as a pure module but does not exist",
                     path.display()
                 )
             }
-            Violation::UngatedDependency {
-                krate,
-                feature,
-                dependency,
-            } => write!(
-                f,
-                "{krate} exempts `{dependency}` as feature `{feature}`'s, but it is not an optional \
-                 normal dependency enabled by `dep:{dependency}` in that feature"
-            ),
             Violation::MissingCrate { krate } => write!(f, "{krate} is not a workspace member"),
         }
     }
@@ -361,109 +267,25 @@ pub fn dependency_violations(metadata: &Metadata, krate: &PureCrate) -> Vec<Viol
             krate: krate.package.to_string(),
         }];
     };
-    let mut violations = Vec::new();
-    let mut skipped = std::collections::BTreeSet::new();
-    for effect in krate.effect_features {
-        let enabled = package.features.get(effect.feature);
-        for &dependency in effect.dependencies {
-            let gated = package
-                .dependencies
-                .iter()
-                .any(|d| d.name == dependency && d.kind.is_none() && d.optional)
-                && enabled
-                    .is_some_and(|list| list.iter().any(|f| *f == format!("dep:{dependency}")));
-            if gated {
-                skipped.insert(dependency);
-            } else {
-                violations.push(Violation::UngatedDependency {
-                    krate: krate.package.to_string(),
-                    feature: effect.feature.to_string(),
-                    dependency: dependency.to_string(),
-                });
-            }
-        }
-    }
-    let mut pruned = inherited_exemptions(package, krate);
-    pruned.insert(krate.package, skipped);
-    violations.extend(
-        metadata
-            .normal_closure_pruned(&package.id, &pruned)
-            .into_iter()
-            .filter(|name| !krate.allows(name))
-            .map(|dependency| Violation::Dependency {
-                krate: krate.package.to_string(),
-                dependency,
-            }),
-    );
-    violations
+    metadata
+        .normal_closure(&package.id)
+        .into_iter()
+        .filter(|name| !krate.allows(name))
+        .map(|dependency| Violation::Dependency {
+            krate: krate.package.to_string(),
+            dependency,
+        })
+        .collect()
 }
 
-/// What the effect features of the pure crates `krate` depends on bring in, when `krate` asks
-/// for none of them (neither on the dependency nor through a feature of its own): that code
-/// is gated behind the dependency's feature, so `krate` without it does not link it, although
-/// the all-features resolve (another member turns the feature on) lists it.
-fn inherited_exemptions(
-    package: &Package,
-    krate: &PureCrate,
-) -> std::collections::BTreeMap<&'static str, std::collections::BTreeSet<&'static str>> {
-    let mut exempt = std::collections::BTreeMap::new();
-    for other in PURE_CRATES
-        .iter()
-        .filter(|other| other.package != krate.package)
-    {
-        let declared = package
-            .dependencies
-            .iter()
-            .find(|d| d.name == other.package && d.kind.is_none());
-        let Some(declared) = declared else {
-            continue;
-        };
-        let asked = other.effect_features.iter().any(|effect| {
-            let through_own = format!("{}/{}", other.package, effect.feature);
-            declared.features.iter().any(|f| f == effect.feature)
-                || package
-                    .features
-                    .values()
-                    .flatten()
-                    .any(|f| f == &through_own || f == &through_own.replace('/', "?/"))
-        });
-        if !asked {
-            let gated: &mut std::collections::BTreeSet<&'static str> =
-                exempt.entry(other.package).or_default();
-            for effect in other.effect_features {
-                gated.extend(effect.dependencies.iter().copied());
-            }
-        }
-    }
-    exempt
-}
-
-/// Scans `crate_dir/src` for forbidden constructs, skipping `exclusions`; paths in the
-/// findings are shown relative to `shown_from`.
-pub fn source_violations(
-    crate_dir: &Path,
-    exclusions: &[ScanExclusion],
-    shown_from: &Path,
-) -> Result<Vec<Violation>> {
+/// Scans all of `crate_dir/src` for forbidden constructs; paths in the findings are shown
+/// relative to `shown_from`.
+pub fn source_violations(crate_dir: &Path, shown_from: &Path) -> Result<Vec<Violation>> {
     let mut violations = Vec::new();
-    for exclusion in exclusions {
-        if !crate_dir.join(exclusion.path).exists() {
-            violations.push(Violation::StaleExclusion {
-                path: shown(&crate_dir.join(exclusion.path), shown_from),
-            });
-        }
-    }
     let mut files = Vec::new();
     rust_files(&crate_dir.join("src"), &mut files)?;
     files.sort();
     for file in files {
-        let relative = file.strip_prefix(crate_dir).unwrap_or(&file);
-        if exclusions
-            .iter()
-            .any(|e| relative.starts_with(Path::new(e.path)))
-        {
-            continue;
-        }
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("could not read {}", file.display()))?;
         for finding in scan_source(&text) {
@@ -484,11 +306,7 @@ pub fn crate_violations(
     krate: &PureCrate,
 ) -> Result<Vec<Violation>> {
     let mut violations = dependency_violations(metadata, krate);
-    violations.extend(source_violations(
-        &root.join(krate.dir),
-        krate.scan_exclusions,
-        root,
-    )?);
+    violations.extend(source_violations(&root.join(krate.dir), root)?);
     Ok(violations)
 }
 
@@ -532,7 +350,7 @@ pub fn module_violations(root: &Path) -> Result<Vec<Violation>> {
         for file in module.files {
             let path = root.join(file);
             if !path.exists() {
-                violations.push(Violation::StaleExclusion {
+                violations.push(Violation::StaleModule {
                     path: PathBuf::from(file),
                 });
                 continue;

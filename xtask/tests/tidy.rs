@@ -93,7 +93,7 @@ fn planted_findings(package: &str, file: &str, planted: &str) -> Vec<Violation> 
         &workspace_root().join(krate.dir).join("src"),
         &tree.0.join("src"),
     );
-    let scan = || purity::source_violations(&tree.0, &[], &tree.0).expect("scan");
+    let scan = || purity::source_violations(&tree.0, &tree.0).expect("scan");
     let before = scan();
     let path = tree.0.join("src").join(file);
     let mut text = std::fs::read_to_string(&path).expect("file to plant in");
@@ -292,33 +292,62 @@ fn source_scan_finds_each_forbidden_construct_and_skips_prose() {
     }
 }
 
+/// providers is scanned whole: its API module, once beside the transport the scan skipped,
+/// is held to the rule like the decoders.
 #[test]
-fn scan_exclusions_skip_their_path_and_must_exist() {
-    let tree = TempTree::new("exclusions");
-    std::fs::create_dir_all(tree.0.join("src/clients")).expect("dirs");
-    std::fs::write(tree.0.join("src/lib.rs"), "pub mod clients;\n").expect("lib.rs");
-    std::fs::write(tree.0.join("src/clients/mod.rs"), "async fn call() {}\n").expect("mod.rs");
-    let exclusions = [
-        purity::ScanExclusion {
-            path: "src/clients",
-            why: "model API clients do network I/O",
-        },
-        purity::ScanExclusion {
-            path: "src/gone.rs",
-            why: "was removed",
-        },
-    ];
-    let found = purity::source_violations(&tree.0, &exclusions, &tree.0).expect("scan");
-    assert_eq!(
-        found,
-        vec![Violation::StaleExclusion {
-            path: PathBuf::from("src/gone.rs")
-        }]
+fn planted_sleep_in_providers_api_module_is_caught() {
+    let lines = std::fs::read_to_string(workspace_root().join("crates/providers/src/api/retry.rs"))
+        .expect("retry.rs")
+        .lines()
+        .count();
+    let added = planted_findings(
+        "panewise-providers",
+        "api/retry.rs",
+        "
+/// Waits with tokio (in prose only).
+pub async fn planted_wait() {
+    tokio::time::sleep(std::time::Duration::ZERO).await;
+}
+",
     );
-    let unexcluded = purity::source_violations(&tree.0, &[], &tree.0).expect("scan");
     assert_eq!(
-        unexcluded,
-        vec![source_finding("src/clients/mod.rs", 1, "async fn")]
+        added,
+        vec![
+            source_finding("src/api/retry.rs", lines + 3, "async fn"),
+            source_finding("src/api/retry.rs", lines + 4, "tokio"),
+            source_finding("src/api/retry.rs", lines + 4, ".await"),
+        ]
+    );
+}
+
+#[test]
+fn every_file_under_src_is_scanned_however_deep() {
+    let tree = TempTree::new("nested");
+    std::fs::create_dir_all(tree.0.join("src/clients/http")).expect("dirs");
+    std::fs::write(
+        tree.0.join("src/lib.rs"),
+        "pub mod clients;
+",
+    )
+    .expect("lib.rs");
+    std::fs::write(
+        tree.0.join("src/clients/mod.rs"),
+        "pub mod http;
+",
+    )
+    .expect("mod.rs");
+    std::fs::write(
+        tree.0.join("src/clients/http/send.rs"),
+        "fn now() -> std::time::Instant { std::time::Instant::now() }
+",
+    )
+    .expect("send.rs");
+    assert_eq!(
+        purity::source_violations(&tree.0, &tree.0).expect("scan"),
+        vec![
+            source_finding("src/clients/http/send.rs", 1, "Instant"),
+            source_finding("src/clients/http/send.rs", 1, "Instant"),
+        ]
     );
 }
 
@@ -369,63 +398,50 @@ fn planted_disallowed_dependencies_are_caught() {
     assert_eq!(found, expected);
 }
 
-/// A providers-like crate: reqwest optional behind `api` (with hyper under it), tokio declared
-/// as a plain dependency though exempted, and nix linked outright.
-const PLANTED_EFFECT_METADATA: &str = r#"{
+/// providers with an HTTP client behind an optional feature, as it once had: reqwest (with
+/// hyper under it) optional behind `api`, and tokio as a plain dependency.
+const PLANTED_FEATURE_METADATA: &str = r#"{
   "workspace_members": ["p"],
   "packages": [
     {"id": "p", "name": "panewise-providers",
      "dependencies": [
        {"name": "serde", "kind": null, "optional": false},
        {"name": "reqwest", "kind": null, "optional": true},
-       {"name": "tokio", "kind": null, "optional": false},
-       {"name": "nix", "kind": null, "optional": false}
+       {"name": "tokio", "kind": null, "optional": false}
      ],
-     "features": {"api": ["dep:reqwest", "dep:tokio"]}},
+     "features": {"api": ["dep:reqwest"]}},
     {"id": "serde", "name": "serde"},
     {"id": "reqwest", "name": "reqwest"},
     {"id": "hyper", "name": "hyper"},
-    {"id": "tokio", "name": "tokio"},
-    {"id": "nix", "name": "nix"}
+    {"id": "tokio", "name": "tokio"}
   ],
   "resolve": {"nodes": [
-    {"id": "p", "deps": [
+    {"id": "p", "features": ["api"], "deps": [
       {"pkg": "serde", "dep_kinds": [{"kind": null}]},
       {"pkg": "reqwest", "dep_kinds": [{"kind": null}]},
-      {"pkg": "tokio", "dep_kinds": [{"kind": null}]},
-      {"pkg": "nix", "dep_kinds": [{"kind": null}]}
+      {"pkg": "tokio", "dep_kinds": [{"kind": null}]}
     ]},
     {"id": "reqwest", "deps": [{"pkg": "hyper", "dep_kinds": [{"kind": null}]}]},
-    {"id": "serde", "deps": []}, {"id": "hyper", "deps": []},
-    {"id": "tokio", "deps": []}, {"id": "nix", "deps": []}
+    {"id": "serde", "deps": []}, {"id": "hyper", "deps": []}, {"id": "tokio", "deps": []}
   ]}
 }"#;
 
 #[test]
-fn an_effect_features_dependencies_are_exempt_only_when_gated_by_it() {
-    let metadata = Metadata::parse(PLANTED_EFFECT_METADATA.as_bytes()).expect("fixture parses");
+fn a_pure_crate_s_optional_effects_are_violations_too() {
+    let metadata = Metadata::parse(PLANTED_FEATURE_METADATA.as_bytes()).expect("fixture parses");
     let krate = purity::pure_crate("panewise-providers").expect("listed");
-    let mut found: Vec<String> = purity::dependency_violations(&metadata, krate)
+    let found: BTreeSet<String> = purity::dependency_violations(&metadata, krate)
         .into_iter()
         .map(|v| match v {
-            Violation::Dependency { dependency, .. } => format!("links {dependency}"),
-            Violation::UngatedDependency { dependency, .. } => format!("ungated {dependency}"),
+            Violation::Dependency { dependency, .. } => dependency,
             other => panic!("unexpected violation {other}"),
         })
         .collect();
-    found.sort();
-    // reqwest and hyper under it are the feature's; tokio is not optional, so it is both
-    // ungated and checked; nix was never exempt. The other exempted names are not declared
-    // in the fixture, so they are ungated too.
-    assert!(found.contains(&"links nix".to_string()), "{found:?}");
-    assert!(found.contains(&"links tokio".to_string()), "{found:?}");
-    assert!(found.contains(&"ungated tokio".to_string()), "{found:?}");
-    assert!(
-        !found
-            .iter()
-            .any(|v| v.contains("reqwest") || v.contains("hyper")),
-        "{found:?}"
-    );
+    let expected: BTreeSet<String> = ["hyper", "reqwest", "tokio"]
+        .map(String::from)
+        .into_iter()
+        .collect();
+    assert_eq!(found, expected);
 }
 
 /// A window-like crate whose dependency `widgets` has two optional dependencies: `time`, named
@@ -468,43 +484,6 @@ fn a_weak_feature_does_not_link_its_optional_dependency_and_a_real_one_does() {
         .collect();
     let expected: BTreeSet<String> = ["nix", "widgets"].map(String::from).into_iter().collect();
     assert_eq!(found, expected);
-}
-
-/// The eval crate on providers: `asks` is the feature list it declares on providers. The
-/// resolve has providers' `api` on (another member asks for it), with reqwest under it.
-fn inherited_metadata(asks: &str) -> String {
-    format!(
-        r#"{{
-  "workspace_members": ["e", "p"],
-  "packages": [
-    {{"id": "e", "name": "panewise-window-eval",
-     "dependencies": [{{"name": "panewise-providers", "kind": null, "optional": false, "features": [{asks}]}}]}},
-    {{"id": "p", "name": "panewise-providers",
-     "dependencies": [{{"name": "reqwest", "kind": null, "optional": true}}],
-     "features": {{"api": ["dep:reqwest"]}}}},
-    {{"id": "reqwest", "name": "reqwest"}}
-  ],
-  "resolve": {{"nodes": [
-    {{"id": "e", "deps": [{{"pkg": "p", "dep_kinds": [{{"kind": null}}]}}]}},
-    {{"id": "p", "features": ["api"], "deps": [{{"pkg": "reqwest", "dep_kinds": [{{"kind": null}}]}}]}},
-    {{"id": "reqwest", "deps": []}}
-  ]}}
-}}"#
-    )
-}
-
-#[test]
-fn a_pure_dependency_s_effect_feature_is_exempt_only_when_not_asked_for() {
-    let krate = purity::pure_crate("panewise-window-eval").expect("listed");
-    let not_asked = Metadata::parse(inherited_metadata("").as_bytes()).expect("fixture parses");
-    assert_eq!(purity::dependency_violations(&not_asked, krate), vec![]);
-    let asked = Metadata::parse(inherited_metadata(r#""api""#).as_bytes()).expect("fixture parses");
-    let found: Vec<String> = purity::dependency_violations(&asked, krate)
-        .into_iter()
-        .map(|v| v.to_string())
-        .collect();
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert!(found[0].contains("`reqwest`"), "{found:?}");
 }
 
 #[test]

@@ -21,11 +21,11 @@ use panewise_providers::claude_control::ClaudeLaunch;
 use panewise_providers::codex_appserver::ThreadOptions;
 use panewise_providers::oneshot::{OneShotCli, OneShotLaunch};
 use panewise_providers::rpc_client::RpcProtocol;
-use panewise_providers::transport::{ApiConfig, HttpModelClient, ModelClient};
 use panewise_providers::{ApiKey, ApiKind};
 use panewise_supervisor::LaunchInfo;
 use panewise_telemetry::export::SessionExport;
 use panewise_telemetry::Telemetry;
+use panewise_transport::{ApiConfig, HttpModelClient, ModelClient};
 
 /// A plan with its log and working directory made: what the session is, before it starts.
 pub struct Prepared {

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use async_trait::async_trait;
-use panewise_providers::transport::{CancellationToken, ModelClient};
 use panewise_providers::{ApiMessage, ModelRequest};
+use panewise_transport::{CancellationToken, ModelClient};
 use panewise_window::{
     Conversation, ExtractiveSummarizer, StageMemory, StrategyConfig, SummarizerError,
     SummaryRequest, SummaryResponse, Usage, VisitContext, VisitOutcome, WindowError, WindowMessage,
@@ -301,8 +301,8 @@ mod tests {
     #[tokio::test]
     async fn w46_a_model_summarizer_answers_through_any_api_and_reports_its_tokens() {
         use panewise_mock_server::{MockConfig, MockServer};
-        use panewise_providers::transport::{ApiConfig, HttpModelClient};
         use panewise_providers::{ApiKey, ApiKind};
+        use panewise_transport::{ApiConfig, HttpModelClient};
 
         let server = MockServer::start(MockConfig::default()).await.unwrap();
         for api in ApiKind::ALL {

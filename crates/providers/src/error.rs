@@ -129,7 +129,7 @@ pub enum ApiError {
     #[error("{api} call failed ({kind:?}{status}): {message}", kind = .failure.kind, status = .failure.http_status.map(|status| format!(", HTTP {status}")).unwrap_or_default(), message = .failure.message)]
     Failed {
         /// The API called.
-        api: crate::api::ApiKind,
+        api: crate::api_kind::ApiKind,
         /// What failed.
         failure: panewise_protocol::Failure,
     },
@@ -137,7 +137,7 @@ pub enum ApiError {
     #[error("the {api} call was cancelled")]
     Cancelled {
         /// The API called.
-        api: crate::api::ApiKind,
+        api: crate::api_kind::ApiKind,
     },
     /// The request could not be rendered.
     #[error(transparent)]

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use panewise_providers::api::context::request_headers;
-use panewise_providers::transport::RenderedRequest;
+use panewise_providers::RenderedRequest;
 use panewise_providers::{ApiKind, ApiMessage, RenderedHistory, RequestError, RequestHead};
 use panewise_window::{Conversation, Message, Role, WindowError, WindowPlan};
 

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use panewise_pane_state::log::{ToolCallStatus, TranscriptEntry};
 use panewise_pane_state::reducer::accumulate;
 use panewise_pane_state::Msg;
-use panewise_providers::transport::RenderedRequest;
+use panewise_providers::RenderedRequest;
 use panewise_providers::{
     ApiError, ApiKind, CompactionTrigger, Failure, FailureKind, PriceTable, ProviderEvent,
     RequestError, RequestHead, SessionStats, ToolDefinition, ToolStatus,

@@ -28,8 +28,8 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use panewise_pane_state::log::TranscriptEntry;
-use panewise_providers::transport::{CancellationToken, EventStream, ModelClient};
 use panewise_providers::{ApiError, ApiKind, Provider, ProviderEvent};
+use panewise_transport::{CancellationToken, EventStream, ModelClient};
 use panewise_window::{Message, StrategyConfig, WindowRecord};
 
 use super::Produced;

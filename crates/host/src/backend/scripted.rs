@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures_util::stream;
-use panewise_providers::transport::{CancellationToken, EventStream, ModelClient, RenderedRequest};
 use panewise_providers::{ApiError, ApiKind, ModelRequest, ProviderEvent};
+use panewise_transport::{CancellationToken, EventStream, ModelClient, RenderedRequest};
 use tokio::time::Duration;
 
 /// One step of a scripted model call.

@@ -21,8 +21,8 @@ use panewise_host::session::lines::{drive, UserInput, View};
 use panewise_host::session::{log_header, Session, SessionSpec};
 use panewise_mock_server::{LoggedRequest, MockConfig, MockServer, RunningServer, Scenario};
 use panewise_pane_state::State;
-use panewise_providers::transport::{ApiConfig, HttpModelClient};
 use panewise_providers::{ApiKey, ApiKind, ProviderEvent};
+use panewise_transport::{ApiConfig, HttpModelClient};
 use panewise_window::StrategyConfig;
 use serde_json::Value;
 
@@ -75,7 +75,7 @@ pub(crate) struct LoopOutcome {
 pub(crate) async fn run_loop(
     config: LoopConfig,
     prompts: Vec<String>,
-    client: Arc<dyn panewise_providers::transport::ModelClient>,
+    client: Arc<dyn panewise_transport::ModelClient>,
     user: UserInput,
     view: &mut dyn View,
 ) -> Result<LoopOutcome, panewise_host::error::SessionError> {

@@ -1,8 +1,10 @@
 //! The pure half of the model API clients: the request and its rendering per API, one stream
 //! decoder per API (an SSE event's `event` and `data` in, [`ProviderEvent`]s out), the
-//! classification of an HTTP error answer, the retry schedule, and the API key type. Nothing
-//! here does I/O, reads a clock or draws randomness; the `transport` module (feature `api`)
-//! does, and feeds these.
+//! classification of an HTTP error answer, the retry schedule, the API key type, and a call's
+//! rendered request and assembled answer ([`call`]). Nothing here does I/O, reads a clock or
+//! draws randomness; the `panewise-transport` crate does, and feeds these. [`ApiKind`] itself
+//! is defined in the leaf `api_kind.rs`, so that the error types can name it without
+//! importing this module; its rendering and decoding methods are added here.
 
 use std::fmt;
 
@@ -15,6 +17,7 @@ use crate::event::ProviderEvent;
 use crate::price_table::PriceTable;
 
 mod anthropic;
+pub mod call;
 pub mod context;
 mod gemini;
 pub mod history;
@@ -22,7 +25,9 @@ mod openai;
 pub mod request;
 mod retry;
 
+pub use crate::api_kind::ApiKind;
 pub use anthropic::AnthropicDecoder;
+pub use call::{Completion, RenderedRequest, ToolCall};
 pub use context::{check_provider_context, check_provider_context_in};
 pub use gemini::GeminiDecoder;
 pub use history::RenderedHistory;
@@ -30,67 +35,7 @@ pub use openai::OpenAiDecoder;
 pub use request::{ApiMessage, ModelRequest, RequestHead, ToolDefinition};
 pub use retry::RetryPolicy;
 
-/// Which model API a client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApiKind {
-    /// The Anthropic Messages API.
-    Anthropic,
-    /// The OpenAI Responses API.
-    OpenAi,
-    /// The Gemini API.
-    Gemini,
-}
-
 impl ApiKind {
-    /// Every API, in documentation order.
-    pub const ALL: [ApiKind; 3] = [ApiKind::Anthropic, ApiKind::OpenAi, ApiKind::Gemini];
-
-    /// The API's name in words.
-    pub fn name(self) -> &'static str {
-        match self {
-            ApiKind::Anthropic => "anthropic",
-            ApiKind::OpenAi => "openai",
-            ApiKind::Gemini => "gemini",
-        }
-    }
-
-    /// The conventional environment variables of the key and of the base URL.
-    pub fn env_variables(self) -> (&'static str, &'static str) {
-        match self {
-            ApiKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-            ApiKind::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-            ApiKind::Gemini => ("GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
-        }
-    }
-
-    /// The public endpoint, used when no base URL is configured.
-    pub fn default_base_url(self) -> &'static str {
-        match self {
-            ApiKind::Anthropic => "https://api.anthropic.com",
-            ApiKind::OpenAi => "https://api.openai.com",
-            ApiKind::Gemini => "https://generativelanguage.googleapis.com",
-        }
-    }
-
-    /// The streaming endpoint under `base_url` for `model`.
-    ///
-    /// A base URL that already ends in the API's version segment (`…/v1`, as `OPENAI_BASE_URL`
-    /// is often written) is not given it twice.
-    pub fn endpoint(self, base_url: &str, model: &str) -> String {
-        let base = base_url.trim_end_matches('/');
-        let (version, rest) = match self {
-            ApiKind::Anthropic => ("/v1", "/messages".to_owned()),
-            ApiKind::OpenAi => ("/v1", "/responses".to_owned()),
-            ApiKind::Gemini => (
-                "/v1beta",
-                format!("/models/{model}:streamGenerateContent?alt=sse"),
-            ),
-        };
-        let base = base.strip_suffix(version).unwrap_or(base);
-        format!("{base}{version}{rest}")
-    }
-
     /// The request body of `request` in this API's shape.
     pub fn body(self, request: &ModelRequest<'_>) -> Result<Vec<u8>, crate::RequestError> {
         match self {
@@ -107,12 +52,6 @@ impl ApiKind {
             ApiKind::OpenAi => Box::new(OpenAiDecoder::default()),
             ApiKind::Gemini => Box::new(GeminiDecoder::default()),
         }
-    }
-}
-
-impl fmt::Display for ApiKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

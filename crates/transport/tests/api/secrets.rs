@@ -4,8 +4,8 @@
 
 use futures_util::StreamExt as _;
 use panewise_mock_server::Scenario;
-use panewise_providers::transport::{ApiConfig, CancellationToken, HttpModelClient, ModelClient};
 use panewise_providers::{ApiError, ApiKey, ApiKind, RetryPolicy};
+use panewise_transport::{ApiConfig, CancellationToken, HttpModelClient, ModelClient};
 
 use crate::{client, first_prompt, request, server, shell_tool, PLANTED_KEY};
 

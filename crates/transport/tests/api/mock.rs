@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use panewise_mock_server::{LoggedRequest, Scenario};
-use panewise_providers::transport::{CancellationToken, ModelClient};
 use panewise_providers::{
     ApiError, ApiKind, ApiMessage, CostSource, FailureKind, ProviderEvent, RetryPolicy,
     SessionStats,
 };
+use panewise_transport::{CancellationToken, ModelClient};
 use serde_json::Value;
 
 use crate::{client, first_prompt, request, run, server, shell_tool};

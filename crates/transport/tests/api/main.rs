@@ -10,12 +10,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use panewise_mock_server::{MockConfig, MockServer, RunningServer, Scenario};
-use panewise_providers::transport::{
-    ApiConfig, CancellationToken, FixedJitter, HttpModelClient, ModelClient,
-};
 use panewise_providers::{
     ApiError, ApiKey, ApiKind, ApiMessage, ModelRequest, ProviderEvent, RetryPolicy, ToolDefinition,
 };
+use panewise_transport::{ApiConfig, CancellationToken, FixedJitter, HttpModelClient, ModelClient};
 
 /// A key that must never show anywhere.
 pub const PLANTED_KEY: &str = "sk-planted-0123456789-DO-NOT-LEAK";

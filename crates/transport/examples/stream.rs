@@ -1,6 +1,6 @@
 //! Streams one completion from a model API and prints it as it arrives.
 //!
-//! `cargo run -p panewise-providers --features api --example stream -- [anthropic|openai|gemini] [PROMPT]`
+//! `cargo run -p panewise-transport --example stream -- [anthropic|openai|gemini] [PROMPT]`
 //!
 //! With the API's key and base URL in the environment (`ANTHROPIC_API_KEY`,
 //! `ANTHROPIC_BASE_URL`, …) it calls that API; without a key it starts the workspace's mock
@@ -9,8 +9,8 @@
 use std::io::Write as _;
 
 use futures_util::StreamExt as _;
-use panewise_providers::transport::{ApiConfig, CancellationToken, HttpModelClient, ModelClient};
 use panewise_providers::{ApiKey, ApiKind, ApiMessage, ModelRequest, ProviderEvent};
+use panewise_transport::{ApiConfig, CancellationToken, HttpModelClient, ModelClient};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,7 +1,7 @@
-//! The model API clients' transport (feature `api`): HTTP with reqwest, SSE framing with
-//! `eventsource-stream`, retries with their waits, and cancellation. Everything here is I/O;
-//! what the bytes mean is decided by the pure [`StreamDecoder`]s of [`crate::api`], and when to
-//! retry by the pure [`RetryPolicy`].
+//! The model API clients' transport: HTTP with reqwest, SSE framing with `eventsource-stream`,
+//! retries with their waits, and cancellation. Everything here is I/O; what the bytes mean is
+//! decided by the pure [`StreamDecoder`]s of `panewise_providers::api`, and when to retry by
+//! the pure [`RetryPolicy`].
 //!
 //! A call's stream yields `Ok` events and ends after one of: `Ok(`[`ProviderEvent::CallEnded`]`)`
 //! (with the call's exact usage, priced), `Err(`[`ApiError::Failed`]`)` (classified), or
@@ -18,18 +18,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use eventsource_stream::Eventsource as _;
 use futures_util::{Stream, StreamExt as _};
-use panewise_protocol::{Failure, SessionStats};
-pub use tokio_util::sync::CancellationToken;
-
-use crate::api::context::request_headers;
-use crate::api::{
-    classify_http_error, is_retryable, price_call, retry_after_ms, ApiKey, ApiKind, ModelRequest,
-    RetryPolicy, StreamDecoder,
+use panewise_providers::api::context::request_headers;
+use panewise_providers::api::{
+    classify_http_error, is_retryable, price_call, retry_after_ms, ApiKey, ApiKind, Completion,
+    ModelRequest, RenderedRequest, RetryPolicy, StreamDecoder,
 };
-use crate::classify::{classify, ErrorReport};
-use crate::error::ApiError;
-use crate::event::ProviderEvent;
-use crate::price_table::PriceTable;
+use panewise_providers::{classify_failure, ApiError, Failure, PriceTable, ProviderEvent};
+pub use tokio_util::sync::CancellationToken;
 
 /// The events of one call, as [`ModelClient::stream`] returns them.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<ProviderEvent, ApiError>> + Send>>;
@@ -60,7 +55,7 @@ pub trait ModelClient: Send + Sync {
     ) -> Result<EventStream, ApiError>;
 
     /// Starts one call whose body the caller rendered already (a
-    /// [`RenderedHistory`](crate::RenderedHistory)'s, assembled from fragments kept since each
+    /// [`RenderedHistory`](panewise_providers::RenderedHistory)'s, assembled from fragments kept since each
     /// message was appended), so nothing of the history is rendered again here. Otherwise as
     /// [`stream`](Self::stream): the body must be what [`ApiKind::body`] renders for the
     /// request it stands for.
@@ -82,81 +77,6 @@ pub trait ModelClient: Send + Sync {
             completion.absorb(event?);
         }
         Ok(completion)
-    }
-}
-
-/// A request rendered by its caller, for [`ModelClient::stream_rendered`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenderedRequest {
-    /// The model id, as the API names it (Gemini's endpoint names it).
-    pub model: String,
-    /// The whole JSON body.
-    pub body: Vec<u8>,
-    /// How many API messages the body carries (a call and its result count one each), for
-    /// the caller's accounting and the tests.
-    pub messages: usize,
-    /// The headers the body's settings need besides the API's own (`anthropic-beta` for a
-    /// provider-side strategy: [`crate::api::context::request_headers`]).
-    pub headers: Vec<(String, String)>,
-}
-
-/// The assembled answer of one call.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Completion {
-    /// The visible text, all deltas joined.
-    pub text: String,
-    /// The visible reasoning, all deltas joined.
-    pub thinking: String,
-    /// The tool calls the model asked for, in order.
-    pub tool_calls: Vec<ToolCall>,
-    /// The model that answered, when the stream named it.
-    pub model: Option<String>,
-    /// The provider's stop reason word.
-    pub stop_reason: Option<String>,
-    /// The call's exact usage and its price.
-    pub stats: SessionStats,
-    /// How many retries the call took.
-    pub retries: u32,
-}
-
-/// A tool call the model asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCall {
-    /// The provider's id of the call.
-    pub call_id: String,
-    /// The tool's name.
-    pub name: String,
-    /// The arguments, JSON text.
-    pub arguments: String,
-}
-
-impl Completion {
-    /// Adds one event of the call.
-    pub fn absorb(&mut self, event: ProviderEvent) {
-        match event {
-            ProviderEvent::TextDelta { text } => self.text.push_str(&text),
-            ProviderEvent::ThinkingDelta { text } => self.thinking.push_str(&text),
-            ProviderEvent::ToolCallRequested {
-                call_id,
-                name,
-                arguments,
-            } => self.tool_calls.push(ToolCall {
-                call_id,
-                name,
-                arguments,
-            }),
-            ProviderEvent::CallEnded {
-                model,
-                stop_reason,
-                stats,
-            } => {
-                self.model = model;
-                self.stop_reason = stop_reason;
-                self.stats = stats;
-            }
-            ProviderEvent::ProviderRetrying { .. } => self.retries = self.retries.saturating_add(1),
-            _ => {}
-        }
     }
 }
 
@@ -449,15 +369,7 @@ impl Call {
             Err(error) => {
                 // reqwest's words never carry the key: it is in a header marked sensitive.
                 let message = format!("connection error: {error}");
-                let failure = classify(
-                    None,
-                    &ErrorReport {
-                        http_status: None,
-                        error_type: None,
-                        message: &message,
-                        exit_code: None,
-                    },
-                );
+                let failure = classify_failure(None, None, &message);
                 return self.failed(failure, None);
             }
         };
