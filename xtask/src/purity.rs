@@ -340,6 +340,17 @@ pub const PURE_MODULES: &[PureModule] = &[
         why: "the launch layer's decision: resolve turns a request and the context it is asked in \
           into a session plan; the files and environments are read by launch/context.rs",
     },
+    PureModule {
+        files: &[
+            "crates/supervisor/src/registry/mod.rs",
+            "crates/supervisor/src/registry/methods.rs",
+            "crates/supervisor/src/registry/delivery.rs",
+            "crates/supervisor/src/registry/tests.rs",
+        ],
+        why:
+            "the daemon's registry: Registry::update folds events into effects the daemon's shell \
+          (shell.rs) carries out",
+    },
 ];
 
 /// Source-scan findings in the pure modules of the workspace at `root`; a listed file that is
