@@ -27,15 +27,15 @@ use std::collections::BTreeMap;
 
 use panewise_protocol::{PlanStep, PlanStepStatus, SessionStats};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::args::SHELL_TOOL;
+use crate::channel::{params_of, push_unknown, take_waiting, Dialect, Numbering};
 use crate::classify::classify_rpc_error;
-use crate::error::{describe_json_error, ChannelError};
+use crate::error::ChannelError;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
 use crate::line::{LineDecoder, Provider};
-use crate::rpc::{id_value, lenient, Envelope, Shape};
+use crate::rpc::{answered_id, lenient, Envelope, Shape};
 
 pub use crate::codex_appserver::ClientInfo;
 
@@ -159,8 +159,7 @@ pub enum AcpLine {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct AcpSession {
-    last_id: u64,
-    sent: BTreeMap<u64, AcpRequestKind>,
+    requests: Numbering<AcpRequestKind>,
     session_id: Option<String>,
     capabilities: Option<AgentCapabilities>,
     /// Agent requests read and not answered yet, with a permission request's options.
@@ -184,10 +183,8 @@ impl AcpSession {
     }
 
     fn request(&mut self, kind: AcpRequestKind, method: &str, params: Value) -> String {
-        self.last_id = self.last_id.saturating_add(1);
-        self.sent.insert(self.last_id, kind);
-        json!({"jsonrpc": "2.0", "id": self.last_id, "method": method, "params": params})
-            .to_string()
+        let id = self.requests.next(kind);
+        Dialect::JsonRpc2.request(id, method, params)
     }
 
     /// The `initialize` request: protocol version 1, no file system and no terminal offered.
@@ -257,12 +254,9 @@ impl AcpSession {
             .session_id
             .clone()
             .ok_or(ChannelError::NoSession("session"))?;
-        let mut lines = vec![json!({
-            "jsonrpc": "2.0",
-            "method": "session/cancel",
-            "params": {"sessionId": session},
-        })
-        .to_string()];
+        let mut lines =
+            vec![Dialect::JsonRpc2
+                .notification("session/cancel", Some(json!({"sessionId": session})))];
         for request_id in std::mem::take(&mut self.waiting).into_keys() {
             lines.push(outcome_line(&request_id, json!({"outcome": "cancelled"})));
         }
@@ -297,9 +291,7 @@ impl AcpSession {
 
     /// The `cancelled` answer to permission request `request_id`, for a turn being stopped.
     pub fn cancel_permission(&mut self, request_id: &str) -> Result<String, ChannelError> {
-        self.waiting
-            .remove(request_id)
-            .ok_or_else(|| ChannelError::UnknownRequest(request_id.to_owned()))?;
+        take_waiting(&mut self.waiting, request_id)?;
         Ok(outcome_line(request_id, json!({"outcome": "cancelled"})))
     }
 
@@ -310,15 +302,8 @@ impl AcpSession {
         request_id: &str,
         message: &str,
     ) -> Result<String, ChannelError> {
-        self.waiting
-            .remove(request_id)
-            .ok_or_else(|| ChannelError::UnknownRequest(request_id.to_owned()))?;
-        Ok(json!({
-            "jsonrpc": "2.0",
-            "id": id_value(request_id),
-            "error": {"code": -32601, "message": message},
-        })
-        .to_string())
+        take_waiting(&mut self.waiting, request_id)?;
+        Ok(Dialect::JsonRpc2.refusal(request_id, message))
     }
 
     /// Reads one agent line, learning the session, the agent's capabilities and the requests
@@ -327,7 +312,7 @@ impl AcpSession {
         let envelope = Envelope::parse(raw).ok()?;
         match envelope.shape()? {
             Shape::Response { id, result, error } => {
-                let request = id.parse::<u64>().ok().and_then(|id| self.sent.remove(&id));
+                let request = self.requests.answered_id(&id);
                 let answer: Option<Answer> = lenient(result);
                 let mut stop_reason = None;
                 if let (Some(answer), None) = (answer, error) {
@@ -340,12 +325,7 @@ impl AcpSession {
                 }
                 Some(AcpLine::Response {
                     request,
-                    error: error.map(|error| {
-                        error
-                            .message
-                            .clone()
-                            .unwrap_or_else(|| "the request failed".to_owned())
-                    }),
+                    error: error.map(|error| error.message_or_default().to_owned()),
                     stop_reason,
                 })
             }
@@ -371,8 +351,7 @@ impl AcpSession {
 }
 
 fn outcome_line(request_id: &str, outcome: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id_value(request_id), "result": {"outcome": outcome}})
-        .to_string()
+    Dialect::JsonRpc2.result(request_id, json!({"outcome": outcome}))
 }
 
 /// The fields of the answers this channel reads: `initialize`, `session/new`, `session/prompt`.
@@ -621,7 +600,7 @@ impl LineDecoder for AcpDecoder {
                         failure: classify_rpc_error(
                             Provider::Acp,
                             error.code,
-                            error.message.as_deref().unwrap_or("the request failed"),
+                            error.message_or_default(),
                         ),
                     });
                     self.end_turn(SessionStats::default(), BTreeMap::new(), false, out);
@@ -633,7 +612,7 @@ impl LineDecoder for AcpDecoder {
                     out.push(ProviderEvent::Warning {
                         message: format!(
                             "the agent refused a request: {}",
-                            error.message.as_deref().unwrap_or("the request failed")
+                            error.message_or_default()
                         ),
                     });
                 }
@@ -712,25 +691,12 @@ fn tool_name(kind: Option<&str>) -> String {
     }
 }
 
-fn params_of<'a, T: Deserialize<'a>>(
-    params: Option<&'a RawValue>,
-    raw: &[u8],
-) -> Result<Option<T>, String> {
-    params
-        .map(|params| {
-            serde_json::from_str(params.get()).map_err(|error| describe_json_error(raw, &error))
-        })
-        .transpose()
-}
-
 impl AcpDecoder {
     /// A line the host wrote to the agent: an answer to a permission request means the host
     /// closed it, so the tool call going on afterwards is no withdrawal.
     pub(crate) fn host_line(&mut self, raw: &[u8]) {
-        if let Ok(envelope) = Envelope::parse(raw) {
-            if let Some(Shape::Response { id, .. }) = envelope.shape() {
-                self.waiting.remove(&id);
-            }
+        if let Some(id) = answered_id(raw) {
+            self.waiting.remove(&id);
         }
     }
 
@@ -1009,11 +975,4 @@ fn text_of(content: Option<&Value>) -> Option<String> {
     (content.get("type")?.as_str()? == "text")
         .then(|| content.get("text")?.as_str().map(str::to_owned))
         .flatten()
-}
-
-fn push_unknown(kind: Option<&str>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
-    out.push(ProviderEvent::Unknown {
-        event_type: kind.map(str::to_owned),
-        raw: String::from_utf8_lossy(raw).into_owned(),
-    });
 }

@@ -20,6 +20,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::args::first_significant_arg;
+use crate::channel;
 use crate::classify::{classify, ErrorReport};
 use crate::claude_control::{control_line, ControlLine};
 use crate::error::describe_json_error;
@@ -767,6 +768,7 @@ fn owned(text: &Option<Cow<'_, str>>) -> Option<String> {
     text.as_deref().map(str::to_owned)
 }
 
+/// An unknown line, named `type/subtype` (or `type/event type`) as far as it says.
 fn push_unknown(line: &Line<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
     let event_type = match (line.kind.as_deref(), line.subtype.as_deref()) {
         (Some(kind), Some(subtype)) => Some(format!("{kind}/{subtype}")),
@@ -776,10 +778,7 @@ fn push_unknown(line: &Line<'_>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
         },
         (None, _) => None,
     };
-    out.push(ProviderEvent::Unknown {
-        event_type,
-        raw: String::from_utf8_lossy(raw).into_owned(),
-    });
+    channel::push_unknown(event_type.as_deref(), raw, out);
 }
 
 /// The line types the scanner reads without serde.

@@ -6,11 +6,14 @@
 //! `control_request`s (`initialize` first, `interrupt` to stop a turn) and the CLI answers each
 //! with a `control_response` carrying the same `request_id`; the CLI sends `control_request`s of
 //! its own (`can_use_tool`: may this tool run?) that the host answers with `allow` or `deny`,
-//! and may withdraw one with `control_cancel_request`.
+//! and may withdraw one with `control_cancel_request`. The host's requests are numbered by
+//! [`ControlRequests`], with the numbering every channel shares (`channel.rs`).
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
+
+use crate::channel::Numbering;
 
 /// How Claude Code is started for a supervised session.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -54,6 +57,63 @@ impl ClaudeLaunch {
             }
         }
         args
+    }
+}
+
+/// Which of the host's control requests an answer belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlRequestKind {
+    /// `initialize`.
+    Initialize,
+    /// `interrupt`.
+    Interrupt,
+}
+
+/// The host's control requests, numbered as the other channels number theirs (`panewise-1`,
+/// `panewise-2`, …) and remembered until the CLI answers them.
+///
+/// ```
+/// use panewise_providers::claude_control::{control_line, ControlRequestKind, ControlRequests};
+///
+/// let mut requests = ControlRequests::default();
+/// assert!(requests.initialize().contains(r#""request_id":"panewise-1""#));
+/// let answer = control_line(
+///     br#"{"type":"control_response","response":{"subtype":"success","request_id":"panewise-1"}}"#,
+/// );
+/// let Some(panewise_providers::claude_control::ControlLine::Response { request_id, .. }) = answer
+/// else {
+///     unreachable!()
+/// };
+/// assert_eq!(requests.answered(&request_id), Some(ControlRequestKind::Initialize));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ControlRequests {
+    numbering: Numbering<ControlRequestKind>,
+}
+
+/// The prefix of the host's control request ids, before their number.
+const REQUEST_ID_PREFIX: &str = "panewise-";
+
+impl ControlRequests {
+    fn next_id(&mut self, kind: ControlRequestKind) -> String {
+        format!("{REQUEST_ID_PREFIX}{}", self.numbering.next(kind))
+    }
+
+    /// The next `initialize` request line ([`initialize_line`]).
+    pub fn initialize(&mut self) -> String {
+        initialize_line(&self.next_id(ControlRequestKind::Initialize))
+    }
+
+    /// The next `interrupt` request line ([`interrupt_line`]).
+    pub fn interrupt(&mut self) -> String {
+        interrupt_line(&self.next_id(ControlRequestKind::Interrupt))
+    }
+
+    /// Which request the CLI's answer to `request_id` belongs to, once; `None` for an id the
+    /// host never sent or that was answered already.
+    pub fn answered(&mut self, request_id: &str) -> Option<ControlRequestKind> {
+        let number = request_id.strip_prefix(REQUEST_ID_PREFIX)?;
+        self.numbering.answered_id(number)
     }
 }
 
@@ -324,6 +384,27 @@ mod tests {
         );
         assert_eq!(control_line(br#"{"type":"assistant"}"#), None);
         assert_eq!(control_line(b"not json"), None);
+    }
+
+    #[test]
+    fn control_requests_are_numbered_across_kinds_and_each_answer_matches_once() {
+        let mut requests = ControlRequests::default();
+        let ids: Vec<Value> = [requests.initialize(), requests.interrupt()]
+            .iter()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap_or(Value::Null))
+            .map(|line| line["request_id"].clone())
+            .collect();
+        assert_eq!(ids, [json!("panewise-1"), json!("panewise-2")]);
+        assert_eq!(
+            requests.answered("panewise-2"),
+            Some(ControlRequestKind::Interrupt)
+        );
+        assert_eq!(requests.answered("panewise-2"), None);
+        assert_eq!(requests.answered("req_1_panewise"), None);
+        assert_eq!(
+            requests.answered("panewise-1"),
+            Some(ControlRequestKind::Initialize)
+        );
     }
 
     #[test]

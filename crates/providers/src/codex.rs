@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::args::{first_significant_arg, unwrap_shell_command, SHELL_TOOL};
+use crate::channel::push_unknown;
 use crate::classify::{classify, ErrorReport};
 use crate::error::describe_json_error;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
@@ -418,13 +419,6 @@ fn reconnect_attempt(message: &str) -> Option<(u64, u64)> {
 
 fn text_of(text: &Option<Cow<'_, str>>) -> String {
     text.as_deref().unwrap_or_default().to_owned()
-}
-
-fn push_unknown(kind: Option<&str>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
-    out.push(ProviderEvent::Unknown {
-        event_type: kind.map(str::to_owned),
-        raw: String::from_utf8_lossy(raw).into_owned(),
-    });
 }
 
 #[cfg(test)]

@@ -32,12 +32,13 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::args::{first_significant_arg, unwrap_shell_command, SHELL_TOOL};
+use crate::channel::{params_of, push_unknown, take_waiting, Dialect, Numbering};
 use crate::classify::{classify, classify_rpc_error, ErrorReport};
-use crate::error::{describe_json_error, ChannelError};
+use crate::error::ChannelError;
 use crate::event::{ProviderEvent, ToolStatus, UsageScope};
 use crate::figures::add_tokens;
 use crate::line::{LineDecoder, Provider};
-use crate::rpc::{id_text, id_value, lenient, Envelope, Shape};
+use crate::rpc::{answered_id, id_text, lenient, Envelope, Shape};
 
 /// Who the client says it is in `initialize` (`clientInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,8 +161,7 @@ pub enum AppServerLine {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct AppServerSession {
-    last_id: u64,
-    sent: BTreeMap<u64, RequestKind>,
+    requests: Numbering<RequestKind>,
     thread_id: Option<String>,
     turn_id: Option<String>,
     /// Server requests read and not answered yet, by id, with what they need.
@@ -185,9 +185,8 @@ impl AppServerSession {
     }
 
     fn request(&mut self, kind: RequestKind, method: &str, params: Value) -> String {
-        self.last_id = self.last_id.saturating_add(1);
-        self.sent.insert(self.last_id, kind);
-        json!({"id": self.last_id, "method": method, "params": params}).to_string()
+        let id = self.requests.next(kind);
+        Dialect::CodexAppServer.request(id, method, params)
     }
 
     /// The `initialize` request, the first line of the connection.
@@ -201,7 +200,7 @@ impl AppServerSession {
 
     /// The `initialized` notification, sent after the `initialize` answer.
     pub fn initialized(&self) -> String {
-        json!({"method": "initialized"}).to_string()
+        Dialect::CodexAppServer.notification("initialized", None)
     }
 
     /// `thread/start` with `options`.
@@ -241,12 +240,10 @@ impl AppServerSession {
         Ok(self.request(RequestKind::TurnInterrupt, "turn/interrupt", params))
     }
 
+    /// Closes the waiting request `request_id`, which must need `needs`.
     fn answer(&mut self, request_id: &str, needs: ServerRequestKind) -> Result<(), ChannelError> {
         match self.waiting.get(request_id) {
-            Some(kind) if *kind == needs || needs == ServerRequestKind::Other => {
-                self.waiting.remove(request_id);
-                Ok(())
-            }
+            Some(kind) if *kind == needs => take_waiting(&mut self.waiting, request_id).map(drop),
             _ => Err(ChannelError::UnknownRequest(request_id.to_owned())),
         }
     }
@@ -258,10 +255,7 @@ impl AppServerSession {
         decision: ApprovalDecision,
     ) -> Result<String, ChannelError> {
         self.answer(request_id, ServerRequestKind::Approval)?;
-        Ok(
-            json!({"id": id_value(request_id), "result": {"decision": decision.as_str()}})
-                .to_string(),
-        )
+        Ok(Dialect::CodexAppServer.result(request_id, json!({"decision": decision.as_str()})))
     }
 
     /// The answer to the `requestUserInput` request `request_id`: `answers` maps each
@@ -272,7 +266,7 @@ impl AppServerSession {
         answers: Value,
     ) -> Result<String, ChannelError> {
         self.answer(request_id, ServerRequestKind::UserInput)?;
-        Ok(json!({"id": id_value(request_id), "result": {"answers": answers}}).to_string())
+        Ok(Dialect::CodexAppServer.result(request_id, json!({"answers": answers})))
     }
 
     /// A JSON-RPC error answering any waiting request the host will not handle, so the server
@@ -282,11 +276,8 @@ impl AppServerSession {
         request_id: &str,
         message: &str,
     ) -> Result<String, ChannelError> {
-        self.answer(request_id, ServerRequestKind::Other)?;
-        Ok(
-            json!({"id": id_value(request_id), "error": {"code": -32601, "message": message}})
-                .to_string(),
-        )
+        take_waiting(&mut self.waiting, request_id)?;
+        Ok(Dialect::CodexAppServer.refusal(request_id, message))
     }
 
     /// Reads one server line, learning the thread and turn ids and the requests to answer.
@@ -295,7 +286,7 @@ impl AppServerSession {
         let envelope = Envelope::parse(raw).ok()?;
         match envelope.shape()? {
             Shape::Response { id, result, error } => {
-                let request = id.parse::<u64>().ok().and_then(|id| self.sent.remove(&id));
+                let request = self.requests.answered_id(&id);
                 let answer: Option<Answer> = lenient(result);
                 if let Some(answer) = answer.filter(|_| error.is_none()) {
                     if let Some(thread) = answer.thread.and_then(|thread| thread.id) {
@@ -307,12 +298,7 @@ impl AppServerSession {
                 }
                 Some(AppServerLine::Response {
                     request,
-                    error: error.map(|error| {
-                        error
-                            .message
-                            .clone()
-                            .unwrap_or_else(|| "the request failed".to_owned())
-                    }),
+                    error: error.map(|error| error.message_or_default().to_owned()),
                 })
             }
             Shape::Request { id, method, .. } => {
@@ -591,14 +577,14 @@ impl LineDecoder for AppServerDecoder {
                 Some(error) if self.thread_id.is_none() => out.push(ProviderEvent::Warning {
                     message: format!(
                         "the agent refused a request: {}",
-                        error.message.as_deref().unwrap_or("the request failed")
+                        error.message_or_default()
                     ),
                 }),
                 Some(error) => out.push(ProviderEvent::Failure {
                     failure: classify_rpc_error(
                         Provider::CodexAppServer,
                         error.code,
-                        error.message.as_deref().unwrap_or("the request failed"),
+                        error.message_or_default(),
                     ),
                 }),
                 None => {
@@ -621,27 +607,13 @@ impl LineDecoder for AppServerDecoder {
     }
 }
 
-/// Reads `params` as `T`; a known method whose params are of another shape is a malformed line.
-fn params_of<'a, T: Deserialize<'a>>(
-    params: Option<&'a RawValue>,
-    raw: &[u8],
-) -> Result<Option<T>, String> {
-    params
-        .map(|params| {
-            serde_json::from_str(params.get()).map_err(|error| describe_json_error(raw, &error))
-        })
-        .transpose()
-}
-
 impl AppServerDecoder {
     /// A line the host wrote to the server: an answer to a server request means the host,
     /// not the server, closed it, so the server's `serverRequest/resolved` that follows is
     /// no withdrawal.
     pub(crate) fn host_line(&mut self, raw: &[u8]) {
-        if let Ok(envelope) = Envelope::parse(raw) {
-            if let Some(Shape::Response { id, .. }) = envelope.shape() {
-                self.waiting.remove(&id);
-            }
+        if let Some(id) = answered_id(raw) {
+            self.waiting.remove(&id);
         }
     }
 
@@ -1060,11 +1032,4 @@ fn plan_status(status: Option<&str>) -> PlanStepStatus {
         Some("inProgress" | "in_progress") => PlanStepStatus::InProgress,
         _ => PlanStepStatus::Pending,
     }
-}
-
-fn push_unknown(kind: Option<&str>, raw: &[u8], out: &mut Vec<ProviderEvent>) {
-    out.push(ProviderEvent::Unknown {
-        event_type: kind.map(str::to_owned),
-        raw: String::from_utf8_lossy(raw).into_owned(),
-    });
 }

@@ -51,7 +51,8 @@
 //! [`Decoder`] (one per stream, [`Provider`] chooses the format) with [`decode_all`] as a
 //! shortcut; [`classify_failure`] for errors seen outside a stream and
 //! [`process_exited_failure`] for a stream that ended mid-turn;
-//! [`oneshot`] for the per-turn arguments of Codex and Gemini CLI; [`claude_control`],
+//! [`oneshot`] for the per-turn arguments of Codex and Gemini CLI; [`claude_control`] (with
+//! [`claude_control::ControlRequests`] numbering the host's control requests),
 //! [`codex_appserver::AppServerSession`] and [`acp::AcpSession`] for the lines written to a
 //! persistent agent (requests numbered and matched with their answers, approvals answered),
 //! failing with [`ChannelError`] when a line needs what the agent has not said yet, and
@@ -66,7 +67,8 @@
 //! ## Where to start reading
 //! [`event`] for the vocabulary, then [`decoder`] for the byte front end, then one of
 //! `claude`, `codex`, `gemini`, [`codex_appserver`], [`acp`] for a format (`scan` is the Claude
-//! hot path's JSON scanner, `rpc` the JSON-RPC envelope the last two share), then [`mapping`] for what the reducer is told. For the API
+//! hot path's JSON scanner, `rpc` the JSON-RPC envelope the last two share, `channel` the
+//! helpers every channel repeats), then [`mapping`] for what the reducer is told. For the API
 //! clients: `api_kind.rs`, then [`api`], then one of its decoders (`api/anthropic.rs`,
 //! `api/openai.rs`, `api/gemini.rs`).
 #![deny(missing_docs)]
@@ -76,6 +78,7 @@ pub mod api;
 mod api_kind;
 mod args;
 pub mod call_usage;
+mod channel;
 mod classify;
 mod claude;
 pub mod claude_control;

@@ -29,6 +29,13 @@ pub(crate) struct RpcError {
     pub message: Option<String>,
 }
 
+impl RpcError {
+    /// The agent's words for the error, or a plain "the request failed" when it gave none.
+    pub fn message_or_default(&self) -> &str {
+        self.message.as_deref().unwrap_or("the request failed")
+    }
+}
+
 /// What a message is, by the fields it carries.
 pub(crate) enum Shape<'e, 'a> {
     /// The peer asks something and waits for the answer with the same id.
@@ -77,6 +84,15 @@ impl<'a> Envelope<'a> {
             }
             _ => None,
         }
+    }
+}
+
+/// The id a line answers, when it is a response: a line the host wrote that answers the
+/// agent's request `id` closes that request.
+pub(crate) fn answered_id(raw: &[u8]) -> Option<String> {
+    match Envelope::parse(raw).ok()?.shape()? {
+        Shape::Response { id, .. } => Some(id),
+        _ => None,
     }
 }
 

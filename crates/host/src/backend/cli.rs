@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use panewise_pane_state::log::LogNote;
 use panewise_pane_state::{Msg, State, TurnPhase};
 use panewise_providers::claude_control::{
-    initialize_line, interrupt_line, permission_line, user_line, ClaudeLaunch, PermissionAnswer,
+    permission_line, user_line, ClaudeLaunch, ControlRequests, PermissionAnswer,
 };
 use panewise_providers::codex_appserver::{ClientInfo, ThreadOptions};
 use panewise_providers::oneshot::{OneShotCli, OneShotLaunch};
@@ -170,7 +170,8 @@ pub struct CliAgent {
     outcome: CliOutcome,
     /// Permission requests seen, by id: the tool and its input, to answer them.
     approvals: HashMap<String, (String, Value)>,
-    next_request: u64,
+    /// The control requests written to Claude Code, numbered.
+    control: ControlRequests,
     capture: Option<Capture>,
     /// When the agent, its stdin closed, is overdue to exit.
     shutdown_at: Option<Instant>,
@@ -210,7 +211,7 @@ impl CliAgent {
             prompt_after_exit: None,
             outcome: CliOutcome::default(),
             approvals: HashMap::new(),
-            next_request: 0,
+            control: ControlRequests::default(),
             capture,
             shutdown_at: None,
             rpc: None,
@@ -265,7 +266,7 @@ impl CliAgent {
                 let mut command = self.base.clone();
                 command.args = launch.args();
                 self.spawn(&command)?;
-                let initialize = initialize_line(&self.request_id());
+                let initialize = self.control.initialize();
                 self.write_line(&initialize).await?;
             }
             Channel::OneShot(_) => {}
@@ -406,8 +407,8 @@ impl CliAgent {
     pub(crate) async fn interrupt(&mut self) -> Result<(), SessionError> {
         match self.channel {
             Channel::Claude(_) => {
-                let id = self.request_id();
-                self.write_line(&interrupt_line(&id)).await?;
+                let interrupt = self.control.interrupt();
+                self.write_line(&interrupt).await?;
             }
             // The protocol's stop; SIGINT when no turn is known to run yet.
             Channel::Rpc(_) => match self.rpc.as_mut().map(RpcClient::interrupt) {
@@ -583,11 +584,6 @@ impl CliAgent {
         // resumed Codex run reports the thread's running total, which the decoder turns back
         // into the run's own figures only if it saw the previous run's total.
         self.spawn(&command)
-    }
-
-    fn request_id(&mut self) -> String {
-        self.next_request = self.next_request.saturating_add(1);
-        format!("panewise-{}", self.next_request)
     }
 }
 
