@@ -5,7 +5,9 @@
 //! socket (`$XDG_RUNTIME_DIR/panewise/`, or `/tmp/panewise-<uid>/`, mode 0700; the socket
 //! 0600), replacing a stale socket a crashed daemon left; [`serve`] accepts clients, each a
 //! reader of request lines and a writer of responses and notifications, and hosts the
-//! sessions a [`Launcher`] makes, each on a task of its own (`hosted.rs`). [`Client`] is the
+//! sessions a [`Launcher`] makes, each on a task of its own. Every decision is the pure
+//! registry's (`registry/`: `Registry::update(registry, event) -> (registry, effects)`); the
+//! shell (`shell.rs`) is one loop that owns it and executes its effects. [`Client`] is the
 //! other side: connect, start the daemon on demand, call, read notifications, over the socket
 //! or over a child process's standard streams ([`Client::over_command`]: `ssh HOST panewise
 //! daemon --stdio`, whose far end is [`stdio::relay`] to that host's socket).
