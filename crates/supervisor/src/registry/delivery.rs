@@ -118,12 +118,20 @@ pub(super) fn notice_line(method: &str, params: &impl Serialize) -> Option<Line>
 impl Registry {
     /// Counts `line` as queued on `conn` and has the shell queue it.
     fn queue(&mut self, conn: ConnId, line: Line, effects: &mut Vec<Effect>) {
+        self.count_and_push(conn, Effect::Send { conn, line }, effects);
+    }
+
+    /// Counts the line `send` (an [`Effect::Send`] or [`Effect::SendLast`]) queues on `conn`,
+    /// then pushes it.
+    fn count_and_push(&mut self, conn: ConnId, send: Effect, effects: &mut Vec<Effect>) {
         let Some(connection) = self.conns.get_mut(&conn) else {
             return;
         };
-        connection.queued_lines += 1;
-        connection.queued_bytes += line.len();
-        effects.push(Effect::Send { conn, line });
+        if let Effect::Send { line, .. } | Effect::SendLast { line, .. } = &send {
+            connection.queued_lines += 1;
+            connection.queued_bytes += line.len();
+        }
+        effects.push(send);
         self.note_full(conn, effects);
     }
 
@@ -173,14 +181,12 @@ impl Registry {
             self.drop_conn(conn, reason, effects);
             return;
         }
-        connection.queued_lines += 1;
-        connection.queued_bytes += line.len();
-        effects.push(if last {
+        let send = if last {
             Effect::SendLast { conn, line }
         } else {
             Effect::Send { conn, line }
-        });
-        self.note_full(conn, effects);
+        };
+        self.count_and_push(conn, send, effects);
     }
 
     /// The writer wrote part of the queue: room again for what waits.
