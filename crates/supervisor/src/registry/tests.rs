@@ -177,6 +177,14 @@ impl Harness {
         })
     }
 
+    /// The session `id`'s task ends (not failed).
+    fn end(&mut self, id: &str) -> Vec<Effect> {
+        self.feed(Event::Ended {
+            id: id.to_owned(),
+            failed: None,
+        })
+    }
+
     fn summary(&self, id: &str) -> SessionSummary {
         self.registry()
             .sessions
@@ -293,10 +301,7 @@ fn an_answer_or_a_prompt_to_an_ended_session_is_refused_and_not_sent() {
     connected(&mut h, &[A]);
     h.host(A, "s1");
     h.record("s1", 10, asked("r1"));
-    h.feed(Event::Ended {
-        id: "s1".to_owned(),
-        failed: None,
-    });
+    h.end("s1");
     for (method, params) in [
         (
             "session/approve",
@@ -503,10 +508,7 @@ fn a_stale_list_subscription_gets_every_removal_and_summary_again_once_it_reads(
     h.host(B, "s2");
     h.host(B, "s3");
     // A's queue: the answer and three changes; full. s1 ends and is removed meanwhile.
-    h.feed(Event::Ended {
-        id: "s1".to_owned(),
-        failed: None,
-    });
+    h.end("s1");
     h.request(B, "session/remove", json!({"session": "s1"}));
     let resync = h.feed(Event::Written {
         conn: A,
@@ -526,10 +528,7 @@ fn remove_takes_an_ended_session_now_and_answers_what_it_did() {
     let mut h = Harness::new(limits());
     connected(&mut h, &[A]);
     h.host(A, "s1");
-    h.feed(Event::Ended {
-        id: "s1".to_owned(),
-        failed: None,
-    });
+    h.end("s1");
     let removed = h.request(A, "session/remove", json!({"session": "s1"}));
     let lines = sent(&removed, A);
     assert_eq!(
@@ -547,10 +546,7 @@ fn remove_stops_a_settled_session_and_answers_once_it_ended() {
     let asked = h.request(A, "session/remove", json!({"session": "s1"}));
     assert_eq!(controls(&asked), [("s1".to_owned(), Control::Stop)]);
     assert!(sent(&asked, A).is_empty(), "answered once it has ended");
-    let ended = h.feed(Event::Ended {
-        id: "s1".to_owned(),
-        failed: None,
-    });
+    let ended = h.end("s1");
     let answer = sent(&ended, A);
     assert_eq!(
         answer.last().map(|l| l["result"]["id"].clone()),
@@ -663,10 +659,7 @@ fn resume_gives_the_continued_sessions_name_to_the_new_one() {
     });
     let running = h.request(A, "session/resume", json!({"session": "den"}));
     assert_eq!(sent(&running, A)[0]["error"]["code"], json!(-32009));
-    h.feed(Event::Ended {
-        id: "old-session".to_owned(),
-        failed: None,
-    });
+    h.end("old-session");
     let resumed = h.request(A, "session/resume", json!({"session": "den"}));
     let Some(Effect::Resume { continued, log, .. }) = resumed.first() else {
         unreachable!("no resume: {resumed:?}");
@@ -692,18 +685,12 @@ fn shutdown_stops_every_running_session_and_exits_once_all_ended() {
     connected(&mut h, &[A]);
     h.host(A, "s1");
     h.host(A, "s2");
-    h.feed(Event::Ended {
-        id: "s2".to_owned(),
-        failed: None,
-    });
+    h.end("s2");
     let asked = h.request(A, "daemon/shutdown", json!({}));
     assert!(matches!(asked.as_slice(), [Effect::SendLast { .. }]));
     let stopping = h.feed(Event::Terminate);
     assert_eq!(controls(&stopping), [("s1".to_owned(), Control::Stop)]);
-    let ended = h.feed(Event::Ended {
-        id: "s1".to_owned(),
-        failed: None,
-    });
+    let ended = h.end("s1");
     let Some(Effect::Exit { infos, running }) = ended.last() else {
         unreachable!("no exit: {ended:?}");
     };
@@ -739,10 +726,7 @@ fn ended_is_sent_once_every_line_reached_the_subscriber() {
     h.host(A, "s1");
     h.request(A, "session/subscribe", json!({"session": "s1"}));
     h.log("s1", 6);
-    let ended = h.feed(Event::Ended {
-        id: "s1".to_owned(),
-        failed: None,
-    });
+    let ended = h.end("s1");
     assert!(
         !methods(&sent(&ended, A)).contains(&"session/ended".to_owned()),
         "lines are still owed"
@@ -848,10 +832,7 @@ fn a_stop_and_an_answer_racing_the_session_end_are_each_answered_once() {
         json!({"session": "s1", "decision": "allow_once"}),
     );
     assert_eq!(controls(&answer).len(), 1);
-    h.feed(Event::Ended {
-        id: "s1".to_owned(),
-        failed: None,
-    });
+    h.end("s1");
     assert_eq!(
         h.summary("s1").state,
         AgentState::Stopped,
