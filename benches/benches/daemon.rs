@@ -504,29 +504,25 @@ fn block_on<F: std::future::Future>(future: F) -> Option<F::Output> {
 }
 
 fn print(sessions: usize, rate: u64, seconds: u64, label: &str, figures: &Figures) {
-    let sorted = &figures.latencies_us;
     println!(
-        "daemon {sessions:>3} sessions × {rate:>4} lines/s × {seconds} s{label}: {} of {} lines measured{}, write → subscriber p50 {} µs, p99 {} µs, max {} µs, daemon CPU {:.1} % of one core, peak RSS {} MiB",
-        sorted.len(),
-        figures.expected,
-        if figures.mismatched > 0 {
-            format!(" ({} out of order)", figures.mismatched)
-        } else {
-            String::new()
-        },
-        percentile(sorted, 0.50),
-        percentile(sorted, 0.99),
-        sorted.last().copied().unwrap_or(0),
-        figures.cpu_pct,
-        figures.rss_mib,
+        "daemon {sessions:>3} sessions × {rate:>4} lines/s × {seconds} s{label}: {}",
+        described(figures, "daemon")
     );
 }
 
 /// The floor's line, printed under the daemon's of the same load.
 fn print_floor(figures: &Figures) {
-    let sorted = &figures.latencies_us;
     println!(
-        "    floor (bare pipe → socket relay, same agents and schedule): {} of {} lines measured{}, write → subscriber p50 {} µs, p99 {} µs, max {} µs, relay CPU {:.1} % of one core, peak RSS {} MiB",
+        "    floor (bare pipe → socket relay, same agents and schedule): {}",
+        described(figures, "relay")
+    );
+}
+
+/// A run's figures as the bench prints them; `process` names whose CPU and RSS they are.
+fn described(figures: &Figures, process: &str) -> String {
+    let sorted = &figures.latencies_us;
+    format!(
+        "{} of {} lines measured{}, write → subscriber p50 {} µs, p99 {} µs, max {} µs, {process} CPU {:.1} % of one core, peak RSS {} MiB",
         sorted.len(),
         figures.expected,
         if figures.mismatched > 0 {
@@ -539,7 +535,7 @@ fn print_floor(figures: &Figures) {
         sorted.last().copied().unwrap_or(0),
         figures.cpu_pct,
         figures.rss_mib,
-    );
+    )
 }
 
 /// Export on over export off, each figure a ratio (1.00: no cost).
