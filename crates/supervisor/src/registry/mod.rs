@@ -230,24 +230,62 @@ pub(crate) struct Session {
     started_at_ms: u64,
     /// What the session waits for (the front request's id) and since when.
     waiting: Option<(String, u64)>,
-    /// The summary last published.
-    last_sent: Option<SessionSummary>,
+    /// What the summary last published said of the fields that change (the rest is the
+    /// launch's): compared before a whole summary is built, once per handed-over batch.
+    last_sent: Option<Changing>,
     /// Complete lines of its log so far, and the byte after the last of them.
     logged: u64,
     logged_bytes: u64,
 }
 
+/// A summary's fields that change while its session runs (every other field is its
+/// launch's).
+#[derive(Debug, Clone, PartialEq)]
+struct Changing {
+    pane: PaneFields,
+    name: String,
+    waiting_since_ms: Option<u64>,
+    attached: u32,
+    failure: Option<String>,
+}
+
 impl Session {
     pub(crate) fn summary(&self) -> SessionSummary {
+        self.summary_with(self.changing())
+    }
+
+    /// The summary's fields that change while the session runs.
+    fn changing(&self) -> Changing {
         let pane = PaneFields::of(&self.state, &self.observed);
         let waiting_since_ms = match (&pane.waiting_for, &self.waiting) {
             (Some(waiting_for), Some((id, since))) if waiting_id(waiting_for) == id => Some(*since),
             _ => None,
         };
+        Changing {
+            pane,
+            name: self.name.clone(),
+            waiting_since_ms,
+            attached: self.attached,
+            failure: match &self.observed.ending {
+                Some(Ending::Failed { reason }) => Some(reason.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    /// The whole summary: `changing` and what the launch fixed.
+    fn summary_with(&self, changing: Changing) -> SessionSummary {
+        let Changing {
+            pane,
+            name,
+            waiting_since_ms,
+            attached,
+            failure,
+        } = changing;
         SessionSummary {
             v: SUMMARY_VERSION,
             id: self.id.clone(),
-            name: self.name.clone(),
+            name,
             provider: self.info.provider.clone(),
             model: self.info.model.clone(),
             cwd: self.info.cwd.display().to_string(),
@@ -267,12 +305,9 @@ impl Session {
             approval: self.info.approval.clone(),
             started_at_ms: self.started_at_ms,
             turns: pane.turns,
-            attached: self.attached,
+            attached,
             worktree: self.info.worktree.as_ref().map(|w| w.display().to_string()),
-            failure: match &self.observed.ending {
-                Some(Ending::Failed { reason }) => Some(reason.clone()),
-                _ => None,
-            },
+            failure,
         }
     }
 
@@ -745,12 +780,13 @@ impl Registry {
         let Some(session) = self.sessions.get_mut(id) else {
             return;
         };
-        let summary = session.summary();
-        if session.last_sent.as_ref() == Some(&summary) {
+        let changing = session.changing();
+        if session.last_sent.as_ref() == Some(&changing) {
             return;
         }
-        let before = session.last_sent.as_ref().map(|sent| sent.state);
-        session.last_sent = Some(summary.clone());
+        let before = session.last_sent.as_ref().map(|sent| sent.pane.state);
+        session.last_sent = Some(changing.clone());
+        let summary = session.summary_with(changing);
         if before != Some(summary.state)
             && crate::notify::notified(summary.state)
             && summary.attached == 0
