@@ -71,6 +71,11 @@ pub(crate) struct Conn {
     /// How often the queue filled; the stall timer names the fill it was set for.
     fills: u64,
     full: bool,
+    /// A log subscription may be behind or owed its end. Set whenever one can become so (a
+    /// subscription made, a line not queued); cleared only by a [`Registry::pump`] that
+    /// walked every subscription and left none waiting. While it is clear, a pump (one per
+    /// batch the writer finishes) does not walk the subscriptions.
+    owed: bool,
 }
 
 /// A log subscription.
@@ -217,6 +222,9 @@ impl Registry {
         let Some(connection) = self.conns.get(&conn) else {
             return;
         };
+        if !connection.owed {
+            return;
+        }
         let behind: Vec<(String, u64, Option<u64>)> = connection
             .lines
             .iter()
@@ -225,6 +233,7 @@ impl Registry {
                 (sub.next < logged).then(|| (id.clone(), sub.next, sub.next_byte))
             })
             .collect();
+        let caught_up = behind.is_empty();
         for (id, from_index, from_byte) in behind {
             let Some(session) = self.sessions.get(&id) else {
                 continue;
@@ -258,6 +267,12 @@ impl Registry {
             .unwrap_or_default();
         for id in ids {
             self.deliver_end(conn, &id, effects);
+        }
+        // Every subscription caught up has had its end, if it is owed one: nothing waits.
+        if caught_up {
+            if let Some(connection) = self.conns.get_mut(&conn) {
+                connection.owed = false;
+            }
         }
     }
 
@@ -348,6 +363,7 @@ impl Registry {
                 }
                 if sub.next < index || !room {
                     // Behind: the rest is read from the log once there is room.
+                    connection.owed = true;
                     break;
                 }
                 let Some(slot) = shared.get_mut(offset) else {
@@ -446,6 +462,7 @@ impl Registry {
         let Some(connection) = self.conns.get_mut(&conn) else {
             return;
         };
+        connection.owed = true;
         let previous = connection.lines.insert(
             id.to_owned(),
             LineSub {
