@@ -478,6 +478,8 @@ struct LogTail {
     /// The byte after the last complete line handed over.
     offset: u64,
     partial: Vec<u8>,
+    /// Read into, kept across calls (a fresh one per wake would be zeroed each time).
+    buffer: Vec<u8>,
 }
 
 impl LogTail {
@@ -487,6 +489,7 @@ impl LogTail {
             file: None,
             offset: 0,
             partial: Vec::new(),
+            buffer: vec![0; 64 * 1024],
         }
     }
 
@@ -503,13 +506,13 @@ impl LogTail {
         };
         // Read with std, in this task: the log is a regular file the session has just
         // written, so a read is a copy out of the page cache that never waits on the disk.
-        let mut buffer = [0u8; 64 * 1024];
+        let buffer = &mut self.buffer;
         let mut lines = Vec::new();
         loop {
             if self.offset - first_byte >= HAND_OVER_BYTES as u64 {
                 return (lines, first_byte, true);
             }
-            let read = match file.read(&mut buffer) {
+            let read = match file.read(buffer) {
                 Ok(0) => break,
                 Ok(read) => read,
                 Err(error) => {
@@ -517,6 +520,9 @@ impl LogTail {
                     break;
                 }
             };
+            // A short read took all there was: no second read to learn the end (a line
+            // written after it comes with an update of its own, and so another wake).
+            let short = read < buffer.len();
             self.partial
                 .extend_from_slice(buffer.get(..read).unwrap_or_default());
             let mut start = 0;
@@ -532,6 +538,9 @@ impl LogTail {
                 start = end + 1;
             }
             self.partial.drain(..start);
+            if short {
+                break;
+            }
         }
         (lines, first_byte, false)
     }
