@@ -4,6 +4,11 @@
 //!
 //! Every wait is for a condition (a notification, a state, a process exit) under a deadline;
 //! none is a fixed sleep.
+//!
+//! The daemon's rules (who of two answers wins, what a client that goes leaves pending, that an
+//! answer comes before what its subscription sends) are the registry's, tested as sequences of
+//! events in `panewise-supervisor` (`src/registry/tests.rs`); what stays here is what only the
+//! whole daemon shows: the socket, the processes, the log on disk, the commands.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -433,124 +438,6 @@ async fn a_subscriber_that_reconnects_at_an_offset_gets_exactly_the_missing_line
     // The lines fold as `replay` folds the log.
     let replay = daemon.run(&["replay", &session.log]);
     assert!(replay.status.success(), "{replay:?}");
-}
-
-/// A subscription's notifications come after the answer that started it (docs/API.md), so a
-/// client that applies messages in order never lets the list in an answer undo a change it
-/// got first. Pipelined requests on one connection, a log already whole on disk.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_subscriptions_answer_comes_before_its_first_notification() {
-    let daemon = Daemon::start().await;
-    let watcher = daemon.connect("watcher").await;
-    let session = create(&watcher, mock("order", "full-access", "say hello")).await;
-    until_state(&watcher, &session.id, |s| s.state == AgentState::Done).await;
-    // The whole log is on disk: a tail that did not wait would send it at once.
-    for attempt in 0..20 {
-        let stream = tokio::net::UnixStream::connect(daemon.socket())
-            .await
-            .unwrap();
-        let (read, mut write) = stream.into_split();
-        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(read));
-        let requests = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{{\"api_version\":{},\"client\":\"order\"}}}}\n\
-             {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/subscribe\",\"params\":{{\"session\":\"{}\",\"from_line\":0,\"attach\":false}}}}\n\
-             {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sessions/subscribe\",\"params\":{{}}}}\n",
-            panewise_api::API_VERSION,
-            session.id
-        );
-        tokio::io::AsyncWriteExt::write_all(&mut write, requests.as_bytes())
-            .await
-            .unwrap();
-        let mut answered = Vec::new();
-        while answered.len() < 3 {
-            let line = tokio::time::timeout(DEADLINE, lines.next_line())
-                .await
-                .unwrap()
-                .unwrap()
-                .unwrap();
-            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
-            match message["method"].as_str() {
-                None => answered.push(message["id"].as_u64().unwrap()),
-                Some("session/line" | "session/ended") => assert!(
-                    answered.contains(&2),
-                    "attempt {attempt}: a line before the subscription's answer: {line}"
-                ),
-                Some(other) => assert!(
-                    answered.contains(&3),
-                    "attempt {attempt}: {other} before the list's answer: {line}"
-                ),
-            }
-        }
-        assert_eq!(answered, [1, 2, 3], "attempt {attempt}");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn of_two_clients_answering_one_approval_exactly_one_wins() {
-    let daemon = Daemon::start().await;
-    let one = daemon.connect("one").await;
-    let two = daemon.connect("two").await;
-    let session = create(&one, mock("asks", "ask", "run the tool")).await;
-    let waiting = until_state(&two, &session.id, |s| s.state == AgentState::NeedsInput).await;
-    let Some(panewise_api::WaitingFor::Approval { tool, argument, .. }) = &waiting.waiting_for
-    else {
-        panic!("waits for an approval: {waiting:?}");
-    };
-    assert_eq!((tool.as_str(), argument.as_str()), ("shell", "echo hello"));
-    let answer = || ApproveParams {
-        session: session.id.clone(),
-        request: None,
-        decision: Decision::AllowOnce,
-    };
-    let (first, second) = tokio::join!(
-        one.call::<_, Ack>(Method::Approve, answer()),
-        two.call::<_, Ack>(Method::Approve, answer())
-    );
-    let outcomes = [first.is_ok(), second.is_ok()];
-    assert_eq!(outcomes.iter().filter(|ok| **ok).count(), 1, "{outcomes:?}");
-    let loser = if outcomes[0] { second } else { first };
-    let error = loser.unwrap_err();
-    assert_eq!(error.code(), Some(ErrorCode::NotWaiting));
-    assert!(error.to_string().contains("already answered"), "{error}");
-    let done = until_state(&one, &session.id, |s| s.state == AgentState::Done).await;
-    assert!(done.waiting_for.is_none());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_that_goes_mid_question_leaves_it_pending() {
-    let daemon = Daemon::start().await;
-    let asker = daemon.connect("asker").await;
-    let session = create(&asker, mock("pending", "ask", "run the tool")).await;
-    let _: SubscribeResult = asker
-        .call(
-            Method::Subscribe,
-            SubscribeParams {
-                session: session.id.clone(),
-                from_line: 0,
-                attach: true,
-            },
-        )
-        .await
-        .unwrap();
-    until_state(&asker, &session.id, |s| s.state == AgentState::NeedsInput).await;
-    drop(asker);
-    let next = daemon.connect("next").await;
-    let still = until_state(&next, &session.id, |s| s.attached == 0).await;
-    assert_eq!(still.state, AgentState::NeedsInput);
-    let deny = ApproveParams {
-        session: session.id.clone(),
-        request: None,
-        decision: Decision::Deny {
-            message: Some("not today".into()),
-        },
-    };
-    let _: Ack = next.call(Method::Approve, deny).await.unwrap();
-    until_state(&next, &session.id, |s| s.state == AgentState::Done).await;
-    let log = std::fs::read_to_string(&session.log).unwrap();
-    assert!(
-        log.contains("not today"),
-        "the denial's message reached the log"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -769,6 +769,40 @@ fn summaries_are_published_only_when_they_change() {
         }],
     );
     assert!(sent(&same, A).is_empty(), "a fold that changes no field");
+    let asks = sent(&h.record("s1", 20, asked("r1")), A);
+    assert_eq!(
+        methods(&asks),
+        ["sessions/changed"],
+        "a fold that changes the state"
+    );
+    assert_eq!(asks[0]["params"]["session"]["state"], "needs_input");
+    let renamed = sent(
+        &h.request(
+            A,
+            "session/rename",
+            json!({"session": "s1", "name": "renamed"}),
+        ),
+        A,
+    );
+    let change = renamed
+        .iter()
+        .find(|line| line["method"] == "sessions/changed");
+    assert_eq!(
+        change.map(|line| &line["params"]["session"]["name"]),
+        Some(&json!("renamed")),
+        "a new name: {renamed:?}"
+    );
+}
+
+#[test]
+fn a_list_subscriptions_answer_comes_before_its_first_change() {
+    let mut h = Harness::new(limits());
+    connected(&mut h, &[A]);
+    h.host(A, "s1");
+    let subscribed = sent(&h.request(A, "sessions/subscribe", json!({})), A);
+    assert_eq!(methods(&subscribed), ["answer"]);
+    let changed = sent(&h.record("s1", 10, asked("r1")), A);
+    assert_eq!(methods(&changed), ["sessions/changed"]);
 }
 
 #[test]
