@@ -1,6 +1,6 @@
 //! What every channel to a persistent agent repeats, written once. The three channels (Claude
-//! Code's control protocol in `claude_control.rs`, Codex `app-server` in `codex_appserver.rs`,
-//! the Agent Client Protocol in `acp.rs`) have one shape: a client half that numbers the
+//! Code's control protocol in `claude_control.rs`, Codex `app-server` in `codex_appserver/`,
+//! the Agent Client Protocol in `acp/`) have one shape: a client half that numbers the
 //! host's requests and matches the agent's answers to them, keeps the agent's own requests
 //! until they are answered or refused, and writes each line as data; and a decoder half that
 //! reads a known method's params (or calls the line malformed) and keeps a line it does not

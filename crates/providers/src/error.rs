@@ -142,7 +142,9 @@ pub enum ApiError {
     /// The request could not be rendered.
     #[error(transparent)]
     Request(#[from] RequestError),
-    /// The configuration is incomplete or wrong (no key, a bad base URL, no TLS).
+    /// The client cannot make the call at all (a scripted client with no calls left). An HTTP
+    /// client missing its key or its TLS fails earlier, when it is built (`panewise-transport`'s
+    /// `TransportError`); a base URL it cannot reach fails the call, classified.
     #[error("{0}")]
     Config(String),
 }

@@ -26,6 +26,8 @@ use panewise_providers::api::{
 use panewise_providers::{classify_failure, ApiError, Failure, PriceTable, ProviderEvent};
 pub use tokio_util::sync::CancellationToken;
 
+use crate::error::TransportError;
+
 /// The events of one call, as [`ModelClient::stream`] returns them.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<ProviderEvent, ApiError>> + Send>>;
 
@@ -111,12 +113,14 @@ impl ApiConfig {
     /// `ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `GEMINI_API_KEY` (required), the base URL
     /// from `ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` or `GOOGLE_GEMINI_BASE_URL` (the public
     /// endpoint when unset).
-    pub fn from_env(api: ApiKind) -> Result<Self, ApiError> {
+    pub fn from_env(api: ApiKind) -> Result<Self, TransportError> {
         let (key_variable, url_variable) = api.env_variables();
         let key = std::env::var(key_variable)
             .ok()
             .filter(|key| !key.trim().is_empty())
-            .ok_or_else(|| ApiError::Config(format!("{key_variable} is not set")))?;
+            .ok_or(TransportError::MissingKey {
+                variable: key_variable,
+            })?;
         let base_url = std::env::var(url_variable)
             .ok()
             .filter(|url| !url.trim().is_empty())
@@ -167,23 +171,23 @@ struct Inner {
 
 impl HttpModelClient {
     /// A client for `config`, with system-drawn jitter.
-    pub fn new(config: ApiConfig) -> Result<Self, ApiError> {
+    pub fn new(config: ApiConfig) -> Result<Self, TransportError> {
         Self::with_jitter(config, Arc::new(RandomJitter))
     }
 
     /// The client of [`ApiConfig::from_env`].
-    pub fn from_env(api: ApiKind) -> Result<Self, ApiError> {
+    pub fn from_env(api: ApiKind) -> Result<Self, TransportError> {
         Self::new(ApiConfig::from_env(api)?)
     }
 
     /// A client for `config` whose retry waits draw their jitter from `jitter`.
-    pub fn with_jitter(config: ApiConfig, jitter: Arc<dyn Jitter>) -> Result<Self, ApiError> {
+    pub fn with_jitter(config: ApiConfig, jitter: Arc<dyn Jitter>) -> Result<Self, TransportError> {
         // reqwest is built without a crypto provider of its own; ring is installed as the
         // process default unless the program installed one already.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .build()
-            .map_err(|error| ApiError::Config(format!("cannot build the HTTP client: {error}")))?;
+            .map_err(TransportError::HttpClient)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 config,

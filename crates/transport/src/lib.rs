@@ -31,7 +31,12 @@
 //! [`ApiConfig`] or `from_env()` (reading `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL`,
 //! `OPENAI_API_KEY`/`OPENAI_BASE_URL`, `GEMINI_API_KEY`/`GOOGLE_GEMINI_BASE_URL`); a call's
 //! events come as an [`EventStream`]; the retry jitter is a [`Jitter`] ([`FixedJitter`] in
-//! tests). Errors are `panewise_providers::ApiError`: this crate adds no error of its own.
+//! tests). A client or configuration that cannot be made fails with this crate's
+//! [`TransportError`]; a call fails with `panewise_providers::ApiError`, the one error of the
+//! [`ModelClient`] trait (the host's scripted client yields it too, and its pure agent loop reads
+//! it): the transport's own failures during a call (a refused or reset connection, a stream cut
+//! short) are classified into that `ApiError::Failed` like an HTTP error answer, so that they
+//! retry by the same policy, rather than surfacing as a second error type (`error.rs` says why).
 //!
 //! ## Where to start reading
 //! `client.rs`: [`ModelClient`], then `Call::next`, the state machine of one call (connect,
@@ -83,9 +88,11 @@
 #![deny(missing_docs)]
 
 mod client;
+mod error;
 
 pub use client::{
     ApiConfig, CancellationToken, EventStream, FixedJitter, HttpModelClient, Jitter, ModelClient,
     RandomJitter, ANTHROPIC_VERSION,
 };
+pub use error::TransportError;
 pub use panewise_providers::{Completion, RenderedRequest, ToolCall};
