@@ -231,6 +231,12 @@ pub enum Violation {
         /// The path as written in the table.
         path: PathBuf,
     },
+    /// A file in the folder of a listed `mod.rs` that the list does not name: a pure module's
+    /// folder is pure whole, so a new file there cannot escape the scan.
+    UnlistedModuleFile {
+        /// The file, relative to the workspace root.
+        path: PathBuf,
+    },
     /// The pure crate is not a workspace member.
     MissingCrate {
         /// The package name.
@@ -255,6 +261,12 @@ impl fmt::Display for Violation {
                     path.display()
                 )
             }
+            Violation::UnlistedModuleFile { path } => write!(
+                f,
+                "{}: in a pure module's folder but not listed in PURE_MODULES \
+                 (xtask/src/purity.rs)",
+                path.display()
+            ),
             Violation::MissingCrate { krate } => write!(f, "{krate} is not a workspace member"),
         }
     }
@@ -345,11 +357,12 @@ pub const PURE_MODULES: &[PureModule] = &[
             "crates/supervisor/src/registry/mod.rs",
             "crates/supervisor/src/registry/methods.rs",
             "crates/supervisor/src/registry/delivery.rs",
+            "crates/supervisor/src/registry/session.rs",
             "crates/supervisor/src/registry/tests.rs",
         ],
         why:
             "the daemon's registry: Registry::update folds events into effects the daemon's shell \
-          (shell.rs) carries out",
+          (shell/) carries out",
     },
 ];
 
@@ -375,9 +388,27 @@ pub fn module_violations(root: &Path) -> Result<Vec<Violation>> {
                     what: finding.what,
                 });
             }
+            if file.ends_with("/mod.rs") {
+                violations.extend(unlisted_in_folder(root, &path, module.files)?);
+            }
         }
     }
     Ok(violations)
+}
+
+/// The Rust files under the folder of `mod_rs` that `listed` does not name.
+fn unlisted_in_folder(root: &Path, mod_rs: &Path, listed: &[&str]) -> Result<Vec<Violation>> {
+    let Some(folder) = mod_rs.parent() else {
+        return Ok(Vec::new());
+    };
+    let mut files = Vec::new();
+    rust_files(folder, &mut files)?;
+    Ok(files
+        .into_iter()
+        .map(|file| shown(&file, root))
+        .filter(|file| !listed.iter().any(|listed| Path::new(listed) == file))
+        .map(|path| Violation::UnlistedModuleFile { path })
+        .collect())
 }
 
 /// The pure crate called `package`.

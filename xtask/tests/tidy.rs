@@ -53,6 +53,39 @@ fn the_own_loops_core_is_pure() {
     );
 }
 
+/// A file added to the folder of a listed pure `mod.rs` is caught until it is listed: a pure
+/// module's folder cannot gain a file that escapes the scan.
+#[test]
+fn a_file_added_to_a_pure_modules_folder_must_be_listed() {
+    let tree = TempTree::new("pure-module-folder");
+    for module in purity::PURE_MODULES {
+        for file in module.files {
+            let to = tree.0.join(file);
+            std::fs::create_dir_all(to.parent().expect("a listed file has a folder"))
+                .expect("create dir");
+            std::fs::copy(workspace_root().join(file), &to).expect("copy a listed file");
+        }
+    }
+    assert!(
+        purity::module_violations(&tree.0)
+            .expect("readable")
+            .is_empty(),
+        "the copies alone are clean"
+    );
+    let planted = "crates/supervisor/src/registry/planted.rs";
+    std::fs::write(tree.0.join(planted), "pub fn planted() {}\n").expect("plant");
+    let found: Vec<String> = purity::module_violations(&tree.0)
+        .expect("readable")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with(planted) && found[0].contains("not listed in PURE_MODULES"),
+        "{found:?}"
+    );
+}
+
 /// A directory under the system temp dir, removed when dropped.
 struct TempTree(PathBuf);
 

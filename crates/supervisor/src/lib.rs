@@ -7,7 +7,7 @@
 //! reader of request lines and a writer of responses and notifications, and hosts the
 //! sessions a [`Launcher`] makes, each on a task of its own. Every decision is the pure
 //! registry's (`registry/`: `Registry::update(registry, event) -> (registry, effects)`); the
-//! shell (`shell.rs`) is one loop that owns it and executes its effects. [`Client`] is the
+//! shell (`shell/`) is one loop that owns it and executes its effects. [`Client`] is the
 //! other side: connect, start the daemon on demand, call, read notifications, over the socket
 //! or over a child process's standard streams ([`Client::over_command`]: `ssh HOST panewise
 //! daemon --stdio`, whose far end is [`stdio::relay`] to that host's socket).
@@ -39,7 +39,7 @@
 //!
 //! ## Where to start reading
 //! `registry/mod.rs` (`Event`, `Effect`, `Registry::update`), then `registry/methods.rs` (one
-//! function per method) and `registry/delivery.rs` (the queues), then `shell.rs`.
+//! function per method) and `registry/delivery.rs` (the queues), then `shell/mod.rs`.
 
 mod client;
 pub mod error;

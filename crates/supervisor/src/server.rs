@@ -1,4 +1,4 @@
-//! The socket: bound once per user (a lock, a stale socket replaced); `shell.rs` serves it.
+//! The socket: bound once per user (a lock, a stale socket replaced); `shell/` serves it.
 
 use std::fs::File;
 use std::os::unix::fs::PermissionsExt;

@@ -1,7 +1,7 @@
 //! What each connection is sent, and how much it may have queued.
 //!
 //! Every line for a client goes through one queue per connection, and the registry counts
-//! what is in it: lines are added by [`Effect::Send`] and taken off by [`Event::Written`].
+//! what is in it: lines are added by [`Effect::Send`] and taken off by [`Event::Written`](super::Event::Written).
 //! The queue is bounded ([`Limits::queue_lines`], [`Limits::queue_bytes`]), and what happens
 //! at the bound is chosen per kind of line:
 //! - **Log lines** are sent live, from the lines the session's reader handed over, while the
