@@ -51,7 +51,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ]
     .iter()
     .all(|terminal| *terminal);
-    let (interrupt_sender, mut interrupts) = mpsc::unbounded_channel();
+    // Ctrl-C from the editor, bounded: past the bound one is coalesced with the unread ones.
+    let (interrupt_sender, mut interrupts) = panewise_host::session::lines::signal_queue();
     let (mut screen, mut lines) = if on_terminal {
         let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
         let _entered = runtime.enter();
