@@ -179,6 +179,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     });
+    // An editor waiting for room for a typed line (the lines' bound) ends now, so stopping
+    // it finds it ended rather than waiting out its grace.
+    drop(lines);
     screen.stop();
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();
