@@ -51,7 +51,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ]
     .iter()
     .all(|terminal| *terminal);
-    let (interrupt_sender, mut interrupts) = mpsc::unbounded_channel();
+    // Ctrl-C from the editor, bounded: past the bound one is coalesced with the unread ones.
+    let (interrupt_sender, mut interrupts) = panewise_host::session::lines::signal_queue();
     let (mut screen, mut lines) = if on_terminal {
         let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
         let _entered = runtime.enter();
@@ -178,6 +179,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     });
+    // An editor waiting for room for a typed line (the lines' bound) ends now, so stopping
+    // it finds it ended rather than waiting out its grace.
+    drop(lines);
     screen.stop();
     // The stdin thread may still wait for a line; it must not hold the process open.
     runtime.shutdown_background();

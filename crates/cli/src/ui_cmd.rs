@@ -50,6 +50,22 @@ const TICK: Duration = Duration::from_secs(1);
 /// The least time between two frames: at most 60 a second.
 const FRAME: Duration = Duration::from_millis(16);
 
+/// The events the loop has not folded yet: keys, mouse and resizes from the terminal's reader,
+/// notifications from each host, the calls' failures. At the bound every producer waits (the
+/// terminal's reader thread, so keys wait in the terminal; a host's notifications wait in its
+/// client's queue, then the daemon's), and none is lost: the loop waits on none of them (it
+/// folds, draws, and hands calls over without waiting). Resizes are not coalesced: the loop
+/// folds every queued event before it draws once. Most events are notifications passed on one
+/// for one, so the bound is the client's own (`NOTICE_BOUND`, 1,024).
+const EVENT_BOUND: usize = 1_024;
+
+/// The API calls handed to the calls task and not yet made. A call past the bound is refused
+/// at once, and the refusal folded as a failure the person sees ("not sent"): the loop must not
+/// wait on the calls task, which waits on the loop to take its failures. A key makes a call or
+/// two, each answered by the daemon within milliseconds: 256 waiting means the daemon has
+/// stopped answering, as the engine's `CONTROL_BOUND` (256) means a wedged session.
+const CALL_BOUND: usize = 256;
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -250,8 +266,9 @@ fn event_of(event: term::Event) -> Option<Event> {
     }
 }
 
-/// Reads the terminal on a thread of its own (crossterm's reads block) until `stop`.
-fn read_terminal(events: mpsc::UnboundedSender<Event>, stop: Arc<AtomicBool>) {
+/// Reads the terminal on a thread of its own (crossterm's reads block) until `stop`. At
+/// [`EVENT_BOUND`] it waits, reading no further, so no key is lost.
+fn read_terminal(events: mpsc::Sender<Event>, stop: Arc<AtomicBool>) {
     std::thread::spawn(move || {
         while !stop.load(Ordering::Relaxed) {
             match term::poll(Duration::from_millis(100)) {
@@ -261,7 +278,7 @@ fn read_terminal(events: mpsc::UnboundedSender<Event>, stop: Arc<AtomicBool>) {
             }
             let Ok(event) = term::read() else { return };
             if let Some(event) = event_of(event) {
-                if events.send(event).is_err() {
+                if events.blocking_send(event).is_err() {
                     return;
                 }
             }
@@ -273,169 +290,163 @@ fn read_terminal(events: mpsc::UnboundedSender<Event>, stop: Arc<AtomicBool>) {
 /// subscribe), each one's failure sent back as an event.
 async fn call_in_order(
     connections: Connections,
-    mut calls: mpsc::UnboundedReceiver<Effect>,
-    events: mpsc::UnboundedSender<Event>,
+    mut calls: mpsc::Receiver<Effect>,
+    events: mpsc::Sender<Event>,
 ) {
     while let Some(effect) = calls.recv().await {
-        let (what, result) = match connections.route(effect) {
+        let what = call_name(&effect);
+        let result = match connections.route(effect) {
             Route::To(client, effect) => call(&client, effect).await,
             // The subscription ended with the connection: nothing to undo.
             Route::Down(_, Effect::Unsubscribe { .. }) => continue,
             Route::Down(host, _) => {
-                let _ = events.send(Event::Failed {
-                    what: host,
-                    message: "unreachable now (reconnecting); nothing was sent".to_owned(),
-                });
+                let _ = events
+                    .send(Event::Failed {
+                        what: host,
+                        message: "unreachable now (reconnecting); nothing was sent".to_owned(),
+                    })
+                    .await;
                 continue;
             }
         };
         if let Err(error) = result {
-            let _ = events.send(Event::Failed {
-                what: what.to_owned(),
-                message: error.to_string(),
-            });
+            let _ = events
+                .send(Event::Failed {
+                    what: what.to_owned(),
+                    message: error.to_string(),
+                })
+                .await;
         }
     }
 }
 
+/// What an API effect is called in a failure the person is shown.
+fn call_name(effect: &Effect) -> &'static str {
+    match effect {
+        Effect::Approve { .. } => "approve",
+        Effect::Answer { .. } => "answer",
+        Effect::Prompt { .. } => "prompt",
+        Effect::Interrupt { .. } => "interrupt",
+        Effect::Stop { .. } => "stop",
+        Effect::Remove { .. } => "remove",
+        Effect::Rename { .. } => "rename",
+        Effect::Create(_) => "new session",
+        Effect::Resume { .. } => "resume",
+        Effect::Subscribe { .. } => "subscribe",
+        Effect::Unsubscribe { .. } => "unsubscribe",
+        Effect::SetTitle(_) | Effect::Bell | Effect::Quit => "",
+    }
+}
+
 /// One API effect; the others are the terminal's and never reach here.
-async fn call(
-    client: &Client,
-    effect: Effect,
-) -> (
-    &'static str,
-    Result<(), panewise_supervisor::SupervisorError>,
-) {
+async fn call(client: &Client, effect: Effect) -> Result<(), panewise_supervisor::SupervisorError> {
     match effect {
         Effect::Approve {
             session,
             request,
             decision,
-        } => (
-            "approve",
-            client
-                .call::<_, Ack>(
-                    Method::Approve,
-                    ApproveParams {
-                        session,
-                        request: Some(request),
-                        decision,
-                    },
-                )
-                .await
-                .map(drop),
-        ),
-        Effect::Answer { session, text } => (
-            "answer",
-            client
-                .call::<_, Ack>(Method::Answer, panewise_api::AnswerParams { session, text })
-                .await
-                .map(drop),
-        ),
-        Effect::Prompt { session, text } => (
-            "prompt",
-            client
-                .call::<_, Ack>(Method::Prompt, PromptParams { session, text })
-                .await
-                .map(drop),
-        ),
-        Effect::Interrupt { session } => (
-            "interrupt",
-            client
-                .call::<_, Ack>(Method::Interrupt, SessionParams { session })
-                .await
-                .map(drop),
-        ),
-        Effect::Stop { session } => (
-            "stop",
-            client
-                .call::<_, Ack>(Method::Stop, SessionParams { session })
-                .await
-                .map(drop),
-        ),
-        Effect::Remove { session } => (
-            "remove",
-            client
-                .call::<_, RemoveResult>(Method::Remove, SessionParams { session })
-                .await
-                .map(drop),
-        ),
-        Effect::Rename { session, name } => (
-            "rename",
-            client
-                .call::<_, Ack>(Method::Rename, RenameParams { session, name })
-                .await
-                .map(drop),
-        ),
-        Effect::Create(params) => (
-            "new session",
-            client
-                .call::<_, CreateResult>(
-                    Method::Create,
-                    // A new session is the local daemon's, made from this process's context:
-                    // its directory and its keys and endpoints.
-                    CreateParams {
-                        client: params
-                            .client
-                            .or_else(|| panewise_host::launch::client_context(None).ok()),
-                        ..params
-                    },
-                )
-                .await
-                .map(drop),
-        ),
-        Effect::Resume { session } => (
-            "resume",
-            client
-                .call::<_, CreateResult>(
-                    Method::Resume,
-                    ResumeParams {
-                        session,
-                        prompt: None,
-                        // The session may be a remote host's: no local context goes with it.
-                        client: None,
-                    },
-                )
-                .await
-                .map(drop),
-        ),
+        } => client
+            .call::<_, Ack>(
+                Method::Approve,
+                ApproveParams {
+                    session,
+                    request: Some(request),
+                    decision,
+                },
+            )
+            .await
+            .map(drop),
+        Effect::Answer { session, text } => client
+            .call::<_, Ack>(Method::Answer, panewise_api::AnswerParams { session, text })
+            .await
+            .map(drop),
+        Effect::Prompt { session, text } => client
+            .call::<_, Ack>(Method::Prompt, PromptParams { session, text })
+            .await
+            .map(drop),
+        Effect::Interrupt { session } => client
+            .call::<_, Ack>(Method::Interrupt, SessionParams { session })
+            .await
+            .map(drop),
+        Effect::Stop { session } => client
+            .call::<_, Ack>(Method::Stop, SessionParams { session })
+            .await
+            .map(drop),
+        Effect::Remove { session } => client
+            .call::<_, RemoveResult>(Method::Remove, SessionParams { session })
+            .await
+            .map(drop),
+        Effect::Rename { session, name } => client
+            .call::<_, Ack>(Method::Rename, RenameParams { session, name })
+            .await
+            .map(drop),
+        Effect::Create(params) => client
+            .call::<_, CreateResult>(
+                Method::Create,
+                // A new session is the local daemon's, made from this process's context:
+                // its directory and its keys and endpoints.
+                CreateParams {
+                    client: params
+                        .client
+                        .or_else(|| panewise_host::launch::client_context(None).ok()),
+                    ..params
+                },
+            )
+            .await
+            .map(drop),
+        Effect::Resume { session } => client
+            .call::<_, CreateResult>(
+                Method::Resume,
+                ResumeParams {
+                    session,
+                    prompt: None,
+                    // The session may be a remote host's: no local context goes with it.
+                    client: None,
+                },
+            )
+            .await
+            .map(drop),
         Effect::Subscribe {
             session,
             from_line,
             attach,
-        } => (
-            "subscribe",
-            client
-                .call::<_, SubscribeResult>(
-                    Method::Subscribe,
-                    SubscribeParams {
-                        session,
-                        from_line,
-                        attach,
-                    },
-                )
-                .await
-                .map(drop),
-        ),
-        Effect::Unsubscribe { session } => (
-            "unsubscribe",
-            client
-                .call::<_, Ack>(Method::Unsubscribe, SessionParams { session })
-                .await
-                .map(drop),
-        ),
-        Effect::SetTitle(_) | Effect::Bell | Effect::Quit => ("", Ok(())),
+        } => client
+            .call::<_, SubscribeResult>(
+                Method::Subscribe,
+                SubscribeParams {
+                    session,
+                    from_line,
+                    attach,
+                },
+            )
+            .await
+            .map(drop),
+        Effect::Unsubscribe { session } => client
+            .call::<_, Ack>(Method::Unsubscribe, SessionParams { session })
+            .await
+            .map(drop),
+        Effect::SetTitle(_) | Effect::Bell | Effect::Quit => Ok(()),
     }
 }
 
-/// What the loop does after an effect.
+/// What the loop does after an event.
 enum Next {
     Go,
     Quit,
 }
 
-/// Carries out one effect: the terminal's here, the API's in order on the calls task.
-fn execute(effect: Effect, calls: &mpsc::UnboundedSender<Effect>) -> anyhow::Result<Next> {
+/// What came of an effect.
+#[derive(Debug, PartialEq)]
+enum Executed {
+    Done,
+    Quit,
+    /// An API call was not handed over: [`CALL_BOUND`] calls wait already. Its name.
+    Refused(&'static str),
+}
+
+/// Carries out one effect: the terminal's here, the API's in order on the calls task (refused
+/// past [`CALL_BOUND`], never waited for).
+fn execute(effect: Effect, calls: &mpsc::Sender<Effect>) -> anyhow::Result<Executed> {
     match effect {
         Effect::SetTitle(title) => {
             crossterm::execute!(std::io::stdout(), SetTitle(title))?;
@@ -446,7 +457,7 @@ fn execute(effect: Effect, calls: &mpsc::UnboundedSender<Effect>) -> anyhow::Res
             out.write_all(b"\x07")?;
             out.flush()?;
         }
-        Effect::Quit => return Ok(Next::Quit),
+        Effect::Quit => return Ok(Executed::Quit),
         api @ (Effect::Approve { .. }
         | Effect::Answer { .. }
         | Effect::Prompt { .. }
@@ -458,12 +469,16 @@ fn execute(effect: Effect, calls: &mpsc::UnboundedSender<Effect>) -> anyhow::Res
         | Effect::Resume { .. }
         | Effect::Subscribe { .. }
         | Effect::Unsubscribe { .. }) => {
-            calls
-                .send(api)
-                .map_err(|_| anyhow::anyhow!("the connection to the daemon is gone"))?;
+            return match calls.try_send(api) {
+                Ok(()) => Ok(Executed::Done),
+                Err(mpsc::error::TrySendError::Full(api)) => Ok(Executed::Refused(call_name(&api))),
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    Err(anyhow::anyhow!("the connection to the daemon is gone"))
+                }
+            };
         }
     }
-    Ok(Next::Go)
+    Ok(Executed::Done)
 }
 
 async fn event_loop(
@@ -481,10 +496,10 @@ async fn event_loop(
         })
         .collect();
     let mut app = App::new(settings(hosts.clone()), now_ms(), (size.width, size.height));
-    let (events_in, mut events) = mpsc::unbounded_channel();
+    let (events_in, mut events) = mpsc::channel(EVENT_BOUND);
     let stop = Arc::new(AtomicBool::new(false));
     read_terminal(events_in.clone(), Arc::clone(&stop));
-    let (calls, calls_out) = mpsc::unbounded_channel();
+    let (calls, calls_out) = mpsc::channel(CALL_BOUND);
     let connections = Connections::new(Arc::clone(&client), hosts.clone());
     for host in hosts {
         tokio::spawn(crate::ui_remote::keep_connected(
@@ -496,7 +511,11 @@ async fn event_loop(
     }
     tokio::spawn(call_in_order(connections, calls_out, events_in.clone()));
     let list: ListResult = client.call(Method::SubscribeList, ListParams {}).await?;
-    let _ = events_in.send(Event::List(list.sessions));
+    // Folded here, not queued: the loop must not wait on its own queue.
+    if let Next::Quit = step(&mut app, Event::List(list.sessions), &calls)? {
+        stop.store(true, Ordering::Relaxed);
+        return Ok(());
+    }
     // The notifications are passed on only after the list: the daemon sends the changes after
     // the list, and a change passed on first would be undone by the older list.
     let notices = Arc::clone(&client);
@@ -505,7 +524,7 @@ async fn event_loop(
         while let Some(notice) = notices.next_notification().await {
             match panewise_tui::notice::event_of(notice) {
                 Ok(Some(event)) => {
-                    if notices_in.send(event).is_err() {
+                    if notices_in.send(event).await.is_err() {
                         return;
                     }
                 }
@@ -513,7 +532,7 @@ async fn event_loop(
                 Err(error) => tracing::warn!(%error),
             }
         }
-        let _ = notices_in.send(Event::ConnectionLost);
+        let _ = notices_in.send(Event::ConnectionLost).await;
     });
     let mut tick = tokio::time::interval(TICK);
     let mut last_frame = tokio::time::Instant::now();
@@ -550,19 +569,145 @@ async fn event_loop(
     result
 }
 
-/// One event through `update`, and its effects carried out.
-fn step(
+/// One event through `update`, and its effects carried out. The calls refused at
+/// [`CALL_BOUND`] are folded as one failure, which the person sees; its own effects are the
+/// terminal's (a failure makes no call), so the folding ends there.
+fn step(app: &mut App, event: Event, calls: &mpsc::Sender<Effect>) -> anyhow::Result<Next> {
+    let mut refused = Vec::new();
+    if let Next::Quit = fold(app, event, calls, &mut refused)? {
+        return Ok(Next::Quit);
+    }
+    if refused.is_empty() {
+        return Ok(Next::Go);
+    }
+    let failure = Event::Failed {
+        what: refused.join(", "),
+        message: format!(
+            "not sent: {CALL_BOUND} calls already wait for the daemon's answer; try again once \
+             it answers"
+        ),
+    };
+    let mut refused_again = Vec::new();
+    fold(app, failure, calls, &mut refused_again)
+}
+
+/// `event` through `update` and its effects carried out; the names of the calls refused are
+/// added to `refused`.
+fn fold(
     app: &mut App,
     event: Event,
-    calls: &mpsc::UnboundedSender<Effect>,
+    calls: &mpsc::Sender<Effect>,
+    refused: &mut Vec<&'static str>,
 ) -> anyhow::Result<Next> {
     let current = std::mem::replace(app, App::new(Settings::default(), 0, (0, 0)));
     let (next, effects) = panewise_tui::update(current, event);
     *app = next;
     for effect in effects {
-        if let Next::Quit = execute(effect, calls)? {
-            return Ok(Next::Quit);
+        match execute(effect, calls)? {
+            Executed::Done => {}
+            Executed::Quit => return Ok(Next::Quit),
+            Executed::Refused(what) => refused.push(what),
         }
     }
     Ok(Next::Go)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A calls queue holding `waiting` calls not yet made, `open` or with the calls task gone.
+    fn calls(waiting: usize, open: bool) -> (mpsc::Sender<Effect>, mpsc::Receiver<Effect>) {
+        let (calls, mut made) = mpsc::channel(CALL_BOUND);
+        for n in 0..waiting {
+            calls
+                .try_send(Effect::Stop {
+                    session: format!("s{n}"),
+                })
+                .unwrap();
+        }
+        if !open {
+            made.close();
+        }
+        (calls, made)
+    }
+
+    #[test]
+    fn a_call_past_the_bound_is_refused_at_once_and_nothing_waits() {
+        struct Row {
+            rule: &'static str,
+            waiting: usize,
+            open: bool,
+            /// `None`: an error (the connection is gone).
+            executed: Option<Executed>,
+            waiting_after: usize,
+        }
+        let rows = [
+            Row {
+                rule: "room: handed to the calls task",
+                waiting: 0,
+                open: true,
+                executed: Some(Executed::Done),
+                waiting_after: 1,
+            },
+            Row {
+                rule: "the last place: handed over",
+                waiting: CALL_BOUND - 1,
+                open: true,
+                executed: Some(Executed::Done),
+                waiting_after: CALL_BOUND,
+            },
+            Row {
+                rule: "full: refused by name, the queue as it was",
+                waiting: CALL_BOUND,
+                open: true,
+                executed: Some(Executed::Refused("interrupt")),
+                waiting_after: CALL_BOUND,
+            },
+            Row {
+                rule: "the calls task is gone: the loop ends with an error",
+                waiting: 0,
+                open: false,
+                executed: None,
+                waiting_after: 0,
+            },
+        ];
+        for row in rows {
+            let (calls, mut made) = calls(row.waiting, row.open);
+            let effect = Effect::Interrupt {
+                session: "s".to_owned(),
+            };
+            let executed = execute(effect, &calls).ok();
+            assert_eq!(executed, row.executed, "{}", row.rule);
+            let mut waiting_after = 0;
+            while made.try_recv().is_ok() {
+                waiting_after += 1;
+            }
+            assert_eq!(waiting_after, row.waiting_after, "{}", row.rule);
+        }
+    }
+
+    #[test]
+    fn a_refused_call_is_a_failure_the_person_sees() {
+        let (calls, mut made) = calls(CALL_BOUND, true);
+        let mut app = App::new(Settings::default(), 0, (80, 24));
+        // `c` opens the new-session form, Enter asks for the session.
+        for key in [Key::Char('c'), Key::Enter] {
+            assert!(matches!(
+                step(&mut app, Event::Key(key), &calls).unwrap(),
+                Next::Go
+            ));
+        }
+        let shown = app.notices.last().map(|notice| notice.text.as_str());
+        assert!(
+            shown.is_some_and(|text| text.starts_with("new session: not sent")),
+            "{shown:?}"
+        );
+        assert!(app.notices.last().is_some_and(|notice| notice.error));
+        let mut waiting = 0;
+        while made.try_recv().is_ok() {
+            waiting += 1;
+        }
+        assert_eq!(waiting, CALL_BOUND, "the refused call was not queued");
+    }
 }

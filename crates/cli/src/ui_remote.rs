@@ -136,14 +136,15 @@ fn keyed_list(host: &str, sessions: Vec<SessionSummary>) -> Vec<SessionSummary> 
         .collect()
 }
 
-/// Keeps `host` connected until the dashboard goes: its list and notifications as events,
+/// Keeps `host` connected until the dashboard goes: its list and notifications as events
+/// (waiting while the dashboard's queue is full: its client's queue fills meanwhile),
 /// its loss as `HostLost`, and a new attempt after a pause that doubles up to
 /// [`LONGEST_PAUSE`] (back to [`FIRST_PAUSE`] once connected).
 pub async fn keep_connected(
     remotes: Remotes,
     host: String,
     connections: Connections,
-    events: mpsc::UnboundedSender<Event>,
+    events: mpsc::Sender<Event>,
 ) {
     let mut pause = FIRST_PAUSE;
     loop {
@@ -155,13 +156,13 @@ pub async fn keep_connected(
                     host: host.clone(),
                     sessions: keyed_list(&host, list.sessions),
                 };
-                if events.send(listed).is_err() {
+                if events.send(listed).await.is_err() {
                     return;
                 }
                 while let Some(notice) = client.next_notification().await {
                     match panewise_tui::notice::event_of(notice) {
                         Ok(Some(event)) => {
-                            if events.send(keyed(&host, event)).is_err() {
+                            if events.send(keyed(&host, event)).await.is_err() {
                                 return;
                             }
                         }
@@ -179,6 +180,7 @@ pub async fn keep_connected(
                 host: host.clone(),
                 why,
             })
+            .await
             .is_err()
         {
             return;

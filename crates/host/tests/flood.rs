@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 use panewise_host::approval::ApprovalMode;
 use panewise_host::backend::cli::{Channel, CliAgent, CliLaunch};
 use panewise_host::backend::Backend;
-use panewise_host::session::lines::{drive, Question, Signal, UserInput, View};
+use panewise_host::session::lines::{
+    drive, raise, signal_queue, Question, Signal, UserInput, View,
+};
 use panewise_host::session::{log_header, Session, SessionSpec};
 use panewise_pane_state::State;
 use panewise_providers::claude_control::ClaudeLaunch;
@@ -152,10 +154,10 @@ async fn an_agent_flooding_its_stdout_with_text_deltas_does_not_grow_memory() {
 
     let done = Arc::new(AtomicBool::new(false));
     let sampler = sample(Arc::clone(&done));
-    let (signals, signals_in) = tokio::sync::mpsc::unbounded_channel();
+    let (signals, signals_in) = signal_queue();
     tokio::spawn(async move {
         tokio::time::sleep(FLOOD).await;
-        let _ended = signals.send(Signal::Terminate("the test's stop"));
+        let _ended = raise(&signals, Signal::Terminate("the test's stop")).await;
     });
     let mut view = Counting::default();
     let outcome = drive(

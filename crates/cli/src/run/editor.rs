@@ -12,15 +12,21 @@
 //! kept) and queues lines to print, which the editor takes at its next poll (every 100 ms) and
 //! prints together, the prompt below them. Lines typed come back as the line front end's lines;
 //! Ctrl-C as its interrupt; Ctrl-D as the end of input.
+//!
+//! Both queues back are bounded (`panewise_host::session::lines`): a Ctrl-C past its bound is
+//! coalesced, and a typed line past its bound makes the editor wait, reading no more keys. While
+//! it waits it is out of its line (the terminal plain, no prompt drawn) and the session's
+//! printing goes straight to the terminal: a session that prints before it takes its next
+//! line never waits on an editor that waits for it to take one.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use panewise_host::session::lines::{Signal, UserLines};
+use panewise_host::session::lines::{self, Signal, UserLines};
 use reedline::{
     Color, ExternalPrinter, FileBackedHistory, Prompt, PromptEditMode, PromptHistorySearch,
     Reedline,
@@ -39,6 +45,11 @@ const EDITOR_STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(
 
 /// How often a full backlog is looked at again while the editor drains it.
 const BACKLOG_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Whether the editor thread is out of its line, waiting for room to hand over a typed line
+/// ([`hand_over`]); a print holds it while it writes to the terminal, so the editor draws its
+/// line again only after that print.
+type WaitingForRoom = Arc<Mutex<bool>>;
 
 /// What the prompt shows; shared between the session and the editor thread.
 #[derive(Debug, Clone, Default)]
@@ -95,6 +106,8 @@ pub struct EditorHandle {
     done: Arc<AtomicBool>,
     /// The editor thread still reads the terminal (and prints the queue).
     alive: Arc<AtomicBool>,
+    /// The editor thread waits for the session to take a typed line: it prints nothing.
+    waiting_for_room: WaitingForRoom,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -137,13 +150,32 @@ fn poll_hook(
     })
 }
 
+/// Hands a typed line to the session; `false` once nobody takes them. At the queue's bound
+/// ([`lines::LINE_BOUND`]) the editor thread waits, reading no more keys (they wait in the
+/// terminal), so nothing typed is lost. It waits out of its line (reedline gives the terminal
+/// back between lines) and says so in `waiting_for_room`, so the session's printing goes
+/// straight to the terminal meanwhile instead of to the poll that will not come.
+fn hand_over(typed: &mpsc::Sender<String>, line: String, waiting_for_room: &Mutex<bool>) -> bool {
+    let line = match typed.try_send(line) {
+        Ok(()) => return true,
+        Err(mpsc::error::TrySendError::Closed(_)) => return false,
+        Err(mpsc::error::TrySendError::Full(line)) => line,
+    };
+    set(waiting_for_room, true);
+    let sent = typed.blocking_send(line).is_ok();
+    // Waits for a print that is writing: the line is drawn again below it.
+    set(waiting_for_room, false);
+    sent
+}
+
+fn set(flag: &Mutex<bool>, value: bool) {
+    *flag.lock().unwrap_or_else(PoisonError::into_inner) = value;
+}
+
 impl EditorHandle {
     /// Starts the editor on the terminal, with the history of `cwd`. Lines typed arrive on
-    /// the returned receiver; Ctrl-C is sent to `interrupts`.
-    pub fn start(
-        cwd: &Path,
-        interrupts: mpsc::UnboundedSender<Signal>,
-    ) -> (EditorHandle, UserLines) {
+    /// the returned receiver; Ctrl-C is sent to `interrupts` (coalesced past its bound).
+    pub fn start(cwd: &Path, interrupts: mpsc::Sender<Signal>) -> (EditorHandle, UserLines) {
         let prompt = Arc::new(Mutex::new(PromptText {
             live: String::new(),
             mark: "> ".to_owned(),
@@ -170,21 +202,24 @@ impl EditorHandle {
         {
             editor = editor.with_history(Box::new(history));
         }
-        let (sender, lines) = mpsc::unbounded_channel();
+        let (sender, lines) = lines::line_queue();
         let shown = LivePrompt(prompt.clone());
         let finished = done.clone();
         let alive = Arc::new(AtomicBool::new(true));
         let alive_guard = Alive(alive.clone());
+        let waiting_for_room = WaitingForRoom::default();
+        let waits = waiting_for_room.clone();
         let thread = std::thread::spawn(move || loop {
             let _alive = &alive_guard;
             match editor.read_line(&shown) {
                 Ok(reedline::Signal::Success(line)) => {
-                    if sender.send(line).is_err() {
+                    if !hand_over(&sender, line, &waits) {
                         return;
                     }
                 }
                 Ok(reedline::Signal::CtrlC) => {
-                    let _gone = interrupts.send(Signal::Interrupt);
+                    // Queued, coalesced with the unread ones, or nobody reads them: never waits.
+                    let _raised = lines::interrupt(&interrupts);
                 }
                 // Ctrl-D on an empty line: the input ends (dropping the sender says so).
                 Ok(reedline::Signal::CtrlD) | Err(_) => return,
@@ -204,6 +239,7 @@ impl EditorHandle {
                 repaint,
                 done,
                 alive,
+                waiting_for_room,
                 thread: Some(thread),
             },
             lines,
@@ -234,6 +270,20 @@ impl EditorHandle {
                 self.drain();
                 eprintln!("{text}");
                 return;
+            }
+            {
+                // The editor waits for this session to take a typed line: it will not poll
+                // until then, so the terminal is written here (held, so the editor draws its
+                // line again only after).
+                let waiting = self
+                    .waiting_for_room
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if *waiting {
+                    self.drain();
+                    eprintln!("{text}");
+                    return;
+                }
             }
             match self.queue.try_send(text) {
                 Ok(()) => return,
@@ -374,6 +424,120 @@ mod tests {
             assert_eq!(left, row.queued - row.handed_over, "{}", row.rule);
             assert_eq!(stop_line.load(Ordering::SeqCst), row.broken, "{}", row.rule);
         }
+    }
+
+    /// A handle on no editor thread: `alive` says whether one would still read the terminal,
+    /// `waiting` whether it waits for room for a typed line; `queued` lines wait to be printed
+    /// in a print queue that holds `room` more.
+    fn handle(alive: bool, waiting: bool, queued: usize, room: usize) -> EditorHandle {
+        let (queue, receiver) = sync_channel(queued + room);
+        for n in 0..queued {
+            queue.send(format!("queued {n}")).unwrap();
+        }
+        EditorHandle {
+            prompt: Arc::default(),
+            queue,
+            queued: Arc::new(Mutex::new(receiver)),
+            repaint: Box::new(|| {}),
+            done: Arc::new(AtomicBool::new(false)),
+            alive: Arc::new(AtomicBool::new(alive)),
+            waiting_for_room: Arc::new(Mutex::new(waiting)),
+            thread: None,
+        }
+    }
+
+    #[test]
+    fn printing_goes_straight_to_the_terminal_while_the_editor_cannot_poll() {
+        struct Row {
+            rule: &'static str,
+            alive: bool,
+            waiting: bool,
+            queued: usize,
+            room: usize,
+            /// Left in the queue for the editor's poll after the print.
+            left: usize,
+        }
+        let rows = [
+            Row {
+                rule: "editing: the line waits in the queue for the editor's next poll",
+                alive: true,
+                waiting: false,
+                queued: 1,
+                room: 1,
+                left: 2,
+            },
+            Row {
+                rule: "the editor waits, the queue has room: printed at once all the same, \
+                       after what was queued before it",
+                alive: true,
+                waiting: true,
+                queued: 1,
+                room: 4,
+                left: 0,
+            },
+            Row {
+                rule: "the editor waits for room for a typed line and the queue is full: \
+                       the queue and the line are printed at once, nothing waits on the editor",
+                alive: true,
+                waiting: true,
+                queued: 3,
+                room: 0,
+                left: 0,
+            },
+            Row {
+                rule: "the editor has ended: printed plainly",
+                alive: false,
+                waiting: false,
+                queued: 2,
+                room: 0,
+                left: 0,
+            },
+        ];
+        for row in rows {
+            let handle = handle(row.alive, row.waiting, row.queued, row.room);
+            handle.print("printed".to_owned());
+            let left = handle.queued.lock().unwrap().try_iter().count();
+            assert_eq!(left, row.left, "{}", row.rule);
+        }
+    }
+
+    #[test]
+    fn a_typed_line_past_the_bound_waits_and_the_session_can_print_meanwhile() {
+        let (typed, mut queue) = lines::line_queue();
+        for n in 0..lines::LINE_BOUND {
+            assert!(hand_over(&typed, format!("typed {n}"), &Mutex::new(false)));
+        }
+        let session = handle(true, false, 2, 0);
+        let waiting = Arc::clone(&session.waiting_for_room);
+        let editor = std::thread::spawn(move || {
+            let handed = hand_over(&typed, "typed last".to_owned(), &waiting);
+            (handed, typed)
+        });
+        while !*session.waiting_for_room.lock().unwrap() {
+            std::thread::yield_now();
+        }
+        // The print queue is full and the editor will not poll: the print must not wait.
+        session.print("printed while the editor waits".to_owned());
+        assert_eq!(session.queued.lock().unwrap().try_iter().count(), 0);
+        let mut taken = Vec::new();
+        while taken.len() <= lines::LINE_BOUND {
+            taken.extend(queue.blocking_recv());
+        }
+        let (handed, typed) = editor.join().unwrap();
+        assert!(handed, "the line was handed over");
+        assert_eq!(taken.last().map(String::as_str), Some("typed last"));
+        assert_eq!(taken.len(), lines::LINE_BOUND + 1, "no typed line lost");
+        assert!(
+            !*session.waiting_for_room.lock().unwrap(),
+            "back in its line, the editor prints again"
+        );
+        drop(queue);
+        let nobody_takes = Mutex::new(false);
+        assert!(
+            !hand_over(&typed, "to nobody".to_owned(), &nobody_takes),
+            "the session gone, the editor stops"
+        );
+        assert!(!*nobody_takes.lock().unwrap());
     }
 
     #[test]

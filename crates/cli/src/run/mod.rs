@@ -332,7 +332,7 @@ pub struct DeadlineArgs {
 pub(crate) struct Front {
     view: TerminalView,
     user: Option<UserInput>,
-    signals: Option<tokio::sync::mpsc::UnboundedReceiver<Signal>>,
+    signals: Option<lines::Signals>,
     /// Someone can be asked: stdin is a terminal.
     pub(crate) terminal: bool,
 }
@@ -469,39 +469,42 @@ fn exit_sentence(code: u8, state: &State, signal: Option<&str>, retries: u64) ->
 
 /// The lines of stdin, read on a thread of their own (a blocking read must not stall the loop).
 pub(crate) fn stdin_lines() -> UserLines {
-    let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut bytes = Vec::new();
-        loop {
-            bytes.clear();
-            match stdin.read_until(b'\n', &mut bytes) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let line = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            // A line that is not UTF-8 (a paste in another encoding) is taken with U+FFFD for
-            // its bad bytes: ending the session on it would drop every prompt after it.
-            if sender
-                .send(String::from_utf8_lossy(line).into_owned())
-                .is_err()
-            {
-                break;
-            }
-        }
-    });
+    let (sender, lines) = lines::line_queue();
+    std::thread::spawn(move || read_lines(std::io::stdin().lock(), &sender));
     lines
+}
+
+/// Sends the lines of `input` to `lines` until it ends or nobody takes them. At the queue's
+/// bound ([`lines::LINE_BOUND`]) it waits, reading no further: the rest stays in the pipe or
+/// the terminal, and no line is lost. Runs on a thread of its own (`blocking_send`).
+fn read_lines(mut input: impl BufRead, lines: &tokio::sync::mpsc::Sender<String>) {
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        match input.read_until(b'\n', &mut bytes) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let line = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // A line that is not UTF-8 (a paste in another encoding) is taken with U+FFFD for
+        // its bad bytes: ending the session on it would drop every prompt after it.
+        if lines
+            .blocking_send(String::from_utf8_lossy(line).into_owned())
+            .is_err()
+        {
+            break;
+        }
+    }
 }
 
 /// Ctrl-C, SIGTERM and SIGHUP as the line front end's signals (the sender is the line
 /// editor's, for the Ctrl-C it reads as a key). The handlers are installed here, before the
-/// session starts, so no signal is missed; they are read on a task of their own.
-fn terminal_signals() -> (
-    tokio::sync::mpsc::UnboundedSender<Signal>,
-    tokio::sync::mpsc::UnboundedReceiver<Signal>,
-) {
-    let (sender, signals) = tokio::sync::mpsc::unbounded_channel();
+/// session starts, so no signal is missed; they are read on a task of their own, which a
+/// Ctrl-C never makes wait and a termination does until the queue has room
+/// ([`lines::SIGNAL_BOUND`]).
+fn terminal_signals() -> (tokio::sync::mpsc::Sender<Signal>, lines::Signals) {
+    let (sender, signals) = lines::signal_queue();
     let editor_sender = sender.clone();
     let mut terminations = panewise_host::signals::Terminations::listen();
     // One SIGINT listener for the whole session; none installed: Ctrl-C keeps its default.
@@ -518,7 +521,7 @@ fn terminal_signals() -> (
                 } => Signal::Interrupt,
                 signal = terminations.recv() => Signal::Terminate(signal.name()),
             };
-            if sender.send(next).is_err() {
+            if lines::raise(&sender, next).await == lines::Raised::Gone {
                 return;
             }
         }
@@ -570,4 +573,58 @@ pub(crate) fn approval_arg() -> impl clap::builder::TypedValueParser<Value = App
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(ApprovalMode::ALL.map(ApprovalMode::name))
         .try_map(|name| ApprovalMode::from_name(&name).ok_or("not an approval mode"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_reader_waits_at_the_bound_and_loses_no_line() {
+        let bound = lines::LINE_BOUND;
+        for count in [0, 1, bound, bound + 1, 3 * bound] {
+            let input: String = (0..count).map(|n| format!("line {n}\n")).collect();
+            let (sender, mut queue) = lines::line_queue();
+            let reader =
+                std::thread::spawn(move || read_lines(std::io::Cursor::new(input), &sender));
+            let queued = count.min(bound);
+            while queue.len() < queued {
+                std::thread::yield_now();
+            }
+            assert_eq!(
+                queue.len(),
+                queued,
+                "{count} lines: never more than the bound"
+            );
+            if count > bound {
+                assert!(
+                    !reader.is_finished(),
+                    "{count} lines: the reader waits for room, it does not drop and go on"
+                );
+            }
+            let mut taken = Vec::new();
+            while let Some(line) = queue.blocking_recv() {
+                taken.push(line);
+            }
+            let sent: Vec<String> = (0..count).map(|n| format!("line {n}")).collect();
+            assert_eq!(taken, sent, "{count} lines: every one, in order");
+            reader.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn the_line_reader_stops_once_nobody_takes_its_lines() {
+        let input: String = (0..3 * lines::LINE_BOUND)
+            .map(|n| format!("line {n}\n"))
+            .collect();
+        let (sender, queue) = lines::line_queue();
+        drop(queue);
+        let mut input = std::io::Cursor::new(input);
+        read_lines(&mut input, &sender);
+        assert_eq!(
+            input.position(),
+            "line 0\n".len() as u64,
+            "it stops at the first line nobody took, reading no further"
+        );
+    }
 }

@@ -2,6 +2,10 @@
 //! `panewise run` (stdin, Ctrl-C, SIGTERM) and the tests. It holds a [`SessionHandle`] like any
 //! other front end, keeps its own fold of the recorded messages for its view, and turns the
 //! person's lines into prompts or answers.
+//!
+//! Both queues into it are bounded (docs/ARCHITECTURE.md, "Bounds"): the person's lines
+//! ([`LINE_BOUND`]; the reader waits, nothing is lost) and the signals ([`SIGNAL_BOUND`]; a
+//! Ctrl-C past the bound is coalesced with the ones still unread, a termination waits).
 
 use std::path::Path;
 use std::time::Duration;
@@ -16,8 +20,71 @@ use panewise_pane_state::log::Actor;
 use super::{Control, Session, SessionHandle, SessionOutcome, Update};
 use crate::error::SessionError;
 
-/// What the person types while the session runs, line by line.
-pub type UserLines = mpsc::UnboundedReceiver<String>;
+/// What the person types while the session runs, line by line ([`line_queue`]).
+pub type UserLines = mpsc::Receiver<String>;
+
+/// The person's lines read and not yet taken by the front end. At the bound the reader waits
+/// (a thread of its own, reading stdin or the line editor): it stops reading, so a paste waits
+/// in the pipe or the terminal and its writer blocks, and no line is lost. The front end takes
+/// a line whenever its loop is free, and a line is a whole prompt or answer: 64 is more than
+/// a person types ahead of a turn, as many as the scripted process's stdin holds.
+pub const LINE_BOUND: usize = 64;
+
+/// A queue for the person's lines, [`LINE_BOUND`] deep: the reader sends with
+/// `blocking_send` (from its own thread) or `send().await`, so it waits at the bound.
+pub fn line_queue() -> (mpsc::Sender<String>, UserLines) {
+    mpsc::channel(LINE_BOUND)
+}
+
+/// The signals the front end was sent and has not read yet ([`signal_queue`]).
+pub type Signals = mpsc::Receiver<Signal>;
+
+/// The signals sent and not yet read by the front end. A Ctrl-C never waits ([`interrupt`]):
+/// it comes from the thread that reads the terminal or the task that reads SIGINT, and past
+/// the bound it is dropped, coalesced with the ones still unread, which say all it would:
+/// two Ctrl-C already kill the agent, and between turns one only says that nothing runs. A
+/// termination (SIGTERM, SIGHUP) must not be lost, so it waits for room ([`raise`], from the
+/// task that reads the signals, which nothing waits on); the front end reads its signals in
+/// the loop that waits on no sender of them. 16 is more than any burst of keys means.
+pub const SIGNAL_BOUND: usize = 16;
+
+/// A queue for the front end's signals, [`SIGNAL_BOUND`] deep.
+pub fn signal_queue() -> (mpsc::Sender<Signal>, Signals) {
+    mpsc::channel(SIGNAL_BOUND)
+}
+
+/// What became of a signal sent with [`interrupt`] or [`raise`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Raised {
+    /// It is queued for the front end.
+    Queued,
+    /// A Ctrl-C found [`SIGNAL_BOUND`] signals unread: it was dropped, as the ones ahead of it
+    /// already interrupt the turn and kill the agent.
+    Coalesced,
+    /// The front end is gone (the session ended): nobody reads signals any more.
+    Gone,
+}
+
+/// Queues a Ctrl-C without waiting: past [`SIGNAL_BOUND`] it is coalesced ([`Raised`]).
+pub fn interrupt(signals: &mpsc::Sender<Signal>) -> Raised {
+    match signals.try_send(Signal::Interrupt) {
+        Ok(()) => Raised::Queued,
+        Err(mpsc::error::TrySendError::Full(_)) => Raised::Coalesced,
+        Err(mpsc::error::TrySendError::Closed(_)) => Raised::Gone,
+    }
+}
+
+/// Queues `signal`: a Ctrl-C as [`interrupt`] does, a termination waiting for room, so it is
+/// never lost (the front end's loop reads signals and waits on no sender of them).
+pub async fn raise(signals: &mpsc::Sender<Signal>, signal: Signal) -> Raised {
+    match signal {
+        Signal::Interrupt => interrupt(signals),
+        Signal::Terminate(_) => match signals.send(signal).await {
+            Ok(()) => Raised::Queued,
+            Err(_) => Raised::Gone,
+        },
+    }
+}
 
 /// How the person takes part: whether their lines are prompts, and where the lines come from.
 #[derive(Debug, Default)]
@@ -119,7 +186,7 @@ pub async fn drive(
     session: Session,
     handle: SessionHandle,
     user: UserInput,
-    signals: Option<mpsc::UnboundedReceiver<Signal>>,
+    signals: Option<Signals>,
     view: &mut dyn View,
 ) -> Result<SessionOutcome, SessionError> {
     let (controls, mut updates) = handle.split();
@@ -165,7 +232,7 @@ pub async fn drive(
     outcome
 }
 
-async fn recv<T>(receiver: Option<&mut mpsc::UnboundedReceiver<T>>) -> Option<T> {
+async fn recv<T>(receiver: Option<&mut mpsc::Receiver<T>>) -> Option<T> {
     match receiver {
         Some(receiver) => receiver.recv().await,
         None => std::future::pending().await,
@@ -355,5 +422,105 @@ impl LineClient {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ctrl_c_never_waits_and_past_the_bound_is_coalesced_with_the_unread_ones() {
+        struct Row {
+            rule: &'static str,
+            unread: Vec<Signal>,
+            reader_gone: bool,
+            raised: Raised,
+            unread_after: usize,
+        }
+        let full_of = |signal: Signal| vec![signal; SIGNAL_BOUND];
+        let rows = [
+            Row {
+                rule: "room: the Ctrl-C is queued behind the unread ones",
+                unread: vec![Signal::Interrupt],
+                reader_gone: false,
+                raised: Raised::Queued,
+                unread_after: 2,
+            },
+            Row {
+                rule: "one short of the bound: still queued",
+                unread: vec![Signal::Interrupt; SIGNAL_BOUND - 1],
+                reader_gone: false,
+                raised: Raised::Queued,
+                unread_after: SIGNAL_BOUND,
+            },
+            Row {
+                rule: "full of Ctrl-C: dropped at once, the queue as it was",
+                unread: full_of(Signal::Interrupt),
+                reader_gone: false,
+                raised: Raised::Coalesced,
+                unread_after: SIGNAL_BOUND,
+            },
+            Row {
+                rule: "full of terminations: the session ends anyway; dropped at once",
+                unread: full_of(Signal::Terminate("SIGTERM")),
+                reader_gone: false,
+                raised: Raised::Coalesced,
+                unread_after: SIGNAL_BOUND,
+            },
+            Row {
+                rule: "the front end is gone: said so, nothing waits",
+                unread: Vec::new(),
+                reader_gone: true,
+                raised: Raised::Gone,
+                unread_after: 0,
+            },
+        ];
+        for row in rows {
+            let (sender, mut signals) = signal_queue();
+            for signal in &row.unread {
+                sender.try_send(*signal).unwrap();
+            }
+            if row.reader_gone {
+                signals.close();
+            }
+            assert_eq!(interrupt(&sender), row.raised, "{}", row.rule);
+            let mut unread = Vec::new();
+            while let Ok(signal) = signals.try_recv() {
+                unread.push(signal);
+            }
+            assert_eq!(unread.len(), row.unread_after, "{}", row.rule);
+            // What was unread before comes first, in its order.
+            assert_eq!(unread[..row.unread.len()], row.unread[..], "{}", row.rule);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_termination_past_the_bound_waits_for_room_and_is_not_lost() {
+        let (sender, mut signals) = signal_queue();
+        for _ in 0..SIGNAL_BOUND {
+            assert_eq!(interrupt(&sender), Raised::Queued);
+        }
+        let terminate = raise(&sender, Signal::Terminate("SIGTERM"));
+        tokio::pin!(terminate);
+        let waited = tokio::select! {
+            biased;
+            _ = &mut terminate => false,
+            () = std::future::ready(()) => true,
+        };
+        assert!(waited, "a full queue makes the termination wait, not drop");
+        assert_eq!(signals.recv().await, Some(Signal::Interrupt));
+        assert_eq!(terminate.await, Raised::Queued);
+        let mut unread = Vec::new();
+        while let Ok(signal) = signals.try_recv() {
+            unread.push(signal);
+        }
+        assert_eq!(unread.len(), SIGNAL_BOUND);
+        assert_eq!(unread.last(), Some(&Signal::Terminate("SIGTERM")));
+        signals.close();
+        assert_eq!(
+            raise(&sender, Signal::Terminate("SIGHUP")).await,
+            Raised::Gone
+        );
     }
 }

@@ -61,7 +61,7 @@ async fn ask_without_a_terminal_denies_through_the_reducers_queue_and_says_why()
 
 #[tokio::test]
 async fn ask_with_a_terminal_runs_the_write_when_the_person_says_yes() {
-    let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
+    let (sender, lines) = panewise_host::session::lines::line_queue();
     let mut setup = write(ApiKind::Anthropic, ApprovalMode::Ask);
     // The person answers `y` when the question is shown, as on a terminal.
     setup.view.answer = Some((sender, "y".to_owned()));

@@ -33,7 +33,7 @@ pub(crate) struct RecordingView {
     pub(crate) asked: Vec<(String, String)>,
     pub(crate) events: Vec<&'static str>,
     /// The line the person types when asked, and where it goes.
-    pub(crate) answer: Option<(tokio::sync::mpsc::UnboundedSender<String>, String)>,
+    pub(crate) answer: Option<(tokio::sync::mpsc::Sender<String>, String)>,
 }
 
 impl View for RecordingView {
@@ -45,7 +45,9 @@ impl View for RecordingView {
         self.asked
             .push((question.tool.clone(), question.summary.clone()));
         if let Some((lines, answer)) = &self.answer {
-            lines.send(answer.clone()).unwrap();
+            // The view is called from the front end's loop, which cannot wait: the queue
+            // holds one line per question here, far from its bound.
+            lines.try_send(answer.clone()).unwrap();
         }
     }
     fn notice(&mut self, text: &str) {

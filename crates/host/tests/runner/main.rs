@@ -357,9 +357,9 @@ async fn prompts_typed_while_a_turn_runs_wait_and_each_gets_its_own_turn_r94() {
     let mut config = scratch.config(program);
     config.prompts.clear();
     let log = config.log.clone();
-    let (lines, receiver) = tokio::sync::mpsc::unbounded_channel();
+    let (lines, receiver) = panewise_host::session::lines::line_queue();
     for prompt in ["first", "second", "third"] {
-        lines.send(prompt.to_owned()).ok();
+        lines.try_send(prompt.to_owned()).ok();
     }
     drop(lines);
     let user = UserInput {
