@@ -388,25 +388,35 @@ pub fn module_violations(root: &Path) -> Result<Vec<Violation>> {
                     what: finding.what,
                 });
             }
-            if file.ends_with("/mod.rs") {
-                violations.extend(unlisted_in_folder(root, &path, module.files)?);
-            }
+            violations.extend(unlisted_in_folder(root, &path)?);
         }
     }
     Ok(violations)
 }
 
-/// The Rust files under the folder of `mod_rs` that `listed` does not name.
-fn unlisted_in_folder(root: &Path, mod_rs: &Path, listed: &[&str]) -> Result<Vec<Violation>> {
-    let Some(folder) = mod_rs.parent() else {
+/// The Rust files in the folder a listed file owns that no pure module lists: the folder of a
+/// `mod.rs`, or `x/` beside a listed `x.rs`. Such a folder is pure whole.
+fn unlisted_in_folder(root: &Path, listed_file: &Path) -> Result<Vec<Violation>> {
+    let folder = if listed_file.file_name().is_some_and(|name| name == "mod.rs") {
+        listed_file.parent().map(Path::to_path_buf)
+    } else {
+        Some(listed_file.with_extension(""))
+    };
+    let Some(folder) = folder.filter(|folder| folder.is_dir()) else {
         return Ok(Vec::new());
     };
     let mut files = Vec::new();
-    rust_files(folder, &mut files)?;
+    rust_files(&folder, &mut files)?;
+    files.sort();
     Ok(files
         .into_iter()
         .map(|file| shown(&file, root))
-        .filter(|file| !listed.iter().any(|listed| Path::new(listed) == file))
+        .filter(|file| {
+            !PURE_MODULES
+                .iter()
+                .flat_map(|module| module.files)
+                .any(|listed| Path::new(listed) == file)
+        })
         .map(|path| Violation::UnlistedModuleFile { path })
         .collect())
 }

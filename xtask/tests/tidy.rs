@@ -53,8 +53,9 @@ fn the_own_loops_core_is_pure() {
     );
 }
 
-/// A file added to the folder of a listed pure `mod.rs` is caught until it is listed: a pure
-/// module's folder cannot gain a file that escapes the scan.
+/// A file added to the folder a listed pure file owns (that of a `mod.rs`, or `x/` beside an
+/// `x.rs`) is caught until it is listed: a pure module's folder cannot gain a file that escapes
+/// the scan.
 #[test]
 fn a_file_added_to_a_pure_modules_folder_must_be_listed() {
     let tree = TempTree::new("pure-module-folder");
@@ -72,18 +73,26 @@ fn a_file_added_to_a_pure_modules_folder_must_be_listed() {
             .is_empty(),
         "the copies alone are clean"
     );
-    let planted = "crates/supervisor/src/registry/planted.rs";
-    std::fs::write(tree.0.join(planted), "pub fn planted() {}\n").expect("plant");
+    // In the folder of a listed `mod.rs`, and in `own_loop/` beside the listed `own_loop.rs`.
+    let planted = [
+        "crates/host/src/agent_loop/own_loop/planted.rs",
+        "crates/supervisor/src/registry/planted.rs",
+    ];
+    for file in planted {
+        std::fs::write(tree.0.join(file), "pub fn planted() {}\n").expect("plant");
+    }
     let found: Vec<String> = purity::module_violations(&tree.0)
         .expect("readable")
         .iter()
         .map(ToString::to_string)
         .collect();
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert!(
-        found[0].starts_with(planted) && found[0].contains("not listed in PURE_MODULES"),
-        "{found:?}"
-    );
+    assert_eq!(found.len(), planted.len(), "{found:?}");
+    for (found, planted) in found.iter().zip(planted) {
+        assert!(
+            found.starts_with(planted) && found.contains("not listed in PURE_MODULES"),
+            "{found:?}"
+        );
+    }
 }
 
 /// A directory under the system temp dir, removed when dropped.

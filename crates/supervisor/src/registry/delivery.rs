@@ -378,6 +378,8 @@ impl Registry {
                             line,
                         };
                         let Some(notice) = notice_line(LineNotice::METHOD, &params) else {
+                            // Not sent: behind, as at the bound (the log read will say why).
+                            connection.owed = true;
                             break;
                         };
                         *slot = Some(notice.clone());

@@ -38,8 +38,10 @@ impl LogTail {
     }
 
     /// The complete lines written since the last call (about [`HAND_OVER_BYTES`] at most),
-    /// where the first starts, and whether more may wait.
-    pub(super) fn read_new(&mut self) -> (Vec<String>, u64, bool) {
+    /// where the first starts, and whether more may wait. `to_end`: read until the file says
+    /// it has no more, for the last call, after the session ended, which no later update
+    /// follows; otherwise a short read is taken as all there is.
+    pub(super) fn read_new(&mut self, to_end: bool) -> (Vec<String>, u64, bool) {
         let first_byte = self.offset;
         if self.file.is_none() {
             // Not there yet: the session opens its log as it starts.
@@ -59,6 +61,7 @@ impl LogTail {
             let read = match file.read(buffer) {
                 Ok(0) => break,
                 Ok(read) => read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(error) => {
                     tracing::warn!(%error, "reading a session's log");
                     break;
@@ -66,7 +69,7 @@ impl LogTail {
             };
             // A short read took all there was: no second read to learn the end (a line
             // written after it comes with an update of its own, and so another wake).
-            let short = read < buffer.len();
+            let short = read < buffer.len() && !to_end;
             self.partial
                 .extend_from_slice(buffer.get(..read).unwrap_or_default());
             let mut start = 0;
@@ -139,10 +142,12 @@ pub(super) fn read_log(
             let Ok(notice) = rpc::notification_line(LineNotice::METHOD, &params) else {
                 break;
             };
-            done.bytes += notice.len();
+            let bytes = notice.len();
             if out.try_send(Outgoing::Line(Line::from(notice))).is_err() {
                 break;
             }
+            // Counted once queued: what was not queued is not the connection's to carry.
+            done.bytes += bytes;
             done.lines += 1;
             done.next_byte = Some(byte);
         }

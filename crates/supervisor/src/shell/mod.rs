@@ -402,7 +402,7 @@ async fn session_task(
                             Err(_) => break,
                         }
                     }
-                    if !hand_over(&id, batch, &mut reader, &inputs).await {
+                    if !hand_over(&id, batch, &mut reader, false, &inputs).await {
                         return;
                     }
                 }
@@ -415,7 +415,8 @@ async fn session_task(
     while let Ok(update) = updates.try_recv() {
         keep(update, &mut batch);
     }
-    if !hand_over(&id, batch, &mut reader, &inputs).await {
+    // The last: no update follows it, so the log is read to its end.
+    if !hand_over(&id, batch, &mut reader, true, &inputs).await {
         return;
     }
     let failed = match ended {
@@ -435,15 +436,17 @@ fn keep(update: Update, batch: &mut Vec<Update>) {
 }
 
 /// Hands the loop `updates` and the log's new lines, at most [`log::HAND_OVER_BYTES`] of lines
-/// per event; false when the loop is gone.
+/// per event (`last`: the call after the session ended, which reads the log to its end); false
+/// when the loop is gone.
 async fn hand_over(
     id: &str,
     mut updates: Vec<Update>,
     reader: &mut LogTail,
+    last: bool,
     inputs: &mpsc::Sender<Input>,
 ) -> bool {
     loop {
-        let (lines, first_byte, more) = reader.read_new();
+        let (lines, first_byte, more) = reader.read_new(last);
         if updates.is_empty() && lines.is_empty() {
             return true;
         }
