@@ -538,10 +538,17 @@ async fn event_loop(
     let mut last_frame = tokio::time::Instant::now();
     let result = loop {
         // A frame only after an event (a tick once a second, for the ages), and at most one
-        // per FRAME: the events of a burst of lines are all folded, then drawn once.
+        // per FRAME: the events of a burst of lines are folded, then drawn once. At most a
+        // queue's worth per frame, so a flood that refills the queue as fast as it is folded
+        // cannot put the next frame off for ever.
         tokio::time::sleep_until(last_frame + FRAME).await;
         let mut quit = false;
-        while let Ok(event) = events.try_recv() {
+        let mut folded = 0;
+        while folded < EVENT_BOUND {
+            let Ok(event) = events.try_recv() else {
+                break;
+            };
+            folded += 1;
             if let Next::Quit = step(&mut app, event, &calls)? {
                 quit = true;
                 break;
