@@ -55,7 +55,7 @@ const FRAME: Duration = Duration::from_millis(16);
 /// terminal's reader thread, so keys wait in the terminal; a host's notifications wait in its
 /// client's queue, then the daemon's), and none is lost: the loop waits on none of them (it
 /// folds, draws, and hands calls over without waiting). Resizes are not coalesced: the loop
-/// folds every queued event before it draws once. Most events are notifications passed on one
+/// folds what is queued (at most this many a frame) before it draws once. Most events are notifications passed on one
 /// for one, so the bound is the client's own (`NOTICE_BOUND`, 1,024).
 const EVENT_BOUND: usize = 1_024;
 
