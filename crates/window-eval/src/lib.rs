@@ -22,6 +22,7 @@
 //! for the readers.
 #![deny(missing_docs)]
 
+pub mod anchor;
 mod error;
 pub mod formats;
 pub mod loss;

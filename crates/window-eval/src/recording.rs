@@ -112,6 +112,18 @@ impl RecordedUsage {
     }
 }
 
+/// The run's final usage as the provider billed it, where the recording has it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedTotal {
+    /// The usage summed over the run's calls, with the final output count.
+    pub usage: RecordedUsage,
+    /// The cost the agent reported for the run's main model, in US dollars.
+    pub cost_usd: Option<f64>,
+    /// The model that cost is for.
+    pub model: Option<String>,
+}
+
 /// One model call of the recording.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,6 +155,15 @@ pub struct Recording {
     pub calls: Vec<ModelCall>,
     /// What the reader had to skip or repair, in words, one entry per kind with its count.
     pub notes: Vec<String>,
+    /// Which part of its file this is ("run 2", "segment 2"), when the file holds several.
+    pub part: Option<String>,
+    /// Tool-result placeholders the reader inserted (message indices, ascending) for results
+    /// the agent received but the recording did not keep.
+    pub missing_results: Vec<usize>,
+    /// The run's final usage, when recorded.
+    pub recorded_total: Option<RecordedTotal>,
+    /// Whether the part begins with a compaction's summary.
+    pub segment_starts_with_compaction: bool,
 }
 
 impl Recording {
@@ -156,6 +177,10 @@ impl Recording {
             messages: Vec::new(),
             calls: Vec::new(),
             notes: Vec::new(),
+            part: None,
+            missing_results: Vec::new(),
+            recorded_total: None,
+            segment_starts_with_compaction: false,
         }
     }
 

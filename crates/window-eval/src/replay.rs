@@ -19,6 +19,7 @@ use panewise_window::{
 };
 use serde::Serialize;
 
+use crate::anchor::{anchor, placeholder_content, Anchoring, Calibration};
 use crate::error::EvalError;
 use crate::loss::{LossIndex, Standing};
 use crate::recording::Recording;
@@ -112,6 +113,10 @@ pub struct Figures {
     pub cache_read_on_recorded: u64,
     /// The simulated cache writes of the calls that have a reading.
     pub cache_write_on_recorded: u64,
+    /// The cost of the calls that have a reading, priced from what the provider recorded
+    /// (its input, cache read and cache write counts, and the output scaled to the run's
+    /// final usage); `None` without prices or readings.
+    pub recorded_cost_usd: Option<f64>,
 }
 
 /// Where one message of the window came from.
@@ -135,81 +140,153 @@ impl Origin {
 }
 
 /// What every strategy's replay of one recording shares: the blocks of the recorded
-/// messages, the loss index, and the size of the hidden head.
+/// messages with their anchored token counts ([`crate::anchor`]), the loss index, and the size
+/// of the hidden head.
 #[derive(Debug, Clone)]
 pub struct Prepared<'r> {
-    recording: &'r Recording,
+    recording: std::borrow::Cow<'r, Recording>,
     hashes: Vec<u64>,
-    /// Tokens of each message's tool-call arguments, which the stage's counter (content only)
-    /// leaves out but the provider bills.
-    call_tokens: Vec<u64>,
-    head: Option<Block>,
+    anchoring: Anchoring,
+    /// The head's blocks: one, or two when the first reading shows part of it already in the
+    /// provider's cache (then the first is that part, and it is cached before the replay).
+    head: Vec<Block>,
+    /// The part of the head the provider held before the session's first call.
+    primed: Option<Block>,
+    /// Per call, how many times the head changed before it: where the provider's recorded
+    /// cache read ends inside the head and short of the previous request, the agent sent
+    /// another head (a changed system prompt or tool list), under every strategy alike.
+    head_versions: Vec<u64>,
     loss: LossIndex,
 }
 
 impl<'r> Prepared<'r> {
-    /// Prepares `recording`. The head (system prompt and tool definitions, which most formats
-    /// do not record) is sized from the first call's recorded prompt minus what the stage
-    /// counts of the messages it sent; without a reading, from the recorded system prompt.
+    /// Prepares `recording`, anchored on its own readings; a recording without readings is
+    /// counted at the table's ratio ([`Calibration::table`]).
     pub fn new(recording: &'r Recording) -> Self {
-        let counter = Conversation::<Message>::new();
-        let hashes = recording.messages.iter().map(message_hash).collect();
-        let call_tokens: Vec<u64> = recording
-            .messages
-            .iter()
-            .map(|message| {
-                message
-                    .tool_calls
-                    .iter()
-                    .map(|call| counter.count_tokens(&call.args))
-                    .sum()
-            })
-            .collect();
-        let system_tokens = recording
-            .system
-            .as_deref()
-            .map_or(0, |system| counter.count_tokens(system));
-        let head_tokens = match recording.calls.first() {
-            Some(first) => match first.usage {
-                Some(usage) => {
-                    let sent = recording.messages.get(..first.sent).unwrap_or(&[]);
-                    let counted: u64 = sent
-                        .iter()
-                        .zip(&call_tokens)
-                        .map(|(message, calls)| {
-                            counter
-                                .count_tokens(&message.content)
-                                .saturating_add(*calls)
-                        })
-                        .sum();
-                    usage.prompt().saturating_sub(counted).max(system_tokens)
+        Self::calibrated(recording, &Calibration::table())
+    }
+
+    /// Prepares `recording`: anchored on its readings when it has any, else counted with
+    /// `calibration` and marked estimated. The head (system prompt and tool definitions, which
+    /// most formats do not record) comes from the first reading; without one, from the
+    /// recorded system prompt when there is one, else from the calibration.
+    pub fn calibrated(recording: &'r Recording, calibration: &Calibration) -> Self {
+        let total_output = recording.recorded_total.as_ref().map(|t| t.usage.output);
+        let mut anchoring = anchor(
+            recording,
+            &recording.missing_results,
+            total_output,
+            calibration,
+        );
+        if anchoring.estimated {
+            if let Some(system) = recording.system.as_deref() {
+                let bytes = system.len() as f64;
+                anchoring.head_tokens = (bytes / anchoring.bytes_per_token).ceil() as u64;
+            }
+        }
+        let recording = if recording.missing_results.is_empty() {
+            std::borrow::Cow::Borrowed(recording)
+        } else {
+            let mut filled = recording.clone();
+            for &(index, tokens) in &anchoring.missing {
+                if let Some(message) = filled.messages.get_mut(index) {
+                    message.content = placeholder_content(tokens);
                 }
-                None => system_tokens,
-            },
-            None => system_tokens,
+            }
+            std::borrow::Cow::Owned(filled)
         };
-        let head = (head_tokens > 0).then(|| Block {
-            hash: block_hash(&["head", recording.system.as_deref().unwrap_or("")]),
-            tokens: head_tokens,
-        });
+        let hashes = recording.messages.iter().map(message_hash).collect();
+        let system = recording.system.as_deref().unwrap_or("");
+        let head_tokens = anchoring.head_tokens;
+        // The first call reads from the cache what earlier sessions of the same account wrote
+        // (tool definitions, the fixed system prompt): that part was cached before this one.
+        let already_cached = recording
+            .calls
+            .first()
+            .and_then(|call| call.usage)
+            .map_or(0, |usage| usage.cache_read.min(head_tokens));
+        let (head, primed) = match head_tokens {
+            0 => (Vec::new(), None),
+            _ if already_cached == 0 => (
+                vec![Block {
+                    hash: block_hash(&["head", system]),
+                    tokens: head_tokens,
+                }],
+                None,
+            ),
+            _ => {
+                let shared = Block {
+                    hash: block_hash(&["head, cached before the session", system]),
+                    tokens: already_cached,
+                };
+                let mut head = vec![shared];
+                if head_tokens > already_cached {
+                    head.push(Block {
+                        hash: block_hash(&["head", system]),
+                        tokens: head_tokens - already_cached,
+                    });
+                }
+                (head, Some(shared))
+            }
+        };
+        let loss = LossIndex::new(&recording.messages, recording.system.as_deref());
+        let head_versions = head_versions(&recording, head_tokens);
         Self {
             recording,
             hashes,
-            call_tokens,
+            anchoring,
             head,
-            loss: LossIndex::new(&recording.messages, recording.system.as_deref()),
+            primed,
+            head_versions,
+            loss,
         }
     }
 
-    /// The recording.
+    /// The recording (with its missing spans filled by sized placeholders).
     pub fn recording(&self) -> &Recording {
-        self.recording
+        &self.recording
     }
 
     /// The tokens of the hidden head (system prompt and tools) each request carries.
     pub fn head_tokens(&self) -> u64 {
-        self.head.map_or(0, |head| head.tokens)
+        self.head.iter().map(|block| block.tokens).sum()
     }
+
+    /// How the counts were anchored.
+    pub fn anchoring(&self) -> &Anchoring {
+        &self.anchoring
+    }
+
+    /// The tokens of the raw history's request at a call that sent `sent` messages.
+    fn raw_prompt(&self, sent: usize) -> u64 {
+        let messages = self.anchoring.message_tokens.get(..sent).unwrap_or(&[]);
+        messages.iter().fold(self.head_tokens(), |sum, tokens| {
+            sum.saturating_add(*tokens)
+        })
+    }
+}
+
+/// Per call, the head's version: it goes up at a call whose recorded cache read ends inside
+/// the head and more than 2 % short of the previous call's whole prompt.
+fn head_versions(recording: &Recording, head_tokens: u64) -> Vec<u64> {
+    let mut version = 0u64;
+    let mut previous_prompt: Option<u64> = None;
+    recording
+        .calls
+        .iter()
+        .map(|call| {
+            if let Some(usage) = call.usage {
+                if let Some(previous) = previous_prompt {
+                    let short = usage.cache_read.saturating_mul(50) < previous.saturating_mul(49);
+                    if short && usage.cache_read < head_tokens {
+                        version = version.saturating_add(1);
+                    }
+                }
+                previous_prompt = Some(usage.prompt());
+            }
+            version
+        })
+        .collect()
 }
 
 fn message_hash(message: &Message) -> u64 {
@@ -298,23 +375,41 @@ impl<'p> Window<'p> {
         }
     }
 
-    /// The request's blocks: the head, then one per message.
-    fn blocks(&self) -> Vec<Block> {
-        let mut blocks = Vec::with_capacity(self.origins.len() + 1);
-        blocks.extend(self.prepared.head);
+    /// The request's blocks: the head, then one per message. A recorded message weighs its
+    /// anchored count; a masked one its replacement at the message's ratio; a stage note at
+    /// the session's last ratio.
+    fn blocks(&self, call_index: usize) -> Vec<Block> {
+        let anchoring = &self.prepared.anchoring;
+        let mut blocks = Vec::with_capacity(self.origins.len() + 2);
+        let version = self
+            .prepared
+            .head_versions
+            .get(call_index)
+            .copied()
+            .unwrap_or(0);
+        let last_head = self.prepared.head.len().saturating_sub(1);
+        for (index, block) in self.prepared.head.iter().enumerate() {
+            let mut block = *block;
+            if index == last_head && version > 0 && Some(block) != self.prepared.primed {
+                block.hash = block.hash.rotate_left(7) ^ version;
+            }
+            blocks.push(block);
+        }
+        let held = self.conversation.messages();
         for (position, origin) in self.origins.iter().enumerate() {
-            let extra = match origin {
-                Origin::Recorded(index) | Origin::Masked(index, _) => {
-                    self.prepared.call_tokens.get(*index).copied().unwrap_or(0)
-                }
-                Origin::Note(..) => 0,
-            };
+            let bytes = || held.get(position).map_or(0, crate::anchor::message_bytes);
+            let tokens = match origin {
+                Origin::Recorded(index) => anchoring.message_tokens.get(*index).copied(),
+                Origin::Masked(index, _) => anchoring
+                    .message_ratio
+                    .get(*index)
+                    .map(|ratio| crate::anchor::tokens_at(bytes(), *ratio)),
+                Origin::Note(..) => None,
+            }
+            .unwrap_or_else(|| crate::anchor::tokens_at(bytes(), anchoring.bytes_per_token));
             blocks.push(Block {
                 hash: origin.hash(&self.prepared.hashes),
-                tokens: self
-                    .conversation
-                    .tokens_in(position..position + 1)
-                    .saturating_add(extra),
+                tokens,
             });
         }
         blocks
@@ -340,7 +435,7 @@ pub fn replay(
     strategy: Option<&StrategyConfig>,
     settings: &ReplaySettings,
 ) -> Result<Figures, EvalError> {
-    let recording = prepared.recording;
+    let recording = prepared.recording();
     let stage: Option<WindowStage<Message>> = strategy.map(|c| c.build_stage()).transpose()?;
     let summarizer = ExtractiveSummarizer::default();
     let mut memory = StageMemory::new();
@@ -350,7 +445,11 @@ pub fn replay(
     let mut figures = Figures::default();
     let mut measured: Option<Measured> = None;
     let counter = Conversation::<Message>::new();
-    let head_blocks = usize::from(prepared.head.is_some());
+    let head_blocks = prepared.head.len();
+    if let Some(primed) = prepared.primed {
+        // What the provider held before the session, as a request of its own, not billed.
+        cache.call(&[primed], &[0]);
+    }
 
     for (call_index, call) in recording.calls.iter().enumerate() {
         let iteration = u32::try_from(call_index)
@@ -410,7 +509,7 @@ pub fn replay(
             }
         }
 
-        let blocks = window.blocks();
+        let blocks = window.blocks(call_index);
         let breakpoints = match settings.cache {
             CacheRules::Anthropic(_) => anthropic_breakpoints(blocks.len(), head_blocks),
             CacheRules::OpenAi(_) | CacheRules::Gemini(_) | CacheRules::None => Vec::new(),
@@ -424,22 +523,13 @@ pub fn replay(
             .get(call_index + 1)
             .map_or(recording.messages.len(), |next| next.sent);
         let answer = recording.messages.get(call.sent..next_sent).unwrap_or(&[]);
-        let output = match call.usage {
-            Some(usage) => usage.output,
-            None => answer
-                .iter()
-                .filter(|message| message.role == Role::Assistant)
-                .map(|message| {
-                    counter.count_tokens(&message.content).saturating_add(
-                        message
-                            .tool_calls
-                            .iter()
-                            .map(|c| counter.count_tokens(&c.args))
-                            .sum(),
-                    )
-                })
-                .sum(),
-        };
+        // Output as recorded, scaled to the run's final usage where it is recorded.
+        let output = prepared
+            .anchoring
+            .output_tokens
+            .get(call_index)
+            .copied()
+            .unwrap_or(0);
 
         figures.calls = figures.calls.saturating_add(1);
         figures.sent_tokens = figures.sent_tokens.saturating_add(sent);
@@ -450,6 +540,10 @@ pub fn replay(
         if let Some(prices) = &settings.prices {
             let cost = prices.cost(billed.uncached, billed.read, billed.write, output);
             *figures.cost_usd.get_or_insert(0.0) += cost;
+        }
+        if let (Some(usage), Some(prices)) = (call.usage, &settings.prices) {
+            let cost = prices.cost(usage.input, usage.cache_read, usage.cache_write, output);
+            *figures.recorded_cost_usd.get_or_insert(0.0) += cost;
         }
         if let Some(usage) = call.usage {
             figures.recorded_prompt_tokens = figures
@@ -464,16 +558,7 @@ pub fn replay(
                 figures.cache_read_on_recorded.saturating_add(billed.read);
             figures.cache_write_on_recorded =
                 figures.cache_write_on_recorded.saturating_add(billed.write);
-            let raw = recording
-                .messages
-                .get(..call.sent)
-                .unwrap_or(&[])
-                .iter()
-                .zip(&prepared.call_tokens)
-                .fold(prepared.head_tokens(), |sum, (message, calls)| {
-                    sum.saturating_add(counter.count_tokens(&message.content))
-                        .saturating_add(*calls)
-                });
+            let raw = prepared.raw_prompt(call.sent);
             figures.counted_prompt_tokens = figures.counted_prompt_tokens.saturating_add(raw);
         }
 

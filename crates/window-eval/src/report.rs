@@ -359,6 +359,7 @@ impl Figures {
         }
         self.cost_usd = sum_option(self.cost_usd, other.cost_usd);
         self.summary_cost_usd = sum_option(self.summary_cost_usd, other.summary_cost_usd);
+        self.recorded_cost_usd = sum_option(self.recorded_cost_usd, other.recorded_cost_usd);
     }
 
     /// The evicted-before-use share, 0 when no call made a tool call.

@@ -175,7 +175,8 @@ fn cached_session() -> Recording {
         Message::tool_result("b", big("file")),
         Message::assistant("done"),
     ]);
-    // The first call sent the prompt (2,002 tokens counted) plus a 3,000-token head.
+    // The first call sent the prompt (8,005 bytes: 2,355 tokens at the table's 3.4 bytes a
+    // token) plus a 2,647-token head.
     recording.calls[0].usage = Some(RecordedUsage {
         input: 5_002,
         cache_read: 0,
@@ -189,7 +190,9 @@ fn cached_session() -> Recording {
 fn the_raw_history_reads_each_earlier_request_from_the_anthropic_cache() {
     let session = cached_session();
     let prepared = Prepared::new(&session);
-    assert_eq!(prepared.head_tokens(), 3_000);
+    assert_eq!(prepared.head_tokens(), 2_647);
+    let tokens = &prepared.anchoring().message_tokens;
+    assert_eq!(tokens[0], 2_355);
     let settings = ReplaySettings {
         cache: CacheRules::anthropic(),
         prices: None,
@@ -204,9 +207,10 @@ fn the_raw_history_reads_each_earlier_request_from_the_anthropic_cache() {
     // Call 1 writes head and prompt; call 2 reads them and writes what it added; call 3 the
     // same. Nothing is billed uncached, since the last message carries a breakpoint.
     assert_eq!(figures.uncached, 0);
-    let call_1 = 3_000 + 2_002;
-    let call_2 = call_1 + 4 + 2_003; // the assistant's call (args counted) and the listing
-    let call_3 = call_2 + 5 + 2_002;
+    let call_1 = 2_647 + tokens[0];
+    let call_2 = call_1 + tokens[1] + tokens[2]; // the assistant's call (args counted), the listing
+    let call_3 = call_2 + tokens[3] + tokens[4];
+    assert_eq!(tokens[1], 7); // "shell" and `{"command": "ls"}`: 22 bytes
     assert_eq!(figures.sent_tokens, call_1 + call_2 + call_3);
     assert_eq!(figures.cache_read, call_1 + call_2);
     assert_eq!(figures.cache_write, call_3);

@@ -36,6 +36,11 @@ pub fn detect(text: &str) -> Option<Format> {
     }
 }
 
+/// Every part of a file (stand-in until the readers split runs and segments).
+pub fn read_all(text: &str) -> Result<Vec<Recording>, EvalError> {
+    read(text).map(|recording| vec![recording])
+}
+
 /// Reads a recording of any supported format, then [`Recording::repair`]s it.
 pub fn read(text: &str) -> Result<Recording, EvalError> {
     let format = detect(text).ok_or_else(|| EvalError::UnknownFormat(describe_unknown(text)))?;

@@ -1,0 +1,74 @@
+//! The raw replay of every Claude Code stream-json session of the shared corpus reproduces
+//! what the provider recorded: its prompt tokens and the cost priced from its usage, each
+//! within ±5 %, per session.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use panewise_providers::PriceTable;
+use panewise_window_eval::formats;
+use panewise_window_eval::replay::{replay, Prepared};
+use panewise_window_eval::report::{billing_for, CacheChoice};
+
+fn corpus(dir: &str) -> Vec<(String, String)> {
+    let root = format!(
+        "{}/../../../shared/trajectories/{dir}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut files: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "ndjson"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn raw_replay_of_each_claude_session_is_within_five_percent_of_its_readings() {
+    let table = PriceTable::built_in();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (name, text) in corpus("claude-stream-json") {
+        for recording in formats::read_all(&text).unwrap() {
+            let billing = billing_for(&recording, &table, None, CacheChoice::Provider);
+            let prepared = Prepared::new(&recording);
+            let raw = replay(&prepared, None, &billing.settings).unwrap();
+            let label = format!("{name} {:?}", recording.part);
+            assert!(raw.recorded_prompt_tokens > 0, "{label}: no reading");
+            let tokens_off = (raw.counted_prompt_tokens as f64 - raw.recorded_prompt_tokens as f64)
+                / raw.recorded_prompt_tokens as f64;
+            let cost = raw.cost_usd.unwrap();
+            let recorded_cost = raw.recorded_cost_usd.unwrap();
+            let cost_off = (cost - recorded_cost) / recorded_cost;
+            eprintln!(
+                "{label}: tokens {} vs {} ({:+.1} %), cost {cost:.4} vs {recorded_cost:.4} ({:+.1} %), missing {} spans {} tokens; cache read {} vs {}, write {} vs {}, uncached {}",
+                raw.counted_prompt_tokens,
+                raw.recorded_prompt_tokens,
+                100.0 * tokens_off,
+                100.0 * cost_off,
+                prepared.anchoring().missing.len(),
+                prepared.anchoring().missing_tokens(),
+                raw.cache_read_on_recorded,
+                raw.recorded_cache_read,
+                raw.cache_write_on_recorded,
+                raw.recorded_cache_write,
+                raw.uncached
+            );
+            if tokens_off.abs() > 0.05 || cost_off.abs() > 0.05 {
+                failures.push(format!(
+                    "{label}: tokens {:+.1} %, cost {:+.1} %",
+                    100.0 * tokens_off,
+                    100.0 * cost_off
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "{checked} sessions checked");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
