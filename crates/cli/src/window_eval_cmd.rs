@@ -156,53 +156,60 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         let _ = writeln!(stderr, "panewise window eval: {note}");
     }
     for file in &files {
-        let name = shown(file);
+        let file_name = shown(file);
         progress.step(file);
-        let recording = match read_recording(file) {
-            Ok(recording) => recording,
+        let recordings = match read_recording(file) {
+            Ok(recordings) => recordings,
             Err(reason) => {
                 skipped += 1;
                 progress.suspend(|| {
                     let _ = writeln!(
                         stderr,
-                        "panewise window eval: skipped {name}: {}",
+                        "panewise window eval: skipped {file_name}: {}",
                         escape_controls(&format!("{reason:#}"), "")
                     );
                 });
                 continue;
             }
         };
-        let billing = billing_for(
-            &recording,
-            &table,
-            args.price_model.as_deref(),
-            args.cache.choice(),
-        );
-        for note in &recording.notes {
-            let _ = writeln!(
-                stderr,
-                "panewise window eval: {name}: {}",
-                escape_controls(note, "")
+        for recording in &recordings {
+            // Each run and segment of a file is a session of its own, named by its part.
+            let name = match &recording.part {
+                Some(part) => format!("{file_name} ({})", escape_controls(part, "")),
+                None => file_name.clone(),
+            };
+            let billing = billing_for(
+                recording,
+                &table,
+                args.price_model.as_deref(),
+                args.cache.choice(),
             );
-        }
-        let mut timed = |index: usize, run: &mut dyn FnMut() -> Result<Figures, EvalError>| {
-            let clock = Instant::now();
-            let figures = run();
-            if let Some(time) = times.get_mut(index) {
-                *time += clock.elapsed();
-            }
-            figures
-        };
-        match evaluate_session(&name, &recording, &strategies, billing, &mut timed) {
-            Ok(session) => report.sessions.push(session),
-            Err(error) => {
-                // One session the stage refuses is named, and the rest go on.
-                skipped += 1;
+            for note in &recording.notes {
                 let _ = writeln!(
                     stderr,
-                    "panewise window eval: skipped {name}: the replay failed: {}",
-                    escape_controls(&error.to_string(), "")
+                    "panewise window eval: {name}: {}",
+                    escape_controls(note, "")
                 );
+            }
+            let mut timed = |index: usize, run: &mut dyn FnMut() -> Result<Figures, EvalError>| {
+                let clock = Instant::now();
+                let figures = run();
+                if let Some(time) = times.get_mut(index) {
+                    *time += clock.elapsed();
+                }
+                figures
+            };
+            match evaluate_session(&name, recording, &strategies, billing, &mut timed) {
+                Ok(session) => report.sessions.push(session),
+                Err(error) => {
+                    // One session the stage refuses is named, and the rest go on.
+                    skipped += 1;
+                    let _ = writeln!(
+                        stderr,
+                        "panewise window eval: skipped {name}: the replay failed: {}",
+                        escape_controls(&error.to_string(), "")
+                    );
+                }
             }
         }
     }
@@ -357,11 +364,12 @@ fn shown(path: &Path) -> String {
     escape_controls(&path.display().to_string(), "")
 }
 
-/// A file's recording, or why it cannot be read.
-fn read_recording(path: &Path) -> Result<Recording> {
+/// Every part of a file's recording (each run, each compaction segment), or why it cannot be
+/// read.
+fn read_recording(path: &Path) -> Result<Vec<Recording>> {
     let bytes = std::fs::read(path).context("cannot read it")?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
-    Ok(formats::read(&text)?)
+    Ok(formats::read_all(&text)?)
 }
 
 /// A progress bar on standard error when it is a terminal, nothing otherwise.

@@ -494,7 +494,11 @@ mod tests {
     use crate::recording::{Format, ModelCall, RecordedUsage};
 
     fn call(sent: usize, usage: Option<RecordedUsage>) -> ModelCall {
-        ModelCall { sent, usage }
+        ModelCall {
+            sent,
+            usage,
+            at_ms: None,
+        }
     }
 
     fn reading(prompt: u64) -> Option<RecordedUsage> {

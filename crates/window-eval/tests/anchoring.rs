@@ -59,6 +59,16 @@ fn raw_replay_of_each_claude_session_is_within_five_percent_of_its_readings() {
                 raw.recorded_cache_write,
                 raw.uncached
             );
+            // Where the agent reported its own cost for the run, the replay's matches it too.
+            if let Some(reported) = recording.recorded_total.as_ref().and_then(|t| t.cost_usd) {
+                let off = (cost - reported) / reported;
+                if off.abs() > 0.05 {
+                    failures.push(format!(
+                        "{label}: cost {:+.1} % of the reported",
+                        100.0 * off
+                    ));
+                }
+            }
             if tokens_off.abs() > 0.05 || cost_off.abs() > 0.05 {
                 failures.push(format!(
                     "{label}: tokens {:+.1} %, cost {:+.1} %",

@@ -191,11 +191,34 @@ fn stream_json_issue_667_pinned_figures() {
         "{:?}",
         recording.notes
     );
-    assert!(
-        has_note(&recording, "19 line(s) after the session's end"),
-        "{:?}",
-        recording.notes
+    // The 19 lines after the `result` are a second run (a new `init`, a new session id):
+    // `read_all` gives it as a session of its own, `claude::read` only the first run.
+    let parts = formats::read_all(&text).expect("reads");
+    assert_eq!(parts.len(), 2);
+    assert_eq!(parts[0].part.as_deref(), Some("run 1"));
+    assert_eq!(parts[1].part.as_deref(), Some("run 2"));
+    assert_eq!(parts[0].calls.len(), 41);
+    // The main model's cost from `modelUsage`; the helper model's is said in a note.
+    let total = parts[0]
+        .recorded_total
+        .as_ref()
+        .expect("the result's total");
+    assert_eq!(total.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
+    assert_eq!(total.cost_usd, Some(0.9176061));
+    assert_eq!(
+        total.usage,
+        RecordedUsage {
+            input: 156,
+            cache_read: 1_773_252,
+            cache_write: 60_390,
+            output: 10_580
+        }
     );
+    assert!(has_note(&parts[0], "claude-haiku-4-5-20251001 $0.0468"));
+    // Seven tool calls whose results the stream lacks, each followed by more calls.
+    assert_eq!(parts[0].missing_results.len(), 7);
+    // The second run has no `result`: no recorded total.
+    assert!(parts[1].recorded_total.is_none());
     // The first call's answer: its text and its one Bash call, merged from two events.
     let first = &recording.messages[1];
     assert_eq!(first.role, Role::Assistant);
@@ -263,7 +286,17 @@ fn stream_json_merges_blocks_of_one_message_and_skips_sub_agents() {
         recording.notes
     );
     assert!(has_note(&recording, "1 sub-agent event(s) skipped"));
-    assert!(has_note(&recording, "1 line(s) after the session's end"));
+    // The trailing `init` of another session is a second run with nothing in it: left out,
+    // and said.
+    assert!(
+        has_note(
+            &recording,
+            "1 part(s) of the file left out: no model call (run 2)"
+        ),
+        "{:?}",
+        recording.notes
+    );
+    assert_eq!(recording.part.as_deref(), Some("run 1"));
 }
 
 #[test]

@@ -247,10 +247,12 @@ fn calls_out_of_order_are_dropped_and_said() {
         ModelCall {
             sent: 3,
             usage: None,
+            at_ms: None,
         },
         ModelCall {
             sent: 1,
             usage: None,
+            at_ms: None,
         },
     ];
     session.repair();

@@ -15,7 +15,7 @@ use panewise_window::{Message, Role, ToolCall};
 use serde_json::Value;
 
 use crate::error::EvalError;
-use crate::recording::{Family, Format, ModelCall, RecordedUsage, Recording};
+use crate::recording::{Family, Format, ModelCall, RecordedTotal, RecordedUsage, Recording};
 
 /// How many leading non-empty lines detection parses: enough to get past the session
 /// store's bookkeeping lines (queue operations, snapshots), few enough to stay cheap.
@@ -53,46 +53,135 @@ pub fn detect(text: &str) -> Option<Format> {
     None
 }
 
-/// Reads the recording; `format` is what [`detect`] returned.
+/// The opening of the user message Claude Code sends in place of the history after a
+/// compaction (the session store marks it `isCompactSummary` too).
+pub(crate) const CONTINUATION: &str =
+    "This session is being continued from a previous conversation";
+
+/// Reads the recording's first run, whole (compaction segments not split); `format` is what
+/// [`detect`] returned.
 pub fn read(text: &str, format: Format) -> Result<Recording, EvalError> {
-    let store = format == Format::ClaudeCodeSession;
-    let format = if store {
-        Format::ClaudeCodeSession
-    } else {
-        Format::ClaudeStreamJson
-    };
-    let mut reader = Reader::new(format);
-    let mut lines = 0usize;
-    let mut ended_at = None;
-    let mut session: Option<String> = None;
-    let non_empty: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    for (index, line) in non_empty.iter().enumerate() {
-        lines += 1;
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
-            reader.count("line(s) not JSON skipped");
-            continue;
-        };
-        if !value.is_object() {
-            reader.count("line(s) not a JSON object skipped");
-            continue;
-        }
-        let kind = str_at(&value, "type").unwrap_or("").to_string();
-        if !store {
-            // A stream ends at its `result`; logs sometimes hold a second run after it, which
-            // started from an empty context and is not this session.
-            if kind == "result" {
-                ended_at = Some(index + 1);
-                break;
+    let lines = parsed_lines(text);
+    let runs = run_ranges(&lines, format);
+    let first = runs.first().cloned().unwrap_or(0..0);
+    let (rec, _) = read_run(lines.get(first).unwrap_or(&[]), format, lines.len())?;
+    Ok(rec)
+}
+
+/// Reads every run of the file, each split into its compaction segments. A stream-json file
+/// may hold several runs (each from its `system`/`init` to its `result`); the session store
+/// is one run. A run that cannot be read becomes an empty part (left out by
+/// [`super::read_all`] with a note), unless no run can be read: then its error.
+pub fn read_runs(text: &str, format: Format) -> Result<Vec<Vec<Recording>>, EvalError> {
+    let lines = parsed_lines(text);
+    let ranges = run_ranges(&lines, format);
+    let mut runs = Vec::new();
+    let mut first_error = None;
+    let mut any_read = false;
+    for (index, range) in ranges.iter().enumerate() {
+        let slice = lines.get(range.clone()).unwrap_or(&[]);
+        match read_run(slice, format, slice.len()) {
+            Ok((rec, compactions)) => {
+                any_read = true;
+                let starts: Vec<(usize, bool)> = compactions.iter().map(|&c| (c, true)).collect();
+                runs.push(rec.split_at(&starts));
             }
-            if kind == "system" && str_at(&value, "subtype") == Some("init") {
-                let id = str_at(&value, "session_id").map(str::to_string);
-                if session.is_some() && id != session {
-                    ended_at = Some(index);
-                    break;
+            Err(error) => {
+                // A run with nothing to read (an `init` alone) is a part with no call: it
+                // keeps its place in the numbering and is left out with the others'.
+                let mut empty = Recording::new(format);
+                empty.notes.push(format!("run {}: {error}", index + 1));
+                runs.push(vec![empty]);
+                first_error.get_or_insert(error);
+            }
+        }
+    }
+    match first_error {
+        Some(error) if !any_read => Err(error),
+        _ => Ok(runs),
+    }
+}
+
+/// One non-empty line of the file: its JSON object, or why not.
+type Line = Result<Value, &'static str>;
+
+fn parsed_lines(text: &str) -> Vec<Line> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| match serde_json::from_str::<Value>(line) {
+            Ok(value) if value.is_object() => Ok(value),
+            Ok(_) => Err("line(s) not a JSON object skipped"),
+            Err(_) => Err("line(s) not JSON skipped"),
+        })
+        .collect()
+}
+
+/// The line ranges of the file's runs. A stream-json run ends at its `result`; a `system`/
+/// `init` of another session starts a new one (a log that holds a second run without the
+/// first's `result`). The session store is one run.
+fn run_ranges(lines: &[Line], format: Format) -> Vec<std::ops::Range<usize>> {
+    if format == Format::ClaudeCodeSession {
+        return vec![0..lines.len()];
+    }
+    let mut ranges = Vec::new();
+    let mut start = 0usize;
+    let mut session: Option<String> = None;
+    for (index, line) in lines.iter().enumerate() {
+        let Ok(value) = line else { continue };
+        match str_at(value, "type") {
+            Some("result") => {
+                ranges.push(start..index + 1);
+                start = index + 1;
+                session = None;
+            }
+            Some("system") if str_at(value, "subtype") == Some("init") => {
+                let id = str_at(value, "session_id").map(str::to_string);
+                if session.is_some() && id != session && index > start {
+                    ranges.push(start..index);
+                    start = index;
                 }
                 session = id;
+            }
+            _ => {}
+        }
+    }
+    if start < lines.len() || ranges.is_empty() {
+        ranges.push(start..lines.len());
+    }
+    ranges
+}
+
+/// Reads one run's lines: the recording, and the message indices where a compaction's
+/// continuation summary begins a new segment.
+fn read_run(
+    lines: &[Line],
+    format: Format,
+    count: usize,
+) -> Result<(Recording, Vec<usize>), EvalError> {
+    let store = format == Format::ClaudeCodeSession;
+    let mut reader = Reader::new(format);
+    let mut init_model: Option<String> = None;
+    for (index, line) in lines.iter().enumerate() {
+        let value = match line {
+            Ok(value) => value,
+            Err(what) => {
+                reader.count(what);
+                continue;
+            }
+        };
+        let kind = str_at(value, "type").unwrap_or("").to_string();
+        reader.line_ms = str_at(value, "timestamp").and_then(super::parse_rfc3339_ms);
+        if !store {
+            if kind == "result" {
+                reader.result(value, init_model.as_deref());
+                continue;
+            }
+            if kind == "system" && str_at(value, "subtype") == Some("init") {
+                if init_model.is_none() {
+                    init_model = str_at(value, "model").map(str::to_string);
+                }
                 if reader.rec.model.is_none() {
-                    reader.rec.model = str_at(&value, "model").map(str::to_string);
+                    reader.rec.model = init_model.clone();
                 }
                 continue;
             }
@@ -108,21 +197,14 @@ pub fn read(text: &str, format: Format) -> Result<Recording, EvalError> {
             continue;
         }
         match kind.as_str() {
-            "assistant" => reader.assistant(&value, index),
-            "user" => reader.user(&value),
-            "attachment" if store => reader.attachment(&value),
+            "assistant" => reader.assistant(value, index),
+            "user" => reader.user(value),
+            "attachment" if store => reader.attachment(value),
             _ => reader.ignore(&kind),
         }
     }
-    if let Some(end) = ended_at {
-        let rest = non_empty.len().saturating_sub(end);
-        if rest > 0 {
-            reader.rec.notes.push(format!(
-                "{rest} line(s) after the session's end (a later run) skipped"
-            ));
-        }
-    }
-    reader.finish(lines)
+    let compactions = std::mem::take(&mut reader.compactions);
+    Ok((reader.finish(count)?, compactions))
 }
 
 /// The state of one read.
@@ -136,6 +218,10 @@ struct Reader {
     skipped: BTreeMap<&'static str, usize>,
     /// Line types that are bookkeeping rather than conversation, by count.
     ignored: BTreeMap<String, usize>,
+    /// The time of the line being read, when it carries one.
+    line_ms: Option<u64>,
+    /// Message indices where a continuation summary begins a segment.
+    compactions: Vec<usize>,
 }
 
 impl Reader {
@@ -148,6 +234,8 @@ impl Reader {
             tool_names: BTreeMap::new(),
             skipped: BTreeMap::new(),
             ignored: BTreeMap::new(),
+            line_ms: None,
+            compactions: Vec::new(),
         }
     }
 
@@ -204,7 +292,11 @@ impl Reader {
                 let sent = self.rec.messages.len();
                 self.rec.messages.push(Message::assistant(""));
                 self.calls_by_id.insert(id, self.rec.calls.len());
-                self.rec.calls.push(ModelCall { sent, usage });
+                self.rec.calls.push(ModelCall {
+                    sent,
+                    usage,
+                    at_ms: self.line_ms,
+                });
                 sent
             }
         };
@@ -253,6 +345,11 @@ impl Reader {
             self.count("user line(s) without a message skipped");
             return;
         };
+        if value.get("isCompactSummary").and_then(Value::as_bool) == Some(true)
+            || first_text(message.get("content")).is_some_and(|t| t.starts_with(CONTINUATION))
+        {
+            self.compactions.push(self.rec.messages.len());
+        }
         match message.get("content") {
             Some(Value::String(text)) => {
                 if !text.is_empty() {
@@ -283,6 +380,41 @@ impl Reader {
             }
             _ => self.count("user line(s) without content skipped"),
         }
+    }
+
+    /// A stream-json `result`: the run's final usage, and the cost of its own model (the
+    /// other models' costs, sub-agents' and helpers', go to the notes).
+    fn result(&mut self, value: &Value, init_model: Option<&str>) {
+        let Some(usage) = value.get("usage").and_then(anthropic_usage) else {
+            self.count("result event(s) without usage");
+            return;
+        };
+        let model = init_model
+            .map(str::to_string)
+            .or_else(|| self.rec.model.clone());
+        let mut cost_usd = None;
+        let mut others = Vec::new();
+        if let Some(Value::Object(models)) = value.get("modelUsage") {
+            for (name, entry) in models {
+                let cost = entry.get("costUSD").and_then(Value::as_f64);
+                if model.as_deref() == Some(name.as_str()) {
+                    cost_usd = cost;
+                } else if let Some(cost) = cost {
+                    others.push(format!("{name} ${cost:.4}"));
+                }
+            }
+        }
+        if !others.is_empty() {
+            self.rec.notes.push(format!(
+                "the run's bill also names other models (sub-agents, helpers), not replayed: {}",
+                others.join(", ")
+            ));
+        }
+        self.rec.recorded_total = Some(RecordedTotal {
+            usage,
+            cost_usd,
+            model,
+        });
     }
 
     /// One store `attachment` line. Those with `rendered` text were sent to the model
@@ -369,6 +501,18 @@ pub(crate) fn text_of(content: &Value) -> String {
             texts.join("\n")
         }
         other => other.to_string(),
+    }
+}
+
+/// The first text of a message's content: the string, or the first `text` block.
+fn first_text(content: Option<&Value>) -> Option<&str> {
+    match content? {
+        Value::String(text) => Some(text),
+        Value::Array(blocks) => blocks
+            .iter()
+            .find(|b| str_at(b, "type") == Some("text"))
+            .and_then(|b| str_at(b, "text")),
+        _ => None,
     }
 }
 

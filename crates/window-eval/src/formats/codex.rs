@@ -15,6 +15,8 @@
 //!   one assistant message: the texts (reasoning summaries included, as the reasoning is sent
 //!   back with the history) in its content, the calls in its tool calls.
 //! - `function_call_output` and `custom_tool_call_output` become tool messages.
+//! - `compacted` (Codex's compaction) starts a segment: its `replacement_history` (else its
+//!   summary as a user message) is what the later calls sent in place of the history.
 //! - `token_count` ends the call it reports on: its `last_token_usage` is that call's usage.
 //!   OpenAI's `input_tokens` includes the cached tokens, so the uncached input is the
 //!   difference.
@@ -48,8 +50,23 @@ pub fn detect(text: &str) -> bool {
     })
 }
 
-/// Reads the recording.
+/// Reads the recording whole, its compaction segments not split.
 pub fn read(text: &str) -> Result<Recording, EvalError> {
+    let (rec, _) = read_marked(text)?;
+    Ok(rec)
+}
+
+/// Reads the recording split at its compactions: each `compacted` item starts a segment whose
+/// history is the item's `replacement_history` (else its summary as a user message), what
+/// the later calls really sent.
+pub fn read_segments(text: &str) -> Result<Vec<Recording>, EvalError> {
+    let (rec, starts) = read_marked(text)?;
+    let starts: Vec<(usize, bool)> = starts.into_iter().map(|s| (s, true)).collect();
+    Ok(rec.split_at(&starts))
+}
+
+/// The recording, and the message indices where a compaction begins a segment.
+fn read_marked(text: &str) -> Result<(Recording, Vec<usize>), EvalError> {
     let mut values = Vec::new();
     let mut reader = Reader::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -67,8 +84,10 @@ pub fn read(text: &str) -> Result<Recording, EvalError> {
                 .get("payload")
                 .is_some_and(|p| str_at(p, "type") == Some("token_count"))
     });
+    let mut compactions = Vec::new();
     for value in &values {
         let payload = value.get("payload").unwrap_or(&Value::Null);
+        reader.line_ms = str_at(value, "timestamp").and_then(super::parse_rfc3339_ms);
         match str_at(value, "type").unwrap_or("") {
             "session_meta" => reader.session_meta(payload),
             "turn_context" if reader.rec.model.is_none() => {
@@ -89,13 +108,16 @@ pub fn read(text: &str) -> Result<Recording, EvalError> {
                     reader.usage(usage);
                 }
             }
-            // Compaction replaces the history the later calls sent; the replay keeps the
-            // recorded history whole, so say so.
-            "compacted" => reader.count("compaction(s) not modelled (history kept whole)"),
+            // Compaction replaces the history the later calls sent: a new segment starts
+            // with the replacement, as the next call sent it.
+            "compacted" => {
+                compactions.push(reader.rec.messages.len());
+                reader.compacted(payload);
+            }
             _ => {}
         }
     }
-    reader.finish(values.len())
+    Ok((reader.finish(values.len())?, compactions))
 }
 
 /// The state of one read.
@@ -107,6 +129,8 @@ struct Reader {
     tool_names: BTreeMap<String, String>,
     /// Skip counts by description, turned into notes at the end.
     skipped: BTreeMap<&'static str, usize>,
+    /// The time of the line being read, when it carries one.
+    line_ms: Option<u64>,
 }
 
 impl Reader {
@@ -118,7 +142,28 @@ impl Reader {
             current: None,
             tool_names: BTreeMap::new(),
             skipped: BTreeMap::new(),
+            line_ms: None,
         }
+    }
+
+    /// A `compacted` item: the history the next calls send in place of everything before.
+    /// Its items are history, not model calls, so the calls they would open are dropped.
+    fn compacted(&mut self, payload: &Value) {
+        self.current = None;
+        let calls = self.rec.calls.len();
+        match payload.get("replacement_history").and_then(Value::as_array) {
+            Some(items) if !items.is_empty() => {
+                for item in items {
+                    self.item(item);
+                }
+            }
+            _ => {
+                let summary = str_at(payload, "message").unwrap_or("");
+                self.push_input(Message::user(summary));
+            }
+        }
+        self.rec.calls.truncate(calls);
+        self.current = None;
     }
 
     fn count(&mut self, what: &'static str) {
@@ -154,6 +199,7 @@ impl Reader {
                 self.rec.calls.push(ModelCall {
                     sent: index,
                     usage: None,
+                    at_ms: self.line_ms,
                 });
                 self.current = Some(index);
                 index

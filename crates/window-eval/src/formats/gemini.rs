@@ -206,7 +206,11 @@ impl Reader {
             None => {
                 let index = self.rec.messages.len();
                 self.rec.messages.push(Message::assistant(""));
-                self.rec.calls.push(ModelCall { sent: index, usage });
+                self.rec.calls.push(ModelCall {
+                    sent: index,
+                    usage,
+                    at_ms: str_at(record, "timestamp").and_then(super::parse_rfc3339_ms),
+                });
                 index
             }
         };

@@ -13,7 +13,7 @@
 //! session's end are not conversation and are passed over.
 //!
 //! The log records no message list per model call, so calls are put at the assistant
-//! messages. The model is the header's, else the first `tokens_in` message's. No usage per
+//! messages, each at the `ts` of the line that opened its message. The model is the header's, else the first `tokens_in` message's. No usage per
 //! call: `tokens_in` gives the prompt's size but not its split into cached and uncached
 //! tokens, which the replay's cache figures need.
 
@@ -64,7 +64,15 @@ pub fn read(text: &str) -> Result<Recording, EvalError> {
                     }
                 }
                 if let Some(entry) = object.get("transcript") {
+                    let before = reader.messages.len();
                     reader.entry(entry);
+                    // A message's time is that of the line that opened it: the model's
+                    // answer starts streaming right after the call.
+                    if let Some(ts) = object.get("ts").and_then(Value::as_u64) {
+                        for index in before..reader.messages.len() {
+                            reader.times.insert(index, ts);
+                        }
+                    }
                 }
             }
             _ => reader.count("line(s) that are not JSON objects skipped"),
@@ -74,6 +82,7 @@ pub fn read(text: &str) -> Result<Recording, EvalError> {
         messages,
         model,
         counts,
+        times,
         ..
     } = reader;
     if messages.is_empty() {
@@ -86,6 +95,9 @@ pub fn read(text: &str) -> Result<Recording, EvalError> {
     recording.family = model.as_deref().and_then(Family::of_model);
     recording.model = model;
     recording.calls = Recording::calls_at_assistant_messages(&messages);
+    for call in &mut recording.calls {
+        call.at_ms = times.get(&call.sent).copied();
+    }
     recording.messages = messages;
     recording.notes = counts
         .into_iter()
@@ -101,6 +113,8 @@ struct Reader {
     /// Tool names by call id, for the results.
     names: BTreeMap<String, String>,
     counts: BTreeMap<&'static str, usize>,
+    /// The `ts` of the line that opened each message, by index.
+    times: BTreeMap<usize, u64>,
 }
 
 impl Reader {
