@@ -117,6 +117,20 @@ pub struct Figures {
     /// (its input, cache read and cache write counts, and the output scaled to the run's
     /// final usage); `None` without prices or readings.
     pub recorded_cost_usd: Option<f64>,
+    /// Calls before which the provider's cache had lapsed: the time since the previous call
+    /// passed the rules' lifetime ([`cache_lifetime_ms`]), so everything cached was gone.
+    pub cache_expiries: u64,
+}
+
+/// How long a cached prefix lives unused, in milliseconds, under `rules`: Anthropic's
+/// default 5-minute lifetime (each read renews it); OpenAI's documented 5 to 10 minutes of
+/// inactivity, taken at its shortest; Gemini's implicit cache states none, so the same
+/// 5 minutes is assumed. `None` without a cache.
+pub fn cache_lifetime_ms(rules: CacheRules) -> Option<u64> {
+    match rules {
+        CacheRules::Anthropic(_) | CacheRules::OpenAi(_) | CacheRules::Gemini(_) => Some(300_000),
+        CacheRules::None => None,
+    }
 }
 
 /// Where one message of the window came from.
@@ -451,7 +465,16 @@ pub fn replay(
         cache.call(&[primed], &[0]);
     }
 
+    let lifetime = cache_lifetime_ms(settings.cache);
+    let mut last_call_at: Option<u64> = None;
     for (call_index, call) in recording.calls.iter().enumerate() {
+        if let (Some(at), Some(before), Some(lifetime)) = (call.at_ms, last_call_at, lifetime) {
+            if at.saturating_sub(before) > lifetime {
+                cache.clear();
+                figures.cache_expiries = figures.cache_expiries.saturating_add(1);
+            }
+        }
+        last_call_at = call.at_ms.or(last_call_at);
         let iteration = u32::try_from(call_index)
             .unwrap_or(u32::MAX)
             .saturating_add(1);

@@ -338,6 +338,7 @@ impl Figures {
             (&mut self.evicted_before_use, other.evicted_before_use),
             (&mut self.action_calls, other.action_calls),
             (&mut self.refetches, other.refetches),
+            (&mut self.cache_expiries, other.cache_expiries),
             (
                 &mut self.recorded_prompt_tokens,
                 other.recorded_prompt_tokens,

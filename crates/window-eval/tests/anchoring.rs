@@ -82,3 +82,50 @@ fn raw_replay_of_each_claude_session_is_within_five_percent_of_its_readings() {
     assert!(checked >= 6, "{checked} sessions checked");
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// Two calls eleven minutes apart: the prefix the first wrote has lapsed by the second, which
+/// writes it again; two minutes apart, the second reads it.
+#[test]
+fn the_cache_lapses_between_calls_further_apart_than_its_lifetime() {
+    use panewise_window::cache::CacheRules;
+    use panewise_window::Message;
+    use panewise_window_eval::replay::ReplaySettings;
+    use panewise_window_eval::{Format, ModelCall, Recording};
+
+    let session = |gap_ms: u64| {
+        let mut recording = Recording::new(Format::WindowConversation);
+        recording.messages = vec![
+            Message::user("x".repeat(20_000)),
+            Message::assistant_calls("", &[("a", "shell", "{}")]),
+            Message::tool_result("a", "y".repeat(20_000)),
+        ];
+        recording.calls = vec![
+            ModelCall {
+                sent: 1,
+                usage: None,
+                at_ms: Some(1_000_000),
+            },
+            ModelCall {
+                sent: 3,
+                usage: None,
+                at_ms: Some(1_000_000 + gap_ms),
+            },
+        ];
+        recording
+    };
+    let settings = ReplaySettings {
+        cache: CacheRules::anthropic(),
+        prices: None,
+        cache_pricing: None,
+    };
+    let figures = |gap_ms| {
+        let recording = session(gap_ms);
+        replay(&Prepared::new(&recording), None, &settings).unwrap()
+    };
+    let lapsed = figures(11 * 60_000);
+    let kept = figures(2 * 60_000);
+    assert_eq!(lapsed.cache_expiries, 1);
+    assert_eq!(lapsed.cache_read, 0);
+    assert_eq!(kept.cache_expiries, 0);
+    assert!(kept.cache_read > 5_000, "{kept:?}");
+}
