@@ -156,6 +156,12 @@ pub fn text_forms(text: &str) -> BTreeSet<String> {
     for term in terms_of(text) {
         forms.extend(forms_of(&term));
         forms.extend(file_name_of(&term));
+        // A file's path names its directory too: `pkg/config/config.go` holds `pkg/config`.
+        if let Some((parent, _)) = term.rsplit_once('/') {
+            if parent.trim_start_matches('/').contains('/') {
+                forms.extend(forms_of(parent));
+            }
+        }
     }
     forms
 }
@@ -389,9 +395,8 @@ impl LossIndex {
         for (index, message) in messages.iter().enumerate() {
             let mut forms = text_forms(&message.content);
             for call in &message.tool_calls {
-                for term in call_terms(call) {
-                    forms.extend(forms_of(&term));
-                    forms.extend(file_name_of(&term));
+                for text in argument_texts(&call.args) {
+                    forms.extend(text_forms(&text));
                 }
             }
             for form in forms {
@@ -570,7 +575,11 @@ mod tests {
         let cases: [(&str, &[&str], &[&str]); 5] = [
             (r"done.\nFixes parse_config", &["parse_config"], &["nFixes"]),
             (r"a\tTypeError here", &["TypeError"], &["tTypeError"]),
-            (r#"\"src/lib.rs\" ok"#, &["src/lib.rs"], &[r#"\"src/lib.rs"#]),
+            (
+                r#"\"src/lib.rs\" ok"#,
+                &["src/lib.rs"],
+                &[r#"\"src/lib.rs"#],
+            ),
             (r"x\\nThisWord", &["ThisWord"], &["nThisWord"]),
             (r"caf\u00e9Name_x", &["Name_x"], &["u00e9Name_x"]),
         ];
@@ -592,7 +601,11 @@ mod tests {
             ("'src/lib/'", "src/lib"),
             ("\"/abs/repo/x.rs:3\"", "/abs/repo/x.rs"),
         ] {
-            assert!(terms_of(text).contains(path), "{text}: {:?}", terms_of(text));
+            assert!(
+                terms_of(text).contains(path),
+                "{text}: {:?}",
+                terms_of(text)
+            );
         }
         assert!(forms_of("/home/me/repo/pkg/x.go").contains(&"pkg/x.go".to_string()));
     }

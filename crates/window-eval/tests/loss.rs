@@ -333,7 +333,13 @@ fn a_true_refetch_after_masking_is_one_event_naming_the_call_the_term_and_where_
 fn refetch_rules_by_line_range_and_change_in_between() {
     type Case = (&'static str, &'static str, &'static str, &'static str, u64);
     let cases: [Case; 7] = [
-        ("same whole file", r#"{"file_path":"a.rs"}"#, "", r#"{"file_path":"a.rs"}"#, 1),
+        (
+            "same whole file",
+            r#"{"file_path":"a.rs"}"#,
+            "",
+            r#"{"file_path":"a.rs"}"#,
+            1,
+        ),
         (
             "same range",
             r#"{"file_path":"a.rs","offset":1,"limit":50}"#,
@@ -386,7 +392,11 @@ fn refetch_rules_by_line_range_and_change_in_between() {
             Message::tool_result("b", output("fn other() {}")),
         ];
         if !change.is_empty() {
-            let tool = if change.contains("command") { "Bash" } else { "Edit" };
+            let tool = if change.contains("command") {
+                "Bash"
+            } else {
+                "Edit"
+            };
             messages.push(Message::assistant_calls("", &[("e", tool, change)]));
             messages.push(Message::tool_result("e", "done"));
         }
@@ -436,7 +446,11 @@ fn an_escaped_newline_glued_to_a_word_is_not_a_term() {
         Message::tool_result("b", output("clean")),
         Message::assistant_calls(
             "",
-            &[("c", "Bash", r#"{"command":"git commit -m \"Title\\nFixes_bug\""}"#)],
+            &[(
+                "c",
+                "Bash",
+                r#"{"command":"git commit -m \"Title\\nFixes_bug\""}"#,
+            )],
         ),
         Message::tool_result("c", "ok"),
         Message::assistant("done"),
@@ -545,4 +559,24 @@ proptest::proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_directory_named_by_a_file_path_still_in_the_window_is_not_lost() {
+    // The old output names `pkg/config`; the newest names a file in it: still in view.
+    let session = recording(vec![
+        Message::user("go"),
+        Message::assistant_calls("", &[("a", "Bash", r#"{"command":"ls"}"#)]),
+        Message::tool_result("a", output("ok  example.com/m/pkg/config 0.3s")),
+        Message::assistant_calls("", &[("b", "Bash", r#"{"command":"git diff --stat"}"#)]),
+        Message::tool_result("b", output("/repo/pkg/config/config.go | 2 +-")),
+        Message::assistant_calls(
+            "",
+            &[("c", "Bash", r#"{"command":"go test ./pkg/config/"}"#)],
+        ),
+        Message::tool_result("c", "ok"),
+        Message::assistant("ok"),
+    ]);
+    let masked = run(&session, Some(&mask_all_but_last()));
+    assert_eq!(masked.evicted_before_use, 0, "{:?}", masked.events);
 }

@@ -306,17 +306,34 @@ fn events_are_one_line_per_counted_loss_with_where_it_left() {
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    assert!(!lines.is_empty(), "no loss event on the stream-json sessions");
+    assert!(
+        !lines.is_empty(),
+        "no loss event on the stream-json sessions"
+    );
     let mut per_row: std::collections::BTreeMap<(String, String, String), u64> =
         std::collections::BTreeMap::new();
     for line in &lines {
-        for key in ["session", "strategy", "call", "kind", "term", "evictedAt", "message"] {
+        for key in [
+            "session",
+            "strategy",
+            "call",
+            "kind",
+            "term",
+            "evictedAt",
+            "message",
+        ] {
             assert!(line.get(key).is_some(), "{key} missing in {line}");
         }
         let kind = line["kind"].as_str().unwrap();
         assert!(matches!(kind, "evicted_before_use" | "refetch"), "{line}");
-        assert_ne!(line["strategy"], "raw", "the raw history loses nothing: {line}");
-        assert!(line["evictedAt"].as_u64() <= line["call"].as_u64(), "{line}");
+        assert_ne!(
+            line["strategy"], "raw",
+            "the raw history loses nothing: {line}"
+        );
+        assert!(
+            line["evictedAt"].as_u64() <= line["call"].as_u64(),
+            "{line}"
+        );
         *per_row
             .entry((
                 line["session"].as_str().unwrap().to_string(),
@@ -332,7 +349,10 @@ fn events_are_one_line_per_counted_loss_with_where_it_left() {
         else {
             continue;
         };
-        for (kind, key) in [("evicted_before_use", "evictedBeforeUse"), ("refetch", "refetches")] {
+        for (kind, key) in [
+            ("evicted_before_use", "evictedBeforeUse"),
+            ("refetch", "refetches"),
+        ] {
             if let Some(count) = row[key].as_u64() {
                 let key = (session.to_string(), strategy.to_string(), kind.to_string());
                 assert_eq!(per_row.get(&key).copied().unwrap_or(0), count, "{key:?}");

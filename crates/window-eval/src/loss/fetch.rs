@@ -209,7 +209,7 @@ fn classify(call: &ToolCall, output: Option<&str>) -> Act {
             Scope::Paths(paths)
         });
     }
-    if let Some(command) = command_of(args.as_ref()) {
+    if let Some(command) = command_of(&name, args.as_ref()) {
         if let Some(scope) = shell_change(&command) {
             return Act::Change(scope);
         }
@@ -229,7 +229,11 @@ fn read_path(args: Option<&Value>, raw: &str) -> Option<String> {
             .and_then(Value::as_str)
             .and_then(normalize_path)
     });
-    keyed.or_else(|| path_terms(&argument_texts(raw).join("\n")).into_iter().next())
+    keyed.or_else(|| {
+        path_terms(&argument_texts(raw).join("\n"))
+            .into_iter()
+            .next()
+    })
 }
 
 /// The line range the arguments ask for, when they ask for one.
@@ -321,7 +325,9 @@ fn path_terms(text: &str) -> Vec<String> {
     found
         .into_iter()
         .map(|(_, term)| term)
-        .filter(|term| term.contains('/') || !all.iter().any(|other| other.ends_with(&format!("/{term}"))))
+        .filter(|term| {
+            term.contains('/') || !all.iter().any(|other| other.ends_with(&format!("/{term}")))
+        })
         .collect()
 }
 
@@ -337,10 +343,32 @@ pub(super) fn same_path(a: &str, b: &str) -> bool {
     a == b || under(a, b) || under(b, a)
 }
 
-/// A shell call's command line (`command` or `cmd`, a string or a list of words).
-fn command_of(args: Option<&Value>) -> Option<String> {
+/// Tools that run a shell command line.
+const SHELL_TOOLS: &[&str] = &[
+    "bash",
+    "shell",
+    "exec_command",
+    "shell_command",
+    "run_shell_command",
+    "run_terminal_cmd",
+    "execute_command",
+    "run_command",
+    "local_shell",
+];
+
+/// A shell call's command line (`command` or `cmd`, a string or a list of words; for a shell
+/// tool SpecStory rendered, its `input`, description and command together).
+fn command_of(name: &str, args: Option<&Value>) -> Option<String> {
     let args = args?;
-    let value = args.get("command").or_else(|| args.get("cmd"))?;
+    let value = args
+        .get("command")
+        .or_else(|| args.get("cmd"))
+        .or_else(|| {
+            SHELL_TOOLS
+                .contains(&name)
+                .then(|| args.get("input"))
+                .flatten()
+        })?;
     match value {
         Value::String(text) => Some(text.clone()),
         Value::Array(words) => Some(
@@ -418,7 +446,8 @@ fn shell_change(command: &str) -> Option<Scope> {
         && words
             .iter()
             .any(|word| word.starts_with("-i") || word.starts_with("-pi") || *word == "--in-place");
-    let writes = in_place || words.iter().any(|word| PATH_WRITERS.contains(word)) || redirects(command);
+    let writes =
+        in_place || words.iter().any(|word| PATH_WRITERS.contains(word)) || redirects(command);
     if !writes {
         return None;
     }
@@ -444,12 +473,16 @@ fn redirects(command: &str) -> bool {
         }
         let before = at.checked_sub(1).and_then(|b| bytes.get(b)).copied();
         let after = bytes.get(at + 1).copied();
-        if before.is_some_and(|b| b.is_ascii_digit() || matches!(b, b'&' | b'-' | b'=' | b'<' | b'>'))
+        if before
+            .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'&' | b'-' | b'=' | b'<' | b'>'))
             || after.is_some_and(|a| matches!(a, b'&' | b'='))
         {
             return false;
         }
-        let target = command.get(at + 1..).unwrap_or("").trim_start_matches(['>', ' ']);
+        let target = command
+            .get(at + 1..)
+            .unwrap_or("")
+            .trim_start_matches(['>', ' ']);
         !target.starts_with("/dev/null")
     })
 }
@@ -475,7 +508,11 @@ mod tests {
             })
         };
         let cases: Vec<(ToolCall, Option<&str>, Act)> = vec![
-            (call("Read", r#"{"file_path":"./a/b.rs"}"#), None, read("a/b.rs", "whole")),
+            (
+                call("Read", r#"{"file_path":"./a/b.rs"}"#),
+                None,
+                read("a/b.rs", "whole"),
+            ),
             (
                 call("Read", r#"{"file_path":"a/b.rs","offset":10,"limit":5}"#),
                 None,
@@ -487,7 +524,10 @@ mod tests {
                 read("pkg/x.go", "3..4"),
             ),
             (
-                call("str_replace_editor", r#"{"command":"view","path":"/r/x.py","view_range":[5,-1]}"#),
+                call(
+                    "str_replace_editor",
+                    r#"{"command":"view","path":"/r/x.py","view_range":[5,-1]}"#,
+                ),
                 None,
                 read("/r/x.py", "5..end"),
             ),
@@ -515,6 +555,14 @@ mod tests {
                     name: "bash".into(),
                     args: r#"{"command":"cargo test 2>&1 | tail -5"}"#.into(),
                 }),
+            ),
+            (
+                call(
+                    "Bash",
+                    r#"{"input":"Fix it\n\n`sed -i '' 's/a/b/' pkg/x.go`"}"#,
+                ),
+                None,
+                Act::Change(Scope::Paths(vec!["s/a/b".into(), "pkg/x.go".into()])),
             ),
             (call("TodoWrite", "{}"), None, Act::Neither),
         ];
