@@ -68,6 +68,13 @@ pub struct EvalArgs {
     /// Draw cost against loss per strategy, the frontier marked, to this `.svg` or `.png`.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Write every loss event to this file, one JSON object per line: `session`, `strategy`,
+    /// `call` (the call that needed the content), `kind` (`evicted_before_use` or `refetch`),
+    /// `term` (what matched), `evictedAt` (the call at which it left the window) and `message`
+    /// (the history message that held it). Written after the report; left untouched when no
+    /// session could be read.
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
 }
 
 /// `--cache`'s choices.
@@ -234,6 +241,10 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     if let (Some(path), Some(kind)) = (&args.plot, plot_kind) {
         crate::window_eval_plot::draw(&report, path, kind)?;
     }
+    if let Some(path) = &args.events {
+        write_events(&report, path)
+            .with_context(|| format!("--events: cannot write {}", shown(path)))?;
+    }
 
     let per_strategy: Vec<String> = strategies
         .iter()
@@ -250,6 +261,29 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         per_strategy.join(", ")
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes every session's loss events, one JSON line each, in session and strategy order.
+fn write_events(report: &Report, path: &Path) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for session in &report.sessions {
+        for (strategy, figures) in &session.figures {
+            for event in &figures.events {
+                let line = serde_json::json!({
+                    "session": session.name,
+                    "strategy": strategy,
+                    "call": event.call,
+                    "kind": event.kind,
+                    "term": event.term,
+                    "evictedAt": event.evicted_at,
+                    "message": event.message,
+                });
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// The raw history, then the configured strategies or the default set.

@@ -1,29 +1,68 @@
 //! What the model lost: the two measures of a strategy's harm, computed against the recorded
-//! agent's own later actions.
+//! agent's own later actions, each counted event listed as a [`LossEvent`] so it can be audited.
 //!
 //! The recorded agent saw the whole history (or its CLI's own compaction); the replay asks, at
-//! each of its model calls, what it would have been missing under the strategy:
+//! each of its model calls, what it would have been missing under the strategy. Calls are
+//! numbered from 0 in the recording's order; a message *left* the window at the call whose
+//! visit removed or masked it (it is absent from that call's request on).
 //!
-//! - **evicted-before-use**: a call counts when its action (the tool calls the model made in
-//!   answer) names a *term* — a path, a file name, an identifier, an error or test name — that
-//!   the history held before the call, but only in content the window had removed or masked by
-//!   then: no message still in the window, no stage note (drop notice, summary) and no masked
-//!   placeholder holds it. The share is over the calls that made at least one tool call.
-//! - **re-fetch**: a tool call counts when an earlier call of the same tool with the same
-//!   arguments exists whose result the window had removed or masked by then, and no earlier
-//!   identical call's result is still in the window (the agent paying twice for what the window
-//!   threw away). The share is over all tool calls of the replayed calls.
+//! ## Terms
+//! A *term* is a token of a text that looks like a path, a file name or an identifier
+//! ([`terms_of`]): it holds `/`, `_`, `::`, a digit after a letter, a dot between letters, or a
+//! lower-case letter followed by an upper-case one. A plain English word is never a term.
+//! - Texts are tool output, message text, and a tool call's *decoded* arguments: the JSON is
+//!   parsed and its string values taken (a key only when it looks like a path: keys such as
+//!   `file_path` are the tool's schema, not something the model read).
+//! - A backslash escape left in text (`\n`, `\t`, `\"`, `\\`, `\u00e9`… written as characters,
+//!   as recordings that encode JSON twice hold them) separates tokens: `\nFixes` gives no term.
+//! - A path is normalised: surrounding quotes and backticks, leading `./`, repeated `/` and a
+//!   trailing `/` or `:line:col` are dropped. A path matches another when they share their
+//!   whole text or an ending of at least two components (`pkg/a/x.go` matches
+//!   `/home/me/repo/pkg/a/x.go`, the same file under the working directory); its file name
+//!   alone keeps it in view but never makes it lost.
 //!
-//! Limits: a term is matched exactly, as a whole token ([`terms_of`]), so a name the model
-//! rebuilt from memory, or spelled differently, is not seen; a plain English word is never a
-//! term, so an action that needed removed prose is not seen either. A recorded repeat can be
-//! deliberate (tests re-run after an edit); it counts only when its earlier output was gone.
-//! Both measures read what the recorded agent did, not what an agent under the strategy would
-//! have done next: they count the places where the strategy would have hurt, not the outcome.
+//! ## evicted-before-use
+//! A call counts (one [`LossEvent`]) when its action (the tool calls the model made in answer)
+//! names a term that the history held before the call only in content the strategy had
+//! removed or masked by then: no message still in the window, no stage note (drop notice,
+//! summary) and no masked placeholder holds it, and neither the system prompt nor the user's
+//! current request (the last user message a person wrote before the call) names it. The event
+//! names the first such term, the newest removed message that held it and the call at which
+//! that message left. The share is over the calls that made at least one tool call.
+//!
+//! ## re-fetch
+//! A tool call counts (one [`LossEvent`]) when it fetches again content the strategy removed or
+//! masked, and nothing changed that content in between:
+//! - a read (`Read`, `read_file`, `view`, an editor tool's `view` command) is the same fetch as
+//!   an earlier read of the same path *and* line range (`offset`/`limit`, `view_range`, or the
+//!   line numbers its output starts and ends with; no range is the whole file); an edit, a write
+//!   or a shell command that changes files (`sed -i`, a redirect, `mv`, `git checkout`, a
+//!   formatter…) naming that path, or one naming no path, between the two makes the read
+//!   legitimate;
+//! - any other tool is the same fetch as an earlier call of the same name with the same
+//!   arguments (compared as JSON values); any change to any file in between makes it
+//!   legitimate (a test run after an edit is new information);
+//! - a call that changes files is never a fetch.
+//!
+//! Among the earlier identical fetches since the last change, at least one result must be gone
+//! (removed or masked) and none still in the window (a repeat made with its output in view was
+//! made for another reason). The event names the tool and what it fetched, the newest gone
+//! result and the call at which it left. The share is over all tool calls of the replayed calls.
+//!
+//! ## Limits and precision
+//! A name the model rebuilt from memory or spelled differently is not seen; an action that
+//! needed removed prose is not seen either. Both measures read what the recorded agent did,
+//! not what an agent under the strategy would have done next: they count the places where the
+//! strategy would have hurt, not the outcome. Hand check on the shared corpus (20 events of
+//! each kind under the default strategies, session files read around each): see
+//! docs/WINDOW.md for the precision measured.
+
+mod fetch;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use panewise_window::Message;
+use panewise_window::{Message, Role, ToolCall};
+use serde::Serialize;
 
 /// Where one message of the recorded history stands in the window at a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,41 +71,187 @@ pub enum Standing {
     Unsent,
     /// In the window as recorded.
     Visible,
-    /// In the window with its content replaced (observation masking).
-    Masked,
-    /// Removed from the window (dropped or folded into a summary).
-    Removed,
+    /// In the window with its content replaced (observation masking), since the call with
+    /// this index.
+    Masked(usize),
+    /// Removed from the window (dropped or folded into a summary) at the call with this index.
+    Removed(usize),
 }
 
-/// The terms of a text: whitespace- and punctuation-separated tokens that look like a path, a
-/// file name or an identifier, never a plain word. A path also yields its last component when
-/// that is itself a term, so `src/app/main.rs` in an action matches `main.rs` in a listing.
+impl Standing {
+    /// The call at which the message left the window, when it did.
+    pub fn left_at(self) -> Option<usize> {
+        match self {
+            Standing::Masked(at) | Standing::Removed(at) => Some(at),
+            Standing::Unsent | Standing::Visible => None,
+        }
+    }
+}
+
+/// The two kinds of loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossKind {
+    /// An action named a term held only by removed or masked content.
+    EvictedBeforeUse,
+    /// A tool call fetched again content the strategy removed or masked.
+    Refetch,
+}
+
+impl LossKind {
+    /// The name written in event files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LossKind::EvictedBeforeUse => "evicted_before_use",
+            LossKind::Refetch => "refetch",
+        }
+    }
+}
+
+/// One counted loss, for audit: each count of [`crate::replay::Figures`] is one of these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LossEvent {
+    /// The index of the call whose answer needed the content (from 0, in recording order).
+    pub call: usize,
+    /// Which measure counted it.
+    pub kind: LossKind,
+    /// What matched: the normalised term, or for a re-fetch the tool and what it fetched.
+    pub term: String,
+    /// The call at which that content left the window.
+    pub evicted_at: usize,
+    /// The history message (index into the recording's messages) that held it.
+    pub message: usize,
+}
+
+/// The normalised terms of a text: tokens that look like a path, a file name or an identifier,
+/// never a plain word, with backslash escapes read as separators. A path also yields its file
+/// name when that is itself a term, so `src/app/main.rs` in an action matches `main.rs` in a
+/// listing.
 pub fn terms_of(text: &str) -> BTreeSet<String> {
     let mut terms = BTreeSet::new();
-    for raw in text.split(|c: char| !is_term_char(c)) {
-        let token = raw.trim_matches(|c: char| matches!(c, '.' | ':' | '-' | '/' | '\''));
-        let token = strip_line_suffix(token);
-        if token.len() < 4 || token.len() > 200 {
+    let cleaned = without_escapes(text);
+    for raw in cleaned.split(|c: char| !is_term_char(c)) {
+        let Some(token) = normalized_token(raw) else {
             continue;
-        }
+        };
         if token.contains('/') {
-            if token.chars().any(|c| c.is_ascii_alphabetic()) {
-                terms.insert(token.to_string());
-            }
             if let Some(last) = token.rsplit('/').next() {
                 if is_identifier_like(last) {
                     terms.insert(last.to_string());
                 }
             }
-        } else if is_identifier_like(token) {
-            terms.insert(token.to_string());
+            terms.insert(token);
+        } else if is_identifier_like(&token) {
+            terms.insert(token);
         }
     }
     terms
 }
 
+/// Every form a text's terms match under ([`forms_of`] over [`terms_of`]): what a message
+/// is indexed by, and what a stage note or a masked placeholder is searched by.
+pub fn text_forms(text: &str) -> BTreeSet<String> {
+    let mut forms = BTreeSet::new();
+    for term in terms_of(text) {
+        forms.extend(forms_of(&term));
+        forms.extend(file_name_of(&term));
+        // A file's path names its directory too: `pkg/config/config.go` holds `pkg/config`.
+        if let Some((parent, _)) = term.rsplit_once('/') {
+            if parent.trim_start_matches('/').contains('/') {
+                forms.extend(forms_of(parent));
+            }
+        }
+    }
+    forms
+}
+
+/// The forms under which `term` matches: itself, and for a path every ending of at least two
+/// components (so a path relative to the working directory matches it absolute).
+pub fn forms_of(term: &str) -> Vec<String> {
+    let mut forms = vec![term.to_string()];
+    if term.contains('/') {
+        let parts: Vec<&str> = term.split('/').filter(|part| !part.is_empty()).collect();
+        for start in 1..parts.len().saturating_sub(1) {
+            if let Some(tail) = parts.get(start..) {
+                forms.push(tail.join("/"));
+            }
+        }
+    }
+    forms
+}
+
+/// A path's file name, when it is a term of its own.
+fn file_name_of(term: &str) -> Option<String> {
+    if !term.contains('/') {
+        return None;
+    }
+    term.rsplit('/')
+        .next()
+        .filter(|last| is_identifier_like(last))
+        .map(str::to_string)
+}
+
+/// The text with each backslash escape written as characters replaced by a space: a run of
+/// backslashes, then the escape's letter (`n`, `t`, `r`, …, `u` with four hex digits).
+fn without_escapes(text: &str) -> String {
+    if !text.contains('\\') {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut index = 0;
+    while let Some(&c) = chars.get(index) {
+        if c != '\\' {
+            out.push(c);
+            index += 1;
+            continue;
+        }
+        while chars.get(index) == Some(&'\\') {
+            index += 1;
+        }
+        match chars.get(index) {
+            Some('n' | 't' | 'r' | 'b' | 'f' | 'v' | '0' | 'd' | 'w' | 's') => index += 1,
+            Some('u') => {
+                let hex = chars
+                    .get(index + 1..index + 5)
+                    .is_some_and(|digits| digits.iter().all(char::is_ascii_hexdigit));
+                index += if hex { 5 } else { 1 };
+            }
+            _ => {}
+        }
+        out.push(' ');
+    }
+    out
+}
+
 fn is_term_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | ':' | '\'')
+}
+
+/// A raw token trimmed and normalised, or `None` when it is too short or long to be a term.
+fn normalized_token(raw: &str) -> Option<String> {
+    let token = raw.trim_end_matches(['.', ':', '-', '/', '\'']);
+    let token = token.trim_start_matches([':', '-', '\'']);
+    let mut token = strip_line_suffix(token);
+    while let Some(rest) = token.strip_prefix("./") {
+        token = rest;
+    }
+    let token = token.trim_end_matches('/');
+    if token.len() < 4 || token.len() > 200 {
+        return None;
+    }
+    let mut normalized = String::with_capacity(token.len());
+    for c in token.chars() {
+        if c == '/' && normalized.ends_with('/') {
+            continue;
+        }
+        normalized.push(c);
+    }
+    if normalized.contains('/') && !normalized.chars().any(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    Some(normalized)
 }
 
 /// `path.rs:12:5` and `path.rs:12` name the file `path.rs`.
@@ -115,136 +300,247 @@ fn is_identifier_like(token: &str) -> bool {
     false
 }
 
-/// The terms of a message as the window holds it: its content and, on an assistant message,
-/// its tool calls' arguments.
-pub fn message_terms(message: &Message) -> BTreeSet<String> {
-    let mut terms = terms_of(&message.content);
-    for call in &message.tool_calls {
-        terms.extend(terms_of(&call.args));
+/// A key of a tool's arguments that names a file rather than a parameter of the schema.
+fn is_path_like(token: &str) -> bool {
+    token.contains('/')
+        || token
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && (1..=5).contains(&ext.len()))
+}
+
+/// The texts a tool call's arguments hold: the string values of the decoded JSON (and its keys
+/// that look like paths), or the arguments as written when they are not JSON.
+pub fn argument_texts(args: &str) -> Vec<String> {
+    fn walk(value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(text) => out.push(text.clone()),
+            serde_json::Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+            serde_json::Value::Object(map) => {
+                for (key, item) in map {
+                    if is_path_like(key) {
+                        out.push(key.clone());
+                    }
+                    walk(item, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(args) {
+        Ok(value) => {
+            let mut out = Vec::new();
+            walk(&value, &mut out);
+            out
+        }
+        Err(_) => vec![args.to_string()],
+    }
+}
+
+/// The terms of a tool call's decoded arguments.
+pub fn call_terms(call: &ToolCall) -> BTreeSet<String> {
+    let mut terms = BTreeSet::new();
+    for text in argument_texts(&call.args) {
+        terms.extend(terms_of(&text));
     }
     terms
+}
+
+/// One term an action needs: what it is shown as, and the forms it matches under.
+#[derive(Debug, Clone)]
+struct Need {
+    term: String,
+    /// Forms whose holders can make it lost (and keep it in view).
+    forms: Vec<String>,
+    /// A form that only keeps it in view: a path's file name.
+    in_view_also: Option<String>,
+}
+
+/// An earlier identical fetch of one tool call: what is shown, and the results since the
+/// last change.
+#[derive(Debug, Clone)]
+struct Repeat {
+    term: String,
+    results: Vec<usize>,
 }
 
 /// What one recording's actions name, indexed once and shared by every strategy's replay.
 #[derive(Debug, Clone)]
 pub struct LossIndex {
-    /// Per term, the history messages holding it, in order.
+    /// Per form, the history messages holding it, in order.
     postings: BTreeMap<String, Vec<usize>>,
     /// Per assistant message, the terms its tool calls' arguments name.
-    action_terms: BTreeMap<usize, BTreeSet<String>>,
-    /// Per tool call (by its assistant message and position), the earlier identical calls'
-    /// result messages.
-    repeats: BTreeMap<(usize, usize), Vec<usize>>,
-    /// Terms of the system prompt, always in the window.
-    head_terms: BTreeSet<String>,
+    needs: BTreeMap<usize, Vec<Need>>,
+    /// Per tool call (by its assistant message and position), the earlier identical fetches.
+    repeats: BTreeMap<(usize, usize), Repeat>,
+    /// Forms of the system prompt, always in the window.
+    head_forms: BTreeSet<String>,
+    /// Per `sent`, the last user message a person wrote among the first `sent` messages.
+    request_before: Vec<Option<usize>>,
 }
 
 impl LossIndex {
     /// Indexes `messages` (the whole recorded history) and the system prompt.
     pub fn new(messages: &[Message], system: Option<&str>) -> Self {
         let mut postings: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        let mut action_terms = BTreeMap::new();
+        let mut needs = BTreeMap::new();
         let mut result_of: BTreeMap<&str, usize> = BTreeMap::new();
         for (index, message) in messages.iter().enumerate() {
             if let Some(id) = message.tool_call_id.as_deref() {
                 result_of.entry(id).or_insert(index);
             }
         }
-        let mut earlier_calls: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
-        let mut repeats = BTreeMap::new();
+        let mut request_before = Vec::with_capacity(messages.len() + 1);
+        let mut last_request = None;
+        request_before.push(None);
         for (index, message) in messages.iter().enumerate() {
-            for term in message_terms(message) {
-                postings.entry(term).or_default().push(index);
+            let mut forms = text_forms(&message.content);
+            for call in &message.tool_calls {
+                for text in argument_texts(&call.args) {
+                    forms.extend(text_forms(&text));
+                }
             }
+            for form in forms {
+                postings.entry(form).or_default().push(index);
+            }
+            if message.role == Role::User
+                && message.injected_by.is_none()
+                && message.tool_call_id.is_none()
+            {
+                last_request = Some(index);
+            }
+            request_before.push(last_request);
             if message.tool_calls.is_empty() {
                 continue;
             }
             let mut named = BTreeSet::new();
-            for (position, call) in message.tool_calls.iter().enumerate() {
-                named.extend(terms_of(&call.args));
-                let key = (call.name.clone(), normalized_args(&call.args));
-                let before = earlier_calls.entry(key).or_default();
-                if !before.is_empty() {
-                    repeats.insert((index, position), before.clone());
-                }
-                if let Some(result) = result_of.get(call.id.as_str()) {
-                    before.push(*result);
-                }
+            for call in &message.tool_calls {
+                named.extend(call_terms(call));
             }
-            action_terms.insert(index, named);
+            let list: Vec<Need> = named
+                .into_iter()
+                .map(|term| Need {
+                    forms: forms_of(&term),
+                    in_view_also: file_name_of(&term),
+                    term,
+                })
+                .collect();
+            needs.insert(index, list);
         }
+        let repeats = fetch::repeats(messages, &result_of);
         Self {
             postings,
-            action_terms,
-            repeats,
-            head_terms: system.map(terms_of).unwrap_or_default(),
+            needs,
+            repeats: repeats
+                .into_iter()
+                .map(|(key, (term, results))| (key, Repeat { term, results }))
+                .collect(),
+            head_forms: system.map(text_forms).unwrap_or_default(),
+            request_before,
         }
     }
 
-    /// Whether the action of the assistant message `answer` names a term held, before
-    /// `sent`, only by messages the window removed or masked. `standing` tells each history
-    /// message's place in the window; `in_notes` says whether a stage note or masked
-    /// placeholder in the window holds a term.
+    /// Whether `message` holds `form`.
+    fn holds(&self, form: &str, message: usize) -> bool {
+        self.postings
+            .get(form)
+            .is_some_and(|holders| holders.binary_search(&message).is_ok())
+    }
+
+    /// The evicted-before-use event of the assistant message `answer`, when its action names a
+    /// term held, before `sent`, only by messages the window removed or masked. `standing`
+    /// tells each history message's place in the window; `in_notes` says whether a stage note
+    /// or masked placeholder in the window holds a form. The event's `call` is `call`.
     pub fn evicted_before_use(
         &self,
+        call: usize,
         answer: usize,
         sent: usize,
         standing: &[Standing],
         in_notes: &dyn Fn(&str) -> bool,
-    ) -> bool {
-        let Some(terms) = self.action_terms.get(&answer) else {
-            return false;
-        };
-        terms.iter().any(|term| {
-            if self.head_terms.contains(term) {
-                return false;
-            }
-            let Some(holders) = self.postings.get(term) else {
-                return false;
-            };
-            let mut lost = false;
-            for &holder in holders.iter().take_while(|&&holder| holder < sent) {
-                match standing.get(holder).copied().unwrap_or(Standing::Unsent) {
-                    Standing::Visible => return false,
-                    Standing::Masked | Standing::Removed => lost = true,
-                    Standing::Unsent => {}
+    ) -> Option<LossEvent> {
+        let needs = self.needs.get(&answer)?;
+        let request = self.request_before.get(sent).copied().flatten();
+        needs.iter().find_map(|need| {
+            let every = need.forms.iter().chain(need.in_view_also.iter());
+            for form in every.clone() {
+                if self.head_forms.contains(form)
+                    || request.is_some_and(|request| self.holds(form, request))
+                {
+                    return None;
                 }
             }
-            lost && !in_notes(term)
+            let mut lost: Option<(usize, usize)> = None;
+            for form in every.clone() {
+                let Some(holders) = self.postings.get(form) else {
+                    continue;
+                };
+                for &holder in holders.iter().take_while(|&&holder| holder < sent) {
+                    match standing.get(holder).copied().unwrap_or(Standing::Unsent) {
+                        Standing::Visible => return None,
+                        Standing::Masked(at) | Standing::Removed(at) => {
+                            if need.forms.iter().any(|f| f == form)
+                                && lost.is_none_or(|(newest, _)| holder > newest)
+                            {
+                                lost = Some((holder, at));
+                            }
+                        }
+                        Standing::Unsent => {}
+                    }
+                }
+            }
+            let (message, evicted_at) = lost?;
+            if every.clone().any(|form| in_notes(form)) {
+                return None;
+            }
+            Some(LossEvent {
+                call,
+                kind: LossKind::EvictedBeforeUse,
+                term: need.term.clone(),
+                evicted_at,
+                message,
+            })
         })
     }
 
-    /// How many of the tool calls of the assistant message `answer` repeat an earlier
-    /// identical call whose result the window removed or masked.
-    pub fn refetches(&self, answer: usize, calls: usize, standing: &[Standing]) -> u32 {
-        let mut count = 0u32;
+    /// The re-fetch events of the first `calls` tool calls of the assistant message `answer`:
+    /// one per call that fetches again what the window removed or masked, with no earlier
+    /// identical fetch since the last change still in view. The events' `call` is `call`.
+    pub fn refetches(
+        &self,
+        call: usize,
+        answer: usize,
+        calls: usize,
+        standing: &[Standing],
+    ) -> Vec<LossEvent> {
+        let mut events = Vec::new();
         for position in 0..calls {
-            let Some(results) = self.repeats.get(&(answer, position)) else {
+            let Some(repeat) = self.repeats.get(&(answer, position)) else {
                 continue;
             };
-            // Counted when the window had dropped an earlier identical call's output and kept
-            // none: a repeat while one is still in view was made for another reason.
             let at = |result: &usize| standing.get(*result).copied();
-            let gone = results
+            if repeat
+                .results
                 .iter()
-                .any(|result| matches!(at(result), Some(Standing::Masked | Standing::Removed)));
-            let in_view = results
-                .iter()
-                .any(|result| at(result) == Some(Standing::Visible));
-            if gone && !in_view {
-                count = count.saturating_add(1);
+                .any(|result| at(result) == Some(Standing::Visible))
+            {
+                continue;
+            }
+            let gone = repeat.results.iter().rev().find_map(|result| {
+                at(result)
+                    .and_then(Standing::left_at)
+                    .map(|left| (*result, left))
+            });
+            if let Some((message, evicted_at)) = gone {
+                events.push(LossEvent {
+                    call,
+                    kind: LossKind::Refetch,
+                    term: repeat.term.clone(),
+                    evicted_at,
+                    message,
+                });
             }
         }
-        count
-    }
-}
-
-/// Arguments compared as JSON values when they parse (so key order and spacing do not make
-/// two identical reads differ), as text otherwise.
-fn normalized_args(args: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(args) {
-        Ok(value) => value.to_string(),
-        Err(_) => args.trim().to_string(),
+        events
     }
 }
 
@@ -255,7 +551,7 @@ mod tests {
     #[test]
     fn paths_file_names_and_identifiers_are_terms_plain_words_are_not() {
         let terms = terms_of(
-            "see src/app/main.rs:12:5 where parse_config fails with TypeError; the value is wrong",
+            "see ./src/app/main.rs:12:5 where parse_config fails with TypeError; the value is wrong",
         );
         assert!(terms.contains("src/app/main.rs"), "{terms:?}");
         assert!(terms.contains("main.rs"));
@@ -275,19 +571,51 @@ mod tests {
     }
 
     #[test]
-    fn a_repeat_counts_only_when_its_earlier_result_is_gone() {
-        let messages = vec![
-            Message::user("go"),
-            Message::assistant_calls("", &[("a", "read", r#"{"path": "x.rs"}"#)]),
-            Message::tool_result("a", "fn main() {}"),
-            Message::assistant_calls("", &[("b", "read", r#"{ "path":"x.rs" }"#)]),
-            Message::tool_result("b", "fn main() {}"),
+    fn escapes_written_as_characters_separate_words() {
+        let cases: [(&str, &[&str], &[&str]); 5] = [
+            (r"done.\nFixes parse_config", &["parse_config"], &["nFixes"]),
+            (r"a\tTypeError here", &["TypeError"], &["tTypeError"]),
+            (
+                r#"\"src/lib.rs\" ok"#,
+                &["src/lib.rs"],
+                &[r#"\"src/lib.rs"#],
+            ),
+            (r"x\\nThisWord", &["ThisWord"], &["nThisWord"]),
+            (r"caf\u00e9Name_x", &["Name_x"], &["u00e9Name_x"]),
         ];
-        let index = LossIndex::new(&messages, None);
-        let mut standing = vec![Standing::Visible; 5];
-        assert_eq!(index.refetches(3, 1, &standing), 0);
-        standing[2] = Standing::Masked;
-        assert_eq!(index.refetches(3, 1, &standing), 1);
-        assert_eq!(index.refetches(1, 1, &standing), 0);
+        for (text, present, absent) in cases {
+            let terms = terms_of(text);
+            for term in present {
+                assert!(terms.contains(*term), "{text}: {terms:?}");
+            }
+            for term in absent {
+                assert!(!terms.contains(*term), "{text}: {terms:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn paths_are_normalised() {
+        for (text, path) in [
+            ("`./pkg//a/x.go`", "pkg/a/x.go"),
+            ("'src/lib/'", "src/lib"),
+            ("\"/abs/repo/x.rs:3\"", "/abs/repo/x.rs"),
+        ] {
+            assert!(
+                terms_of(text).contains(path),
+                "{text}: {:?}",
+                terms_of(text)
+            );
+        }
+        assert!(forms_of("/home/me/repo/pkg/x.go").contains(&"pkg/x.go".to_string()));
+    }
+
+    #[test]
+    fn decoded_arguments_give_values_and_path_keys_only() {
+        let texts = argument_texts(r#"{"file_path":"a/b.rs","edits":{"c/d.rs":"x"},"n":3}"#);
+        let texts: BTreeSet<String> = texts.into_iter().collect();
+        let expected: BTreeSet<String> = ["x", "c/d.rs", "a/b.rs"].map(String::from).into();
+        assert_eq!(texts, expected);
+        assert_eq!(argument_texts("not json"), vec!["not json".to_string()]);
     }
 }

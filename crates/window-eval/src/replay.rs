@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::anchor::{anchor, placeholder_content, Anchoring, Calibration};
 use crate::error::EvalError;
-use crate::loss::{LossIndex, Standing};
+use crate::loss::{LossEvent, LossIndex, LossKind, Standing};
 use crate::recording::Recording;
 
 /// US dollar prices per million tokens of one model, per kind of token.
@@ -101,6 +101,11 @@ pub struct Figures {
     pub action_calls: u64,
     /// Tool calls that repeated an identical call whose result was gone.
     pub refetches: u64,
+    /// The loss events behind `evicted_before_use` and `refetches`, one per count, in call
+    /// order (evicted-before-use after the call's re-fetches). Not in the JSON lines; empty in
+    /// summed totals.
+    #[serde(skip)]
+    pub events: Vec<LossEvent>,
     /// The prompt tokens the provider recorded over the calls that have a reading.
     pub recorded_prompt_tokens: u64,
     /// The tokens the stage counts for the same calls of the raw history.
@@ -355,18 +360,22 @@ impl<'p> Window<'p> {
         self.pushed = self.pushed.max(sent.min(messages.len()));
     }
 
-    /// Mirrors `edit` (pre-change indices) on the origins, before the conversation applies it.
-    fn mirror(&mut self, edit: &WindowEdit) {
+    /// Mirrors `edit` (pre-change indices) on the origins, before the conversation applies it;
+    /// `call` is the index of the call whose visit made it (what left, left there).
+    fn mirror(&mut self, edit: &WindowEdit, call: usize) {
         for replacement in &edit.replaced {
             if let Some(origin) = self.origins.get_mut(replacement.index) {
                 let hash = block_hash(&["masked", &replacement.content]);
                 if let Origin::Recorded(index) | Origin::Masked(index, _) = *origin {
                     *origin = Origin::Masked(index, hash);
+                    // Masked again: it left at the first mask.
                     if let Some(standing) = self.standing.get_mut(index) {
-                        *standing = Standing::Masked;
+                        if standing.left_at().is_none() {
+                            *standing = Standing::Masked(call);
+                        }
                     }
                     self.masked_terms
-                        .insert(index, crate::loss::terms_of(&replacement.content));
+                        .insert(index, crate::loss::text_forms(&replacement.content));
                 }
             }
         }
@@ -376,14 +385,15 @@ impl<'p> Window<'p> {
         for origin in removed {
             if let Origin::Recorded(index) | Origin::Masked(index, _) = origin {
                 if let Some(standing) = self.standing.get_mut(index) {
-                    *standing = Standing::Removed;
+                    // A masked message removed later left when it was masked.
+                    *standing = Standing::Removed(standing.left_at().unwrap_or(call));
                 }
                 self.masked_terms.remove(&index);
             }
         }
         if let Some(note) = &edit.inserted {
             let number = self.notes.len();
-            self.notes.push(crate::loss::terms_of(note));
+            self.notes.push(crate::loss::text_forms(note));
             self.origins
                 .insert(start, Origin::Note(number, block_hash(&["note", note])));
         }
@@ -516,7 +526,7 @@ pub fn replay(
                 }
                 if let Some(edit) = &plan.edit {
                     figures.edits = figures.edits.saturating_add(1);
-                    window.mirror(edit);
+                    window.mirror(edit, call_index);
                 }
                 window.conversation.apply(&mut plan)?;
                 records.push(plan.record);
@@ -585,8 +595,10 @@ pub fn replay(
             figures.counted_prompt_tokens = figures.counted_prompt_tokens.saturating_add(raw);
         }
 
-        // What the answer's actions needed, against the window this call sent.
+        // What the answer's actions needed, against the window this call sent. Each count is
+        // one event, so the counts and the listed events cannot disagree.
         let mut made_calls = false;
+        let mut evicted: Option<LossEvent> = None;
         for (offset, message) in answer.iter().enumerate() {
             if message.role != Role::Assistant || message.tool_calls.is_empty() {
                 continue;
@@ -596,31 +608,26 @@ pub fn replay(
             figures.tool_calls = figures
                 .tool_calls
                 .saturating_add(message.tool_calls.len() as u64);
-            figures.refetches =
-                figures
-                    .refetches
-                    .saturating_add(u64::from(prepared.loss.refetches(
-                        at,
-                        message.tool_calls.len(),
-                        &window.standing,
-                    )));
+            figures.events.extend(prepared.loss.refetches(
+                call_index,
+                at,
+                message.tool_calls.len(),
+                &window.standing,
+            ));
+            if evicted.is_none() {
+                evicted = prepared.loss.evicted_before_use(
+                    call_index,
+                    at,
+                    call.sent,
+                    &window.standing,
+                    &|term| window.term_in_notes(term),
+                );
+            }
         }
         if made_calls {
             figures.action_calls = figures.action_calls.saturating_add(1);
-            let evicted = answer.iter().enumerate().any(|(offset, message)| {
-                message.role == Role::Assistant
-                    && !message.tool_calls.is_empty()
-                    && prepared.loss.evicted_before_use(
-                        call.sent + offset,
-                        call.sent,
-                        &window.standing,
-                        &|term| window.term_in_notes(term),
-                    )
-            });
-            if evicted {
-                figures.evicted_before_use = figures.evicted_before_use.saturating_add(1);
-            }
         }
+        figures.events.extend(evicted);
 
         measured = Some(Measured {
             usage: Usage {
@@ -631,6 +638,15 @@ pub fn replay(
             iteration,
         });
     }
+    let count = |kind: LossKind| {
+        figures
+            .events
+            .iter()
+            .filter(|event| event.kind == kind)
+            .count() as u64
+    };
+    figures.evicted_before_use = count(LossKind::EvictedBeforeUse);
+    figures.refetches = count(LossKind::Refetch);
     if let (Some(total), Some(summary)) = (&mut figures.cost_usd, figures.summary_cost_usd) {
         *total += summary;
     }

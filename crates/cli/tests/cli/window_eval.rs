@@ -282,3 +282,110 @@ fn docs_window_md_holds_the_corpus_results_and_their_plot() {
         "docs/window-eval.svg is stale: {regenerate}"
     );
 }
+
+#[test]
+fn events_are_one_line_per_counted_loss_with_where_it_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.jsonl");
+    let sessions = corpus().join("claude-stream-json").display().to_string();
+    let output = panewise(&[
+        "window",
+        "eval",
+        "--json",
+        "--events",
+        &events.display().to_string(),
+        &sessions,
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(&events).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(
+        !lines.is_empty(),
+        "no loss event on the stream-json sessions"
+    );
+    let mut per_row: std::collections::BTreeMap<(String, String, String), u64> =
+        std::collections::BTreeMap::new();
+    for line in &lines {
+        for key in [
+            "session",
+            "strategy",
+            "call",
+            "kind",
+            "term",
+            "evictedAt",
+            "message",
+        ] {
+            assert!(line.get(key).is_some(), "{key} missing in {line}");
+        }
+        let kind = line["kind"].as_str().unwrap();
+        assert!(matches!(kind, "evicted_before_use" | "refetch"), "{line}");
+        assert_ne!(
+            line["strategy"], "raw",
+            "the raw history loses nothing: {line}"
+        );
+        assert!(
+            line["evictedAt"].as_u64() <= line["call"].as_u64(),
+            "{line}"
+        );
+        *per_row
+            .entry((
+                line["session"].as_str().unwrap().to_string(),
+                line["strategy"].as_str().unwrap().to_string(),
+                kind.to_string(),
+            ))
+            .or_default() += 1;
+    }
+    // Each count in the report is its number of events.
+    for row in String::from_utf8_lossy(&output.stdout).lines() {
+        let row: Value = serde_json::from_str(row).unwrap();
+        let (Some(session), Some(strategy)) = (row["session"].as_str(), row["strategy"].as_str())
+        else {
+            continue;
+        };
+        for (kind, key) in [
+            ("evicted_before_use", "evictedBeforeUse"),
+            ("refetch", "refetches"),
+        ] {
+            if let Some(count) = row[key].as_u64() {
+                let key = (session.to_string(), strategy.to_string(), kind.to_string());
+                assert_eq!(per_row.get(&key).copied().unwrap_or(0), count, "{key:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_events_file_is_left_untouched_when_nothing_is_read_and_a_bad_one_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "nothing here\n").unwrap();
+    let events = dir.path().join("events.jsonl");
+    std::fs::write(&events, "kept\n").unwrap();
+    let output = panewise(&[
+        "window",
+        "eval",
+        "--events",
+        &events.display().to_string(),
+        &dir.path().join("notes.txt").display().to_string(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&events).unwrap(), "kept\n");
+    let missing = dir.path().join("no-such-dir").join("events.jsonl");
+    let sessions = corpus().join("claude-stream-json").display().to_string();
+    let output = panewise(&[
+        "window",
+        "eval",
+        "--events",
+        &missing.display().to_string(),
+        &sessions,
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--events: cannot write"), "{stderr}");
+}
