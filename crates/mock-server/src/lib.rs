@@ -87,8 +87,8 @@ mod server;
 mod usage;
 
 pub use cache::{
-    anthropic as anthropic_prompt, Api as CacheApi, Prompt as CachePrompt,
-    Refusal as CacheRefusal, MAX_BREAKPOINTS,
+    anthropic as anthropic_prompt, Api as CacheApi, Prompt as CachePrompt, Refusal as CacheRefusal,
+    MAX_BREAKPOINTS,
 };
 pub use config::{MockConfig, Scenario, SCENARIO_HEADER};
 pub use context::{

@@ -17,9 +17,7 @@ use std::collections::BTreeSet;
 use panewise_providers::api::context::request_headers;
 use panewise_providers::RenderedRequest;
 use panewise_providers::{ApiKind, ApiMessage, RenderedHistory, RequestError, RequestHead};
-use panewise_window::cache::{
-    anthropic_breakpoints_after_edit, block_hash, first_changed_block,
-};
+use panewise_window::cache::{anthropic_breakpoints_after_edit, block_hash, first_changed_block};
 use panewise_window::{Conversation, Message, Role, WindowError, WindowPlan};
 
 use super::ledger::PrefixBreak;

@@ -37,7 +37,12 @@ fn content_blocks(body: &Value) -> Vec<&Value> {
 
 /// The tokens of `prompt`'s blocks from `from` on, as the mock counts them.
 fn tokens_from(prompt: &CachePrompt, from: usize) -> u64 {
-    prompt.blocks.iter().skip(from).map(|block| block.tokens).sum()
+    prompt
+        .blocks
+        .iter()
+        .skip(from)
+        .map(|block| block.tokens)
+        .sum()
 }
 
 #[tokio::test]
@@ -63,7 +68,11 @@ async fn a_masking_edit_puts_a_breakpoint_before_the_first_masked_message() {
             _ => None,
         })
         .collect();
-    assert_eq!(calls.len(), prompts.len(), "one ledger call line per request");
+    assert_eq!(
+        calls.len(),
+        prompts.len(),
+        "one ledger call line per request"
+    );
 
     // Every request again through a cache of its own, once with the breakpoints sent and
     // once with the head's and the last block's alone (the placement before this change).
@@ -78,7 +87,10 @@ async fn a_masking_edit_puts_a_breakpoint_before_the_first_masked_message() {
         let body = bodies[index];
         let head = head_blocks(body);
         let last = prompt.blocks.len() - 1;
-        assert!(prompt.breakpoints.len() <= MAX_BREAKPOINTS, "request {index}");
+        assert!(
+            prompt.breakpoints.len() <= MAX_BREAKPOINTS,
+            "request {index}"
+        );
         let kept: Vec<usize> = prompt
             .breakpoints
             .iter()
@@ -136,7 +148,11 @@ async fn a_masking_edit_puts_a_breakpoint_before_the_first_masked_message() {
             Some(placed) if placed < changed - 1 => placed,
             _ => head - 1,
         };
-        assert_eq!(reported, tokens_from(prompt, read_end + 1), "request {index}");
+        assert_eq!(
+            reported,
+            tokens_from(prompt, read_end + 1),
+            "request {index}"
+        );
         assert!(reported >= tokens_from(prompt, changed), "request {index}");
         // Without the breakpoint, everything after the head is written again.
         assert_eq!(written_before, tokens_from(prompt, head), "request {index}");
@@ -150,11 +166,17 @@ async fn a_masking_edit_puts_a_breakpoint_before_the_first_masked_message() {
         write_after += reported;
         last_placed = Some(changed - 1);
     }
-    assert!(masked_calls >= 20, "masking engaged on {masked_calls} calls");
+    assert!(
+        masked_calls >= 20,
+        "masking engaged on {masked_calls} calls"
+    );
     println!(
         "cache writes of the {masked_calls} masking calls: {write_before} tokens with the head's \
          and the last block's breakpoints, {write_after} with one before the change; at most \
          {max_gap} tokens before the breakpoint written again"
     );
-    assert!(write_after < write_before, "{write_after} against {write_before}");
+    assert!(
+        write_after < write_before,
+        "{write_after} against {write_before}"
+    );
 }

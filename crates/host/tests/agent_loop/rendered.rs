@@ -150,8 +150,7 @@ fn anthropic_marks(previous: Option<&Value>, body: &Value) -> Vec<usize> {
     let mut marks = Vec::new();
     if let Some(previous) = previous {
         let before = blocks(previous);
-        let same_head =
-            previous["system"] == body["system"] && previous["tools"] == body["tools"];
+        let same_head = previous["system"] == body["system"] && previous["tools"] == body["tools"];
         let changed = now
             .iter()
             .zip(&before)

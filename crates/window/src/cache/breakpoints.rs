@@ -89,20 +89,20 @@ mod tests {
     fn breakpoints_after_an_edit_sit_after_the_head_before_the_change_and_on_the_last_block() {
         // (blocks, head blocks, first changed, expected)
         let table: [(usize, usize, Option<usize>, &[usize]); 14] = [
-            (10, 1, None, &[0, 9]),             // no edit: head and last
-            (10, 1, Some(5), &[0, 4, 9]),       // the block before the change
-            (10, 1, Some(2), &[0, 1, 9]),       // right after the head
-            (10, 1, Some(1), &[0, 9]),          // the first message changed: the head's end
-            (10, 1, Some(0), &[0, 9]),          // the head changed
-            (10, 1, Some(9), &[0, 8, 9]),       // the last block changed
-            (10, 1, Some(10), &[0, 9]),         // blocks taken off the end
-            (10, 1, Some(40), &[0, 9]),         // past the end
-            (10, 3, Some(5), &[2, 4, 9]),       // a head of three blocks
-            (10, 3, Some(3), &[2, 9]),          // the change right after it
-            (10, 0, Some(5), &[4, 9]),          // no head
-            (10, 0, Some(1), &[0, 9]),          // no head, the second block changed
-            (1, 1, Some(0), &[0]),              // a request of its head alone
-            (0, 1, Some(3), &[]),               // an empty request
+            (10, 1, None, &[0, 9]),       // no edit: head and last
+            (10, 1, Some(5), &[0, 4, 9]), // the block before the change
+            (10, 1, Some(2), &[0, 1, 9]), // right after the head
+            (10, 1, Some(1), &[0, 9]),    // the first message changed: the head's end
+            (10, 1, Some(0), &[0, 9]),    // the head changed
+            (10, 1, Some(9), &[0, 8, 9]), // the last block changed
+            (10, 1, Some(10), &[0, 9]),   // blocks taken off the end
+            (10, 1, Some(40), &[0, 9]),   // past the end
+            (10, 3, Some(5), &[2, 4, 9]), // a head of three blocks
+            (10, 3, Some(3), &[2, 9]),    // the change right after it
+            (10, 0, Some(5), &[4, 9]),    // no head
+            (10, 0, Some(1), &[0, 9]),    // no head, the second block changed
+            (1, 1, Some(0), &[0]),        // a request of its head alone
+            (0, 1, Some(3), &[]),         // an empty request
         ];
         for (row, (blocks, head, changed, want)) in table.into_iter().enumerate() {
             let got = anthropic_breakpoints_after_edit(blocks, head, changed);
@@ -177,7 +177,11 @@ mod tests {
             // With it, the first mask (block 3) reads the prefix call 0 wrote (blocks 0 to 2);
             // later ones read the previous call's breakpoint, one block before this one's, and
             // write from there: two masked blocks, then the `c + 11` after the change.
-            let want = if c == 12 { 10 + 23 * 100 } else { 20 + (c + 11) * 100 };
+            let want = if c == 12 {
+                10 + 23 * 100
+            } else {
+                20 + (c + 11) * 100
+            };
             assert_eq!(a, want, "call {c} after");
             assert!(a < b, "call {c}");
         }

@@ -485,7 +485,9 @@ fn marked_bodies_are_serdes_marked_bodies() {
                 let head = head(Some("s"), &tools, cache);
                 assert_eq!(history.write_body_marked(&head, marks, &mut got), Ok(()));
                 assert_eq!(Ok(got.clone()), want, "{api} {marks:?} {cache:?}");
-                let found = String::from_utf8_lossy(&got).matches("cache_control").count();
+                let found = String::from_utf8_lossy(&got)
+                    .matches("cache_control")
+                    .count();
                 let expected = if api == ApiKind::Anthropic && cache.0 {
                     count
                 } else {
@@ -513,7 +515,16 @@ fn block_hashes_change_only_where_the_history_was_edited() {
         let before: Vec<u64> = history.block_hashes().collect();
         assert_eq!(before.len(), 7);
         // (block, entry): the assistant's entry holds blocks 1 to 3.
-        let table = [(0, 0), (1, 1), (3, 1), (4, 2), (5, 3), (6, 4), (7, 5), (99, 5)];
+        let table = [
+            (0, 0),
+            (1, 1),
+            (3, 1),
+            (4, 2),
+            (5, 3),
+            (6, 4),
+            (7, 5),
+            (99, 5),
+        ];
         for (block, entry) in table {
             assert_eq!(history.entry_of_block(block), entry, "{api} block {block}");
         }
