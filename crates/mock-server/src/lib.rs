@@ -86,6 +86,10 @@ mod script;
 mod server;
 mod usage;
 
+pub use cache::{
+    anthropic as anthropic_prompt, Api as CacheApi, Prompt as CachePrompt, Refusal as CacheRefusal,
+    MAX_BREAKPOINTS,
+};
 pub use config::{MockConfig, Scenario, SCENARIO_HEADER};
 pub use context::{
     summary_text as compaction_summary, CLEARED_TOOL_RESULT, COMPACT_BETA, CONTEXT_MANAGEMENT_BETA,

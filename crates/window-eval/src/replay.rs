@@ -11,7 +11,8 @@
 //! the offline [`ExtractiveSummarizer`] and billed as the extra model call they would be.
 
 use panewise_window::cache::{
-    anthropic_breakpoints, block_hash, Block, CachePricing, CacheRules, PromptCache,
+    anthropic_breakpoints_after_edit, block_hash, first_changed_block, Block, CachePricing,
+    CacheRules, PromptCache,
 };
 use panewise_window::{
     Conversation, EditDecision, ExtractiveSummarizer, Measured, Message, Role, StageMemory,
@@ -466,6 +467,8 @@ pub fn replay(
     let mut records: Vec<WindowRecord> = Vec::new();
     let mut window = Window::new(prepared);
     let mut cache = PromptCache::new(settings.cache);
+    // The last request's block hashes: the own loop places a breakpoint before what changed.
+    let mut sent_hashes: Vec<u64> = Vec::new();
     let mut figures = Figures::default();
     let mut measured: Option<Measured> = None;
     let counter = Conversation::<Message>::new();
@@ -544,7 +547,12 @@ pub fn replay(
 
         let blocks = window.blocks(call_index);
         let breakpoints = match settings.cache {
-            CacheRules::Anthropic(_) => anthropic_breakpoints(blocks.len(), head_blocks),
+            CacheRules::Anthropic(_) => {
+                let hashes: Vec<u64> = blocks.iter().map(|block| block.hash).collect();
+                let changed = first_changed_block(&sent_hashes, &hashes);
+                sent_hashes = hashes;
+                anthropic_breakpoints_after_edit(blocks.len(), head_blocks, changed)
+            }
             CacheRules::OpenAi(_) | CacheRules::Gemini(_) | CacheRules::None => Vec::new(),
         };
         let billed = cache.call(&blocks, &breakpoints);

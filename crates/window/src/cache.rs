@@ -58,6 +58,12 @@
 
 use std::collections::BTreeSet;
 
+mod breakpoints;
+
+pub use breakpoints::{
+    anthropic_breakpoints_after_edit, first_changed_block, MAX_ANTHROPIC_BREAKPOINTS,
+};
+
 use serde::{Deserialize, Serialize};
 
 /// One block of a request: a content hash and its size in tokens.
@@ -353,6 +359,8 @@ pub fn block_hash(parts: &[&str]) -> u64 {
 
 /// Where the stage puts Anthropic's breakpoints on a request of `blocks` blocks whose first
 /// `head_blocks` are the system prompt and tools: the end of the head, and the last block.
+/// After a window edit the own loop adds one before the first changed block
+/// ([`anthropic_breakpoints_after_edit`]).
 pub fn anthropic_breakpoints(blocks: usize, head_blocks: usize) -> Vec<usize> {
     let mut points = Vec::new();
     if head_blocks > 0 && head_blocks <= blocks {

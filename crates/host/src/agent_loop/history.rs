@@ -17,7 +17,10 @@ use std::collections::BTreeSet;
 use panewise_providers::api::context::request_headers;
 use panewise_providers::RenderedRequest;
 use panewise_providers::{ApiKind, ApiMessage, RenderedHistory, RequestError, RequestHead};
+use panewise_window::cache::{anthropic_breakpoints_after_edit, block_hash, first_changed_block};
 use panewise_window::{Conversation, Message, Role, WindowError, WindowPlan};
+
+use super::ledger::PrefixBreak;
 
 /// A window edit that the conversation or the rendered history refused.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +92,53 @@ pub fn api_entry<'a>(
 pub struct LoopHistory {
     conversation: Conversation<Message>,
     rendered: RenderedHistory,
+    /// The blocks of the last request [`request_placed`](Self::request_placed) built, as
+    /// hashes: the head's, then each content block's. The next request is compared with them.
+    sent: Vec<u64>,
+}
+
+/// One hash of a request's head: the system prompt and every tool definition. The tools
+/// change within a session (`recall` joins them once something is archived), and a changed
+/// head leaves no cached prefix to read.
+fn head_hash(head: &RequestHead<'_>) -> u64 {
+    let mut parts: Vec<Cow<'_, str>> = Vec::with_capacity(1 + 3 * head.tools.len());
+    parts.push(Cow::Borrowed(head.system.unwrap_or("\u{0}no system")));
+    for tool in head.tools {
+        parts.push(Cow::Borrowed(&tool.name));
+        parts.push(Cow::Borrowed(&tool.description));
+        parts.push(Cow::Owned(tool.parameters.to_string()));
+    }
+    let parts: Vec<&str> = parts.iter().map(|part| &**part).collect();
+    block_hash(&parts)
+}
+
+/// Where a request's prefix broke against the previous request, and the breakpoints placed:
+/// a pure decision over the two requests' block hashes (`blocks[0]` the head's, then one per
+/// content block) and the block of each content block's message (`message_of`).
+///
+/// Returns the content blocks to mark (Anthropic's message breakpoints, the head's own being
+/// the frame's) and the ledger's [`PrefixBreak`], `None` when the request only appended.
+/// `marking` says whether the breakpoints reach the body (Anthropic with caching on).
+pub fn place_breakpoints(
+    sent: &[u64],
+    blocks: &[u64],
+    marking: bool,
+    message_of: impl Fn(usize) -> usize,
+) -> (Vec<usize>, Option<PrefixBreak>) {
+    let changed = first_changed_block(sent, blocks);
+    let placed = anthropic_breakpoints_after_edit(blocks.len(), 1, changed);
+    // Block 0 is the head, which the frame marks; the others are content blocks, one off.
+    let marks: Vec<usize> = placed.iter().filter_map(|b| b.checked_sub(1)).collect();
+    let prefix_break = changed.map(|at| {
+        let block = at.checked_sub(1);
+        let before = at.checked_sub(2);
+        PrefixBreak {
+            message: block.map(&message_of),
+            block,
+            breakpoint_block: before.filter(|b| marking && marks.contains(b)),
+        }
+    });
+    (marks, prefix_break)
 }
 
 impl LoopHistory {
@@ -97,6 +147,7 @@ impl LoopHistory {
         Self {
             conversation: Conversation::new(),
             rendered: RenderedHistory::new(api),
+            sent: Vec::new(),
         }
     }
 
@@ -173,6 +224,37 @@ impl LoopHistory {
             messages: self.rendered.message_count(),
             headers: request_headers(self.rendered.api(), head.context_management),
         })
+    }
+
+    /// [`request`](Self::request), with Anthropic's breakpoints placed for what changed since
+    /// the last request this built ([`place_breakpoints`]): after a window edit, one more on
+    /// the content block before the first changed one, so the provider reads the prefix up to
+    /// there from its cache and writes only what follows. Also returns where the prefix broke,
+    /// for the ledger. The blocks are remembered only when the request could be built.
+    pub fn request_placed(
+        &mut self,
+        head: &RequestHead<'_>,
+    ) -> Result<(RenderedRequest, Option<PrefixBreak>), RequestError> {
+        let mut blocks = Vec::with_capacity(1 + self.rendered.message_count());
+        blocks.push(head_hash(head));
+        blocks.extend(self.rendered.block_hashes());
+        let marking = self.rendered.api() == ApiKind::Anthropic && head.prompt_cache;
+        let rendered = &self.rendered;
+        let (marks, prefix_break) = place_breakpoints(&self.sent, &blocks, marking, |block| {
+            rendered.entry_of_block(block)
+        });
+        let mut body = Vec::new();
+        self.rendered.write_body_marked(head, &marks, &mut body)?;
+        self.sent = blocks;
+        Ok((
+            RenderedRequest {
+                model: head.model.to_owned(),
+                body,
+                messages: self.rendered.message_count(),
+                headers: request_headers(self.rendered.api(), head.context_management),
+            },
+            prefix_break,
+        ))
     }
 
     /// The request body for `head` and the kept messages, assembled into `out`.

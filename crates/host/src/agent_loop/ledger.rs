@@ -84,7 +84,32 @@ pub enum LedgerLine {
         /// The cost split; absent when the model has no price (never a split of zeros).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost: Option<CostSplit>,
+        /// Where the call's request first differed from the previous request of the session
+        /// (a window edit, a new tool), so the provider's cached prefix broke there, and the
+        /// breakpoint placed before it; absent when the request only appended to the last.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefix_break: Option<PrefixBreak>,
     },
+}
+
+/// Where a request's prefix first differs from the previous request's, in the ledger's `call`
+/// line: what the provider's cache can no longer read, and the Anthropic breakpoint the own
+/// loop placed just before it so that only what follows is written again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrefixBreak {
+    /// The first message that differs, as an index in the conversation the request sent;
+    /// absent when the head (system prompt or tools) differs, so nothing was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<usize>,
+    /// The first content block that differs, counted over the request's messages from 0 (one
+    /// per text, tool call or tool result); absent with `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<usize>,
+    /// The content block that carries the breakpoint placed before it (`block - 1`); absent
+    /// when none was placed: another API than Anthropic, caching off, or no block between the
+    /// head's breakpoints and the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakpoint_block: Option<usize>,
 }
 
 /// One archived span as the ledger names it; its whole text is in the archive file.
@@ -305,6 +330,7 @@ impl Ledger {
                     model,
                     tokens,
                     cost,
+                    ..
                 } => Some(call_line(
                     *iteration,
                     model.as_deref(),
@@ -397,6 +423,7 @@ pub fn call_entry(
         model: model.map(str::to_owned),
         tokens,
         cost,
+        prefix_break: None,
     }
 }
 

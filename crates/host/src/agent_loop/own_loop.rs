@@ -32,7 +32,7 @@ use panewise_window::{
 };
 
 use crate::agent_loop::history::{LoopHistory, PROVIDER_COMPACTION};
-use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine};
+use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine, PrefixBreak};
 use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
 use crate::approval::{decide, Decision, ToolRequest};
 use crate::backend::model::{LoopConfig, ToolRun};
@@ -170,6 +170,8 @@ struct CallInProgress {
     stats: Option<SessionStats>,
     failed: bool,
     sent_messages: usize,
+    /// Where the call's request broke the previous request's prefix, for its ledger line.
+    prefix_break: Option<PrefixBreak>,
     /// A provider's compaction of this call's context: joins the conversation before the
     /// answer, and goes back in the next request.
     compaction: Option<String>,
@@ -592,10 +594,11 @@ impl OwnLoop {
             cache_key: self.config.cache_key.as_deref(),
             context_management: self.config.strategy.provider_context(),
         };
-        match self.history.request(&head) {
-            Ok(request) => {
+        match self.history.request_placed(&head) {
+            Ok((request, prefix_break)) => {
                 self.under_way = UnderWay::Call(CallInProgress {
                     sent_messages: self.history.conversation().len(),
+                    prefix_break,
                     ..CallInProgress::default()
                 });
                 effects.push(Effect::CallModel(request));
@@ -663,13 +666,13 @@ impl OwnLoop {
                     });
                 }
                 call.stats = Some(stats.clone());
-                // Each call in the ledger: its tokens by kind and its cost split.
-                effects.push(Effect::Ledger(call_entry(
-                    self.iteration,
-                    model.as_deref(),
-                    stats,
-                    &self.prices,
-                )));
+                // Each call in the ledger: its tokens by kind, its cost split, and where its
+                // request broke the cached prefix.
+                let mut line = call_entry(self.iteration, model.as_deref(), stats, &self.prices);
+                if let LedgerLine::Call { prefix_break, .. } = &mut line {
+                    *prefix_break = call.prefix_break;
+                }
+                effects.push(Effect::Ledger(line));
             }
             ProviderEvent::Failure { .. } => call.failed = true,
             ProviderEvent::ContextManaged { edits } => {

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod approval;
+mod cache_breakpoints;
 
 mod pairing;
 mod rendered;

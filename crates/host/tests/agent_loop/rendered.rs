@@ -20,10 +20,12 @@ use panewise_host::backend::scripted::{ScriptStep, ScriptedModelClient};
 use panewise_host::backend::Backend;
 use panewise_host::session::handle::spawn;
 use panewise_host::session::{log_header, Session, SessionSpec};
+use panewise_providers::api::request::anthropic;
 use panewise_providers::{ApiKind, ModelRequest, ProviderEvent, SessionStats, ToolDefinition};
 use panewise_window::{
     openai, Conversation, Message, Role, StageMemory, StrategyConfig, VisitContext,
 };
+use serde_json::Value;
 
 fn call_ended() -> ScriptStep {
     ScriptStep::Event(ProviderEvent::CallEnded {
@@ -112,17 +114,69 @@ async fn run(api: ApiKind, strategy: &str) -> (Vec<Vec<u8>>, Ledger, LoopConfig)
     (client.bodies(), ledger, config)
 }
 
+/// `value` without any `cache_control` field, at any depth.
+fn strip(mut value: Value) -> Value {
+    match &mut value {
+        Value::Object(object) => {
+            object.remove("cache_control");
+            for field in object.values_mut() {
+                *field = strip(field.take());
+            }
+        }
+        Value::Array(items) => {
+            for item in items.iter_mut() {
+                *item = strip(item.take());
+            }
+        }
+        _ => {}
+    }
+    value
+}
+
+/// The Anthropic message breakpoints of a body (given without breakpoints, parsed), found
+/// from it and the previous body alone: on the last content block, and, when the head
+/// (system prompt, tools) is the previous one's, on the block before the first content block
+/// that differs from the previous body's, if there is a block between it and the head.
+fn anthropic_marks(previous: Option<&Value>, body: &Value) -> Vec<usize> {
+    let blocks = |body: &Value| -> Vec<Value> {
+        body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .collect()
+    };
+    let now = blocks(body);
+    let mut marks = Vec::new();
+    if let Some(previous) = previous {
+        let before = blocks(previous);
+        let same_head = previous["system"] == body["system"] && previous["tools"] == body["tools"];
+        let changed = now
+            .iter()
+            .zip(&before)
+            .position(|(a, b)| a != b)
+            .or((now.len() < before.len()).then_some(now.len()));
+        if let Some(at) = changed.filter(|&at| same_head && at >= 1 && at < now.len()) {
+            marks.push(at - 1);
+        }
+    }
+    marks.extend(now.len().checked_sub(1));
+    marks
+}
+
 /// The body serde renders for the kept conversation, as the loop rendered it before it kept
-/// fragments.
+/// fragments, with Anthropic's breakpoints placed from the previous body (`previous`, which
+/// it then replaces).
 fn serde_body(
     api: ApiKind,
     conversation: &Conversation<Message>,
     errored: &BTreeSet<String>,
     config: &LoopConfig,
     tools: &[ToolDefinition<'static>],
+    previous: &mut Option<Value>,
 ) -> Vec<u8> {
     let messages = api_messages(conversation.messages(), errored).unwrap();
-    api.body(&ModelRequest {
+    let request = ModelRequest {
         model: Cow::Borrowed(&config.model),
         system: config.system.as_deref().map(Cow::Borrowed),
         messages: Cow::Owned(messages),
@@ -131,8 +185,15 @@ fn serde_body(
         prompt_cache: config.prompt_cache,
         cache_key: config.cache_key.as_deref().map(Cow::Borrowed),
         context_management: None,
-    })
-    .unwrap()
+    };
+    let plain = api.body(&request).unwrap();
+    if api != ApiKind::Anthropic {
+        return plain;
+    }
+    let parsed = strip(serde_json::from_slice(&plain).unwrap());
+    let marks = anthropic_marks(previous.as_ref(), &parsed);
+    *previous = Some(parsed);
+    anthropic::body_with_breakpoints(&request, &marks).unwrap()
 }
 
 /// The serde body of every call, rebuilt from the ledger: messages appended in order, each
@@ -149,6 +210,7 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
     let mut prompt: Option<String> = None;
     let mut bodies = Vec::new();
     let mut records = Vec::new();
+    let mut previous = None;
     for line in &ledger.lines {
         match line {
             LedgerLine::Message { message } => {
@@ -174,6 +236,7 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
                     &errored,
                     config,
                     &tools(archived),
+                    &mut previous,
                 ));
             }
             // A call's usage changes neither the conversation nor what the next request holds.
@@ -204,6 +267,7 @@ fn reference(api: ApiKind, strategy: &str, ledger: &Ledger, config: &LoopConfig)
                     &errored,
                     config,
                     &tools(archived),
+                    &mut previous,
                 ));
             }
         }
@@ -223,6 +287,19 @@ async fn the_body_the_loop_sends_is_the_serde_body_across_window_edits() {
                     .any(|record| record.window_chars_after < record.window_chars_before),
                 "{api:?} {strategy}: the window edited the conversation"
             );
+            // Anthropic bodies after a masking carry one breakpoint more than the first (the
+            // sliding window's removals start at the first message: the head's come before).
+            let marks = |body: &Vec<u8>| {
+                String::from_utf8_lossy(body)
+                    .matches("cache_control")
+                    .count()
+            };
+            if api == ApiKind::Anthropic && strategy.contains("masking") {
+                assert!(
+                    sent.iter().any(|body| marks(body) > marks(&sent[0])),
+                    "{strategy}: no breakpoint placed before an edit"
+                );
+            }
             let expected = reference(api, strategy, &ledger, &config);
             assert_eq!(expected.len(), sent.len());
             for (index, (got, want)) in sent.iter().zip(&expected).enumerate() {

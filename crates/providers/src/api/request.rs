@@ -89,7 +89,11 @@ pub struct RequestHead<'a> {
     /// request says so: on, its body carries `cache_control: {"type": "ephemeral"}`
     /// breakpoints on the system prompt (sent as a list of one text block), on the last tool
     /// definition and on the last content block of the last message, three of the four the
-    /// API allows, so each call reads the prefix the call before it wrote. OpenAI caches every
+    /// API allows, so each call reads the prefix the call before it wrote; a caller that
+    /// edited the history since its last request may spend the fourth on the block before the
+    /// first it changed ([`anthropic::body_with_breakpoints`],
+    /// [`RenderedHistory::write_body_marked`](super::RenderedHistory::write_body_marked)), so
+    /// the edit re-writes only what follows it. OpenAI caches every
     /// prefix by itself; on, the body carries [`cache_key`](Self::cache_key) as
     /// `prompt_cache_key`, which keeps one session's requests on the machines that hold its
     /// prefixes. Gemini's implicit cache needs nothing in the request (its explicit cached
@@ -427,15 +431,27 @@ pub mod anthropic {
     /// at most three cache breakpoints (the API allows four): the system prompt, the last
     /// tool, and the last content block of the last message.
     pub fn body(request: &ModelRequest<'_>) -> Result<Vec<u8>, RequestError> {
+        let last = request.messages.len().checked_sub(1);
+        body_with_breakpoints(request, last.as_slice())
+    }
+
+    /// [`body`] with the breakpoints of the messages at `marks` instead of on the last content
+    /// block alone: each index a content block counted over all messages from 0 (one per
+    /// [`ApiMessage`]; indices past the last are ignored), as
+    /// [`RenderedHistory::write_body_marked`](super::super::RenderedHistory::write_body_marked)
+    /// marks them. The system prompt and the last tool carry theirs as in [`body`]; the caller
+    /// keeps the total within the API's four. Without `prompt_cache` nothing is marked.
+    pub fn body_with_breakpoints(
+        request: &ModelRequest<'_>,
+        marks: &[usize],
+    ) -> Result<Vec<u8>, RequestError> {
         let mut grouped: Vec<(&'static str, Vec<Block<'_>>)> = Vec::new();
-        for message in request.messages.iter() {
-            let (role, block) = part(message)?;
-            push_part(&mut grouped, role, block);
-        }
-        if request.prompt_cache {
-            if let Some(block) = grouped.last_mut().and_then(|(_, blocks)| blocks.last_mut()) {
+        for (index, message) in request.messages.iter().enumerate() {
+            let (role, mut block) = part(message)?;
+            if request.prompt_cache && marks.contains(&index) {
                 block.mark();
             }
+            push_part(&mut grouped, role, block);
         }
         to_bytes(&Body {
             model: &request.model,

@@ -29,6 +29,8 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use panewise_window::cache::block_hash;
+
 use super::request::{anthropic, gemini, openai, ApiMessage, RequestHead};
 use super::ApiKind;
 use crate::error::RequestError;
@@ -54,6 +56,9 @@ struct Part {
     /// The fragment, or why it cannot be rendered (a tool call whose arguments are not JSON):
     /// the error a body of this history fails with, as [`ApiKind::body`] fails.
     json: Result<Box<[u8]>, RequestError>,
+    /// A hash of the fragment (or of the error), taken when it is rendered: what tells a
+    /// request's blocks from the previous request's ([`RenderedHistory::block_hashes`]).
+    hash: u64,
     /// The call id, for a tool call or a tool result.
     link: Option<(Link, Box<str>)>,
 }
@@ -263,11 +268,50 @@ impl RenderedHistory {
         Ok(out)
     }
 
+    /// A hash of each content block the body's messages hold (one per API message, in order,
+    /// over every entry), taken when the block was rendered: two requests' blocks agree up to
+    /// where the history was edited between them
+    /// ([`first_changed_block`](panewise_window::cache::first_changed_block)).
+    pub fn block_hashes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.iter_parts().map(|part| part.hash)
+    }
+
+    /// The entry (the caller's message) that holds content block `block`; the number of
+    /// entries for a block at or past the end.
+    pub fn entry_of_block(&self, block: usize) -> usize {
+        let mut first = 0usize;
+        for (index, entry) in self.entries.iter().enumerate() {
+            first = first.saturating_add(entry.parts.len());
+            if block < first {
+                return index;
+            }
+        }
+        self.entries.len()
+    }
+
     /// [`body`](Self::body) into `out`, which is cleared first; a caller that keeps one buffer
     /// for every call reuses its memory.
     pub fn write_body(
         &self,
         head: &RequestHead<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), RequestError> {
+        let last = self.parts.checked_sub(1);
+        self.write_body_marked(head, last.as_slice(), out)
+    }
+
+    /// [`write_body`](Self::write_body) with Anthropic's message breakpoints on the content
+    /// blocks at `marks` (counted over all messages from 0, as [`block_hashes`] lists them;
+    /// indices past the last are ignored) instead of on the last block alone: the bytes of
+    /// [`anthropic::body_with_breakpoints`] for the same messages. The system prompt and the
+    /// last tool carry theirs as always, so at most two marks keep the body within the API's
+    /// four. Nothing is marked without `prompt_cache`, nor in the other APIs' bodies.
+    ///
+    /// [`block_hashes`]: Self::block_hashes
+    pub fn write_body_marked(
+        &self,
+        head: &RequestHead<'_>,
+        marks: &[usize],
         out: &mut Vec<u8>,
     ) -> Result<(), RequestError> {
         out.clear();
@@ -303,7 +347,7 @@ impl RenderedHistory {
         let (head_bytes, tail_bytes) = frame.split_at(at + key.len() - 1);
         out.reserve(
             frame.len()
-                + anthropic::MARKED_BLOCK_END.len()
+                + anthropic::MARKED_BLOCK_END.len() * marks.len()
                 + self.fragment_bytes
                 + self.parts
                     * if self.api == ApiKind::OpenAi {
@@ -327,11 +371,10 @@ impl RenderedHistory {
                 }
             }
             ApiKind::Anthropic | ApiKind::Gemini => {
-                // Anthropic's last content block carries the cache breakpoint, as
-                // `anthropic::body` marks it; every part is rendered by now (a broken one
-                // returned above), so the last part is the last block.
-                let marked = (self.api == ApiKind::Anthropic && head.prompt_cache)
-                    .then(|| self.parts.saturating_sub(1));
+                // The marked content blocks carry the cache breakpoint, as
+                // `anthropic::body_with_breakpoints` marks them; every part is rendered by now
+                // (a broken one returned above), so part `i` is block `i`.
+                let marking = self.api == ApiKind::Anthropic && head.prompt_cache;
                 let mut open: Option<Side> = None;
                 for (index, part) in self.iter_parts().enumerate() {
                     if let Ok(json) = &part.json {
@@ -345,7 +388,7 @@ impl RenderedHistory {
                         }
                         open = Some(part.side);
                         match json.split_last() {
-                            Some((b'}', object)) if marked == Some(index) => {
+                            Some((b'}', object)) if marking && marks.contains(&index) => {
                                 out.extend_from_slice(object);
                                 out.extend_from_slice(anthropic::MARKED_BLOCK_END);
                             }
@@ -384,6 +427,10 @@ impl RenderedHistory {
                 | ApiMessage::Compaction { .. } => Side::Model,
             };
             let json = role.map(|_| Box::<[u8]>::from(scratch.as_slice()));
+            let hash = match &json {
+                Ok(json) => block_hash(&[&String::from_utf8_lossy(json)]),
+                Err(error) => block_hash(&["unrendered", &error.to_string()]),
+            };
             match &json {
                 Ok(json) => self.fragment_bytes = self.fragment_bytes.saturating_add(json.len()),
                 Err(_) => self.broken = self.broken.saturating_add(1),
@@ -416,7 +463,12 @@ impl RenderedHistory {
                 | ApiMessage::Assistant { .. }
                 | ApiMessage::Compaction { .. } => None,
             };
-            parts.push(Part { side, json, link });
+            parts.push(Part {
+                side,
+                json,
+                hash,
+                link,
+            });
         }
         self.parts = self.parts.saturating_add(parts.len());
         Entry { seq, parts }

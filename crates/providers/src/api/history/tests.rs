@@ -445,3 +445,97 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn marked_bodies_are_serdes_marked_bodies() {
+    let tools = tools();
+    // (marks, the `cache_control`s an Anthropic body with caching carries: system, last
+    // tool, and one per mark inside the 7 blocks)
+    let table: [(&[usize], usize); 5] = [
+        (&[6], 3),
+        (&[2, 6], 4),
+        (&[0, 3], 4),
+        (&[], 2),
+        (&[6, 40], 3), // past the last block: ignored
+    ];
+    for api in ApiKind::ALL {
+        let entries = round(api);
+        let mut history = RenderedHistory::new(api);
+        for entry in &entries {
+            history.push(entry);
+        }
+        let messages: Vec<ApiMessage<'static>> = entries.iter().flatten().cloned().collect();
+        for (marks, count) in table {
+            for cache in CACHES {
+                let request = ModelRequest {
+                    model: Cow::Borrowed("claude-\"x\""),
+                    system: Some(Cow::Borrowed("s")),
+                    messages: Cow::Borrowed(&messages),
+                    tools: Cow::Borrowed(&tools),
+                    max_output_tokens: 512,
+                    prompt_cache: cache.0,
+                    cache_key: cache.1.map(Cow::Borrowed),
+                    context_management: None,
+                };
+                let want = match api {
+                    ApiKind::Anthropic => anthropic::body_with_breakpoints(&request, marks),
+                    _ => api.body(&request),
+                };
+                let mut got = Vec::new();
+                let head = head(Some("s"), &tools, cache);
+                assert_eq!(history.write_body_marked(&head, marks, &mut got), Ok(()));
+                assert_eq!(Ok(got.clone()), want, "{api} {marks:?} {cache:?}");
+                let found = String::from_utf8_lossy(&got)
+                    .matches("cache_control")
+                    .count();
+                let expected = if api == ApiKind::Anthropic && cache.0 {
+                    count
+                } else {
+                    0
+                };
+                assert_eq!(found, expected, "{api} {marks:?} {cache:?}");
+            }
+        }
+        // The last block alone is `write_body`'s placement.
+        let mut marked = Vec::new();
+        let on = head(Some("s"), &tools, ON);
+        assert_eq!(history.write_body_marked(&on, &[6], &mut marked), Ok(()));
+        assert_eq!(history.body(&on), Ok(marked));
+    }
+}
+
+#[test]
+fn block_hashes_change_only_where_the_history_was_edited() {
+    for api in ApiKind::ALL {
+        let entries = round(api);
+        let mut history = RenderedHistory::new(api);
+        for entry in &entries {
+            history.push(entry);
+        }
+        let before: Vec<u64> = history.block_hashes().collect();
+        assert_eq!(before.len(), 7);
+        // (block, entry): the assistant's entry holds blocks 1 to 3.
+        let table = [
+            (0, 0),
+            (1, 1),
+            (3, 1),
+            (4, 2),
+            (5, 3),
+            (6, 4),
+            (7, 5),
+            (99, 5),
+        ];
+        for (block, entry) in table {
+            assert_eq!(history.entry_of_block(block), entry, "{api} block {block}");
+        }
+        // Masking entry 2 (block 4) changes that block's hash and no other.
+        let masked = vec![result("c1", "shell", "[masked]", false)];
+        assert_eq!(history.replace(2, &masked), Ok(()));
+        let after: Vec<u64> = history.block_hashes().collect();
+        let changed: Vec<usize> = (0..7).filter(|&i| before[i] != after[i]).collect();
+        assert_eq!(changed, [4], "{api}");
+        // Rendered again unchanged, a block hashes as before.
+        assert_eq!(history.replace(2, &entries[2]), Ok(()));
+        assert!(history.block_hashes().eq(before.iter().copied()), "{api}");
+    }
+}
