@@ -1,25 +1,38 @@
 //! The strategies an evaluation compares, the per-session settings (cache rules, prices), and
-//! the results: per strategy and session, in total, as a table and as JSON lines.
+//! the results: per strategy and session, in total, as a table and as JSON lines; each
+//! strategy priced under every provider's cache rules too, with the statistics of
+//! [`crate::stats`] and a recommendation per provider ([`by_rules`]'s doc says how).
 
 use std::fmt::Write as _;
 
 use panewise_providers::PriceTable;
 use panewise_window::cache::{CachePricing, CacheRules};
-use panewise_window::{Retain, StrategyConfig};
+use panewise_window::{provider, Retain, StrategyConfig};
 use serde::Serialize;
 
 use crate::error::EvalError;
 use crate::recording::{Family, Recording};
-use crate::replay::{replay, Figures, Prepared, Prices, ReplaySettings};
+use crate::replay::{replay_under, Figures, Prepared, Prices, ReplaySettings};
+
+mod by_rules;
+
+pub use by_rules::{settings_under, ByRules, Confidences, RuleSet};
 
 /// The version of the JSON lines [`Report::json_lines`] writes; it changes when a field
 /// changes meaning or goes away (new fields may be added within a version).
-pub const JSON_SCHEMA: &str = "panewise.window-eval/1";
+/// Version 2 adds `costUsdByRules` and `estimated` to the session lines, the statistics to the
+/// total lines, and the `recommendation` lines.
+pub const JSON_SCHEMA: &str = "panewise.window-eval/2";
 
 /// The threshold the default set gives the token-triggered strategies, whose own
 /// `thresholdTokens` has no default: low enough that they engage on sessions of a few dozen
 /// tool calls, as the shared corpus is.
 pub const DEFAULT_EVAL_THRESHOLD: u64 = 40_000;
+
+/// The `clearAtLeastTokens` of the default set's batched masking: mask only once the
+/// placeholders save this many tokens, so the prompt cache breaks once per batch rather than
+/// at every call.
+pub const DEFAULT_EVAL_CLEAR_AT_LEAST: u64 = 20_000;
 
 /// The `paybackCalls` of the default set's guarded variants: an edit must pay for the prompt
 /// cache it breaks within ten calls.
@@ -56,8 +69,10 @@ impl Strategy {
     }
 }
 
-/// A label naming the strategy and its main options, e.g. `token-budget@40000/6`, then the
-/// cache guard's when set (`+payback10`, `+overflow150000`, `+shadow`).
+/// A label naming the strategy and its main options, e.g. `token-budget@40000/6`,
+/// `observation-masking@100000/3` (a `triggerTokens`), `observation-masking/10,clear20000` (a
+/// `clearAtLeastTokens`), then the cache guard's when set (`+payback10`, `+overflow150000`,
+/// `+shadow`).
 pub fn label_of(config: &StrategyConfig) -> String {
     let guard = config.cache_guard();
     let mut label = strategy_label(config);
@@ -90,13 +105,25 @@ fn strategy_label(config: &StrategyConfig) -> String {
         } => format!("summarize-oldest@{threshold_tokens}/{keep_recent_turns}"),
         StrategyConfig::ObservationMasking {
             keep_recent_observations,
+            clear_at_least_tokens,
+            trigger_tokens,
             ..
-        } => format!("observation-masking/{keep_recent_observations}"),
+        } => {
+            let trigger = trigger_tokens.map_or(String::new(), |t| format!("@{t}"));
+            format!(
+                "observation-masking{trigger}/{keep_recent_observations}{}",
+                clear_suffix(*clear_at_least_tokens)
+            )
+        }
         StrategyConfig::Hybrid {
             threshold_tokens,
             keep_recent_observations,
+            clear_at_least_tokens,
             ..
-        } => format!("hybrid@{threshold_tokens}/{keep_recent_observations}"),
+        } => format!(
+            "hybrid@{threshold_tokens}/{keep_recent_observations}{}",
+            clear_suffix(*clear_at_least_tokens)
+        ),
         // The provider edits on its servers, which a replay cannot see: it replays as the
         // raw history, under the strategy's own name.
         StrategyConfig::Provider(context) => match context.trigger_tokens() {
@@ -106,10 +133,18 @@ fn strategy_label(config: &StrategyConfig) -> String {
     }
 }
 
+/// `,clear20000` for a `clearAtLeastTokens` of 20,000; nothing without one.
+fn clear_suffix(clear_at_least_tokens: Option<u64>) -> String {
+    clear_at_least_tokens.map_or(String::new(), |tokens| format!(",clear{tokens}"))
+}
+
 /// The default set: the raw history, then every built-in strategy with its documented
 /// defaults, the required options filled in (`thresholdTokens` = `threshold`,
-/// `keepRecentTurns` 6 for sliding-window, the offline `extractive` summarizer), then each of
-/// them again with the cache guard (`paybackCalls` [`DEFAULT_EVAL_PAYBACK_CALLS`]).
+/// `keepRecentTurns` 6 for sliding-window, the offline `extractive` summarizer), with
+/// observation masking also batched (`clearAtLeastTokens` [`DEFAULT_EVAL_CLEAR_AT_LEAST`]) and
+/// as the local twin of Anthropic's context editing at its API defaults (`triggerTokens`
+/// 100,000, 3 tool uses kept, no minimum), then each of them again with the cache guard
+/// (`paybackCalls` [`DEFAULT_EVAL_PAYBACK_CALLS`]).
 pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
     let pins = panewise_window::PinConfig::default();
     let keep_recent_turns = 6;
@@ -134,6 +169,19 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
             keep_recent_observations: 10,
             clear_at_least_tokens: None,
             trigger_tokens: None,
+            pins: pins.clone(),
+        },
+        StrategyConfig::ObservationMasking {
+            keep_recent_observations: 10,
+            clear_at_least_tokens: Some(DEFAULT_EVAL_CLEAR_AT_LEAST),
+            trigger_tokens: None,
+            pins: pins.clone(),
+        },
+        StrategyConfig::ObservationMasking {
+            keep_recent_observations: usize::try_from(provider::DEFAULT_KEEP_TOOL_USES)
+                .unwrap_or(usize::MAX),
+            clear_at_least_tokens: None,
+            trigger_tokens: Some(provider::DEFAULT_CLEAR_TOOL_USES_TRIGGER),
             pins: pins.clone(),
         },
         StrategyConfig::Hybrid {
@@ -270,9 +318,16 @@ pub fn billing_for(
 pub type ReplayHook<'a> = dyn FnMut(usize, &mut dyn FnMut() -> Result<Figures, EvalError>) -> Result<Figures, EvalError>
     + 'a;
 
-/// One session evaluated under every strategy. `replay_one` runs one strategy's replay (the
-/// closure it is given) and returns its figures: the shell passes a function that times it,
-/// so the clock stays out of this crate.
+/// One session evaluated under every strategy, under its own billing and under each
+/// provider's cache rules ([`settings_under`]). `replay_one` runs one replay (the closure it
+/// is given) and returns its figures: the shell passes a function that times it, so the clock
+/// stays out of this crate.
+///
+/// A strategy is replayed once per set of rule sets it decides the same under, and each
+/// replay billed under every rule set of its set ([`replay_under`]): a strategy without a
+/// cache guard decides alike under all of them; a guarded one alike under rule sets with the
+/// same cache multipliers (OpenAI's and Gemini's), and without a cache as its unguarded twin
+/// (the guard has nothing to judge), whose figures are taken when the evaluation has it.
 pub fn evaluate_session(
     name: &str,
     recording: &Recording,
@@ -281,10 +336,76 @@ pub fn evaluate_session(
     replay_one: &mut ReplayHook<'_>,
 ) -> Result<SessionResult, EvalError> {
     let prepared = Prepared::new(recording);
+    let own = RuleSet::of(billing.settings.cache);
+    let settings = ByRules::from_fn(|rules| {
+        if rules == own {
+            billing.settings.clone()
+        } else {
+            settings_under(billing.settings.prices.as_ref(), rules)
+        }
+    });
     let mut figures = Vec::with_capacity(strategies.len());
+    let mut by_rules: ByRules<Vec<Figures>> =
+        ByRules::from_fn(|_| Vec::with_capacity(strategies.len()));
+    // The unguarded strategies' figures, for their guarded twins under rule sets where the
+    // guard has nothing to judge.
+    let mut unguarded: Vec<(&StrategyConfig, ByRules<Figures>)> = Vec::new();
     for (index, strategy) in strategies.iter().enumerate() {
-        let mut run = || replay(&prepared, strategy.config.as_ref(), &billing.settings);
-        figures.push((strategy.label.clone(), replay_one(index, &mut run)?));
+        let config = strategy.config.as_ref();
+        let guard = config.map(StrategyConfig::cache_guard).unwrap_or_default();
+        let guarded = guard != panewise_window::CacheGuard::default();
+        let mut found: ByRules<Option<Figures>> = ByRules::default();
+        if let (true, Some(config)) = (guarded, config) {
+            let twin = unguarded_twin(config);
+            if let Some((_, twin_figures)) = unguarded.iter().find(|(c, _)| **c == twin) {
+                for rules in RuleSet::ALL {
+                    if settings.get(rules).cache_pricing.is_none() {
+                        *found.get_mut(rules) = Some(twin_figures.get(rules).clone());
+                    }
+                }
+            }
+        }
+        // The own rules first, so the primary figures come from the first replay.
+        let order = std::iter::once(own).chain(RuleSet::ALL.into_iter().filter(|r| *r != own));
+        let order: Vec<RuleSet> = order.collect();
+        for (position, &first) in order.iter().enumerate() {
+            if found.get(first).is_some() {
+                continue;
+            }
+            let alike: Vec<RuleSet> = order
+                .iter()
+                .skip(position + 1)
+                .copied()
+                .filter(|rules| {
+                    found.get(*rules).is_none()
+                        && (!guarded
+                            || settings.get(*rules).cache_pricing
+                                == settings.get(first).cache_pricing)
+                })
+                .collect();
+            let also: Vec<ReplaySettings> =
+                alike.iter().map(|rules| settings.get(*rules).clone()).collect();
+            let mut billed_also = Vec::new();
+            let mut run = || {
+                let (first_figures, more) =
+                    replay_under(&prepared, config, settings.get(first), &also)?;
+                billed_also = more;
+                Ok(first_figures)
+            };
+            let first_figures = replay_one(index, &mut run)?;
+            *found.get_mut(first) = Some(first_figures);
+            for (rules, more) in alike.iter().zip(billed_also) {
+                *found.get_mut(*rules) = Some(more);
+            }
+        }
+        let found = ByRules::from_fn(|rules| found.get_mut(rules).take().unwrap_or_default());
+        for rules in RuleSet::ALL {
+            by_rules.get_mut(rules).push(found.get(rules).clone());
+        }
+        figures.push((strategy.label.clone(), found.get(own).clone()));
+        if let (false, Some(config)) = (guarded, config) {
+            unguarded.push((config, found));
+        }
     }
     Ok(SessionResult {
         name: name.to_string(),
@@ -292,7 +413,19 @@ pub fn evaluate_session(
         head_tokens: prepared.head_tokens(),
         billing,
         figures,
+        by_rules,
+        // Set where the replay says no provider reading anchors the counts.
+        estimated: false,
     })
+}
+
+/// `config` with its cache guard cleared.
+fn unguarded_twin(config: &StrategyConfig) -> StrategyConfig {
+    let mut twin = config.clone();
+    if let Some(guard) = guard_of(&mut twin) {
+        *guard = panewise_window::CacheGuard::default();
+    }
+    twin
 }
 
 /// One session's results.
@@ -308,6 +441,11 @@ pub struct SessionResult {
     pub head_tokens: u64,
     /// The figures per strategy, in the evaluation's order; the raw history first.
     pub figures: Vec<(String, Figures)>,
+    /// The figures per strategy (same order) under each provider's cache rules; the session's
+    /// own rules hold a copy of `figures`.
+    pub by_rules: ByRules<Vec<Figures>>,
+    /// Whether the counts are estimated: no provider reading anchors them.
+    pub estimated: bool,
 }
 
 /// A whole evaluation's results.
@@ -490,6 +628,7 @@ impl Report {
             "frontier (no strategy both cheaper and less lossy): {}",
             frontier.join(", ")
         );
+        out.push_str(&self.confidence_table(&self.confidences()));
         out
     }
 
@@ -584,7 +723,8 @@ impl Report {
         out
     }
 
-    /// One JSON object per line: each strategy on each session, then each strategy's total.
+    /// One JSON object per line: each strategy on each session, then each strategy's total
+    /// with its statistics, then one recommendation per provider's cache rules.
     pub fn json_lines(&self) -> String {
         let mut out = String::new();
         for session in &self.sessions {
@@ -595,16 +735,22 @@ impl Report {
                 cache_rules: session.billing.settings.cache.name(),
                 priced_as: session.billing.priced.as_ref().map(|(m, _)| m.as_str()),
                 head_tokens: session.head_tokens,
+                estimated: session.estimated,
             };
-            for (label, figures) in &session.figures {
-                push_json_line(&mut out, "session", Some(&about), label, figures, raw);
+            for (index, (label, figures)) in session.figures.iter().enumerate() {
+                let by_rules = by_rules::session_cost_by_rules(session, index);
+                let scope = Scope::Session(&about, by_rules);
+                push_json_line(&mut out, scope, label, figures, raw);
             }
         }
         let totals = self.totals();
         let raw = totals.first().map(|t| &t.figures);
-        for total in &totals {
-            push_json_line(&mut out, "total", None, &total.label, &total.figures, raw);
+        let confidences = self.confidences();
+        for (index, total) in totals.iter().enumerate() {
+            let scope = Scope::Total(by_rules::TotalFields::of(self, &confidences, index));
+            push_json_line(&mut out, scope, &total.label, &total.figures, raw);
         }
+        self.recommendation_lines(&confidences, &mut out);
         out
     }
 }
@@ -619,21 +765,34 @@ struct SessionFields<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     priced_as: Option<&'a str>,
     head_tokens: u64,
+    estimated: bool,
+}
+
+/// Which line: a session's (what it says of its session, the strategy's cost under each rule
+/// set) or a total's (the statistics, when there are any).
+enum Scope<'a> {
+    Session(&'a SessionFields<'a>, ByRules<Option<f64>>),
+    Total(Option<by_rules::TotalFields<'a>>),
 }
 
 fn push_json_line(
     out: &mut String,
-    scope: &'static str,
-    about: Option<&SessionFields<'_>>,
+    scope: Scope<'_>,
     strategy: &str,
     figures: &Figures,
     raw: Option<&Figures>,
 ) {
     let raw_sent = raw.map_or(0, |raw| raw.sent_tokens);
+    let (scope, about, cost_usd_by_rules, total) = match scope {
+        Scope::Session(about, costs) => ("session", Some(about), Some(costs), None),
+        Scope::Total(total) => ("total", None, None, total),
+    };
     let line = JsonLine {
         schema: JSON_SCHEMA,
         scope,
         about,
+        cost_usd_by_rules,
+        total,
         strategy,
         sent_pct_of_raw: percent_of(figures.sent_tokens as f64, raw_sent as f64),
         cost_pct_of_raw: match (figures.cost_usd, raw.and_then(|raw| raw.cost_usd)) {
@@ -657,6 +816,10 @@ struct JsonLine<'a> {
     scope: &'static str,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     about: Option<&'a SessionFields<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_usd_by_rules: Option<ByRules<Option<f64>>>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    total: Option<by_rules::TotalFields<'a>>,
     strategy: &'a str,
     #[serde(flatten)]
     figures: &'a Figures,
