@@ -354,7 +354,8 @@ pub fn replay_under(
     settings: &ReplaySettings,
     also: &[ReplaySettings],
 ) -> Result<(Figures, Vec<Figures>), EvalError> {
-    let mut also_caches: Vec<PromptCache> = also.iter().map(|s| PromptCache::new(s.cache)).collect();
+    let mut also_caches: Vec<PromptCache> =
+        also.iter().map(|s| PromptCache::new(s.cache)).collect();
     let mut also_figures = vec![Figures::default(); also.len()];
     let recording = prepared.recording;
     let stage: Option<WindowStage<Message>> = strategy.map(|c| c.build_stage()).transpose()?;
@@ -552,10 +553,7 @@ pub fn replay_under(
         .map(|(other, billed)| {
             // The summaries are priced at the input and output prices, which every rule set
             // shares; only the calls' cache differs.
-            let summary_cost_usd = other
-                .prices
-                .as_ref()
-                .and(figures.summary_cost_usd);
+            let summary_cost_usd = other.prices.as_ref().and(figures.summary_cost_usd);
             Figures {
                 cache_read: billed.cache_read,
                 cache_write: billed.cache_write,
@@ -583,7 +581,13 @@ fn breakpoints_for(rules: CacheRules, blocks: usize, head_blocks: usize) -> Vec<
 }
 
 /// Adds one call's cache split and cost, billed under `settings`, to `figures`.
-fn bill(figures: &mut Figures, settings: &ReplaySettings, billed: CallCache, output: u64, recorded: bool) {
+fn bill(
+    figures: &mut Figures,
+    settings: &ReplaySettings,
+    billed: CallCache,
+    output: u64,
+    recorded: bool,
+) {
     figures.cache_read = figures.cache_read.saturating_add(billed.read);
     figures.cache_write = figures.cache_write.saturating_add(billed.write);
     figures.uncached = figures.uncached.saturating_add(billed.uncached);

@@ -12,11 +12,13 @@ use serde::Serialize;
 
 use crate::error::EvalError;
 use crate::recording::{Family, Recording};
-use crate::replay::{replay_under, Figures, Prepared, Prices, ReplaySettings};
+use crate::replay::{Figures, Prices, ReplaySettings};
 
 mod by_rules;
+mod evaluate;
 
 pub use by_rules::{settings_under, ByRules, Confidences, RuleSet};
+pub use evaluate::evaluate_session;
 
 /// The version of the JSON lines [`Report::json_lines`] writes; it changes when a field
 /// changes meaning or goes away (new fields may be added within a version).
@@ -143,8 +145,8 @@ fn clear_suffix(clear_at_least_tokens: Option<u64>) -> String {
 /// `keepRecentTurns` 6 for sliding-window, the offline `extractive` summarizer), with
 /// observation masking also batched (`clearAtLeastTokens` [`DEFAULT_EVAL_CLEAR_AT_LEAST`]) and
 /// as the local twin of Anthropic's context editing at its API defaults (`triggerTokens`
-/// 100,000, 3 tool uses kept, no minimum), then each of them again with the cache guard
-/// (`paybackCalls` [`DEFAULT_EVAL_PAYBACK_CALLS`]).
+/// 100,000, 3 tool uses kept, no minimum), then each of them but these two maskings again
+/// with the cache guard (`paybackCalls` [`DEFAULT_EVAL_PAYBACK_CALLS`]).
 pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
     let pins = panewise_window::PinConfig::default();
     let keep_recent_turns = 6;
@@ -196,6 +198,7 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
     ];
     let guarded: Vec<StrategyConfig> = configs
         .iter()
+        .filter(|config| !batched_or_triggered(config))
         .cloned()
         .map(|mut config| {
             if let Some(guard) = guard_of(&mut config) {
@@ -208,6 +211,22 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
         .chain(configs.into_iter().map(Strategy::configured))
         .chain(guarded.into_iter().map(Strategy::configured))
         .collect()
+}
+
+/// Whether `config` is a masking that already spares the cache (batched, or only past a
+/// trigger): the default set does not guard it again, which would double its replay time for
+/// little (the evaluation must stay within its time budget).
+fn batched_or_triggered(config: &StrategyConfig) -> bool {
+    matches!(
+        config,
+        StrategyConfig::ObservationMasking {
+            clear_at_least_tokens: Some(_),
+            ..
+        } | StrategyConfig::ObservationMasking {
+            trigger_tokens: Some(_),
+            ..
+        }
+    )
 }
 
 /// The cache guard of a local strategy; a provider-side one has none.
@@ -317,116 +336,6 @@ pub fn billing_for(
 /// figures (typically after timing it).
 pub type ReplayHook<'a> = dyn FnMut(usize, &mut dyn FnMut() -> Result<Figures, EvalError>) -> Result<Figures, EvalError>
     + 'a;
-
-/// One session evaluated under every strategy, under its own billing and under each
-/// provider's cache rules ([`settings_under`]). `replay_one` runs one replay (the closure it
-/// is given) and returns its figures: the shell passes a function that times it, so the clock
-/// stays out of this crate.
-///
-/// A strategy is replayed once per set of rule sets it decides the same under, and each
-/// replay billed under every rule set of its set ([`replay_under`]): a strategy without a
-/// cache guard decides alike under all of them; a guarded one alike under rule sets with the
-/// same cache multipliers (OpenAI's and Gemini's), and without a cache as its unguarded twin
-/// (the guard has nothing to judge), whose figures are taken when the evaluation has it.
-pub fn evaluate_session(
-    name: &str,
-    recording: &Recording,
-    strategies: &[Strategy],
-    billing: Billing,
-    replay_one: &mut ReplayHook<'_>,
-) -> Result<SessionResult, EvalError> {
-    let prepared = Prepared::new(recording);
-    let own = RuleSet::of(billing.settings.cache);
-    let settings = ByRules::from_fn(|rules| {
-        if rules == own {
-            billing.settings.clone()
-        } else {
-            settings_under(billing.settings.prices.as_ref(), rules)
-        }
-    });
-    let mut figures = Vec::with_capacity(strategies.len());
-    let mut by_rules: ByRules<Vec<Figures>> =
-        ByRules::from_fn(|_| Vec::with_capacity(strategies.len()));
-    // The unguarded strategies' figures, for their guarded twins under rule sets where the
-    // guard has nothing to judge.
-    let mut unguarded: Vec<(&StrategyConfig, ByRules<Figures>)> = Vec::new();
-    for (index, strategy) in strategies.iter().enumerate() {
-        let config = strategy.config.as_ref();
-        let guard = config.map(StrategyConfig::cache_guard).unwrap_or_default();
-        let guarded = guard != panewise_window::CacheGuard::default();
-        let mut found: ByRules<Option<Figures>> = ByRules::default();
-        if let (true, Some(config)) = (guarded, config) {
-            let twin = unguarded_twin(config);
-            if let Some((_, twin_figures)) = unguarded.iter().find(|(c, _)| **c == twin) {
-                for rules in RuleSet::ALL {
-                    if settings.get(rules).cache_pricing.is_none() {
-                        *found.get_mut(rules) = Some(twin_figures.get(rules).clone());
-                    }
-                }
-            }
-        }
-        // The own rules first, so the primary figures come from the first replay.
-        let order = std::iter::once(own).chain(RuleSet::ALL.into_iter().filter(|r| *r != own));
-        let order: Vec<RuleSet> = order.collect();
-        for (position, &first) in order.iter().enumerate() {
-            if found.get(first).is_some() {
-                continue;
-            }
-            let alike: Vec<RuleSet> = order
-                .iter()
-                .skip(position + 1)
-                .copied()
-                .filter(|rules| {
-                    found.get(*rules).is_none()
-                        && (!guarded
-                            || settings.get(*rules).cache_pricing
-                                == settings.get(first).cache_pricing)
-                })
-                .collect();
-            let also: Vec<ReplaySettings> =
-                alike.iter().map(|rules| settings.get(*rules).clone()).collect();
-            let mut billed_also = Vec::new();
-            let mut run = || {
-                let (first_figures, more) =
-                    replay_under(&prepared, config, settings.get(first), &also)?;
-                billed_also = more;
-                Ok(first_figures)
-            };
-            let first_figures = replay_one(index, &mut run)?;
-            *found.get_mut(first) = Some(first_figures);
-            for (rules, more) in alike.iter().zip(billed_also) {
-                *found.get_mut(*rules) = Some(more);
-            }
-        }
-        let found = ByRules::from_fn(|rules| found.get_mut(rules).take().unwrap_or_default());
-        for rules in RuleSet::ALL {
-            by_rules.get_mut(rules).push(found.get(rules).clone());
-        }
-        figures.push((strategy.label.clone(), found.get(own).clone()));
-        if let (false, Some(config)) = (guarded, config) {
-            unguarded.push((config, found));
-        }
-    }
-    Ok(SessionResult {
-        name: name.to_string(),
-        format: recording.format.as_str(),
-        head_tokens: prepared.head_tokens(),
-        billing,
-        figures,
-        by_rules,
-        // Set where the replay says no provider reading anchors the counts.
-        estimated: false,
-    })
-}
-
-/// `config` with its cache guard cleared.
-fn unguarded_twin(config: &StrategyConfig) -> StrategyConfig {
-    let mut twin = config.clone();
-    if let Some(guard) = guard_of(&mut twin) {
-        *guard = panewise_window::CacheGuard::default();
-    }
-    twin
-}
 
 /// One session's results.
 #[derive(Debug, Clone, PartialEq)]

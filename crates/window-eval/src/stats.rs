@@ -382,12 +382,7 @@ pub fn summarize(outcomes: &[Vec<Outcome>]) -> Summary {
                 cost_ratio_total: weighted_ratio(&pairs),
                 cost_ratio_median: median(&ratios),
                 cost_ratio_iqr: quartiles(&ratios),
-                cost_ratio_interval90: bootstrap_interval(
-                    &pairs,
-                    RESAMPLES,
-                    INTERVAL_LEVEL,
-                    SEED,
-                ),
+                cost_ratio_interval90: bootstrap_interval(&pairs, RESAMPLES, INTERVAL_LEVEL, SEED),
                 cheaper_than_raw_share: cheaper_share(&pairs),
                 split_half_agreement: checked.per_strategy.get(index).copied().flatten(),
                 loss: loss(strategy, &all),
@@ -492,7 +487,10 @@ mod tests {
         let [lo, hi] = bootstrap_interval(&spread, RESAMPLES, INTERVAL_LEVEL, SEED).unwrap();
         let total = weighted_ratio(&spread).unwrap();
         assert!(lo < total && total < hi, "{lo} {total} {hi}");
-        assert!(lo >= 0.25 && hi <= 1.5, "within the sessions' ratios: {lo} {hi}");
+        assert!(
+            lo >= 0.25 && hi <= 1.5,
+            "within the sessions' ratios: {lo} {hi}"
+        );
         assert_eq!(
             bootstrap_interval(&spread, RESAMPLES, INTERVAL_LEVEL, SEED),
             Some([lo, hi]),

@@ -187,7 +187,9 @@ fn cost_by_rules(report: &Report, index: usize) -> ByRules<Option<f64>> {
             .sessions
             .iter()
             .filter_map(|session| session.by_rules.get(rules).get(index)?.cost_usd)
-            .fold(None, |sum: Option<f64>, cost| Some(sum.unwrap_or(0.0) + cost))
+            .fold(None, |sum: Option<f64>, cost| {
+                Some(sum.unwrap_or(0.0) + cost)
+            })
     })
 }
 
@@ -228,7 +230,16 @@ impl Report {
         let _ = writeln!(
             out,
             "{:<width$}  {:>6} {:>6} {:>6} {:>6}  {:>6} {:>9} {:>9} {:>7} {:>5}",
-            "STRATEGY", "ANTHR", "OPENAI", "GEMINI", "NONE", "MEDIAN", "IQR", "90% INT", "CHEAPER", "SPLIT"
+            "STRATEGY",
+            "ANTHR",
+            "OPENAI",
+            "GEMINI",
+            "NONE",
+            "MEDIAN",
+            "IQR",
+            "90% INT",
+            "CHEAPER",
+            "SPLIT"
         );
         let raw_costs = cost_by_rules(self, 0);
         for (index, label) in self.strategies.iter().enumerate() {
@@ -238,13 +249,20 @@ impl Report {
                 _ => "-".into(),
             };
             let confidence = own.strategies.get(index);
-            let field = |value: Option<f64>| value.map_or("-".into(), |v| format!("{:.1}", 100.0 * v));
+            let field =
+                |value: Option<f64>| value.map_or("-".into(), |v| format!("{:.1}", 100.0 * v));
             let range = |value: Option<[f64; 2]>| {
-                value.map_or("-".into(), |[lo, hi]| format!("{:.0}-{:.0}", 100.0 * lo, 100.0 * hi))
+                value.map_or("-".into(), |[lo, hi]| {
+                    format!("{:.0}-{:.0}", 100.0 * lo, 100.0 * hi)
+                })
             };
             let cheaper = confidence.and_then(|c| {
                 let share = c.cheaper_than_raw_share?;
-                Some(format!("{}/{}", (share * c.sessions as f64).round(), c.sessions))
+                Some(format!(
+                    "{}/{}",
+                    (share * c.sessions as f64).round(),
+                    c.sessions
+                ))
             });
             let _ = writeln!(
                 out,
@@ -369,11 +387,7 @@ pub(super) struct TotalFields<'a> {
 
 impl<'a> TotalFields<'a> {
     /// The fields of strategy `index`'s total line; `None` when a summary lacks it.
-    pub(super) fn of(
-        report: &Report,
-        confidences: &'a Confidences,
-        index: usize,
-    ) -> Option<Self> {
+    pub(super) fn of(report: &Report, confidences: &'a Confidences, index: usize) -> Option<Self> {
         let own = confidences.own.strategies.get(index)?;
         let by_rules = ByRules {
             anthropic: confidences.by_rules.anthropic.strategies.get(index)?,
@@ -395,10 +409,7 @@ impl<'a> TotalFields<'a> {
 }
 
 /// A session line's cost under each rule set.
-pub(super) fn session_cost_by_rules(
-    session: &SessionResult,
-    index: usize,
-) -> ByRules<Option<f64>> {
+pub(super) fn session_cost_by_rules(session: &SessionResult, index: usize) -> ByRules<Option<f64>> {
     ByRules::from_fn(|rules| session.by_rules.get(rules).get(index)?.cost_usd)
 }
 
