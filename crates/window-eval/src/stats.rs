@@ -471,7 +471,8 @@ mod tests {
 
     #[test]
     fn the_bootstrap_interval_is_fixed_and_brackets_the_ratio() {
-        let cases: &[(&[(f64, f64)], Option<[f64; 2]>)] = &[
+        type Case<'a> = (&'a [(f64, f64)], Option<[f64; 2]>);
+        let cases: &[Case<'_>] = &[
             // Every session at the same ratio: every resample has it.
             (&[(1.0, 2.0), (2.0, 4.0), (3.0, 6.0)], Some([0.5, 0.5])),
             (&[(1.0, 1.0)], Some([1.0, 1.0])),
