@@ -39,8 +39,10 @@ pub struct EvalArgs {
     paths: Vec<PathBuf>,
     /// A strategy configuration, as `panewise window --config` reads it (JSON, or TOML by
     /// extension); repeat for several. Without one, every built-in strategy with its
-    /// defaults, then each again with the cache guard (paybackCalls 10, labelled +payback10).
-    /// The raw history is always the baseline.
+    /// defaults (observation masking also batched, clearAtLeastTokens 20000, and at
+    /// Anthropic's context-editing defaults, triggerTokens 100000 keeping 3), then each but
+    /// those two again with the cache guard (paybackCalls 10, labelled +payback10). The raw
+    /// history is always the baseline.
     #[arg(long, value_name = "STRATEGY.json")]
     config: Vec<PathBuf>,
     /// The thresholdTokens of the default set's token-triggered strategies.
@@ -54,12 +56,15 @@ pub struct EvalArgs {
     /// {"prices":[{"model":"m*","input":1,"output":2,"cached_input":0.1,"cache_write":1.25}]}).
     #[arg(long, value_name = "PRICES.json")]
     prices: Option<PathBuf>,
-    /// The cache rules to bill under: each session's provider's (default), or one for all
-    /// (`none` also leaves the cache guard nothing to judge: +payback rows equal the plain ones).
+    /// The cache rules of the primary figures: each session's provider's (default), or one for
+    /// all (`none` also leaves the cache guard nothing to judge: +payback rows equal the plain
+    /// ones). Every strategy is also priced under each provider's rules, side by side.
     #[arg(long, value_enum, default_value_t = CacheArg::Provider)]
     cache: CacheArg,
-    /// One JSON object per line (schema panewise.window-eval/1): each strategy on each
-    /// session, then the totals.
+    /// One JSON object per line (schema panewise.window-eval/2): each strategy on each
+    /// session (with costUsdByRules), then the totals (with the cost ratio's median,
+    /// quartiles, 90 % interval, share of sessions cheaper than raw, split-half agreement, and
+    /// the same per provider's rules in byRules), then one recommendation per provider.
     #[arg(long)]
     json: bool,
     /// Also print one table per session.

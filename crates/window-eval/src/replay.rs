@@ -12,7 +12,7 @@
 
 use panewise_window::cache::{
     anthropic_breakpoints_after_edit, block_hash, first_changed_block, Block, CachePricing,
-    CacheRules, PromptCache,
+    CacheRules, CallCache, PromptCache,
 };
 use panewise_window::{
     Conversation, EditDecision, ExtractiveSummarizer, Measured, Message, Role, StageMemory,
@@ -460,6 +460,23 @@ pub fn replay(
     strategy: Option<&StrategyConfig>,
     settings: &ReplaySettings,
 ) -> Result<Figures, EvalError> {
+    let (figures, _) = replay_under(prepared, strategy, settings, &[])?;
+    Ok(figures)
+}
+
+/// Replays `prepared` through `strategy` under `settings`, and bills the same requests under
+/// each of `also` too: the figures under `settings`, then one per `also`, which differ from
+/// the first only in the cache's reads and writes and the cost. Only right when the strategy
+/// decides the same under every one of them (the same `cache_pricing`, or no cache guard).
+pub fn replay_under(
+    prepared: &Prepared<'_>,
+    strategy: Option<&StrategyConfig>,
+    settings: &ReplaySettings,
+    also: &[ReplaySettings],
+) -> Result<(Figures, Vec<Figures>), EvalError> {
+    let mut also_caches: Vec<PromptCache> =
+        also.iter().map(|s| PromptCache::new(s.cache)).collect();
+    let mut also_figures = vec![Figures::default(); also.len()];
     let recording = prepared.recording();
     let stage: Option<WindowStage<Message>> = strategy.map(|c| c.build_stage()).transpose()?;
     let summarizer = ExtractiveSummarizer::default();
@@ -476,6 +493,9 @@ pub fn replay(
     if let Some(primed) = prepared.primed {
         // What the provider held before the session, as a request of its own, not billed.
         cache.call(&[primed], &[0]);
+        for cache in &mut also_caches {
+            cache.call(&[primed], &[0]);
+        }
     }
 
     let lifetime = cache_lifetime_ms(settings.cache);
@@ -485,6 +505,18 @@ pub fn replay(
             if at.saturating_sub(before) > lifetime {
                 cache.clear();
                 figures.cache_expiries = figures.cache_expiries.saturating_add(1);
+            }
+        }
+        for ((other, cache), billed_figures) in
+            also.iter().zip(&mut also_caches).zip(&mut also_figures)
+        {
+            let lapsed = match (call.at_ms, last_call_at, cache_lifetime_ms(other.cache)) {
+                (Some(at), Some(before), Some(lifetime)) => at.saturating_sub(before) > lifetime,
+                _ => false,
+            };
+            if lapsed {
+                cache.clear();
+                billed_figures.cache_expiries = billed_figures.cache_expiries.saturating_add(1);
             }
         }
         last_call_at = call.at_ms.or(last_call_at);
@@ -546,15 +578,10 @@ pub fn replay(
         }
 
         let blocks = window.blocks(call_index);
-        let breakpoints = match settings.cache {
-            CacheRules::Anthropic(_) => {
-                let hashes: Vec<u64> = blocks.iter().map(|block| block.hash).collect();
-                let changed = first_changed_block(&sent_hashes, &hashes);
-                sent_hashes = hashes;
-                anthropic_breakpoints_after_edit(blocks.len(), head_blocks, changed)
-            }
-            CacheRules::OpenAi(_) | CacheRules::Gemini(_) | CacheRules::None => Vec::new(),
-        };
+        let hashes: Vec<u64> = blocks.iter().map(|block| block.hash).collect();
+        let changed = first_changed_block(&sent_hashes, &hashes);
+        sent_hashes = hashes;
+        let breakpoints = breakpoints_for(settings.cache, blocks.len(), head_blocks, changed);
         let billed = cache.call(&blocks, &breakpoints);
         let sent = blocks
             .iter()
@@ -585,6 +612,13 @@ pub fn replay(
         if let (Some(usage), Some(prices)) = (call.usage, &settings.prices) {
             let cost = prices.cost(usage.input, usage.cache_read, usage.cache_write, output);
             *figures.recorded_cost_usd.get_or_insert(0.0) += cost;
+        }
+        for ((other, cache), billed_figures) in
+            also.iter().zip(&mut also_caches).zip(&mut also_figures)
+        {
+            let breakpoints = breakpoints_for(other.cache, blocks.len(), head_blocks, changed);
+            let billed = cache.call(&blocks, &breakpoints);
+            bill(billed_figures, other, billed, output, call.usage.is_some());
         }
         if let Some(usage) = call.usage {
             figures.recorded_prompt_tokens = figures
@@ -658,5 +692,65 @@ pub fn replay(
     if let (Some(total), Some(summary)) = (&mut figures.cost_usd, figures.summary_cost_usd) {
         *total += summary;
     }
-    Ok(figures)
+    let also_figures = also
+        .iter()
+        .zip(also_figures)
+        .map(|(other, billed)| {
+            // The summaries are priced at the input and output prices, which every rule set
+            // shares; only the calls' cache differs.
+            let summary_cost_usd = other.prices.as_ref().and(figures.summary_cost_usd);
+            Figures {
+                cache_read: billed.cache_read,
+                cache_write: billed.cache_write,
+                uncached: billed.uncached,
+                cache_read_on_recorded: billed.cache_read_on_recorded,
+                cache_write_on_recorded: billed.cache_write_on_recorded,
+                cache_expiries: billed.cache_expiries,
+                cost_usd: match (billed.cost_usd, summary_cost_usd) {
+                    (Some(calls), Some(summaries)) => Some(calls + summaries),
+                    (calls, _) => calls,
+                },
+                summary_cost_usd,
+                ..figures.clone()
+            }
+        })
+        .collect();
+    Ok((figures, also_figures))
+}
+
+/// The breakpoints a request of `blocks` blocks carries under `rules`.
+fn breakpoints_for(
+    rules: CacheRules,
+    blocks: usize,
+    head_blocks: usize,
+    first_changed: Option<usize>,
+) -> Vec<usize> {
+    match rules {
+        CacheRules::Anthropic(_) => {
+            anthropic_breakpoints_after_edit(blocks, head_blocks, first_changed)
+        }
+        CacheRules::OpenAi(_) | CacheRules::Gemini(_) | CacheRules::None => Vec::new(),
+    }
+}
+
+/// Adds one call's cache split and cost, billed under `settings`, to `figures`.
+fn bill(
+    figures: &mut Figures,
+    settings: &ReplaySettings,
+    billed: CallCache,
+    output: u64,
+    recorded: bool,
+) {
+    figures.cache_read = figures.cache_read.saturating_add(billed.read);
+    figures.cache_write = figures.cache_write.saturating_add(billed.write);
+    figures.uncached = figures.uncached.saturating_add(billed.uncached);
+    if let Some(prices) = &settings.prices {
+        let cost = prices.cost(billed.uncached, billed.read, billed.write, output);
+        *figures.cost_usd.get_or_insert(0.0) += cost;
+    }
+    if recorded {
+        figures.cache_read_on_recorded = figures.cache_read_on_recorded.saturating_add(billed.read);
+        figures.cache_write_on_recorded =
+            figures.cache_write_on_recorded.saturating_add(billed.write);
+    }
 }

@@ -1,25 +1,40 @@
 //! The strategies an evaluation compares, the per-session settings (cache rules, prices), and
-//! the results: per strategy and session, in total, as a table and as JSON lines.
+//! the results: per strategy and session, in total, as a table and as JSON lines; each
+//! strategy priced under every provider's cache rules too, with the statistics of
+//! [`crate::stats`] and a recommendation per provider ([`by_rules`]'s doc says how).
 
 use std::fmt::Write as _;
 
 use panewise_providers::PriceTable;
 use panewise_window::cache::{CachePricing, CacheRules};
-use panewise_window::{Retain, StrategyConfig};
+use panewise_window::{provider, Retain, StrategyConfig};
 use serde::Serialize;
 
 use crate::error::EvalError;
 use crate::recording::{Family, Recording};
-use crate::replay::{replay, Figures, Prepared, Prices, ReplaySettings};
+use crate::replay::{Figures, Prices, ReplaySettings};
+
+mod by_rules;
+mod evaluate;
+
+pub use by_rules::{settings_under, ByRules, Confidences, RuleSet};
+pub use evaluate::evaluate_session;
 
 /// The version of the JSON lines [`Report::json_lines`] writes; it changes when a field
 /// changes meaning or goes away (new fields may be added within a version).
-pub const JSON_SCHEMA: &str = "panewise.window-eval/1";
+/// Version 2 adds `costUsdByRules` and `estimated` to the session lines, the statistics to the
+/// total lines, and the `recommendation` lines.
+pub const JSON_SCHEMA: &str = "panewise.window-eval/2";
 
 /// The threshold the default set gives the token-triggered strategies, whose own
 /// `thresholdTokens` has no default: low enough that they engage on sessions of a few dozen
 /// tool calls, as the shared corpus is.
 pub const DEFAULT_EVAL_THRESHOLD: u64 = 40_000;
+
+/// The `clearAtLeastTokens` of the default set's batched masking: mask only once the
+/// placeholders save this many tokens, so the prompt cache breaks once per batch rather than
+/// at every call.
+pub const DEFAULT_EVAL_CLEAR_AT_LEAST: u64 = 20_000;
 
 /// The `paybackCalls` of the default set's guarded variants: an edit must pay for the prompt
 /// cache it breaks within ten calls.
@@ -56,8 +71,10 @@ impl Strategy {
     }
 }
 
-/// A label naming the strategy and its main options, e.g. `token-budget@40000/6`, then the
-/// cache guard's when set (`+payback10`, `+overflow150000`, `+shadow`).
+/// A label naming the strategy and its main options, e.g. `token-budget@40000/6`,
+/// `observation-masking@100000/3` (a `triggerTokens`), `observation-masking/10,clear20000` (a
+/// `clearAtLeastTokens`), then the cache guard's when set (`+payback10`, `+overflow150000`,
+/// `+shadow`).
 pub fn label_of(config: &StrategyConfig) -> String {
     let guard = config.cache_guard();
     let mut label = strategy_label(config);
@@ -90,13 +107,25 @@ fn strategy_label(config: &StrategyConfig) -> String {
         } => format!("summarize-oldest@{threshold_tokens}/{keep_recent_turns}"),
         StrategyConfig::ObservationMasking {
             keep_recent_observations,
+            clear_at_least_tokens,
+            trigger_tokens,
             ..
-        } => format!("observation-masking/{keep_recent_observations}"),
+        } => {
+            let trigger = trigger_tokens.map_or(String::new(), |t| format!("@{t}"));
+            format!(
+                "observation-masking{trigger}/{keep_recent_observations}{}",
+                clear_suffix(*clear_at_least_tokens)
+            )
+        }
         StrategyConfig::Hybrid {
             threshold_tokens,
             keep_recent_observations,
+            clear_at_least_tokens,
             ..
-        } => format!("hybrid@{threshold_tokens}/{keep_recent_observations}"),
+        } => format!(
+            "hybrid@{threshold_tokens}/{keep_recent_observations}{}",
+            clear_suffix(*clear_at_least_tokens)
+        ),
         // The provider edits on its servers, which a replay cannot see: it replays as the
         // raw history, under the strategy's own name.
         StrategyConfig::Provider(context) => match context.trigger_tokens() {
@@ -106,10 +135,18 @@ fn strategy_label(config: &StrategyConfig) -> String {
     }
 }
 
+/// `,clear20000` for a `clearAtLeastTokens` of 20,000; nothing without one.
+fn clear_suffix(clear_at_least_tokens: Option<u64>) -> String {
+    clear_at_least_tokens.map_or(String::new(), |tokens| format!(",clear{tokens}"))
+}
+
 /// The default set: the raw history, then every built-in strategy with its documented
 /// defaults, the required options filled in (`thresholdTokens` = `threshold`,
-/// `keepRecentTurns` 6 for sliding-window, the offline `extractive` summarizer), then each of
-/// them again with the cache guard (`paybackCalls` [`DEFAULT_EVAL_PAYBACK_CALLS`]).
+/// `keepRecentTurns` 6 for sliding-window, the offline `extractive` summarizer), with
+/// observation masking also batched (`clearAtLeastTokens` [`DEFAULT_EVAL_CLEAR_AT_LEAST`]) and
+/// as the local twin of Anthropic's context editing at its API defaults (`triggerTokens`
+/// 100,000, 3 tool uses kept, no minimum), then each of them but these two maskings again
+/// with the cache guard (`paybackCalls` [`DEFAULT_EVAL_PAYBACK_CALLS`]).
 pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
     let pins = panewise_window::PinConfig::default();
     let keep_recent_turns = 6;
@@ -136,6 +173,19 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
             trigger_tokens: None,
             pins: pins.clone(),
         },
+        StrategyConfig::ObservationMasking {
+            keep_recent_observations: 10,
+            clear_at_least_tokens: Some(DEFAULT_EVAL_CLEAR_AT_LEAST),
+            trigger_tokens: None,
+            pins: pins.clone(),
+        },
+        StrategyConfig::ObservationMasking {
+            keep_recent_observations: usize::try_from(provider::DEFAULT_KEEP_TOOL_USES)
+                .unwrap_or(usize::MAX),
+            clear_at_least_tokens: None,
+            trigger_tokens: Some(provider::DEFAULT_CLEAR_TOOL_USES_TRIGGER),
+            pins: pins.clone(),
+        },
         StrategyConfig::Hybrid {
             threshold_tokens: threshold,
             keep_recent_turns,
@@ -148,6 +198,7 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
     ];
     let guarded: Vec<StrategyConfig> = configs
         .iter()
+        .filter(|config| !batched_or_triggered(config))
         .cloned()
         .map(|mut config| {
             if let Some(guard) = guard_of(&mut config) {
@@ -160,6 +211,22 @@ pub fn default_strategies(threshold: u64) -> Vec<Strategy> {
         .chain(configs.into_iter().map(Strategy::configured))
         .chain(guarded.into_iter().map(Strategy::configured))
         .collect()
+}
+
+/// Whether `config` is a masking that already spares the cache (batched, or only past a
+/// trigger): the default set does not guard it again, which would double its replay time for
+/// little (the evaluation must stay within its time budget).
+fn batched_or_triggered(config: &StrategyConfig) -> bool {
+    matches!(
+        config,
+        StrategyConfig::ObservationMasking {
+            clear_at_least_tokens: Some(_),
+            ..
+        } | StrategyConfig::ObservationMasking {
+            trigger_tokens: Some(_),
+            ..
+        }
+    )
 }
 
 /// The cache guard of a local strategy; a provider-side one has none.
@@ -270,31 +337,6 @@ pub fn billing_for(
 pub type ReplayHook<'a> = dyn FnMut(usize, &mut dyn FnMut() -> Result<Figures, EvalError>) -> Result<Figures, EvalError>
     + 'a;
 
-/// One session evaluated under every strategy. `replay_one` runs one strategy's replay (the
-/// closure it is given) and returns its figures: the shell passes a function that times it,
-/// so the clock stays out of this crate.
-pub fn evaluate_session(
-    name: &str,
-    recording: &Recording,
-    strategies: &[Strategy],
-    billing: Billing,
-    replay_one: &mut ReplayHook<'_>,
-) -> Result<SessionResult, EvalError> {
-    let prepared = Prepared::new(recording);
-    let mut figures = Vec::with_capacity(strategies.len());
-    for (index, strategy) in strategies.iter().enumerate() {
-        let mut run = || replay(&prepared, strategy.config.as_ref(), &billing.settings);
-        figures.push((strategy.label.clone(), replay_one(index, &mut run)?));
-    }
-    Ok(SessionResult {
-        name: name.to_string(),
-        format: recording.format.as_str(),
-        head_tokens: prepared.head_tokens(),
-        billing,
-        figures,
-    })
-}
-
 /// One session's results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionResult {
@@ -308,6 +350,11 @@ pub struct SessionResult {
     pub head_tokens: u64,
     /// The figures per strategy, in the evaluation's order; the raw history first.
     pub figures: Vec<(String, Figures)>,
+    /// The figures per strategy (same order) under each provider's cache rules; the session's
+    /// own rules hold a copy of `figures`.
+    pub by_rules: ByRules<Vec<Figures>>,
+    /// Whether the counts are estimated: no provider reading anchors them.
+    pub estimated: bool,
 }
 
 /// A whole evaluation's results.
@@ -492,6 +539,7 @@ impl Report {
             "frontier (no strategy both cheaper and less lossy): {}",
             frontier.join(", ")
         );
+        out.push_str(&self.confidence_table(&self.confidences()));
         out
     }
 
@@ -586,7 +634,8 @@ impl Report {
         out
     }
 
-    /// One JSON object per line: each strategy on each session, then each strategy's total.
+    /// One JSON object per line: each strategy on each session, then each strategy's total
+    /// with its statistics, then one recommendation per provider's cache rules.
     pub fn json_lines(&self) -> String {
         let mut out = String::new();
         for session in &self.sessions {
@@ -597,16 +646,22 @@ impl Report {
                 cache_rules: session.billing.settings.cache.name(),
                 priced_as: session.billing.priced.as_ref().map(|(m, _)| m.as_str()),
                 head_tokens: session.head_tokens,
+                estimated: session.estimated,
             };
-            for (label, figures) in &session.figures {
-                push_json_line(&mut out, "session", Some(&about), label, figures, raw);
+            for (index, (label, figures)) in session.figures.iter().enumerate() {
+                let by_rules = by_rules::session_cost_by_rules(session, index);
+                let scope = Scope::Session(&about, by_rules);
+                push_json_line(&mut out, scope, label, figures, raw);
             }
         }
         let totals = self.totals();
         let raw = totals.first().map(|t| &t.figures);
-        for total in &totals {
-            push_json_line(&mut out, "total", None, &total.label, &total.figures, raw);
+        let confidences = self.confidences();
+        for (index, total) in totals.iter().enumerate() {
+            let scope = Scope::Total(by_rules::TotalFields::of(self, &confidences, index));
+            push_json_line(&mut out, scope, &total.label, &total.figures, raw);
         }
+        self.recommendation_lines(&confidences, &mut out);
         out
     }
 }
@@ -621,21 +676,34 @@ struct SessionFields<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     priced_as: Option<&'a str>,
     head_tokens: u64,
+    estimated: bool,
+}
+
+/// Which line: a session's (what it says of its session, the strategy's cost under each rule
+/// set) or a total's (the statistics, when there are any).
+enum Scope<'a> {
+    Session(&'a SessionFields<'a>, ByRules<Option<f64>>),
+    Total(Option<by_rules::TotalFields<'a>>),
 }
 
 fn push_json_line(
     out: &mut String,
-    scope: &'static str,
-    about: Option<&SessionFields<'_>>,
+    scope: Scope<'_>,
     strategy: &str,
     figures: &Figures,
     raw: Option<&Figures>,
 ) {
     let raw_sent = raw.map_or(0, |raw| raw.sent_tokens);
+    let (scope, about, cost_usd_by_rules, total) = match scope {
+        Scope::Session(about, costs) => ("session", Some(about), Some(costs), None),
+        Scope::Total(total) => ("total", None, None, total),
+    };
     let line = JsonLine {
         schema: JSON_SCHEMA,
         scope,
         about,
+        cost_usd_by_rules,
+        total,
         strategy,
         sent_pct_of_raw: percent_of(figures.sent_tokens as f64, raw_sent as f64),
         cost_pct_of_raw: match (figures.cost_usd, raw.and_then(|raw| raw.cost_usd)) {
@@ -659,6 +727,10 @@ struct JsonLine<'a> {
     scope: &'static str,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     about: Option<&'a SessionFields<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_usd_by_rules: Option<ByRules<Option<f64>>>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    total: Option<by_rules::TotalFields<'a>>,
     strategy: &'a str,
     #[serde(flatten)]
     figures: &'a Figures,

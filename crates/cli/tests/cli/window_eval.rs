@@ -15,14 +15,17 @@ fn corpus_arg() -> String {
     corpus().display().to_string()
 }
 
-/// Every label of the default set, the raw history first, then each strategy plain and
-/// with the cache guard.
-const DEFAULT_LABELS: [&str; 11] = [
+/// Every label of the default set, the raw history first, then each strategy plain (masking
+/// also batched and at Anthropic's context-editing defaults) and, but for those two, with the
+/// cache guard.
+const DEFAULT_LABELS: [&str; 13] = [
     "raw",
     "sliding-window/6",
     "token-budget@40000/6",
     "summarize-oldest@40000/6",
     "observation-masking/10",
+    "observation-masking/10,clear20000",
+    "observation-masking@100000/3",
     "hybrid@40000/10",
     "sliding-window/6+payback10",
     "token-budget@40000/6+payback10",
@@ -63,6 +66,28 @@ fn the_shared_corpus_prints_every_default_strategy_twice_byte_identical() {
     assert!(table.contains("45 session(s)"), "{table}");
     assert!(table.contains("token counter check"), "{table}");
     assert!(table.contains("frontier"), "{table}");
+    // Every strategy again, priced under each provider's rules, with its spread; then what
+    // to deploy per provider.
+    let side_by_side: Vec<&str> = table
+        .lines()
+        .skip_while(|line| !line.contains("ANTHR"))
+        .skip(1)
+        .take(DEFAULT_LABELS.len())
+        .collect();
+    for (row, label) in side_by_side.iter().zip(DEFAULT_LABELS) {
+        assert!(row.starts_with(label), "{row:?} is not {label}");
+        assert!(
+            row.chars().count() <= 120,
+            "{row:?} is wider than 120 columns"
+        );
+    }
+    assert_eq!(side_by_side.len(), DEFAULT_LABELS.len(), "{table}");
+    for rules in ["anthropic", "openai", "gemini", "none"] {
+        assert!(
+            table.contains(&format!("\n  {rules}:")),
+            "no recommendation for {rules}: {table}"
+        );
+    }
     // The licences and the README beside the sessions are named with the reason, and the rest
     // go on.
     let stderr = String::from_utf8_lossy(&first.stderr);
@@ -81,20 +106,50 @@ fn json_is_one_versioned_line_per_strategy_and_session_then_the_totals() {
         .lines()
         .map(|line| serde_json::from_str(line).expect("a JSON line"))
         .collect();
-    // Six sessions and eleven strategies, then one total per strategy.
+    // Six sessions and thirteen strategies, then one total per strategy, then one
+    // recommendation per provider's cache rules.
     let strategies = DEFAULT_LABELS.len();
-    assert_eq!(lines.len(), 6 * strategies + strategies);
+    assert_eq!(lines.len(), 6 * strategies + strategies + 4);
     for line in &lines {
-        assert_eq!(line["schema"], "panewise.window-eval/1");
+        assert_eq!(line["schema"], "panewise.window-eval/2");
     }
     let totals: Vec<&Value> = lines.iter().filter(|l| l["scope"] == "total").collect();
     assert_eq!(totals.len(), strategies);
     assert_eq!(totals[0]["strategy"], "raw");
     assert_eq!(totals[0]["sentPctOfRaw"], 100.0);
+    assert_eq!(totals[0]["costRatioMedian"], 1.0);
+    for total in &totals {
+        for key in [
+            "costUsdByRules",
+            "costRatioMedian",
+            "costRatioIqr",
+            "costRatioInterval90",
+            "cheaperThanRawShare",
+            "splitHalfAgreement",
+            "byRules",
+        ] {
+            assert!(!total[key].is_null(), "{key}: {total}");
+        }
+    }
+    let recommendations: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["scope"] == "recommendation")
+        .collect();
+    assert_eq!(recommendations.len(), 4);
+    assert_eq!(recommendations[0]["rules"], "anthropic");
+    assert_eq!(recommendations[0]["sessions"], 6);
     let raw_session = &lines[0];
     assert_eq!(raw_session["scope"], "session");
     assert_eq!(raw_session["format"], "claude-stream-json");
     assert_eq!(raw_session["cacheRules"], "anthropic");
+    assert_eq!(raw_session["estimated"], false);
+    assert_eq!(
+        raw_session["costUsdByRules"]["anthropic"],
+        raw_session["costUsd"]
+    );
+    for rules in ["openai", "gemini", "none"] {
+        assert!(raw_session["costUsdByRules"][rules].as_f64().unwrap() > 0.0);
+    }
     // Every call of these runs has the provider's reading, and the reads dominate, as they did.
     let read = raw_session["cacheRead"].as_u64().unwrap();
     let sent = raw_session["sentTokens"].as_u64().unwrap();
