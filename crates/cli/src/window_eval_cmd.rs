@@ -167,6 +167,9 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     for note in notes.drain(..) {
         let _ = writeln!(stderr, "panewise window eval: {note}");
     }
+    // Every file is read first: the sessions with provider readings calibrate the counts of
+    // those without (a ratio and a head per provider family, with a leave-one-out error).
+    let mut sessions: Vec<(String, Recording)> = Vec::new();
     for file in &files {
         let file_name = shown(file);
         progress.step(file);
@@ -184,44 +187,49 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 continue;
             }
         };
-        for recording in &recordings {
+        for recording in recordings {
             // Each run and segment of a file is a session of its own, named by its part.
             let name = match &recording.part {
                 Some(part) => format!("{file_name} ({})", escape_controls(part, "")),
                 None => file_name.clone(),
             };
-            let billing = billing_for(
-                recording,
-                &table,
-                args.price_model.as_deref(),
-                args.cache.choice(),
+            sessions.push((name, recording));
+        }
+    }
+    let lessons = panewise_window_eval::anchor::lessons(sessions.iter().map(|(_, r)| r));
+    for (name, recording) in &sessions {
+        let mut billing = billing_for(
+            recording,
+            &table,
+            args.price_model.as_deref(),
+            args.cache.choice(),
+        );
+        billing.calibration = panewise_window_eval::anchor::calibrate(&lessons, recording.family);
+        for note in &recording.notes {
+            let _ = writeln!(
+                stderr,
+                "panewise window eval: {name}: {}",
+                escape_controls(note, "")
             );
-            for note in &recording.notes {
+        }
+        let mut timed = |index: usize, run: &mut dyn FnMut() -> Result<Figures, EvalError>| {
+            let clock = Instant::now();
+            let figures = run();
+            if let Some(time) = times.get_mut(index) {
+                *time += clock.elapsed();
+            }
+            figures
+        };
+        match evaluate_session(name, recording, &strategies, billing, &mut timed) {
+            Ok(session) => report.sessions.push(session),
+            Err(error) => {
+                // One session the stage refuses is named, and the rest go on.
+                skipped += 1;
                 let _ = writeln!(
                     stderr,
-                    "panewise window eval: {name}: {}",
-                    escape_controls(note, "")
+                    "panewise window eval: skipped {name}: the replay failed: {}",
+                    escape_controls(&error.to_string(), "")
                 );
-            }
-            let mut timed = |index: usize, run: &mut dyn FnMut() -> Result<Figures, EvalError>| {
-                let clock = Instant::now();
-                let figures = run();
-                if let Some(time) = times.get_mut(index) {
-                    *time += clock.elapsed();
-                }
-                figures
-            };
-            match evaluate_session(&name, recording, &strategies, billing, &mut timed) {
-                Ok(session) => report.sessions.push(session),
-                Err(error) => {
-                    // One session the stage refuses is named, and the rest go on.
-                    skipped += 1;
-                    let _ = writeln!(
-                        stderr,
-                        "panewise window eval: skipped {name}: the replay failed: {}",
-                        escape_controls(&error.to_string(), "")
-                    );
-                }
             }
         }
     }

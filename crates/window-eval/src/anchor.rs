@@ -424,6 +424,25 @@ fn scale_to(values: &mut [u64], total: u64) {
     }
 }
 
+/// What the recordings with provider readings teach: one lesson each, from anchoring it
+/// alone (a recording without readings teaches nothing).
+pub fn lessons<'r>(recordings: impl IntoIterator<Item = &'r Recording>) -> Vec<Lesson> {
+    recordings
+        .into_iter()
+        .filter(|recording| recording.calls.iter().any(|call| call.usage.is_some()))
+        .filter_map(|recording| {
+            let total_output = recording.recorded_total.as_ref().map(|t| t.usage.output);
+            anchor(
+                recording,
+                &recording.missing_results,
+                total_output,
+                &Calibration::table(),
+            )
+            .lesson
+        })
+        .collect()
+}
+
 /// The calibration for a session of `family` without readings, made from the `lessons` of
 /// the anchored sessions: the family's own lessons when it has any, else all of them.
 pub fn calibrate(lessons: &[Lesson], family: Option<Family>) -> Calibration {

@@ -4,7 +4,7 @@
 use panewise_window::{CacheGuard, StrategyConfig};
 
 use super::settings_under;
-use super::{guard_of, Billing, ByRules, ReplayHook, RuleSet, SessionResult, Strategy};
+use super::{guard_of, Billing, ByRules, Counting, ReplayHook, RuleSet, SessionResult, Strategy};
 use crate::error::EvalError;
 use crate::recording::Recording;
 use crate::replay::{replay_under, Figures, Prepared, ReplaySettings};
@@ -29,7 +29,7 @@ pub fn evaluate_session(
     billing: Billing,
     replay_one: &mut ReplayHook<'_>,
 ) -> Result<SessionResult, EvalError> {
-    let prepared = Prepared::new(recording);
+    let prepared = Prepared::calibrated(recording, &billing.calibration);
     let own = RuleSet::of(billing.settings.cache);
     let settings = ByRules::from_fn(|rules| {
         if rules == own {
@@ -140,9 +140,23 @@ pub fn evaluate_session(
         billing,
         figures,
         by_rules,
-        // Set where the replay says no provider reading anchors the counts.
-        estimated: false,
+        estimated: prepared.anchoring().estimated,
+        counting: counting_of(&prepared),
     })
+}
+
+/// How `prepared` counted its tokens.
+pub fn counting_of(prepared: &Prepared<'_>) -> Counting {
+    let anchoring = prepared.anchoring();
+    let calls = &prepared.recording().calls;
+    Counting {
+        estimate_error: anchoring.error,
+        missing_spans: anchoring.missing.len(),
+        missing_tokens: anchoring.missing_tokens(),
+        bytes_per_token: anchoring.bytes_per_token,
+        timed: !calls.is_empty() && calls.iter().all(|call| call.at_ms.is_some()),
+        lesson: anchoring.lesson,
+    }
 }
 
 /// `config` with its cache guard cleared.
