@@ -121,7 +121,7 @@ fn parsed_lines(text: &str) -> Vec<Line> {
 /// first's `result`). The session store is one run.
 fn run_ranges(lines: &[Line], format: Format) -> Vec<std::ops::Range<usize>> {
     if format == Format::ClaudeCodeSession {
-        return vec![0..lines.len()];
+        return std::iter::once(0..lines.len()).collect();
     }
     let mut ranges = Vec::new();
     let mut start = 0usize;
