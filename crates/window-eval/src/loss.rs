@@ -156,10 +156,19 @@ pub fn text_forms(text: &str) -> BTreeSet<String> {
     for term in terms_of(text) {
         forms.extend(forms_of(&term));
         forms.extend(file_name_of(&term));
-        // A file's path names its directory too: `pkg/config/config.go` holds `pkg/config`.
+        // A file's path names its directories too: `pkg/config/config.go` holds `pkg/config`
+        // (and, under the working directory, `/repo/pkg/config` holds it), and every ancestor
+        // as written, so the working directory stays in view while any path under it does.
         if let Some((parent, _)) = term.rsplit_once('/') {
             if parent.trim_start_matches('/').contains('/') {
                 forms.extend(forms_of(parent));
+            }
+        }
+        for (at, _) in term.match_indices('/').skip(1) {
+            if let Some(ancestor) = term.get(..at) {
+                if ancestor.trim_start_matches('/').contains('/') {
+                    forms.insert(ancestor.to_string());
+                }
             }
         }
     }
