@@ -586,3 +586,22 @@ fn a_directory_named_by_a_file_path_still_in_the_window_is_not_lost() {
     let masked = run(&session, Some(&mask_all_but_last()));
     assert_eq!(masked.evicted_before_use, 0, "{:?}", masked.events);
 }
+
+#[test]
+fn the_working_directory_stays_in_view_while_a_path_under_it_does() {
+    let session = recording(vec![
+        Message::user("go"),
+        Message::assistant_calls("", &[("a", "Bash", r#"{"command":"pwd"}"#)]),
+        Message::tool_result("a", output("/home/me/repo")),
+        Message::assistant_calls("", &[("b", "Bash", r#"{"command":"git status"}"#)]),
+        Message::tool_result("b", output("modified: /home/me/repo/src/lib.rs")),
+        Message::assistant_calls(
+            "",
+            &[("c", "Bash", r#"{"command":"cd /home/me/repo && make"}"#)],
+        ),
+        Message::tool_result("c", "ok"),
+        Message::assistant("ok"),
+    ]);
+    let masked = run(&session, Some(&mask_all_but_last()));
+    assert_eq!(masked.evicted_before_use, 0, "{:?}", masked.events);
+}
