@@ -197,6 +197,13 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         }
     }
     let lessons = panewise_window_eval::anchor::lessons(sessions.iter().map(|(_, r)| r));
+    if std::env::var_os("PW_DEBUG_LESSONS").is_some() {
+        for (name, recording) in &sessions {
+            if let Some(l) = panewise_window_eval::anchor::lessons([recording]).first() {
+                eprintln!("{name}: {l:?}");
+            }
+        }
+    }
     for (name, recording) in &sessions {
         let mut billing = billing_for(
             recording,

@@ -48,6 +48,10 @@ pub const MIN_BYTES_PER_TOKEN: f64 = 1.0;
 /// The most bytes a token is taken to hold, likewise.
 pub const MAX_BYTES_PER_TOKEN: f64 = 8.0;
 
+/// The fewest readings a session needs to teach a calibration: a session of one or two calls
+/// has no clean jump to learn a ratio from, and its head is whatever its first call carried.
+pub const MIN_LESSON_READINGS: u64 = 5;
+
 /// How many tokens' worth of weight the table's ratio keeps against the learned one.
 pub const PRIOR_WEIGHT: f64 = 2_000.0;
 
@@ -444,17 +448,19 @@ pub fn lessons<'r>(recordings: impl IntoIterator<Item = &'r Recording>) -> Vec<L
 }
 
 /// The calibration for a session of `family` without readings, made from the `lessons` of
-/// the anchored sessions: the family's own lessons when it has any, else all of them.
+/// the anchored sessions of at least [`MIN_LESSON_READINGS`] readings: the family's own when
+/// it has any, else all of them.
 pub fn calibrate(lessons: &[Lesson], family: Option<Family>) -> Calibration {
+    let lessons: Vec<&Lesson> = lessons
+        .iter()
+        .filter(|lesson| lesson.read_calls >= MIN_LESSON_READINGS)
+        .collect();
     let own: Vec<&Lesson> = lessons
         .iter()
+        .copied()
         .filter(|lesson| family.is_some() && lesson.family == family)
         .collect();
-    let pool: Vec<&Lesson> = if own.is_empty() {
-        lessons.iter().collect()
-    } else {
-        own
-    };
+    let pool: Vec<&Lesson> = if own.is_empty() { lessons } else { own };
     let Some(fitted) = fit(&pool) else {
         return Calibration::table();
     };
@@ -688,6 +694,12 @@ mod tests {
         let error = calibration.error.unwrap_or(0.0);
         assert!((error - 30_000.0 / 260_000.0).abs() < 1e-9, "{error}");
         assert_eq!(calibrate(&[], None), Calibration::table());
+        // A session of two readings teaches nothing.
+        let short = [lesson(300, 100, 5_000, 3_000, 2, 12_000)];
+        assert_eq!(
+            calibrate(&short, Some(Family::Anthropic)),
+            Calibration::table()
+        );
     }
 
     #[test]

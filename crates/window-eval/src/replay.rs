@@ -123,9 +123,32 @@ pub struct Figures {
     /// (its input, cache read and cache write counts, and the output scaled to the run's
     /// final usage); `None` without prices or readings.
     pub recorded_cost_usd: Option<f64>,
+    /// The replay's own cost of the same calls (those with a reading), to set beside
+    /// `recorded_cost_usd`.
+    pub cost_on_recorded_usd: Option<f64>,
     /// Calls before which the provider's cache had lapsed: the time since the previous call
     /// passed the rules' lifetime ([`cache_lifetime_ms`]), so everything cached was gone.
     pub cache_expiries: u64,
+}
+
+/// Whether the provider's cache had lapsed before `call`: the time since the call before it
+/// passed `lifetime` — unless the call's own reading says otherwise, since what the provider
+/// recorded wins over a modelled lifetime: a call that read more than the head from the cache
+/// (what other sessions keep warm) found its prefix still there (a longer-lived cache, or a
+/// provider that keeps it).
+fn lapsed_before(
+    call: &crate::recording::ModelCall,
+    previous_at: Option<u64>,
+    lifetime: Option<u64>,
+    head_tokens: u64,
+) -> bool {
+    let (Some(at), Some(before), Some(lifetime)) = (call.at_ms, previous_at, lifetime) else {
+        return false;
+    };
+    at.saturating_sub(before) > lifetime
+        && call
+            .usage
+            .is_none_or(|usage| usage.cache_read <= head_tokens)
 }
 
 /// How long a cached prefix lives unused, in milliseconds, under `rules`: Anthropic's
@@ -498,23 +521,20 @@ pub fn replay_under(
         }
     }
 
-    let lifetime = cache_lifetime_ms(settings.cache);
     let mut last_call_at: Option<u64> = None;
     for (call_index, call) in recording.calls.iter().enumerate() {
-        if let (Some(at), Some(before), Some(lifetime)) = (call.at_ms, last_call_at, lifetime) {
-            if at.saturating_sub(before) > lifetime {
-                cache.clear();
-                figures.cache_expiries = figures.cache_expiries.saturating_add(1);
-            }
+        let head_tokens = prepared.head_tokens();
+        let lapsed = |rules: CacheRules| {
+            lapsed_before(call, last_call_at, cache_lifetime_ms(rules), head_tokens)
+        };
+        if lapsed(settings.cache) {
+            cache.clear();
+            figures.cache_expiries = figures.cache_expiries.saturating_add(1);
         }
         for ((other, cache), billed_figures) in
             also.iter().zip(&mut also_caches).zip(&mut also_figures)
         {
-            let lapsed = match (call.at_ms, last_call_at, cache_lifetime_ms(other.cache)) {
-                (Some(at), Some(before), Some(lifetime)) => at.saturating_sub(before) > lifetime,
-                _ => false,
-            };
-            if lapsed {
+            if lapsed(other.cache) {
                 cache.clear();
                 billed_figures.cache_expiries = billed_figures.cache_expiries.saturating_add(1);
             }
@@ -612,6 +632,8 @@ pub fn replay_under(
         if let (Some(usage), Some(prices)) = (call.usage, &settings.prices) {
             let cost = prices.cost(usage.input, usage.cache_read, usage.cache_write, output);
             *figures.recorded_cost_usd.get_or_insert(0.0) += cost;
+            let replayed = prices.cost(billed.uncached, billed.read, billed.write, output);
+            *figures.cost_on_recorded_usd.get_or_insert(0.0) += replayed;
         }
         for ((other, cache), billed_figures) in
             also.iter().zip(&mut also_caches).zip(&mut also_figures)
@@ -706,6 +728,9 @@ pub fn replay_under(
                 cache_read_on_recorded: billed.cache_read_on_recorded,
                 cache_write_on_recorded: billed.cache_write_on_recorded,
                 cache_expiries: billed.cache_expiries,
+                // Set beside the recorded cost under the recording's own rules only.
+                recorded_cost_usd: None,
+                cost_on_recorded_usd: None,
                 cost_usd: match (billed.cost_usd, summary_cost_usd) {
                     (Some(calls), Some(summaries)) => Some(calls + summaries),
                     (calls, _) => calls,
@@ -718,7 +743,8 @@ pub fn replay_under(
     Ok((figures, also_figures))
 }
 
-/// The breakpoints a request of `blocks` blocks carries under `rules`.
+/// The breakpoints a request of `blocks` blocks carries under `rules`: as the own loop
+/// places them ([`anthropic_breakpoints_after_edit`]).
 fn breakpoints_for(
     rules: CacheRules,
     blocks: usize,

@@ -435,6 +435,8 @@ impl Figures {
         self.cost_usd = sum_option(self.cost_usd, other.cost_usd);
         self.summary_cost_usd = sum_option(self.summary_cost_usd, other.summary_cost_usd);
         self.recorded_cost_usd = sum_option(self.recorded_cost_usd, other.recorded_cost_usd);
+        self.cost_on_recorded_usd =
+            sum_option(self.cost_on_recorded_usd, other.cost_on_recorded_usd);
     }
 
     /// The evicted-before-use share, 0 when no call made a tool call.
@@ -548,9 +550,10 @@ impl Report {
                     thousands(recorded)
                 );
             }
-            if let (Some(cost), Some(recorded_cost)) =
-                (raw.figures.cost_usd, raw.figures.recorded_cost_usd)
-            {
+            if let (Some(cost), Some(recorded_cost)) = (
+                raw.figures.cost_on_recorded_usd,
+                raw.figures.recorded_cost_usd,
+            ) {
                 if recorded_cost > 0.0 {
                     let _ = writeln!(
                         out,
@@ -606,7 +609,7 @@ impl Report {
                 )
             })
         });
-        let cost = worst(&|f| f.cost_usd.zip(f.recorded_cost_usd));
+        let cost = worst(&|f| f.cost_on_recorded_usd.zip(f.recorded_cost_usd));
         let missing: u64 = anchored.iter().map(|s| s.counting.missing_tokens).sum();
         let spans: usize = anchored.iter().map(|s| s.counting.missing_spans).sum();
         let _ = write!(
@@ -829,7 +832,8 @@ fn session_counting(session: &SessionResult) -> String {
                 0.0
             }
         );
-        if let (Some(cost), Some(recorded_cost)) = (raw.cost_usd, raw.recorded_cost_usd) {
+        if let (Some(cost), Some(recorded_cost)) = (raw.cost_on_recorded_usd, raw.recorded_cost_usd)
+        {
             if recorded_cost > 0.0 {
                 let _ = write!(
                     out,
