@@ -138,9 +138,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     };
 
     if let Some(path) = &args.plot {
-        // An unwritable picture fails now, not after the whole run.
-        std::fs::File::create(path)
-            .with_context(|| format!("--plot: cannot write {}", path.display()))?;
+        // An unwritable picture fails now, not after the whole run, without touching the file.
+        crate::window_eval_plot::check_writable(path)?;
     }
     let (files, mut notes) = collect_files(&args.paths)?;
     let started = Instant::now();

@@ -63,6 +63,27 @@ fn points(report: &Report) -> Vec<Point> {
         .collect()
 }
 
+/// Fails when `path` cannot be written, leaving it as it was: an existing file is opened to
+/// append (never truncated, nothing written), a missing one is created and removed again, so a
+/// run that reads nothing leaves no empty picture behind.
+pub fn check_writable(path: &Path) -> Result<()> {
+    let cannot = || format!("--plot: cannot write {}", path.display());
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(cannot)?;
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .with_context(cannot)?;
+        std::fs::remove_file(path).with_context(cannot)?;
+    }
+    Ok(())
+}
+
 /// Draws the report's totals to `path`.
 pub fn draw(report: &Report, path: &Path, kind: Kind) -> Result<()> {
     let points = points(report);
@@ -87,13 +108,37 @@ pub fn draw(report: &Report, path: &Path, kind: Kind) -> Result<()> {
                 .with_context(|| format!("--plot: cannot write {}", path.display()))?;
         }
         Kind::Png => {
-            let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            chart(&root, &points, report.sessions.len())?;
-            root.present()
-                .map_err(|error| anyhow!("--plot: cannot write {}: {error}", path.display()))?;
+            // Drawn beside the file and moved over it once whole: the bitmap backend writes
+            // its file when dropped, so a chart that fails half-way would leave half a picture.
+            let partial = partial_path(path);
+            let drawn = (|| {
+                let root = BitMapBackend::new(&partial, (WIDTH, HEIGHT)).into_drawing_area();
+                chart(&root, &points, report.sessions.len())?;
+                root.present().map_err(|error| {
+                    anyhow!("--plot: cannot write {}: {error}", partial.display())
+                })
+            })();
+            let moved = drawn.and_then(|()| {
+                std::fs::rename(&partial, path)
+                    .with_context(|| format!("--plot: cannot write {}", path.display()))
+            });
+            if moved.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+            moved?;
         }
     }
     Ok(())
+}
+
+/// The hidden sibling a PNG is drawn to: `dir/.NAME.partial.png` (the backend reads the format
+/// from the extension).
+fn partial_path(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.partial.png"))
 }
 
 fn chart<DB: DrawingBackend>(
