@@ -114,9 +114,8 @@ pub fn draw(report: &Report, path: &Path, kind: Kind) -> Result<()> {
             let drawn = (|| {
                 let root = BitMapBackend::new(&partial, (WIDTH, HEIGHT)).into_drawing_area();
                 chart(&root, &points, report.sessions.len())?;
-                root.present().map_err(|error| {
-                    anyhow!("--plot: cannot write {}: {error}", partial.display())
-                })
+                root.present()
+                    .map_err(|error| anyhow!("--plot: cannot write {}: {error}", partial.display()))
             })();
             let moved = drawn.and_then(|()| {
                 std::fs::rename(&partial, path)
@@ -215,12 +214,8 @@ where
             ))
             .map_err(failed)?;
         }
-        root.draw(&Text::new(
-            point.label.clone(),
-            (want.x, y),
-            font.clone(),
-        ))
-        .map_err(failed)?;
+        root.draw(&Text::new(point.label.clone(), (want.x, y), font.clone()))
+            .map_err(failed)?;
     }
     chart
         .configure_series_labels()
@@ -289,10 +284,26 @@ mod tests {
         let cases: Vec<(&str, Vec<LabelBox>, Vec<i32>)> = vec![
             ("none", vec![], vec![]),
             ("one stays", vec![at(10, 40)], vec![40]),
-            ("far apart stay", vec![at(10, 40), at(10, 100)], vec![40, 100]),
-            ("side by side stay", vec![at(10, 40), at(200, 42)], vec![40, 42]),
-            ("two close: the lower moves", vec![at(10, 40), at(20, 45)], vec![40, 57]),
-            ("given out of order", vec![at(20, 45), at(10, 40)], vec![57, 40]),
+            (
+                "far apart stay",
+                vec![at(10, 40), at(10, 100)],
+                vec![40, 100],
+            ),
+            (
+                "side by side stay",
+                vec![at(10, 40), at(200, 42)],
+                vec![40, 42],
+            ),
+            (
+                "two close: the lower moves",
+                vec![at(10, 40), at(20, 45)],
+                vec![40, 57],
+            ),
+            (
+                "given out of order",
+                vec![at(20, 45), at(10, 40)],
+                vec![57, 40],
+            ),
             (
                 "five clustered stack",
                 vec![at(10, 50), at(15, 52), at(12, 51), at(18, 55), at(11, 49)],

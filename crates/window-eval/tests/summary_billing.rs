@@ -37,7 +37,10 @@ fn tail_heavy_session() -> Recording {
         let path = format!(r#"{{"path": "src/module_{i}.rs"}}"#);
         messages.push(Message::assistant_calls("", &[(&id, "read_file", &path)]));
         let lines = if i < 4 { 20 } else { 200 };
-        messages.push(Message::tool_result(&id, &format!("fn item_{i}() {{}}\n").repeat(lines)));
+        messages.push(Message::tool_result(
+            &id,
+            format!("fn item_{i}() {{}}\n").repeat(lines),
+        ));
     }
     messages.push(Message::assistant("done"));
     let mut recording = Recording::new(Format::WindowConversation);
@@ -111,7 +114,12 @@ fn run(config: &StrategyConfig, settings: &ReplaySettings) -> Figures {
 }
 
 fn run_tail_heavy(config: &StrategyConfig, settings: &ReplaySettings) -> Figures {
-    replay(&Prepared::new(&tail_heavy_session()), Some(config), settings).unwrap()
+    replay(
+        &Prepared::new(&tail_heavy_session()),
+        Some(config),
+        settings,
+    )
+    .unwrap()
 }
 
 /// What a case's summaries must cost, given the tokens they took.
@@ -157,12 +165,7 @@ fn summaries_are_billed_as_the_summarizer_model_and_never_for_a_held_fold() {
             Some(haiku.clone()),
             Billed::Used,
         ),
-        (
-            "extractive",
-            fold("extractive", None),
-            None,
-            Billed::Free,
-        ),
+        ("extractive", fold("extractive", None), None, Billed::Free),
         (
             "named summarizer",
             fold("haiku-like", None),
@@ -197,27 +200,48 @@ fn summaries_are_billed_as_the_summarizer_model_and_never_for_a_held_fold() {
             Billed::Nothing => {
                 assert!(figures.held > 0, "{case}: nothing was held: {figures:?}");
                 assert_eq!(figures.edits, 0, "{case}");
-                assert_eq!(figures.summary_tokens, 0, "{case}: a held fold was summarized");
+                assert_eq!(
+                    figures.summary_tokens, 0,
+                    "{case}: a held fold was summarized"
+                );
                 assert_eq!(figures.summary_cost_usd, None, "{case}");
             }
             Billed::Used => {
-                assert!(figures.summary_tokens > 0, "{case}: no summary: {figures:?}");
+                assert!(
+                    figures.summary_tokens > 0,
+                    "{case}: no summary: {figures:?}"
+                );
                 assert!(figures.held > 0, "{case}: nothing was held: {figures:?}");
-                assert!(figures.edits > 0, "{case}: summaries paid, none used: {figures:?}");
+                assert!(
+                    figures.edits > 0,
+                    "{case}: summaries paid, none used: {figures:?}"
+                );
             }
             Billed::Free => {
-                assert!(figures.summary_tokens > 0, "{case}: no summary: {figures:?}");
+                assert!(
+                    figures.summary_tokens > 0,
+                    "{case}: no summary: {figures:?}"
+                );
                 assert_eq!(figures.summary_cost_usd, Some(0.0), "{case}");
                 assert!(figures.cost_usd.is_some(), "{case}");
             }
             Billed::PerMillion(price) => {
-                assert!(figures.summary_tokens > 0, "{case}: no summary: {figures:?}");
+                assert!(
+                    figures.summary_tokens > 0,
+                    "{case}: no summary: {figures:?}"
+                );
                 let expected = figures.summary_tokens as f64 * price / 1_000_000.0;
                 let billed = figures.summary_cost_usd.expect("priced");
-                assert!((billed - expected).abs() < 1e-12, "{case}: {billed} != {expected}");
+                assert!(
+                    (billed - expected).abs() < 1e-12,
+                    "{case}: {billed} != {expected}"
+                );
             }
             Billed::Unknown => {
-                assert!(figures.summary_tokens > 0, "{case}: no summary: {figures:?}");
+                assert!(
+                    figures.summary_tokens > 0,
+                    "{case}: no summary: {figures:?}"
+                );
                 assert_eq!(figures.summary_cost_usd, None, "{case}");
                 assert_eq!(figures.cost_usd, None, "{case}: billed as if free");
             }
@@ -229,10 +253,12 @@ fn summaries_are_billed_as_the_summarizer_model_and_never_for_a_held_fold() {
 fn a_summary_costs_the_same_tokens_whatever_model_prices_it() {
     // The tokens are the extractive summarizer's whatever the model named; only dollars move.
     let free = run(&fold("extractive", None), &settings(None));
-    let priced = run(&fold("haiku-like", None), &settings(Some(prices("haiku-like", 1.0))));
+    let priced = run(
+        &fold("haiku-like", None),
+        &settings(Some(prices("haiku-like", 1.0))),
+    );
     assert_eq!(free.summary_tokens, priced.summary_tokens);
     assert_eq!(free.edits, priced.edits);
     let difference = priced.cost_usd.unwrap() - free.cost_usd.unwrap();
     assert!((difference - priced.summary_cost_usd.unwrap()).abs() < 1e-12);
 }
-

@@ -185,7 +185,8 @@ impl<M: WindowMessage> PendingSummary<'_, M> {
         if summary_tokens.is_some() {
             self.memory.last_summary_tokens = summary_tokens;
         }
-        self.stage.finish(&self.visit, plan, self.memory, Asked::Summary)
+        self.stage
+            .finish(&self.visit, plan, self.memory, Asked::Summary)
     }
 }
 
@@ -252,20 +253,35 @@ impl<M: WindowMessage> WindowStage<M> {
         }
         let ask = match planned {
             Planned::Ready(plan) => {
-                return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory, Asked::Nothing)));
+                return Ok(VisitOutcome::Ready(self.finish(
+                    &visit,
+                    plan,
+                    memory,
+                    Asked::Nothing,
+                )));
             }
             Planned::Summarize(ask) => ask,
         };
         if memory.is_refused(conversation, ask.span()) {
             let plan = ask.skip();
-            return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory, Asked::Nothing)));
+            return Ok(VisitOutcome::Ready(self.finish(
+                &visit,
+                plan,
+                memory,
+                Asked::Nothing,
+            )));
         }
         let expected_summary = memory.last_summary_tokens.unwrap_or(0);
         if let Some(impact) = self.fold_held_before_asking(&visit, &ask, expected_summary) {
             // The summary would be paid for and then not used: do not ask for it.
             let mut plan = WindowPlan::unchanged(visit.empty_record(self.strategy.name()));
             plan.record.cache = Some(impact);
-            return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory, Asked::Nothing)));
+            return Ok(VisitOutcome::Ready(self.finish(
+                &visit,
+                plan,
+                memory,
+                Asked::Nothing,
+            )));
         }
         let transcript = SpanTranscript::new(conversation, ask.span());
         Ok(VisitOutcome::NeedsSummary(PendingSummary {
@@ -397,8 +413,12 @@ impl<M: WindowMessage> WindowStage<M> {
         let pricing = visit.context().cache_pricing?;
         let conversation = visit.conversation();
         let span = ask.span();
-        let (break_at, rewritten, saved) =
-            edit_figures(conversation, span.clone(), Some(expected_summary), ask.masks())?;
+        let (break_at, rewritten, saved) = edit_figures(
+            conversation,
+            span.clone(),
+            Some(expected_summary),
+            ask.masks(),
+        )?;
         let cost = edit_cost(pricing, rewritten, saved);
         let estimate = format!(
             "a fold of messages {}..{} would re-write about {rewritten} tokens to save about {saved} per call",

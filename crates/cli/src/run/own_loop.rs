@@ -14,9 +14,9 @@
 use std::path::Path;
 
 use panewise_host::agent_loop::ledger::{ledger_path, Ledger, LedgerLine};
+use panewise_host::backend::model::ModelOutcome;
 use panewise_providers::call_usage::grouped;
 use panewise_window::AppliedContextEdit;
-use panewise_host::backend::model::ModelOutcome;
 
 /// What the person is told at the end: the tools, the window's decisions, the files;
 /// `own_dir` whether the mock's own directory was removed (`None`: the person named it).
@@ -133,7 +133,10 @@ fn window_line(strategy: &str, visits: u32, engaged: usize, provider: &ProviderE
             what.push(format!("{} compaction(s)", provider.compactions));
         }
         if provider.unrecognized > 0 {
-            what.push(format!("{} edit(s) of an unknown type", provider.unrecognized));
+            what.push(format!(
+                "{} edit(s) of an unknown type",
+                provider.unrecognized
+            ));
         }
         let what = if what.is_empty() {
             String::new()
@@ -214,7 +217,11 @@ mod tests {
             ..ProviderEdits::default()
         };
         let cases = [
-            (0, &none, "window: s, 5 visit(s), 0 engaged (nothing was removed)"),
+            (
+                0,
+                &none,
+                "window: s, 5 visit(s), 0 engaged (nothing was removed)",
+            ),
             (2, &none, "window: s, 5 visit(s), 2 engaged:"),
             (
                 0,
@@ -268,10 +275,7 @@ mod tests {
             ),
         ];
         for (lines, expected) in cases {
-            let ledger = Ledger {
-                lines,
-                skipped: 0,
-            };
+            let ledger = Ledger { lines, skipped: 0 };
             assert_eq!(cost_line(&ledger), expected);
         }
     }

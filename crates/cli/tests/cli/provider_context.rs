@@ -121,7 +121,10 @@ async fn anthropic_tool_use_clearing_is_sent_applied_and_filed_as_the_providers(
         .lines()
         .find(|line| line.starts_with("panewise run: cost: $"))
         .unwrap_or_default();
-    assert!(cost.contains("estimated from the tokens the provider reported"), "{err}");
+    assert!(
+        cost.contains("estimated from the tokens the provider reported"),
+        "{err}"
+    );
     let calls = model_calls(&server);
     server.shutdown().await;
     for call in &calls {

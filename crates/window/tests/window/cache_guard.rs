@@ -257,12 +257,19 @@ fn cache_a_summary_is_never_asked_for_a_fold_the_guard_then_holds() {
                 EditDecision::Held => {
                     assert_eq!(summarizer.calls(), 0, "{case}: held after asking");
                     assert!(plan.edit.is_none(), "{case}");
-                    assert!(plan.spend.is_none(), "{case}: a held fold spent on a summary");
+                    assert!(
+                        plan.spend.is_none(),
+                        "{case}: a held fold spent on a summary"
+                    );
                 }
                 decision => {
                     assert_eq!(summarizer.calls(), 1, "{case}: {decision:?}");
                     assert!(plan.edit.is_some(), "{case}: a paid summary was not used");
-                    if impact.cost.payback_calls.is_none_or(|calls| calls > horizon) {
+                    if impact
+                        .cost
+                        .payback_calls
+                        .is_none_or(|calls| calls > horizon)
+                    {
                         asked_then_not_paying += 1;
                         assert!(impact.reason.contains("before its summary"), "{case}");
                     }
@@ -311,5 +318,9 @@ fn cache_the_last_summary_s_size_is_expected_of_the_next_before_asking() {
     assert_eq!(summarizer.calls(), 1, "a second summary was asked for");
     let impact = second.record.cache.expect("filed");
     assert_eq!(impact.decision, EditDecision::Held);
-    assert!(impact.reason.contains("no summary asked"), "{}", impact.reason);
+    assert!(
+        impact.reason.contains("no summary asked"),
+        "{}",
+        impact.reason
+    );
 }
