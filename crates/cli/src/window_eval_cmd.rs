@@ -122,7 +122,6 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    let strategies = strategies(&args)?;
     let mut table = PriceTable::built_in();
     if let Some(path) = &args.prices {
         let text = std::fs::read_to_string(path)
@@ -131,6 +130,11 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             .map_err(|error| anyhow!("bad price table in {}: {error}", path.display()))?;
         table = table.overridden_by(overrides);
     }
+    // Summaries are priced as the model each strategy asks them of.
+    let strategies: Vec<Strategy> = strategies(&args)?
+        .into_iter()
+        .map(|strategy| strategy.with_summarizer_prices(&table))
+        .collect();
     if let Some(model) = &args.price_model {
         if table.price_for(model).is_none() {
             return Err(Usage(format!(
@@ -150,9 +154,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     };
 
     if let Some(path) = &args.plot {
-        // An unwritable picture fails now, not after the whole run.
-        std::fs::File::create(path)
-            .with_context(|| format!("--plot: cannot write {}", path.display()))?;
+        // An unwritable picture fails now, not after the whole run, without touching the file.
+        crate::window_eval_plot::check_writable(path)?;
     }
     let (files, mut notes) = collect_files(&args.paths)?;
     let started = Instant::now();

@@ -63,6 +63,27 @@ fn points(report: &Report) -> Vec<Point> {
         .collect()
 }
 
+/// Fails when `path` cannot be written, leaving it as it was: an existing file is opened to
+/// append (never truncated, nothing written), a missing one is created and removed again, so a
+/// run that reads nothing leaves no empty picture behind.
+pub fn check_writable(path: &Path) -> Result<()> {
+    let cannot = || format!("--plot: cannot write {}", path.display());
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(cannot)?;
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .with_context(cannot)?;
+        std::fs::remove_file(path).with_context(cannot)?;
+    }
+    Ok(())
+}
+
 /// Draws the report's totals to `path`.
 pub fn draw(report: &Report, path: &Path, kind: Kind) -> Result<()> {
     let points = points(report);
@@ -87,13 +108,36 @@ pub fn draw(report: &Report, path: &Path, kind: Kind) -> Result<()> {
                 .with_context(|| format!("--plot: cannot write {}", path.display()))?;
         }
         Kind::Png => {
-            let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            chart(&root, &points, report.sessions.len())?;
-            root.present()
-                .map_err(|error| anyhow!("--plot: cannot write {}: {error}", path.display()))?;
+            // Drawn beside the file and moved over it once whole: the bitmap backend writes
+            // its file when dropped, so a chart that fails half-way would leave half a picture.
+            let partial = partial_path(path);
+            let drawn = (|| {
+                let root = BitMapBackend::new(&partial, (WIDTH, HEIGHT)).into_drawing_area();
+                chart(&root, &points, report.sessions.len())?;
+                root.present()
+                    .map_err(|error| anyhow!("--plot: cannot write {}: {error}", partial.display()))
+            })();
+            let moved = drawn.and_then(|()| {
+                std::fs::rename(&partial, path)
+                    .with_context(|| format!("--plot: cannot write {}", path.display()))
+            });
+            if moved.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+            moved?;
         }
     }
     Ok(())
+}
+
+/// The hidden sibling a PNG is drawn to: `dir/.NAME.partial.png` (the backend reads the format
+/// from the extension).
+fn partial_path(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.partial.png"))
 }
 
 fn chart<DB: DrawingBackend>(
@@ -136,21 +180,41 @@ where
         .map_err(failed)?
         .label("frontier")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+    let font = ("sans-serif", 14).into_font().color(&BLACK);
+    let mut wanted = Vec::with_capacity(points.len());
     for point in points {
         let marker = if point.on_frontier {
             RED.filled()
         } else {
             BLUE.stroke_width(2)
         };
-        let label = Text::new(
-            point.label.clone(),
-            (10, -18),
-            ("sans-serif", 14).into_font().color(&BLACK),
-        );
-        let element =
-            EmptyElement::at((point.cost, point.loss)) + Circle::new((0, 0), 6, marker) + label;
+        let element = EmptyElement::at((point.cost, point.loss)) + Circle::new((0, 0), 6, marker);
         chart
             .draw_series(std::iter::once(element))
+            .map_err(failed)?;
+        let (x, y) = chart.backend_coord(&(point.cost, point.loss));
+        let (width, _) = root
+            .estimate_text_size(&point.label, &font)
+            .map_err(failed)?;
+        wanted.push(LabelBox {
+            x: x + 10,
+            y: y - 18,
+            width: i32::try_from(width).unwrap_or(i32::MAX),
+        });
+    }
+    // Labels of nearby strategies would print over each other: each is moved down until
+    // it clears the ones above it, and tied to its point by a leader line when moved.
+    let placed = place_labels(&wanted, LABEL_HEIGHT);
+    for ((point, want), y) in points.iter().zip(&wanted).zip(placed) {
+        if y != want.y {
+            let (x0, y0) = chart.backend_coord(&(point.cost, point.loss));
+            root.draw(&PathElement::new(
+                vec![(x0 + 4, y0), (want.x - 2, y + LABEL_HEIGHT / 2)],
+                BLACK.mix(0.5).stroke_width(1),
+            ))
+            .map_err(failed)?;
+        }
+        root.draw(&Text::new(point.label.clone(), (want.x, y), font.clone()))
             .map_err(failed)?;
     }
     chart
@@ -161,4 +225,109 @@ where
         .draw()
         .map_err(failed)?;
     Ok(())
+}
+
+/// The height a label takes, text and gap, in pixels (14-pixel text).
+const LABEL_HEIGHT: i32 = 17;
+
+/// Where a label wants to go: its top-left corner and width, in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LabelBox {
+    x: i32,
+    y: i32,
+    width: i32,
+}
+
+/// The top of each label (in the order given) so that no two overlap: taken from the highest
+/// wanted position down, each label keeps its place unless a label already placed covers
+/// some of its columns within `height` of it, and then goes just below that one, again and
+/// again until it is clear. Labels that share no column never move each other.
+fn place_labels(wanted: &[LabelBox], height: i32) -> Vec<i32> {
+    let mut order: Vec<usize> = (0..wanted.len()).collect();
+    order.sort_by_key(|&index| (wanted[index].y, wanted[index].x, index));
+    let mut placed: Vec<(LabelBox, i32)> = Vec::with_capacity(wanted.len());
+    let mut tops = vec![0; wanted.len()];
+    for index in order {
+        let label = wanted[index];
+        let mut top = label.y;
+        // Each pass moves the label below one placed label it overlapped; as `top` only grows,
+        // no label is passed twice.
+        while let Some(lowest) = placed
+            .iter()
+            .filter(|(other, other_top)| {
+                label.x < other.x + other.width
+                    && other.x < label.x + label.width
+                    && top < other_top + height
+                    && *other_top < top + height
+            })
+            .map(|(_, other_top)| other_top + height)
+            .max()
+        {
+            top = lowest;
+        }
+        tops[index] = top;
+        placed.push((label, top));
+    }
+    tops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(x: i32, y: i32) -> LabelBox {
+        LabelBox { x, y, width: 100 }
+    }
+
+    #[test]
+    fn labels_are_pushed_apart_only_where_they_would_overlap() {
+        let cases: Vec<(&str, Vec<LabelBox>, Vec<i32>)> = vec![
+            ("none", vec![], vec![]),
+            ("one stays", vec![at(10, 40)], vec![40]),
+            (
+                "far apart stay",
+                vec![at(10, 40), at(10, 100)],
+                vec![40, 100],
+            ),
+            (
+                "side by side stay",
+                vec![at(10, 40), at(200, 42)],
+                vec![40, 42],
+            ),
+            (
+                "two close: the lower moves",
+                vec![at(10, 40), at(20, 45)],
+                vec![40, 57],
+            ),
+            (
+                "given out of order",
+                vec![at(20, 45), at(10, 40)],
+                vec![57, 40],
+            ),
+            (
+                "five clustered stack",
+                vec![at(10, 50), at(15, 52), at(12, 51), at(18, 55), at(11, 49)],
+                vec![66, 100, 83, 117, 49],
+            ),
+            (
+                "a moved label pushes the next",
+                vec![at(10, 40), at(10, 50), at(10, 60)],
+                vec![40, 57, 74],
+            ),
+            ("same spot", vec![at(10, 40), at(10, 40)], vec![40, 57]),
+        ];
+        for (case, wanted, expected) in cases {
+            let tops = place_labels(&wanted, 17);
+            assert_eq!(tops, expected, "{case}");
+            for (i, a) in wanted.iter().enumerate() {
+                for (j, b) in wanted.iter().enumerate().skip(i + 1) {
+                    let columns = a.x < b.x + b.width && b.x < a.x + a.width;
+                    assert!(
+                        !columns || (tops[i] - tops[j]).abs() >= 17,
+                        "{case}: labels {i} and {j} overlap"
+                    );
+                }
+            }
+        }
+    }
 }

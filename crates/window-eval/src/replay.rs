@@ -62,6 +62,41 @@ pub struct ReplaySettings {
     /// The cache multipliers the stage judges each edit with (its record's cache impact, the
     /// `paybackCalls` guard); `None` without a cache or prices.
     pub cache_pricing: Option<CachePricing>,
+    /// The prices of the model the strategy's summaries are asked of (its `model` option),
+    /// when it names one the price table has. The offline `extractive` summarizer costs
+    /// nothing; a named model without prices here is billed at `prices` when it is the
+    /// session's own model, and otherwise leaves the cost unknown (`None`), never billed as
+    /// another model.
+    pub summarizer_prices: Option<Prices>,
+}
+
+/// The model a summarizing strategy asks its summaries of; `None` for the others.
+fn summarizer_model(config: Option<&StrategyConfig>) -> Option<&str> {
+    match config? {
+        StrategyConfig::SummarizeOldest { model, .. } | StrategyConfig::Hybrid { model, .. } => {
+            Some(model)
+        }
+        _ => None,
+    }
+}
+
+/// What a summary of `asked` input and `answered` output tokens costs when asked of `model`:
+/// nothing for the offline `extractive` summarizer, the summarizer's prices for a named model
+/// (the session's prices when it is the session's model), `None` when no price is known.
+pub fn summary_cost(
+    model: &str,
+    settings: &ReplaySettings,
+    asked: u64,
+    answered: u64,
+) -> Option<f64> {
+    if model == "extractive" {
+        return Some(0.0);
+    }
+    [&settings.summarizer_prices, &settings.prices]
+        .into_iter()
+        .flatten()
+        .find(|prices| prices.model == model)
+        .map(|prices| prices.cost(asked, 0, 0, answered))
 }
 
 /// The figures of one recording under one strategy.
@@ -86,7 +121,9 @@ pub struct Figures {
     pub summary_tokens: u64,
     /// The cost of the calls in US dollars, cache counted; `None` without prices.
     pub cost_usd: Option<f64>,
-    /// The cost of the summaries, included in `cost_usd`.
+    /// The cost of the summaries, priced as the summarizer's model ([`summary_cost`]) and
+    /// included in `cost_usd`; `None` without summaries, or when the summarizer has no price
+    /// (then `cost_usd` is `None` too).
     pub summary_cost_usd: Option<f64>,
     /// Visits of the stage (one per call; 0 for the raw history).
     pub visits: u64,
@@ -503,6 +540,8 @@ pub fn replay_under(
     let recording = prepared.recording();
     let stage: Option<WindowStage<Message>> = strategy.map(|c| c.build_stage()).transpose()?;
     let summarizer = ExtractiveSummarizer::default();
+    let summarizer_model = summarizer_model(strategy);
+    let mut summary_unpriced = false;
     let mut memory = StageMemory::new();
     let mut records: Vec<WindowRecord> = Vec::new();
     let mut window = Window::new(prepared);
@@ -589,9 +628,10 @@ pub fn replay_under(
                     figures.summary_tokens = figures
                         .summary_tokens
                         .saturating_add(asked.saturating_add(answered));
-                    if let Some(prices) = &settings.prices {
-                        let cost = prices.cost(asked, 0, 0, answered);
-                        *figures.summary_cost_usd.get_or_insert(0.0) += cost;
+                    let model = summarizer_model.unwrap_or("extractive");
+                    match summary_cost(model, settings, asked, answered) {
+                        Some(cost) => *figures.summary_cost_usd.get_or_insert(0.0) += cost,
+                        None => summary_unpriced = true,
                     }
                 }
             }
@@ -711,6 +751,15 @@ pub fn replay_under(
     };
     figures.evicted_before_use = count(LossKind::EvictedBeforeUse);
     figures.refetches = count(LossKind::Refetch);
+    if summary_unpriced {
+        // A summary of a model without a price: the total is not known, and not shown as if
+        // the summaries were free.
+        figures.cost_usd = None;
+        figures.summary_cost_usd = None;
+    }
+    if figures.cost_usd.is_none() {
+        figures.summary_cost_usd = None;
+    }
     if let (Some(total), Some(summary)) = (&mut figures.cost_usd, figures.summary_cost_usd) {
         *total += summary;
     }

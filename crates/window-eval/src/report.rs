@@ -45,12 +45,16 @@ pub const DEFAULT_EVAL_PAYBACK_CALLS: u64 = 10;
 pub const RAW: &str = "raw";
 
 /// One strategy of an evaluation: its label and configuration (`None` is the raw history).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Strategy {
     /// The label in tables and JSON.
     pub label: String,
     /// The configuration; `None` keeps every message.
     pub config: Option<StrategyConfig>,
+    /// The prices of the model its summaries are asked of, when it names one
+    /// ([`Strategy::with_summarizer_prices`]); `None` for the offline `extractive` summarizer
+    /// and for strategies that do not summarize.
+    pub summarizer_prices: Option<Prices>,
 }
 
 impl Strategy {
@@ -59,6 +63,7 @@ impl Strategy {
         Self {
             label: RAW.into(),
             config: None,
+            summarizer_prices: None,
         }
     }
 
@@ -68,8 +73,41 @@ impl Strategy {
         Self {
             label: label_of(&config),
             config: Some(config),
+            summarizer_prices: None,
         }
     }
+
+    /// The same strategy with its summarizer model's prices looked up in `table` (a
+    /// summarizer not in it stays unpriced, and its summaries leave the cost unknown).
+    pub fn with_summarizer_prices(mut self, table: &PriceTable) -> Self {
+        let model = match &self.config {
+            Some(StrategyConfig::SummarizeOldest { model, .. })
+            | Some(StrategyConfig::Hybrid { model, .. }) => Some(model.as_str()),
+            _ => None,
+        };
+        self.summarizer_prices = model.and_then(|model| prices_of(table, model));
+        self
+    }
+
+    /// The replay settings of this strategy on a session billed with `session`: the same,
+    /// with the summaries priced as its summarizer's model.
+    pub fn settings(&self, session: &ReplaySettings) -> ReplaySettings {
+        ReplaySettings {
+            summarizer_prices: self.summarizer_prices.clone(),
+            ..session.clone()
+        }
+    }
+}
+
+/// The prices of `model` in `table` per kind of token (a missing cache price is the input's).
+pub fn prices_of(table: &PriceTable, model: &str) -> Option<Prices> {
+    table.price_for(model).map(|row| Prices {
+        model: model.to_string(),
+        input: row.input,
+        output: row.output,
+        cache_read: row.cached_input.unwrap_or(row.input),
+        cache_write: row.cache_write.unwrap_or(row.input),
+    })
 }
 
 /// A label naming the strategy and its main options, e.g. `token-budget@40000/6`,
@@ -330,6 +368,7 @@ pub fn billing_for(
             cache: rules,
             prices,
             cache_pricing,
+            summarizer_prices: None, // per strategy: `Strategy::summarizer_prices`
         },
         family,
         priced,

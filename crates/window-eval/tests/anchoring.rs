@@ -120,6 +120,7 @@ fn the_cache_lapses_between_calls_further_apart_than_its_lifetime() {
         cache: CacheRules::anthropic(),
         prices: None,
         cache_pricing: None,
+        summarizer_prices: None,
     };
     let figures = |gap_ms| {
         let recording = session(gap_ms);

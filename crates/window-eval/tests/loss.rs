@@ -21,6 +21,7 @@ fn no_cache() -> ReplaySettings {
         cache: CacheRules::None,
         prices: None,
         cache_pricing: None,
+        summarizer_prices: None,
     }
 }
 
@@ -198,6 +199,7 @@ fn the_raw_history_reads_each_earlier_request_from_the_anthropic_cache() {
         cache: CacheRules::anthropic(),
         prices: None,
         cache_pricing: None,
+        summarizer_prices: None,
     };
     let figures = replay(&prepared, None, &settings).unwrap();
     assert_eq!(figures.calls, 3);
@@ -225,6 +227,7 @@ fn a_replay_is_deterministic() {
         cache: CacheRules::openai(),
         prices: None,
         cache_pricing: None,
+        summarizer_prices: None,
     };
     let strategy = StrategyConfig::TokenBudget {
         threshold_tokens: 6_000,

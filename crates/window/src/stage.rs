@@ -50,11 +50,10 @@ impl<M: WindowMessage> std::fmt::Debug for WindowStage<M> {
 pub struct StageMemory {
     warned: bool,
     refused_spans: BTreeSet<SpanKey>,
-    /// The last fold the cache guard held after its summary was written: where its span
-    /// started and how many tokens the summary took. A later fold from the same message is
-    /// judged with that summary's size before another is asked for, so a fold that did not
-    /// pay is not paid for again on every call.
-    held_fold: Option<(usize, u64)>,
+    /// How many tokens the last summary took: the size the cache guard expects of the next
+    /// one when it decides, before asking, whether a fold pays (0 before any summary, the
+    /// most a fold could save).
+    last_summary_tokens: Option<u64>,
     /// The stand-down on file (W81–W84): the request under which a visit stood down because
     /// the floor is over the threshold. While it holds, such visits file nothing.
     floor_stand_down: Option<FloorKey>,
@@ -168,7 +167,8 @@ impl<M: WindowMessage> PendingSummary<'_, M> {
     /// Completes the visit with the summarizer's answer. A failure files the
     /// `summarizer-failed` refusal and a warning, and changes nothing (W42); a summary not
     /// smaller than the span files `summary-not-smaller` and is remembered, so the same span
-    /// is not sent again.
+    /// is not sent again. The cache guard decided before the summary was asked for: a fold
+    /// whose summary was paid for is never held (its record still files the real cost).
     pub fn complete(self, answer: Result<SummaryResponse, SummarizerError>) -> WindowPlan<M> {
         let span = self.ask.span();
         let (plan, not_smaller) = self.ask.complete(&self.visit, answer);
@@ -182,17 +182,11 @@ impl<M: WindowMessage> PendingSummary<'_, M> {
                 .as_deref()
                 .map(|note| self.visit.conversation().count_tokens(note))
         });
-        let plan = self.stage.finish(&self.visit, plan, self.memory);
-        let held = plan
-            .record
-            .cache
-            .as_ref()
-            .is_some_and(|impact| impact.decision == EditDecision::Held);
-        self.memory.held_fold = match (held, summary_tokens) {
-            (true, Some(tokens)) => Some((span.start, tokens)),
-            _ => None,
-        };
-        plan
+        if summary_tokens.is_some() {
+            self.memory.last_summary_tokens = summary_tokens;
+        }
+        self.stage
+            .finish(&self.visit, plan, self.memory, Asked::Summary)
     }
 }
 
@@ -259,23 +253,35 @@ impl<M: WindowMessage> WindowStage<M> {
         }
         let ask = match planned {
             Planned::Ready(plan) => {
-                return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory)));
+                return Ok(VisitOutcome::Ready(self.finish(
+                    &visit,
+                    plan,
+                    memory,
+                    Asked::Nothing,
+                )));
             }
             Planned::Summarize(ask) => ask,
         };
         if memory.is_refused(conversation, ask.span()) {
             let plan = ask.skip();
-            return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory)));
+            return Ok(VisitOutcome::Ready(self.finish(
+                &visit,
+                plan,
+                memory,
+                Asked::Nothing,
+            )));
         }
-        let expected_summary = memory
-            .held_fold
-            .filter(|(start, _)| *start == ask.span().start)
-            .map_or(0, |(_, tokens)| tokens);
-        if let Some(impact) = self.fold_held_before_asking(&visit, ask.span(), expected_summary) {
+        let expected_summary = memory.last_summary_tokens.unwrap_or(0);
+        if let Some(impact) = self.fold_held_before_asking(&visit, &ask, expected_summary) {
             // The summary would be paid for and then not used: do not ask for it.
             let mut plan = WindowPlan::unchanged(visit.empty_record(self.strategy.name()));
             plan.record.cache = Some(impact);
-            return Ok(VisitOutcome::Ready(self.finish(&visit, plan, memory)));
+            return Ok(VisitOutcome::Ready(self.finish(
+                &visit,
+                plan,
+                memory,
+                Asked::Nothing,
+            )));
         }
         let transcript = SpanTranscript::new(conversation, ask.span());
         Ok(VisitOutcome::NeedsSummary(PendingSummary {
@@ -294,6 +300,7 @@ impl<M: WindowMessage> WindowStage<M> {
         visit: &Visit<'_, M>,
         mut plan: WindowPlan<M>,
         memory: &mut StageMemory,
+        asked: Asked,
     ) -> WindowPlan<M> {
         let conversation = visit.conversation();
         let (observations, ledger_facts) = visit.observations();
@@ -328,7 +335,7 @@ impl<M: WindowMessage> WindowStage<M> {
                 }
             }
         }
-        self.judge_cache(visit, &mut plan);
+        self.judge_cache(visit, &mut plan, asked);
         if plan.warning.is_some() {
             if memory.warned {
                 plan.warning = None;
@@ -340,28 +347,78 @@ impl<M: WindowMessage> WindowStage<M> {
     }
 }
 
+/// Whether a plan reached the guard with a summary already paid for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// No summary was asked for: the guard may hold the edit.
+    Nothing,
+    /// The plan folds a summary that was asked for: the guard decided before asking, and a
+    /// summary is never paid for an edit then held.
+    Summary,
+}
+
+/// Where an edit breaks the prompt cache, what it re-writes from there and what it saves per
+/// call: `removed` (pre-change indices) replaced by a note of `note_tokens`, and `replaced`
+/// messages given new contents. `None` when the edit changes nothing.
+fn edit_figures<M: WindowMessage>(
+    conversation: &Conversation<M>,
+    removed: Range<usize>,
+    note_tokens: Option<u64>,
+    replaced: &[crate::plan::ContentReplacement],
+) -> Option<(usize, u64, u64)> {
+    let len = conversation.len();
+    let end = removed.end.min(len);
+    let removed = removed.start.min(end)..end;
+    let removes = !removed.is_empty() || note_tokens.is_some();
+    let first_replaced = replaced.iter().map(|r| r.index).min();
+    let break_at = match (removes, first_replaced) {
+        (false, None) => return None,
+        (false, Some(index)) => index,
+        (true, None) => removed.start,
+        (true, Some(index)) => index.min(removed.start),
+    };
+    let (mut replaced_before, mut replaced_after) = (0u64, 0u64);
+    for replacement in replaced {
+        if removed.contains(&replacement.index) {
+            continue;
+        }
+        replaced_before = replaced_before
+            .saturating_add(conversation.tokens_in(replacement.index..replacement.index + 1));
+        replaced_after =
+            replaced_after.saturating_add(conversation.count_tokens(&replacement.content));
+    }
+    let gone = conversation
+        .tokens_in(removed)
+        .saturating_add(replaced_before);
+    let came = note_tokens.unwrap_or(0).saturating_add(replaced_after);
+    let rewritten = conversation
+        .tokens_in(break_at..len)
+        .saturating_sub(gone)
+        .saturating_add(came);
+    Some((break_at, rewritten, gone.saturating_sub(came)))
+}
+
 impl<M: WindowMessage> WindowStage<M> {
-    /// Whether the guard holds a fold of `span` back before its summary is asked for (held,
-    /// or shadow), judged with a summary of `expected_summary` tokens: the size of the last
-    /// held summary of a span from the same message, else 0 (the most the fold could save). A
-    /// fold that does not pay even then is not worth the summary's price; one that might is
-    /// asked for and judged again on the real summary ([`WindowStage::judge_cache`]).
+    /// Whether the guard holds a fold back before its summary is asked for (held, or
+    /// shadow), judged on the whole edit (the span and any masks beside it) with a summary of
+    /// `expected_summary` tokens: the size of the last summary, else 0 (the most the fold
+    /// could save). This is the guard's only say on a fold: once a summary is asked for, the
+    /// fold is applied ([`Asked::Summary`]), so no summary is paid for an edit then held.
     fn fold_held_before_asking(
         &self,
         visit: &Visit<'_, M>,
-        span: std::ops::Range<usize>,
+        ask: &SummaryAsk,
         expected_summary: u64,
     ) -> Option<CacheImpact> {
         let pricing = visit.context().cache_pricing?;
         let conversation = visit.conversation();
-        let len = conversation.len();
-        let span = span.start.min(len)..span.end.min(len);
-        let span_tokens = conversation.tokens_in(span.clone());
-        let saved = span_tokens.saturating_sub(expected_summary);
-        let rewritten = conversation
-            .tokens_in(span.start..len)
-            .saturating_sub(span_tokens)
-            .saturating_add(expected_summary);
+        let span = ask.span();
+        let (break_at, rewritten, saved) = edit_figures(
+            conversation,
+            span.clone(),
+            Some(expected_summary),
+            ask.masks(),
+        )?;
         let cost = edit_cost(pricing, rewritten, saved);
         let estimate = format!(
             "a fold of messages {}..{} would re-write about {rewritten} tokens to save about {saved} per call",
@@ -398,7 +455,7 @@ impl<M: WindowMessage> WindowStage<M> {
             )
         };
         Some(CacheImpact {
-            break_at_message: span.start,
+            break_at_message: break_at,
             cost,
             decision: decision.0,
             reason: decision.1,
@@ -407,7 +464,7 @@ impl<M: WindowMessage> WindowStage<M> {
 
     /// Files what the plan's edit costs in prompt cache, and holds it back (or only records
     /// it) as the guard says. Nothing happens without the caller's cache multipliers.
-    fn judge_cache(&self, visit: &Visit<'_, M>, plan: &mut WindowPlan<M>) {
+    fn judge_cache(&self, visit: &Visit<'_, M>, plan: &mut WindowPlan<M>, asked: Asked) {
         let Some(pricing) = visit.context().cache_pricing else {
             return;
         };
@@ -415,40 +472,16 @@ impl<M: WindowMessage> WindowStage<M> {
             return;
         };
         let conversation = visit.conversation();
-        let len = conversation.len();
-        let end = edit.removed.end.min(len);
-        let removed = edit.removed.start.min(end)..end;
-        let removes = !removed.is_empty() || edit.inserted.is_some();
-        let first_replaced = edit.replaced.iter().map(|r| r.index).min();
-        let break_at = match (removes, first_replaced) {
-            (false, None) => return,
-            (false, Some(index)) => index,
-            (true, None) => removed.start,
-            (true, Some(index)) => index.min(removed.start),
-        };
         let note = edit
             .inserted
             .as_deref()
-            .map_or(0, |note| conversation.count_tokens(note));
-        let (mut replaced_before, mut replaced_after) = (0u64, 0u64);
-        for replacement in &edit.replaced {
-            if removed.contains(&replacement.index) {
-                continue;
-            }
-            replaced_before = replaced_before
-                .saturating_add(conversation.tokens_in(replacement.index..replacement.index + 1));
-            replaced_after =
-                replaced_after.saturating_add(conversation.count_tokens(&replacement.content));
-        }
-        let gone = conversation
-            .tokens_in(removed.clone())
-            .saturating_add(replaced_before);
-        let came = note.saturating_add(replaced_after);
-        let rewritten = conversation
-            .tokens_in(break_at..len)
-            .saturating_sub(gone)
-            .saturating_add(came);
-        let cost = edit_cost(pricing, rewritten, gone.saturating_sub(came));
+            .map(|note| conversation.count_tokens(note));
+        let Some((break_at, rewritten, saved)) =
+            edit_figures(conversation, edit.removed.clone(), note, &edit.replaced)
+        else {
+            return;
+        };
+        let cost = edit_cost(pricing, rewritten, saved);
         let pays = |horizon: u64| cost.payback_calls.is_some_and(|calls| calls <= horizon);
         let tokens_now = visit.measured().map(|measured| {
             let (reported, since) = visit.tokens_now(measured);
@@ -470,6 +503,15 @@ impl<M: WindowMessage> WindowStage<M> {
                         EditDecision::Forced,
                         format!(
                             "forced at {now} tokens (overflowTokens {limit}): {summary}, beyond paybackCalls {horizon}"
+                        ),
+                    ),
+                    // The summary is paid for: holding the fold now would waste it. The
+                    // guard's say was before asking, on the expected summary's size.
+                    _ if asked == Asked::Summary => (
+                        EditDecision::Applied,
+                        format!(
+                            "{summary}, beyond paybackCalls {horizon} with this summary; applied, \
+                             as the fold was judged to pay before its summary was asked for"
                         ),
                     ),
                     _ => (

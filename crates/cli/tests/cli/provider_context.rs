@@ -105,6 +105,26 @@ async fn anthropic_tool_use_clearing_is_sent_applied_and_filed_as_the_providers(
                        "keepToolUses": 2}"#;
     let output = run_with_strategy(&machine, &server, ("anthropic", None), strategy, &log).await;
     assert!(output.status.success(), "{}", stderr(&output));
+    // The run's summary counts the provider's edits and prints the session's total cost.
+    let err = stderr(&output);
+    let window = err
+        .lines()
+        .find(|line| line.starts_with("panewise run: window:"))
+        .unwrap_or_default();
+    assert!(!window.contains("nothing was removed"), "{window}");
+    assert!(
+        window.contains("the provider edited the context on")
+            && window.contains("tool use(s) cleared"),
+        "{window}"
+    );
+    let cost = err
+        .lines()
+        .find(|line| line.starts_with("panewise run: cost: $"))
+        .unwrap_or_default();
+    assert!(
+        cost.contains("estimated from the tokens the provider reported"),
+        "{err}"
+    );
     let calls = model_calls(&server);
     server.shutdown().await;
     for call in &calls {

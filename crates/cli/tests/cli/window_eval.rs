@@ -444,3 +444,54 @@ fn the_events_file_is_left_untouched_when_nothing_is_read_and_a_bad_one_is_named
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--events: cannot write"), "{stderr}");
 }
+
+#[test]
+fn a_plot_file_is_left_untouched_when_nothing_could_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "nothing here\n").unwrap();
+    let sessions = dir.path().join("notes.txt").display().to_string();
+    // (an existing picture, a missing one) for each kind: the first keeps its bytes, the
+    // second is not created.
+    for name in ["old.svg", "old.png"] {
+        let existing = dir.path().join(name);
+        std::fs::write(&existing, b"the previous picture").unwrap();
+        let output = panewise(&[
+            "window",
+            "eval",
+            "--plot",
+            &existing.display().to_string(),
+            &sessions,
+        ]);
+        assert_eq!(output.status.code(), Some(1), "{name}");
+        assert_eq!(
+            std::fs::read(&existing).unwrap(),
+            b"the previous picture",
+            "{name} was touched"
+        );
+        let missing = dir.path().join(format!("new-{name}"));
+        let output = panewise(&[
+            "window",
+            "eval",
+            "--plot",
+            &missing.display().to_string(),
+            &sessions,
+        ]);
+        assert_eq!(output.status.code(), Some(1), "{name}");
+        assert!(!missing.exists(), "new-{name} was created");
+    }
+    // An unwritable place still fails before the run.
+    let output = panewise(&[
+        "window",
+        "eval",
+        "--plot",
+        &dir.path().join("no/such/dir/p.svg").display().to_string(),
+        &sessions,
+    ]);
+    assert_ne!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--plot: cannot write"));
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+}

@@ -141,6 +141,7 @@ pub fn settings_under(prices: Option<&Prices>, rules: RuleSet) -> ReplaySettings
         cache,
         prices,
         cache_pricing: multipliers.filter(|_| usable),
+        summarizer_prices: None,
     }
 }
 

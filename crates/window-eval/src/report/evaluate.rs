@@ -31,7 +31,7 @@ pub fn evaluate_session(
 ) -> Result<SessionResult, EvalError> {
     let prepared = Prepared::calibrated(recording, &billing.calibration);
     let own = RuleSet::of(billing.settings.cache);
-    let settings = ByRules::from_fn(|rules| {
+    let session_settings = ByRules::from_fn(|rules| {
         if rules == own {
             billing.settings.clone()
         } else {
@@ -46,6 +46,8 @@ pub fn evaluate_session(
     let mut unguarded: Vec<(&StrategyConfig, ByRules<Figures>)> = Vec::new();
     for (index, strategy) in strategies.iter().enumerate() {
         let config = strategy.config.as_ref();
+        // The session's billing, with the strategy's summarizer priced as its own model.
+        let settings = ByRules::from_fn(|rules| strategy.settings(session_settings.get(rules)));
         let guard = config.map(StrategyConfig::cache_guard).unwrap_or_default();
         let guarded = guard != CacheGuard::default();
         let mut found: ByRules<Option<Figures>> = ByRules::default();

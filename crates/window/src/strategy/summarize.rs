@@ -406,6 +406,12 @@ impl SummaryAsk {
         &self.basis.model
     }
 
+    /// The masks the fold carries besides the span (hybrid's), so the cache guard can judge
+    /// the whole edit before a summary is asked for.
+    pub(crate) fn masks(&self) -> &[ContentReplacement] {
+        &self.basis.masks
+    }
+
     /// The plan when the span was already refused for a summary not smaller than it: the
     /// summarizer is not asked again (`summarizerSkipped`).
     pub(crate) fn skip<M>(self) -> WindowPlan<M> {

@@ -228,3 +228,99 @@ fn cache_a_fold_that_may_pay_is_asked_for_and_judged_on_its_summary() {
     assert_eq!(impact.decision, EditDecision::Applied, "{impact:?}");
     assert!(plan.edit.is_some());
 }
+
+#[test]
+fn cache_a_summary_is_never_asked_for_a_fold_the_guard_then_holds() {
+    // (paybackCalls, summary chars): horizons from "nothing pays" to "everything pays", and
+    // summaries from tiny to nearly the span's size, so some folds pay with an empty summary
+    // but not with the one that came back.
+    let horizons = [1u64, 2, 3, 5, 8, 13, 21, 34, 55, 89, 1_000, 100_000];
+    let summaries = [7usize, 600, 1_200, 1_500];
+    let mut asked_then_not_paying = 0;
+    for horizon in horizons {
+        for chars in summaries {
+            let conversation = conversation(small_span_huge_tail());
+            let summarizer = FixedSummarizer::new(&text(chars));
+            let stage = configured(
+                &format!(r#"{FOLD}, "paybackCalls": {horizon}}}"#),
+                Some(Box::new(summarizer.clone())),
+            );
+            let context = priced(measured_context(&conversation, 2, 21_000));
+            let plan = visit(&stage, &conversation, context).expect("engaged");
+            let case = format!("paybackCalls {horizon}, summary of {chars} chars");
+            let Some(impact) = plan.record.cache.clone() else {
+                // A summary not smaller than the span: refused, nothing for the guard.
+                assert!(plan.edit.is_none(), "{case}");
+                continue;
+            };
+            match impact.decision {
+                EditDecision::Held => {
+                    assert_eq!(summarizer.calls(), 0, "{case}: held after asking");
+                    assert!(plan.edit.is_none(), "{case}");
+                    assert!(
+                        plan.spend.is_none(),
+                        "{case}: a held fold spent on a summary"
+                    );
+                }
+                decision => {
+                    assert_eq!(summarizer.calls(), 1, "{case}: {decision:?}");
+                    assert!(plan.edit.is_some(), "{case}: a paid summary was not used");
+                    if impact
+                        .cost
+                        .payback_calls
+                        .is_none_or(|calls| calls > horizon)
+                    {
+                        asked_then_not_paying += 1;
+                        assert!(impact.reason.contains("before its summary"), "{case}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        asked_then_not_paying > 0,
+        "the table holds no fold whose summary made it miss the horizon"
+    );
+}
+
+#[test]
+fn cache_the_last_summary_s_size_is_expected_of_the_next_before_asking() {
+    let conversation = conversation(small_span_huge_tail());
+    let summarizer = FixedSummarizer::new(&text(1_200));
+    // A horizon the fold meets with an empty summary, not with one of 1,200 chars.
+    let horizon = (1..100_000u64)
+        .find(|horizon| {
+            let probe = FixedSummarizer::new(&text(1_200));
+            let stage = configured(
+                &format!(r#"{FOLD}, "paybackCalls": {horizon}}}"#),
+                Some(Box::new(probe.clone())),
+            );
+            let context = priced(measured_context(&conversation, 2, 21_000));
+            let plan = visit(&stage, &conversation, context).expect("engaged");
+            probe.calls() == 1
+                && plan
+                    .record
+                    .cache
+                    .is_some_and(|impact| impact.cost.payback_calls.is_none_or(|c| c > *horizon))
+        })
+        .expect("some horizon is met only with an empty summary");
+    let stage = configured(
+        &format!(r#"{FOLD}, "paybackCalls": {horizon}}}"#),
+        Some(Box::new(summarizer.clone())),
+    );
+    let context = || priced(measured_context(&conversation, 2, 21_000));
+    let first = visit(&stage, &conversation, context()).expect("engaged");
+    assert_eq!(summarizer.calls(), 1);
+    assert!(first.edit.is_some(), "a paid summary is used");
+    // The same span again (the first plan not applied): now judged with the last summary's
+    // size, it is held without a second summary.
+    let second = visit(&stage, &conversation, context()).expect("engaged");
+    assert_eq!(summarizer.calls(), 1, "a second summary was asked for");
+    let impact = second.record.cache.expect("filed");
+    assert_eq!(impact.decision, EditDecision::Held);
+    assert!(
+        impact.reason.contains("no summary asked"),
+        "{}",
+        impact.reason
+    );
+}
