@@ -79,14 +79,22 @@ fn check_report(probe: &Probe, choice: MechanismChoice, network: bool) -> (Vec<S
                 &probe
                     .namespaces
                     .as_ref()
-                    .map(|()| "yes (bwrap built a box with its own PID, network and IPC \
-                               namespaces and /proc)")
+                    .map(
+                        |()| "yes (bwrap built a box with its own PID, network and IPC \
+                               namespaces and /proc)"
+                    )
                     .map_err(Clone::clone)
             )
         ),
         format!(
             "landlock: {}",
-            yes_or(&probe.landlock.as_ref().map(|abi| format!("ABI {abi}")).map_err(Clone::clone))
+            yes_or(
+                &probe
+                    .landlock
+                    .as_ref()
+                    .map(|abi| format!("ABI {abi}"))
+                    .map_err(Clone::clone)
+            )
         ),
         format!(
             "seccomp: {}",
@@ -154,12 +162,19 @@ fn run_boxed(args: RunArgs) -> anyhow::Result<ExitCode> {
                         .stderr(Stdio::inherit());
                 })
                 .context("cannot start the sandbox")?;
-                let status = spawned.child.wait().await.context("cannot wait for the command")?;
+                let status = spawned
+                    .child
+                    .wait()
+                    .await
+                    .context("cannot wait for the command")?;
                 drop(spawned.guard);
                 anyhow::Ok(status)
             }
             (None, Err(reason)) if mode != ApprovalMode::FullAccess => {
-                anyhow::bail!("no sandbox for mode {} on this machine: {reason}", mode.name())
+                anyhow::bail!(
+                    "no sandbox for mode {} on this machine: {reason}",
+                    mode.name()
+                )
             }
             (None, _) => {
                 eprintln!("panewise: mode full-access: no sandbox");
@@ -177,7 +192,10 @@ fn run_boxed(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     })?;
-    let code = status.code().and_then(|code| u8::try_from(code).ok()).unwrap_or(1);
+    let code = status
+        .code()
+        .and_then(|code| u8::try_from(code).ok())
+        .unwrap_or(1);
     Ok(ExitCode::from(code))
 }
 
@@ -187,16 +205,49 @@ mod tests {
 
     #[test]
     fn check_names_the_mechanism_and_why_not_the_others() {
-        let bwrap = Ok((std::path::PathBuf::from("/usr/bin/bwrap"), "bubblewrap 0.8.0".to_owned()));
+        let bwrap = Ok((
+            std::path::PathBuf::from("/usr/bin/bwrap"),
+            "bubblewrap 0.8.0".to_owned(),
+        ));
         let cases = [
-            (Probe { bwrap: bwrap.clone(), namespaces: Ok(()), landlock: Ok(7), seccomp: Ok(()) }, "mechanism: bubblewrap", true),
-            (Probe { bwrap: bwrap.clone(), namespaces: Err("RTM_NEWADDR".into()), landlock: Ok(7), seccomp: Ok(()) }, "mechanism: landlock, with a seccomp filter (no PID namespace", true),
-            (Probe { bwrap: Err("not on PATH".into()), namespaces: Err("not tried".into()), landlock: Err("not built".into()), seccomp: Ok(()) }, "mechanism: none (bubblewrap: not on PATH; Landlock: not built)", false),
+            (
+                Probe {
+                    bwrap: bwrap.clone(),
+                    namespaces: Ok(()),
+                    landlock: Ok(7),
+                    seccomp: Ok(()),
+                },
+                "mechanism: bubblewrap",
+                true,
+            ),
+            (
+                Probe {
+                    bwrap: bwrap.clone(),
+                    namespaces: Err("RTM_NEWADDR".into()),
+                    landlock: Ok(7),
+                    seccomp: Ok(()),
+                },
+                "mechanism: landlock, with a seccomp filter (no PID namespace",
+                true,
+            ),
+            (
+                Probe {
+                    bwrap: Err("not on PATH".into()),
+                    namespaces: Err("not tried".into()),
+                    landlock: Err("not built".into()),
+                    seccomp: Ok(()),
+                },
+                "mechanism: none (bubblewrap: not on PATH; Landlock: not built)",
+                false,
+            ),
         ];
         for (probe, expected, available) in cases {
             let (lines, ok) = check_report(&probe, MechanismChoice::Auto, false);
             assert_eq!(ok, available, "{lines:?}");
-            assert!(lines.iter().any(|line| line.starts_with(expected)), "{lines:?}");
+            assert!(
+                lines.iter().any(|line| line.starts_with(expected)),
+                "{lines:?}"
+            );
         }
     }
 }

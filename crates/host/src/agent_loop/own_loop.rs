@@ -38,8 +38,8 @@ use crate::approval::{decide, Decision, ToolRequest};
 use crate::backend::model::{LoopConfig, ToolRun};
 use crate::error::SessionError;
 use crate::journal::transcript;
-use crate::tools::recall::SpanArchive;
 use crate::sandbox::ShellApproval;
+use crate::tools::recall::SpanArchive;
 use crate::tools::{ToolCall, ToolOutcome};
 
 /// One thing that happened to the loop, with the time it happened where the loop records it.

@@ -250,14 +250,12 @@ impl ModelAgent {
             cwd: config.cwd.clone(),
             limits: config.tool_limits,
             env_remove: config.tool_env_remove.clone(),
-            shell_box: config
-                .sandbox
-                .plan(config.approval)
-                .boxed
-                .map(|boxed| crate::sandbox::ShellBox {
+            shell_box: config.sandbox.plan(config.approval).boxed.map(|boxed| {
+                crate::sandbox::ShellBox {
                     boxed,
                     mode: config.approval,
-                }),
+                }
+            }),
         };
         let archive = ArchiveFile::new(archive::archive_path(&config.log));
         let core = OwnLoop::new(config, api, window.strategy_name()).with_prices(client.prices());

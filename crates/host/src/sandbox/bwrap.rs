@@ -33,7 +33,10 @@ pub fn box_env(
         .into_iter()
         .filter(|(name, _)| ENV_ALLOW.iter().any(|allowed| name.as_os_str() == *allowed))
         .collect();
-    env.push((OsString::from("TMPDIR"), spec.tmpdir.clone().into_os_string()));
+    env.push((
+        OsString::from("TMPDIR"),
+        spec.tmpdir.clone().into_os_string(),
+    ));
     env
 }
 

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use landlock::{
-    path_beneath_rules, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+    path_beneath_rules, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 
 /// The devices a command may write even in the read-only box (as a terminal program does).
@@ -35,7 +35,9 @@ pub fn restrict_thread(writable: &[PathBuf], network: bool) -> Result<(), String
     let status = ruleset
         .create()
         .and_then(|created| created.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
-        .and_then(|created| created.add_rules(path_beneath_rules(writable, AccessFs::from_all(abi))))
+        .and_then(|created| {
+            created.add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+        })
         .and_then(|created| {
             created.add_rules(path_beneath_rules(
                 WRITABLE_DEVICES,

@@ -291,10 +291,9 @@ impl BoxSpec {
         let mut notes = Vec::new();
         if write_refused {
             notes.push(match self.boxed.kind {
-                BoxKind::ReadOnly => format!(
-                    "[sandbox: every write is refused in mode {}]",
-                    mode.name()
-                ),
+                BoxKind::ReadOnly => {
+                    format!("[sandbox: every write is refused in mode {}]", mode.name())
+                }
                 BoxKind::Workspace => format!(
                     "[sandbox: writes outside the working directory are refused in mode {}]",
                     mode.name()

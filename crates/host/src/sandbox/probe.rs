@@ -65,12 +65,13 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
 /// Probes the machine (runs `bwrap` twice and restricts a throwaway thread with Landlock).
 pub fn probe() -> Probe {
     let bwrap = match find_on_path("bwrap") {
-        None => Err("`bwrap` is not on PATH (Debian/Ubuntu: apt-get install bubblewrap)".to_owned()),
+        None => {
+            Err("`bwrap` is not on PATH (Debian/Ubuntu: apt-get install bubblewrap)".to_owned())
+        }
         Some(path) => match Command::new(&path).arg("--version").output() {
-            Ok(out) if out.status.success() => Ok((
-                path,
-                String::from_utf8_lossy(&out.stdout).trim().to_owned(),
-            )),
+            Ok(out) if out.status.success() => {
+                Ok((path, String::from_utf8_lossy(&out.stdout).trim().to_owned()))
+            }
             Ok(out) => Err(format!(
                 "`{} --version` failed: {}",
                 path.display(),
@@ -147,7 +148,9 @@ fn landlock_abi() -> Result<u32, String> {
             } => Ok(kernel_abi
                 .and_then(|abi| u32::try_from(abi).ok())
                 .unwrap_or(effective_abi as u32)),
-            LandlockStatus::NotEnabled => Err("not enabled in this kernel (boot option lsm=)".to_owned()),
+            LandlockStatus::NotEnabled => {
+                Err("not enabled in this kernel (boot option lsm=)".to_owned())
+            }
             LandlockStatus::NotImplemented => Err("not built into this kernel".to_owned()),
         }
     })

@@ -25,14 +25,63 @@ fn each_mode_gets_its_box_and_asks_only_where_the_table_says() {
     use ApprovalMode::*;
     use ShellApproval::{Ask as Asks, Run as Runs};
     let none = "no bwrap".to_owned();
-    let cases: Vec<(ApprovalMode, bool, Result<Mechanism, &String>, ShellApproval, Option<BoxedBy>, bool)> = vec![
-        (ReadOnly, false, BWRAP, Runs, boxed(BoxKind::ReadOnly, Mechanism::Bubblewrap, false), false),
+    let cases: Vec<(
+        ApprovalMode,
+        bool,
+        Result<Mechanism, &String>,
+        ShellApproval,
+        Option<BoxedBy>,
+        bool,
+    )> = vec![
+        (
+            ReadOnly,
+            false,
+            BWRAP,
+            Runs,
+            boxed(BoxKind::ReadOnly, Mechanism::Bubblewrap, false),
+            false,
+        ),
         // read-only never has the network, whatever the setting.
-        (ReadOnly, true, BWRAP, Runs, boxed(BoxKind::ReadOnly, Mechanism::Bubblewrap, false), false),
-        (Ask, false, BWRAP, Asks, boxed(BoxKind::Workspace, Mechanism::Bubblewrap, false), false),
-        (Auto, false, BWRAP, Runs, boxed(BoxKind::Workspace, Mechanism::Bubblewrap, false), false),
-        (Auto, true, BWRAP, Runs, boxed(BoxKind::Workspace, Mechanism::Bubblewrap, true), false),
-        (Auto, false, Ok(Mechanism::Landlock), Runs, boxed(BoxKind::Workspace, Mechanism::Landlock, false), false),
+        (
+            ReadOnly,
+            true,
+            BWRAP,
+            Runs,
+            boxed(BoxKind::ReadOnly, Mechanism::Bubblewrap, false),
+            false,
+        ),
+        (
+            Ask,
+            false,
+            BWRAP,
+            Asks,
+            boxed(BoxKind::Workspace, Mechanism::Bubblewrap, false),
+            false,
+        ),
+        (
+            Auto,
+            false,
+            BWRAP,
+            Runs,
+            boxed(BoxKind::Workspace, Mechanism::Bubblewrap, false),
+            false,
+        ),
+        (
+            Auto,
+            true,
+            BWRAP,
+            Runs,
+            boxed(BoxKind::Workspace, Mechanism::Bubblewrap, true),
+            false,
+        ),
+        (
+            Auto,
+            false,
+            Ok(Mechanism::Landlock),
+            Runs,
+            boxed(BoxKind::Workspace, Mechanism::Landlock, false),
+            false,
+        ),
         (FullAccess, false, BWRAP, Runs, None, false),
         // No mechanism: auto asks and says why; ask asks; full-access runs; read-only denies.
         (Auto, false, Err(&none), Asks, None, true),
@@ -70,12 +119,18 @@ fn spec(kind: BoxKind, network: bool) -> BoxSpec {
 }
 
 fn words(args: &[OsString]) -> Vec<String> {
-    args.iter().map(|arg| arg.to_string_lossy().into_owned()).collect()
+    args.iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect()
 }
 
 #[test]
 fn bwrap_argv_binds_only_the_writable_roots_and_unshares_what_the_box_lacks() {
-    let command = [OsString::from("sh"), OsString::from("-c"), OsString::from("true")];
+    let command = [
+        OsString::from("sh"),
+        OsString::from("-c"),
+        OsString::from("true"),
+    ];
     let cases = [
         (
             spec(BoxKind::ReadOnly, false),
@@ -100,7 +155,11 @@ fn bwrap_argv_binds_only_the_writable_roots_and_unshares_what_the_box_lacks() {
     ];
     for (spec, fd, expected) in cases {
         let expected: Vec<&str> = expected.split_whitespace().collect();
-        assert_eq!(words(&bwrap::argv(&spec, fd, &command)), expected, "{spec:?}");
+        assert_eq!(
+            words(&bwrap::argv(&spec, fd, &command)),
+            expected,
+            "{spec:?}"
+        );
     }
 }
 
@@ -120,7 +179,10 @@ fn a_box_gets_the_allowed_variables_and_its_tmpdir_never_a_key() {
     let env: Vec<(String, String)> = env
         .iter()
         .map(|(name, value)| {
-            (name.to_string_lossy().into_owned(), value.to_string_lossy().into_owned())
+            (
+                name.to_string_lossy().into_owned(),
+                value.to_string_lossy().into_owned(),
+            )
         })
         .collect();
     let expected = [
@@ -154,7 +216,12 @@ fn a_refusal_in_the_output_is_named_as_the_sandbox_s() {
             "bash: connect: Connection refused",
             Some("[sandbox: no network in mode auto; `[sandbox] network = true` allows it]"),
         ),
-        (BoxKind::Workspace, true, "bash: connect: Connection refused", None),
+        (
+            BoxKind::Workspace,
+            true,
+            "bash: connect: Connection refused",
+            None,
+        ),
         (BoxKind::Workspace, false, "all fine", None),
     ];
     for (kind, network, output, expected) in cases {
@@ -165,7 +232,10 @@ fn a_refusal_in_the_output_is_named_as_the_sandbox_s() {
 
 #[test]
 fn the_probe_s_verdict_prefers_bubblewrap_and_falls_back_to_landlock() {
-    let ok_bwrap = Ok((PathBuf::from("/usr/bin/bwrap"), "bubblewrap 0.8.0".to_owned()));
+    let ok_bwrap = Ok((
+        PathBuf::from("/usr/bin/bwrap"),
+        "bubblewrap 0.8.0".to_owned(),
+    ));
     let probe = |bwrap: Result<(PathBuf, String), String>,
                  namespaces: Result<(), String>,
                  landlock: Result<u32, String>,
@@ -177,20 +247,50 @@ fn the_probe_s_verdict_prefers_bubblewrap_and_falls_back_to_landlock() {
     };
     let refused = || Err("RTM_NEWADDR".to_owned());
     let cases = [
-        (probe(ok_bwrap.clone(), Ok(()), Ok(7), Ok(())), MechanismChoice::Auto, Ok(Mechanism::Bubblewrap)),
-        (probe(ok_bwrap.clone(), refused(), Ok(7), Ok(())), MechanismChoice::Auto, Ok(Mechanism::Landlock)),
-        (probe(Err("not on PATH".into()), refused(), Ok(3), Ok(())), MechanismChoice::Auto, Ok(Mechanism::Landlock)),
-        (probe(ok_bwrap.clone(), Ok(()), Ok(7), Ok(())), MechanismChoice::Landlock, Ok(Mechanism::Landlock)),
-        (probe(ok_bwrap.clone(), refused(), Ok(7), Ok(())), MechanismChoice::Bubblewrap, Err("RTM_NEWADDR")),
-        (probe(ok_bwrap.clone(), refused(), Err("not built".into()), Ok(())), MechanismChoice::Auto, Err("not built")),
-        (probe(ok_bwrap.clone(), Ok(()), Ok(7), Err("none".into())), MechanismChoice::Auto, Err("seccomp")),
+        (
+            probe(ok_bwrap.clone(), Ok(()), Ok(7), Ok(())),
+            MechanismChoice::Auto,
+            Ok(Mechanism::Bubblewrap),
+        ),
+        (
+            probe(ok_bwrap.clone(), refused(), Ok(7), Ok(())),
+            MechanismChoice::Auto,
+            Ok(Mechanism::Landlock),
+        ),
+        (
+            probe(Err("not on PATH".into()), refused(), Ok(3), Ok(())),
+            MechanismChoice::Auto,
+            Ok(Mechanism::Landlock),
+        ),
+        (
+            probe(ok_bwrap.clone(), Ok(()), Ok(7), Ok(())),
+            MechanismChoice::Landlock,
+            Ok(Mechanism::Landlock),
+        ),
+        (
+            probe(ok_bwrap.clone(), refused(), Ok(7), Ok(())),
+            MechanismChoice::Bubblewrap,
+            Err("RTM_NEWADDR"),
+        ),
+        (
+            probe(ok_bwrap.clone(), refused(), Err("not built".into()), Ok(())),
+            MechanismChoice::Auto,
+            Err("not built"),
+        ),
+        (
+            probe(ok_bwrap.clone(), Ok(()), Ok(7), Err("none".into())),
+            MechanismChoice::Auto,
+            Err("seccomp"),
+        ),
     ];
     for (probe, choice, expected) in cases {
         let verdict = probe.mechanism(choice);
         match (expected, &verdict) {
             (Ok(mechanism), Ok(found)) => assert_eq!(*found, mechanism, "{probe:?}"),
             (Err(part), Err(reason)) => assert!(reason.contains(part), "{reason}"),
-            (expected, verdict) => panic!("{probe:?} {choice:?}: {verdict:?}, expected {expected:?}"),
+            (expected, verdict) => {
+                panic!("{probe:?} {choice:?}: {verdict:?}, expected {expected:?}")
+            }
         }
     }
 }
@@ -199,7 +299,10 @@ fn the_probe_s_verdict_prefers_bubblewrap_and_falls_back_to_landlock() {
 fn the_seccomp_program_compiles_with_and_without_network() {
     for network in [false, true] {
         let program = seccomp::program(network);
-        assert!(matches!(&program, Ok(program) if !program.is_empty()), "{program:?}");
+        assert!(
+            matches!(&program, Ok(program) if !program.is_empty()),
+            "{program:?}"
+        );
         if let Ok(program) = program {
             assert_eq!(seccomp::program_bytes(&program).len(), program.len() * 8);
         }
