@@ -15,6 +15,7 @@ mod remote;
 mod replay;
 mod resume;
 mod run;
+mod sandbox_cmd;
 mod sessions_cmd;
 mod terminal_text;
 mod ui_cmd;
@@ -140,6 +141,10 @@ enum Command {
     /// Serve scripted Anthropic, OpenAI and Gemini model APIs on 127.0.0.1, for offline tests.
     #[command(name = "mock-server", after_help = exit::EXIT_CODES)]
     MockServer(mock_server_cmd::Args),
+    /// The sandbox of the own loop's `shell` commands: `check` what this machine offers,
+    /// `run -- CMD` in the box an approval mode uses.
+    #[command(after_help = exit::EXIT_CODES)]
+    Sandbox(sandbox_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -176,6 +181,7 @@ fn main() -> ExitCode {
         Command::Window(args) => window_cmd::run(args),
         Command::Decode(args) => decode_cmd::run(args),
         Command::MockServer(args) => mock_server_cmd::run(args),
+        Command::Sandbox(args) => sandbox_cmd::run(args),
         Command::Run(args) => run::run(*args),
         Command::Sessions(args) => sessions_cmd::run(args),
         Command::New(args) => agents_cmd::new(args),

@@ -19,12 +19,13 @@ use panewise_window::{StrategyConfig, WindowError};
 
 use crate::approval::ApprovalMode;
 use crate::error::ConfigError;
+use crate::sandbox::{MechanismChoice, SandboxSettings, SANDBOX_KEYS};
 
 /// The configuration file's name, in a project directory and in the user config directory.
 pub const FILE_NAME: &str = "panewise.toml";
 
 /// The top-level keys a file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 10] = [
+pub const TOP_LEVEL_KEYS: [&str; 11] = [
     "provider",
     "model",
     "approval",
@@ -35,6 +36,7 @@ pub const TOP_LEVEL_KEYS: [&str; 10] = [
     "notify",
     "telemetry",
     "remote",
+    "sandbox",
 ];
 
 mod remote;
@@ -204,6 +206,8 @@ pub struct Config {
     pub telemetry: TelemetrySettings,
     /// `[remote]`: the hosts reached over SSH (user file only).
     pub remote: RemoteSettings,
+    /// `[sandbox]`: the own loop's `shell` sandbox (`network = true` from the user file only).
+    pub sandbox: SandboxSettings,
     /// The files read, the lowest layer first.
     pub sources: Vec<PathBuf>,
 }
@@ -265,6 +269,16 @@ impl Config {
                     reason: "is read from the user file only: a project file comes with its \
                              repository, which must not choose the commands panewise runs or \
                              the hosts it connects to; set it in your user file instead"
+                        .to_owned(),
+                });
+            }
+            if layer.sandbox.network == Some(true) {
+                return Err(ConfigError::Invalid {
+                    path: project.to_path_buf(),
+                    key: "sandbox.network".to_owned(),
+                    reason: "`true` is read from the user file only: a project file comes with \
+                             its repository, which must not open the network to the commands \
+                             the model runs; set it in your user file instead"
                         .to_owned(),
                 });
             }
@@ -349,6 +363,7 @@ impl Config {
                 "notify" => config.notify = notify(value, &invalid)?,
                 "telemetry" => config.telemetry = telemetry(value, &invalid)?,
                 "remote" => config.remote = remote::remote(value, &invalid)?,
+                "sandbox" => config.sandbox = sandbox(value, &invalid)?,
                 other => {
                     return Err(invalid(
                         other,
@@ -397,6 +412,7 @@ impl Config {
             },
             // The project file never sets it (refused in `load_files`).
             remote: base.remote,
+            sandbox: self.sandbox.over(base.sandbox),
             sources,
         }
     }
@@ -760,4 +776,48 @@ fn is_variable_name(name: &str) -> bool {
         .next()
         .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
         && characters.all(|rest| rest.is_ascii_alphanumeric() || rest == '_')
+}
+
+/// The `[sandbox]` table.
+fn sandbox(
+    value: &toml::Value,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<SandboxSettings, ConfigError> {
+    let table = value
+        .as_table()
+        .ok_or_else(|| invalid("sandbox", "must be a table".to_owned()))?;
+    let mut settings = SandboxSettings::default();
+    for (key, value) in table {
+        let name = format!("sandbox.{key}");
+        match key.as_str() {
+            "network" => {
+                settings.network = Some(value.as_bool().ok_or_else(|| {
+                    invalid(
+                        &name,
+                        "must be true or false (a list of loopback ports is not supported)"
+                            .to_owned(),
+                    )
+                })?);
+            }
+            "mechanism" => {
+                let choice = value.as_str().and_then(MechanismChoice::from_name);
+                settings.mechanism = Some(choice.ok_or_else(|| {
+                    invalid(
+                        &name,
+                        format!(
+                            "must be one of {}",
+                            MechanismChoice::ALL.map(MechanismChoice::name).join(", ")
+                        ),
+                    )
+                })?);
+            }
+            other => {
+                return Err(invalid(
+                    &format!("sandbox.{other}"),
+                    format!("unknown key, expected one of {}", SANDBOX_KEYS.join(", ")),
+                ));
+            }
+        }
+    }
+    Ok(settings)
 }

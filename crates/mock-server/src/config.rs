@@ -84,11 +84,16 @@ pub enum Scenario {
     /// offered. For a window that lets earlier results go, e.g. observation-masking with
     /// `keepRecentObservations` 1.
     Recall,
+    /// A shell call of [`crate::SANDBOX_COMMAND`]: a write outside the working directory
+    /// (`touch ../outside`), one inside (`ok.txt`), and a TCP connection to the loopback port
+    /// written in `port.txt` (printing `CONNECTED` or `NOT-CONNECTED`); then a text answer.
+    /// What the shell tool's sandbox must confine.
+    SandboxProbe,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 18] = [
+    pub const ALL: [Scenario; 19] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -107,6 +112,7 @@ impl Scenario {
         Scenario::SpoofedCommand,
         Scenario::LongSession,
         Scenario::Recall,
+        Scenario::SandboxProbe,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -130,6 +136,7 @@ impl Scenario {
             Scenario::SpoofedCommand => "spoofed-command",
             Scenario::LongSession => "long-session",
             Scenario::Recall => "recall",
+            Scenario::SandboxProbe => "sandbox-probe",
         }
     }
 

@@ -36,6 +36,11 @@ pub const SLEEPING_COMMAND: &str = "sleep 30; echo done";
 pub const DETACHING_COMMAND: &str = "setsid -f sh -c 'echo $$ > .detached.pid; exec sleep 30'; \
 until [ -s .detached.pid ]; do sleep 0.01; done; echo detached";
 
+/// The command of the `sandbox-probe` scenario: a write outside the working directory, one
+/// inside it, and a connection to the loopback port written in `port.txt`.
+pub const SANDBOX_COMMAND: &str = "touch ../outside; echo inside > ok.txt; \
+bash -c 'echo > /dev/tcp/127.0.0.1/$(cat port.txt)' && echo CONNECTED || echo NOT-CONNECTED";
+
 /// The command of the `spoofed-command` scenario. On a terminal that interprets escapes, the
 /// carriage return and `ESC [2K` erase `touch spoofed #`, so it would read `echo hello`; shown
 /// escaped, the `touch` is plain to see. (It creates `spoofed` in the working directory.)
@@ -293,6 +298,9 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
         Scenario::SpoofedCommand if rounds == 0 => {
             shell(crate::SPOOFED_COMMAND, "Print hello").map(|c| vec![c])
         }
+        Scenario::SandboxProbe if rounds == 0 => {
+            shell(SANDBOX_COMMAND, "Write inside and outside, connect").map(|c| vec![c])
+        }
         Scenario::FailingTool if rounds == 0 => {
             shell("echo failing >&2; exit 3", "Run a failing command").map(|c| vec![c])
         }
@@ -389,7 +397,7 @@ fn final_text(scenario: Scenario) -> &'static str {
         Scenario::FailingTool => "The command failed with exit status 3.",
         Scenario::SlowTool | Scenario::SleepingTool => "The wait is over. Done.",
         Scenario::DetachingTool => "The sleep was started. Done.",
-        Scenario::SpoofedCommand => "The command ran. Done.",
+        Scenario::SpoofedCommand | Scenario::SandboxProbe => "The command ran. Done.",
         Scenario::HugeInput => {
             "<summary>PANEWISE-MOCK-SUMMARY: the user asked to run `echo hello`; it printed hello.</summary>"
         }

@@ -19,6 +19,7 @@ mod replay;
 mod run_own_loop;
 mod run_signals;
 mod run_terminal;
+mod sandbox;
 mod sessions;
 mod telemetry;
 mod transcripts;

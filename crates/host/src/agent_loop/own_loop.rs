@@ -38,6 +38,7 @@ use crate::approval::{decide, Decision, ToolRequest};
 use crate::backend::model::{LoopConfig, ToolRun};
 use crate::error::SessionError;
 use crate::journal::transcript;
+use crate::sandbox::ShellApproval;
 use crate::tools::recall::SpanArchive;
 use crate::tools::{ToolCall, ToolOutcome};
 
@@ -239,6 +240,8 @@ pub struct OwnLoop {
     pending: VecDeque<PendingCall>,
     under_way: UnderWay,
     next: Next,
+    /// Whether the session was told its `shell` commands run unboxed, and why (said once).
+    said_unboxed: bool,
     tool_runs: Vec<ToolRun>,
     limit_reached: u32,
     /// The prices each call's cost is split with in the ledger: the client's, which priced
@@ -270,6 +273,7 @@ impl OwnLoop {
             turn_stats: SessionStats::default(),
             pending: VecDeque::new(),
             under_way: UnderWay::Nothing,
+            said_unboxed: false,
             next: Next::Nothing,
             tool_runs: Vec::new(),
             limit_reached: 0,
@@ -751,11 +755,25 @@ impl OwnLoop {
                 return self.refuse(call, reason, at_ms);
             }
         };
-        let decision = decide(
+        let mut decision = decide(
             self.config.approval,
             &ToolRequest::Own(&parsed),
             &self.config.cwd,
         );
+        let mut effects = Vec::new();
+        // `shell` is bounded by the sandbox where there is one: the sandbox's plan decides it.
+        if matches!(parsed, ToolCall::Shell(_)) {
+            let plan = self.config.sandbox.plan(self.config.approval);
+            decision = match plan.approval {
+                ShellApproval::Run => Decision::Run,
+                ShellApproval::Ask => Decision::Ask,
+                ShellApproval::Deny(reason) => Decision::Deny { reason },
+            };
+            if let (Some(why), false) = (plan.unboxed_because, self.said_unboxed) {
+                self.said_unboxed = true;
+                effects.push(Effect::Emit(ProviderEvent::Warning { message: why }));
+            }
+        }
         let entry = transcript::policy_entry(
             &call.id,
             &call.name,
@@ -763,7 +781,7 @@ impl OwnLoop {
             &decision,
             self.config.approval,
         );
-        let mut effects = vec![Effect::Transcript { at_ms, entry }];
+        effects.push(Effect::Transcript { at_ms, entry });
         match decision {
             Decision::Run => effects.extend(self.start_tool(call.id, call.name, parsed, at_ms)),
             Decision::Deny { reason } => {

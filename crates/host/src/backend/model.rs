@@ -77,6 +77,9 @@ pub struct LoopConfig {
     /// The variables the tools' processes do not get (the API keys,
     /// [`crate::secrets::EnvPolicy::tool_removals`]).
     pub tool_env_remove: Vec<String>,
+    /// The sandbox `shell` commands run in, and whether they are asked
+    /// ([`crate::sandbox::plan_shell`]); unavailable (so `auto` asks) until probed.
+    pub sandbox: crate::sandbox::ShellSandbox,
     /// Whether requests ask for the provider's prompt cache (on by default; `prompt_cache =
     /// false` under the provider's table in `panewise.toml` turns it off). See
     /// [`RequestHead::prompt_cache`](panewise_providers::RequestHead::prompt_cache) for what each API is sent.
@@ -125,6 +128,7 @@ impl LoopConfig {
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             tool_limits: ToolLimits::default(),
             tool_env_remove: crate::secrets::tool_env_removals(&[]),
+            sandbox: crate::sandbox::ShellSandbox::unavailable("the machine was not probed"),
             prompt_cache: true,
             cache_key,
         }
@@ -246,6 +250,12 @@ impl ModelAgent {
             cwd: config.cwd.clone(),
             limits: config.tool_limits,
             env_remove: config.tool_env_remove.clone(),
+            shell_box: config.sandbox.plan(config.approval).boxed.map(|boxed| {
+                crate::sandbox::ShellBox {
+                    boxed,
+                    mode: config.approval,
+                }
+            }),
         };
         let archive = ArchiveFile::new(archive::archive_path(&config.log));
         let core = OwnLoop::new(config, api, window.strategy_name()).with_prices(client.prices());

@@ -150,6 +150,8 @@ pub struct SessionPlan {
     /// Variables removed from the environment of the agent (a supervised one) or of the own
     /// loop's tools.
     pub env_remove: Vec<String>,
+    /// `[sandbox]`: the own loop's `shell` sandbox settings.
+    pub sandbox: crate::sandbox::SandboxSettings,
 }
 
 /// Where a session runs.

@@ -302,6 +302,9 @@ pub struct ToolContext {
     /// The variables of panewise's environment that `shell` commands do not get: the API
     /// keys ([`crate::secrets::EnvPolicy::tool_removals`]).
     pub env_remove: Vec<String>,
+    /// The sandbox `shell` commands run in ([`crate::sandbox::plan_shell`]); `None` runs them
+    /// unconfined (`full-access`, or no mechanism and the person allowed it).
+    pub shell_box: Option<crate::sandbox::ShellBox>,
 }
 
 impl ToolContext {
@@ -312,6 +315,7 @@ impl ToolContext {
             cwd: cwd.into(),
             limits: ToolLimits::default(),
             env_remove: crate::secrets::tool_env_removals(&[]),
+            shell_box: None,
         }
     }
 

@@ -7,6 +7,9 @@
 //! mark or descends from it ([`crate::process`]). What left the group, and what could not be
 //! killed, is said in the result; a process that both cleared its environment and lost its
 //! parent cannot be found, and if one still holds the output pipe open the result says that.
+//!
+//! Where the session's mode boxes commands ([`crate::sandbox`]), `sh` runs in that box, and a
+//! write or connection the box refused is named as the sandbox's in the result.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
@@ -86,30 +89,59 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
     // side by side would interleave by scheduling luck. `exec 2>&1` runs before the command is
     // parsed, so even its syntax errors come through stdout.
     let script = format!("exec 2>&1\n{}", args.command);
-    // process: a process group of its own, marked, killed (with what left it) when dropped;
-    // the environment without the API keys (`context.env_remove`).
-    let (mut child, group) = match crate::process::spawn(
-        Command::new("sh")
-            .arg("-c")
-            .arg(&script)
-            .current_dir(&context.cwd)
-            .env_clear()
-            .envs(std::env::vars_os().filter(|(name, _)| {
-                !context
-                    .env_remove
-                    .iter()
-                    .any(|removed| name.as_os_str() == removed.as_str())
-            }))
+    // process: a process group of its own, marked, killed (with what left it) when dropped.
+    // In a box (`context.shell_box`): the box's own environment (an allow-list, never a key)
+    // and its temporary directory, held until the command is done (`_box_guard`); unboxed:
+    // panewise's environment without the API keys (`context.env_remove`).
+    let pipes = |command: &mut Command| {
+        command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    ) {
-        Ok(spawned) => spawned,
-        Err(error) => {
-            return ToolOutcome::error(format!(
-                "cannot run `sh` in {}: {error}",
-                context.cwd.display()
-            ));
+            .stderr(Stdio::piped());
+    };
+    let (mut child, group, boxed, _box_guard) = match context.shell_box {
+        Some(shell_box) => {
+            let command = ["sh", "-c", script.as_str()].map(std::ffi::OsString::from);
+            match crate::sandbox::run::spawn(shell_box.boxed, &context.cwd, &command, pipes) {
+                Ok(spawned) => (
+                    spawned.child,
+                    spawned.group,
+                    Some((spawned.spec, shell_box.mode)),
+                    Some(spawned.guard),
+                ),
+                Err(error) => {
+                    return ToolOutcome::error(format!(
+                        "cannot start the sandbox ({}) for `sh` in {}: {error}; the command \
+                         did not run (`panewise sandbox check` says what this machine offers)",
+                        shell_box.boxed.mechanism.name(),
+                        context.cwd.display()
+                    ));
+                }
+            }
+        }
+        None => {
+            let mut command = Command::new("sh");
+            command
+                .arg("-c")
+                .arg(&script)
+                .current_dir(&context.cwd)
+                .env_clear()
+                .envs(std::env::vars_os().filter(|(name, _)| {
+                    !context
+                        .env_remove
+                        .iter()
+                        .any(|removed| name.as_os_str() == removed.as_str())
+                }));
+            pipes(&mut command);
+            match crate::process::spawn(&mut command) {
+                Ok((child, group)) => (child, group, None, None),
+                Err(error) => {
+                    return ToolOutcome::error(format!(
+                        "cannot run `sh` in {}: {error}",
+                        context.cwd.display()
+                    ));
+                }
+            }
         }
     };
     let mut stdout = child.stdout.take();
@@ -157,6 +189,14 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
     }
     let mut content = captured.finish();
     if !content.is_empty() && !content.ends_with('\n') {
+        content.push('\n');
+    }
+    // A refusal by the box reads as any failed write or connection: say whose it was.
+    if let Some(note) = boxed
+        .as_ref()
+        .and_then(|(spec, mode)| spec.refusal_note(*mode, &content))
+    {
+        content.push_str(&note);
         content.push('\n');
     }
     let (footer, exit_code) = match (finished, status) {

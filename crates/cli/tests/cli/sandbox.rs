@@ -1,0 +1,150 @@
+//! The own loop's `shell` sandbox against the real kernel: in `auto` a command runs unasked in
+//! a box that writes only its working directory and has no network unless `[sandbox] network
+//! = true`; `panewise sandbox check` names the mechanism. bubblewrap must be installed (CI's
+//! `.ci/run` installs Debian's `bubblewrap`): without it these tests fail, saying so.
+
+use std::path::Path;
+
+use crate::run_own_loop::{stderr, Machine};
+
+const NOTE: &str = "[sandbox: writes outside the working directory are refused in mode auto]";
+
+fn require_bwrap() {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bwrap").is_file()));
+    assert!(
+        found,
+        "bubblewrap (`bwrap`) is not on PATH: the sandbox tests need it (apt-get install bubblewrap)"
+    );
+}
+
+/// Every file under `dir` whose text contains `needle`.
+fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read_to_string(&path).is_ok_and(|text| text.contains(needle)) {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Runs the `sandbox-probe` scenario in `auto` with `network` set in the user file; returns
+/// the machine and whether the loopback connection printed `CONNECTED`.
+fn probe_in_auto(network: bool) -> (Machine, bool) {
+    require_bwrap();
+    let machine = Machine::new();
+    let work = machine.path("project/work");
+    std::fs::create_dir_all(&work).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::fs::write(work.join("port.txt"), port.to_string()).unwrap();
+    std::fs::create_dir_all(machine.path("config/panewise")).unwrap();
+    std::fs::write(
+        machine.path("config/panewise/panewise.toml"),
+        format!("[sandbox]\nnetwork = {network}\n"),
+    )
+    .unwrap();
+    let output = machine.run(&[
+        "run",
+        "--approval",
+        "auto",
+        "--mock-scenario",
+        "sandbox-probe",
+        "--cwd",
+        work.to_str().unwrap(),
+        "probe the box",
+    ]);
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    // Unasked: with no terminal an asked call would be denied, and it ran.
+    assert!(err.contains("ran shell"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("ok.txt")).unwrap_or_default(),
+        "inside\n",
+        "{err}"
+    );
+    assert!(!machine.path("project/outside").exists(), "{err}");
+    let connected = !files_containing(&machine.path("data"), "\\nCONNECTED").is_empty()
+        || !files_containing(&machine.path("data"), "\nCONNECTED").is_empty();
+    (machine, connected)
+}
+
+#[test]
+fn in_auto_shell_runs_unasked_writes_inside_only_and_the_refusal_is_the_sandbox_s() {
+    let (machine, connected) = probe_in_auto(false);
+    let logs = files_containing(&machine.path("data"), NOTE);
+    assert!(
+        !logs.is_empty(),
+        "no session file names the sandbox's refusal"
+    );
+    assert!(
+        !files_containing(&machine.path("data"), "NOT-CONNECTED").is_empty(),
+        "the connection's outcome is not in the log"
+    );
+    assert!(
+        !connected,
+        "a loopback connection got through a box without network"
+    );
+}
+
+#[test]
+fn a_loopback_connection_gets_through_only_with_sandbox_network_true() {
+    let (_machine, connected) = probe_in_auto(true);
+    assert!(
+        connected,
+        "`[sandbox] network = true` did not let the connection through"
+    );
+}
+
+#[test]
+fn sandbox_check_names_bubblewrap_on_this_machine() {
+    require_bwrap();
+    let machine = Machine::new();
+    let output = machine.run(&["sandbox", "check"]);
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{out}{}", stderr(&output));
+    assert!(out.contains("mechanism: bubblewrap"), "{out}");
+    assert!(out.contains("landlock: ABI"), "{out}");
+}
+
+#[test]
+fn sandbox_run_in_read_only_refuses_every_write() {
+    require_bwrap();
+    let machine = Machine::new();
+    let output = machine.run(&[
+        "sandbox",
+        "run",
+        "--mode",
+        "read-only",
+        "--",
+        "sh",
+        "-c",
+        "echo x > f",
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("Read-only file system"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!machine.path("project/f").exists());
+    let output = machine.run(&[
+        "sandbox",
+        "run",
+        "--mode",
+        "auto",
+        "--",
+        "sh",
+        "-c",
+        "echo x > f",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(machine.path("project/f").exists());
+}

@@ -1,0 +1,318 @@
+//! The OS sandbox every command of the own loop's `shell` tool runs in.
+//!
+//! Which box a command gets, and whether the person is asked first, is one pure decision
+//! ([`plan_shell`]) of the approval mode, the `[sandbox]` settings and what the machine offers
+//! (a [`Probe`], gathered once by [`probe::probe`]):
+//!
+//! | mode          | a mechanism is available                      | none is                                    |
+//! |---------------|-----------------------------------------------|--------------------------------------------|
+//! | `read-only`   | run, unasked, in the read-only box            | denied (as before the sandbox)             |
+//! | `ask`         | ask, then run in the workspace box            | ask, then run unboxed                      |
+//! | `auto`        | run, unasked, in the workspace box            | ask, saying once why there is no box       |
+//! | `full-access` | run, no box                                   | run, no box                                |
+//!
+//! The read-only box: the whole file system read-only, no network. The workspace box: the
+//! working directory and a private temporary directory (`TMPDIR`) writable, the rest
+//! read-only, no network unless `[sandbox] network = true`. Both: a PID namespace of their own
+//! with their own `/proc` (panewise and the daemon are not visible), their own IPC namespace,
+//! an environment built from an allow-list ([`bwrap::box_env`]: never an API key), and a
+//! seccomp filter ([`seccomp`]) refusing io_uring, ptrace, process_vm_readv/writev and, without
+//! network, sockets of any family but `AF_UNIX`.
+//!
+//! The mechanisms: bubblewrap (`bwrap` from `PATH`, driven by argv, [`bwrap::argv`]) where
+//! unprivileged user namespaces work; else Landlock ([`landlock_box`]: read everything, write
+//! only the writable roots, and no TCP without network), which cannot give the command a PID
+//! namespace or its own `/proc`, as `panewise sandbox check` says. Never silently none: `auto`
+//! then asks, and says why.
+
+pub mod bwrap;
+pub mod landlock_box;
+pub mod probe;
+pub mod run;
+pub mod seccomp;
+
+use std::path::PathBuf;
+
+use crate::approval::ApprovalMode;
+
+pub use probe::{probe, Probe};
+
+/// The keys of the `[sandbox]` table.
+pub const SANDBOX_KEYS: [&str; 2] = ["network", "mechanism"];
+
+/// The `[sandbox]` table of `panewise.toml`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// `network`: the workspace box (modes `ask` and `auto`) may use the network, loopback
+    /// included (default false). Only the boolean: a list of loopback ports is not supported.
+    pub network: Option<bool>,
+    /// `mechanism`: which mechanism to use (default: the best available).
+    pub mechanism: Option<MechanismChoice>,
+}
+
+impl SandboxSettings {
+    /// Whether the workspace box has the network.
+    pub fn network(&self) -> bool {
+        self.network.unwrap_or(false)
+    }
+
+    /// `self` over `base`, key by key.
+    pub fn over(self, base: SandboxSettings) -> SandboxSettings {
+        SandboxSettings {
+            network: self.network.or(base.network),
+            mechanism: self.mechanism.or(base.mechanism),
+        }
+    }
+}
+
+/// `[sandbox] mechanism`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MechanismChoice {
+    /// `auto`: bubblewrap where it works, else Landlock.
+    #[default]
+    Auto,
+    /// `bubblewrap` only.
+    Bubblewrap,
+    /// `landlock` only (no PID namespace: see the module doc).
+    Landlock,
+}
+
+impl MechanismChoice {
+    /// Every choice.
+    pub const ALL: [MechanismChoice; 3] = [
+        MechanismChoice::Auto,
+        MechanismChoice::Bubblewrap,
+        MechanismChoice::Landlock,
+    ];
+
+    /// The name as written in the file.
+    pub fn name(self) -> &'static str {
+        match self {
+            MechanismChoice::Auto => "auto",
+            MechanismChoice::Bubblewrap => "bubblewrap",
+            MechanismChoice::Landlock => "landlock",
+        }
+    }
+
+    /// The choice called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|choice| choice.name() == name)
+    }
+}
+
+/// How a box is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mechanism {
+    /// bubblewrap (namespaces, its own `/proc`) with a seccomp filter.
+    Bubblewrap,
+    /// Landlock with a seccomp filter, applied to the command's process (no namespaces).
+    Landlock,
+}
+
+impl Mechanism {
+    /// Its name, as `sandbox check` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Bubblewrap => "bubblewrap",
+            Mechanism::Landlock => "landlock",
+        }
+    }
+}
+
+/// Which box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoxKind {
+    /// The whole file system read-only, no network (mode `read-only`).
+    ReadOnly,
+    /// The working directory and a private temporary directory writable (modes `ask`, `auto`).
+    Workspace,
+}
+
+/// Whether a `shell` call runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellApproval {
+    /// Run it, unasked.
+    Run,
+    /// Ask the person first.
+    Ask,
+    /// Refuse it, saying why.
+    Deny(String),
+}
+
+/// What [`plan_shell`] decided for the mode's `shell` calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellPlan {
+    /// Whether a call runs.
+    pub approval: ShellApproval,
+    /// The box it runs in, `None` for none.
+    pub boxed: Option<BoxedBy>,
+    /// Why a mode that boxes runs without one (no mechanism), to be said once.
+    pub unboxed_because: Option<String>,
+}
+
+/// A box and the mechanism that builds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoxedBy {
+    /// The box.
+    pub kind: BoxKind,
+    /// The mechanism.
+    pub mechanism: Mechanism,
+    /// Whether it has the network.
+    pub network: bool,
+}
+
+/// The sandbox a session's `shell` calls get: the settings and the probe's verdict, decided
+/// once when the session starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellSandbox {
+    /// `[sandbox]`.
+    pub settings: SandboxSettings,
+    /// The mechanism to use, or why there is none.
+    pub mechanism: Result<Mechanism, String>,
+}
+
+impl ShellSandbox {
+    /// No mechanism, for `reason` (tests and callers that never probed).
+    pub fn unavailable(reason: impl Into<String>) -> Self {
+        Self {
+            settings: SandboxSettings::default(),
+            mechanism: Err(reason.into()),
+        }
+    }
+
+    /// The machine probed now, under `settings`.
+    pub fn probed(settings: SandboxSettings) -> Self {
+        let probe = probe::probe();
+        Self {
+            settings,
+            mechanism: probe.mechanism(settings.mechanism.unwrap_or_default()),
+        }
+    }
+
+    /// [`plan_shell`] for `mode`.
+    pub fn plan(&self, mode: ApprovalMode) -> ShellPlan {
+        plan_shell(mode, &self.settings, self.mechanism.as_ref().copied())
+    }
+}
+
+/// The decision: for `mode`, under `settings`, with `mechanism` (or the reason there is
+/// none), whether `shell` calls run and in which box (the table of the module doc).
+pub fn plan_shell(
+    mode: ApprovalMode,
+    settings: &SandboxSettings,
+    mechanism: Result<Mechanism, &String>,
+) -> ShellPlan {
+    let boxed = |kind: BoxKind, mechanism: Mechanism| BoxedBy {
+        kind,
+        mechanism,
+        network: kind == BoxKind::Workspace && settings.network(),
+    };
+    match (mode, mechanism) {
+        (ApprovalMode::FullAccess, _) => ShellPlan {
+            approval: ShellApproval::Run,
+            boxed: None,
+            unboxed_because: None,
+        },
+        (ApprovalMode::ReadOnly, Ok(mechanism)) => ShellPlan {
+            approval: ShellApproval::Run,
+            boxed: Some(boxed(BoxKind::ReadOnly, mechanism)),
+            unboxed_because: None,
+        },
+        (ApprovalMode::ReadOnly, Err(reason)) => ShellPlan {
+            approval: ShellApproval::Deny(format!(
+                "denied by approval mode read-only: shell runs only in a read-only sandbox, and \
+                 none is available here ({reason})"
+            )),
+            boxed: None,
+            unboxed_because: None,
+        },
+        (ApprovalMode::Ask, Ok(mechanism)) => ShellPlan {
+            approval: ShellApproval::Ask,
+            boxed: Some(boxed(BoxKind::Workspace, mechanism)),
+            unboxed_because: None,
+        },
+        (ApprovalMode::Auto, Ok(mechanism)) => ShellPlan {
+            approval: ShellApproval::Run,
+            boxed: Some(boxed(BoxKind::Workspace, mechanism)),
+            unboxed_because: None,
+        },
+        (ApprovalMode::Ask | ApprovalMode::Auto, Err(reason)) => ShellPlan {
+            approval: ShellApproval::Ask,
+            boxed: None,
+            unboxed_because: Some(format!(
+                "no sandbox for shell commands ({reason}); each command is asked and, once \
+                 allowed, runs unconfined (`panewise sandbox check` says more)"
+            )),
+        },
+    }
+}
+
+/// The box a session's `shell` commands run in, with the mode that chose it (named in the
+/// output's note when the box refused something).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShellBox {
+    /// The box.
+    pub boxed: BoxedBy,
+    /// The approval mode.
+    pub mode: ApprovalMode,
+}
+
+/// Where a box's command runs and what it may write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxSpec {
+    /// The box and its mechanism.
+    pub boxed: BoxedBy,
+    /// The working directory (writable in the workspace box).
+    pub cwd: PathBuf,
+    /// The private temporary directory (`TMPDIR`; writable in the workspace box).
+    pub tmpdir: PathBuf,
+}
+
+impl BoxSpec {
+    /// The directories the command may write: none in the read-only box; the working
+    /// directory and the temporary directory in the workspace box.
+    pub fn writable(&self) -> Vec<PathBuf> {
+        match self.boxed.kind {
+            BoxKind::ReadOnly => Vec::new(),
+            BoxKind::Workspace => vec![self.cwd.clone(), self.tmpdir.clone()],
+        }
+    }
+
+    /// The line a refused write or connection gets in the tool's output, naming the sandbox.
+    pub fn refusal_note(&self, mode: ApprovalMode, output: &str) -> Option<String> {
+        let lower = output.to_ascii_lowercase();
+        let write_refused = lower.contains("read-only file system")
+            || (self.boxed.mechanism == Mechanism::Landlock && lower.contains("permission denied"));
+        let net_refused = !self.boxed.network
+            && (lower.contains("network is unreachable")
+                || lower.contains("connection refused")
+                || lower.contains("operation not permitted")
+                || lower.contains("temporary failure in name resolution"));
+        let mut notes = Vec::new();
+        if write_refused {
+            notes.push(match self.boxed.kind {
+                BoxKind::ReadOnly => {
+                    format!("[sandbox: every write is refused in mode {}]", mode.name())
+                }
+                BoxKind::Workspace => format!(
+                    "[sandbox: writes outside the working directory are refused in mode {}]",
+                    mode.name()
+                ),
+            });
+        }
+        if net_refused {
+            notes.push(format!(
+                "[sandbox: no network in mode {}{}]",
+                mode.name(),
+                match self.boxed.kind {
+                    BoxKind::Workspace => "; `[sandbox] network = true` allows it",
+                    BoxKind::ReadOnly => "",
+                }
+            ));
+        }
+        (!notes.is_empty()).then(|| notes.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests;
