@@ -21,8 +21,7 @@ use panewise_benches::rig::percentile;
 use panewise_providers::PriceTable;
 use panewise_window_eval::replay::Figures;
 use panewise_window_eval::report::{
-    billing_for, default_strategies, evaluate_session, CacheChoice, Report, Strategy,
-    DEFAULT_EVAL_THRESHOLD,
+    default_strategies, evaluate_all, CacheChoice, Strategy, DEFAULT_EVAL_THRESHOLD,
 };
 use panewise_window_eval::{formats, EvalError, Recording};
 
@@ -73,11 +72,11 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A file's recording, or why it cannot be read: the CLI's read, byte for byte.
-fn read_recording(path: &Path) -> Result<Recording, String> {
+/// A file's recordings (every run and segment), or why it cannot be read: the CLI's read.
+fn read_recording(path: &Path) -> Result<Vec<Recording>, String> {
     let bytes = std::fs::read(path).map_err(|error| format!("cannot read it: {error}"))?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
-    formats::read(&text).map_err(|error| error.to_string())
+    formats::read_all(&text).map_err(|error| error.to_string())
 }
 
 /// The floor: every file read and parsed, its recording dropped, nothing else.
@@ -98,20 +97,24 @@ fn run(corpus: &Path, strategies: &[Strategy], prices: &PriceTable) -> Result<Ru
     let mut files = Vec::new();
     walk(corpus, &mut files)
         .map_err(|error| format!("cannot walk {}: {error}", corpus.display()))?;
-    let mut report = Report {
-        strategies: strategies.iter().map(|s| s.label.clone()).collect(),
-        sessions: Vec::new(),
-    };
     let mut replays = vec![Duration::ZERO; strategies.len()];
     let mut skipped = Vec::new();
     let mut parse = Duration::ZERO;
-    let mut evaluate = Duration::ZERO;
+    let mut sessions = Vec::new();
     for file in &files {
         let started = Instant::now();
         let read = read_recording(file);
         parse += started.elapsed();
-        let recording = match read {
-            Ok(recording) => recording,
+        match read {
+            Ok(recordings) => {
+                for recording in recordings {
+                    let name = match &recording.part {
+                        Some(part) => format!("{} ({part})", file.display()),
+                        None => file.display().to_string(),
+                    };
+                    sessions.push((name, recording));
+                }
+            }
             Err(_) => {
                 // The README and licence files beside the sessions; the CLI skips them too.
                 skipped.push(
@@ -120,24 +123,29 @@ fn run(corpus: &Path, strategies: &[Strategy], prices: &PriceTable) -> Result<Ru
                         .display()
                         .to_string(),
                 );
-                continue;
             }
-        };
-        let billing = billing_for(&recording, prices, None, CacheChoice::Provider);
-        let name = file.display().to_string();
-        let mut timed = |index: usize, replay: &mut dyn FnMut() -> Result<Figures, EvalError>| {
-            let started = Instant::now();
-            let figures = replay();
-            if let Some(time) = replays.get_mut(index) {
-                *time += started.elapsed();
-            }
-            figures
-        };
+        }
+    }
+    let mut timed = |index: usize, replay: &mut dyn FnMut() -> Result<Figures, EvalError>| {
         let started = Instant::now();
-        let session = evaluate_session(&name, &recording, strategies, billing, &mut timed)
-            .map_err(|error| format!("{name}: the replay failed: {error}"))?;
-        evaluate += started.elapsed();
-        report.sessions.push(session);
+        let figures = replay();
+        if let Some(time) = replays.get_mut(index) {
+            *time += started.elapsed();
+        }
+        figures
+    };
+    let started = Instant::now();
+    let (report, refused) = evaluate_all(
+        &sessions,
+        strategies,
+        prices,
+        None,
+        CacheChoice::Provider,
+        &mut timed,
+    );
+    let evaluate = started.elapsed();
+    if let Some((name, error)) = refused.first() {
+        return Err(format!("{name}: the replay failed: {error}"));
     }
     let started = Instant::now();
     let table = report.table();
@@ -189,8 +197,11 @@ fn main() -> ExitCode {
     // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this in the test profile,
     // where one run shows the bench still works and a time would say nothing about the target.
     let benching = std::env::args().any(|arg| arg == "--bench");
-    let strategies = default_strategies(DEFAULT_EVAL_THRESHOLD);
     let prices = PriceTable::built_in();
+    let strategies: Vec<Strategy> = default_strategies(DEFAULT_EVAL_THRESHOLD)
+        .into_iter()
+        .map(|strategy| strategy.with_summarizer_prices(&prices))
+        .collect();
     let mut files = Vec::new();
     if let Err(error) = walk(&corpus, &mut files) {
         eprintln!(

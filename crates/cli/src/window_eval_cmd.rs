@@ -17,8 +17,7 @@ use panewise_providers::PriceTable;
 use panewise_window::cache::CacheRules;
 use panewise_window_eval::replay::Figures;
 use panewise_window_eval::report::{
-    billing_for, default_strategies, evaluate_session, CacheChoice, Report, Strategy,
-    DEFAULT_EVAL_THRESHOLD,
+    default_strategies, evaluate_all, CacheChoice, Report, Strategy, DEFAULT_EVAL_THRESHOLD,
 };
 use panewise_window_eval::{formats, EvalError, Recording};
 
@@ -160,10 +159,6 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     let (files, mut notes) = collect_files(&args.paths)?;
     let started = Instant::now();
     let progress = Progress::new(files.len());
-    let mut report = Report {
-        strategies: strategies.iter().map(|s| s.label.clone()).collect(),
-        sessions: Vec::new(),
-    };
     let mut times = vec![Duration::ZERO; strategies.len()];
     let mut skipped = 0usize;
     let mut stderr = std::io::stderr();
@@ -199,22 +194,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             sessions.push((name, recording));
         }
     }
-    let lessons = panewise_window_eval::anchor::lessons(sessions.iter().map(|(_, r)| r));
-    if std::env::var_os("PW_DEBUG_LESSONS").is_some() {
-        for (name, recording) in &sessions {
-            if let Some(l) = panewise_window_eval::anchor::lessons([recording]).first() {
-                eprintln!("{name}: {l:?}");
-            }
-        }
-    }
     for (name, recording) in &sessions {
-        let mut billing = billing_for(
-            recording,
-            &table,
-            args.price_model.as_deref(),
-            args.cache.choice(),
-        );
-        billing.calibration = panewise_window_eval::anchor::calibrate(&lessons, recording.family);
         for note in &recording.notes {
             let _ = writeln!(
                 stderr,
@@ -222,26 +202,31 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 escape_controls(note, "")
             );
         }
-        let mut timed = |index: usize, run: &mut dyn FnMut() -> Result<Figures, EvalError>| {
-            let clock = Instant::now();
-            let figures = run();
-            if let Some(time) = times.get_mut(index) {
-                *time += clock.elapsed();
-            }
-            figures
-        };
-        match evaluate_session(name, recording, &strategies, billing, &mut timed) {
-            Ok(session) => report.sessions.push(session),
-            Err(error) => {
-                // One session the stage refuses is named, and the rest go on.
-                skipped += 1;
-                let _ = writeln!(
-                    stderr,
-                    "panewise window eval: skipped {name}: the replay failed: {}",
-                    escape_controls(&error.to_string(), "")
-                );
-            }
+    }
+    let mut timed = |index: usize, run: &mut dyn FnMut() -> Result<Figures, EvalError>| {
+        let clock = Instant::now();
+        let figures = run();
+        if let Some(time) = times.get_mut(index) {
+            *time += clock.elapsed();
         }
+        figures
+    };
+    let (report, refused) = evaluate_all(
+        &sessions,
+        &strategies,
+        &table,
+        args.price_model.as_deref(),
+        args.cache.choice(),
+        &mut timed,
+    );
+    for (name, error) in &refused {
+        // One session the stage refuses is named, and the rest go on.
+        skipped += 1;
+        let _ = writeln!(
+            stderr,
+            "panewise window eval: skipped {name}: the replay failed: {}",
+            escape_controls(&error.to_string(), "")
+        );
     }
     progress.finish();
     if report.sessions.is_empty() {

@@ -19,7 +19,7 @@ mod by_rules;
 mod evaluate;
 
 pub use by_rules::{settings_under, ByRules, Confidences, RuleSet};
-pub use evaluate::evaluate_session;
+pub use evaluate::{evaluate_all, evaluate_session};
 
 /// The version of the JSON lines [`Report::json_lines`] writes; it changes when a field
 /// changes meaning or goes away (new fields may be added within a version).

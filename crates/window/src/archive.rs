@@ -294,11 +294,29 @@ pub fn describe(
     }
 }
 
+/// A message's archive id and description, which the conversation keeps once computed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SpanFacts {
+    pub(crate) id: SpanId,
+    pub(crate) description: String,
+}
+
+/// Message `index`'s archive id and description, or `None` for a drop notice or a masking
+/// placeholder the stage wrote.
+pub(crate) fn facts_of<M: WindowMessage>(
+    conversation: &Conversation<M>,
+    index: usize,
+) -> Option<SpanFacts> {
+    let message = conversation.messages().get(index)?;
+    let described = described(conversation, index)?;
+    Some(SpanFacts {
+        id: SpanId::of(message.role(), message.content(), &described.calls),
+        description: described.description,
+    })
+}
+
 /// What [`span_of`] reads of a message before hashing it.
 struct Described {
-    kind: SpanKind,
-    call_id: Option<String>,
-    tool: Option<String>,
     calls: Vec<ToolCall>,
     description: String,
 }
@@ -342,13 +360,7 @@ fn described<M: WindowMessage>(conversation: &Conversation<M>, index: usize) -> 
     };
     let chars = text_of(message.content(), &calls).chars().count() as u64;
     let description = describe(kind, tool.as_deref(), target.as_deref(), &calls, chars);
-    Some(Described {
-        kind,
-        call_id,
-        tool,
-        calls,
-        description,
-    })
+    Some(Described { calls, description })
 }
 
 /// The span of message `index` leaving `conversation`, or `None` for a drop notice or a
@@ -359,20 +371,54 @@ pub fn span_of<M: WindowMessage>(
     removal: Removal,
     iteration: u32,
 ) -> Option<ArchivedSpan> {
-    let described = described(conversation, index)?;
     let message = conversation.messages().get(index)?;
+    let computed;
+    let facts = match conversation.span_facts(index) {
+        Some(facts) => facts,
+        None => {
+            computed = facts_of(conversation, index)?;
+            &computed
+        }
+    };
+    let calls: Vec<ToolCall> = (0..message.tool_call_count())
+        .filter_map(|at| message.tool_call(at))
+        .map(|call| ToolCall {
+            id: call.id.to_owned(),
+            name: call.name.to_owned(),
+            args: call.args.to_owned(),
+        })
+        .collect();
+    let meta = conversation.meta(index)?;
+    let call_id = message.tool_call_id().map(str::to_owned);
+    let tool = match (message.role(), call_id.as_deref()) {
+        (Role::Tool, Some(call_id)) => conversation
+            .tool_name(meta.tool)
+            .map(str::to_owned)
+            .or_else(|| {
+                conversation
+                    .call_index(call_id)
+                    .and_then(|at| conversation.messages().get(at))
+                    .and_then(|caller| {
+                        (0..caller.tool_call_count())
+                            .filter_map(|at| caller.tool_call(at))
+                            .find(|call| call.id == call_id)
+                            .map(|call| call.name.to_owned())
+                    })
+            }),
+        _ => None,
+    };
     Some(ArchivedSpan {
-        id: SpanId::of(message.role(), message.content(), &described.calls),
-        kind: described.kind,
+        id: facts.id.clone(),
+        kind: SpanKind::of(message.role()),
         removal,
         iteration,
         window_index: index,
         born_at_ms: message.born_at_ms(),
-        call_id: described.call_id,
-        tool: described.tool,
-        description: described.description,
+        call_id,
+        tool,
+        description: facts.description.clone(),
         content: message.content().to_owned(),
-        tool_calls: described.calls,
+        tool_calls: calls,
     })
 }
 

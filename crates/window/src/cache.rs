@@ -340,7 +340,11 @@ impl PromptCache {
                 .unwrap_or(j.saturating_add(1)),
             _ => 0,
         };
-        self.entries.extend(prefixes.hashes.iter().copied());
+        // Every prefix up to the longest hit is held already (a request writes all of its
+        // prefixes, and a prefix's hash chains every block before it): only the rest is new.
+        let new_from = hit.map_or(0, |j| j.saturating_add(1));
+        self.entries
+            .extend(prefixes.hashes.iter().skip(new_from).copied());
         (read, 0, break_at(next, len))
     }
 }

@@ -163,6 +163,11 @@ impl CallFacts {
 pub struct Conversation<M: WindowMessage = Message> {
     messages: Vec<M>,
     meta: Vec<MessageMeta>,
+    /// Per tool result, its archive id and description, computed once when it enters (a
+    /// result's content does not change while it sits here; a masked one is a new message
+    /// with none), so a placeholder or a notice reads them instead of hashing again.
+    /// `None` for other messages, which are described when asked.
+    span_facts: Vec<Option<crate::archive::SpanFacts>>,
     /// A strictly increasing number per message; it survives removals, so maps keyed by it do
     /// not need re-indexing when earlier messages leave.
     seqs: Vec<u64>,
@@ -221,6 +226,7 @@ impl<M: WindowMessage> Conversation<M> {
         Self {
             messages: Vec::new(),
             meta: Vec::new(),
+            span_facts: Vec::new(),
             seqs: Vec::new(),
             next_seq: 0,
             char_prefix: vec![0],
@@ -261,6 +267,7 @@ impl<M: WindowMessage> Conversation<M> {
                 self.register(message);
             }
             self.messages = messages;
+            self.describe_results_from(0);
         } else {
             let (additional, _) = messages.size_hint();
             self.messages.reserve(additional);
@@ -292,6 +299,7 @@ impl<M: WindowMessage> Conversation<M> {
     /// per-message list once instead of doubling its way up.
     fn reserve_facts(&mut self, additional: usize) {
         self.meta.reserve(additional);
+        self.span_facts.reserve(additional);
         self.seqs.reserve(additional);
         self.char_prefix.reserve(additional);
         self.token_prefix.reserve(additional);
@@ -312,6 +320,7 @@ impl<M: WindowMessage> Conversation<M> {
     pub fn push(&mut self, message: M) {
         self.register(&message);
         self.messages.push(message);
+        self.describe_results_from(self.messages.len() - 1);
     }
 
     /// Records everything about a message about to be appended at the end, except the message
@@ -382,6 +391,7 @@ impl<M: WindowMessage> Conversation<M> {
             .push(self.token_prefix[index].saturating_add(meta.tokens));
         self.extend_turns(index, &meta, call_seq);
         self.meta.push(meta);
+        self.span_facts.push(None);
         self.seqs.push(seq);
     }
 
@@ -690,6 +700,28 @@ impl<M: WindowMessage> Conversation<M> {
         self.meta.get(index)
     }
 
+    /// Tool result `index`'s archive id and description, as computed when it entered.
+    pub(crate) fn span_facts(&self, index: usize) -> Option<&crate::archive::SpanFacts> {
+        self.span_facts.get(index).and_then(Option::as_ref)
+    }
+
+    /// Computes the archive facts of the tool results from `from` on, now that they are
+    /// stored (their descriptions read their calls, which come before them).
+    fn describe_results_from(&mut self, from: usize) {
+        for index in from..self.messages.len() {
+            if self
+                .meta
+                .get(index)
+                .is_some_and(|meta| meta.role == Role::Tool)
+            {
+                let facts = crate::archive::facts_of(self, index);
+                if let Some(slot) = self.span_facts.get_mut(index) {
+                    *slot = facts;
+                }
+            }
+        }
+    }
+
     /// The hash of message `index`'s role and content, its part of a span key. Not cached:
     /// only a span that matches a refused one in size is ever hashed. Zero for an index
     /// outside the window.
@@ -864,6 +896,9 @@ impl<M: WindowMessage> Conversation<M> {
             meta.unanswered = unanswered;
             self.messages[index] = message;
             self.meta[index] = meta;
+            if let Some(facts) = self.span_facts.get_mut(index) {
+                *facts = None;
+            }
             masked_seqs.push(self.seqs[index]);
             first_changed = first_changed.min(index);
         }
@@ -878,12 +913,14 @@ impl<M: WindowMessage> Conversation<M> {
             let first_seq = self.seqs[range.start];
             removed = self.messages.drain(range.clone()).collect();
             self.meta.drain(range.clone());
+            self.span_facts.drain(range.clone());
             self.seqs.drain(range.clone());
             if let Some(content) = &edit.inserted {
                 let message = M::stage_note(content.clone(), edit.inserted_at_ms);
                 let meta = self.read_meta(&message);
                 self.messages.insert(range.start, message);
                 self.meta.insert(range.start, meta);
+                self.span_facts.insert(range.start, None);
                 // The first removed message's number is free and sorts between head and tail.
                 self.seqs.insert(range.start, first_seq);
             }

@@ -1,10 +1,14 @@
 //! One session evaluated under every strategy and every provider's cache rules, with as few
 //! replays as give the same figures.
 
+use panewise_providers::PriceTable;
 use panewise_window::{CacheGuard, StrategyConfig};
 
 use super::settings_under;
-use super::{guard_of, Billing, ByRules, Counting, ReplayHook, RuleSet, SessionResult, Strategy};
+use super::{
+    billing_for, guard_of, Billing, ByRules, CacheChoice, Counting, ReplayHook, Report, RuleSet,
+    SessionResult, Strategy,
+};
 use crate::error::EvalError;
 use crate::recording::Recording;
 use crate::replay::{replay_under, Figures, Prepared, ReplaySettings};
@@ -168,4 +172,34 @@ fn unguarded_twin(config: &StrategyConfig) -> StrategyConfig {
         *guard = CacheGuard::default();
     }
     twin
+}
+
+/// Every session evaluated, as `panewise window eval` evaluates them: each billed by
+/// [`billing_for`], the sessions with provider readings calibrating the counts of those without
+/// ([`crate::anchor::calibrate`], per provider family), then [`evaluate_session`]. Returns
+/// the report and, by name, each session whose replay the window stage refused (the rest go
+/// on).
+pub fn evaluate_all(
+    sessions: &[(String, Recording)],
+    strategies: &[Strategy],
+    table: &PriceTable,
+    price_model: Option<&str>,
+    cache: CacheChoice,
+    replay_one: &mut ReplayHook<'_>,
+) -> (Report, Vec<(String, EvalError)>) {
+    let lessons = crate::anchor::lessons(sessions.iter().map(|(_, recording)| recording));
+    let mut report = Report {
+        strategies: strategies.iter().map(|s| s.label.clone()).collect(),
+        sessions: Vec::with_capacity(sessions.len()),
+    };
+    let mut refused = Vec::new();
+    for (name, recording) in sessions {
+        let mut billing = billing_for(recording, table, price_model, cache);
+        billing.calibration = crate::anchor::calibrate(&lessons, recording.family);
+        match evaluate_session(name, recording, strategies, billing, replay_one) {
+            Ok(session) => report.sessions.push(session),
+            Err(error) => refused.push((name.clone(), error)),
+        }
+    }
+    (report, refused)
 }

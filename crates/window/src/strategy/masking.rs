@@ -84,6 +84,42 @@ pub(crate) fn plan_masks<M: WindowMessage>(
     let mut masked_tools: Vec<String> = Vec::new();
     let mut excluded_tools: Vec<String> = Vec::new();
     let (mut saved_chars, mut saved_tokens) = (0u64, 0u64);
+    if let Some(minimum) = clear_at_least {
+        // No placeholder saves more than the whole result: when even that falls short of the
+        // minimum, none is planned, and no span is described or hashed to find it out (a
+        // batched strategy would otherwise hash every pending result on every visit).
+        let mut at_most = 0u64;
+        for index in conversation.maskable_older_than(keep_recent) {
+            let Some(meta) = conversation.meta(index) else {
+                continue;
+            };
+            let tool = conversation.tool_name(meta.tool);
+            if visit.pins().excludes(tool) {
+                if let Some(name) = tool {
+                    if !excluded_tools.iter().any(|known| known == name) {
+                        excluded_tools.push(name.to_string());
+                    }
+                }
+                continue;
+            }
+            at_most = at_most.saturating_add(meta.tokens);
+        }
+        if at_most < minimum {
+            return Masks {
+                record: MaskingRecord {
+                    keep_recent_observations: keep_recent,
+                    masked_message_count: 0,
+                    masked_tools,
+                    excluded_tools,
+                    clear_at_least_tokens: Some(minimum),
+                },
+                replacements,
+                saved_chars,
+                saved_tokens,
+            };
+        }
+        excluded_tools.clear();
+    }
     for index in conversation.maskable_older_than(keep_recent) {
         let Some(meta) = conversation.meta(index) else {
             continue;
