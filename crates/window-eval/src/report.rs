@@ -630,17 +630,27 @@ impl Report {
         let anchored: Vec<&SessionResult> = self.sessions.iter().filter(|s| !s.estimated).collect();
         let estimated: Vec<&SessionResult> = self.sessions.iter().filter(|s| s.estimated).collect();
         let mut out = String::new();
-        let worst = |of: &dyn Fn(&Figures) -> Option<(f64, f64)>| {
+        // Per anchored session, how far its raw replay is from what the provider recorded.
+        let off = |of: &dyn Fn(&Figures) -> Option<(f64, f64)>| -> Vec<(f64, &str)> {
             anchored
                 .iter()
-                .filter_map(|s| s.figures.first().and_then(|(_, f)| of(f)))
-                .filter(|(_, recorded)| *recorded > 0.0)
-                .map(|(replayed, recorded)| ((replayed - recorded) / recorded).abs())
-                .fold(None, |worst: Option<f64>, e| {
-                    Some(worst.map_or(e, |w| w.max(e)))
+                .filter_map(|s| {
+                    let (replayed, recorded) = s.figures.first().and_then(|(_, f)| of(f))?;
+                    // The file's own name: the table reads the same wherever the files lie.
+                    let name = s.name.rsplit('/').next().unwrap_or(&s.name);
+                    (recorded > 0.0).then(|| (((replayed - recorded) / recorded).abs(), name))
                 })
+                .collect()
         };
-        let tokens = worst(&|f| {
+        fn worst<'a>(offs: &[(f64, &'a str)]) -> Option<(f64, &'a str)> {
+            offs.iter()
+                .copied()
+                .fold(None, |worst: Option<(f64, &str)>, e| match worst {
+                    Some(w) if w.0 >= e.0 => Some(w),
+                    _ => Some(e),
+                })
+        }
+        let token_offs = off(&|f| {
             (f.recorded_prompt_tokens > 0).then(|| {
                 (
                     f.counted_prompt_tokens as f64,
@@ -648,7 +658,8 @@ impl Report {
                 )
             })
         });
-        let cost = worst(&|f| f.cost_on_recorded_usd.zip(f.recorded_cost_usd));
+        let cost_offs = off(&|f| f.cost_on_recorded_usd.zip(f.recorded_cost_usd));
+        let tokens = worst(&token_offs).map(|(e, _)| e);
         let missing: u64 = anchored.iter().map(|s| s.counting.missing_tokens).sum();
         let spans: usize = anchored.iter().map(|s| s.counting.missing_spans).sum();
         let _ = write!(
@@ -662,10 +673,16 @@ impl Report {
                 " (raw replay within {:.1} % of the recorded prompt tokens",
                 100.0 * tokens
             );
-            if let Some(cost) = cost {
-                let _ = write!(out, " and {:.1} % of the recorded cost", 100.0 * cost);
+            if let Some((cost, name)) = worst(&cost_offs) {
+                let within = cost_offs.iter().filter(|(e, _)| *e <= 0.05).count();
+                let _ = write!(
+                    out,
+                    "; cost within 5 % of the recorded on {within} of {}, the furthest {:.1} % off: {name}",
+                    cost_offs.len(),
+                    100.0 * cost
+                );
             }
-            let _ = write!(out, ", worst session)");
+            out.push(')');
         }
         if spans > 0 {
             let _ = write!(
