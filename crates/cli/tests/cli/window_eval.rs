@@ -63,8 +63,11 @@ fn the_shared_corpus_prints_every_default_strategy_twice_byte_identical() {
         "the raw history is the baseline: {}",
         rows[0]
     );
-    assert!(table.contains("45 session(s)"), "{table}");
+    // 50 files: five are licences and the README; one stream-json log holds two runs.
+    assert!(table.contains("47 session(s)"), "{table}");
     assert!(table.contains("token counter check"), "{table}");
+    assert!(table.contains("counts: 10 session(s) anchored"), "{table}");
+    assert!(table.contains("37 session(s) estimated"), "{table}");
     assert!(table.contains("frontier"), "{table}");
     // Every strategy again, priced under each provider's rules, with its spread; then what
     // to deploy per provider.
@@ -106,10 +109,10 @@ fn json_is_one_versioned_line_per_strategy_and_session_then_the_totals() {
         .lines()
         .map(|line| serde_json::from_str(line).expect("a JSON line"))
         .collect();
-    // Six sessions and thirteen strategies, then one total per strategy, then one
-    // recommendation per provider's cache rules.
+    // Seven sessions (one log holds two runs) and thirteen strategies, then one total per
+    // strategy, then one recommendation per provider's cache rules.
     let strategies = DEFAULT_LABELS.len();
-    assert_eq!(lines.len(), 6 * strategies + strategies + 4);
+    assert_eq!(lines.len(), 7 * strategies + strategies + 4);
     for line in &lines {
         assert_eq!(line["schema"], "panewise.window-eval/2");
     }
