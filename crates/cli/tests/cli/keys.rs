@@ -245,3 +245,54 @@ fn no_route_gets_the_key_to_the_model_a_file_or_a_request_in_read_only_ask_or_au
         }
     }
 }
+
+/// A daemon a command starts on its own (`panewise agents` with none running) is started
+/// without the command's API keys, known or only named like one: each client sends its keys
+/// with its request instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_started_by_a_command_has_no_key_in_its_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["run", "data", "home", "config", "work"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    let other = "mistral-panewise-canary-31d4";
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_panewise"))
+        .arg("agents")
+        .current_dir(dir.path().join("work"))
+        .env("XDG_RUNTIME_DIR", dir.path().join("run"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("HOME", dir.path().join("home"))
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("MISTRAL_API_KEY", other)
+        .env("PANEWISE_KEYS_TEST_MARKER", "kept")
+        .env_remove("PANEWISE_LOG")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let socket = dir.path().join("run/panewise/daemon.sock");
+    let client = panewise_supervisor::Client::connect(&socket, "keys")
+        .await
+        .unwrap();
+    let hello: panewise_api::HelloResult = client
+        .call(
+            panewise_api::Method::Hello,
+            panewise_api::HelloParams {
+                api_version: panewise_api::API_VERSION,
+                client: Some("keys".to_owned()),
+            },
+        )
+        .await
+        .unwrap();
+    let environ = std::fs::read(format!("/proc/{}/environ", hello.pid)).unwrap();
+    let environ = String::from_utf8_lossy(&environ).into_owned();
+    // The daemon this test started ends with it.
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(hello.pid).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert!(
+        environ.contains("PANEWISE_KEYS_TEST_MARKER=kept"),
+        "the daemon read is the one started here"
+    );
+    assert!(!environ.contains(KEY), "the daemon holds ANTHROPIC_API_KEY");
+    assert!(!environ.contains(other), "the daemon holds MISTRAL_API_KEY");
+}
