@@ -325,6 +325,9 @@ async fn supervised(
             anyhow::bail!("the own loop is not a supervised agent")
         }
     };
+    // The executable as the asking client's PATH finds it: the daemon's own PATH is another
+    // shell's.
+    let program = on_client_path(program, plan.agent_env.get("PATH"));
     let cli_version =
         panewise_host::cli_version::cli_version(&program, channel.npm_package()).await;
     let header = panewise_pane_state::log::LogHeader {
@@ -370,6 +373,26 @@ async fn supervised(
         launcher: Default::default(),
     })?;
     Ok(Session::new(spec, Backend::Cli(Box::new(backend)))?)
+}
+
+/// `program` found on `path` (the client's `PATH`) when it is a bare name and an executable
+/// file of that name is there; otherwise `program` unchanged (a path, or no `PATH` sent: the
+/// spawn then searches the `PATH` the agent is given, and says when it finds nothing).
+fn on_client_path(program: String, path: Option<&str>) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    if program.contains('/') {
+        return program;
+    }
+    let Some(path) = path else {
+        return program;
+    };
+    std::env::split_paths(path)
+        .map(|dir| dir.join(&program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+        .map_or(program, |found| found.display().to_string())
 }
 
 fn one_shot(cli: OneShotCli, plan: &SessionPlan, model: Option<String>) -> Channel {
@@ -465,4 +488,38 @@ pub(crate) fn mock_work_dir() -> anyhow::Result<PathBuf> {
     ));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_client_path;
+
+    /// A bare name is found on the client's `PATH` (an executable file only); a path, a name
+    /// not there, and no `PATH` sent leave the program as it was.
+    #[test]
+    fn a_bare_program_is_found_on_the_client_s_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let claude = bin.join("claude");
+        std::fs::write(&claude, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(bin.join("plain"), "").unwrap();
+        let path = format!("/nonexistent:{}", bin.display());
+        let cases = [
+            ("claude", Some(path.as_str()), claude.display().to_string()),
+            ("plain", Some(path.as_str()), "plain".to_owned()),
+            ("codex", Some(path.as_str()), "codex".to_owned()),
+            ("claude", None, "claude".to_owned()),
+            ("/opt/claude", Some(path.as_str()), "/opt/claude".to_owned()),
+        ];
+        for (program, path, expected) in cases {
+            assert_eq!(
+                on_client_path(program.to_owned(), path),
+                expected,
+                "{program}"
+            );
+        }
+    }
 }

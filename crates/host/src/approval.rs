@@ -27,15 +27,18 @@
 //! refuse it at the moment of the write ([`paths::open_for_write`]). An agent's request on
 //! such a path is asked instead: panewise cannot hold the agent's own write to the check.
 //!
-//! Reading tools run in every mode, wherever their path points: no mode restricts reading,
-//! as none does for the CLIs panewise supervises.
+//! Reading tools run in every mode, wherever their path points, with one exception: no
+//! file tool of panewise's own (reading or writing) reaches `/proc`, `/sys` or `/dev` in any
+//! mode but `full-access` ([`system`]): `/proc/self/environ` holds the API key. Such a call
+//! is denied, never asked. Otherwise no mode restricts reading, as none does for the CLIs
+//! panewise supervises.
 
 use std::path::Path;
 
 use panewise_providers::oneshot::Access;
 use serde_json::Value;
 
-use crate::tools::{paths, ToolCall};
+use crate::tools::{paths, system, ToolCall};
 
 /// How panewise answers an agent's permission requests and its own tools' calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +130,15 @@ pub fn decide(mode: ApprovalMode, request: &ToolRequest<'_>, cwd: &Path) -> Deci
 
 fn decide_own(mode: ApprovalMode, call: &ToolCall, cwd: &Path) -> Decision {
     let tool = call.tool();
+    // `/proc`, `/sys` and `/dev` hold the process's environment (its API keys), its memory and
+    // the devices: no file tool reaches them outside `full-access`, and nobody is asked.
+    if let (Some(path), false) = (call.target_path(), mode == ApprovalMode::FullAccess) {
+        if let Some(reach) = system::system_reach(cwd, path) {
+            return Decision::Deny {
+                reason: reach.refusal(tool.as_str(), path),
+            };
+        }
+    }
     if tool.only_reads() {
         return Decision::Run;
     }
@@ -237,6 +249,49 @@ mod tests {
         ];
         for (mode, access) in cases {
             assert_eq!(mode.one_shot_access(), access, "{}", mode.name());
+        }
+    }
+
+    /// Every file tool × every mode on a path into `/proc`, `/sys` or `/dev`: denied (never
+    /// asked) but in `full-access`, which runs it.
+    #[test]
+    fn no_file_tool_reaches_the_kernels_file_systems_but_in_full_access() {
+        let cwd = Path::new("/");
+        let calls = [
+            (
+                "read_file",
+                serde_json::json!({"path": "/proc/self/environ"}),
+            ),
+            ("read_file", serde_json::json!({"path": "/dev/fd/0"})),
+            ("list_dir", serde_json::json!({"path": "/sys"})),
+            (
+                "write_file",
+                serde_json::json!({"path": "/dev/shm/x", "content": "x"}),
+            ),
+            (
+                "edit_file",
+                serde_json::json!({"path": "proc/self/mem", "old_string": "a", "new_string": "b"}),
+            ),
+        ];
+        for (tool, arguments) in calls {
+            let Ok(call) = ToolCall::parse(tool, &arguments) else {
+                panic!("{tool} {arguments} parses");
+            };
+            for mode in ApprovalMode::ALL {
+                let decision = decide(mode, &ToolRequest::Own(&call), cwd);
+                match (mode, &decision) {
+                    (ApprovalMode::FullAccess, Decision::Run) => {}
+                    (ApprovalMode::FullAccess, other) => {
+                        panic!("{tool} {arguments} in full-access: {other:?}")
+                    }
+                    (_, Decision::Deny { reason }) => assert!(
+                        reason.contains("except in approval mode full-access"),
+                        "{tool} {arguments} in {}: {reason}",
+                        mode.name()
+                    ),
+                    (_, other) => panic!("{tool} {arguments} in {}: {other:?}", mode.name()),
+                }
+            }
         }
     }
 }

@@ -89,11 +89,16 @@ pub enum Scenario {
     /// written in `port.txt` (printing `CONNECTED` or `NOT-CONNECTED`); then a text answer.
     /// What the shell tool's sandbox must confine.
     SandboxProbe,
+    /// Three rounds, each a way a model could read the client's API key from its process's
+    /// environment ([`crate::KEY_PROBES`]): a file read of `/proc/self/environ`, a shell call
+    /// of `cat /proc/$PPID/environ`, a shell call of `env`; then a text answer. What the file
+    /// tools' refusals and the shell's environment must hold.
+    KeyProbe,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 19] = [
+    pub const ALL: [Scenario; 20] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -113,6 +118,7 @@ impl Scenario {
         Scenario::LongSession,
         Scenario::Recall,
         Scenario::SandboxProbe,
+        Scenario::KeyProbe,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -137,6 +143,7 @@ impl Scenario {
             Scenario::LongSession => "long-session",
             Scenario::Recall => "recall",
             Scenario::SandboxProbe => "sandbox-probe",
+            Scenario::KeyProbe => "key-probe",
         }
     }
 

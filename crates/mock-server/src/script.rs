@@ -41,6 +41,24 @@ until [ -s .detached.pid ]; do sleep 0.01; done; echo detached";
 pub const SANDBOX_COMMAND: &str = "touch ../outside; echo inside > ok.txt; \
 bash -c 'echo > /dev/tcp/127.0.0.1/$(cat port.txt)' && echo CONNECTED || echo NOT-CONNECTED";
 
+/// The ways the `key-probe` scenario reads its client's environment, one a round:
+/// `read_file` of the path (`Read` for Claude Code's tools; where no file tool is offered, a
+/// shell `cat` of it), then two shell commands.
+pub const KEY_PROBES: [KeyProbe; 3] = [
+    KeyProbe::ReadFile("/proc/self/environ"),
+    KeyProbe::Shell("cat /proc/$PPID/environ"),
+    KeyProbe::Shell("env"),
+];
+
+/// One round of the `key-probe` scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyProbe {
+    /// A file tool's read of this path.
+    ReadFile(&'static str),
+    /// A shell call of this command.
+    Shell(&'static str),
+}
+
 /// The command of the `spoofed-command` scenario. On a terminal that interprets escapes, the
 /// carriage return and `ESC [2K` erase `touch spoofed #`, so it would read `echo hello`; shown
 /// escaped, the `touch` is plain to see. (It creates `spoofed` in the working directory.)
@@ -298,6 +316,13 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
         Scenario::SpoofedCommand if rounds == 0 => {
             shell(crate::SPOOFED_COMMAND, "Print hello").map(|c| vec![c])
         }
+        Scenario::KeyProbe => match KEY_PROBES.get(rounds) {
+            Some(KeyProbe::ReadFile(path)) => read_call(&facts.tools, path).map(|c| vec![c]),
+            Some(KeyProbe::Shell(command)) => {
+                shell(command, "Print the environment").map(|c| vec![c])
+            }
+            None => Some(Vec::new()),
+        },
         Scenario::SandboxProbe if rounds == 0 => {
             shell(SANDBOX_COMMAND, "Write inside and outside, connect").map(|c| vec![c])
         }
@@ -398,6 +423,7 @@ fn final_text(scenario: Scenario) -> &'static str {
         Scenario::SlowTool | Scenario::SleepingTool => "The wait is over. Done.",
         Scenario::DetachingTool => "The sleep was started. Done.",
         Scenario::SpoofedCommand | Scenario::SandboxProbe => "The command ran. Done.",
+        Scenario::KeyProbe => "The probes ran. Done.",
         Scenario::HugeInput => {
             "<summary>PANEWISE-MOCK-SUMMARY: the user asked to run `echo hello`; it printed hello.</summary>"
         }
@@ -435,6 +461,25 @@ fn shell_call(tools: &[String], command: &str, description: &str) -> Option<Tool
 
 /// A call of the client's file-writing tool, or a shell command that writes the file. Claude's
 /// `Write` takes absolute paths only, so without a stated directory the shell writes instead.
+/// A read of `path` by the client's file tool (`read_file`, or Claude Code's `Read`), else a
+/// shell `cat` of it.
+fn read_call(tools: &[String], path: &str) -> Option<ToolCall> {
+    let offered = |name: &str| tools.iter().any(|t| t == name);
+    if offered("read_file") {
+        return Some(ToolCall {
+            name: "read_file".to_owned(),
+            args: json!({ "path": path }),
+        });
+    }
+    if offered("Read") {
+        return Some(ToolCall {
+            name: "Read".to_owned(),
+            args: json!({ "file_path": path }),
+        });
+    }
+    shell_call(tools, &format!("cat {path}"), "Read the file")
+}
+
 fn write_call(tools: &[String], cwd: Option<&str>) -> Option<ToolCall> {
     let offered = |name: &str| tools.iter().any(|t| t == name);
     let absolute = cwd.map(|dir| format!("{}/{WRITTEN_FILE}", dir.trim_end_matches('/')));

@@ -300,8 +300,22 @@ async fn last_lines(stderr: tokio::process::ChildStderr, host: String) -> String
     Vec::from(kept).join(" / ")
 }
 
+/// The variables of this process's environment the daemon is started without: every API key
+/// ([`panewise_providers::keys::is_secret_variable`]). A daemon serves many sessions over
+/// its life, each with the keys its client sends; a key of the shell that happened to start it
+/// must not reach them (nor the agents and tools they run).
+pub(crate) fn daemon_env_removals() -> Vec<std::ffi::OsString> {
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            name.to_str()
+                .is_some_and(panewise_providers::keys::is_secret_variable)
+        })
+        .collect()
+}
+
 /// Starts `program daemon` detached: its own session, no terminal, stderr in the runtime
-/// directory.
+/// directory, no API key in its environment ([`daemon_env_removals`]).
 fn start_daemon(program: &Path) -> Result<(), SupervisorError> {
     let dir = paths::runtime_dir()?;
     let stderr_path: PathBuf = dir.join(paths::STDERR_NAME);
@@ -316,6 +330,9 @@ fn start_daemon(program: &Path) -> Result<(), SupervisorError> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(stderr);
+    for name in daemon_env_removals() {
+        command.env_remove(name);
+    }
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let child = command.spawn().map_err(|error| {
         SupervisorError::io(format!("start {} daemon", program.display()), error)

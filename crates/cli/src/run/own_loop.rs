@@ -258,6 +258,7 @@ mod tests {
                 output_usd: 0.0,
                 total_usd: total,
             }),
+            prefix_break: None,
         };
         let cases = [
             (vec![], "cost: no model call was made".to_owned()),

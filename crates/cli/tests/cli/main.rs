@@ -13,6 +13,7 @@ mod daemon_ssh;
 mod decode;
 mod journal;
 mod json_contract;
+mod keys;
 mod mock_server;
 mod provider_context;
 mod replay;

@@ -9,7 +9,7 @@ use crate::run_own_loop::{stderr, Machine};
 
 const NOTE: &str = "[sandbox: writes outside the working directory are refused in mode auto]";
 
-fn require_bwrap() {
+pub(crate) fn require_bwrap() {
     let found = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("bwrap").is_file()));
     assert!(

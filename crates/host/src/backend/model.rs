@@ -256,6 +256,7 @@ impl ModelAgent {
                     mode: config.approval,
                 }
             }),
+            reach_system: config.approval == ApprovalMode::FullAccess,
         };
         let archive = ArchiveFile::new(archive::archive_path(&config.log));
         let core = OwnLoop::new(config, api, window.strategy_name()).with_prices(client.prices());

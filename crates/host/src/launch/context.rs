@@ -13,15 +13,27 @@ use crate::error::ConfigError;
 use crate::secrets::KEY_VARIABLES;
 
 /// The variables a client sends besides the key variables ([`KEY_VARIABLES`]) and any
-/// `api_key_env` its configuration names: the APIs' endpoints and the agent executables.
-pub const CLIENT_VARIABLES: [&str; 6] = [
+/// `api_key_env` its configuration names: the APIs' endpoints, the agent executables, the
+/// `PATH` they are found on, and each supervised CLI's own configuration directory
+/// ([`CLI_CONFIG_VARIABLES`]). A supervised agent gets them from the client that asked for
+/// it, not from the daemon, which may have been started from another shell.
+pub const CLIENT_VARIABLES: [&str; 10] = [
     "ANTHROPIC_BASE_URL",
     "OPENAI_BASE_URL",
     "GOOGLE_GEMINI_BASE_URL",
     "PANEWISE_CLAUDE",
     "PANEWISE_CODEX",
     "PANEWISE_GEMINI",
+    "PATH",
+    CLI_CONFIG_VARIABLES[0],
+    CLI_CONFIG_VARIABLES[1],
+    CLI_CONFIG_VARIABLES[2],
 ];
+
+/// The configuration variables of the supervised CLIs that travel with a client's request:
+/// Codex's home (`config.toml`, its model providers, its sessions), Claude Code's
+/// configuration directory, Gemini CLI's home (where it looks for `.gemini/`).
+pub const CLI_CONFIG_VARIABLES: [&str; 3] = ["CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME"];
 
 /// This process's values of the variables a session may need: the key variables, those
 /// `config` names as holding a key (`api_key_env`), the endpoints and the executables.

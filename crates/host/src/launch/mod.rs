@@ -13,7 +13,9 @@ pub mod context;
 pub mod plan;
 pub mod resolve;
 
-pub use context::{client_context, client_env, launch_context, CLIENT_VARIABLES};
+pub use context::{
+    client_context, client_env, launch_context, CLIENT_VARIABLES, CLI_CONFIG_VARIABLES,
+};
 pub use plan::{
     AgentSpec, CodexChannel, GeminiChannel, KeySource, LaunchContext, LaunchRequest,
     MockServerSpec, OwnLoopSettings, Programs, Recorded, RecordedKind, SessionDir, SessionPlan,

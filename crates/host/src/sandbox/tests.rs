@@ -25,14 +25,16 @@ fn each_mode_gets_its_box_and_asks_only_where_the_table_says() {
     use ApprovalMode::*;
     use ShellApproval::{Ask as Asks, Run as Runs};
     let none = "no bwrap".to_owned();
-    let cases: Vec<(
+    /// (mode, network setting, mechanism, approval, box, said unboxed)
+    type Case<'a> = (
         ApprovalMode,
         bool,
-        Result<Mechanism, &String>,
+        Result<Mechanism, &'a String>,
         ShellApproval,
         Option<BoxedBy>,
         bool,
-    )> = vec![
+    );
+    let cases: Vec<Case> = vec![
         (
             ReadOnly,
             false,

@@ -17,7 +17,8 @@
 //! "inside the working directory" check again at the moment they write
 //! ([`paths::check_write`], [`paths::open_for_write`]), so a symlink or a hard link put in
 //! place after the call was decided is refused, not followed. `read_file` reads regular files
-//! only, and at most [`ToolLimits::read_bytes`] of them. `shell` runs without the API keys
+//! only, and at most [`ToolLimits::read_bytes`] of them. No file tool reaches `/proc`, `/sys`
+//! or `/dev` outside `full-access` ([`system`]). `shell` runs without the API keys
 //! panewise and its agents read ([`ToolContext::env_remove`], [`crate::secrets`]).
 
 pub mod approval;
@@ -28,6 +29,7 @@ pub mod paths;
 pub mod read_file;
 pub mod recall;
 pub mod shell;
+pub mod system;
 pub mod write_file;
 
 use std::path::{Path, PathBuf};
@@ -305,6 +307,9 @@ pub struct ToolContext {
     /// The sandbox `shell` commands run in ([`crate::sandbox::plan_shell`]); `None` runs them
     /// unconfined (`full-access`, or no mechanism and the person allowed it).
     pub shell_box: Option<crate::sandbox::ShellBox>,
+    /// The file tools may reach `/proc`, `/sys` and `/dev` ([`system`]): true only in
+    /// `full-access`. False, a call whose path leads there is refused.
+    pub reach_system: bool,
 }
 
 impl ToolContext {
@@ -316,6 +321,7 @@ impl ToolContext {
             limits: ToolLimits::default(),
             env_remove: crate::secrets::tool_env_removals(&[]),
             shell_box: None,
+            reach_system: false,
         }
     }
 
@@ -368,8 +374,15 @@ impl ToolOutcome {
     }
 }
 
-/// Runs a parsed call.
+/// Runs a parsed call. A file tool's call whose path reaches `/proc`, `/sys` or `/dev` is
+/// refused unless the context allows it ([`ToolContext::reach_system`]).
 pub async fn run(call: &ToolCall, context: &ToolContext) -> ToolOutcome {
+    if let (Some(path), false) = (call.target_path(), context.reach_system) {
+        if let Some(reach) = system::system_reach(&context.cwd, path) {
+            return ToolOutcome::error(reach.refusal(call.tool().as_str(), path))
+                .at(&context.resolve(path));
+        }
+    }
     match call {
         ToolCall::Shell(args) => shell::run(args, context).await,
         ToolCall::ReadFile(args) => read_file::run(args, context).await,

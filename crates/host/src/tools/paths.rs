@@ -82,7 +82,7 @@ pub fn check_write(cwd: &Path, path: &str) -> Result<WriteTarget, WriteRefusal> 
     let lexical_cwd = lexical(&cwd);
     let written = resolve(&lexical_cwd, path);
     // The working directory itself must be a directory for anything to be inside it.
-    let real_cwd = match walk(&lexical_cwd) {
+    let real_cwd = match walk(&lexical_cwd, &mut Vec::new()) {
         Ok(walked) if walked.metadata.as_ref().is_some_and(|meta| meta.is_dir()) => walked.real,
         Ok(walked) => {
             let (reason, kind) = match walked.metadata {
@@ -98,7 +98,7 @@ pub fn check_write(cwd: &Path, path: &str) -> Result<WriteTarget, WriteRefusal> 
         }
         Err(refusal) => return Err(refusal),
     };
-    let walked = walk(&written)?;
+    let walked = walk(&written, &mut Vec::new())?;
     let written_inside = written.starts_with(&lexical_cwd) || written.starts_with(&real_cwd);
     let leads_inside = walked.real.starts_with(&real_cwd);
     if written_inside && !leads_inside {
@@ -170,8 +170,8 @@ pub(crate) fn not_a_file(file_type: std::fs::FileType) -> Option<&'static str> {
 
 /// A path walked as the kernel would: the real path, and the metadata of what is there
 /// (`None` when the last components do not exist yet).
-struct Walked {
-    real: PathBuf,
+pub(crate) struct Walked {
+    pub(crate) real: PathBuf,
     metadata: Option<std::fs::Metadata>,
 }
 
@@ -213,8 +213,10 @@ fn parts(path: &Path, from_link: Option<usize>) -> Vec<Pending> {
     parts
 }
 
-/// Walks the absolute `path` component by component, following every symlink.
-fn walk(path: &Path) -> Result<Walked, WriteRefusal> {
+/// Walks the absolute `path` component by component, following every symlink; every path
+/// looked at on the way (each component, each symlink) is pushed on `visited`, also when the
+/// walk then fails.
+pub(crate) fn walk(path: &Path, visited: &mut Vec<PathBuf>) -> Result<Walked, WriteRefusal> {
     let given = path.to_path_buf();
     let mut pending: VecDeque<Pending> = parts(path, None).into();
     let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -236,6 +238,7 @@ fn walk(path: &Path) -> Result<Walked, WriteRefusal> {
             Part::Name(name) => name,
         };
         let candidate = real.join(&name);
+        visited.push(candidate.clone());
         match std::fs::symlink_metadata(&candidate) {
             Ok(found) if found.file_type().is_symlink() => {
                 if links.len() >= MAX_SYMLINKS as usize {

@@ -62,13 +62,18 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
     if args.limit == Some(0) {
         return ToolOutcome::error(format!("{NAME}: `limit` must be at least 1")).at(&path);
     }
+    let args_path = args.path.clone();
     let window = Window {
         skip: args.offset.unwrap_or(0),
         take: args.limit.unwrap_or(u64::MAX),
     };
     let limits = context.limits;
     let opened = path.clone();
-    let read = tokio::task::spawn_blocking(move || read_window(&opened, window, limits)).await;
+    let reach_system = context.reach_system;
+    let read = tokio::task::spawn_blocking(move || {
+        read_window(&opened, window, limits, reach_system, &args_path)
+    })
+    .await;
     match read {
         Ok(Ok(text)) => ToolOutcome::ok(text).at(&path),
         Ok(Err(message)) => ToolOutcome::error(message).at(&path),
@@ -88,7 +93,15 @@ struct Window {
 /// Reads `window`'s lines of the regular file at `path`, streaming: the lines skipped are
 /// only counted, the lines shown kept up to the output cap, and nothing past
 /// [`ToolLimits::read_bytes`] is read. The error is the result's text.
-fn read_window(path: &Path, window: Window, limits: ToolLimits) -> Result<String, String> {
+/// Unless `reach_system`, a file that turns out, once opened, to be in `/proc`, `/sys` or `/dev`
+/// (a symlink swapped in after the call's path was checked) is refused, named as `given`.
+fn read_window(
+    path: &Path,
+    window: Window,
+    limits: ToolLimits,
+    reach_system: bool,
+    given: &str,
+) -> Result<String, String> {
     let shown = path.display();
     let cannot = |error: std::io::Error| format!("cannot read {shown}: {error}");
     // The type first, from the path: a FIFO is never opened (an open would wait for a writer),
@@ -105,6 +118,9 @@ fn read_window(path: &Path, window: Window, limits: ToolLimits) -> Result<String
         .custom_flags(nix::libc::O_NONBLOCK)
         .open(path)
         .map_err(cannot)?;
+    if let (false, Some(reach)) = (reach_system, super::system::opened_in_system(&file)) {
+        return Err(reach.refusal(NAME, given));
+    }
     let metadata = file.metadata().map_err(cannot)?;
     if let Some(kind) = not_a_file(metadata.file_type()) {
         return Err(format!(

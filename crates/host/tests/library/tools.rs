@@ -439,9 +439,12 @@ async fn read_file_refuses_what_is_not_a_regular_file_without_blocking() {
         ("sub".to_owned(), "a directory", dir.path().join("sub")),
         ("socket".to_owned(), "a socket", socket.clone()),
     ];
+    // `/dev` is reachable in `full-access` only: the type check is the one tested here.
+    let mut full_access = context(&dir);
+    full_access.reach_system = true;
     for (path, kind, shown) in cases {
         let outcome =
-            within_a_minute(call(&context(&dir), "read_file", json!({ "path": path }))).await;
+            within_a_minute(call(&full_access, "read_file", json!({ "path": path }))).await;
         assert!(outcome.is_error, "{path}: {outcome:?}");
         assert_eq!(
             outcome.content,
@@ -618,4 +621,42 @@ async fn shell_commands_never_see_an_api_key_unless_pass_env_names_it() {
     for (name, value) in PLANTED.iter().filter(|(name, _)| *name != "GEMINI_API_KEY") {
         assert!(!shown.contains(value), "{name}: {shown}");
     }
+}
+
+/// The file tools run on their own (no approval asked first) still refuse `/proc`, `/sys` and
+/// `/dev`, through a symlink in the working directory too; a context that may reach them
+/// (`full-access`) reads them.
+#[tokio::test]
+async fn file_tools_refuse_the_kernels_file_systems_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", dir.path().join("env-link")).unwrap();
+    let refused = context(&dir);
+    let cases = [
+        ("read_file", json!({"path": "/proc/self/environ"})),
+        ("read_file", json!({"path": "env-link"})),
+        ("read_file", json!({"path": "/dev/fd/0"})),
+        ("list_dir", json!({"path": "/sys"})),
+        (
+            "write_file",
+            json!({"path": "/dev/shm/panewise-test", "content": "x"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "/proc/self/comm", "old_string": "a", "new_string": "b"}),
+        ),
+    ];
+    for (tool, arguments) in &cases {
+        let outcome = call(&refused, tool, arguments.clone()).await;
+        assert!(outcome.is_error, "{tool} {arguments}: {}", outcome.content);
+        assert!(
+            outcome.content.contains(&format!("{tool} refuses"))
+                && outcome.content.contains("full-access"),
+            "{tool} {arguments}: {}",
+            outcome.content
+        );
+    }
+    let mut allowed = context(&dir);
+    allowed.reach_system = true;
+    let outcome = call(&allowed, "read_file", json!({"path": "/proc/self/comm"})).await;
+    assert!(!outcome.is_error, "{}", outcome.content);
 }
