@@ -47,8 +47,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let log_path = crate::input::session(&args.log)?;
     let name = log_path.display().to_string();
-    let input =
-        crate::input::open_log(&log_path).with_context(|| format!("cannot read {name}"))?;
+    let input = crate::input::open_log(&log_path).with_context(|| format!("cannot read {name}"))?;
     let folded = match fold_stream(BufReader::new(input), &name)? {
         Ok(folded) => folded,
         Err(mismatch) => {

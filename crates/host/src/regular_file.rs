@@ -231,8 +231,9 @@ mod tests {
         for (path, said) in cases {
             let message = read_log(path).err().map(|e| e.to_string());
             assert!(
-                message.as_deref().is_some_and(|m| m.contains(said)
-                    && m.contains("not a regular file")),
+                message
+                    .as_deref()
+                    .is_some_and(|m| m.contains(said) && m.contains("not a regular file")),
                 "{path:?}: {message:?}"
             );
         }
@@ -264,13 +265,25 @@ mod tests {
         }
     }
 
+    /// (input, cap, the lines read, the error's text if one ends the read)
+    type LineCase = (
+        &'static [u8],
+        usize,
+        &'static [&'static [u8]],
+        Option<&'static str>,
+    );
+
     #[test]
     fn lines_are_read_whole_up_to_the_cap_and_a_longer_one_is_an_error_naming_it() {
-        // (input, cap, the lines read, the error's text if one ends the read)
-        let cases: [(&[u8], usize, &[&[u8]], Option<&str>); 5] = [
+        let cases: [LineCase; 5] = [
             (b"ab\ncd\n", 2, &[b"ab\n", b"cd\n"], None),
             (b"ab\ncd", 2, &[b"ab\n", b"cd"], None),
-            (b"ab\ncde\n", 2, &[b"ab\n"], Some("line 2 is over the 2-byte cap")),
+            (
+                b"ab\ncde\n",
+                2,
+                &[b"ab\n"],
+                Some("line 2 is over the 2-byte cap"),
+            ),
             (b"abc", 2, &[], Some("line 1 is over")),
             (b"", 2, &[], None),
         ];
@@ -290,11 +303,7 @@ mod tests {
                 }
             }
             assert_eq!(read, lines, "{input:?}");
-            assert_eq!(
-                failed.is_some(),
-                error.is_some(),
-                "{input:?}: {failed:?}"
-            );
+            assert_eq!(failed.is_some(), error.is_some(), "{input:?}: {failed:?}");
             if let (Some(failed), Some(error)) = (failed, error) {
                 assert!(failed.contains(error), "{failed}");
             }

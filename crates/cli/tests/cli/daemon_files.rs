@@ -111,7 +111,10 @@ fn replay_run_resume_window_eval_and_a_lookup_by_name_end_with_an_error_on_a_fif
         (&["replay", &id[..13]], "named pipe"),
         (&["replay", &pipe_text], "named pipe"),
         // A name nothing has: the lookup reads every log's header but the FIFO's.
-        (&["replay", "no-such-name"], "no session with the id, prefix or name"),
+        (
+            &["replay", "no-such-name"],
+            "no session with the id, prefix or name",
+        ),
         (&["run", "--resume", &pipe_text, "go on"], "named pipe"),
         (&["run", "--resume", &id[..13], "go on"], "named pipe"),
         (&["window", "eval", &pipe_text], "named pipe"),

@@ -581,7 +581,10 @@ fn two_removes_of_one_settled_session_in_flight_are_both_answered() {
     };
     assert_eq!(answer(&to_a)["result"]["id"], json!("s1"), "{to_a:?}");
     let refused = answer(&to_b);
-    assert_eq!(refused["error"]["code"], json!(ErrorCode::UnknownSession.code()));
+    assert_eq!(
+        refused["error"]["code"],
+        json!(ErrorCode::UnknownSession.code())
+    );
     let message = refused["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("removed by another request"), "{message}");
     assert!(h.registry().sessions.is_empty());
