@@ -487,7 +487,9 @@ pub struct ResumeArgs {
 pub fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     // A path is the daemon's to open: make it absolute here, where it was typed.
     let session = match std::fs::canonicalize(&args.id) {
-        Ok(path) if path.is_file() => path.display().to_string(),
+        // Anything there but a directory (a FIFO too, which the daemon then refuses, saying
+        // why, rather than taking the name for a session's).
+        Ok(path) if !path.is_dir() => path.display().to_string(),
         _ => args.id,
     };
     let (runtime, client) = connect("panewise resume")?;

@@ -351,7 +351,14 @@ impl DaemonLauncher {
         prompt: Option<String>,
         client: Option<&ClientContext>,
     ) -> anyhow::Result<Launched> {
-        let (recorded, _notice) = crate::resume::recorded(log)?;
+        // Read off the runtime's workers: the log is checked to be a regular file without
+        // blocking and read up to a cap, but even a capped read of a large file must not keep
+        // the daemon from answering its other clients meanwhile.
+        let given = log.to_path_buf();
+        let (recorded, _notice) =
+            tokio::task::spawn_blocking(move || crate::resume::recorded(&given))
+                .await
+                .map_err(|error| anyhow::anyhow!("reading the log to resume failed: {error}"))??;
         let request = LaunchRequest {
             resume: Some(recorded),
             ..LaunchRequest::default()

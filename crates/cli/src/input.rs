@@ -12,6 +12,18 @@ pub fn open(path: &Path) -> std::io::Result<Box<dyn Read>> {
     }
 }
 
+/// Opens a session log for reading: standard input for `-`, else a regular file only
+/// ([`panewise_host::regular_file::open_regular`]), so a FIFO or a device named as a log is
+/// refused at once rather than waited on or read without end.
+pub fn open_log(path: &Path) -> std::io::Result<Box<dyn Read>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdin()));
+    }
+    let file = panewise_host::regular_file::open_regular(path)
+        .map_err(panewise_host::regular_file::FileError::into_io)?;
+    Ok(Box::new(file))
+}
+
 /// Reads all of `path`, or of standard input for `-`: for inputs needed whole (a conversation
 /// to window).
 pub fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
@@ -107,10 +119,12 @@ fn recorded_sessions(dir: &Path) -> Vec<(String, String)> {
     sessions
 }
 
-/// The name in the log's header, reading its first line only (at most 64 KiB of it).
+/// The name in the log's header, reading its first line only (at most 64 KiB of it), of a
+/// regular file only: a FIFO or a device named `*.jsonl` in the sessions directory is passed
+/// over, never waited on.
 fn header_name(log: &Path) -> Option<String> {
     use std::io::BufRead;
-    let file = std::fs::File::open(log).ok()?;
+    let file = panewise_host::regular_file::open_regular(log).ok()?;
     let mut first = Vec::new();
     std::io::BufReader::new(file.take(64 * 1024))
         .read_until(b'\n', &mut first)

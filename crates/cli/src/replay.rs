@@ -47,7 +47,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let log_path = crate::input::session(&args.log)?;
     let name = log_path.display().to_string();
-    let input = crate::input::open(&log_path).with_context(|| format!("cannot read {name}"))?;
+    let input = crate::input::open_log(&log_path).with_context(|| format!("cannot read {name}"))?;
     let folded = match fold_stream(BufReader::new(input), &name)? {
         Ok(folded) => folded,
         Err(mismatch) => {
@@ -200,11 +200,17 @@ fn fold_stream(
     let mut calls = CallCollector::default();
     let mut commands = Vec::new();
     let mut line = Vec::new();
+    let mut number = 0usize;
     loop {
-        line.clear();
-        let read = input
-            .read_until(b'\n', &mut line)
-            .with_context(|| format!("cannot read {name}"))?;
+        number += 1;
+        // Capped: a log of one endless line (a file of zeros) is an error, not the memory.
+        let read = panewise_host::regular_file::read_line_capped(
+            &mut input,
+            &mut line,
+            panewise_host::regular_file::MAX_LINE_BYTES,
+            number,
+        )
+        .with_context(|| format!("cannot read {name}"))?;
         if read == 0 {
             break;
         }

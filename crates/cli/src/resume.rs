@@ -42,7 +42,7 @@ pub fn recorded(given: &Path) -> anyhow::Result<(Recorded, Option<String>)> {
 /// resume id.
 pub fn read_agent_session(given: &Path) -> anyhow::Result<Recorded> {
     let log = crate::input::session(given)?;
-    let bytes = std::fs::read(&log).with_context(|| format!("cannot read {}", log.display()))?;
+    let bytes = panewise_host::regular_file::read_log(&log)?;
     let parsed = panewise_pane_state::parse_log_bytes(&bytes)
         .with_context(|| format!("{} is not a session log", log.display()))?;
     let header = parsed
@@ -116,7 +116,7 @@ fn own_provider(header: &LogHeader) -> Option<ProviderName> {
 }
 
 fn read(log: &Path) -> anyhow::Result<Read> {
-    let bytes = std::fs::read(log).with_context(|| format!("cannot read {}", log.display()))?;
+    let bytes = panewise_host::regular_file::read_log(log)?;
     // A log written before transcripts were kept (schema v1, v2) holds no conversation.
     let version = bytes
         .split(|byte| *byte == b'\n')

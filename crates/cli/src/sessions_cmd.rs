@@ -161,14 +161,17 @@ fn read_session(path: &Path) -> Result<Listed, String> {
     let file = open_regular(path).map_err(|error| error.to_string())?;
     let live =
         is_locked_elsewhere(&file).map_err(|error| format!("cannot probe its lock: {error}"))?;
-    let bytes = {
-        use std::io::Read;
-        let mut bytes = Vec::new();
-        (&file)
-            .read_to_end(&mut bytes)
-            .map_err(|error| format!("cannot read it: {error}"))?;
-        bytes
-    };
+    let bytes = panewise_host::regular_file::read_opened(
+        file,
+        path,
+        panewise_host::regular_file::MAX_READ_BYTES,
+    )
+    .map_err(|error| match error {
+        panewise_host::regular_file::FileError::Io { source, .. } => {
+            format!("cannot read it: {source}")
+        }
+        other => other.to_string(),
+    })?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err("empty: no session was recorded in it".to_owned());
     }

@@ -409,7 +409,13 @@ fn shown(path: &Path) -> String {
 /// Every part of a file's recording (each run, each compaction segment), or why it cannot be
 /// read.
 fn read_recording(path: &Path) -> Result<Vec<Recording>> {
-    let bytes = std::fs::read(path).context("cannot read it")?;
+    // Not through `regular_file`'s error: the caller names the file already.
+    let bytes = panewise_host::regular_file::read_log(path).map_err(|error| match error {
+        panewise_host::regular_file::FileError::Io { source, .. } => {
+            anyhow!("cannot read it: {source}")
+        }
+        other => anyhow!("{other}"),
+    })?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
     Ok(formats::read_all(&text)?)
 }

@@ -83,6 +83,7 @@ pub mod error;
 pub mod journal;
 pub mod launch;
 pub mod process;
+pub mod regular_file;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;

@@ -5,6 +5,7 @@ mod api_doc;
 mod cache_guard;
 mod daemon;
 mod daemon_context;
+mod daemon_files;
 mod daemon_flood;
 mod daemon_notify;
 mod daemon_peer;

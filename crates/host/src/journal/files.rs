@@ -88,42 +88,10 @@ pub fn is_locked_elsewhere(file: &File) -> io::Result<bool> {
 }
 
 /// Opens `path` to read when it is a regular file, and refuses anything else (a directory, a
-/// named pipe, a device) with an `InvalidInput` error saying what it is. The open itself does
-/// not block: a pipe that takes the place of the file between the check and the open is
-/// opened non-blocking and then refused.
+/// named pipe, a device) with an `InvalidInput` error saying what it is, without blocking:
+/// [`crate::regular_file::open_regular`], as an `io::Error`.
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    let kind = std::fs::metadata(path)?.file_type();
-    if !kind.is_file() {
-        return Err(not_regular(path, kind));
-    }
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK)
-        .open(path)?;
-    let kind = file.metadata()?.file_type();
-    if !kind.is_file() {
-        return Err(not_regular(path, kind));
-    }
-    Ok(file)
-}
-
-fn not_regular(path: &Path, kind: std::fs::FileType) -> io::Error {
-    use std::os::unix::fs::FileTypeExt;
-    let what = if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a named pipe"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_block_device() || kind.is_char_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    };
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("{} is {what}, not a session file", path.display()),
-    )
+    crate::regular_file::open_regular(path).map_err(crate::regular_file::FileError::into_io)
 }
 
 #[cfg(test)]

@@ -36,10 +36,28 @@ pub fn resolve_session(given: &Path) -> PathBuf {
     }
 }
 
+/// The longest a session goes without a checkpoint while it logs (30 s): a session killed
+/// (`kill -9`) leaves a log that `replay` verifies up to its last checkpoint.
+pub const CHECKPOINT_EVERY_MS: u64 = 30_000;
+
+/// The most log bytes written between two checkpoints (1 MiB), so a flooding session is
+/// verifiable well before its next 30 s are up.
+pub const CHECKPOINT_EVERY_BYTES: u64 = 1024 * 1024;
+
+/// Whether a checkpoint is due: something was logged since the last one, and either
+/// [`CHECKPOINT_EVERY_BYTES`] were or [`CHECKPOINT_EVERY_MS`] passed. Pure.
+pub fn checkpoint_due(bytes_since: u64, ms_since: u64) -> bool {
+    bytes_since > 0 && (bytes_since >= CHECKPOINT_EVERY_BYTES || ms_since >= CHECKPOINT_EVERY_MS)
+}
+
 /// A session log file being written, with the state folded from what it holds.
 pub struct SessionLogFile {
     file: Box<dyn Write + Send>,
     recorder: Recorder,
+    /// Bytes written since the last checkpoint.
+    since_checkpoint: u64,
+    /// When the last checkpoint was written (or the first check was made).
+    last_checkpoint_ms: Option<u64>,
 }
 
 impl std::fmt::Debug for SessionLogFile {
@@ -66,6 +84,8 @@ impl SessionLogFile {
         let mut log = SessionLogFile {
             file: writer,
             recorder,
+            since_checkpoint: 0,
+            last_checkpoint_ms: None,
         };
         log.write_pending()?;
         Ok(log)
@@ -99,7 +119,22 @@ impl SessionLogFile {
     /// Appends a checkpoint of the folded state, so a replay can prove it folds the same.
     pub fn checkpoint(&mut self) -> std::io::Result<()> {
         self.recorder.checkpoint().map_err(std::io::Error::other)?;
-        self.write_pending()
+        self.write_pending()?;
+        self.since_checkpoint = 0;
+        Ok(())
+    }
+
+    /// Appends a checkpoint when one is due at `now_ms` ([`checkpoint_due`]); true when it
+    /// did. The session calls it after every fold, so a log cut off by a crash replays
+    /// verified up to a recent checkpoint.
+    pub fn checkpoint_if_due(&mut self, now_ms: u64) -> std::io::Result<bool> {
+        let last = *self.last_checkpoint_ms.get_or_insert(now_ms);
+        if !checkpoint_due(self.since_checkpoint, now_ms.saturating_sub(last)) {
+            return Ok(false);
+        }
+        self.checkpoint()?;
+        self.last_checkpoint_ms = Some(now_ms);
+        Ok(true)
     }
 
     /// The state folded from the log so far.
@@ -115,6 +150,7 @@ impl SessionLogFile {
             return Ok(());
         }
         self.file.write_all(&bytes)?;
+        self.since_checkpoint = self.since_checkpoint.saturating_add(bytes.len() as u64);
         self.file.flush()
     }
 }
@@ -161,6 +197,54 @@ mod tests {
         let folded = read.as_ref().ok().map(|log| log.fold_checked().is_ok());
         assert_eq!(folded, Some(true));
         assert_eq!(read.map(|log| log.entries.len()).ok(), Some(3));
+    }
+
+    #[test]
+    fn a_checkpoint_is_due_after_30_s_or_1_mib_of_logging_and_never_after_nothing() {
+        // (bytes since the last, ms since the last, due)
+        let cases = [
+            (0, 0, false),
+            (0, 10 * CHECKPOINT_EVERY_MS, false),
+            (1, CHECKPOINT_EVERY_MS - 1, false),
+            (1, CHECKPOINT_EVERY_MS, true),
+            (CHECKPOINT_EVERY_BYTES - 1, 0, false),
+            (CHECKPOINT_EVERY_BYTES, 0, true),
+        ];
+        for (bytes, ms, due) in cases {
+            assert_eq!(checkpoint_due(bytes, ms), due, "{bytes} B, {ms} ms");
+        }
+    }
+
+    #[test]
+    fn a_log_cut_off_after_a_periodic_checkpoint_replays_verified_up_to_it() {
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("s.jsonl");
+        let mut log = SessionLogFile::create(&path, &header()).ok();
+        let mut due = Vec::new();
+        for (at, msg) in [
+            (0, Msg::InitReady { at: 0 }),
+            (1_000, Msg::StreamSubscribe { at: 1_000 }),
+            (CHECKPOINT_EVERY_MS + 1, Msg::StreamWatchdogTick),
+            (CHECKPOINT_EVERY_MS + 2, Msg::StreamWatchdogTick),
+        ] {
+            let done = log.as_mut().map(|log| {
+                let _ = log.record(at, msg);
+                log.checkpoint_if_due(at).unwrap_or(false)
+            });
+            due.push(done == Some(true));
+        }
+        // The log is dropped without its closing checkpoint, as a kill leaves it.
+        drop(log);
+        assert_eq!(due, [false, false, true, false]);
+        let read = parse_log_bytes(&std::fs::read(&path).unwrap_or_default());
+        let checked = read.as_ref().ok().map(|log| {
+            (
+                log.checkpoints.len(),
+                log.checkpoints.iter().all(|c| c.is_comparable()),
+                log.fold_checked().is_ok(),
+            )
+        });
+        assert_eq!(checked, Some((1, true, true)));
     }
 
     fn header() -> LogHeader {

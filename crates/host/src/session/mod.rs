@@ -536,9 +536,15 @@ impl Session {
             }
             let Some(deferred) = later.pop_front() else {
                 // What the commands recorded (a prompt sent, an answer) goes to disk now.
-                return self
-                    .transcript
+                self.transcript
                     .write_to(&mut self.log)
+                    .map_err(|source| self.log_error(source))?;
+                // A checkpoint now and then, so a log a crash cut off still replays verified.
+                let now = self.clock.now_ms();
+                return self
+                    .log
+                    .checkpoint_if_due(now)
+                    .map(drop)
                     .map_err(|source| self.log_error(source));
             };
             let produced = self.backend.after_fold(deferred, &mut self.out).await?;

@@ -601,6 +601,13 @@ impl Registry {
         effects: &mut Vec<Effect>,
     ) {
         let Some(session) = self.sessions.remove(id) else {
+            // A second `session/remove` of a session that waited to end: the first took it.
+            // It is answered all the same, so no request is left without an answer.
+            let error = RpcError::new(
+                ErrorCode::UnknownSession,
+                format!("session {id} was removed by another request meanwhile"),
+            );
+            self.answer(conn, request, Err(error), effects);
             return;
         };
         self.end_subscriptions_of(id, effects);

@@ -562,6 +562,35 @@ fn remove_stops_a_settled_session_and_answers_once_it_ended() {
 }
 
 #[test]
+fn two_removes_of_one_settled_session_in_flight_are_both_answered() {
+    let mut h = Harness::new(limits());
+    connected(&mut h, &[A, B]);
+    h.host(A, "s1");
+    let first = h.request(A, "session/remove", json!({"session": "s1"}));
+    let second = h.request(B, "session/remove", json!({"session": "s1"}));
+    assert!(sent(&first, A).is_empty() && sent(&second, B).is_empty());
+    let ended = h.end("s1");
+    let to_a = sent(&ended, A);
+    let to_b = sent(&ended, B);
+    let answer = |lines: &[Value]| {
+        lines
+            .iter()
+            .find(|line| line.get("id").is_some())
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(answer(&to_a)["result"]["id"], json!("s1"), "{to_a:?}");
+    let refused = answer(&to_b);
+    assert_eq!(
+        refused["error"]["code"],
+        json!(ErrorCode::UnknownSession.code())
+    );
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("removed by another request"), "{message}");
+    assert!(h.registry().sessions.is_empty());
+}
+
+#[test]
 fn remove_says_so_when_the_stopped_session_does_not_end_within_the_grace() {
     let mut h = Harness::new(limits());
     connected(&mut h, &[A]);
