@@ -610,7 +610,7 @@ mod tests {
         for round in 0..4 {
             let id = format!("c{round}");
             rec.messages.push(Message::assistant_calls(
-                &"a".repeat(1_998),
+                "a".repeat(1_998),
                 &[(&id, "t", "{}")],
             ));
             if round == 3 {

@@ -651,12 +651,10 @@ impl Report {
                 })
         }
         let token_offs = off(&|f| {
-            (f.recorded_prompt_tokens > 0).then(|| {
-                (
-                    f.counted_prompt_tokens as f64,
-                    f.recorded_prompt_tokens as f64,
-                )
-            })
+            (f.recorded_prompt_tokens > 0).then_some((
+                f.counted_prompt_tokens as f64,
+                f.recorded_prompt_tokens as f64,
+            ))
         });
         let cost_offs = off(&|f| f.cost_on_recorded_usd.zip(f.recorded_cost_usd));
         let tokens = worst(&token_offs).map(|(e, _)| e);
