@@ -39,6 +39,7 @@ fn the_top_level_help_lists_every_subcommand() {
             "decode",
             "window",
             "mock-server",
+            "sandbox",
             "help"
         ],
         "{help}"

@@ -140,7 +140,7 @@ fn json_is_one_versioned_line_per_strategy_and_session_then_the_totals() {
         .collect();
     assert_eq!(recommendations.len(), 4);
     assert_eq!(recommendations[0]["rules"], "anthropic");
-    assert_eq!(recommendations[0]["sessions"], 6);
+    assert_eq!(recommendations[0]["sessions"], 7);
     let raw_session = &lines[0];
     assert_eq!(raw_session["scope"], "session");
     assert_eq!(raw_session["format"], "claude-stream-json");
