@@ -337,9 +337,17 @@ fn an_approval_answered_after_a_minute_runs_the_tool_then_calls_again() {
         vec![ledger(&asking)]
     );
     sent.push(asking);
+    // No box on an unprobed machine: said once, then asked as before.
+    let unboxed = core
+        .config()
+        .sandbox
+        .plan(ApprovalMode::Ask)
+        .unboxed_because
+        .expect("ask without a box says why");
     assert_effects!(
         settle(&mut core, 1_013),
         vec![
+            Effect::Emit(ProviderEvent::Warning { message: unboxed }),
             Effect::Transcript {
                 at_ms: 1_013,
                 entry: TranscriptEntry::ApprovalRequested {
@@ -494,11 +502,12 @@ fn the_read_only_policy_denies_without_asking() {
     event(&mut core, tool_call("c1", "shell", ECHO), 1_010);
     step(&mut core, LoopInput::ModelEnded { at_ms: 1_011 });
     let effects = settle(&mut core, 1_012);
-    let decision = decide(
-        ApprovalMode::ReadOnly,
-        &ToolRequest::Own(&echo()),
-        &core.config().cwd,
-    );
+    // `shell` is decided by the sandbox's plan: read-only runs it only in a read-only box,
+    // and this machine was not probed for one.
+    let decision = match core.config().sandbox.plan(ApprovalMode::ReadOnly).approval {
+        crate::sandbox::ShellApproval::Deny(reason) => Decision::Deny { reason },
+        other => panic!("read-only without a box ran or asked for a shell command: {other:?}"),
+    };
     let Decision::Deny { reason } = &decision else {
         panic!("read-only ran a shell command: {decision:?}");
     };
