@@ -1,7 +1,7 @@
 //! The strategies an evaluation compares, the per-session settings (cache rules, prices), and
 //! the results: per strategy and session, in total, as a table and as JSON lines; each
 //! strategy priced under every provider's cache rules too, with the statistics of
-//! [`crate::stats`] and a recommendation per provider ([`by_rules`]'s doc says how).
+//! [`crate::stats`] and a recommendation per provider (the `by_rules` module's doc says how).
 
 use std::fmt::Write as _;
 

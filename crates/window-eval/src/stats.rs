@@ -29,7 +29,7 @@
 //!   half, within [`BEST_MARGIN`] of that half's pick and (unless it is raw) below 1 there.
 //!   A strategy's own agreement is the share of splits on which it is good on both halves or on
 //!   neither: 1 for one consistently good or consistently not.
-//! - The **recommendation** ([`recommend`]) is the pick on all the sessions, when it is not raw,
+//! - The **recommendation** ([`summarize`]) is the pick on all the sessions, when it is not raw,
 //!   its 90 % interval lies wholly below 1, and the recommendation held on at least
 //!   [`MIN_AGREEMENT`] of the splits; otherwise there is none: no strategy is reliably better
 //!   than raw on this data.
