@@ -315,6 +315,18 @@ pub(crate) fn facts_of<M: WindowMessage>(
     })
 }
 
+/// A message's tool calls, owned.
+fn calls_of<M: WindowMessage>(message: &M) -> Vec<ToolCall> {
+    (0..message.tool_call_count())
+        .filter_map(|at| message.tool_call(at))
+        .map(|call| ToolCall {
+            id: call.id.to_owned(),
+            name: call.name.to_owned(),
+            args: call.args.to_owned(),
+        })
+        .collect()
+}
+
 /// What [`span_of`] reads of a message before hashing it.
 struct Described {
     calls: Vec<ToolCall>,
@@ -330,14 +342,7 @@ fn described<M: WindowMessage>(conversation: &Conversation<M>, index: usize) -> 
         return None;
     }
     let message = conversation.messages().get(index)?;
-    let calls: Vec<ToolCall> = (0..message.tool_call_count())
-        .filter_map(|at| message.tool_call(at))
-        .map(|call| ToolCall {
-            id: call.id.to_owned(),
-            name: call.name.to_owned(),
-            args: call.args.to_owned(),
-        })
-        .collect();
+    let calls = calls_of(message);
     let kind = SpanKind::of(message.role());
     let call_id = message.tool_call_id().map(str::to_owned);
     let (tool, target) = match (kind, call_id.as_deref()) {
@@ -380,14 +385,7 @@ pub fn span_of<M: WindowMessage>(
             &computed
         }
     };
-    let calls: Vec<ToolCall> = (0..message.tool_call_count())
-        .filter_map(|at| message.tool_call(at))
-        .map(|call| ToolCall {
-            id: call.id.to_owned(),
-            name: call.name.to_owned(),
-            args: call.args.to_owned(),
-        })
-        .collect();
+    let calls = calls_of(message);
     let meta = conversation.meta(index)?;
     let call_id = message.tool_call_id().map(str::to_owned);
     let tool = match (message.role(), call_id.as_deref()) {

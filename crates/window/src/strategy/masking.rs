@@ -63,6 +63,24 @@ impl ObservationMasking {
     }
 }
 
+/// Whether `tool`'s results are excluded from masking (W87); a newly excluded tool is noted
+/// once in `excluded_tools`.
+fn excluded<M: WindowMessage>(
+    visit: &Visit<'_, M>,
+    tool: Option<&str>,
+    excluded_tools: &mut Vec<String>,
+) -> bool {
+    if !visit.pins().excludes(tool) {
+        return false;
+    }
+    if let Some(name) = tool {
+        if !excluded_tools.iter().any(|known| known == name) {
+            excluded_tools.push(name.to_string());
+        }
+    }
+    true
+}
+
 /// The masking half shared with `hybrid`.
 pub(crate) struct Masks {
     pub(crate) replacements: Vec<ContentReplacement>,
@@ -94,12 +112,7 @@ pub(crate) fn plan_masks<M: WindowMessage>(
                 continue;
             };
             let tool = conversation.tool_name(meta.tool);
-            if visit.pins().excludes(tool) {
-                if let Some(name) = tool {
-                    if !excluded_tools.iter().any(|known| known == name) {
-                        excluded_tools.push(name.to_string());
-                    }
-                }
+            if excluded(visit, tool, &mut excluded_tools) {
                 continue;
             }
             at_most = at_most.saturating_add(meta.tokens);
@@ -125,12 +138,7 @@ pub(crate) fn plan_masks<M: WindowMessage>(
             continue;
         };
         let tool = conversation.tool_name(meta.tool);
-        if visit.pins().excludes(tool) {
-            if let Some(name) = tool {
-                if !excluded_tools.iter().any(|known| known == name) {
-                    excluded_tools.push(name.to_string());
-                }
-            }
+        if excluded(visit, tool, &mut excluded_tools) {
             continue;
         }
         let span = span_of(
