@@ -315,6 +315,19 @@ pub(crate) fn facts_of<M: WindowMessage>(
     })
 }
 
+/// The call `call_id` as the message that made it holds it.
+fn call_site<'c, M: WindowMessage>(
+    conversation: &'c Conversation<M>,
+    call_id: &str,
+) -> Option<crate::message::ToolCallRef<'c>> {
+    let caller = conversation
+        .call_index(call_id)
+        .and_then(|at| conversation.messages().get(at))?;
+    (0..caller.tool_call_count())
+        .filter_map(|at| caller.tool_call(at))
+        .find(|call| call.id == call_id)
+}
+
 /// A message's tool calls, owned.
 fn calls_of<M: WindowMessage>(message: &M) -> Vec<ToolCall> {
     (0..message.tool_call_count())
@@ -347,14 +360,7 @@ fn described<M: WindowMessage>(conversation: &Conversation<M>, index: usize) -> 
     let call_id = message.tool_call_id().map(str::to_owned);
     let (tool, target) = match (kind, call_id.as_deref()) {
         (SpanKind::ToolResult, Some(call_id)) => {
-            let site = conversation
-                .call_index(call_id)
-                .and_then(|at| conversation.messages().get(at))
-                .and_then(|caller| {
-                    (0..caller.tool_call_count())
-                        .filter_map(|at| caller.tool_call(at))
-                        .find(|call| call.id == call_id)
-                });
+            let site = call_site(conversation, call_id);
             let tool = conversation
                 .tool_name(meta.tool)
                 .or_else(|| site.map(|call| call.name))
@@ -392,17 +398,7 @@ pub fn span_of<M: WindowMessage>(
         (Role::Tool, Some(call_id)) => conversation
             .tool_name(meta.tool)
             .map(str::to_owned)
-            .or_else(|| {
-                conversation
-                    .call_index(call_id)
-                    .and_then(|at| conversation.messages().get(at))
-                    .and_then(|caller| {
-                        (0..caller.tool_call_count())
-                            .filter_map(|at| caller.tool_call(at))
-                            .find(|call| call.id == call_id)
-                            .map(|call| call.name.to_owned())
-                    })
-            }),
+            .or_else(|| call_site(conversation, call_id).map(|call| call.name.to_owned())),
         _ => None,
     };
     Some(ArchivedSpan {

@@ -8,13 +8,13 @@
 //! panewise's protection, is the control: there `read_file` reads the key, and the scan must
 //! find it. bubblewrap must be installed, as for the sandbox's tests.
 
-use std::path::Path;
 use std::process::Output;
 
 use panewise_mock_server::{KeyProbe, RunningServer, Scenario, KEY_PROBES};
 
 use crate::run_own_loop::{stderr, Machine};
 use crate::run_terminal::Terminal;
+use crate::sandbox::files_containing;
 
 /// The key: fake, and found anywhere by its text.
 const KEY: &str = "sk-ant-panewise-canary-5e1f0c2a9d";
@@ -68,27 +68,6 @@ const TABLE: [(&str, [Expect; 3], bool); 4] = [
         true,
     ),
 ];
-
-/// Every file under `dir` whose bytes contain `needle`.
-fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if std::fs::read(&path).is_ok_and(|bytes| {
-                bytes
-                    .windows(needle.len())
-                    .any(|window| window == needle.as_bytes())
-            }) {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    found
-}
 
 /// The tool results of the last request the mock received, in order (Anthropic's
 /// `tool_result` blocks, their text joined).

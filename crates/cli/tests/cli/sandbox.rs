@@ -18,8 +18,8 @@ pub(crate) fn require_bwrap() {
     );
 }
 
-/// Every file under `dir` whose text contains `needle`.
-fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
+/// Every file under `dir` whose bytes contain `needle`.
+pub(crate) fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -27,7 +27,11 @@ fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if std::fs::read_to_string(&path).is_ok_and(|text| text.contains(needle)) {
+            } else if std::fs::read(&path).is_ok_and(|bytes| {
+                bytes
+                    .windows(needle.len())
+                    .any(|window| window == needle.as_bytes())
+            }) {
                 found.push(path.display().to_string());
             }
         }
