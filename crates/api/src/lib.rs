@@ -35,6 +35,7 @@
 
 pub mod approvals;
 pub mod error;
+pub mod id;
 pub mod methods;
 pub mod rpc;
 pub mod summary;
@@ -42,6 +43,7 @@ pub mod view;
 
 pub use approvals::{pick_approval, waiting_approvals, NotAnswered, WaitingApproval};
 pub use error::{ApiError, ErrorCode};
+pub use id::RequestId;
 pub use methods::*;
 pub use rpc::{Incoming, Notification, Request, Response, RpcError};
 pub use summary::{

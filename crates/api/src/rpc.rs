@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ApiError, ErrorCode};
+use crate::id::RequestId;
 use crate::MAX_LINE_BYTES;
 
 /// A request from a client. `id` is echoed in the response; a request without one is a
@@ -12,9 +13,9 @@ use crate::MAX_LINE_BYTES;
 pub struct Request {
     /// Always `"2.0"`.
     pub jsonrpc: String,
-    /// The client's id for the request (a number or a string).
+    /// The client's id for the request (a number or a string), echoed exactly as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<Value>,
+    pub id: Option<RequestId>,
     /// The method (one of [`crate::Method::ALL`]).
     pub method: String,
     /// The method's params (an object).
@@ -27,7 +28,7 @@ impl Request {
     pub fn new(id: u64, method: &str, params: impl Serialize) -> Result<Request, ApiError> {
         Ok(Request {
             jsonrpc: "2.0".to_owned(),
-            id: Some(Value::from(id)),
+            id: Some(RequestId::number(id)),
             method: method.to_owned(),
             params: Some(serde_json::to_value(params)?),
         })
@@ -58,8 +59,9 @@ impl RpcError {
 pub struct Response {
     /// Always `"2.0"`.
     pub jsonrpc: String,
-    /// The request's id; `null` when the request could not be read.
-    pub id: Value,
+    /// The request's id, exactly as sent; `null` (`None`) when the request could not be
+    /// read.
+    pub id: Option<RequestId>,
     /// The method's result, on success.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
@@ -70,7 +72,7 @@ pub struct Response {
 
 impl Response {
     /// A success.
-    pub fn ok(id: Value, result: Value) -> Response {
+    pub fn ok(id: Option<RequestId>, result: Value) -> Response {
         Response {
             jsonrpc: "2.0".to_owned(),
             id,
@@ -80,7 +82,7 @@ impl Response {
     }
 
     /// A failure.
-    pub fn err(id: Value, error: RpcError) -> Response {
+    pub fn err(id: Option<RequestId>, error: RpcError) -> Response {
         Response {
             jsonrpc: "2.0".to_owned(),
             id,
@@ -132,9 +134,16 @@ pub fn parse_request(line: &[u8]) -> Result<Request, ApiError> {
             cap: MAX_LINE_BYTES,
         });
     }
-    let value: Value = serde_json::from_slice(line)?;
+    // Read straight into the request (an id must keep its exact text, which a detour through
+    // `Value` loses); a syntax error is a parse error, a JSON value of the wrong shape a shape
+    // error.
     let request: Request =
-        serde_json::from_value(value).map_err(|error| ApiError::Shape(error.to_string()))?;
+        serde_json::from_slice(line).map_err(|error| match error.classify() {
+            serde_json::error::Category::Data => ApiError::Shape(error.to_string()),
+            serde_json::error::Category::Io
+            | serde_json::error::Category::Syntax
+            | serde_json::error::Category::Eof => ApiError::Json(error),
+        })?;
     if request.jsonrpc != "2.0" {
         return Err(ApiError::Shape(format!(
             "jsonrpc is {:?}, not \"2.0\"",
@@ -153,12 +162,16 @@ pub fn parse_request(line: &[u8]) -> Result<Request, ApiError> {
 
 /// The id of a request line that could not be read, when one can be found in it (so the
 /// error response names the request it answers).
-pub fn salvage_id(line: &[u8]) -> Value {
-    serde_json::from_slice::<Value>(line)
+pub fn salvage_id(line: &[u8]) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    serde_json::from_slice::<IdOnly<'_>>(line)
         .ok()
-        .and_then(|value| value.get("id").cloned())
-        .filter(|id| id.is_number() || id.is_string())
-        .unwrap_or(Value::Null)
+        .and_then(|holder| holder.id)
+        .and_then(|raw| RequestId::from_json(raw.get()).ok())
 }
 
 /// Reads one line from the daemon.

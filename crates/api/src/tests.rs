@@ -149,8 +149,41 @@ fn malformed_lines_have_their_codes() {
         code(br#"{"jsonrpc":"2.0","id":1,"method":"hello"}"#),
         Ok(())
     );
-    assert_eq!(rpc::salvage_id(br#"{"id":7,"method":3}"#), json!(7));
-    assert_eq!(rpc::salvage_id(b"{nope"), serde_json::Value::Null);
+    assert_eq!(
+        rpc::salvage_id(br#"{"id":7,"method":3}"#),
+        Some(crate::RequestId::number(7))
+    );
+    assert_eq!(rpc::salvage_id(b"{nope"), None);
+    assert_eq!(rpc::salvage_id(br#"{"id":null,"method":3}"#), None);
+}
+
+/// Every id a client may send comes back in its response byte for byte: past 2^64, negative,
+/// fractional and string ids, also when the request itself is refused.
+#[test]
+fn ids_are_echoed_exactly_as_sent() {
+    for id in [
+        "1",
+        "18446744073709551616",
+        "-5",
+        "2.50",
+        "\"req-1\"",
+        "\"\\u00e9\"",
+    ] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"hello"}}"#);
+        let request = rpc::parse_request(line.as_bytes()).unwrap_or_else(|error| panic!("{error}"));
+        let response = Response::ok(request.id, json!({}));
+        let sent =
+            String::from_utf8(rpc::to_line(&response).unwrap_or_default()).unwrap_or_default();
+        assert!(sent.contains(&format!(r#""id":{id},"#)), "{id}: {sent}");
+        let refused = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":7}}"#);
+        let response = Response::err(
+            rpc::salvage_id(refused.as_bytes()),
+            RpcError::new(ErrorCode::InvalidRequest, "no"),
+        );
+        let sent =
+            String::from_utf8(rpc::to_line(&response).unwrap_or_default()).unwrap_or_default();
+        assert!(sent.contains(&format!(r#""id":{id},"#)), "{id}: {sent}");
+    }
 }
 
 #[test]

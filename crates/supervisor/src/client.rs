@@ -84,12 +84,16 @@ impl Client {
                         let _gone = notices.send(notice).await;
                     }
                     Ok(Incoming::Response(response)) => {
-                        let route = response.id.as_u64().and_then(|id| {
-                            routes
-                                .lock()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                                .remove(&id)
-                        });
+                        let route = response
+                            .id
+                            .as_ref()
+                            .and_then(panewise_api::RequestId::as_u64)
+                            .and_then(|id| {
+                                routes
+                                    .lock()
+                                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                    .remove(&id)
+                            });
                         if let Some(route) = route {
                             let _ = route.send(response);
                         }

@@ -476,6 +476,27 @@ async fn malformed_and_oversized_requests_get_errors_and_the_daemon_goes_on() {
         exchange!(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"session/list\",\"params\":{}}\n");
     assert_eq!(fine["id"], 9);
     assert!(fine["result"]["sessions"].is_array(), "{fine}");
+    // Every id comes back as its exact text: past 2^64, negative, fractional, a string; for
+    // an answer and for a refusal alike.
+    for id in ["18446744073709551616", "-3", "0.5", "\"tab-2\""] {
+        for params in ["{}", "7"] {
+            let line = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/list\",\"params\":{params}}}\n"
+            );
+            tokio::io::AsyncWriteExt::write_all(&mut write, line.as_bytes())
+                .await
+                .unwrap();
+            let answer = tokio::time::timeout(DEADLINE, lines.next_line())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            assert!(
+                answer.contains(&format!("\"id\":{id},")),
+                "{id} with params {params} answered as {answer}"
+            );
+        }
+    }
     // Another client is served as before.
     let other = daemon.connect("other").await;
     let _: ListResult = other.call(Method::List, ListParams {}).await.unwrap();

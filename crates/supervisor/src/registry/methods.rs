@@ -3,8 +3,9 @@
 
 use panewise_api::{
     Ack, AnswerParams, ApproveParams, ApproveResult, CreateParams, ErrorCode, HelloParams,
-    HelloResult, ListParams, ListResult, Method, PromptParams, RenameParams, Request, ResumeParams,
-    RpcError, SessionParams, SubscribeParams, SubscribeResult, WaitingFor, API_VERSION,
+    HelloResult, ListParams, ListResult, Method, PromptParams, RenameParams, Request, RequestId,
+    ResumeParams, RpcError, SessionParams, SubscribeParams, SubscribeResult, WaitingFor,
+    API_VERSION,
 };
 use panewise_session_protocol::{Actor, Control};
 use serde::de::DeserializeOwned;
@@ -62,7 +63,7 @@ impl Registry {
     fn call(
         &mut self,
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         method: Method,
         raw: Value,
         effects: &mut Vec<Effect>,
@@ -175,7 +176,7 @@ impl Registry {
     fn create(
         &mut self,
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         create: CreateParams,
         effects: &mut Vec<Effect>,
     ) -> Result<Reply, RpcError> {
@@ -202,7 +203,7 @@ impl Registry {
     fn resume(
         &mut self,
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         resume: ResumeParams,
         effects: &mut Vec<Effect>,
     ) -> Result<Reply, RpcError> {
@@ -301,7 +302,7 @@ impl Registry {
     fn remove(
         &mut self,
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         key: &str,
         effects: &mut Vec<Effect>,
     ) -> Result<Reply, RpcError> {
@@ -374,7 +375,7 @@ impl Registry {
     fn shutdown(
         &mut self,
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         raw: Value,
         effects: &mut Vec<Effect>,
     ) {
@@ -386,7 +387,7 @@ impl Registry {
             self.terminate(effects);
             return;
         };
-        let response = result(Ack::OK).map(|ok| panewise_api::Response::ok(id, ok));
+        let response = result(Ack::OK).map(|ok| panewise_api::Response::ok(Some(id), ok));
         match response.and_then(|response| {
             panewise_api::rpc::to_line(&response)
                 .map_err(|error| RpcError::new(ErrorCode::InternalError, error.to_string()))

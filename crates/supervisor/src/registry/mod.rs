@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use panewise_api::{
-    AgentState, ChangedNotice, CreateParams, Ending, ErrorCode, Observed, Request, Response,
-    RpcError, SessionSummary,
+    AgentState, ChangedNotice, CreateParams, Ending, ErrorCode, Observed, Request, RequestId,
+    Response, RpcError, SessionSummary,
 };
 use panewise_pane_state::State;
 use panewise_session_protocol::{Control, Update};
@@ -62,7 +62,7 @@ pub(crate) enum Event {
     /// the shell now runs as `id` ([`session_id`]); `at_ms` is when, ms since the epoch.
     Hosted {
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         id: String,
         info: LaunchInfo,
         origin: Origin,
@@ -71,7 +71,7 @@ pub(crate) enum Event {
     /// A launch failed; `why` is a sentence for the client.
     LaunchFailed {
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         origin: Origin,
         why: String,
     },
@@ -100,7 +100,7 @@ pub(crate) enum Event {
     /// What [`Effect::Forget`] did: the worktree removed or kept, when the session had one.
     Forgotten {
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         id: String,
         worktree: Option<String>,
     },
@@ -132,7 +132,7 @@ pub(crate) enum Timer {
     /// `session/remove` stopped a settled session and waits for it to end.
     RemoveGrace {
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         id: String,
     },
     /// The daemon's stop waits for every session to end.
@@ -172,13 +172,13 @@ pub(crate) enum Effect {
     /// [`Event::LaunchFailed`].
     Launch {
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         params: CreateParams,
     },
     /// Launch a session continuing `log`; then [`Event::Hosted`] or [`Event::LaunchFailed`].
     Resume {
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         log: PathBuf,
         prompt: Option<String>,
         client: Option<panewise_api::ClientContext>,
@@ -199,7 +199,7 @@ pub(crate) enum Effect {
     /// deliver [`Event::Forgotten`].
     Forget {
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         id: String,
         info: Box<LaunchInfo>,
     },
@@ -220,7 +220,7 @@ pub(crate) enum Effect {
 #[derive(Debug, Clone, PartialEq)]
 struct PendingRemoval {
     conn: ConnId,
-    request: Option<Value>,
+    request: Option<RequestId>,
     id: String,
 }
 
@@ -373,7 +373,7 @@ impl Registry {
     fn hosted(
         &mut self,
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         id: String,
         info: LaunchInfo,
         origin: Origin,
@@ -596,7 +596,7 @@ impl Registry {
     fn forget(
         &mut self,
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         id: &str,
         effects: &mut Vec<Effect>,
     ) {
@@ -682,7 +682,7 @@ impl Registry {
     fn answer(
         &mut self,
         conn: ConnId,
-        request: Option<Value>,
+        request: Option<RequestId>,
         outcome: Result<Value, RpcError>,
         effects: &mut Vec<Effect>,
     ) {
@@ -690,8 +690,8 @@ impl Registry {
             return;
         };
         let response = match outcome {
-            Ok(value) => Response::ok(id, value),
-            Err(error) => Response::err(id, error),
+            Ok(value) => Response::ok(Some(id), value),
+            Err(error) => Response::err(Some(id), error),
         };
         self.respond(conn, response, effects);
     }

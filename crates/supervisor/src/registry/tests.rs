@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use panewise_api::{AgentState, Request};
+use panewise_api::{AgentState, Request, RequestId};
 use panewise_pane_state::Msg;
 use panewise_session_protocol::{Control, Update};
 use serde_json::{json, Value};
@@ -126,7 +126,7 @@ impl Harness {
             conn,
             request: Request {
                 jsonrpc: "2.0".to_owned(),
-                id: Some(json!(self.next_request)),
+                id: Some(RequestId::number(self.next_request)),
                 method: method.to_owned(),
                 params: Some(params),
             },
@@ -138,7 +138,7 @@ impl Harness {
         let mut effects = self.request(conn, "session/create", json!({}));
         effects.extend(self.feed(Event::Hosted {
             conn,
-            request: Some(json!(self.next_request)),
+            request: Some(RequestId::number(self.next_request)),
             id: id.to_owned(),
             info: info(id),
             origin: Origin::Create { name: None },
@@ -555,7 +555,7 @@ fn remove_stops_a_settled_session_and_answers_once_it_ended() {
     // The grace timer finds nothing left to answer.
     let late = h.feed(Event::Timer(Timer::RemoveGrace {
         conn: A,
-        request: Some(json!(h.next_request)),
+        request: Some(RequestId::number(h.next_request)),
         id: "s1".to_owned(),
     }));
     assert!(sent(&late, A).is_empty());
@@ -598,7 +598,7 @@ fn remove_says_so_when_the_stopped_session_does_not_end_within_the_grace() {
     h.request(A, "session/remove", json!({"session": "s1"}));
     let timed_out = h.feed(Event::Timer(Timer::RemoveGrace {
         conn: A,
-        request: Some(json!(h.next_request)),
+        request: Some(RequestId::number(h.next_request)),
         id: "s1".to_owned(),
     }));
     let answer = sent(&timed_out, A);
@@ -661,7 +661,7 @@ fn a_name_held_by_a_launch_is_not_given_twice_and_is_let_go_if_the_launch_fails(
     assert_eq!(sent(&second, B)[0]["error"]["code"], json!(-32008));
     h.feed(Event::LaunchFailed {
         conn: A,
-        request: Some(json!(1)),
+        request: Some(RequestId::number(1)),
         origin: Origin::Create {
             name: Some("den".to_owned()),
         },
@@ -678,7 +678,7 @@ fn resume_gives_the_continued_sessions_name_to_the_new_one() {
     h.request(A, "session/create", json!({"name": "den"}));
     h.feed(Event::Hosted {
         conn: A,
-        request: Some(json!(1)),
+        request: Some(RequestId::number(1)),
         id: "old-session".to_owned(),
         info: info("old-session"),
         origin: Origin::Create {
@@ -696,7 +696,7 @@ fn resume_gives_the_continued_sessions_name_to_the_new_one() {
     assert_eq!(log, &PathBuf::from("/logs/old-session.jsonl"));
     h.feed(Event::Hosted {
         conn: A,
-        request: Some(json!(9)),
+        request: Some(RequestId::number(9)),
         id: "new-session".to_owned(),
         info: info("new-session"),
         origin: Origin::Resume {

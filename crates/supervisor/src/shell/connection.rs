@@ -21,7 +21,7 @@ pub(super) async fn refuse(
     mut write: tokio::net::unix::OwnedWriteHalf,
 ) {
     let refusal = Response::err(
-        serde_json::Value::Null,
+        None,
         RpcError::new(
             ErrorCode::InvalidRequest,
             "this daemon serves only the user who started it",
@@ -75,7 +75,7 @@ pub(super) async fn read_requests(
             Ok(Some(Line_::TooLong(len))) => Event::Refused {
                 conn,
                 response: Response::err(
-                    serde_json::Value::Null,
+                    None,
                     RpcError::new(
                         ErrorCode::LineTooLong,
                         format!(

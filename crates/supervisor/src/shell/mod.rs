@@ -38,7 +38,7 @@ pub(crate) enum Input {
     /// A launch finished (the session's run and channels are the shell's to keep).
     Launched {
         conn: ConnId,
-        request: Option<serde_json::Value>,
+        request: Option<panewise_api::RequestId>,
         origin: Origin,
         launched: Result<Launched, String>,
     },
@@ -351,7 +351,7 @@ impl Shell {
     fn host(
         &mut self,
         conn: ConnId,
-        request: Option<serde_json::Value>,
+        request: Option<panewise_api::RequestId>,
         origin: Origin,
         launched: Launched,
     ) {
