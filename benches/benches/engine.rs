@@ -76,6 +76,7 @@ async fn engine_once(chunks: &[Vec<u8>], cwd: &std::path::Path) -> usize {
         resume: None,
         capture: None,
         launcher,
+        startup_limit: std::time::Duration::from_secs(60),
     })
     .expect("a CLI backend");
     let header = log_header("claude-code", None, cwd, None);

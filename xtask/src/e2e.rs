@@ -934,6 +934,8 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         .filter(|case| filter.is_none_or(|filter| case.name.contains(filter)))
         .collect();
     let ssh_case = filter.is_none_or(|filter| super::e2e_ssh::NAME.contains(filter));
+    let caller_path_case =
+        filter.is_none_or(|filter| super::e2e_daemon::CALLER_PATH_NAME.contains(filter));
     let answers_case =
         filter.is_none_or(|filter| super::e2e_dashboard::ANSWERS_NAME.contains(filter));
     let context_case = filter.is_none_or(|filter| super::e2e_context::NAME.contains(filter));
@@ -952,6 +954,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             || !telemetry_cases.is_empty()
             || !dashboard_cases.is_empty()
             || answers_case
+            || caller_path_case
             || ssh_case,
         "no e2e case matches {filter:?}"
     );
@@ -968,6 +971,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             || daemon_cases.iter().any(|case| case.cli == cli)
             || telemetry_cases.iter().any(|case| case.cli == Some(cli))
             || dashboard_cases.iter().any(|case| case.cli == cli)
+            || (caller_path_case && cli == Cli::Claude)
         {
             let (program, version) = install(root, &target, package, bin)?;
             programs.push((cli, program, version));
@@ -1017,6 +1021,17 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
         super::e2e_daemon::run_case(&panewise, program, &dir, case)
             .with_context(|| format!("e2e case {}", case.name))?;
         eprintln!("e2e: {}: ok", case.name);
+    }
+    if caller_path_case {
+        let name = super::e2e_daemon::CALLER_PATH_NAME;
+        let program = programs
+            .iter()
+            .find(|(cli, ..)| *cli == Cli::Claude)
+            .map(|(_, program, _)| program.as_path())
+            .context("Claude Code was not installed")?;
+        super::e2e_daemon::caller_path_case(&panewise, program, &target.join("runs").join(name))
+            .with_context(|| format!("e2e case {name}"))?;
+        eprintln!("e2e: {name}: ok");
     }
     if !telemetry_cases.is_empty() {
         let phoenix = super::e2e_telemetry::install(root)?;
@@ -1094,6 +1109,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + dashboard_cases.len()
             + usize::from(answers_case)
             + usize::from(ssh_case)
+            + usize::from(caller_path_case)
             + usize::from(context_case)
             + usize::from(window_floor_case)
             + usize::from(recall_case)

@@ -315,3 +315,115 @@ pub(crate) fn text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     )
 }
+
+/// The case of issue 40's caller environment: the daemon runs with a `PATH` that has no
+/// `claude`, the client that starts the session has one; then no `PATH` has it.
+pub const CALLER_PATH_NAME: &str = "daemon-claude-on-caller-path";
+
+/// `new --provider claude-code` from a shell whose `PATH` holds `claude` runs it under a
+/// daemon started from a shell whose `PATH` does not; with `claude` on neither, `new` exits
+/// non-zero and names the cause.
+pub fn caller_path_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    let home = dir.join("home");
+    let work = dir.join("work");
+    let bin = dir.join("caller-bin");
+    for sub in [&home, &work, &bin, &dir.join("run"), &dir.join("data")] {
+        std::fs::create_dir_all(sub)?;
+    }
+    std::os::unix::fs::symlink(program, bin.join("claude"))?;
+    let bare_path = "/usr/bin:/bin";
+    ensure!(
+        bare_path
+            .split(':')
+            .all(|dir| !Path::new(dir).join("claude").exists()),
+        "this machine has a `claude` in {bare_path}: the case needs a PATH without one"
+    );
+    let caller_path = format!("{}:{bare_path}", bin.display());
+    let mock = start_mock(panewise, "file-write", dir)?;
+    let mut env = cli_env(Cli::Claude, &home, &mock.url)?;
+    env.extend([
+        (
+            "XDG_RUNTIME_DIR".to_owned(),
+            dir.join("run").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME".to_owned(),
+            dir.join("data").display().to_string(),
+        ),
+        (
+            "XDG_CONFIG_HOME".to_owned(),
+            home.join(".config").display().to_string(),
+        ),
+    ]);
+    let run = |path: &str, args: &[&str]| -> Result<Output> {
+        let mut command = Command::new(panewise);
+        command
+            .args(args)
+            .current_dir(&work)
+            .env_remove("PANEWISE_CLAUDE")
+            .envs(env.iter().map(|(key, value)| (key, value)))
+            .env("PATH", path)
+            .stdin(Stdio::null());
+        within(command, DEADLINE)
+    };
+    // The daemon starts from the shell without `claude`.
+    let listed = run(bare_path, &["agents"])?;
+    ensure!(listed.status.success(), "agents: {}", text(&listed));
+    let work_text = work.display().to_string();
+    let created = run(
+        &caller_path,
+        &[
+            "new",
+            "--provider",
+            "claude-code",
+            "--approval",
+            "ask",
+            "--cwd",
+            &work_text,
+            "--name",
+            "caller",
+            WRITE,
+        ],
+    )?;
+    ensure!(created.status.success(), "panewise new: {}", text(&created));
+    let waited = run(bare_path, &["wait", "caller", "--until", "needs-input"])?;
+    ensure!(
+        waited.status.code() == Some(0),
+        "the agent did not ask: {}",
+        text(&waited)
+    );
+    let approved = run(bare_path, &["approve", "caller"])?;
+    ensure!(approved.status.success(), "approve: {}", text(&approved));
+    let done = run(bare_path, &["wait", "caller", "--until", "done"])?;
+    ensure!(done.status.code() == Some(0), "not done: {}", text(&done));
+    ensure!(
+        work.join("hello.txt").exists(),
+        "the agent did not write hello.txt"
+    );
+    // No `claude` on any PATH: `new` fails and says why.
+    let missing = run(
+        bare_path,
+        &[
+            "new",
+            "--provider",
+            "claude-code",
+            "--cwd",
+            &work_text,
+            "--name",
+            "missing",
+            WRITE,
+        ],
+    )?;
+    let said = text(&missing);
+    ensure!(
+        !missing.status.success() && said.contains("`claude` is not installed or not on PATH"),
+        "new without claude anywhere: {said}"
+    );
+    let stopped = run(bare_path, &["daemon", "stop"])?;
+    ensure!(stopped.status.success(), "daemon stop: {}", text(&stopped));
+    drop(mock);
+    Ok(())
+}

@@ -51,7 +51,7 @@ pub use summary::{
     waiting_for, AgentState, Ending, Observed, PaneFields, SessionSummary, WaitingFor,
     SUMMARY_VERSION,
 };
-pub use view::{open_request, parse_reply, Folded, Reply, SessionView};
+pub use view::{is_agent_up_note, open_request, parse_reply, Folded, Reply, SessionView};
 
 /// The API's version: a client sends it in `hello`, and a daemon of another version refuses.
 pub const API_VERSION: u32 = 1;

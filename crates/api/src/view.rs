@@ -393,3 +393,38 @@ fn sum(parts: &[Option<u64>]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether a session log line is the note that a supervised agent came up (wrote its first
+/// output): what `panewise new` waits for before it says the session started.
+pub fn is_agent_up_note(line: &str) -> bool {
+    // Only note lines are read whole; a session's other lines are skipped on a substring.
+    line.contains("\"agent_up\"")
+        && serde_json::from_str::<serde_json::Value>(line)
+            .is_ok_and(|value| value["note"]["agent_up"] == serde_json::Value::Bool(true))
+}
+
+#[cfg(test)]
+mod agent_up_tests {
+    use super::is_agent_up_note;
+
+    #[test]
+    fn only_the_note_says_the_agent_came_up() {
+        for (line, up) in [
+            (r#"{"v":3,"note":{"agent_up":true}}"#, true),
+            (
+                r#"{"v":3,"note":{"agent_session_id":"s","agent_up":true}}"#,
+                true,
+            ),
+            (r#"{"v":3,"note":{"agent_session_id":"s"}}"#, false),
+            (r#"{"v":3,"note":{"agent_up":false}}"#, false),
+            (
+                r#"{"v":3,"transcript":{"kind":"text","text":"\"agent_up\":true"}}"#,
+                false,
+            ),
+            (r#"{"v":3,"msg":{"type":"init_ready","at":1}}"#, false),
+            ("{not json \"agent_up\"", false),
+        ] {
+            assert_eq!(is_agent_up_note(line), up, "{line}");
+        }
+    }
+}

@@ -349,9 +349,11 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         remote: args.remote.into_iter().collect(),
     })?;
     let runtime = runtime()?;
-    let created: CreateResult = runtime.block_on(async {
+    let (created, start) = runtime.block_on(async {
         let client = remotes.connect(&host, "panewise new").await?;
-        anyhow::Ok(client.call(Method::Create, params).await?)
+        let created: CreateResult = client.call(Method::Create, params).await?;
+        let start = wait_for_start(&client, &created.session).await?;
+        anyhow::Ok((created, start))
     })?;
     let session = created.session;
     let key = sent
@@ -367,8 +369,94 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         session.cwd,
         session.log
     );
+    match start {
+        Start::Up => {}
+        Start::Ended(Some(failure)) => anyhow::bail!(
+            "session {} failed: {}",
+            one_line(&session.name, 40),
+            one_line(&failure, 400)
+        ),
+        Start::Ended(None) => eprintln!(
+            "panewise new: session {} ended before it printed anything",
+            one_line(&session.name, 40)
+        ),
+        Start::Silent => anyhow::bail!(
+            "panewise new: session {} started {}, which has written nothing in {} s; \
+             `panewise agents` shows it, `panewise stop {}` ends it",
+            one_line(&session.name, 40),
+            one_line(&session.provider, 20),
+            NEW_START_WAIT.as_secs(),
+            host.key(&session.id),
+        ),
+    }
     write_out(format!("{}\n", host.key(&session.id)).as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long `new` waits for a supervised agent to come up: past the daemon's default
+/// start-up limit (`[deadlines] startup_secs`), after which the daemon ends it failed.
+const NEW_START_WAIT: std::time::Duration =
+    std::time::Duration::from_secs(panewise_host::config::DEFAULT_STARTUP_SECS + 10);
+
+/// How a new session's start went.
+enum Start {
+    /// The own loop (nothing to wait for), or the agent wrote its first output.
+    Up,
+    /// The session ended first, with its failure.
+    Ended(Option<String>),
+    /// Neither within [`NEW_START_WAIT`] (a daemon configured with a longer limit).
+    Silent,
+}
+
+/// Waits until a supervised agent's session shows it came up (the log's `agent_up` note) or
+/// ends: a CLI that is missing or never answers makes `new` fail rather than print an id of a
+/// session that is already dead.
+async fn wait_for_start(client: &Client, session: &SessionSummary) -> anyhow::Result<Start> {
+    let supervised = panewise_host::config::ProviderName::from_name(&session.provider)
+        .is_some_and(panewise_host::config::ProviderName::is_supervised);
+    if !supervised {
+        return Ok(Start::Up);
+    }
+    let _: panewise_api::SubscribeResult = client
+        .call(
+            Method::Subscribe,
+            panewise_api::SubscribeParams {
+                session: session.id.clone(),
+                from_line: 0,
+                attach: false,
+            },
+        )
+        .await?;
+    let watch = async {
+        loop {
+            let Some(notice) = client.next_notification().await else {
+                anyhow::bail!("the daemon closed the connection");
+            };
+            if notice.method == panewise_api::EndNotice::METHOD {
+                return anyhow::Ok(false);
+            }
+            if notice.method == panewise_api::LineNotice::METHOD {
+                let line: panewise_api::LineNotice = serde_json::from_value(notice.params)?;
+                if line.session == session.id && panewise_api::is_agent_up_note(&line.line) {
+                    return Ok(true);
+                }
+            }
+        }
+    };
+    match tokio::time::timeout(NEW_START_WAIT, watch).await {
+        Err(_elapsed) => Ok(Start::Silent),
+        Ok(Err(error)) => Err(error),
+        Ok(Ok(true)) => Ok(Start::Up),
+        Ok(Ok(false)) => {
+            let list: ListResult = client.call(Method::List, ListParams {}).await?;
+            let failure = list
+                .sessions
+                .into_iter()
+                .find(|listed| listed.id == session.id)
+                .and_then(|listed| listed.failure);
+            Ok(Start::Ended(failure))
+        }
+    }
 }
 
 /// Where the daemon took an own-loop session's API key from: the same `resolve` over what

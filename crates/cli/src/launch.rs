@@ -328,8 +328,13 @@ async fn supervised(
     // The executable as the asking client's PATH finds it: the daemon's own PATH is another
     // shell's.
     let program = on_client_path(program, plan.agent_env.get("PATH"));
-    let cli_version =
-        panewise_host::cli_version::cli_version(&program, channel.npm_package()).await;
+    // A bare name the client's PATH did not find is not looked up on the daemon's: the spawn
+    // will say it is missing, and another program of that name must not be asked its version.
+    let cli_version = if program.contains('/') || plan.agent_env.get("PATH").is_none() {
+        panewise_host::cli_version::cli_version(&program, channel.npm_package()).await
+    } else {
+        None
+    };
     let header = panewise_pane_state::log::LogHeader {
         resumed_from: plan
             .resumed_from
@@ -371,6 +376,7 @@ async fn supervised(
         resume: plan.resume_id.clone(),
         capture: options.capture,
         launcher: Default::default(),
+        startup_limit: plan.startup_limit,
     })?;
     Ok(Session::new(spec, Backend::Cli(Box::new(backend)))?)
 }

@@ -72,7 +72,7 @@ pub struct NotifySettings {
 }
 
 /// The keys of the `[deadlines]` table, each a whole number of seconds.
-pub const DEADLINE_KEYS: [&str; 2] = ["submit_secs", "stuck_secs"];
+pub const DEADLINE_KEYS: [&str; 3] = ["submit_secs", "stuck_secs", "startup_secs"];
 
 /// The `[deadlines]` table: how long a session waits before it says something is wrong.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -81,7 +81,17 @@ pub struct DeadlineSettings {
     pub submit_secs: Option<u64>,
     /// `stuck_secs`: how long a working agent may be silent before it is reported stuck.
     pub stuck_secs: Option<u64>,
+    /// `startup_secs`: how long a supervised CLI's process may run without a line on its
+    /// output channel before the session ends failed ([`DEFAULT_STARTUP_SECS`]).
+    pub startup_secs: Option<u64>,
 }
+
+/// How long a supervised CLI may take to print its first line when `startup_secs` is not set.
+/// The CLIs print theirs within a second or two (an init event, or the answer to the
+/// protocol's handshake); a minute leaves room for a slow first start (npm's shim, a cold
+/// disk), and ends before the submit deadline (30 s) would only fail the turn and leave a
+/// process that never answers running.
+pub const DEFAULT_STARTUP_SECS: u64 = 20;
 
 /// The keys of a `[providers.NAME]` table.
 pub const PROVIDER_KEYS: [&str; 3] = ["base_url", "api_key_env", "prompt_cache"];
@@ -391,6 +401,7 @@ impl Config {
             deadlines: DeadlineSettings {
                 submit_secs: self.deadlines.submit_secs.or(base.deadlines.submit_secs),
                 stuck_secs: self.deadlines.stuck_secs.or(base.deadlines.stuck_secs),
+                startup_secs: self.deadlines.startup_secs.or(base.deadlines.startup_secs),
             },
             notify: NotifySettings {
                 delay_secs: self.notify.delay_secs.or(base.notify.delay_secs),
@@ -645,6 +656,7 @@ fn deadlines(
         match field.as_str() {
             "submit_secs" => settings.submit_secs = Some(seconds),
             "stuck_secs" => settings.stuck_secs = Some(seconds),
+            "startup_secs" => settings.startup_secs = Some(seconds),
             other => {
                 return Err(invalid(
                     &format!("deadlines.{other}"),

@@ -13,6 +13,20 @@ pub enum AgentError {
         /// The npm package that installs it.
         npm_package: Option<String>,
     },
+    /// The program started but wrote nothing on its output channel within its start-up
+    /// limit (`[deadlines] startup_secs`): it was stopped.
+    #[error(
+        "`{program}` started but wrote nothing in {seconds} s, so the session was stopped{}",
+        stderr.as_deref().map(|line| format!("; its last error line: {line}")).unwrap_or_default()
+    )]
+    Silent {
+        /// The program.
+        program: String,
+        /// The limit it ran out.
+        seconds: u64,
+        /// The last line it wrote on stderr, if any.
+        stderr: Option<String>,
+    },
     /// The program exists but could not be started.
     #[error("cannot start `{program}`: {source}")]
     Spawn {

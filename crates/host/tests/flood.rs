@@ -148,6 +148,7 @@ async fn an_agent_flooding_its_stdout_with_text_deltas_does_not_grow_memory() {
         resume: None,
         capture: None,
         launcher: Default::default(),
+        startup_limit: std::time::Duration::from_secs(60),
     })
     .unwrap();
     let (session, handle) = Session::new(spec, Backend::Cli(Box::new(backend))).unwrap();

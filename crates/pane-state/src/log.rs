@@ -120,6 +120,10 @@ pub struct LogNote {
     /// Gemini CLI's session id), which resumes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_session_id: Option<String>,
+    /// The supervised agent wrote its first output: it came up (`panewise new` waits for
+    /// this or the session's end).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent_up: bool,
 }
 
 /// One recorded message with the time the reducer saw it.

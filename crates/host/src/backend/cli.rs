@@ -26,7 +26,7 @@ use super::process::{Launcher, Process};
 use super::Produced;
 use crate::agent::{AgentCommand, AgentExit};
 use crate::approval::ToolRequest;
-use crate::error::SessionError;
+use crate::error::{AgentError, SessionError};
 use crate::session::Outlet;
 
 /// How long an agent may take to exit once its input was closed before it is killed (R100).
@@ -125,6 +125,9 @@ pub struct CliLaunch {
     pub capture: Option<PathBuf>,
     /// Real processes, or scripted ones for a test.
     pub launcher: Launcher,
+    /// How long a process may run without a line on its output before the session ends
+    /// failed ([`crate::error::AgentError::Silent`]).
+    pub startup_limit: Duration,
 }
 
 /// An input from the CLI.
@@ -139,6 +142,8 @@ pub enum Input {
     /// An agent that loaded a recorded session has been quiet [`REPLAY_QUIET`] (or replayed
     /// for [`REPLAY_LONGEST`]): its history is over.
     ReplayOver,
+    /// The process has run its start-up limit without writing anything on its output.
+    StartupOverdue,
 }
 
 /// How the CLI's last process ended.
@@ -181,6 +186,12 @@ pub struct CliAgent {
     /// then), and the latest it can be.
     replay_over_at: Option<Instant>,
     replay_longest_at: Option<Instant>,
+    /// How long a new process may stay silent.
+    startup_limit: Duration,
+    /// While the running process has written nothing yet: when it counts as not coming up.
+    startup_by: Option<Instant>,
+    /// Whether the log has the note that the agent answered (written once).
+    up_noted: bool,
 }
 
 impl CliAgent {
@@ -217,6 +228,9 @@ impl CliAgent {
             rpc: None,
             replay_over_at: None,
             replay_longest_at: None,
+            startup_limit: launch.startup_limit,
+            startup_by: None,
+            up_noted: false,
         })
     }
 
@@ -279,6 +293,7 @@ impl CliAgent {
     pub(crate) async fn next_input(&mut self) -> Input {
         let shutdown_at = self.shutdown_at;
         let replay_over_at = self.replay_over_at;
+        let startup_by = self.startup_by;
         let Some(process) = self.process.as_mut() else {
             return std::future::pending().await;
         };
@@ -296,15 +311,30 @@ impl CliAgent {
                 self.shutdown_at = None;
                 Input::ShutdownOverdue
             }
+            _ = sleep_until(startup_by.unwrap_or_else(far_future)), if startup_by.is_some() => {
+                self.startup_by = None;
+                Input::StartupOverdue
+            }
         }
     }
 
     /// What one input produced. The output's end reaps the process and starts the next
-    /// turn's, when a prompt waits for it.
-    pub(crate) fn on_input(&mut self, input: Input) -> Vec<Produced> {
+    /// turn's, when a prompt waits for it; a process that never wrote a line in its start-up
+    /// limit is killed and ends the session with [`AgentError::Silent`].
+    pub(crate) fn on_input(&mut self, input: Input) -> Result<Vec<Produced>, SessionError> {
         let mut produced = Vec::new();
         match input {
             Input::Output(bytes) => {
+                self.startup_by = None;
+                if !self.up_noted {
+                    // The first sign of life, once per session: `panewise new` waits for this
+                    // note (or the session's end) before it says the session started.
+                    self.up_noted = true;
+                    produced.push(Produced::Note(LogNote {
+                        agent_up: true,
+                        ..LogNote::default()
+                    }));
+                }
                 if let Some(capture) = self.capture.as_mut() {
                     capture.output(&bytes);
                 }
@@ -335,8 +365,21 @@ impl CliAgent {
                     produced.push(Produced::AfterFold(rpc.end_replay()));
                 }
             }
+            Input::StartupOverdue => {
+                let stderr = self
+                    .process
+                    .as_ref()
+                    .map(Process::stderr_tail)
+                    .unwrap_or_default();
+                self.kill()?;
+                return Err(SessionError::Agent(AgentError::Silent {
+                    program: self.base.program.clone(),
+                    seconds: self.startup_limit.as_secs(),
+                    stderr: last_line(&stderr),
+                }));
+            }
         }
-        produced
+        Ok(produced)
     }
 
     /// Waits for the process whose stdout closed and reports its exit; then starts the next
@@ -346,6 +389,7 @@ impl CliAgent {
             return Ok(Vec::new());
         };
         self.shutdown_at = None;
+        self.startup_by = None;
         let exit = process.wait().await?;
         tracing::info!(code = ?exit.code, signal = ?exit.signal, "agent process exited");
         self.outcome.stderr_tail = process.stderr_tail();
@@ -506,6 +550,7 @@ impl CliAgent {
                 self.resume_id_noted = true;
                 vec![Produced::Note(LogNote {
                     agent_session_id: Some(id.clone()),
+                    ..LogNote::default()
                 })]
             }
             _ => Vec::new(),
@@ -547,6 +592,7 @@ impl CliAgent {
         let process = self.launcher.spawn(command)?;
         tracing::info!(program = %command.program, args = ?command.args, "agent process started");
         self.process = Some(process);
+        self.startup_by = Some(Instant::now() + self.startup_limit);
         Ok(())
     }
 
@@ -585,6 +631,16 @@ impl CliAgent {
         // into the run's own figures only if it saw the previous run's total.
         self.spawn(&command)
     }
+}
+
+/// The last non-empty line of `text`, for an error sentence (a CLI's stderr tail ends with
+/// the line that says what went wrong).
+fn last_line(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .map(|line| line.chars().take(300).collect())
 }
 
 fn far_future() -> Instant {

@@ -95,7 +95,7 @@ impl Backend {
         out: &mut Outlet,
     ) -> Result<Vec<Produced>, SessionError> {
         match (self, input) {
-            (Backend::Cli(agent), BackendInput::Cli(input)) => Ok(agent.on_input(input)),
+            (Backend::Cli(agent), BackendInput::Cli(input)) => agent.on_input(input),
             (Backend::Model(agent), BackendInput::Model(input)) => agent.on_input(input, out),
             // An input is only ever read from the backend that is asked to take it.
             (Backend::Cli(_), BackendInput::Model(_))

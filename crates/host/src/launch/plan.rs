@@ -138,6 +138,9 @@ pub struct SessionPlan {
     pub cannot_ask: Option<String>,
     /// The deadlines, when not the defaults.
     pub deadlines: Option<Deadlines>,
+    /// How long a supervised CLI's process may run before its first output line
+    /// (`[deadlines] startup_secs`); the own loop has no process to wait for.
+    pub startup_limit: std::time::Duration,
     /// The session's name.
     pub name: Option<String>,
     /// The recorded log this session continues.

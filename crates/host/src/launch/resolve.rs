@@ -182,6 +182,15 @@ fn lookup(context: &LaunchContext, name: &str) -> Option<(String, KeySource)> {
         })
 }
 
+fn startup_limit(config: &Config) -> std::time::Duration {
+    std::time::Duration::from_secs(
+        config
+            .deadlines
+            .startup_secs
+            .unwrap_or(crate::config::DEFAULT_STARTUP_SECS),
+    )
+}
+
 fn deadlines(request: &LaunchRequest, config: &Config) -> Option<Deadlines> {
     let defaults = Deadlines::default();
     let seconds = |flag: Option<u64>, file: Option<u64>, default_ms: u64| {
@@ -374,6 +383,7 @@ fn own_loop(
         approval,
         cannot_ask: None,
         deadlines: deadlines(&request, config),
+        startup_limit: startup_limit(config),
         name: request
             .name
             .clone()
@@ -596,6 +606,7 @@ fn supervised(
         approval,
         cannot_ask,
         deadlines: deadlines(&request, config),
+        startup_limit: startup_limit(config),
         name: request
             .name
             .clone()

@@ -96,6 +96,7 @@ fn parts(config: SessionConfig, user: &UserInput) -> (SessionSpec, Backend) {
         resume: None,
         capture: None,
         launcher: Default::default(),
+        startup_limit: std::time::Duration::from_secs(60),
     })
     .unwrap();
     (spec, Backend::Cli(Box::new(backend)))

@@ -317,10 +317,25 @@ async fn model_a_call_that_never_answers_is_ended_by_the_submit_deadline() {
     assert_replays(&scratch.log, &outcome.state);
 }
 
-/// A Claude Code session over a scripted process.
+/// A Claude Code session over a scripted process (with a start-up limit past the submit
+/// deadline, so that deadline's path is the one tested).
 fn claude_session(
     scratch: &Scratch,
     approval: ApprovalMode,
+) -> (
+    Session,
+    SessionHandle,
+    tokio::sync::mpsc::Receiver<ScriptedSpawn>,
+) {
+    claude_session_within(scratch, approval, std::time::Duration::from_secs(600))
+}
+
+/// A Claude Code session over a scripted process that must write its first line within
+/// `startup_limit`.
+fn claude_session_within(
+    scratch: &Scratch,
+    approval: ApprovalMode,
+    startup_limit: std::time::Duration,
 ) -> (
     Session,
     SessionHandle,
@@ -336,6 +351,7 @@ fn claude_session(
         resume: None,
         capture: None,
         launcher,
+        startup_limit,
     })
     .unwrap();
     let (session, handle) = Session::new(
@@ -440,6 +456,62 @@ async fn cli_a_silent_agent_is_ended_by_the_submit_deadline_and_killed_after_the
     let outcome = task.await.unwrap().unwrap();
     assert_eq!(outcome_of(&outcome.state), Some(TurnOutcome::Errored));
     assert_replays(&scratch.log, &outcome.state);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cli_an_agent_that_never_writes_a_line_ends_the_session_failed_with_the_reason() {
+    let scratch = scratch();
+    let limit = std::time::Duration::from_secs(5);
+    let (session, _handle, mut spawned) =
+        claude_session_within(&scratch, ApprovalMode::ReadOnly, limit);
+    let started_at = tokio::time::Instant::now();
+    let task = spawn(session);
+    let mut process = started(&mut spawned).await;
+    assert_eq!(process.signals.recv().await, Some(ScriptedSignal::Kill));
+    assert_eq!(started_at.elapsed(), limit, "killed at its start-up limit");
+    drop(process.stdout);
+    drop(process.exit);
+    let error = task.await.unwrap().err().map(|error| error.to_string());
+    assert_eq!(
+        error.as_deref(),
+        Some("`claude` started but wrote nothing in 5 s, so the session was stopped")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn cli_the_first_output_is_noted_once_and_lifts_the_start_up_limit() {
+    let scratch = scratch();
+    let limit = std::time::Duration::from_secs(5);
+    let (session, mut handle, mut spawned) =
+        claude_session_within(&scratch, ApprovalMode::ReadOnly, limit);
+    let task = spawn(session);
+    let mut process = started(&mut spawned).await;
+    let lines = control_allow_lines();
+    for line in &lines[..8] {
+        process
+            .stdout
+            .send(line.clone().into_bytes())
+            .await
+            .unwrap();
+    }
+    until(&mut handle, |update| {
+        matches!(update, Update::Agent(ProviderEvent::TextDelta { .. }))
+    })
+    .await;
+    // Well past the limit with the turn still open: nothing kills it.
+    tokio::time::sleep(limit * 3).await;
+    assert!(process.signals.try_recv().is_err(), "killed after it spoke");
+    assert_eq!(handle.controls().stop(), Ok(()));
+    assert_eq!(process.signals.recv().await, Some(ScriptedSignal::Kill));
+    drop(process.stdout);
+    drop(process.exit);
+    task.await.unwrap().unwrap();
+    let log = std::fs::read_to_string(&scratch.log).unwrap();
+    let notes = log
+        .lines()
+        .filter(|line| line.contains("\"agent_up\":true"))
+        .count();
+    assert_eq!(notes, 1, "{log}");
 }
 
 #[tokio::test(start_paused = true)]
