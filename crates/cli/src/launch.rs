@@ -234,6 +234,7 @@ fn own_loop(
         can_ask: options.can_ask,
         stay_open: options.stay_open,
         deadlines: plan.deadlines,
+        log_cap: plan.log_cap,
         ..SessionSpec::new(header, config.log.clone(), config.cwd.clone())
     };
     let mut backend = ModelAgent::new(config, client)?;
@@ -356,6 +357,7 @@ async fn supervised(
         can_ask: options.can_ask,
         stay_open: options.stay_open,
         deadlines: plan.deadlines,
+        log_cap: plan.log_cap,
         ..SessionSpec::new(header, info.log.clone(), info.cwd.clone())
     };
     // The client's keys of the agent's own provider, then the trace context.

@@ -4,12 +4,15 @@
 //!
 //! The modes only ever widen, each allowing all that the one before it allows:
 //!
-//! | mode          | own `read_file`, `list_dir`, `recall` | file edits inside cwd | file edits elsewhere | anything else (`shell`, an agent's command) |
-//! |---------------|---------------------------------------|-----------------------|----------------------|-------------------------------|
-//! | `read-only`   | run                         | deny                  | deny                 | deny                          |
-//! | `ask`         | run                         | ask                   | ask                  | ask                           |
-//! | `auto`        | run                         | run                   | ask                  | ask                           |
-//! | `full-access` | run                         | run                   | run                  | run                           |
+//! | mode          | own `read_file`, `list_dir`, `recall` | file edits inside cwd | file edits elsewhere | own `shell` (sandbox available) | anything else (an agent's command; own `shell` with no sandbox) |
+//! |---------------|------|------|------|-------------------------------|------|
+//! | `read-only`   | run  | deny | deny | run in the read-only box      | deny |
+//! | `ask`         | run  | ask  | ask  | ask, then run in the workspace box | ask |
+//! | `auto`        | run  | run  | ask  | run in the workspace box      | ask  |
+//! | `full-access` | run  | run  | run  | run, no box                   | run  |
+//!
+//! The own `shell` column is [`crate::sandbox::plan_shell`]'s: where no sandbox can be had,
+//! `shell` falls back to the last column and the session says once why.
 //!
 //! A file edit is panewise's `write_file` and `edit_file`; Claude Code's `Write`, `Edit`,
 //! `MultiEdit` (`file_path`) and `NotebookEdit` (`notebook_path`); Codex app-server's

@@ -25,7 +25,7 @@ use crate::sandbox::{MechanismChoice, SandboxSettings, SANDBOX_KEYS};
 pub const FILE_NAME: &str = "panewise.toml";
 
 /// The top-level keys a file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 11] = [
+pub const TOP_LEVEL_KEYS: [&str; 12] = [
     "provider",
     "model",
     "approval",
@@ -37,9 +37,12 @@ pub const TOP_LEVEL_KEYS: [&str; 11] = [
     "telemetry",
     "remote",
     "sandbox",
+    "limits",
 ];
 
+mod limits;
 mod remote;
+pub use limits::{LimitsSettings, LIMITS_KEYS};
 pub use remote::{check_host, RemoteSettings, LOCAL, REMOTE_KEYS};
 
 /// The keys of the `[telemetry]` table.
@@ -218,6 +221,8 @@ pub struct Config {
     pub remote: RemoteSettings,
     /// `[sandbox]`: the own loop's `shell` sandbox (`network = true` from the user file only).
     pub sandbox: SandboxSettings,
+    /// `[limits]`: how far one session may grow.
+    pub limits: LimitsSettings,
     /// The files read, the lowest layer first.
     pub sources: Vec<PathBuf>,
 }
@@ -374,6 +379,7 @@ impl Config {
                 "telemetry" => config.telemetry = telemetry(value, &invalid)?,
                 "remote" => config.remote = remote::remote(value, &invalid)?,
                 "sandbox" => config.sandbox = sandbox(value, &invalid)?,
+                "limits" => config.limits = limits::limits(value, &invalid)?,
                 other => {
                     return Err(invalid(
                         other,
@@ -424,6 +430,7 @@ impl Config {
             // The project file never sets it (refused in `load_files`).
             remote: base.remote,
             sandbox: self.sandbox.over(base.sandbox),
+            limits: self.limits.over(base.limits),
             sources,
         }
     }

@@ -50,10 +50,57 @@ pub fn checkpoint_due(bytes_since: u64, ms_since: u64) -> bool {
     bytes_since > 0 && (bytes_since >= CHECKPOINT_EVERY_BYTES || ms_since >= CHECKPOINT_EVERY_MS)
 }
 
+/// A session log's cap when `[limits] log_max_mib` does not set one: 256 MiB. A session of
+/// hours logs tens of MiB; a flooding agent (26–52 MB/s) reaches this in seconds rather
+/// than filling the disk. Every log stays under what `replay` and `resume` read
+/// ([`crate::regular_file::MAX_READ_BYTES`]).
+pub const DEFAULT_LOG_CAP_BYTES: u64 = 256 * 1024 * 1024;
+
+/// What a log may still take past its cap, for the lines that close a stopped session (the
+/// transcript's end saying why, the final checkpoint).
+pub const CLOSING_ROOM_BYTES: u64 = 1024 * 1024;
+
+/// What to do with `len` more bytes for a log of `written` bytes under `cap`, `capped` once
+/// the session was told the cap is reached. Pure.
+pub fn log_room(written: u64, len: u64, cap: u64, capped: bool) -> LogRoom {
+    let after = written.saturating_add(len);
+    if after <= cap {
+        LogRoom::Fits
+    } else if !capped {
+        // Written whatever its size (the fold already holds it, and the file must agree),
+        // then the session is told.
+        LogRoom::Crosses
+    } else if after <= cap.saturating_add(CLOSING_ROOM_BYTES) {
+        LogRoom::Closing
+    } else {
+        LogRoom::Full
+    }
+}
+
+/// Where a line lands against the log's cap ([`log_room`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogRoom {
+    /// Under the cap: written.
+    Fits,
+    /// The line that crosses the cap: written, and the write fails so the session stops.
+    Crosses,
+    /// Past the cap after the session was told, within the room kept for closing it:
+    /// written.
+    Closing,
+    /// Past that room too: not written, an error.
+    Full,
+}
+
 /// A session log file being written, with the state folded from what it holds.
 pub struct SessionLogFile {
     file: Box<dyn Write + Send>,
     recorder: Recorder,
+    /// The most bytes the log takes before the session is stopped ([`DEFAULT_LOG_CAP_BYTES`]).
+    cap: u64,
+    /// Bytes written so far.
+    written: u64,
+    /// The cap was reached (the session is being stopped; said once).
+    capped: bool,
     /// Bytes written since the last checkpoint.
     since_checkpoint: u64,
     /// When the last checkpoint was written (or the first check was made).
@@ -84,6 +131,9 @@ impl SessionLogFile {
         let mut log = SessionLogFile {
             file: writer,
             recorder,
+            cap: DEFAULT_LOG_CAP_BYTES,
+            written: 0,
+            capped: false,
             since_checkpoint: 0,
             last_checkpoint_ms: None,
         };
@@ -137,6 +187,14 @@ impl SessionLogFile {
         Ok(true)
     }
 
+    /// Caps the log at `cap` bytes: the line that crosses it is written and its write fails
+    /// with [`log_cap_error`], which stops the session; the lines that close the session
+    /// still get [`CLOSING_ROOM_BYTES`].
+    pub fn with_cap(mut self, cap: u64) -> Self {
+        self.cap = cap;
+        self
+    }
+
     /// The state folded from the log so far.
     pub fn state(&self) -> &State {
         self.recorder.state()
@@ -149,10 +207,37 @@ impl SessionLogFile {
         if bytes.is_empty() {
             return Ok(());
         }
+        let len = bytes.len() as u64;
+        let room = log_room(self.written, len, self.cap, self.capped);
+        if room == LogRoom::Full {
+            return Err(log_cap_error(self.cap));
+        }
         self.file.write_all(&bytes)?;
-        self.since_checkpoint = self.since_checkpoint.saturating_add(bytes.len() as u64);
-        self.file.flush()
+        self.written = self.written.saturating_add(len);
+        self.since_checkpoint = self.since_checkpoint.saturating_add(len);
+        self.file.flush()?;
+        if room == LogRoom::Crosses {
+            // The error stops the session, which writes why in the closing room.
+            self.capped = true;
+            return Err(log_cap_error(self.cap));
+        }
+        Ok(())
     }
+}
+
+/// The error a log past its cap gives: what the cap is and where it is set.
+pub fn log_cap_error(cap: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::StorageFull,
+        format!(
+            "it reached its cap of {} (`[limits] log_max_mib` in panewise.toml)",
+            if cap % (1024 * 1024) == 0 {
+                format!("{} MiB", cap / (1024 * 1024))
+            } else {
+                format!("{cap} bytes")
+            }
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -245,6 +330,30 @@ mod tests {
             )
         });
         assert_eq!(checked, Some((1, true, true)));
+    }
+
+    #[test]
+    fn a_line_is_written_under_the_cap_the_crossing_one_stops_the_session_then_closing_room() {
+        const CAP: u64 = 1000;
+        let room = CLOSING_ROOM_BYTES;
+        // (written, len, capped, room)
+        let cases = [
+            (0, 10, false, LogRoom::Fits),
+            (990, 10, false, LogRoom::Fits),
+            (990, 11, false, LogRoom::Crosses),
+            (0, 5 * room, false, LogRoom::Crosses),
+            (1001, 10, true, LogRoom::Closing),
+            (CAP, room, true, LogRoom::Closing),
+            (CAP, room + 1, true, LogRoom::Full),
+            (u64::MAX, 1, true, LogRoom::Full),
+        ];
+        for (written, len, capped, expected) in cases {
+            assert_eq!(
+                log_room(written, len, CAP, capped),
+                expected,
+                "{written} + {len}, capped {capped}"
+            );
+        }
     }
 
     fn header() -> LogHeader {

@@ -141,6 +141,8 @@ pub struct SessionPlan {
     /// How long a supervised CLI's process may run before its first output line
     /// (`[deadlines] startup_secs`); the own loop has no process to wait for.
     pub startup_limit: std::time::Duration,
+    /// The session log's cap in bytes (`[limits] log_max_mib`).
+    pub log_cap: u64,
     /// The session's name.
     pub name: Option<String>,
     /// The recorded log this session continues.

@@ -384,6 +384,7 @@ fn own_loop(
         cannot_ask: None,
         deadlines: deadlines(&request, config),
         startup_limit: startup_limit(config),
+        log_cap: config.limits.log_cap_bytes(),
         name: request
             .name
             .clone()
@@ -607,6 +608,7 @@ fn supervised(
         cannot_ask,
         deadlines: deadlines(&request, config),
         startup_limit: startup_limit(config),
+        log_cap: config.limits.log_cap_bytes(),
         name: request
             .name
             .clone()

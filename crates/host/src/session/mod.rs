@@ -59,6 +59,9 @@ pub struct SessionSpec {
     pub stay_open: bool,
     /// The deadlines to arm, when not the defaults; recorded before the first prompt.
     pub deadlines: Option<panewise_pane_state::Deadlines>,
+    /// The log's cap in bytes ([`crate::journal::session_log::DEFAULT_LOG_CAP_BYTES`]);
+    /// past it the session is stopped and its log says why.
+    pub log_cap: u64,
 }
 
 impl SessionSpec {
@@ -74,6 +77,7 @@ impl SessionSpec {
             can_ask: false,
             stay_open: false,
             deadlines: None,
+            log_cap: crate::journal::session_log::DEFAULT_LOG_CAP_BYTES,
         }
     }
 }
@@ -203,12 +207,12 @@ impl Session {
         spec: SessionSpec,
         mut backend: Backend,
     ) -> Result<(Session, SessionHandle), SessionError> {
-        let log = SessionLogFile::create(&spec.log, &spec.header).map_err(|source| {
-            SessionError::Log {
+        let log = SessionLogFile::create(&spec.log, &spec.header)
+            .map(|log| log.with_cap(spec.log_cap))
+            .map_err(|source| SessionError::Log {
                 path: spec.log.clone(),
                 source,
-            }
-        })?;
+            })?;
         Ok(Self::on_log(
             spec,
             backend_with_clock(&mut backend),

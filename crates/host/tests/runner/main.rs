@@ -7,6 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod log_cap;
 mod scripted;
 
 use panewise_host::agent::AgentExit;
