@@ -139,7 +139,13 @@ pub fn parse_request(line: &[u8]) -> Result<Request, ApiError> {
     // error.
     let request: Request =
         serde_json::from_slice(line).map_err(|error| match error.classify() {
-            serde_json::error::Category::Data => ApiError::Shape(error.to_string()),
+            // A value of the wrong shape, when the line reads as JSON at all: a line the
+            // reader stopped on for its shape before meeting what makes it unreadable
+            // (nesting past the recursion limit, bad syntax further on) is a parse error.
+            serde_json::error::Category::Data => match serde_json::from_slice::<Value>(line) {
+                Ok(_) => ApiError::Shape(error.to_string()),
+                Err(syntax) => ApiError::Json(syntax),
+            },
             serde_json::error::Category::Io
             | serde_json::error::Category::Syntax
             | serde_json::error::Category::Eof => ApiError::Json(error),

@@ -143,6 +143,13 @@ fn malformed_lines_have_their_codes() {
         code(br#"{"jsonrpc":"2.0","id":1,"method":"hello","params":[1]}"#),
         Err(ErrorCode::InvalidRequest)
     );
+    let mut deep = "[".repeat(100_000).into_bytes();
+    deep.extend_from_slice("]".repeat(100_000).as_bytes());
+    assert_eq!(code(&deep), Err(ErrorCode::ParseError));
+    assert_eq!(
+        code(br#"{"jsonrpc":"2.0","id":1,"method":7} trailing"#),
+        Err(ErrorCode::ParseError)
+    );
     let long = vec![b' '; MAX_LINE_BYTES + 1];
     assert_eq!(code(&long), Err(ErrorCode::LineTooLong));
     assert_eq!(

@@ -231,7 +231,7 @@ pub fn log_cap_error(cap: u64) -> std::io::Error {
         std::io::ErrorKind::StorageFull,
         format!(
             "it reached its cap of {} (`[limits] log_max_mib` in panewise.toml)",
-            if cap % (1024 * 1024) == 0 {
+            if cap.is_multiple_of(1024 * 1024) {
                 format!("{} MiB", cap / (1024 * 1024))
             } else {
                 format!("{cap} bytes")

@@ -94,8 +94,7 @@ async fn a_log_that_reaches_its_cap_stops_the_session_and_says_why() {
     );
     let last = bytes
         .split(|byte| *byte == b'\n')
-        .filter(|line| !line.is_empty())
-        .next_back()
+        .rfind(|line| !line.is_empty())
         .map(|line| String::from_utf8_lossy(line).into_owned())
         .unwrap_or_default();
     assert!(

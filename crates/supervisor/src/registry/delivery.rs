@@ -16,6 +16,10 @@
 //! - A queue that stays full for [`Limits::stall_ms`] drops its client: what it had queued
 //!   is thrown away (it is in the log), and it is told why, and where each subscription
 //!   resumes ([`panewise_api::DroppedNotice`]).
+//! - **The daemon's total** is bounded too ([`Limits::total_queue_bytes`]): each connection's
+//!   byte bound is its share of the total, [`Limits::conn_queue_bytes`], so a hundred clients
+//!   that never read hold at most the total between them (each one line past its share, plus
+//!   answers), and each is dropped at its stall like one alone.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -37,7 +41,14 @@ pub struct Limits {
     pub stall_ms: u64,
     /// How long the daemon's stop waits for its sessions to end, ms.
     pub stop_grace_ms: u64,
+    /// Bytes all connections together may have queued: each one's bound is its share
+    /// ([`Limits::conn_queue_bytes`]).
+    pub total_queue_bytes: usize,
 }
+
+/// The smallest share of [`Limits::total_queue_bytes`] a connection gets, however many there
+/// are: a subscriber still gets its lines in reads of this size.
+pub const MIN_CONN_QUEUE_BYTES: usize = 64 * 1024;
 
 impl Default for Limits {
     fn default() -> Limits {
@@ -47,6 +58,7 @@ impl Default for Limits {
             answer_slack_lines: 256,
             stall_ms: 30_000,
             stop_grace_ms: 10_000,
+            total_queue_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -56,6 +68,22 @@ impl Limits {
     /// one dropping notice.
     pub fn channel_capacity(&self) -> usize {
         self.queue_lines + self.answer_slack_lines + 1
+    }
+
+    /// One connection's byte bound while `conns` are connected: its share of the total,
+    /// no less than [`MIN_CONN_QUEUE_BYTES`] and no more than [`Limits::queue_bytes`]. Pure.
+    pub fn conn_queue_bytes(&self, conns: usize) -> usize {
+        (self.total_queue_bytes / conns.max(1))
+            .max(MIN_CONN_QUEUE_BYTES)
+            .min(self.queue_bytes)
+    }
+
+    /// These limits with the byte bound of one of `conns` connections.
+    fn shared_by(self, conns: usize) -> Limits {
+        Limits {
+            queue_bytes: self.conn_queue_bytes(conns),
+            ..self
+        }
     }
 }
 
@@ -121,6 +149,11 @@ pub(super) fn notice_line(method: &str, params: &impl Serialize) -> Option<Line>
 }
 
 impl Registry {
+    /// The limits with each connection's byte bound its share of the daemon's total.
+    fn shared_limits(&self) -> Limits {
+        self.limits.shared_by(self.conns.len())
+    }
+
     /// Counts `line` as queued on `conn` and has the shell queue it.
     fn queue(&mut self, conn: ConnId, line: Line, effects: &mut Vec<Effect>) {
         self.count_and_push(conn, Effect::Send { conn, line }, effects);
@@ -142,7 +175,7 @@ impl Registry {
 
     /// A queue that just filled starts its stall timer.
     fn note_full(&mut self, conn: ConnId, effects: &mut Vec<Effect>) {
-        let limits = self.limits;
+        let limits = self.shared_limits();
         let Some(connection) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -173,7 +206,7 @@ impl Registry {
         last: bool,
         effects: &mut Vec<Effect>,
     ) {
-        let limits = self.limits;
+        let limits = self.shared_limits();
         let Some(connection) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -202,7 +235,7 @@ impl Registry {
         bytes: usize,
         effects: &mut Vec<Effect>,
     ) {
-        let limits = self.limits;
+        let limits = self.shared_limits();
         let Some(connection) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -218,7 +251,7 @@ impl Registry {
     /// again, the lines a subscription fell behind on (from the log), the ends it is owed.
     pub(super) fn pump(&mut self, conn: ConnId, effects: &mut Vec<Effect>) {
         self.resync_list(conn, effects);
-        let limits = self.limits;
+        let limits = self.shared_limits();
         let Some(connection) = self.conns.get(&conn) else {
             return;
         };
@@ -344,7 +377,7 @@ impl Registry {
         }
         // Serialised once, shared by every subscriber.
         let mut shared: Vec<Option<Line>> = vec![None; lines.len()];
-        let limits = self.limits;
+        let limits = self.shared_limits();
         for conn in subscribers {
             for (offset, line) in lines.iter().enumerate() {
                 let index = first_index + offset as u64;
@@ -524,7 +557,7 @@ impl Registry {
         let Some(line) = notice_line(method, params) else {
             return;
         };
-        let limits = self.limits;
+        let limits = self.shared_limits();
         for conn in subscribers {
             let Some(connection) = self.conns.get_mut(&conn) else {
                 continue;
@@ -555,7 +588,7 @@ impl Registry {
     /// A stale list subscription with room again gets every removal it missed and every
     /// summary as it is now.
     fn resync_list(&mut self, conn: ConnId, effects: &mut Vec<Effect>) {
-        let limits = self.limits;
+        let limits = self.shared_limits();
         let Some(connection) = self.conns.get_mut(&conn) else {
             return;
         };

@@ -22,6 +22,7 @@ fn limits() -> Limits {
         answer_slack_lines: 3,
         stall_ms: 30_000,
         stop_grace_ms: 10_000,
+        total_queue_bytes: 64 << 20,
     }
 }
 
@@ -163,10 +164,23 @@ impl Harness {
 
     /// The session `id`'s log gains `count` lines.
     fn log(&mut self, id: &str, count: usize) -> Vec<Effect> {
+        self.log_padded(id, count, 0)
+    }
+
+    /// The session `id`'s log gains `count` lines of `pad` bytes more than [`Harness::log`]'s.
+    fn log_padded(&mut self, id: &str, count: usize, pad: usize) -> Vec<Effect> {
         let log = self.logs.entry(id.to_owned()).or_default();
         let first = log.len();
+        let padding = "x".repeat(pad);
         let lines: Vec<String> = (first..first + count)
-            .map(|n| format!("{{\"line\":{n}}}"))
+            .map(|n| format!("{{\"line\":{n},\"pad\":\"{padding}\"}}"))
+            .map(|line| {
+                if pad == 0 {
+                    line.replace(",\"pad\":\"\"", "")
+                } else {
+                    line
+                }
+            })
             .collect();
         log.extend(lines.iter().cloned());
         self.feed(Event::Session {
@@ -1099,4 +1113,94 @@ mod interleavings {
             }
         }
     }
+}
+
+/// Bytes of the lines `effects` queue, by connection.
+fn queued_bytes(effects: &[Effect]) -> BTreeMap<ConnId, usize> {
+    let mut queued = BTreeMap::new();
+    for effect in effects {
+        if let Effect::Send { conn, line } | Effect::SendLast { conn, line } = effect {
+            *queued.entry(*conn).or_default() += line.len();
+        }
+    }
+    queued
+}
+
+#[test]
+fn a_connections_byte_bound_is_its_share_of_the_daemons_total() {
+    let limits = Limits {
+        queue_bytes: 8 << 20,
+        total_queue_bytes: 64 << 20,
+        ..Limits::default()
+    };
+    // (connections, each one's bound)
+    let cases = [
+        (0, 8 << 20),
+        (1, 8 << 20),
+        (8, 8 << 20),
+        (16, 4 << 20),
+        (100, (64 << 20) / 100),
+        (1024, 64 << 10),
+        (100_000, delivery::MIN_CONN_QUEUE_BYTES),
+    ];
+    for (conns, bound) in cases {
+        assert_eq!(limits.conn_queue_bytes(conns), bound, "{conns} connections");
+    }
+}
+
+/// A hundred clients subscribed to one big log that never read: together they hold the
+/// daemon's total (each one line past its share, plus its answers), where each alone could
+/// hold its own bound; and each one's stall timer starts, so each is dropped in time.
+#[test]
+fn a_hundred_subscribers_that_never_read_hold_the_daemons_total_between_them() {
+    const CLIENTS: u64 = 100;
+    let limits = Limits {
+        queue_lines: 1 << 20,
+        queue_bytes: 8 << 20,
+        total_queue_bytes: 16 << 20,
+        ..Limits::default()
+    };
+    let mut h = Harness::new(limits);
+    let conns: Vec<ConnId> = (1..=CLIENTS).collect();
+    connected(&mut h, &conns);
+    h.host(1, "s1");
+    // 40 MiB of log before anyone subscribes, then 40 MiB more while they are subscribed.
+    h.log_padded("s1", 40 * 1024, 1024);
+    let mut effects = Vec::new();
+    for conn in &conns {
+        effects.extend(h.request(*conn, "session/subscribe", json!({"session": "s1"})));
+    }
+    effects.extend(h.log_padded("s1", 40 * 1024, 1024));
+    let queued = queued_bytes(&effects);
+    let total: usize = queued.values().sum();
+    let share = limits.conn_queue_bytes(conns.len());
+    let one_line_and_answers = 2 * 1024 + 512;
+    for conn in &conns {
+        let held = queued.get(conn).copied().unwrap_or(0);
+        assert!(
+            held > 0 && held <= share + one_line_and_answers,
+            "connection {conn} holds {held} bytes, its share is {share}"
+        );
+    }
+    assert!(
+        total <= limits.total_queue_bytes + conns.len() * one_line_and_answers,
+        "{total} bytes queued in all"
+    );
+    let stalls = effects
+        .iter()
+        .filter(|effect| {
+            matches!(
+                effect,
+                Effect::After {
+                    timer: Timer::Stall { .. },
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(
+        stalls,
+        conns.len(),
+        "each full queue starts its stall timer"
+    );
 }
