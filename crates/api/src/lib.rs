@@ -47,9 +47,9 @@ pub use id::RequestId;
 pub use methods::*;
 pub use rpc::{Incoming, Notification, Request, Response, RpcError};
 pub use summary::{
-    classify, context_pct, default_session_name, resolve_session, sort_sessions, tokens,
-    waiting_for, AgentState, Ending, Observed, PaneFields, SessionSummary, WaitingFor,
-    SUMMARY_VERSION,
+    candidates, classify, context_pct, default_session_name, resolve_session, shown_key,
+    sort_sessions, tokens, waiting_for, AgentState, Ending, Observed, PaneFields, SessionSummary,
+    WaitingFor, SUMMARY_VERSION,
 };
 pub use view::{is_agent_up_note, open_request, parse_reply, Folded, Reply, SessionView};
 

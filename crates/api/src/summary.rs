@@ -323,23 +323,58 @@ pub fn resolve_session<'a>(
     if let Some((id, _)) = sessions.iter().find(|(_, name)| *name == key) {
         return Ok((*id).to_owned());
     }
-    let matches: Vec<&str> = sessions
+    let matches: Vec<(&str, &str)> = sessions
         .iter()
-        .map(|(id, _)| *id)
-        .filter(|id| !key.is_empty() && id.starts_with(key))
+        .copied()
+        .filter(|(id, _)| !key.is_empty() && id.starts_with(key))
         .collect();
+    let shown = shown_key(key);
     match matches.as_slice() {
-        [one] => Ok((*one).to_owned()),
+        [(one, _)] => Ok((*one).to_owned()),
         [] => Err(RpcError::new(
             ErrorCode::UnknownSession,
-            format!("no session has the id, prefix or name {key:?} (see `panewise agents`)"),
+            format!("no session has the id, prefix or name {shown} (see `panewise agents`)"),
         )),
         many => Err(RpcError::new(
             ErrorCode::AmbiguousSession,
             format!(
-                "{key:?} is the start of {} session ids; give more of it, or the name",
-                many.len()
+                "{shown} is the start of {} session ids: {}; give more of it, or the name",
+                many.len(),
+                candidates(many)
             ),
         )),
     }
+}
+
+/// How many candidates an ambiguous prefix's error lists.
+pub const CANDIDATES_LISTED: usize = 5;
+
+/// The sessions an ambiguous prefix matches, `ID (NAME)`, the first [`CANDIDATES_LISTED`]
+/// and how many more.
+pub fn candidates(matches: &[(&str, &str)]) -> String {
+    let mut listed: Vec<String> = matches
+        .iter()
+        .take(CANDIDATES_LISTED)
+        .map(|(id, name)| format!("{id} ({})", shown_name(name)))
+        .collect();
+    if matches.len() > CANDIDATES_LISTED {
+        listed.push(format!("and {} more", matches.len() - CANDIDATES_LISTED));
+    }
+    listed.join(", ")
+}
+
+/// A key as an error shows it: quoted, escaped, at most 64 characters of it.
+pub fn shown_key(key: &str) -> String {
+    const MOST: usize = 64;
+    let count = key.chars().count();
+    if count <= MOST {
+        format!("{key:?}")
+    } else {
+        let head: String = key.chars().take(MOST).collect();
+        format!("{head:?}… ({count} characters)")
+    }
+}
+
+fn shown_name(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(40).collect()
 }

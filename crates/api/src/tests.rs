@@ -241,6 +241,33 @@ fn a_session_is_named_by_id_name_or_unique_prefix() {
 }
 
 #[test]
+fn an_ambiguous_prefix_lists_its_candidates_and_a_long_key_is_cut() {
+    let sessions: Vec<(String, String)> = (0..7)
+        .map(|n| (format!("0190aa-{n}"), format!("s{n}")))
+        .collect();
+    let message = |key: &str| {
+        resolve_session(
+            sessions
+                .iter()
+                .map(|(id, name)| (id.as_str(), name.as_str())),
+            key,
+        )
+        .err()
+        .map(|error| error.message)
+        .unwrap_or_default()
+    };
+    assert_eq!(
+        message("0190"),
+        "\"0190\" is the start of 7 session ids: 0190aa-0 (s0), 0190aa-1 (s1), 0190aa-2 (s2), \
+         0190aa-3 (s3), 0190aa-4 (s4), and 2 more; give more of it, or the name"
+    );
+    let long = "x".repeat(5_000);
+    let said = message(&long);
+    assert!(said.len() < 200, "{said}");
+    assert!(said.contains("(5000 characters)"), "{said}");
+}
+
+#[test]
 fn a_clients_variables_travel_as_a_map_and_never_show_in_debug() {
     let params: CreateParams = serde_json::from_value(json!({
         "client": {"cwd": "/b", "env": {"ANTHROPIC_API_KEY": "sk-secret", "ANTHROPIC_BASE_URL": "http://x"}}

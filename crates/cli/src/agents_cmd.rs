@@ -240,7 +240,8 @@ pub struct NewArgs {
     /// characters).
     #[arg(long)]
     name: Option<String>,
-    /// The agent's working directory (default: the current one; the mock's: a fresh one).
+    /// The agent's working directory (default: the current one; the mock's: a fresh temporary
+    /// one).
     #[arg(long)]
     cwd: Option<PathBuf>,
     /// Run in a git worktree of its own: `.panewise/worktrees/<name>` of the repository
@@ -698,10 +699,30 @@ pub fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
             "panewise wait: {} passed before the session got there",
             limit.map(|limit| limit.to_string()).unwrap_or_default()
         );
+        // The state it is in instead, as the help promises (printed either way).
+        let now = runtime.block_on(current_state(client, &target.session))?;
+        println!("{}", now.as_str());
         return Ok(ExitCode::from(WAIT_TIMED_OUT));
     };
     println!("{}", state.as_str());
     Ok(ExitCode::from(wait_code(state, args.until)))
+}
+
+/// The state of the session `key` names, now.
+async fn current_state(client: &Client, key: &str) -> anyhow::Result<AgentState> {
+    let list: ListResult = client.call(Method::List, ListParams {}).await?;
+    let id = panewise_api::resolve_session(
+        list.sessions
+            .iter()
+            .map(|session| (session.id.as_str(), session.name.as_str())),
+        key,
+    )
+    .map_err(|error| anyhow::anyhow!(error.message))?;
+    list.sessions
+        .into_iter()
+        .find(|session| session.id == id)
+        .map(|session| session.state)
+        .context("the session is gone from the list")
 }
 
 /// Follows the session `key` names until a state ends the wait.

@@ -76,7 +76,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let user = panewise_host::config::user_file();
     // `[notify]` is read when the daemon may notify, so an edit applies without a restart; a
     // file that no longer reads keeps the last settings that did, and says why once per edge.
-    let first = notify_settings(user.as_deref())?;
+    // A file that does not read at start: the defaults until it does (said in daemon.log).
+    let first = notify_settings(user.as_deref()).unwrap_or_else(|error| {
+        eprintln!("panewise daemon: {error}; [notify] uses its defaults until the file reads");
+        default_notify()
+    });
     let last_good = Arc::new(std::sync::Mutex::new(first));
     let notify_file = user.clone();
     let notify: panewise_supervisor::NotifySource = Arc::new(move || {
@@ -91,10 +95,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     });
     // One exporter for every session the daemon hosts, configured as `run`'s is, from the
     // user file (the daemon serves every directory) and the environment.
-    let telemetry = crate::otel::start_with(
-        panewise_host::config::Config::load_files(user.as_deref(), None)?.telemetry,
-    )
-    .map(Arc::new);
+    // A user file that does not read does not keep the daemon (and so every running agent's
+    // `agents` and `approve`) from starting: said in daemon.log, the export left to the
+    // environment; a session started from it reads the file again and refuses there.
+    let settings = match panewise_host::config::Config::load_files(user.as_deref(), None) {
+        Ok(config) => config.telemetry,
+        Err(error) => {
+            eprintln!("panewise daemon: {error}; [telemetry] is left to the environment");
+            panewise_host::config::TelemetrySettings::default()
+        }
+    };
+    let telemetry = crate::otel::start_with(settings).map(Arc::new);
     // One worker: the daemon's work is many small wake-ups (a line from an agent, its log
     // write, the tail's read, the subscriber's write), and a second worker turned each into
     // cross-thread unparking. Measured (docs/BENCHMARKS.md, "one worker"): 50 agents × 100
@@ -428,14 +439,25 @@ impl Launcher for DaemonLauncher {
     }
 }
 
+/// The `[notify]` settings of a user file without the table.
+fn default_notify() -> panewise_supervisor::NotifyConfig {
+    notify_config(panewise_host::config::NotifySettings::default())
+}
+
 /// The daemon's `[notify]` settings, from the user file as it is now.
 fn notify_settings(user: Option<&Path>) -> anyhow::Result<panewise_supervisor::NotifyConfig> {
     let settings = panewise_host::config::Config::load_files(user, None)?.notify;
-    Ok(panewise_supervisor::NotifyConfig {
+    Ok(notify_config(settings))
+}
+
+fn notify_config(
+    settings: panewise_host::config::NotifySettings,
+) -> panewise_supervisor::NotifyConfig {
+    panewise_supervisor::NotifyConfig {
         delay: Duration::from_secs(settings.delay_secs.unwrap_or(0)),
         command: settings.command,
         desktop: settings.desktop.unwrap_or(true),
-    })
+    }
 }
 
 /// Removes the directory made for a session (the mock's fresh one) when nothing is left in

@@ -70,9 +70,8 @@ pub fn session(given: &Path) -> std::io::Result<PathBuf> {
             Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 format!(
-                    "{} starts more than one recorded session's id in {}; give more of it, or \
-                     the name (see `panewise sessions`)",
-                    shown_key(given),
+                    "{} (recorded in {}; `panewise sessions` lists them)",
+                    error.message,
                     dir.display()
                 ),
             ))

@@ -125,8 +125,20 @@ pub fn prepare(
 }
 
 impl Prepared {
-    /// Makes the session, with `options.telemetry` seeing it.
+    /// Makes the session, with `options.telemetry` seeing it. A session refused here (a
+    /// strategy its provider does not offer, an agent that cannot start) leaves no empty
+    /// directory of its own behind.
     pub async fn start(self, options: StartOptions<'_>) -> anyhow::Result<Started> {
+        let own_dir = self.info.own_dir.then(|| self.info.cwd.clone());
+        let started = self.start_session(options).await;
+        if let (Err(_), Some(dir)) = (&started, own_dir) {
+            // Only when still empty: `remove_dir` refuses a directory with anything in it.
+            let _ignored = std::fs::remove_dir(dir);
+        }
+        started
+    }
+
+    async fn start_session(self, options: StartOptions<'_>) -> anyhow::Result<Started> {
         let Prepared { plan, info } = self;
         let export = prepare_export(options.telemetry, &info);
         let (mut session, handle) = match plan.agent.clone() {

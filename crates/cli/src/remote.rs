@@ -82,7 +82,18 @@ impl Remotes {
     /// reach them.
     pub fn load(args: &RemoteArgs) -> anyhow::Result<Remotes> {
         let user = panewise_host::config::user_file();
-        let settings = panewise_host::config::Config::load_files(user.as_deref(), None)?.remote;
+        // A file that does not read (a typo mid-edit) must not stop anyone from seeing or
+        // answering the agents that run: said, and this machine's daemon reached as if it had
+        // no `[remote]` table. Whatever starts a session reads it again and refuses there.
+        let settings = match panewise_host::config::Config::load_files(user.as_deref(), None) {
+            Ok(config) => config.remote,
+            Err(error) => {
+                eprintln!(
+                    "panewise: {error}; its [remote] hosts are left out until it reads again"
+                );
+                panewise_host::config::RemoteSettings::default()
+            }
+        };
         let ssh = std::env::var("PANEWISE_SSH_COMMAND")
             .ok()
             .filter(|command| !command.trim().is_empty())

@@ -100,7 +100,9 @@ pub struct Args {
     /// The model the agent uses (`--model` of the CLI).
     #[arg(long)]
     model: Option<String>,
-    /// The agent's working directory (default: the current one).
+    /// The agent's working directory (default: the current one; with the default mock
+    /// provider, a fresh temporary one, removed at the end when nothing was left in it, also
+    /// when the run is refused).
     #[arg(long)]
     cwd: Option<PathBuf>,
     /// How the agent's permission requests are answered (default: panewise.toml's

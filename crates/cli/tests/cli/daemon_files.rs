@@ -1,7 +1,8 @@
 //! No file stalls anything: `session/resume` of a FIFO, of `/dev/zero` and of a 1 GiB
 //! (sparse) file is refused with a reason while another client's `session/list` keeps being
 //! answered, and `replay`, `run --resume`, `window eval`, `resume` and a lookup by name with
-//! a FIFO among the sessions end with an error instead of waiting on it.
+//! a FIFO among the sessions end with an error instead of waiting on it; and a user file that
+//! does not read stops neither `agents` nor `approve`.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -138,4 +139,45 @@ fn replay_run_resume_window_eval_and_a_lookup_by_name_end_with_an_error_on_a_fif
         assert!(!out.status.success(), "{args:?}: {text}");
         assert!(text.contains(said), "{args:?}: {text}");
     }
+}
+
+/// A user file broken while agents run (a typo mid-edit) keeps nobody from seeing or answering
+/// them: `agents` and `approve` say what does not read and go on; a daemon started with the
+/// broken file starts too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_file_that_does_not_read_stops_neither_agents_nor_approve() {
+    let daemon = Daemon::start_with(Some("[notify]\ndesktop = false\n")).await;
+    let created = daemon.run(&["new", "--name", "typo", "--approval", "ask", "run the tool"]);
+    assert!(created.status.success(), "{created:?}");
+    let watcher = daemon.connect("watcher").await;
+    let id = String::from_utf8_lossy(&created.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    crate::daemon::until_state(&watcher, &id, |s| {
+        s.state == panewise_api::AgentState::NeedsInput
+    })
+    .await;
+    let file = daemon.dir.path().join("config/panewise/panewise.toml");
+    std::fs::write(&file, "[notify\ndesktop = false\n").unwrap();
+    let listed = daemon.run(&["agents"]);
+    let said = String::from_utf8_lossy(&listed.stderr).into_owned();
+    assert!(listed.status.success(), "{listed:?}");
+    assert!(
+        said.contains("panewise.toml"),
+        "the broken file is not named: {said}"
+    );
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("typo"));
+    let approved = daemon.run(&["approve", "typo"]);
+    assert!(approved.status.success(), "{approved:?}");
+    crate::daemon::until_state(&watcher, &id, |s| {
+        s.state != panewise_api::AgentState::NeedsInput
+    })
+    .await;
+    // A new daemon reads the same broken file and starts all the same.
+    let stopped = daemon.run(&["daemon", "stop"]);
+    assert!(stopped.status.success(), "{stopped:?}");
+    let again = daemon.run(&["agents"]);
+    assert!(again.status.success(), "{again:?}");
 }

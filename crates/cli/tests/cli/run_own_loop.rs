@@ -281,6 +281,27 @@ fn the_mock_runs_in_a_directory_of_its_own_that_goes_when_left_empty() {
         .filter(|name| name.to_string_lossy().starts_with("panewise-mock-"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // A run refused once its directory was made (a provider-side strategy the mock's model
+    // does not offer) leaves nothing behind either.
+    let strategy = machine.path("clear.json");
+    std::fs::write(
+        &strategy,
+        r#"{"strategy":"anthropic-clear-tool-uses","triggerTokens":3000,"keepToolUses":2}"#,
+    )
+    .unwrap();
+    let refused = machine
+        .command(&["run", "--window", strategy.to_str().unwrap(), "go"])
+        .env("TMPDIR", machine.path("tmp"))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    let left: Vec<_> = std::fs::read_dir(machine.path("tmp"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name())
+        .filter(|name| name.to_string_lossy().starts_with("panewise-mock-"))
+        .collect();
+    assert!(left.is_empty(), "a refused run left {left:?}");
 }
 
 #[test]
