@@ -146,11 +146,10 @@ fn entry(out: &mut Block, entry: &TranscriptEntry) {
                 (true, false) => "allowed",
                 (false, _) => "denied",
             };
-            let why = reason
-                .as_deref()
-                .map(|reason| format!(": {reason}"))
-                .unwrap_or_default();
-            out.line("approval", &format!("{id}{verdict} by {}{why}", actor(by)));
+            out.line(
+                "approval",
+                &format!("{id}{}", answered(verdict, by, reason.as_deref())),
+            );
         }
         TranscriptEntry::ApprovalWithdrawn { request_id } => out.line(
             "approval",
@@ -230,6 +229,17 @@ fn is_approval(entry: &TranscriptEntry) -> bool {
     )
 }
 
+/// An answer in words: "denied by WHO: WHY". A reason the session wrote already says who
+/// ("denied by approval mode read-only: …", as the agent was told it): shown as it is, not
+/// after a second "denied by".
+fn answered(verdict: &str, by: &Actor, reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) if reason.starts_with("denied by ") => reason.to_owned(),
+        Some(reason) => format!("{verdict} by {}: {reason}", actor(by)),
+        None => format!("{verdict} by {}", actor(by)),
+    }
+}
+
 /// Who, in words.
 fn actor(by: &Actor) -> String {
     match by {
@@ -239,7 +249,7 @@ fn actor(by: &Actor) -> String {
             client: Some(client),
         } => format!("the API client {client}"),
         Actor::Api { client: None } => "an API client".to_owned(),
-        Actor::Session => "panewise (nobody could answer)".to_owned(),
+        Actor::Session => "panewise, as the session ended".to_owned(),
         Actor::Agent => "the agent".to_owned(),
     }
 }
@@ -280,5 +290,58 @@ impl Block {
             "{label:<LABEL$}{}\n",
             escape_controls(text, &indent)
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_names_who_answered_once() {
+        let api = Actor::Api {
+            client: Some("panewise approve".to_owned()),
+        };
+        let policy = Actor::Policy {
+            mode: "read-only".to_owned(),
+        };
+        let cases = [
+            (
+                "allowed",
+                &api,
+                None,
+                "allowed by the API client panewise approve",
+            ),
+            (
+                "denied",
+                &api,
+                Some("denied by panewise approve: not now"),
+                "denied by panewise approve: not now",
+            ),
+            (
+                "denied",
+                &policy,
+                Some("denied by approval mode read-only: shell may not run"),
+                "denied by approval mode read-only: shell may not run",
+            ),
+            (
+                "denied",
+                &Actor::Policy {
+                    mode: "ask".to_owned(),
+                },
+                Some("approval mode ask asks, and there is no terminal to ask on"),
+                "denied by the policy (--approval ask): approval mode ask asks, and there is no \
+                 terminal to ask on",
+            ),
+            (
+                "denied",
+                &Actor::Session,
+                None,
+                "denied by panewise, as the session ended",
+            ),
+        ];
+        for (verdict, by, reason, expected) in cases {
+            assert_eq!(answered(verdict, by, reason), expected);
+        }
     }
 }

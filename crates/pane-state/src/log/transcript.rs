@@ -225,7 +225,7 @@ impl Actor {
                 client: Some(client),
             } => client.clone(),
             Actor::Api { client: None } => "an API client".to_owned(),
-            Actor::Session => "panewise (nobody could answer)".to_owned(),
+            Actor::Session => "panewise, as the session ended".to_owned(),
             Actor::Agent => "the agent".to_owned(),
         }
     }
