@@ -11,6 +11,7 @@ let token = localStorage.getItem(TOKEN_KEY);
 let lastHeard = 0;
 let live = false;
 let openSession = null;
+let inboxKey = "";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -171,10 +172,18 @@ async function refresh() {
     if (reach === "live") lastHeard = Date.now();
     live = reach === "live";
     setStatus(live ? "live" : "daemon " + reach + (inbox.error ? ": " + inbox.error : ""), !live);
-    const list = $("inbox");
-    list.replaceChildren(...inbox.items.map(inboxItem));
+    // Rebuilt only when what it shows changed, so a button is never replaced under a finger.
+    const key = JSON.stringify([live, inbox.items]);
+    if (key !== inboxKey) {
+      inboxKey = key;
+      $("inbox").replaceChildren(...inbox.items.map(inboxItem));
+    }
     $("inbox-count").textContent = "(" + inbox.items.length + ")";
-    $("sessions").replaceChildren(...sessions.sessions.map(sessionRow));
+    const sessionsKey = JSON.stringify([live, sessions.sessions]);
+    if (sessionsKey !== $("sessions").dataset.key) {
+      $("sessions").dataset.key = sessionsKey;
+      $("sessions").replaceChildren(...sessions.sessions.map(sessionRow));
+    }
     $("inbox-section").hidden = false;
     $("sessions-section").hidden = false;
   } catch (error) {

@@ -1,0 +1,319 @@
+//! `panewise web` in a real browser: Debian's headless `chromium`, driven over WebDriver by
+//! `chromedriver` (fantoccini), against a real daemon running the offline mock. `.ci/run`
+//! installs both; without them this test fails, saying what to install (it never skips).
+//!
+//! One browser serves every case, in order: pairing through the URL fragment; the layout at
+//! 390×844 (no horizontal overflow, action buttons at least 44 px and 16 px apart); a page
+//! on another loopback port that POSTs to the API changes nothing; a mock session under
+//! `--approval ask` is approved from the page, finishes, and its log names the web client;
+//! three sessions' approvals answered from the page; a page under a name rebound to
+//! 127.0.0.1 (`--host-resolver-rules`) is refused.
+
+use std::io::BufRead;
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use panewise_api::{AgentState, ListParams, ListResult, Method, SessionSummary, WaitingFor};
+use serde_json::{json, Value};
+
+use crate::daemon::{Daemon, DEADLINE};
+
+/// A process of this test, killed when the test ends however it ends.
+struct Owned(Child);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn which(program: &str) -> std::path::PathBuf {
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(program))
+            .find(|candidate| candidate.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "{program} is not installed: the browser test of `panewise web` needs Debian's \
+             chromium and chromium-driver (`apt-get install -y chromium chromium-driver`; \
+             .ci/run installs them)"
+        )
+    })
+}
+
+/// chromedriver on a free port, and a headless chromium session at 390×844 that maps
+/// `evil.test` to 127.0.0.1 (what a rebound name does).
+async fn browser() -> (Owned, Client) {
+    let chromium = which("chromium");
+    let port = free_port();
+    let driver = Owned(
+        Command::new(which("chromedriver"))
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".to_owned(),
+        json!({
+            "binary": chromium,
+            // A desktop window is at least 500 px wide; the phone's viewport is emulated.
+            "mobileEmulation": { "deviceMetrics": { "width": 390, "height": 844, "pixelRatio": 3.0 } },
+            "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=390,844", "--host-resolver-rules=MAP evil.test 127.0.0.1",
+            ],
+        }),
+    );
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        match ClientBuilder::new(connector)
+            .capabilities(caps.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+        {
+            Ok(client) => return (driver, client),
+            Err(error) => assert!(Instant::now() < until, "no chromedriver session: {error}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Polls `script` (a JS expression returning a value) until `done` holds; the last value.
+async fn until_js(client: &Client, what: &str, script: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let value = client.execute(&format!("return {script};"), vec![]).await.unwrap();
+        if done(&value) {
+            return value;
+        }
+        assert!(Instant::now() < until, "{what}: still {value}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Clicks the element `css` finds once it is there and enabled (found again after the page
+/// rebuilt it).
+async fn click(client: &Client, css: &str) {
+    let until = Instant::now() + DEADLINE;
+    loop {
+        if let Ok(element) = client.find(Locator::Css(css)).await {
+            if element.click().await.is_ok() {
+                return;
+            }
+        }
+        assert!(Instant::now() < until, "nothing to click at {css}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The daemon's summary of session `id`, polled until `done` holds.
+async fn until_session(daemon: &Daemon, id: &str, done: impl Fn(&SessionSummary) -> bool) -> SessionSummary {
+    let client = daemon.connect("web-test").await;
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let list: ListResult = client.call(Method::List, ListParams {}).await.unwrap();
+        if let Some(found) = list.sessions.into_iter().find(|s| s.id == id) {
+            if done(&found) {
+                return found;
+            }
+            assert!(Instant::now() < until, "session {id}: {found:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn new_asking(daemon: &Daemon, name: &str) -> String {
+    let out = daemon.run(&["new", "--name", name, "--approval", "ask", "run the tool"]);
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap().lines().last().unwrap().to_owned()
+}
+
+fn request_of(session: &SessionSummary) -> String {
+    match &session.waiting_for {
+        Some(WaitingFor::Approval { id, .. }) => id.clone(),
+        other => panic!("{} waits for {other:?}", session.name),
+    }
+}
+
+/// A page on another loopback port whose script POSTs an approval to the API, the ways a
+/// foreign page can (a `no-cors` text/plain POST, a CORS JSON POST), then sets its title.
+fn foreign_page(port: u16, session: &str, request: &str) -> (std::thread::JoinHandle<()>, u16) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let own = listener.local_addr().unwrap().port();
+    let target = format!("http://127.0.0.1:{port}/api/sessions/{session}/approve");
+    let body = json!({ "request": request, "decision": "allow_once" }).to_string();
+    let html = format!(
+        "<!doctype html><title>loading</title><script>\
+         const body = {body:?};\
+         fetch({target:?}, {{method: 'POST', mode: 'no-cors', headers: {{'Content-Type': 'text/plain'}}, body}})\
+           .catch(() => null)\
+           .then(() => fetch({target:?}, {{method: 'POST', headers: {{'Content-Type': 'application/json'}}, body}}))\
+           .catch(() => null)\
+           .finally(() => {{ document.title = 'sent'; }});\
+         </script>"
+    );
+    let server = std::thread::spawn(move || {
+        // One page load (and a favicon request at most).
+        for stream in listener.incoming().take(2) {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                html.len()
+            );
+            let _ = std::io::Write::write_all(&mut stream, response.as_bytes());
+        }
+    });
+    (server, own)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_pages() {
+    let daemon = Daemon::start().await;
+    let asker = new_asking(&daemon, "asker");
+    let waiting = until_session(&daemon, &asker, |s| s.state == AgentState::NeedsInput).await;
+    let first_request = request_of(&waiting);
+
+    // `panewise web` on a free port; its first lines say where and the pairing code.
+    let port = free_port();
+    let mut web = daemon.command();
+    web.args(["web", "--port", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut web = Owned(web.spawn().unwrap());
+    let mut said = std::io::BufReader::new(web.0.stdout.take().unwrap());
+    let mut url = None;
+    for _ in 0..4 {
+        let mut line = String::new();
+        said.read_line(&mut line).unwrap();
+        if let Some(rest) = line.trim().strip_prefix("panewise web: open ") {
+            url = Some(rest.to_owned());
+            break;
+        }
+    }
+    let url = url.expect("panewise web printed the address with the pairing code");
+    assert!(url.starts_with(&format!("http://127.0.0.1:{port}/#pair=")), "{url}");
+
+    let (_driver, client) = browser().await;
+    client.goto(&url).await.unwrap();
+    // Paired: the code is gone from the address, the inbox shows the waiting request.
+    until_js(&client, "the inbox item", &format!(
+        "document.querySelector('li.card[data-request=\"{first_request}\"] button.allow-once') !== null"
+    ), |v| v == &json!(true)).await;
+    let address = client.current_url().await.unwrap();
+    assert!(!address.as_str().contains("pair="), "{address}");
+    let shown = until_js(&client, "the argument", "document.querySelector('li.card pre.argument').textContent", |v| v.is_string()).await;
+    assert_eq!(shown, json!("echo hello"));
+
+    // The layout at phone size: one column, nothing wider than the screen, big buttons apart.
+    let layout = client
+        .execute(
+            "const w = window.innerWidth;\
+             const buttons = [...document.querySelectorAll('button')].filter(b => b.offsetParent !== null);\
+             const small = buttons.filter(b => { const r = b.getBoundingClientRect(); return r.width < 44 || r.height < 44; }).map(b => b.textContent);\
+             let close = [];\
+             for (const row of document.querySelectorAll('li.card .row')) {\
+               const rs = [...row.querySelectorAll('button')].map(b => b.getBoundingClientRect());\
+               for (let i = 0; i < rs.length; i++) for (let j = i + 1; j < rs.length; j++) {\
+                 const a = rs[i], b = rs[j];\
+                 const gap = Math.max(b.left - a.right, a.left - b.right, b.top - a.bottom, a.top - b.bottom);\
+                 if (gap < 16) close.push(gap);\
+               }\
+             }\
+             return {w, scroll: document.documentElement.scrollWidth, body: document.body.scrollWidth, buttons: buttons.length, small, close};",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(layout["w"], json!(390), "{layout}");
+    assert!(layout["scroll"].as_i64().unwrap() <= 390, "horizontal overflow: {layout}");
+    assert!(layout["body"].as_i64().unwrap() <= 390, "horizontal overflow: {layout}");
+    assert!(layout["buttons"].as_i64().unwrap() >= 3, "{layout}");
+    assert_eq!(layout["small"], json!([]), "buttons under 44 px: {layout}");
+    assert_eq!(layout["close"], json!([]), "buttons under 16 px apart: {layout}");
+
+    // A page on another loopback port POSTs an approval: nothing changes.
+    let (server, foreign) = foreign_page(port, &asker, &first_request);
+    client.goto(&format!("http://127.0.0.1:{foreign}/")).await.unwrap();
+    until_js(&client, "the foreign page's posts", "document.title", |v| v == &json!("sent")).await;
+    let _ = server.join();
+    let still = until_session(&daemon, &asker, |_| true).await;
+    assert_eq!(still.state, AgentState::NeedsInput, "{still:?}");
+    assert_eq!(request_of(&still), first_request);
+
+    // Approved from the page: the session runs the tool and finishes; its log names the web
+    // client and the device.
+    client.goto(&format!("http://127.0.0.1:{port}/")).await.unwrap();
+    click(
+        &client,
+        &format!("li.card[data-request=\"{first_request}\"] button.allow-once:not([disabled])"),
+    )
+    .await;
+    let done = until_session(&daemon, &asker, |s| {
+        matches!(s.state, AgentState::Done | AgentState::Idle)
+    })
+    .await;
+    let log = std::fs::read_to_string(&done.log).unwrap();
+    assert!(
+        log.contains(r#""client":"panewise web (Linux browser)""#),
+        "the log names the web client: {log}"
+    );
+
+    // Three sessions waiting at once, each answered from the page.
+    let ids: Vec<String> = ["one", "two", "three"]
+        .iter()
+        .map(|name| new_asking(&daemon, name))
+        .collect();
+    for id in &ids {
+        let waiting = until_session(&daemon, id, |s| s.state == AgentState::NeedsInput).await;
+        let request = request_of(&waiting);
+        click(
+            &client,
+            &format!("li.card[data-request=\"{request}\"] button.allow-once:not([disabled])"),
+        )
+        .await;
+    }
+    for id in &ids {
+        let done = until_session(&daemon, id, |s| {
+            matches!(s.state, AgentState::Done | AgentState::Idle)
+        })
+        .await;
+        let log = std::fs::read_to_string(&done.log).unwrap();
+        assert!(log.contains(r#""client":"panewise web (Linux browser)""#), "{log}");
+    }
+
+    // A page under a name rebound to 127.0.0.1 is refused (421), the page itself included.
+    client.goto(&format!("http://evil.test:{port}/")).await.unwrap();
+    let body = client
+        .execute("return document.body ? document.body.innerText : '';", vec![])
+        .await
+        .unwrap();
+    assert!(
+        body.as_str().unwrap_or("").contains("does not answer to that Host"),
+        "{body}"
+    );
+    assert!(client.find(Locator::Id("inbox")).await.is_err());
+
+    client.close().await.unwrap();
+    drop(web);
+}
