@@ -3,6 +3,7 @@
 //! lines with the log index they came from (the SSE event id a reconnect resumes after).
 
 use panewise_api::{Folded, SessionSummary, SessionView, WaitingFor};
+use panewise_pane_state::log::TranscriptEntry;
 use serde::Serialize;
 
 /// How long the daemon may go unheard before the page says so and disables every action.
@@ -77,16 +78,24 @@ pub fn reach(last_ok_ms: Option<u64>, failing: bool, now_ms: u64) -> Reach {
     }
 }
 
-/// One transcript line for the page: the log line's index it came from (the SSE id), a label
-/// and the text (shown with `textContent` only).
+/// One transcript line for the page: a label and the text (shown with `textContent` only).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TranscriptLine {
-    /// The log line's index.
-    pub index: u64,
     /// `prompt`, `agent`, `tool`, `output`, `asks`, `answer`…
     pub label: String,
     /// The text.
     pub text: String,
+}
+
+/// What one log line added to the transcript: one SSE event, its id the log line's index.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TranscriptEvent {
+    /// The log line's index (the SSE id a reconnect resumes after).
+    pub index: u64,
+    /// The entry as the page shows it.
+    pub lines: Vec<TranscriptLine>,
+    /// The entry itself, as the log records it (what `panewise attach` prints, worded).
+    pub entry: TranscriptEntry,
 }
 
 /// A session's log folded into transcript lines. Every line is folded from the header on (the
@@ -107,22 +116,26 @@ impl TranscriptFold {
         }
     }
 
-    /// Folds log line `index`; the transcript lines it adds, if shown.
-    pub fn fold(&mut self, index: u64, line: &str) -> Vec<TranscriptLine> {
+    /// Folds log line `index`; the transcript event it adds, if shown.
+    pub fn fold(&mut self, index: u64, line: &str) -> Option<TranscriptEvent> {
         let Folded::Transcript(entry) = self.view.fold_line(index, line) else {
-            return Vec::new();
+            return None;
         };
         if self.after.is_some_and(|after| index <= after) {
-            return Vec::new();
+            return None;
         }
-        panewise_tui::transcript::entry_lines(&entry)
+        let lines = panewise_tui::transcript::entry_lines(&entry)
             .into_iter()
             .map(|(label, text, _)| TranscriptLine {
-                index,
                 label: label.to_owned(),
                 text,
             })
-            .collect()
+            .collect();
+        Some(TranscriptEvent {
+            index,
+            lines,
+            entry,
+        })
     }
 }
 

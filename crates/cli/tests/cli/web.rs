@@ -317,3 +317,204 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
     client.close().await.unwrap();
     drop(web);
 }
+
+/// A fixed-seed generator (64-bit LCG): the cut points are random but the same every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % bound
+    }
+}
+
+/// One HTTP/1.0 exchange on loopback (the answer is delimited by the connection's close, so
+/// no chunked decoding): the bytes read before `budget` bytes, the close, the `ended` event,
+/// or `idle` without a byte (a live stream then waits for more: that is a cut too).
+async fn http(port: u16, request: &str, budget: usize, idle: Duration) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 512];
+    while got.len() < budget {
+        let want = buf.len().min(budget - got.len());
+        match tokio::time::timeout(idle, stream.read(&mut buf[..want])).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+        if String::from_utf8_lossy(&got).contains("event: ended\ndata: {}\n\n") {
+            break;
+        }
+    }
+    got
+}
+
+/// The complete SSE events of a response's body (an event cut short is dropped, as a
+/// browser drops it): (event, id, data).
+fn sse_events(response: &[u8]) -> Vec<(String, Option<String>, String)> {
+    let text = String::from_utf8_lossy(response);
+    let Some((_, body)) = text.split_once("\r\n\r\n") else {
+        return Vec::new();
+    };
+    let mut events = Vec::new();
+    let mut rest = body;
+    while let Some((block, after)) = rest.split_once("\n\n") {
+        rest = after;
+        let (mut event, mut id, mut data) = ("message".to_owned(), None, String::new());
+        for line in block.lines() {
+            if let Some((field, value)) = line.split_once(':') {
+                let value = value.strip_prefix(' ').unwrap_or(value);
+                match field {
+                    "event" => event = value.to_owned(),
+                    "id" => id = Some(value.to_owned()),
+                    "data" => data.push_str(value),
+                    _ => {}
+                }
+            }
+        }
+        if !data.is_empty() {
+            events.push((event, id, data));
+        }
+    }
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
+    let daemon = Daemon::start().await;
+    let out = daemon.run(&[
+        "new", "--name", "talker", "--approval", "full-access", "--mock-scenario", "multi-round",
+        "go",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let id = String::from_utf8(out.stdout).unwrap().lines().last().unwrap().to_owned();
+
+    let port = free_port();
+    let mut web = daemon.command();
+    web.args(["web", "--port", &port.to_string()]).stdout(Stdio::piped());
+    let mut web = Owned(web.spawn().unwrap());
+    let mut said = std::io::BufReader::new(web.0.stdout.take().unwrap());
+    let mut code = None;
+    for _ in 0..4 {
+        let mut line = String::new();
+        said.read_line(&mut line).unwrap();
+        if let Some((_, rest)) = line.trim().split_once("#pair=") {
+            code = Some(rest.to_owned());
+            break;
+        }
+    }
+    let code = code.expect("a pairing code");
+    let body = json!({ "code": code, "device": "cutter" }).to_string();
+    let paired = http(
+        port,
+        &format!(
+            "POST /api/pair HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+        1 << 20,
+        DEADLINE,
+    )
+    .await;
+    let paired = String::from_utf8_lossy(&paired);
+    let token: Value = serde_json::from_str(paired.split_once("\r\n\r\n").unwrap().1).unwrap();
+    let token = token["token"].as_str().unwrap().to_owned();
+
+    // Twenty reads cut at random byte counts, each resumed with Last-Event-ID; prompts sent
+    // between them, so lines keep arriving while the stream is cut.
+    let mut random = Lcg(41);
+    let mut got: Vec<(u64, Value)> = Vec::new();
+    let mut ended = false;
+    let mut cut = 0;
+    while !ended {
+        let last = got.last().map(|(index, _)| *index);
+        let resume = last.map(|index| format!("Last-Event-ID: {index}\r\n")).unwrap_or_default();
+        let request = format!(
+            "GET /api/sessions/{id}/transcript HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\
+             Authorization: Bearer {token}\r\n{resume}\r\n"
+        );
+        let (budget, idle) = if cut < 20 {
+            (usize::try_from(200 + random.below(1_500)).unwrap(), Duration::from_millis(300))
+        } else {
+            (usize::MAX, DEADLINE)
+        };
+        for (event, event_id, data) in sse_events(&http(port, &request, budget, idle).await) {
+            match event.as_str() {
+                "line" => {
+                    let data: Value = serde_json::from_str(&data).unwrap();
+                    let index = data["index"].as_u64().unwrap();
+                    assert_eq!(event_id, Some(index.to_string()));
+                    got.push((index, data));
+                }
+                "ended" => ended = true,
+                _ => {}
+            }
+        }
+        cut += 1;
+        if cut % 5 == 0 && cut <= 15 {
+            let sent = daemon.run(&["send", "talker", "again"]);
+            assert!(sent.status.success(), "{sent:?}");
+        }
+        if cut == 20 {
+            // Let the session settle and end, so the uncut read reaches its end.
+            until_session(&daemon, &id, |s| {
+                matches!(s.state, AgentState::Done | AgentState::Idle)
+            })
+            .await;
+            let stopped = daemon.run(&["stop", "talker"]);
+            assert!(stopped.status.success(), "{stopped:?}");
+        }
+        assert!(cut < 40, "the transcript never ended: {} events", got.len());
+    }
+
+    // No gap, no duplicate: exactly the transcript the log folds to, in order.
+    let log = until_session(&daemon, &id, |_| true).await.log;
+    let mut fold = panewise_web::inbox::TranscriptFold::new(None);
+    let expected: Vec<(u64, Value)> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .filter_map(|(index, line)| fold.fold(u64::try_from(index).unwrap(), line))
+        .map(|event| (event.index, serde_json::to_value(&event).unwrap()))
+        .collect();
+    assert!(expected.len() > 20, "{} entries", expected.len());
+    assert_eq!(got, expected);
+
+    // And `panewise attach` prints one entry per event, in the same order (its stdin kept open
+    // until it exits on its own at the session's end).
+    let mut attach = daemon.command();
+    attach
+        .args(["attach", "talker"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut attached = Owned(attach.spawn().unwrap());
+    let held = attached.0.stdin.take();
+    let mut printed = String::new();
+    std::io::Read::read_to_string(attached.0.stdout.as_mut().unwrap(), &mut printed).unwrap();
+    drop(held);
+    drop(attached);
+    let entries: Vec<&str> = printed
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with(' '))
+        .collect();
+    assert_eq!(entries.len(), got.len(), "{printed}");
+    for ((_, event), line) in got.iter().zip(&entries) {
+        let kind = event["entry"]["kind"].as_str().unwrap();
+        let label = line.split_whitespace().next().unwrap();
+        let agrees = match kind {
+            "text" => label == "assistant",
+            "tool_call" => label == "tool",
+            "tool_output" => label == "output",
+            "approval_requested" => label == "asks",
+            "approval_answered" => label == "approval",
+            other => other.contains(label) || label.contains(other),
+        };
+        assert!(agrees, "{kind} printed as {line}");
+    }
+    drop(web);
+}

@@ -303,14 +303,13 @@ pub(crate) async fn transcript(
                 got = log.recv() => {
                     let event = match got {
                         Some(LogEvent::Line { index, line }) => {
-                            let lines = fold.fold(index, &line);
-                            if lines.is_empty() {
+                            let Some(added) = fold.fold(index, &line) else {
                                 continue;
-                            }
+                            };
                             Event::default()
                                 .event("line")
                                 .id(index.to_string())
-                                .data(json!({ "index": index, "lines": lines }).to_string())
+                                .data(json!(added).to_string())
                         }
                         Some(LogEvent::Ended) => Event::default().event("ended").data("{}"),
                         None => return,
