@@ -6,7 +6,8 @@
 //! 390×844 (no horizontal overflow, action buttons at least 44 px and 16 px apart); a page
 //! on another loopback port that POSTs to the API changes nothing; a mock session under
 //! `--approval ask` is approved from the page, finishes, and its log names the web client;
-//! three sessions' approvals answered from the page; a page under a name rebound to
+//! three sessions' approvals answered from the page; three approvals in a row in one session
+//! (a prompt queued behind them) answered from the page as they come; a page under a name rebound to
 //! 127.0.0.1 (`--host-resolver-rules`) is refused.
 
 use std::io::BufRead;
@@ -300,6 +301,45 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         .await;
         let log = std::fs::read_to_string(&done.log).unwrap();
         assert!(log.contains(r#""client":"panewise web (Linux browser)""#), "{log}");
+    }
+
+    // Approvals one after another in one session (three rounds of one shell call each, and a
+    // second prompt queued behind them), every one answered from the page as it comes.
+    let out = daemon.run(&[
+        "new", "--name", "rounds", "--approval", "ask", "--mock-scenario", "multi-round", "go",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let rounds = String::from_utf8(out.stdout).unwrap().lines().last().unwrap().to_owned();
+    let queued = daemon.run(&["send", "rounds", "and again"]);
+    assert!(queued.status.success(), "{queued:?}");
+    let mut answered: Vec<String> = Vec::new();
+    let done = loop {
+        let now = until_session(&daemon, &rounds, |s| {
+            (s.state == AgentState::NeedsInput && !answered.contains(&request_of(s)))
+                || (s.turns >= 2 && matches!(s.state, AgentState::Done | AgentState::Idle))
+        })
+        .await;
+        if now.state != AgentState::NeedsInput {
+            break now;
+        }
+        let request = request_of(&now);
+        click(
+            &client,
+            &format!("li.card[data-request=\"{request}\"] button.allow-once:not([disabled])"),
+        )
+        .await;
+        answered.push(request);
+    };
+    let log = std::fs::read_to_string(&done.log).unwrap();
+    // The mock's `multi-round` asks three times in the first turn and answers the queued
+    // prompt without a tool (it counts the rounds over the whole conversation).
+    assert!(answered.len() >= 3, "{} approvals: {log}", answered.len());
+    for request in &answered {
+        assert!(
+            log.lines().any(|line| line.contains(request.as_str())
+                && line.contains(r#""client":"panewise web (Linux browser)""#)),
+            "{request} answered by the web client: {log}"
+        );
     }
 
     // A page under a name rebound to 127.0.0.1 is refused (421), the page itself included.
