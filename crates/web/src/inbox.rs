@@ -28,7 +28,9 @@ pub struct InboxItem {
 
 /// Every waiting request of `sessions` on `host`, oldest first (a request of unknown age
 /// last), then by session id so the order is total.
-pub fn inbox<'a>(hosts: impl IntoIterator<Item = (&'a str, &'a [SessionSummary])>) -> Vec<InboxItem> {
+pub fn inbox<'a>(
+    hosts: impl IntoIterator<Item = (&'a str, &'a [SessionSummary])>,
+) -> Vec<InboxItem> {
     let mut items: Vec<InboxItem> = hosts
         .into_iter()
         .flat_map(|(host, sessions)| {
@@ -165,7 +167,11 @@ mod tests {
 
     #[test]
     fn the_inbox_is_every_waiting_request_oldest_first_across_hosts() {
-        let local = [summary("a", Some(30), true), summary("b", None, false), summary("c", Some(10), true)];
+        let local = [
+            summary("a", Some(30), true),
+            summary("b", None, false),
+            summary("c", Some(10), true),
+        ];
         let devbox = [summary("d", Some(20), true), summary("e", None, true)];
         let items = inbox([("local", &local[..]), ("devbox", &devbox[..])]);
         let order: Vec<(&str, &str)> = items
@@ -174,7 +180,12 @@ mod tests {
             .collect();
         assert_eq!(
             order,
-            [("local", "c"), ("devbox", "d"), ("local", "a"), ("devbox", "e")]
+            [
+                ("local", "c"),
+                ("devbox", "d"),
+                ("local", "a"),
+                ("devbox", "e")
+            ]
         );
     }
 
@@ -193,7 +204,13 @@ mod tests {
 
     #[test]
     fn last_event_ids() {
-        for (header, want) in [(None, None), (Some("12"), Some(12)), (Some(" 3 "), Some(3)), (Some("x"), None), (Some("-1"), None)] {
+        for (header, want) in [
+            (None, None),
+            (Some("12"), Some(12)),
+            (Some(" 3 "), Some(3)),
+            (Some("x"), None),
+            (Some("-1"), None),
+        ] {
             assert_eq!(last_event_id(header), want, "{header:?}");
         }
     }

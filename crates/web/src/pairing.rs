@@ -218,12 +218,24 @@ mod tests {
         assert_eq!(right.len(), 32);
         // (steps: (offered, at ms, expected))
         let table: &[(&str, &[(&str, u64, Result<(), PairError>)])] = &[
-            ("once", &[(&right, 2_000, Ok(())), (&right, 2_001, Err(PairError::Used))]),
-            ("expired", &[(&right, 1_000 + CODE_TTL_MS, Err(PairError::Expired))]),
+            (
+                "once",
+                &[
+                    (&right, 2_000, Ok(())),
+                    (&right, 2_001, Err(PairError::Used)),
+                ],
+            ),
+            (
+                "expired",
+                &[(&right, 1_000 + CODE_TTL_MS, Err(PairError::Expired))],
+            ),
             ("just in time", &[(&right, 1_000 + CODE_TTL_MS - 1, Ok(()))]),
             (
                 "wrong then right",
-                &[("00", 2_000, Err(PairError::Wrong)), (&right, 2_001, Ok(()))],
+                &[
+                    ("00", 2_000, Err(PairError::Wrong)),
+                    (&right, 2_001, Ok(())),
+                ],
             ),
             (
                 "burnt",
@@ -240,7 +252,11 @@ mod tests {
         for (name, steps) in table {
             let mut code = code.clone();
             for (offered, at, want) in steps.iter() {
-                assert_eq!(code.redeem(offered, *at), *want, "{name}: {offered} at {at}");
+                assert_eq!(
+                    code.redeem(offered, *at),
+                    *want,
+                    "{name}: {offered} at {at}"
+                );
             }
         }
     }
@@ -254,7 +270,10 @@ mod tests {
         assert_eq!(phone.name, "phone");
         let stored = serde_json::to_string(&devices).unwrap_or_default();
         assert!(!stored.contains(&phone_token), "no token on disk");
-        assert_eq!(devices.verify(&phone_token).map(|d| d.name.as_str()), Some("phone"));
+        assert_eq!(
+            devices.verify(&phone_token).map(|d| d.name.as_str()),
+            Some("phone")
+        );
         assert_eq!(devices.verify("pw1_00"), None);
         assert_eq!(
             devices.revoke("tablet"),
@@ -264,8 +283,15 @@ mod tests {
             devices.revoke("nobody"),
             Err(DeviceError::Unknown("nobody".to_owned()))
         );
-        assert_eq!(devices.revoke(&phone.id).map(|d| d.name), Ok("phone".to_owned()));
-        assert_eq!(devices.verify(&phone_token), None, "a revoked token is refused");
+        assert_eq!(
+            devices.revoke(&phone.id).map(|d| d.name),
+            Ok("phone".to_owned())
+        );
+        assert_eq!(
+            devices.verify(&phone_token),
+            None,
+            "a revoked token is refused"
+        );
         assert!(devices.verify(&tablet_token).is_some());
     }
 

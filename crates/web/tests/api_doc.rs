@@ -11,9 +11,13 @@ fn the_api_document_lists_every_http_route_with_its_access() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/API.md"),
     )
     .unwrap();
-    let start = doc.find("## HTTP routes").expect("docs/API.md has an HTTP routes section");
+    let start = doc
+        .find("## HTTP routes")
+        .expect("docs/API.md has an HTTP routes section");
     let section = &doc[start..];
-    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |end| end + 3)];
+    let section = &section[..section[3..]
+        .find("\n## ")
+        .map_or(section.len(), |end| end + 3)];
     let documented: BTreeSet<(String, String)> = section
         .lines()
         .filter_map(|line| line.strip_prefix("- `"))
@@ -31,7 +35,10 @@ fn the_api_document_lists_every_http_route_with_its_access() {
                 Access::PairCode => "pairing code",
                 Access::Device => "device",
             };
-            (format!("{} {}", spec.method, spec.pattern), access.to_owned())
+            (
+                format!("{} {}", spec.method, spec.pattern),
+                access.to_owned(),
+            )
         })
         .collect();
     assert_eq!(documented, table);

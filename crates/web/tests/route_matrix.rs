@@ -102,7 +102,12 @@ async fn no_request_without_a_device_token_allowed_host_and_origin_succeeds() {
         ("GET", "/api/sessions", "", true),
         ("GET", "/api/devices", "", true),
         ("GET", "/api/sessions/s1/transcript", "", true),
-        ("POST", "/api/sessions/s1/approve", r#"{"request":"r1","decision":"allow_once"}"#, true),
+        (
+            "POST",
+            "/api/sessions/s1/approve",
+            r#"{"request":"r1","decision":"allow_once"}"#,
+            true,
+        ),
         ("POST", "/api/sessions/s1/stop", "{}", true),
         ("POST", "/api/sessions", r#"{"prompt":"x"}"#, true),
         ("DELETE", "/api/sessions/s1/stop", "{}", true),
@@ -159,9 +164,15 @@ async fn no_request_without_a_device_token_allowed_host_and_origin_succeeds() {
                         let what = format!(
                             "{method} {path} host={host:?} origin={origin:?} type={content_type:?} cred={cred:?}: {status}"
                         );
-                        assert!(response.headers().get(header::SET_COOKIE).is_none(), "{what}");
                         assert!(
-                            response.headers().get(header::CONTENT_SECURITY_POLICY).is_some(),
+                            response.headers().get(header::SET_COOKIE).is_none(),
+                            "{what}"
+                        );
+                        assert!(
+                            response
+                                .headers()
+                                .get(header::CONTENT_SECURITY_POLICY)
+                                .is_some(),
                             "{what}"
                         );
                         let known_method = matches!(method, "GET" | "POST");
@@ -194,14 +205,70 @@ async fn the_page_is_public_under_an_allowed_host_only_and_pairing_needs_the_cod
     let code = web.pairing_code();
     let app = router(Arc::clone(&web));
     let table: [(&str, &str, Option<&str>, Option<&str>, String, StatusCode); 8] = [
-        ("GET", "/", Some("127.0.0.1:7455"), None, String::new(), StatusCode::OK),
-        ("GET", "/app.js", Some("localhost:7455"), None, String::new(), StatusCode::OK),
-        ("GET", "/", Some("evil.test:7455"), None, String::new(), StatusCode::MISDIRECTED_REQUEST),
-        ("GET", "/app.css", Some("rebind.example:7455"), None, String::new(), StatusCode::MISDIRECTED_REQUEST),
-        ("POST", "/api/pair", Some("127.0.0.1:7455"), None, format!(r#"{{"code":"{code}"}}"#), StatusCode::FORBIDDEN),
-        ("POST", "/api/pair", Some("127.0.0.1:7455"), Some("http://127.0.0.1:8080"), format!(r#"{{"code":"{code}"}}"#), StatusCode::FORBIDDEN),
-        ("POST", "/api/pair", Some("127.0.0.1:7455"), Some("http://127.0.0.1:7455"), r#"{"code":"0000"}"#.to_owned(), StatusCode::FORBIDDEN),
-        ("POST", "/api/pair", Some("127.0.0.1:7455"), Some("http://127.0.0.1:7455"), format!(r#"{{"code":"{code}","device":"phone"}}"#), StatusCode::OK),
+        (
+            "GET",
+            "/",
+            Some("127.0.0.1:7455"),
+            None,
+            String::new(),
+            StatusCode::OK,
+        ),
+        (
+            "GET",
+            "/app.js",
+            Some("localhost:7455"),
+            None,
+            String::new(),
+            StatusCode::OK,
+        ),
+        (
+            "GET",
+            "/",
+            Some("evil.test:7455"),
+            None,
+            String::new(),
+            StatusCode::MISDIRECTED_REQUEST,
+        ),
+        (
+            "GET",
+            "/app.css",
+            Some("rebind.example:7455"),
+            None,
+            String::new(),
+            StatusCode::MISDIRECTED_REQUEST,
+        ),
+        (
+            "POST",
+            "/api/pair",
+            Some("127.0.0.1:7455"),
+            None,
+            format!(r#"{{"code":"{code}"}}"#),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "POST",
+            "/api/pair",
+            Some("127.0.0.1:7455"),
+            Some("http://127.0.0.1:8080"),
+            format!(r#"{{"code":"{code}"}}"#),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "POST",
+            "/api/pair",
+            Some("127.0.0.1:7455"),
+            Some("http://127.0.0.1:7455"),
+            r#"{"code":"0000"}"#.to_owned(),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "POST",
+            "/api/pair",
+            Some("127.0.0.1:7455"),
+            Some("http://127.0.0.1:7455"),
+            format!(r#"{{"code":"{code}","device":"phone"}}"#),
+            StatusCode::OK,
+        ),
     ];
     for (method, path, host, origin, body, want) in table {
         let mut request = Request::builder()
@@ -219,7 +286,11 @@ async fn the_page_is_public_under_an_allowed_host_only_and_pairing_needs_the_cod
             .oneshot(request.body(Body::from(body.clone())).unwrap())
             .await
             .unwrap();
-        assert_eq!(response.status(), want, "{method} {path} {host:?} {origin:?} {body}");
+        assert_eq!(
+            response.status(),
+            want,
+            "{method} {path} {host:?} {origin:?} {body}"
+        );
     }
     // The code is single use: the same exchange again is refused.
     let again = Request::builder()

@@ -96,10 +96,18 @@ async fn browser() -> (Owned, Client) {
 }
 
 /// Polls `script` (a JS expression returning a value) until `done` holds; the last value.
-async fn until_js(client: &Client, what: &str, script: &str, done: impl Fn(&Value) -> bool) -> Value {
+async fn until_js(
+    client: &Client,
+    what: &str,
+    script: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let until = Instant::now() + DEADLINE;
     loop {
-        let value = client.execute(&format!("return {script};"), vec![]).await.unwrap();
+        let value = client
+            .execute(&format!("return {script};"), vec![])
+            .await
+            .unwrap();
         if done(&value) {
             return value;
         }
@@ -124,7 +132,11 @@ async fn click(client: &Client, css: &str) {
 }
 
 /// The daemon's summary of session `id`, polled until `done` holds.
-async fn until_session(daemon: &Daemon, id: &str, done: impl Fn(&SessionSummary) -> bool) -> SessionSummary {
+async fn until_session(
+    daemon: &Daemon,
+    id: &str,
+    done: impl Fn(&SessionSummary) -> bool,
+) -> SessionSummary {
     let client = daemon.connect("web-test").await;
     let until = Instant::now() + DEADLINE;
     loop {
@@ -142,7 +154,12 @@ async fn until_session(daemon: &Daemon, id: &str, done: impl Fn(&SessionSummary)
 fn new_asking(daemon: &Daemon, name: &str) -> String {
     let out = daemon.run(&["new", "--name", name, "--approval", "ask", "run the tool"]);
     assert!(out.status.success(), "{out:?}");
-    String::from_utf8(out.stdout).unwrap().lines().last().unwrap().to_owned()
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned()
 }
 
 fn request_of(session: &SessionSummary) -> String {
@@ -213,7 +230,10 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         }
     }
     let url = url.expect("panewise web printed the address with the pairing code");
-    assert!(url.starts_with(&format!("http://127.0.0.1:{port}/#pair=")), "{url}");
+    assert!(
+        url.starts_with(&format!("http://127.0.0.1:{port}/#pair=")),
+        "{url}"
+    );
 
     let (_driver, client) = browser().await;
     client.goto(&url).await.unwrap();
@@ -223,7 +243,13 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
     ), |v| v == &json!(true)).await;
     let address = client.current_url().await.unwrap();
     assert!(!address.as_str().contains("pair="), "{address}");
-    let shown = until_js(&client, "the argument", "document.querySelector('li.card pre.argument').textContent", |v| v.is_string()).await;
+    let shown = until_js(
+        &client,
+        "the argument",
+        "document.querySelector('li.card pre.argument').textContent",
+        |v| v.is_string(),
+    )
+    .await;
     assert_eq!(shown, json!("echo hello"));
 
     // The layout at phone size: one column, nothing wider than the screen, big buttons apart.
@@ -247,16 +273,32 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         .await
         .unwrap();
     assert_eq!(layout["w"], json!(390), "{layout}");
-    assert!(layout["scroll"].as_i64().unwrap() <= 390, "horizontal overflow: {layout}");
-    assert!(layout["body"].as_i64().unwrap() <= 390, "horizontal overflow: {layout}");
+    assert!(
+        layout["scroll"].as_i64().unwrap() <= 390,
+        "horizontal overflow: {layout}"
+    );
+    assert!(
+        layout["body"].as_i64().unwrap() <= 390,
+        "horizontal overflow: {layout}"
+    );
     assert!(layout["buttons"].as_i64().unwrap() >= 3, "{layout}");
     assert_eq!(layout["small"], json!([]), "buttons under 44 px: {layout}");
-    assert_eq!(layout["close"], json!([]), "buttons under 16 px apart: {layout}");
+    assert_eq!(
+        layout["close"],
+        json!([]),
+        "buttons under 16 px apart: {layout}"
+    );
 
     // A page on another loopback port POSTs an approval: nothing changes.
     let (server, foreign) = foreign_page(port, &asker, &first_request);
-    client.goto(&format!("http://127.0.0.1:{foreign}/")).await.unwrap();
-    until_js(&client, "the foreign page's posts", "document.title", |v| v == &json!("sent")).await;
+    client
+        .goto(&format!("http://127.0.0.1:{foreign}/"))
+        .await
+        .unwrap();
+    until_js(&client, "the foreign page's posts", "document.title", |v| {
+        v == &json!("sent")
+    })
+    .await;
     let _ = server.join();
     let still = until_session(&daemon, &asker, |_| true).await;
     assert_eq!(still.state, AgentState::NeedsInput, "{still:?}");
@@ -264,7 +306,10 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
 
     // Approved from the page: the session runs the tool and finishes; its log names the web
     // client and the device.
-    client.goto(&format!("http://127.0.0.1:{port}/")).await.unwrap();
+    client
+        .goto(&format!("http://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
     click(
         &client,
         &format!("li.card[data-request=\"{first_request}\"] button.allow-once:not([disabled])"),
@@ -300,16 +345,31 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         })
         .await;
         let log = std::fs::read_to_string(&done.log).unwrap();
-        assert!(log.contains(r#""client":"panewise web (Linux browser)""#), "{log}");
+        assert!(
+            log.contains(r#""client":"panewise web (Linux browser)""#),
+            "{log}"
+        );
     }
 
     // Approvals one after another in one session (three rounds of one shell call each, and a
     // second prompt queued behind them), every one answered from the page as it comes.
     let out = daemon.run(&[
-        "new", "--name", "rounds", "--approval", "ask", "--mock-scenario", "multi-round", "go",
+        "new",
+        "--name",
+        "rounds",
+        "--approval",
+        "ask",
+        "--mock-scenario",
+        "multi-round",
+        "go",
     ]);
     assert!(out.status.success(), "{out:?}");
-    let rounds = String::from_utf8(out.stdout).unwrap().lines().last().unwrap().to_owned();
+    let rounds = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
     let queued = daemon.run(&["send", "rounds", "and again"]);
     assert!(queued.status.success(), "{queued:?}");
     let mut answered: Vec<String> = Vec::new();
@@ -343,13 +403,21 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
     }
 
     // A page under a name rebound to 127.0.0.1 is refused (421), the page itself included.
-    client.goto(&format!("http://evil.test:{port}/")).await.unwrap();
+    client
+        .goto(&format!("http://evil.test:{port}/"))
+        .await
+        .unwrap();
     let body = client
-        .execute("return document.body ? document.body.innerText : '';", vec![])
+        .execute(
+            "return document.body ? document.body.innerText : '';",
+            vec![],
+        )
         .await
         .unwrap();
     assert!(
-        body.as_str().unwrap_or("").contains("does not answer to that Host"),
+        body.as_str()
+            .unwrap_or("")
+            .contains("does not answer to that Host"),
         "{body}"
     );
     assert!(client.find(Locator::Id("inbox")).await.is_err());
@@ -376,7 +444,9 @@ impl Lcg {
 /// or `idle` without a byte (a live stream then waits for more: that is a cut too).
 async fn http(port: u16, request: &str, budget: usize, idle: Duration) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut got = Vec::new();
     let mut buf = [0u8; 512];
@@ -427,15 +497,27 @@ fn sse_events(response: &[u8]) -> Vec<(String, Option<String>, String)> {
 async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
     let daemon = Daemon::start().await;
     let out = daemon.run(&[
-        "new", "--name", "talker", "--approval", "full-access", "--mock-scenario", "multi-round",
+        "new",
+        "--name",
+        "talker",
+        "--approval",
+        "full-access",
+        "--mock-scenario",
+        "multi-round",
         "go",
     ]);
     assert!(out.status.success(), "{out:?}");
-    let id = String::from_utf8(out.stdout).unwrap().lines().last().unwrap().to_owned();
+    let id = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
 
     let port = free_port();
     let mut web = daemon.command();
-    web.args(["web", "--port", &port.to_string()]).stdout(Stdio::piped());
+    web.args(["web", "--port", &port.to_string()])
+        .stdout(Stdio::piped());
     let mut web = Owned(web.spawn().unwrap());
     let mut said = std::io::BufReader::new(web.0.stdout.take().unwrap());
     let mut code = None;
@@ -472,13 +554,18 @@ async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
     let mut cut = 0;
     while !ended {
         let last = got.last().map(|(index, _)| *index);
-        let resume = last.map(|index| format!("Last-Event-ID: {index}\r\n")).unwrap_or_default();
+        let resume = last
+            .map(|index| format!("Last-Event-ID: {index}\r\n"))
+            .unwrap_or_default();
         let request = format!(
             "GET /api/sessions/{id}/transcript HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\
              Authorization: Bearer {token}\r\n{resume}\r\n"
         );
         let (budget, idle) = if cut < 20 {
-            (usize::try_from(200 + random.below(1_500)).unwrap(), Duration::from_millis(300))
+            (
+                usize::try_from(200 + random.below(1_500)).unwrap(),
+                Duration::from_millis(300),
+            )
         } else {
             (usize::MAX, DEADLINE)
         };

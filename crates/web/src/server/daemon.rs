@@ -145,9 +145,11 @@ impl Daemon for LocalDaemon {
         // A cached connection the daemon closed (a restart) is dropped and made again once.
         for attempt in 0..2 {
             let connection = self.client(client).await?;
-            let called =
-                tokio::time::timeout(CALL_DEADLINE, connection.call_raw(method.name(), params.clone()))
-                    .await;
+            let called = tokio::time::timeout(
+                CALL_DEADLINE,
+                connection.call_raw(method.name(), params.clone()),
+            )
+            .await;
             match called {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(error @ SupervisorError::Api(_))) => return Err(error.into()),
@@ -159,7 +161,9 @@ impl Daemon for LocalDaemon {
                 }
                 Err(_) => {
                     self.forget(client).await;
-                    return Err(DaemonError::unreachable("the daemon did not answer in time"));
+                    return Err(DaemonError::unreachable(
+                        "the daemon did not answer in time",
+                    ));
                 }
             }
         }

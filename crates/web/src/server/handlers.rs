@@ -30,7 +30,11 @@ pub(crate) async fn page() -> Response {
 }
 
 pub(crate) async fn script() -> Response {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT).into_response()
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+        .into_response()
 }
 
 pub(crate) async fn style() -> Response {
@@ -121,7 +125,10 @@ async fn listed(web: &Web) -> (Value, Vec<panewise_api::SessionSummary>) {
     let reach = inbox::reach(last, failing, (web.clock)());
     match listed {
         Ok(sessions) => (json!({ "reach": reach, "error": null }), sessions),
-        Err(failed) => (json!({ "reach": reach, "error": failed.message }), Vec::new()),
+        Err(failed) => (
+            json!({ "reach": reach, "error": failed.message }),
+            Vec::new(),
+        ),
     }
 }
 
@@ -215,7 +222,13 @@ pub(crate) async fn interrupt(
     Path(id): Path<String>,
     Json(_body): Json<Value>,
 ) -> Response {
-    call(&web, &caller, Method::Interrupt, json!(SessionParams { session: id })).await
+    call(
+        &web,
+        &caller,
+        Method::Interrupt,
+        json!(SessionParams { session: id }),
+    )
+    .await
 }
 
 pub(crate) async fn stop(
@@ -224,7 +237,13 @@ pub(crate) async fn stop(
     Path(id): Path<String>,
     Json(_body): Json<Value>,
 ) -> Response {
-    call(&web, &caller, Method::Stop, json!(SessionParams { session: id })).await
+    call(
+        &web,
+        &caller,
+        Method::Stop,
+        json!(SessionParams { session: id }),
+    )
+    .await
 }
 
 #[derive(Deserialize)]

@@ -88,7 +88,9 @@ impl DeviceStore {
                     .truncate(true)
                     .mode(0o600)
                     .open(&temporary)?;
-                file.write_all(&serde_json::to_vec_pretty(devices).map_err(std::io::Error::other)?)?;
+                file.write_all(
+                    &serde_json::to_vec_pretty(devices).map_err(std::io::Error::other)?,
+                )?;
                 file.sync_all()?;
                 std::fs::rename(&temporary, path)
             }
@@ -194,7 +196,8 @@ async fn guard_layer(State(web): State<Arc<Web>>, mut request: Request, next: Ne
         (Some(_), Some(_)) => Credential::Device,
     };
     // HTTP/1.1 sends Host; an absolute-form request target carries it in the URI instead.
-    let host = text(headers, header::HOST).or_else(|| request.uri().authority().map(|a| a.as_str()));
+    let host =
+        text(headers, header::HOST).or_else(|| request.uri().authority().map(|a| a.as_str()));
     let facts = Facts {
         method: request.method().as_str(),
         path: request.uri().path(),
@@ -210,7 +213,11 @@ async fn guard_layer(State(web): State<Arc<Web>>, mut request: Request, next: Ne
         }
         Err(refusal) => {
             let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN);
-            (status, axum::Json(serde_json::json!({ "error": refusal.text() }))).into_response()
+            (
+                status,
+                axum::Json(serde_json::json!({ "error": refusal.text() })),
+            )
+                .into_response()
         }
     };
     secure_headers(response.headers_mut());
