@@ -217,7 +217,8 @@ mod tests {
         let right = code.code().to_owned();
         assert_eq!(right.len(), 32);
         // (steps: (offered, at ms, expected))
-        let table: &[(&str, &[(&str, u64, Result<(), PairError>)])] = &[
+        type Step<'a> = (&'a str, u64, Result<(), PairError>);
+        let table: &[(&str, &[Step<'_>])] = &[
             (
                 "once",
                 &[

@@ -204,7 +204,9 @@ async fn the_page_is_public_under_an_allowed_host_only_and_pairing_needs_the_cod
     let (web, _token) = web(Arc::clone(&daemon));
     let code = web.pairing_code();
     let app = router(Arc::clone(&web));
-    let table: [(&str, &str, Option<&str>, Option<&str>, String, StatusCode); 8] = [
+    // (method, path, Host, Origin, body, status)
+    type Row<'a> = (&'a str, &'a str, Option<&'a str>, Option<&'a str>, String, StatusCode);
+    let table: [Row<'_>; 8] = [
         (
             "GET",
             "/",
