@@ -146,6 +146,11 @@ impl Web {
             .to_owned()
     }
 
+    /// Where the paired devices are kept (`panewise web revoke` writes the same store).
+    pub fn devices(&self) -> &DeviceStore {
+        &self.devices
+    }
+
     /// The device holding `token`, if it is still paired.
     pub(crate) fn device(&self, token: &str) -> Option<Device> {
         match self.devices.load() {
