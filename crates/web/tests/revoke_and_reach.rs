@@ -112,7 +112,10 @@ async fn an_unreachable_daemon_is_said_not_shown_as_an_empty_list() {
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
     let said: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(said["reach"], "unreachable", "{said}");
-    assert!(said["error"].as_str().unwrap().contains("cannot reach"), "{said}");
+    assert!(
+        said["error"].as_str().unwrap().contains("cannot reach"),
+        "{said}"
+    );
 }
 
 fn web_devices(web: &Web) -> Devices {

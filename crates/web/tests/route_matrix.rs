@@ -205,7 +205,14 @@ async fn the_page_is_public_under_an_allowed_host_only_and_pairing_needs_the_cod
     let code = web.pairing_code();
     let app = router(Arc::clone(&web));
     // (method, path, Host, Origin, body, status)
-    type Row<'a> = (&'a str, &'a str, Option<&'a str>, Option<&'a str>, String, StatusCode);
+    type Row<'a> = (
+        &'a str,
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        String,
+        StatusCode,
+    );
     let table: [Row<'_>; 8] = [
         (
             "GET",

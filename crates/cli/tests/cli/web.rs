@@ -8,7 +8,8 @@
 //! `--approval ask` is approved from the page, finishes, and its log names the web client;
 //! three sessions' approvals answered from the page; three approvals in a row in one session
 //! (a prompt queued behind them) answered from the page as they come; a page under a name rebound to
-//! 127.0.0.1 (`--host-resolver-rules`) is refused.
+//! 127.0.0.1 (`--host-resolver-rules`) is refused; a stopped daemon is said within 30 s with
+//! every action disabled.
 
 use std::io::BufRead;
 use std::net::TcpListener;
@@ -421,6 +422,35 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         "{body}"
     );
     assert!(client.find(Locator::Id("inbox")).await.is_err());
+
+    // The daemon stopped: within 30 s the page says so and disables every action.
+    client
+        .goto(&format!("http://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    until_js(
+        &client,
+        "the page live again",
+        "document.body.dataset.live",
+        |v| v == &json!("yes"),
+    )
+    .await;
+    let stopped = daemon.run(&["daemon", "stop"]);
+    assert!(stopped.status.success(), "{stopped:?}");
+    let since = Instant::now();
+    until_js(
+        &client,
+        "the page saying the daemon is unreachable",
+        "document.body.dataset.live === 'no' && document.getElementById('status').textContent.includes('unreachable') \
+         && [...document.querySelectorAll('button.action')].every(b => b.disabled)",
+        |v| v == &json!(true),
+    )
+    .await;
+    assert!(
+        since.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        since.elapsed()
+    );
 
     client.close().await.unwrap();
     drop(web);

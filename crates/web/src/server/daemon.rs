@@ -97,10 +97,14 @@ pub trait Daemon: Send + Sync + 'static {
     ) -> Result<mpsc::Receiver<LogEvent>, DaemonError>;
 }
 
-/// This machine's daemon, started when none runs (as every client does).
+/// This machine's daemon, started when none runs at the first connection (as every client
+/// does); later connections only connect.
 pub struct LocalDaemon {
     program: PathBuf,
     clients: tokio::sync::Mutex<HashMap<String, Arc<Client>>>,
+    /// Whether a connection was made once: the daemon is started for the first only, so a
+    /// daemon the person stopped later is shown unreachable, not started again behind them.
+    started: std::sync::atomic::AtomicBool,
 }
 
 impl LocalDaemon {
@@ -110,6 +114,16 @@ impl LocalDaemon {
         LocalDaemon {
             program,
             clients: tokio::sync::Mutex::default(),
+            started: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// A new connection named `name`: starting the daemon the first time only.
+    async fn connect(&self, name: &str) -> Result<Client, SupervisorError> {
+        if self.started.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            Client::connect(&panewise_supervisor::paths::socket_path()?, name).await
+        } else {
+            Client::connect_or_start(&self.program, name, CALL_DEADLINE).await
         }
     }
 
@@ -118,12 +132,9 @@ impl LocalDaemon {
         if let Some(client) = clients.get(name) {
             return Ok(Arc::clone(client));
         }
-        let client = tokio::time::timeout(
-            CALL_DEADLINE,
-            Client::connect_or_start(&self.program, name, CALL_DEADLINE),
-        )
-        .await
-        .map_err(|_| DaemonError::unreachable("the daemon did not answer in time"))??;
+        let client = tokio::time::timeout(CALL_DEADLINE, self.connect(name))
+            .await
+            .map_err(|_| DaemonError::unreachable("the daemon did not answer in time"))??;
         let client = Arc::new(client);
         clients.insert(name.to_owned(), Arc::clone(&client));
         Ok(client)
@@ -175,7 +186,7 @@ impl Daemon for LocalDaemon {
         client: &str,
         session: &str,
     ) -> Result<mpsc::Receiver<LogEvent>, DaemonError> {
-        let connection = Client::connect_or_start(&self.program, client, CALL_DEADLINE).await?;
+        let connection = self.connect(client).await?;
         let _subscribed: serde_json::Value = connection
             .call(
                 Method::Subscribe,
