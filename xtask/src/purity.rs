@@ -364,6 +364,17 @@ pub const PURE_MODULES: &[PureModule] = &[
             "the daemon's registry: Registry::update folds events into effects the daemon's shell \
           (shell/) carries out",
     },
+    PureModule {
+        files: &[
+            "crates/web/src/guard.rs",
+            "crates/web/src/routes.rs",
+            "crates/web/src/pairing.rs",
+            "crates/web/src/inbox.rs",
+        ],
+        why: "panewise web's decisions: the Host, Origin and credential guard, the route table, \
+          pairing codes and device tokens (randomness and clock passed in), the inbox fold; the \
+          axum shell (server/) carries them out",
+    },
 ];
 
 /// Source-scan findings in the pure modules of the workspace at `root`; a listed file that is

@@ -20,6 +20,7 @@ mod sessions_cmd;
 mod terminal_text;
 mod ui_cmd;
 mod ui_remote;
+mod web_cmd;
 mod worktree;
 
 mod window_cmd;
@@ -62,6 +63,10 @@ enum Command {
     /// first, answered in place (`panewise` alone on a terminal opens it too).
     #[command(after_help = exit::EXIT_CODES)]
     Ui(ui_cmd::Args),
+    /// The inbox in a browser: every approval and question waiting, answered from a phone
+    /// (127.0.0.1 by default, paired devices only; `web devices`, `web revoke ID`).
+    #[command(after_help = exit::EXIT_CODES)]
+    Web(web_cmd::Args),
     /// Start an agent under this user's daemon and print its id (on the last line).
     ///
     /// With no provider configured, the offline mock model. The daemon is started when none
@@ -177,6 +182,7 @@ fn main() -> ExitCode {
     };
     let result = match command {
         Command::Ui(args) => ui_cmd::run(args),
+        Command::Web(args) => web_cmd::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Window(args) => window_cmd::run(args),
         Command::Decode(args) => decode_cmd::run(args),

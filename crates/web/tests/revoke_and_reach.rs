@@ -1,0 +1,127 @@
+//! Two promises of the shell against the real router: a revoked device's open transcript
+//! stream closes (and its token is refused) at once; a daemon that cannot be reached is said
+//! (`reach: unreachable`), never shown as an empty, live list.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use http_body_util::BodyExt;
+use panewise_api::Method;
+use panewise_web::guard::allowed_hosts;
+use panewise_web::pairing::Devices;
+use panewise_web::server::{router, Daemon, DaemonError, DeviceStore, LogEvent, Web};
+use tokio::sync::mpsc;
+use tower::ServiceExt;
+
+/// A daemon whose log subscriptions stay open (their senders kept), or that is unreachable.
+struct Fake {
+    reachable: bool,
+    open: Mutex<Vec<mpsc::Sender<LogEvent>>>,
+}
+
+#[async_trait::async_trait]
+impl Daemon for Fake {
+    async fn call(
+        &self,
+        _client: &str,
+        _method: Method,
+        _params: serde_json::Value,
+    ) -> Result<serde_json::Value, DaemonError> {
+        if self.reachable {
+            Ok(serde_json::json!({ "sessions": [] }))
+        } else {
+            Err(DaemonError::unreachable("cannot reach the panewise daemon"))
+        }
+    }
+
+    async fn subscribe(
+        &self,
+        _client: &str,
+        _session: &str,
+    ) -> Result<mpsc::Receiver<LogEvent>, DaemonError> {
+        let (events, receiver) = mpsc::channel(4);
+        self.open.lock().unwrap().push(events);
+        Ok(receiver)
+    }
+}
+
+fn serve(reachable: bool) -> (axum::Router, Arc<Web>, String, String) {
+    let mut devices = Devices::default();
+    let (device, token) = devices.pair("phone", [5; 32], 0);
+    let web = Arc::new(
+        Web::new(
+            Arc::new(Fake {
+                reachable,
+                open: Mutex::default(),
+            }),
+            allowed_hosts(7455, &[]),
+            DeviceStore::Memory(Mutex::new(devices)),
+            Arc::new(|| 1_000),
+            Arc::new(|buf: &mut [u8]| {
+                buf.fill(1);
+                Ok(())
+            }),
+        )
+        .unwrap(),
+    );
+    (router(Arc::clone(&web)), web, token, device.id)
+}
+
+fn get(path: &str, token: &str) -> Request<Body> {
+    Request::builder()
+        .uri(path)
+        .header(header::HOST, "127.0.0.1:7455")
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .body(Body::empty())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_revoked_device_s_stream_closes_and_its_token_is_refused() {
+    let (app, web, token, id) = serve(true);
+    let response = app
+        .clone()
+        .oneshot(get("/api/sessions/s1/transcript", &token))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let mut devices = web_devices(&web);
+    devices.revoke(&id).unwrap();
+    web_store(&web, &devices);
+    // The stream ends (keep-alive comments aside) within a second of the revocation.
+    let ended = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Some(frame) = body.frame().await {
+            frame.unwrap();
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the revoked device's stream is still open");
+    let refused = app.oneshot(get("/api/inbox", &token)).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn an_unreachable_daemon_is_said_not_shown_as_an_empty_list() {
+    let (app, _web, token, _id) = serve(false);
+    let response = app.oneshot(get("/api/inbox", &token)).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let said: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(said["reach"], "unreachable", "{said}");
+    assert!(
+        said["error"].as_str().unwrap().contains("cannot reach"),
+        "{said}"
+    );
+}
+
+fn web_devices(web: &Web) -> Devices {
+    web.devices().load().unwrap()
+}
+
+fn web_store(web: &Web, devices: &Devices) {
+    web.devices().save(devices).unwrap();
+}
