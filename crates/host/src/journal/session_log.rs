@@ -50,10 +50,18 @@ pub fn checkpoint_due(bytes_since: u64, ms_since: u64) -> bool {
     bytes_since > 0 && (bytes_since >= CHECKPOINT_EVERY_BYTES || ms_since >= CHECKPOINT_EVERY_MS)
 }
 
+/// What a [`SessionLogFile`] hands a copy of each write to: the bytes, exactly as written
+/// to the file, after the file took them.
+pub type LogMirror = Box<dyn FnMut(&[u8]) + Send>;
+
 /// A session log file being written, with the state folded from what it holds.
 pub struct SessionLogFile {
     file: Box<dyn Write + Send>,
     recorder: Recorder,
+    /// Bytes written to the file so far.
+    written: u64,
+    /// Given each write after the file took it ([`SessionLogFile::mirror`]).
+    mirror: Option<LogMirror>,
     /// Bytes written since the last checkpoint.
     since_checkpoint: u64,
     /// When the last checkpoint was written (or the first check was made).
@@ -84,6 +92,8 @@ impl SessionLogFile {
         let mut log = SessionLogFile {
             file: writer,
             recorder,
+            written: 0,
+            mirror: None,
             since_checkpoint: 0,
             last_checkpoint_ms: None,
         };
@@ -137,6 +147,15 @@ impl SessionLogFile {
         Ok(true)
     }
 
+    /// From now on, hands `mirror` a copy of every write once the file took it, so a reader
+    /// in this process (the daemon) has each new line without reading the file back; returns
+    /// the bytes the log held before, which the mirror does not see. The file stays the
+    /// record: the mirror only sees what was written to it, in order.
+    pub fn mirror(&mut self, mirror: LogMirror) -> u64 {
+        self.mirror = Some(mirror);
+        self.written
+    }
+
     /// The state folded from the log so far.
     pub fn state(&self) -> &State {
         self.recorder.state()
@@ -151,7 +170,12 @@ impl SessionLogFile {
         }
         self.file.write_all(&bytes)?;
         self.since_checkpoint = self.since_checkpoint.saturating_add(bytes.len() as u64);
-        self.file.flush()
+        self.file.flush()?;
+        self.written = self.written.saturating_add(bytes.len() as u64);
+        if let Some(mirror) = self.mirror.as_mut() {
+            mirror(&bytes);
+        }
+        Ok(())
     }
 }
 
@@ -159,6 +183,32 @@ impl SessionLogFile {
 mod tests {
     use super::*;
     use panewise_pane_state::parse_log_bytes;
+
+    #[test]
+    fn a_mirror_sees_every_byte_written_after_it_was_attached_and_nothing_before() {
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("session.jsonl");
+        let header = LogHeader {
+            agent_id: "a".into(),
+            ..LogHeader::default()
+        };
+        let mut log = SessionLogFile::create(&path, &header).unwrap_or_else(|e| panic!("{e}"));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let copy = seen.clone();
+        let before = log.mirror(Box::new(move |bytes: &[u8]| {
+            copy.lock()
+                .unwrap_or_else(|e| panic!("{e}"))
+                .extend_from_slice(bytes);
+        }));
+        log.record(1, Msg::InitReady { at: 1 })
+            .unwrap_or_else(|e| panic!("{e}"));
+        log.checkpoint().unwrap_or_else(|e| panic!("{e}"));
+        let on_disk = std::fs::read(&path).unwrap_or_default();
+        let header_bytes = usize::try_from(before).unwrap_or(usize::MAX);
+        assert!(header_bytes > 0 && header_bytes < on_disk.len());
+        let mirrored = seen.lock().unwrap_or_else(|e| panic!("{e}")).clone();
+        assert_eq!(on_disk.get(header_bytes..), Some(&mirrored[..]));
+    }
 
     #[test]
     fn every_recorded_line_is_in_the_file_before_record_returns_and_the_log_replays() {
