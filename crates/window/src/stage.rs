@@ -173,9 +173,11 @@ impl<M: WindowMessage> PendingSummary<'_, M> {
     /// smaller than the span files `summary-not-smaller` and is remembered, so the same span
     /// is not sent again. The cache guard decided before the summary was asked for: a fold
     /// whose summary was paid for is never held (its record still files the real cost).
-    pub fn complete(self, answer: Result<SummaryResponse, SummarizerError>) -> WindowPlan<M> {
+    pub fn complete(mut self, answer: Result<SummaryResponse, SummarizerError>) -> WindowPlan<M> {
         let span = self.ask.span();
         let (plan, not_smaller) = self.ask.complete(&self.visit, answer);
+        // The facts the frame's notice read or computed go back to the run's memory.
+        self.memory.span_facts = self.visit.take_span_cache();
         if not_smaller {
             self.memory
                 .refused_spans
@@ -293,6 +295,8 @@ impl<M: WindowMessage> WindowStage<M> {
             )));
         }
         let transcript = SpanTranscript::new(conversation, ask.span());
+        // Lent again until the summary is in: the frame names the folded spans.
+        let visit = visit.with_span_cache(std::mem::take(&mut memory.span_facts));
         Ok(VisitOutcome::NeedsSummary(PendingSummary {
             stage: self,
             visit,
