@@ -470,11 +470,26 @@ fn remove_own_dir(info: &LaunchInfo) {
 
 /// A session made for the daemon, as the daemon sees it: its run, its channels and its info.
 fn launched(
-    session: panewise_host::session::Session,
+    mut session: panewise_host::session::Session,
     handle: panewise_host::session::SessionHandle,
     info: LaunchInfo,
 ) -> Launched {
     let (controls, updates) = handle.into_channels();
+    // The engine copies each log write for the daemon, which then hands the new lines to
+    // subscribers from memory instead of reading them back from the file.
+    let mirror = std::sync::Arc::new(std::sync::Mutex::new(
+        panewise_supervisor::LogMirror::default(),
+    ));
+    let copy = mirror.clone();
+    let start = session.mirror_log(Box::new(move |written: &[u8]| {
+        // A poisoned lock is a daemon task that panicked; the file still has every byte.
+        if let Ok(mut mirror) = copy.lock() {
+            mirror.append(written);
+        }
+    }));
+    if let Ok(mut mirror) = mirror.lock() {
+        mirror.start = start;
+    }
     Launched {
         run: Box::pin(async move {
             session
@@ -486,5 +501,6 @@ fn launched(
         controls,
         updates,
         info,
+        log_mirror: Some(mirror),
     }
 }

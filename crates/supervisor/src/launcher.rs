@@ -30,6 +30,52 @@ pub struct LaunchInfo {
     pub name: Option<String>,
 }
 
+/// The most bytes a [`LogMirror`] holds untaken: past it the engine stops copying (it sets
+/// `lost`) and the daemon reads the rest from the log file, so a daemon that fell behind
+/// never holds more of a log in memory than this.
+pub const LOG_MIRROR_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// What a session wrote to its log that the daemon has not taken yet, copied by the engine
+/// as it writes, so the daemon hands new lines to subscribers without reading its own log
+/// back. The file stays the record (late subscribers read it); this is a copy of its tail.
+#[derive(Debug, Default)]
+pub struct LogMirror {
+    /// The log offset of `bytes`' first byte.
+    pub start: u64,
+    /// The bytes written from `start` on, in order.
+    pub bytes: Vec<u8>,
+    /// The copy stopped (it would have held more than [`LOG_MIRROR_MAX_BYTES`]): the log from
+    /// `start` on is read from the file.
+    pub lost: bool,
+}
+
+impl LogMirror {
+    /// A mirror of a log that held `start` bytes when it was attached.
+    pub fn at(start: u64) -> LogMirror {
+        LogMirror {
+            start,
+            ..LogMirror::default()
+        }
+    }
+
+    /// Appends what the engine just wrote, or stops copying once the daemon has left
+    /// [`LOG_MIRROR_MAX_BYTES`] untaken.
+    pub fn append(&mut self, written: &[u8]) {
+        if self.lost {
+            return;
+        }
+        if self.bytes.len().saturating_add(written.len()) > LOG_MIRROR_MAX_BYTES {
+            self.lost = true;
+            self.bytes = Vec::new();
+            return;
+        }
+        self.bytes.extend_from_slice(written);
+    }
+}
+
+/// A [`LogMirror`] the engine writes and the daemon's session task takes from.
+pub type SharedLogMirror = std::sync::Arc<std::sync::Mutex<LogMirror>>;
+
 /// A session's run to its end; the error is a sentence (the session failed).
 pub type SessionRun = futures_util::future::BoxFuture<'static, Result<(), String>>;
 
@@ -47,6 +93,9 @@ pub struct Launched {
     pub updates: mpsc::Receiver<Update>,
     /// What it is.
     pub info: LaunchInfo,
+    /// The copy of its log's new bytes, when the engine keeps one; without it the daemon
+    /// reads each new line back from the log file.
+    pub log_mirror: Option<SharedLogMirror>,
 }
 
 /// Makes sessions for the daemon. Every session it makes must ask its front ends

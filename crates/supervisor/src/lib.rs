@@ -53,7 +53,9 @@ pub mod stdio;
 
 pub use client::{connect_stream_or_start, Client};
 pub use error::SupervisorError;
-pub use launcher::{LaunchInfo, Launched, Launcher};
+pub use launcher::{
+    LaunchInfo, Launched, Launcher, LogMirror, SharedLogMirror, LOG_MIRROR_MAX_BYTES,
+};
 pub use notify::{NotifyConfig, NotifySource};
 pub use registry::Limits;
 pub use server::{bind, Bound};

@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 use crate::conversation::Kind;
 use crate::message::{Role, ToolCall, WindowMessage};
 use crate::notice::is_plain_identifier;
+use crate::visit::Visit;
 use crate::Conversation;
 
 /// Every span id starts with this (W70).
@@ -299,6 +300,8 @@ pub fn describe(
 pub(crate) struct SpanFacts {
     pub(crate) id: SpanId,
     pub(crate) description: String,
+    /// The description's length in characters, which a notice's room is bounded by.
+    pub(crate) description_chars: usize,
 }
 
 /// Message `index`'s archive id and description, or `None` for a drop notice or a masking
@@ -311,6 +314,7 @@ pub(crate) fn facts_of<M: WindowMessage>(
     let described = described(conversation, index)?;
     Some(SpanFacts {
         id: SpanId::of(message.role(), message.content(), &described.calls),
+        description_chars: described.description.chars().count(),
         description: described.description,
     })
 }
@@ -382,16 +386,22 @@ pub fn span_of<M: WindowMessage>(
     removal: Removal,
     iteration: u32,
 ) -> Option<ArchivedSpan> {
+    let facts = facts_of(conversation, index)?;
+    span_with(conversation, index, removal, iteration, facts, true)
+}
+
+/// [`span_of`] with the message's facts already known (kept by the run's memory); without
+/// `whole`, the content and calls are left out (a notice prints only the id and description).
+fn span_with<M: WindowMessage>(
+    conversation: &Conversation<M>,
+    index: usize,
+    removal: Removal,
+    iteration: u32,
+    facts: SpanFacts,
+    whole: bool,
+) -> Option<ArchivedSpan> {
     let message = conversation.messages().get(index)?;
-    let computed;
-    let facts = match conversation.span_facts(index) {
-        Some(facts) => facts,
-        None => {
-            computed = facts_of(conversation, index)?;
-            &computed
-        }
-    };
-    let calls = calls_of(message);
+    let calls = if whole { calls_of(message) } else { Vec::new() };
     let meta = conversation.meta(index)?;
     let call_id = message.tool_call_id().map(str::to_owned);
     let tool = match (message.role(), call_id.as_deref()) {
@@ -402,7 +412,7 @@ pub fn span_of<M: WindowMessage>(
         _ => None,
     };
     Some(ArchivedSpan {
-        id: facts.id.clone(),
+        id: facts.id,
         kind: SpanKind::of(message.role()),
         removal,
         iteration,
@@ -410,8 +420,12 @@ pub fn span_of<M: WindowMessage>(
         born_at_ms: message.born_at_ms(),
         call_id,
         tool,
-        description: facts.description.clone(),
-        content: message.content().to_owned(),
+        description: facts.description,
+        content: if whole {
+            message.content().to_owned()
+        } else {
+            String::new()
+        },
         tool_calls: calls,
     })
 }
@@ -423,9 +437,10 @@ pub fn span_of<M: WindowMessage>(
 /// and the scan stops there. Describing every message of a long removable range cost more than
 /// the visit (100k messages: 4.6 ms against 70 µs).
 pub(crate) fn longest_description_chars<M: WindowMessage>(
-    conversation: &Conversation<M>,
+    visit: &Visit<'_, M>,
     range: std::ops::Range<usize>,
 ) -> usize {
+    let conversation = visit.conversation();
     let (mut results, mut others) = (0usize, 0usize);
     let mut longest = 0usize;
     for index in range {
@@ -447,9 +462,9 @@ pub(crate) fn longest_description_chars<M: WindowMessage>(
             continue;
         }
         *counted += 1;
-        if let Some(described) = described(conversation, index) {
-            longest = longest.max(described.description.chars().count());
-        }
+        let chars =
+            visit.with_span_facts(index, |facts| facts.map(|facts| facts.description_chars));
+        longest = longest.max(chars.unwrap_or(0));
     }
     longest
 }
@@ -484,6 +499,39 @@ pub fn notice_spans<M: WindowMessage>(
     removal: Removal,
     iteration: u32,
 ) -> (Vec<ArchivedSpan>, usize) {
+    named_spans(conversation, range, removal, iteration, true, |index| {
+        facts_of(conversation, index)
+    })
+}
+
+/// [`notice_spans`] for a visit: the named spans' ids and descriptions are read from what the
+/// run's memory keeps, and computed (then kept) only the first time. The spans carry no
+/// content: a notice prints only ids and descriptions (the archive is [`archived_spans`]'s).
+pub(crate) fn visit_notice_spans<M: WindowMessage>(
+    visit: &Visit<'_, M>,
+    range: std::ops::Range<usize>,
+    removal: Removal,
+    iteration: u32,
+) -> (Vec<ArchivedSpan>, usize) {
+    named_spans(
+        visit.conversation(),
+        range,
+        removal,
+        iteration,
+        false,
+        |index| visit.with_span_facts(index, |facts| facts.cloned()),
+    )
+}
+
+/// The spans a notice for `range` names, each message's facts given by `facts`.
+fn named_spans<M: WindowMessage>(
+    conversation: &Conversation<M>,
+    range: std::ops::Range<usize>,
+    removal: Removal,
+    iteration: u32,
+    whole: bool,
+    facts: impl Fn(usize) -> Option<SpanFacts>,
+) -> (Vec<ArchivedSpan>, usize) {
     let archivable = |index: &usize| {
         conversation
             .meta(*index)
@@ -494,14 +542,26 @@ pub fn notice_spans<M: WindowMessage>(
             .meta(*index)
             .is_some_and(|meta| meta.role == Role::Tool)
     };
-    let total = range.clone().filter(archivable).count();
+    let total = conversation.archivable_in(range.clone());
     let named = range
         .clone()
         .filter(archivable)
         .filter(is_result)
         .chain(range.filter(archivable).filter(|index| !is_result(index)))
         .take(NOTICE_SPAN_LIMIT);
-    (spans_of(conversation, named, removal, iteration), total)
+    let mut seen: std::collections::BTreeSet<SpanId> = std::collections::BTreeSet::new();
+    let mut spans: Vec<ArchivedSpan> = Vec::new();
+    for index in named {
+        let Some(span) = facts(index)
+            .and_then(|facts| span_with(conversation, index, removal, iteration, facts, whole))
+        else {
+            continue;
+        };
+        if seen.insert(span.id.clone()) {
+            spans.push(span);
+        }
+    }
+    (spans, total)
 }
 
 /// Every span `plan` lets go of, archived whole from `conversation`, the window the plan was
@@ -590,7 +650,11 @@ pub fn spans_sentence(spans: &[ArchivedSpan], total: usize, described: bool) -> 
 /// notice adds for them.
 pub(crate) fn longest_spans_sentence(count: usize, description_chars: usize) -> String {
     let span = ArchivedSpan {
-        id: SpanId::of(Role::Assistant, "", &[]),
+        // Every id has the same length: a fixed one bounds them all without hashing.
+        id: SpanId(format!(
+            "{SPAN_ID_PREFIX}{}",
+            "0".repeat(SPAN_ID_HEX_DIGITS)
+        )),
         kind: SpanKind::ToolResult,
         removal: Removal::Dropped,
         iteration: 0,

@@ -26,6 +26,9 @@ pub(crate) const NO_TOOL: u32 = u32::MAX;
 /// smaller, and skipping them keeps masking proportional to what it changes.
 pub const MASKABLE_MIN_CHARS: u64 = 200;
 
+/// A birth time that was not given, in [`Conversation`]'s column of them.
+pub(crate) const NOT_BORN: u64 = u64::MAX;
+
 /// How the stage classifies a message for the anchor and notice rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -39,6 +42,14 @@ pub(crate) enum Kind {
     MaskedResult,
     /// Anything else.
     Other,
+}
+
+impl Kind {
+    /// A drop notice or a masking placeholder: a note the stage wrote, with no span of its own
+    /// to archive (what it replaced was archived when it was written).
+    pub(crate) fn is_stage_note(self) -> bool {
+        matches!(self, Kind::DropNotice | Kind::MaskedResult)
+    }
 }
 
 /// What the stage cached about one message.
@@ -163,17 +174,19 @@ impl CallFacts {
 pub struct Conversation<M: WindowMessage = Message> {
     messages: Vec<M>,
     meta: Vec<MessageMeta>,
-    /// Per tool result, its archive id and description, computed once when it enters (a
-    /// result's content does not change while it sits here; a masked one is a new message
-    /// with none), so a placeholder or a notice reads them instead of hashing again.
-    /// `None` for other messages, which are described when asked.
-    span_facts: Vec<Option<crate::archive::SpanFacts>>,
+    /// Each message's `born_at_ms` ([`NOT_BORN`] when unknown), beside `meta` in a column of
+    /// its own: a removal reads it for every message it evicts (W13), and reading it out of
+    /// the wide `meta` entries cost a visit more than all its other work.
+    born: Vec<u64>,
     /// A strictly increasing number per message; it survives removals, so maps keyed by it do
     /// not need re-indexing when earlier messages leave.
     seqs: Vec<u64>,
     next_seq: u64,
     char_prefix: Vec<u64>,
     token_prefix: Vec<u64>,
+    /// How many of the messages before each index are notes the stage wrote (drop notices,
+    /// masking placeholders): the rest of a range is what a notice for it counts (W73).
+    note_prefix: Vec<u32>,
     turns: Vec<TurnMeta>,
     tool_names: Vec<String>,
     /// Interned tool names: the value is the name's index in `tool_names`.
@@ -226,10 +239,11 @@ impl<M: WindowMessage> Conversation<M> {
         Self {
             messages: Vec::new(),
             meta: Vec::new(),
-            span_facts: Vec::new(),
+            born: Vec::new(),
             seqs: Vec::new(),
             next_seq: 0,
             char_prefix: vec![0],
+            note_prefix: vec![0],
             token_prefix: vec![0],
             turns: Vec::new(),
             tool_names: Vec::new(),
@@ -267,7 +281,6 @@ impl<M: WindowMessage> Conversation<M> {
                 self.register(message);
             }
             self.messages = messages;
-            self.describe_results_from(0);
         } else {
             let (additional, _) = messages.size_hint();
             self.messages.reserve(additional);
@@ -299,9 +312,10 @@ impl<M: WindowMessage> Conversation<M> {
     /// per-message list once instead of doubling its way up.
     fn reserve_facts(&mut self, additional: usize) {
         self.meta.reserve(additional);
-        self.span_facts.reserve(additional);
+        self.born.reserve(additional);
         self.seqs.reserve(additional);
         self.char_prefix.reserve(additional);
+        self.note_prefix.reserve(additional);
         self.token_prefix.reserve(additional);
     }
 
@@ -320,7 +334,6 @@ impl<M: WindowMessage> Conversation<M> {
     pub fn push(&mut self, message: M) {
         self.register(&message);
         self.messages.push(message);
-        self.describe_results_from(self.messages.len() - 1);
     }
 
     /// Records everything about a message about to be appended at the end, except the message
@@ -389,9 +402,11 @@ impl<M: WindowMessage> Conversation<M> {
             .push(self.char_prefix[index].saturating_add(meta.chars));
         self.token_prefix
             .push(self.token_prefix[index].saturating_add(meta.tokens));
+        self.note_prefix
+            .push(self.note_prefix[index].saturating_add(u32::from(meta.kind.is_stage_note())));
         self.extend_turns(index, &meta, call_seq);
+        self.born.push(meta.born_at_ms.unwrap_or(NOT_BORN));
         self.meta.push(meta);
-        self.span_facts.push(None);
         self.seqs.push(seq);
     }
 
@@ -700,26 +715,24 @@ impl<M: WindowMessage> Conversation<M> {
         self.meta.get(index)
     }
 
-    /// Tool result `index`'s archive id and description, as computed when it entered.
-    pub(crate) fn span_facts(&self, index: usize) -> Option<&crate::archive::SpanFacts> {
-        self.span_facts.get(index).and_then(Option::as_ref)
+    /// Message `index`'s number, which stays its own while it sits in the window (a key
+    /// that survives removals), or `None` outside the window.
+    pub(crate) fn seq(&self, index: usize) -> Option<u64> {
+        self.seqs.get(index).copied()
     }
 
-    /// Computes the archive facts of the tool results from `from` on, now that they are
-    /// stored (their descriptions read their calls, which come before them).
-    fn describe_results_from(&mut self, from: usize) {
-        for index in from..self.messages.len() {
-            if self
-                .meta
-                .get(index)
-                .is_some_and(|meta| meta.role == Role::Tool)
-            {
-                let facts = crate::archive::facts_of(self, index);
-                if let Some(slot) = self.span_facts.get_mut(index) {
-                    *slot = facts;
-                }
-            }
-        }
+    /// How many messages of `range` are not notes the stage wrote: the spans a notice for it
+    /// counts.
+    pub(crate) fn archivable_in(&self, range: Range<usize>) -> usize {
+        let end = range.end.min(self.messages.len());
+        let start = range.start.min(end);
+        let notes = self.note_prefix[end] - self.note_prefix[start];
+        (end - start).saturating_sub(notes as usize)
+    }
+
+    /// Whether the message numbered `seq` is still in the window.
+    pub(crate) fn holds_seq(&self, seq: u64) -> bool {
+        self.seqs.binary_search(&seq).is_ok()
     }
 
     /// The hash of message `index`'s role and content, its part of a span key. Not cached:
@@ -731,9 +744,10 @@ impl<M: WindowMessage> Conversation<M> {
             .map_or(0, |message| content_hash(message.role(), message.content()))
     }
 
-    pub(crate) fn meta_slice(&self, range: Range<usize>) -> &[MessageMeta] {
-        let end = range.end.min(self.meta.len());
-        &self.meta[range.start.min(end)..end]
+    /// The birth times of `range`'s messages, [`NOT_BORN`] where unknown.
+    pub(crate) fn born_slice(&self, range: Range<usize>) -> &[u64] {
+        let end = range.end.min(self.born.len());
+        &self.born[range.start.min(end)..end]
     }
 
     pub(crate) fn turn_meta(&self) -> &[TurnMeta] {
@@ -895,10 +909,8 @@ impl<M: WindowMessage> Conversation<M> {
             let mut meta = self.read_meta(&message);
             meta.unanswered = unanswered;
             self.messages[index] = message;
+            self.born[index] = meta.born_at_ms.unwrap_or(NOT_BORN);
             self.meta[index] = meta;
-            if let Some(facts) = self.span_facts.get_mut(index) {
-                *facts = None;
-            }
             masked_seqs.push(self.seqs[index]);
             first_changed = first_changed.min(index);
         }
@@ -913,14 +925,15 @@ impl<M: WindowMessage> Conversation<M> {
             let first_seq = self.seqs[range.start];
             removed = self.messages.drain(range.clone()).collect();
             self.meta.drain(range.clone());
-            self.span_facts.drain(range.clone());
+            self.born.drain(range.clone());
             self.seqs.drain(range.clone());
             if let Some(content) = &edit.inserted {
                 let message = M::stage_note(content.clone(), edit.inserted_at_ms);
                 let meta = self.read_meta(&message);
                 self.messages.insert(range.start, message);
+                self.born
+                    .insert(range.start, meta.born_at_ms.unwrap_or(NOT_BORN));
                 self.meta.insert(range.start, meta);
-                self.span_facts.insert(range.start, None);
                 // The first removed message's number is free and sorts between head and tail.
                 self.seqs.insert(range.start, first_seq);
             }
@@ -997,12 +1010,15 @@ impl<M: WindowMessage> Conversation<M> {
         let from = from.min(len);
         self.char_prefix.truncate(from + 1);
         self.token_prefix.truncate(from + 1);
+        self.note_prefix.truncate(from + 1);
         for index in from..len {
             let meta = self.meta[index];
             self.char_prefix
                 .push(self.char_prefix[index].saturating_add(meta.chars));
             self.token_prefix
                 .push(self.token_prefix[index].saturating_add(meta.tokens));
+            self.note_prefix
+                .push(self.note_prefix[index].saturating_add(u32::from(meta.kind.is_stage_note())));
         }
         // Re-segment from the start of the turn that held the message before `from`, since a
         // removal can change which turn the following tool messages join.

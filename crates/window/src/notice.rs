@@ -130,7 +130,7 @@ pub(crate) fn summary_frame(
 pub(crate) fn masked_placeholder(
     tool: Option<&str>,
     chars: u64,
-    span: Option<&crate::archive::ArchivedSpan>,
+    span: Option<&crate::archive::SpanFacts>,
     described: bool,
 ) -> String {
     let tool = tool.filter(|name| is_plain_identifier(name));

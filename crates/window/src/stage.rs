@@ -18,6 +18,7 @@ use crate::floor::{floor_step, FloorKey, FloorStep};
 use crate::message::{Role, WindowMessage};
 use crate::plan::WindowPlan;
 use crate::record::{CacheImpact, DroppedStanding, EditDecision};
+use crate::span_cache::SpanCache;
 use crate::strategy::summarize::{SpanKey, SpanTranscript};
 use crate::strategy::{Planned, SummaryAsk, SummaryRequest, SummaryResponse, WindowStrategy};
 use crate::visit::{PinSettings, Visit, VisitContext};
@@ -57,6 +58,9 @@ pub struct StageMemory {
     /// The stand-down on file (W81–W84): the request under which a visit stood down because
     /// the floor is over the threshold. While it holds, such visits file nothing.
     floor_stand_down: Option<FloorKey>,
+    /// The archive id and description of each message a visit named, so the next visits
+    /// read them instead of hashing and describing again (W70, W71).
+    span_facts: SpanCache,
 }
 
 impl StageMemory {
@@ -169,9 +173,11 @@ impl<M: WindowMessage> PendingSummary<'_, M> {
     /// smaller than the span files `summary-not-smaller` and is remembered, so the same span
     /// is not sent again. The cache guard decided before the summary was asked for: a fold
     /// whose summary was paid for is never held (its record still files the real cost).
-    pub fn complete(self, answer: Result<SummaryResponse, SummarizerError>) -> WindowPlan<M> {
+    pub fn complete(mut self, answer: Result<SummaryResponse, SummarizerError>) -> WindowPlan<M> {
         let span = self.ask.span();
         let (plan, not_smaller) = self.ask.complete(&self.visit, answer);
+        // The facts the frame's notice read or computed go back to the run's memory.
+        self.memory.span_facts = self.visit.take_span_cache();
         if not_smaller {
             self.memory
                 .refused_spans
@@ -240,8 +246,13 @@ impl<M: WindowMessage> WindowStage<M> {
         context: VisitContext<'a>,
         memory: &'a mut StageMemory,
     ) -> Result<VisitOutcome<'a, M>, WindowError> {
-        let mut visit = Visit::new(conversation, context, self.pins.clone());
-        let Some(planned) = self.strategy.plan(&mut visit)? else {
+        let mut visit = Visit::new(conversation, context, self.pins.clone())
+            .with_span_cache(std::mem::take(&mut memory.span_facts));
+        let planned = self.strategy.plan(&mut visit);
+        // The facts this plan computed stay with the run for the next visits.
+        memory.span_facts = visit.take_span_cache();
+        memory.span_facts.prune(conversation);
+        let Some(planned) = planned? else {
             return Ok(VisitOutcome::NotEngaged);
         };
         let stood_down = matches!(&planned, Planned::Ready(plan) if plan.record.stood_down());
@@ -284,6 +295,8 @@ impl<M: WindowMessage> WindowStage<M> {
             )));
         }
         let transcript = SpanTranscript::new(conversation, ask.span());
+        // Lent again until the summary is in: the frame names the folded spans.
+        let visit = visit.with_span_cache(std::mem::take(&mut memory.span_facts));
         Ok(VisitOutcome::NeedsSummary(PendingSummary {
             stage: self,
             visit,

@@ -1,11 +1,15 @@
 //! One visit of the stage: the caller's data in ([`VisitContext`]), the strategy's view of the
 //! window ([`Visit`]), the refusal engine (W14–W18) and the pins (W21–W29).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use crate::archive::SpanFacts;
+use crate::span_cache::{Placeholder, SpanCache};
+
 use crate::cache::CachePricing;
-use crate::conversation::{Conversation, TurnMeta, NO_TOOL};
+use crate::conversation::{Conversation, TurnMeta, NOT_BORN, NO_TOOL};
 use crate::message::{Role, WindowMessage};
 use crate::record::{
     Eviction, PinnedTurn, Refusal, RefusalReason, Standing, Usage, WindowObservations, WindowRecord,
@@ -197,6 +201,10 @@ pub struct Visit<'a, M: WindowMessage> {
     stand_down: bool,
     /// What the pins did on the last [`Visit::plan_removal`]: recency, then ledger facts.
     observed: (Option<WindowObservations>, Option<WindowObservations>),
+    /// The archive facts the run's memory keeps, lent to this visit by the stage for its
+    /// plan (a visit built alone starts with none). In a cell because a strategy plans with a
+    /// shared `Visit`: a notice or a placeholder asks for facts wherever it is written.
+    span_cache: RefCell<SpanCache>,
 }
 
 impl<'a, M: WindowMessage> Visit<'a, M> {
@@ -239,6 +247,48 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
             pins,
             stand_down,
             observed: (None, None),
+            span_cache: RefCell::new(SpanCache::default()),
+        }
+    }
+
+    /// The same visit with the facts `cache` keeps (the stage lends the run's memory's).
+    pub(crate) fn with_span_cache(self, cache: SpanCache) -> Self {
+        Self {
+            span_cache: RefCell::new(cache),
+            ..self
+        }
+    }
+
+    /// The facts kept, now with those this visit computed, given back for the run's memory.
+    pub(crate) fn take_span_cache(&mut self) -> SpanCache {
+        std::mem::take(self.span_cache.get_mut())
+    }
+
+    /// `read` given message `index`'s archive id and description (`None` for a message with
+    /// no span: a drop notice, a placeholder): kept from an earlier visit of the run, else
+    /// computed now and kept. Asked again from inside `read`, they are computed, not kept.
+    pub(crate) fn with_span_facts<R>(
+        &self,
+        index: usize,
+        read: impl FnOnce(Option<&SpanFacts>) -> R,
+    ) -> R {
+        match self.span_cache.try_borrow_mut() {
+            Ok(mut cache) => read(cache.facts(self.conversation, index)),
+            Err(_) => read(crate::archive::facts_of(self.conversation, index).as_ref()),
+        }
+    }
+
+    /// The placeholder masking result `index`: kept from an earlier visit of the run, else
+    /// written now by `write` from the result's archive facts and kept. `None` when `write`
+    /// found none smaller than the result.
+    pub(crate) fn placeholder(
+        &self,
+        index: usize,
+        write: impl FnOnce(Option<&SpanFacts>) -> Option<Placeholder>,
+    ) -> Option<Placeholder> {
+        match self.span_cache.try_borrow_mut() {
+            Ok(mut cache) => cache.placeholder(self.conversation, index, write).cloned(),
+            Err(_) => write(crate::archive::facts_of(self.conversation, index).as_ref()),
         }
     }
 
@@ -529,12 +579,16 @@ impl<'a, M: WindowMessage> Visit<'a, M> {
             .collect();
         let now = self.context.now_ms;
         let evictions = conversation
-            .meta_slice(range.clone())
+            .born_slice(range.clone())
             .iter()
             .zip(range)
-            .map(|(meta, index)| Eviction {
+            .map(|(born, index)| Eviction {
                 index,
-                survival_ms: meta.born_at_ms.map_or(0, |born| now.saturating_sub(born)),
+                survival_ms: if *born == NOT_BORN {
+                    0
+                } else {
+                    now.saturating_sub(*born)
+                },
             })
             .collect();
         (stage_ids, evictions)

@@ -91,16 +91,22 @@ pub enum LogRoom {
     Full,
 }
 
+/// What a [`SessionLogFile`] hands a copy of each write to: the bytes, exactly as written
+/// to the file, after the file took them.
+pub type LogMirror = Box<dyn FnMut(&[u8]) + Send>;
+
 /// A session log file being written, with the state folded from what it holds.
 pub struct SessionLogFile {
     file: Box<dyn Write + Send>,
     recorder: Recorder,
     /// The most bytes the log takes before the session is stopped ([`DEFAULT_LOG_CAP_BYTES`]).
     cap: u64,
-    /// Bytes written so far.
+    /// Bytes written to the file so far.
     written: u64,
     /// The cap was reached (the session is being stopped; said once).
     capped: bool,
+    /// Given each write after the file took it ([`SessionLogFile::mirror`]).
+    mirror: Option<LogMirror>,
     /// Bytes written since the last checkpoint.
     since_checkpoint: u64,
     /// When the last checkpoint was written (or the first check was made).
@@ -134,6 +140,7 @@ impl SessionLogFile {
             cap: DEFAULT_LOG_CAP_BYTES,
             written: 0,
             capped: false,
+            mirror: None,
             since_checkpoint: 0,
             last_checkpoint_ms: None,
         };
@@ -195,6 +202,15 @@ impl SessionLogFile {
         self
     }
 
+    /// From now on, hands `mirror` a copy of every write once the file took it, so a reader
+    /// in this process (the daemon) has each new line without reading the file back; returns
+    /// the bytes the log held before, which the mirror does not see. The file stays the
+    /// record: the mirror only sees what was written to it, in order.
+    pub fn mirror(&mut self, mirror: LogMirror) -> u64 {
+        self.mirror = Some(mirror);
+        self.written
+    }
+
     /// The state folded from the log so far.
     pub fn state(&self) -> &State {
         self.recorder.state()
@@ -216,6 +232,9 @@ impl SessionLogFile {
         self.written = self.written.saturating_add(len);
         self.since_checkpoint = self.since_checkpoint.saturating_add(len);
         self.file.flush()?;
+        if let Some(mirror) = self.mirror.as_mut() {
+            mirror(&bytes);
+        }
         if room == LogRoom::Crosses {
             // The error stops the session, which writes why in the closing room.
             self.capped = true;
@@ -244,6 +263,32 @@ pub fn log_cap_error(cap: u64) -> std::io::Error {
 mod tests {
     use super::*;
     use panewise_pane_state::parse_log_bytes;
+
+    #[test]
+    fn a_mirror_sees_every_byte_written_after_it_was_attached_and_nothing_before() {
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("session.jsonl");
+        let header = LogHeader {
+            agent_id: "a".into(),
+            ..LogHeader::default()
+        };
+        let mut log = SessionLogFile::create(&path, &header).unwrap_or_else(|e| panic!("{e}"));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let copy = seen.clone();
+        let before = log.mirror(Box::new(move |bytes: &[u8]| {
+            copy.lock()
+                .unwrap_or_else(|e| panic!("{e}"))
+                .extend_from_slice(bytes);
+        }));
+        log.record(1, Msg::InitReady { at: 1 })
+            .unwrap_or_else(|e| panic!("{e}"));
+        log.checkpoint().unwrap_or_else(|e| panic!("{e}"));
+        let on_disk = std::fs::read(&path).unwrap_or_default();
+        let header_bytes = usize::try_from(before).unwrap_or(usize::MAX);
+        assert!(header_bytes > 0 && header_bytes < on_disk.len());
+        let mirrored = seen.lock().unwrap_or_else(|e| panic!("{e}")).clone();
+        assert_eq!(on_disk.get(header_bytes..), Some(&mirrored[..]));
+    }
 
     #[test]
     fn every_recorded_line_is_in_the_file_before_record_returns_and_the_log_replays() {

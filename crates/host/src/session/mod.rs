@@ -221,6 +221,12 @@ impl Session {
         ))
     }
 
+    /// Hands `mirror` a copy of every write to the session's log from now on (see
+    /// [`SessionLogFile::mirror`]); returns the log's length before, which it does not see.
+    pub fn mirror_log(&mut self, mirror: crate::session_log::LogMirror) -> u64 {
+        self.log.mirror(mirror)
+    }
+
     /// Lets `observer` see every update this session sends, before its front ends do.
     pub fn observe(&mut self, observer: Observer) {
         self.out.observer = Some(observer);

@@ -360,6 +360,7 @@ impl Shell {
             controls,
             updates,
             info,
+            log_mirror,
         } = launched;
         let id = session_id(&info);
         self.controls.insert(id.clone(), controls);
@@ -372,7 +373,8 @@ impl Shell {
             origin,
             at_ms: now_ms(),
         });
-        tokio::spawn(session_task(id, run, updates, log, self.inputs.clone()));
+        let reader = LogTail::new(log, log_mirror);
+        tokio::spawn(session_task(id, run, updates, reader, self.inputs.clone()));
     }
 }
 
@@ -382,11 +384,10 @@ async fn session_task(
     id: String,
     run: crate::launcher::SessionRun,
     mut updates: mpsc::Receiver<Update>,
-    log: std::path::PathBuf,
+    mut reader: LogTail,
     inputs: mpsc::Sender<Input>,
 ) {
     let mut run = tokio::spawn(run);
-    let mut reader = LogTail::new(log);
     // The session's end is its task's end, not its update channel's: a sender can outlive
     // the run in a task the backend left behind.
     let ended = loop {

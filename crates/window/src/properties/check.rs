@@ -488,8 +488,7 @@ fn masking_saves(conversation: &Conversation<Message>, indices: &[usize]) -> u64
             let chars = content.chars().count() as u64;
             // The placeholder ladder (W31, W73): the span named and described, its bare id,
             // the tool alone; the first shorter than the result.
-            let span =
-                crate::archive::span_of(conversation, *index, crate::archive::Removal::Masked, 0);
+            let span = crate::archive::facts_of(conversation, *index);
             let Some(placeholder) = [
                 crate::notice::masked_placeholder(tools[*index], chars, span.as_ref(), true),
                 crate::notice::masked_placeholder(tools[*index], chars, span.as_ref(), false),

@@ -1,7 +1,7 @@
 //! The drop mechanism sliding-window and token-budget share (W30, W31): remove one contiguous
 //! span of turns and, where the wire needs it, put a drop notice in its place.
 
-use crate::archive::{notice_spans, spans_sentence, Removal};
+use crate::archive::{spans_sentence, visit_notice_spans, Removal};
 use crate::conversation::Kind;
 use crate::message::{Role, WindowMessage};
 use crate::notice::DropNotice;
@@ -79,8 +79,8 @@ pub(crate) fn drop_span<M: WindowMessage>(
             strategy: &record.strategy,
             request_kept: kept_request_at_head,
         };
-        let (spans, total) = notice_spans(
-            conversation,
+        let (spans, total) = visit_notice_spans(
+            visit,
             range.clone(),
             Removal::Dropped,
             visit.context().iteration,
@@ -92,17 +92,22 @@ pub(crate) fn drop_span<M: WindowMessage>(
         let earlier = earlier_notice
             .and_then(|index| conversation.messages().get(index))
             .map_or(String::new(), |old| earlier_ids_sentence(old.content()));
+        // Each rung is written only when the one above did not fit (the first almost always
+        // does).
         let rungs = [
-            (
-                tool_names.as_slice(),
-                spans_sentence(&spans, total, true) + &earlier,
-            ),
-            (&[][..], spans_sentence(&spans, total, false) + &earlier),
-            (&[][..], String::new()),
+            (tool_names.as_slice(), Some(true)),
+            (&[][..], Some(false)),
+            (&[][..], None),
         ];
         let chosen = rungs
             .iter()
-            .map(|(names, sentence)| notice.render(names, sentence))
+            .map(|(names, described)| {
+                let sentence = match described {
+                    Some(described) => spans_sentence(&spans, total, *described) + &earlier,
+                    None => String::new(),
+                };
+                notice.render(names, &sentence)
+            })
             .find(|text| (text.chars().count() as u64) < span_chars);
         match chosen {
             Some(text) => inserted = Some(text),

@@ -11,12 +11,12 @@
 //! for software-engineering agents measured as cheapest at an equal solve rate.
 
 use super::{fresh_reading, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_OBSERVATIONS};
-use crate::archive::{span_of, Removal};
 use crate::error::WindowError;
 use crate::message::WindowMessage;
 use crate::notice::masked_placeholder;
 use crate::plan::{ContentReplacement, WindowEdit, WindowPlan};
 use crate::record::{MaskingRecord, RecordDetail};
+use crate::span_cache::Placeholder;
 use crate::visit::Visit;
 
 /// Masks every tool result older than the newest `keep_recent_observations`, except the
@@ -141,25 +141,31 @@ pub(crate) fn plan_masks<M: WindowMessage>(
         if excluded(visit, tool, &mut excluded_tools) {
             continue;
         }
-        let span = span_of(
-            conversation,
-            index,
-            Removal::Masked,
-            visit.context().iteration,
-        );
         // The ladder: the span's id and description, its bare id, the tool alone; the first
-        // that is smaller than the result.
-        let Some((placeholder, placeholder_chars)) = [
-            masked_placeholder(tool, meta.chars, span.as_ref(), true),
-            masked_placeholder(tool, meta.chars, span.as_ref(), false),
-            masked_placeholder(tool, meta.chars, None, false),
-        ]
-        .into_iter()
-        .map(|text| {
-            let chars = text.chars().count() as u64;
-            (text, chars)
-        })
-        .find(|(_, chars)| *chars < meta.chars) else {
+        // that is smaller than the result. Written the first time the result is masked, from
+        // its archive facts, and kept by the run's memory: a later visit reads it rather than
+        // hashing, describing and formatting again.
+        let fitting = visit.placeholder(index, |span| {
+            [(span, true), (span, false), (None, false)]
+                .into_iter()
+                .map(|(span, described)| masked_placeholder(tool, meta.chars, span, described))
+                .map(|text| {
+                    let chars = text.chars().count() as u64;
+                    let tokens = conversation.count_tokens(&text);
+                    Placeholder {
+                        text,
+                        chars,
+                        tokens,
+                    }
+                })
+                .find(|placeholder| placeholder.chars < meta.chars)
+        });
+        let Some(Placeholder {
+            text: placeholder,
+            chars: placeholder_chars,
+            tokens: placeholder_tokens,
+        }) = fitting
+        else {
             continue;
         };
         if let Some(name) = tool {
@@ -168,9 +174,7 @@ pub(crate) fn plan_masks<M: WindowMessage>(
             }
         }
         saved_chars += meta.chars - placeholder_chars;
-        saved_tokens += meta
-            .tokens
-            .saturating_sub(conversation.count_tokens(&placeholder));
+        saved_tokens += meta.tokens.saturating_sub(placeholder_tokens);
         replacements.push(ContentReplacement {
             index,
             content: placeholder,

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{fresh_reading, Billing, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
-use crate::archive::{notice_spans, spans_sentence, Removal};
+use crate::archive::{spans_sentence, visit_notice_spans, Removal};
 use crate::conversation::Conversation;
 use crate::error::{SummarizerError, WindowError};
 use crate::floor::{measure_floor, over_threshold, stood_down_plan};
@@ -450,7 +450,7 @@ impl SummaryAsk {
         let conversation = visit.conversation();
         let range = span.messages();
         let span_chars = conversation.chars_in(range.clone());
-        let (spans, total) = notice_spans(conversation, range.clone(), Removal::Folded, iteration);
+        let (spans, total) = visit_notice_spans(visit, range.clone(), Removal::Folded, iteration);
         // The frame names the folded spans with their descriptions, else by bare id, else
         // not at all: the first that keeps the frame smaller than the span (W73).
         let frames: Vec<String> = [

@@ -200,3 +200,71 @@ fn w74_a_custom_strategys_plan_is_archived_by_the_stage() {
         Some("shell")
     );
 }
+
+/// Golden values, computed outside the crate (SHA-256 of the length-prefixed fields): the ids
+/// and descriptions a visit gives, now read from the conversation's kept facts, are the ones
+/// every earlier version wrote, and an archive line an earlier version wrote still reads.
+#[test]
+fn w70_ids_and_descriptions_are_unchanged_and_old_archives_still_read() {
+    let args = r#"{"command":"cargo test"}"#;
+    assert_eq!(
+        SpanId::of(
+            Role::Assistant,
+            "Running the tests.",
+            &[panewise_window::ToolCall {
+                id: "c1".into(),
+                name: "shell".into(),
+                args: args.into(),
+            }],
+        )
+        .as_str(),
+        "sp-acedcd13d2e8"
+    );
+    assert_eq!(
+        SpanId::of(Role::User, "Fix the parser.", &[]).as_str(),
+        "sp-790d4cab201a"
+    );
+    let output = "ok\n".repeat(300);
+    let mut conversation = conversation(vec![
+        Message::user("Fix the parser."),
+        Message::assistant_calls("Running the tests.", &[("c1", "shell", args)]),
+        Message::tool_result("c1", output.as_str()),
+        Message::assistant("Done."),
+    ]);
+    // Twice: the first visit computes the facts, the second reads them kept.
+    for iteration in [2, 3] {
+        let plan = visit(
+            &stage(ObservationMasking::new(0)),
+            &conversation,
+            context(iteration),
+        )
+        .unwrap();
+        let placeholder = &plan.edit.as_ref().unwrap().replaced[0].content;
+        assert!(placeholder.contains("sp-dd019bb7c306"), "{placeholder}");
+    }
+    let (_, archived) = visit_archive_and_apply(
+        &stage(ObservationMasking::new(0)),
+        &mut conversation,
+        context(4),
+    )
+    .unwrap();
+    let span = result_span(&archived, &output);
+    assert_eq!(span.id.as_str(), "sp-dd019bb7c306");
+    assert_eq!(
+        span.description,
+        "tool result of shell \"cargo test\", 900 chars"
+    );
+    let written_before = serde_json::json!({
+        "id": "sp-dd019bb7c306",
+        "kind": "tool-result",
+        "removal": "masked",
+        "iteration": 4,
+        "windowIndex": 2,
+        "callId": "c1",
+        "tool": "shell",
+        "description": "tool result of shell \"cargo test\", 900 chars",
+        "content": output,
+    });
+    let read: ArchivedSpan = serde_json::from_value(written_before).unwrap();
+    assert_eq!(&read, span);
+}
