@@ -21,6 +21,7 @@ fn the_top_level_help_lists_every_subcommand() {
         [
             "run",
             "ui",
+            "web",
             "new",
             "agents",
             "attach",
