@@ -99,7 +99,8 @@ pub use error::{MockError, Result};
 pub use gemini::ROUTING_ANSWER;
 pub use log::{LoggedRequest, SECRET_HEADERS};
 pub use script::{
-    recall_command, recall_printed, KeyProbe, COMPACTION_MARKER, DETACHING_COMMAND, KEY_PROBES,
+    recall_command, recall_printed, KeyProbe, COMPACTION_MARKER, DETACHING_COMMAND, FIVE_APPROVALS,
+    KEY_PROBES,
     LONG_SESSION_COMMAND, LONG_SESSION_ROUNDS, MULTI_ROUNDS, RECALLED_PREFIX, RECALL_ROUNDS,
     SANDBOX_COMMAND, SLEEPING_COMMAND, SPOOFED_COMMAND, WRITTEN_CONTENT, WRITTEN_FILE,
 };

@@ -352,32 +352,30 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         );
     }
 
-    // Approvals one after another in one session (three rounds of one shell call each, and a
-    // second prompt queued behind them), every one answered from the page as it comes.
+    // Five approvals queued in one session (the mock's `five-approvals`: five shell calls in
+    // one answer, asked one after another), every one answered from the page as it comes.
     let out = daemon.run(&[
         "new",
         "--name",
-        "rounds",
+        "five",
         "--approval",
         "ask",
         "--mock-scenario",
-        "multi-round",
+        "five-approvals",
         "go",
     ]);
     assert!(out.status.success(), "{out:?}");
-    let rounds = String::from_utf8(out.stdout)
+    let five = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .last()
         .unwrap()
         .to_owned();
-    let queued = daemon.run(&["send", "rounds", "and again"]);
-    assert!(queued.status.success(), "{queued:?}");
     let mut answered: Vec<String> = Vec::new();
     let done = loop {
-        let now = until_session(&daemon, &rounds, |s| {
+        let now = until_session(&daemon, &five, |s| {
             (s.state == AgentState::NeedsInput && !answered.contains(&request_of(s)))
-                || (s.turns >= 2 && matches!(s.state, AgentState::Done | AgentState::Idle))
+                || matches!(s.state, AgentState::Done | AgentState::Idle)
         })
         .await;
         if now.state != AgentState::NeedsInput {
@@ -392,9 +390,7 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         answered.push(request);
     };
     let log = std::fs::read_to_string(&done.log).unwrap();
-    // The mock's `multi-round` asks three times in the first turn and answers the queued
-    // prompt without a tool (it counts the rounds over the whole conversation).
-    assert!(answered.len() >= 3, "{} approvals: {log}", answered.len());
+    assert_eq!(answered.len(), 5, "five approvals: {answered:?} {log}");
     for request in &answered {
         assert!(
             log.lines().any(|line| line.contains(request.as_str())
@@ -402,6 +398,16 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
             "{request} answered by the web client: {log}"
         );
     }
+    for n in 1..=5 {
+        assert!(
+            log.contains(&format!("approval {n}\\n")),
+            "approval {n} ran: {log}"
+        );
+    }
+    assert!(
+        log.contains("All five commands printed their number. Done."),
+        "{log}"
+    );
 
     // A page under a name rebound to 127.0.0.1 is refused (421), the page itself included.
     client
