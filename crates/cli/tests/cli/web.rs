@@ -647,7 +647,7 @@ async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
     assert!(expected.len() > 20, "{} entries", expected.len());
     assert_eq!(got, expected);
 
-    // And `panewise attach` prints one entry per event, in the same order (its stdin kept open
+    // And the page's lines are `panewise attach`'s lines, line for line (its stdin kept open
     // until it exits on its own at the session's end).
     let mut attach = daemon.command();
     attach
@@ -661,23 +661,22 @@ async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
     std::io::Read::read_to_string(attached.0.stdout.as_mut().unwrap(), &mut printed).unwrap();
     drop(held);
     drop(attached);
-    let entries: Vec<&str> = printed
-        .lines()
-        .filter(|line| !line.is_empty() && !line.starts_with(' '))
+    let paged: String = got
+        .iter()
+        .flat_map(|(_, event)| event["lines"].as_array().unwrap().clone())
+        .map(|line| {
+            panewise_tui::wording::labelled(
+                line["label"].as_str().unwrap(),
+                line["text"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(entries.len(), got.len(), "{printed}");
-    for ((_, event), line) in got.iter().zip(&entries) {
-        let kind = event["entry"]["kind"].as_str().unwrap();
-        let label = line.split_whitespace().next().unwrap();
-        let agrees = match kind {
-            "text" => label == "assistant",
-            "tool_call" => label == "tool",
-            "tool_output" => label == "output",
-            "approval_requested" => label == "asks",
-            "approval_answered" => label == "approval",
-            other => other.contains(label) || label.contains(other),
-        };
-        assert!(agrees, "{kind} printed as {line}");
+    let printed: Vec<&str> = printed.lines().collect();
+    let paged: Vec<&str> = paged.lines().collect();
+    assert!(paged.len() > 20, "{} lines", paged.len());
+    for (at, (page, attached)) in paged.iter().zip(&printed).enumerate() {
+        assert_eq!(page, attached, "line {at}");
     }
+    assert_eq!(paged.len(), printed.len(), "{printed:#?}");
     drop(web);
 }
