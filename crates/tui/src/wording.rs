@@ -46,7 +46,10 @@ pub fn entry_line(entry: &TranscriptEntry) -> (&'static str, String) {
                 (None, Some(arg)) => arg.clone(),
                 (None, None) => String::new(),
             };
-            ("tool", format!("{name} [{call_id}] {what}").trim_end().to_owned())
+            (
+                "tool",
+                format!("{name} [{call_id}] {what}").trim_end().to_owned(),
+            )
         }
         TranscriptEntry::ToolOutput {
             call_id,
@@ -84,7 +87,9 @@ pub fn entry_line(entry: &TranscriptEntry) -> (&'static str, String) {
             };
             (
                 "asks",
-                format!("{tool} [{request_id}] {what}").trim_end().to_owned(),
+                format!("{tool} [{request_id}] {what}")
+                    .trim_end()
+                    .to_owned(),
             )
         }
         TranscriptEntry::ApprovalAnswered {
@@ -109,10 +114,9 @@ pub fn entry_line(entry: &TranscriptEntry) -> (&'static str, String) {
                 .unwrap_or_default();
             ("approval", format!("{id}{verdict} by {}{why}", actor(by)))
         }
-        TranscriptEntry::ApprovalWithdrawn { request_id } => (
-            "approval",
-            format!("[{request_id}] withdrawn by the agent"),
-        ),
+        TranscriptEntry::ApprovalWithdrawn { request_id } => {
+            ("approval", format!("[{request_id}] withdrawn by the agent"))
+        }
         TranscriptEntry::Question { id, questions } => {
             ("question", format!("[{id}] {}", questions.join("\n")))
         }
@@ -127,7 +131,7 @@ pub fn entry_line(entry: &TranscriptEntry) -> (&'static str, String) {
             )
         }
         TranscriptEntry::Failure { failure } => {
-            let mut head = json_word(serde_json::to_value(&failure.kind).ok());
+            let mut head = json_word(serde_json::to_value(failure.kind).ok());
             if let Some(status) = failure.http_status {
                 head.push_str(&format!(", HTTP {status}"));
             }
@@ -167,13 +171,10 @@ pub fn entry_line(entry: &TranscriptEntry) -> (&'static str, String) {
         }
         TranscriptEntry::History { role, text } => ("history", format!("{role}: {text}")),
         TranscriptEntry::Interrupt { by } => ("interrupt", format!("asked by {}", actor(by))),
-        TranscriptEntry::SessionEnded { error: None } => {
-            ("ended", "the session ended".to_owned())
+        TranscriptEntry::SessionEnded { error: None } => ("ended", "the session ended".to_owned()),
+        TranscriptEntry::SessionEnded { error: Some(error) } => {
+            ("ended", format!("the session ended with an error: {error}"))
         }
-        TranscriptEntry::SessionEnded { error: Some(error) } => (
-            "ended",
-            format!("the session ended with an error: {error}"),
-        ),
     }
 }
 
@@ -254,10 +255,19 @@ mod tests {
 
     #[test]
     fn escaping_twice_prints_as_escaping_once() {
-        let texts = ["plain", "a\nb\tc", "\r\u{1b}[2K\u{202e}x\n\u{7f}", "\\u{1b} already"];
+        let texts = [
+            "plain",
+            "a\nb\tc",
+            "\r\u{1b}[2K\u{202e}x\n\u{7f}",
+            "\\u{1b} already",
+        ];
         for text in texts {
             let once = escape_controls(text, "");
-            assert_eq!(labelled("output", &once), labelled("output", text), "{text:?}");
+            assert_eq!(
+                labelled("output", &once),
+                labelled("output", text),
+                "{text:?}"
+            );
         }
     }
 }

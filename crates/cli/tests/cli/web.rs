@@ -6,8 +6,8 @@
 //! 390×844 (no horizontal overflow, action buttons at least 44 px and 16 px apart); a page
 //! on another loopback port that POSTs to the API changes nothing; a mock session under
 //! `--approval ask` is approved from the page, finishes, and its log names the web client;
-//! three sessions' approvals answered from the page; three approvals in a row in one session
-//! (a prompt queued behind them) answered from the page as they come; a page under a name rebound to
+//! three sessions' approvals answered from the page; five approvals queued in one session (the
+//! mock's `five-approvals`) answered from the page as they come; a page under a name rebound to
 //! 127.0.0.1 (`--host-resolver-rules`) is refused; a stopped daemon is said within 30 s with
 //! every action disabled.
 
@@ -552,35 +552,8 @@ async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
 
     let port = free_port();
     let mut web = daemon.command();
-    web.args(["web", "--port", &port.to_string()])
-        .stdout(Stdio::piped());
-    let mut web = Owned(web.spawn().unwrap());
-    let mut said = std::io::BufReader::new(web.0.stdout.take().unwrap());
-    let mut code = None;
-    for _ in 0..4 {
-        let mut line = String::new();
-        said.read_line(&mut line).unwrap();
-        if let Some((_, rest)) = line.trim().split_once("#pair=") {
-            code = Some(rest.to_owned());
-            break;
-        }
-    }
-    let code = code.expect("a pairing code");
-    let body = json!({ "code": code, "device": "cutter" }).to_string();
-    let paired = http(
-        port,
-        &format!(
-            "POST /api/pair HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        ),
-        1 << 20,
-        DEADLINE,
-    )
-    .await;
-    let paired = String::from_utf8_lossy(&paired);
-    let token: Value = serde_json::from_str(paired.split_once("\r\n\r\n").unwrap().1).unwrap();
-    let token = token["token"].as_str().unwrap().to_owned();
+    web.args(["web", "--port", &port.to_string()]);
+    let (web, token) = paired(web, port, "cutter").await;
 
     // Twenty reads cut at random byte counts, each resumed with Last-Event-ID; prompts sent
     // between them, so lines keep arriving while the stream is cut.
@@ -678,5 +651,184 @@ async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
         assert_eq!(page, attached, "line {at}");
     }
     assert_eq!(paged.len(), printed.len(), "{printed:#?}");
+    drop(web);
+}
+
+/// `panewise web` started by `command` on `port`, and a device token paired over HTTP with
+/// the code it printed, as the page would.
+async fn paired(mut command: Command, port: u16, device: &str) -> (Owned, String) {
+    command.stdout(Stdio::piped());
+    let mut web = Owned(command.spawn().unwrap());
+    let mut said = std::io::BufReader::new(web.0.stdout.take().unwrap());
+    let mut code = None;
+    for _ in 0..4 {
+        let mut line = String::new();
+        said.read_line(&mut line).unwrap();
+        if let Some((_, rest)) = line.trim().split_once("#pair=") {
+            code = Some(rest.to_owned());
+            break;
+        }
+    }
+    let code = code.expect("a pairing code");
+    let body = json!({ "code": code, "device": device }).to_string();
+    let answer = post(port, "", "/api/pair", &body).await;
+    let token = answer["token"].as_str().unwrap().to_owned();
+    (web, token)
+}
+
+/// A JSON POST to the web server as the page sends it (`token` empty: none), its JSON answer.
+async fn post(port: u16, token: &str, path: &str, body: &str) -> Value {
+    let bearer = if token.is_empty() {
+        String::new()
+    } else {
+        format!("Authorization: Bearer {token}\r\n")
+    };
+    let answer = http(
+        port,
+        &format!(
+            "POST {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n\
+             {bearer}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+        1 << 20,
+        DEADLINE,
+    )
+    .await;
+    let answer = String::from_utf8_lossy(&answer);
+    serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1)
+        .unwrap_or_else(|error| panic!("{error}: {answer}"))
+}
+
+/// A GET of the API with the device's token, its JSON answer.
+async fn get(port: u16, token: &str, path: &str) -> Value {
+    let answer = http(
+        port,
+        &format!(
+            "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
+        ),
+        1 << 20,
+        DEADLINE,
+    )
+    .await;
+    let answer = String::from_utf8_lossy(&answer);
+    serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1)
+        .unwrap_or_else(|error| panic!("{error}: {answer}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_remote_the_inbox_lists_every_host_and_answers_a_remote_request() {
+    use crate::daemon_ssh::{local_daemon, RemoteSide, Sshd, HOST};
+    let sshd = Sshd::start();
+    let remote = RemoteSide::new();
+    let daemon = local_daemon(&remote).await;
+    let new = |name: &str, remote_host: Option<&str>| {
+        let mut command = daemon.command();
+        command.env("PANEWISE_SSH_COMMAND", sshd.ssh_command());
+        command.arg("new");
+        if let Some(host) = remote_host {
+            command.args(["--remote", host]);
+        }
+        let out = command
+            .args(["--name", name, "--approval", "ask", "go"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}\nsshd: {}", sshd.log());
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned()
+    };
+    let far = new("far", Some(HOST));
+    let near = new("near", None);
+    assert!(far.starts_with(&format!("{HOST}:")), "{far}");
+
+    let port = free_port();
+    let mut web = daemon.command();
+    web.env("PANEWISE_SSH_COMMAND", sshd.ssh_command()).args([
+        "web",
+        "--port",
+        &port.to_string(),
+        "--remote",
+        HOST,
+    ]);
+    let (web, token) = paired(web, port, "phone").await;
+
+    // Both hosts' waiting requests in one inbox, each with its host; both hosts' sessions in
+    // one list.
+    let since = Instant::now();
+    let items = loop {
+        let inbox = get(port, &token, "/api/inbox").await;
+        let items = inbox["items"].as_array().cloned().unwrap_or_default();
+        let hosts: Vec<(&str, &str)> = items
+            .iter()
+            .map(|item| {
+                (
+                    item["host"].as_str().unwrap_or(""),
+                    item["session"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        if hosts.contains(&(HOST, far.as_str())) && hosts.contains(&("local", near.as_str())) {
+            break items;
+        }
+        assert!(since.elapsed() < DEADLINE, "{inbox}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let sessions = get(port, &token, "/api/sessions").await;
+    let listed: Vec<(String, String)> = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["host"].as_str().unwrap().to_owned(),
+                s["id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        listed.contains(&(HOST.to_owned(), far.clone())),
+        "{sessions}"
+    );
+    assert!(
+        listed.contains(&("local".to_owned(), near.clone())),
+        "{sessions}"
+    );
+
+    // The remote request answered through the page's API: the remote session finishes and its
+    // log, on the remote host, names the web client and the device.
+    let item = items
+        .iter()
+        .find(|item| item["session"] == json!(far))
+        .unwrap();
+    let request = item["waiting_for"]["id"].as_str().unwrap();
+    let answer = post(
+        port,
+        &token,
+        &format!("/api/sessions/{far}/approve"),
+        &json!({ "request": request, "decision": "allow_once" }).to_string(),
+    )
+    .await;
+    assert!(answer.get("error").is_none_or(Value::is_null), "{answer}");
+    let far_id = far.strip_prefix(&format!("{HOST}:")).unwrap().to_owned();
+    let since = Instant::now();
+    let log = loop {
+        let client = remote.direct("check").await;
+        let list: ListResult = client.call(Method::List, ListParams {}).await.unwrap();
+        let session = list.sessions.into_iter().find(|s| s.id == far_id).unwrap();
+        if matches!(session.state, AgentState::Done | AgentState::Idle) {
+            break std::fs::read_to_string(&session.log).unwrap();
+        }
+        assert!(since.elapsed() < DEADLINE, "{session:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        log.lines()
+            .any(|line| line.contains(request)
+                && line.contains(r#""client":"panewise web (phone)""#)),
+        "{log}"
+    );
     drop(web);
 }
