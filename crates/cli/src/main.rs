@@ -21,6 +21,7 @@ mod terminal_text;
 mod ui_cmd;
 mod ui_remote;
 mod web_cmd;
+mod web_remote;
 mod worktree;
 
 mod window_cmd;

@@ -4,6 +4,8 @@
 //! `--bind ADDR --i-know-this-is-exposed`. At start it prints the address with a single-use
 //! pairing code in the fragment. `panewise web devices` lists the paired devices,
 //! `panewise web revoke ID` forgets one (its token is refused at once, its streams close).
+//! With `--remote HOST` (and `[remote] hosts`) the page lists every host's sessions, named
+//! `HOST:ID`, its inbox every host's requests (`web_remote.rs`).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -62,6 +64,8 @@ struct ServeArgs {
     /// `host:port` as the browser sends it); repeatable.
     #[arg(long = "allow-host", value_name = "HOST")]
     allow_host: Vec<String>,
+    #[command(flatten)]
+    remote: crate::remote::RemoteArgs,
 }
 
 /// Where the paired devices are kept: `$XDG_DATA_HOME/panewise/web/devices.json`.
@@ -123,7 +127,15 @@ fn serve_web(args: ServeArgs, store: DeviceStore) -> anyhow::Result<ExitCode> {
         .build()?;
     runtime.block_on(async move {
         let program = std::env::current_exe().context("cannot find the panewise binary")?;
-        let daemon = Arc::new(LocalDaemon::new(program));
+        let local = LocalDaemon::new(program);
+        // With `--remote HOST` or `[remote] hosts`, every host's sessions in one list, as the
+        // dashboard shows them.
+        let remotes = crate::remote::Remotes::load(&args.remote)?;
+        let daemon: Arc<dyn panewise_web::server::Daemon> = if remotes.any() {
+            Arc::new(crate::web_remote::HostsDaemon::new(local, remotes))
+        } else {
+            Arc::new(local)
+        };
         let mut extra = args.allow_host.clone();
         if let Some(ip) = args.bind.filter(|ip| !ip.is_loopback()) {
             // The address it was bound to explicitly is a Host the browser sends.

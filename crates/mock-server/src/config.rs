@@ -35,6 +35,10 @@ pub enum Scenario {
     MultiRound,
     /// Two shell calls in one answer, then a text answer.
     ParallelCalls,
+    /// [`crate::FIVE_APPROVALS`] shell calls in one answer (`echo approval 1` … `echo approval
+    /// 5`), then a text answer: under `--approval ask`, five approvals queued in one session,
+    /// asked one after another, each of which must reach whoever answers.
+    FiveApprovals,
     /// A call of the client's file-writing tool (or a shell command writing `hello.txt`), then text.
     FileWrite,
     /// A shell call of a command that exits with status 3, then a text answer.
@@ -98,10 +102,11 @@ pub enum Scenario {
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 20] = [
+    pub const ALL: [Scenario; 21] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
+        Scenario::FiveApprovals,
         Scenario::FileWrite,
         Scenario::FailingTool,
         Scenario::RateLimit,
@@ -127,6 +132,7 @@ impl Scenario {
             Scenario::ToolThenAnswer => "tool-then-answer",
             Scenario::MultiRound => "multi-round",
             Scenario::ParallelCalls => "parallel-calls",
+            Scenario::FiveApprovals => "five-approvals",
             Scenario::FileWrite => "file-write",
             Scenario::FailingTool => "failing-tool",
             Scenario::RateLimit => "rate-limit",

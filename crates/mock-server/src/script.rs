@@ -19,6 +19,9 @@ pub const WRITTEN_CONTENT: &str = "hello from the panewise mock\n";
 /// The rounds of the `multi-round` scenario before its text answer.
 pub const MULTI_ROUNDS: usize = 3;
 
+/// The shell calls the `five-approvals` scenario makes in its one tool answer.
+pub const FIVE_APPROVALS: usize = 5;
+
 /// The rounds of the `long-session` scenario before its text answer.
 pub const LONG_SESSION_ROUNDS: usize = 40;
 
@@ -301,6 +304,9 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
                 _ => None,
             }
         }
+        Scenario::FiveApprovals if rounds == 0 => (1..=FIVE_APPROVALS)
+            .map(|n| shell(&format!("echo approval {n}"), "Print the approval's number"))
+            .collect(),
         Scenario::FileWrite if rounds == 0 => {
             write_call(&facts.tools, facts.cwd.as_deref()).map(|c| vec![c])
         }
@@ -418,6 +424,7 @@ fn final_text(scenario: Scenario) -> &'static str {
         Scenario::MultiRound => "All three rounds printed their number. Done.",
         Scenario::LongSession => "All forty rounds printed their numbers. Done.",
         Scenario::ParallelCalls => "The commands printed `one` and `two`. Done.",
+        Scenario::FiveApprovals => "All five commands printed their number. Done.",
         Scenario::FileWrite => "I wrote hello.txt. Done.",
         Scenario::FailingTool => "The command failed with exit status 3.",
         Scenario::SlowTool | Scenario::SleepingTool => "The wait is over. Done.",

@@ -38,6 +38,7 @@ pub mod text;
 pub mod transcript;
 pub mod update;
 pub mod view;
+pub mod wording;
 
 pub use app::{App, Settings};
 pub use error::TuiError;

@@ -80,10 +80,11 @@ pub fn reach(last_ok_ms: Option<u64>, failing: bool, now_ms: u64) -> Reach {
     }
 }
 
-/// One transcript line for the page: a label and the text (shown with `textContent` only).
+/// One transcript entry for the page, worded as `panewise attach` prints it: a label and the
+/// text with its controls escaped (shown with `textContent` only; it may span lines).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TranscriptLine {
-    /// `prompt`, `agent`, `tool`, `output`, `asks`, `answer`…
+    /// `prompt`, `assistant`, `tool`, `output`, `asks`, `approval`…
     pub label: String,
     /// The text.
     pub text: String,
@@ -94,7 +95,7 @@ pub struct TranscriptLine {
 pub struct TranscriptEvent {
     /// The log line's index (the SSE id a reconnect resumes after).
     pub index: u64,
-    /// The entry as the page shows it.
+    /// The entry as the page shows it (one labelled block, as `attach` prints it).
     pub lines: Vec<TranscriptLine>,
     /// The entry itself, as the log records it (what `panewise attach` prints, worded).
     pub entry: TranscriptEntry,
@@ -126,13 +127,13 @@ impl TranscriptFold {
         if self.after.is_some_and(|after| index <= after) {
             return None;
         }
-        let lines = panewise_tui::transcript::entry_lines(&entry)
-            .into_iter()
-            .map(|(label, text, _)| TranscriptLine {
-                label: label.to_owned(),
-                text,
-            })
-            .collect();
+        // attach's wording, its controls escaped as attach escapes them: the page's lines are
+        // attach's lines (`panewise_tui::wording::labelled` of each prints them exactly).
+        let (label, text) = panewise_tui::wording::entry_line(&entry);
+        let lines = vec![TranscriptLine {
+            label: label.to_owned(),
+            text: panewise_tui::text::escape_controls(&text, ""),
+        }];
         Some(TranscriptEvent {
             index,
             lines,

@@ -6,8 +6,8 @@
 //! 390×844 (no horizontal overflow, action buttons at least 44 px and 16 px apart); a page
 //! on another loopback port that POSTs to the API changes nothing; a mock session under
 //! `--approval ask` is approved from the page, finishes, and its log names the web client;
-//! three sessions' approvals answered from the page; three approvals in a row in one session
-//! (a prompt queued behind them) answered from the page as they come; a page under a name rebound to
+//! three sessions' approvals answered from the page; five approvals queued in one session (the
+//! mock's `five-approvals`) answered from the page as they come; a page under a name rebound to
 //! 127.0.0.1 (`--host-resolver-rules`) is refused; a stopped daemon is said within 30 s with
 //! every action disabled.
 
@@ -352,32 +352,30 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         );
     }
 
-    // Approvals one after another in one session (three rounds of one shell call each, and a
-    // second prompt queued behind them), every one answered from the page as it comes.
+    // Five approvals queued in one session (the mock's `five-approvals`: five shell calls in
+    // one answer, asked one after another), every one answered from the page as it comes.
     let out = daemon.run(&[
         "new",
         "--name",
-        "rounds",
+        "five",
         "--approval",
         "ask",
         "--mock-scenario",
-        "multi-round",
+        "five-approvals",
         "go",
     ]);
     assert!(out.status.success(), "{out:?}");
-    let rounds = String::from_utf8(out.stdout)
+    let five = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .last()
         .unwrap()
         .to_owned();
-    let queued = daemon.run(&["send", "rounds", "and again"]);
-    assert!(queued.status.success(), "{queued:?}");
     let mut answered: Vec<String> = Vec::new();
     let done = loop {
-        let now = until_session(&daemon, &rounds, |s| {
+        let now = until_session(&daemon, &five, |s| {
             (s.state == AgentState::NeedsInput && !answered.contains(&request_of(s)))
-                || (s.turns >= 2 && matches!(s.state, AgentState::Done | AgentState::Idle))
+                || matches!(s.state, AgentState::Done | AgentState::Idle)
         })
         .await;
         if now.state != AgentState::NeedsInput {
@@ -392,9 +390,7 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         answered.push(request);
     };
     let log = std::fs::read_to_string(&done.log).unwrap();
-    // The mock's `multi-round` asks three times in the first turn and answers the queued
-    // prompt without a tool (it counts the rounds over the whole conversation).
-    assert!(answered.len() >= 3, "{} approvals: {log}", answered.len());
+    assert_eq!(answered.len(), 5, "five approvals: {answered:?} {log}");
     for request in &answered {
         assert!(
             log.lines().any(|line| line.contains(request.as_str())
@@ -402,6 +398,16 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
             "{request} answered by the web client: {log}"
         );
     }
+    for n in 1..=5 {
+        assert!(
+            log.contains(&format!("approval {n}\\n")),
+            "approval {n} ran: {log}"
+        );
+    }
+    assert!(
+        log.contains("All five commands printed their number. Done."),
+        "{log}"
+    );
 
     // A page under a name rebound to 127.0.0.1 is refused (421), the page itself included.
     client
@@ -546,35 +552,8 @@ async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
 
     let port = free_port();
     let mut web = daemon.command();
-    web.args(["web", "--port", &port.to_string()])
-        .stdout(Stdio::piped());
-    let mut web = Owned(web.spawn().unwrap());
-    let mut said = std::io::BufReader::new(web.0.stdout.take().unwrap());
-    let mut code = None;
-    for _ in 0..4 {
-        let mut line = String::new();
-        said.read_line(&mut line).unwrap();
-        if let Some((_, rest)) = line.trim().split_once("#pair=") {
-            code = Some(rest.to_owned());
-            break;
-        }
-    }
-    let code = code.expect("a pairing code");
-    let body = json!({ "code": code, "device": "cutter" }).to_string();
-    let paired = http(
-        port,
-        &format!(
-            "POST /api/pair HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        ),
-        1 << 20,
-        DEADLINE,
-    )
-    .await;
-    let paired = String::from_utf8_lossy(&paired);
-    let token: Value = serde_json::from_str(paired.split_once("\r\n\r\n").unwrap().1).unwrap();
-    let token = token["token"].as_str().unwrap().to_owned();
+    web.args(["web", "--port", &port.to_string()]);
+    let (web, token) = paired(web, port, "cutter").await;
 
     // Twenty reads cut at random byte counts, each resumed with Last-Event-ID; prompts sent
     // between them, so lines keep arriving while the stream is cut.
@@ -641,7 +620,7 @@ async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
     assert!(expected.len() > 20, "{} entries", expected.len());
     assert_eq!(got, expected);
 
-    // And `panewise attach` prints one entry per event, in the same order (its stdin kept open
+    // And the page's lines are `panewise attach`'s lines, line for line (its stdin kept open
     // until it exits on its own at the session's end).
     let mut attach = daemon.command();
     attach
@@ -655,23 +634,201 @@ async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
     std::io::Read::read_to_string(attached.0.stdout.as_mut().unwrap(), &mut printed).unwrap();
     drop(held);
     drop(attached);
-    let entries: Vec<&str> = printed
-        .lines()
-        .filter(|line| !line.is_empty() && !line.starts_with(' '))
+    let paged: String = got
+        .iter()
+        .flat_map(|(_, event)| event["lines"].as_array().unwrap().clone())
+        .map(|line| {
+            panewise_tui::wording::labelled(
+                line["label"].as_str().unwrap(),
+                line["text"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(entries.len(), got.len(), "{printed}");
-    for ((_, event), line) in got.iter().zip(&entries) {
-        let kind = event["entry"]["kind"].as_str().unwrap();
-        let label = line.split_whitespace().next().unwrap();
-        let agrees = match kind {
-            "text" => label == "assistant",
-            "tool_call" => label == "tool",
-            "tool_output" => label == "output",
-            "approval_requested" => label == "asks",
-            "approval_answered" => label == "approval",
-            other => other.contains(label) || label.contains(other),
-        };
-        assert!(agrees, "{kind} printed as {line}");
+    let printed: Vec<&str> = printed.lines().collect();
+    let paged: Vec<&str> = paged.lines().collect();
+    assert!(paged.len() > 20, "{} lines", paged.len());
+    for (at, (page, attached)) in paged.iter().zip(&printed).enumerate() {
+        assert_eq!(page, attached, "line {at}");
     }
+    assert_eq!(paged.len(), printed.len(), "{printed:#?}");
+    drop(web);
+}
+
+/// `panewise web` started by `command` on `port`, and a device token paired over HTTP with
+/// the code it printed, as the page would.
+async fn paired(mut command: Command, port: u16, device: &str) -> (Owned, String) {
+    command.stdout(Stdio::piped());
+    let mut web = Owned(command.spawn().unwrap());
+    let mut said = std::io::BufReader::new(web.0.stdout.take().unwrap());
+    let mut code = None;
+    for _ in 0..4 {
+        let mut line = String::new();
+        said.read_line(&mut line).unwrap();
+        if let Some((_, rest)) = line.trim().split_once("#pair=") {
+            code = Some(rest.to_owned());
+            break;
+        }
+    }
+    let code = code.expect("a pairing code");
+    let body = json!({ "code": code, "device": device }).to_string();
+    let answer = post(port, "", "/api/pair", &body).await;
+    let token = answer["token"].as_str().unwrap().to_owned();
+    (web, token)
+}
+
+/// A JSON POST to the web server as the page sends it (`token` empty: none), its JSON answer.
+async fn post(port: u16, token: &str, path: &str, body: &str) -> Value {
+    let bearer = if token.is_empty() {
+        String::new()
+    } else {
+        format!("Authorization: Bearer {token}\r\n")
+    };
+    let answer = http(
+        port,
+        &format!(
+            "POST {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n\
+             {bearer}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+        1 << 20,
+        DEADLINE,
+    )
+    .await;
+    let answer = String::from_utf8_lossy(&answer);
+    serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1)
+        .unwrap_or_else(|error| panic!("{error}: {answer}"))
+}
+
+/// A GET of the API with the device's token, its JSON answer.
+async fn get(port: u16, token: &str, path: &str) -> Value {
+    let answer = http(
+        port,
+        &format!(
+            "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
+        ),
+        1 << 20,
+        DEADLINE,
+    )
+    .await;
+    let answer = String::from_utf8_lossy(&answer);
+    serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1)
+        .unwrap_or_else(|error| panic!("{error}: {answer}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_remote_the_inbox_lists_every_host_and_answers_a_remote_request() {
+    use crate::daemon_ssh::{local_daemon, RemoteSide, Sshd, HOST};
+    let sshd = Sshd::start();
+    let remote = RemoteSide::new();
+    let daemon = local_daemon(&remote).await;
+    let new = |name: &str, remote_host: Option<&str>| {
+        let mut command = daemon.command();
+        command.env("PANEWISE_SSH_COMMAND", sshd.ssh_command());
+        command.arg("new");
+        if let Some(host) = remote_host {
+            command.args(["--remote", host]);
+        }
+        let out = command
+            .args(["--name", name, "--approval", "ask", "go"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}\nsshd: {}", sshd.log());
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned()
+    };
+    let far = new("far", Some(HOST));
+    let near = new("near", None);
+    assert!(far.starts_with(&format!("{HOST}:")), "{far}");
+
+    let port = free_port();
+    let mut web = daemon.command();
+    web.env("PANEWISE_SSH_COMMAND", sshd.ssh_command()).args([
+        "web",
+        "--port",
+        &port.to_string(),
+        "--remote",
+        HOST,
+    ]);
+    let (web, token) = paired(web, port, "phone").await;
+
+    // Both hosts' waiting requests in one inbox, each with its host; both hosts' sessions in
+    // one list.
+    let since = Instant::now();
+    let items = loop {
+        let inbox = get(port, &token, "/api/inbox").await;
+        let items = inbox["items"].as_array().cloned().unwrap_or_default();
+        let hosts: Vec<(&str, &str)> = items
+            .iter()
+            .map(|item| {
+                (
+                    item["host"].as_str().unwrap_or(""),
+                    item["session"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        if hosts.contains(&(HOST, far.as_str())) && hosts.contains(&("local", near.as_str())) {
+            break items;
+        }
+        assert!(since.elapsed() < DEADLINE, "{inbox}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let sessions = get(port, &token, "/api/sessions").await;
+    let listed: Vec<(String, String)> = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["host"].as_str().unwrap().to_owned(),
+                s["id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        listed.contains(&(HOST.to_owned(), far.clone())),
+        "{sessions}"
+    );
+    assert!(
+        listed.contains(&("local".to_owned(), near.clone())),
+        "{sessions}"
+    );
+
+    // The remote request answered through the page's API: the remote session finishes and its
+    // log, on the remote host, names the web client and the device.
+    let item = items
+        .iter()
+        .find(|item| item["session"] == json!(far))
+        .unwrap();
+    let request = item["waiting_for"]["id"].as_str().unwrap();
+    let answer = post(
+        port,
+        &token,
+        &format!("/api/sessions/{far}/approve"),
+        &json!({ "request": request, "decision": "allow_once" }).to_string(),
+    )
+    .await;
+    assert!(answer.get("error").is_none_or(Value::is_null), "{answer}");
+    let far_id = far.strip_prefix(&format!("{HOST}:")).unwrap().to_owned();
+    let since = Instant::now();
+    let log = loop {
+        let client = remote.direct("check").await;
+        let list: ListResult = client.call(Method::List, ListParams {}).await.unwrap();
+        let session = list.sessions.into_iter().find(|s| s.id == far_id).unwrap();
+        if matches!(session.state, AgentState::Done | AgentState::Idle) {
+            break std::fs::read_to_string(&session.log).unwrap();
+        }
+        assert!(since.elapsed() < DEADLINE, "{session:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        log.lines()
+            .any(|line| line.contains(request)
+                && line.contains(r#""client":"panewise web (phone)""#)),
+        "{log}"
+    );
     drop(web);
 }

@@ -55,6 +55,22 @@ const CASES: &[Case] = &[
         final_text: "The commands printed `one` and `two`. Done.",
     },
     Case {
+        scenario: "five-approvals",
+        rounds: 1,
+        first_calls: |api| {
+            (1..=5)
+                .map(|n| {
+                    shell(
+                        api,
+                        &format!("echo approval {n}"),
+                        "Print the approval's number",
+                    )
+                })
+                .collect()
+        },
+        final_text: "All five commands printed their number. Done.",
+    },
+    Case {
         scenario: "file-write",
         rounds: 1,
         first_calls: |api| match api {

@@ -151,7 +151,7 @@ function sessionRow(session) {
   const cost = session.cost_usd == null ? "" : "$" + session.cost_usd.toFixed(2);
   const tool = session.tool ? session.tool + (session.tool_arg ? " " + session.tool_arg : "") : "";
   button.append(el("span", "state", session.state), document.createTextNode(" " + session.name + " "),
-    el("span", "meta", [session.provider, context, cost, tool].filter(Boolean).join(" · ")));
+    el("span", "meta", [session.host === "local" ? "" : session.host, session.provider, context, cost, tool].filter(Boolean).join(" · ")));
   button.addEventListener("click", () => openTranscript(session));
   row.append(button);
   return row;
@@ -171,7 +171,9 @@ async function refresh() {
     const reach = inbox.reach;
     if (reach === "live") lastHeard = Date.now();
     live = reach === "live";
-    setStatus(live ? "live" : "daemon " + reach + (inbox.error ? ": " + inbox.error : ""), !live);
+    // A remote host that cannot be reached is said beside the live status, never hidden.
+    const down = (inbox.hosts || []).filter((h) => h.host !== "local" && h.error).map((h) => h.host + " unreachable");
+    setStatus((live ? "live" : "daemon " + reach + (inbox.error ? ": " + inbox.error : "")) + (down.length ? "; " + down.join("; ") : ""), !live || down.length > 0);
     // Rebuilt only when what it shows changed, so a button is never replaced under a finger.
     const key = JSON.stringify([live, inbox.items]);
     if (key !== inboxKey) {

@@ -14,6 +14,9 @@ use panewise_api::{
 use panewise_supervisor::{Client, SupervisorError};
 use tokio::sync::mpsc;
 
+/// This machine's daemon in the host column.
+pub const LOCAL_HOST: &str = "local";
+
 /// How long a call to the daemon may take before the daemon counts as unreachable.
 pub const CALL_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -86,6 +89,13 @@ pub trait Daemon: Send + Sync + 'static {
         let list: ListResult = serde_json::from_value(value)
             .map_err(|error| DaemonError::unreachable(error.to_string()))?;
         Ok(list.sessions)
+    }
+
+    /// Every host's sessions, this machine's first (`local`): a daemon that also reaches
+    /// other hosts (`panewise web --remote HOST`) gives each host's by its name, their ids
+    /// `HOST:ID` as the dashboard names them, and a host that cannot be reached its error.
+    async fn list_hosts(&self) -> Vec<(String, Result<Vec<SessionSummary>, DaemonError>)> {
+        vec![(LOCAL_HOST.to_owned(), self.list().await)]
     }
 
     /// Session `session`'s log lines from 0, then live, on a connection of its own named
@@ -187,38 +197,47 @@ impl Daemon for LocalDaemon {
         session: &str,
     ) -> Result<mpsc::Receiver<LogEvent>, DaemonError> {
         let connection = self.connect(client).await?;
-        let _subscribed: serde_json::Value = connection
-            .call(
-                Method::Subscribe,
-                SubscribeParams {
-                    session: session.to_owned(),
-                    from_line: 0,
-                    attach: false,
-                },
-            )
-            .await?;
-        let (events, receiver) = mpsc::channel(256);
-        tokio::spawn(async move {
-            while let Some(notice) = connection.next_notification().await {
-                let event = if notice.method == LineNotice::METHOD {
-                    match serde_json::from_value::<LineNotice>(notice.params) {
-                        Ok(line) => LogEvent::Line {
-                            index: line.index,
-                            line: line.line,
-                        },
-                        Err(_) => continue,
-                    }
-                } else if notice.method == EndNotice::METHOD {
-                    LogEvent::Ended
-                } else {
-                    continue;
-                };
-                let ended = event == LogEvent::Ended;
-                if events.send(event).await.is_err() || ended {
-                    break;
-                }
-            }
-        });
-        Ok(receiver)
+        subscription(connection, session).await
     }
+}
+
+/// Subscribes `connection` to `session`'s log from line 0 and hands its lines on until the
+/// session ends or the receiver is dropped (the connection closes with the task).
+pub async fn subscription(
+    connection: Client,
+    session: &str,
+) -> Result<mpsc::Receiver<LogEvent>, DaemonError> {
+    let _subscribed: serde_json::Value = connection
+        .call(
+            Method::Subscribe,
+            SubscribeParams {
+                session: session.to_owned(),
+                from_line: 0,
+                attach: false,
+            },
+        )
+        .await?;
+    let (events, receiver) = mpsc::channel(256);
+    tokio::spawn(async move {
+        while let Some(notice) = connection.next_notification().await {
+            let event = if notice.method == LineNotice::METHOD {
+                match serde_json::from_value::<LineNotice>(notice.params) {
+                    Ok(line) => LogEvent::Line {
+                        index: line.index,
+                        line: line.line,
+                    },
+                    Err(_) => continue,
+                }
+            } else if notice.method == EndNotice::METHOD {
+                LogEvent::Ended
+            } else {
+                continue;
+            };
+            let ended = event == LogEvent::Ended;
+            if events.send(event).await.is_err() || ended {
+                break;
+            }
+        }
+    });
+    Ok(receiver)
 }

@@ -17,7 +17,7 @@ use panewise_api::{
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{Caller, DaemonError, LogEvent, Web};
+use super::{Caller, DaemonError, LogEvent, Web, LOCAL_HOST};
 use crate::inbox::{self, last_event_id, TranscriptFold};
 use crate::pairing::client_name;
 
@@ -117,36 +117,58 @@ pub(crate) async fn pair(State(web): State<Arc<Web>>, Json(body): Json<PairBody>
         .into_response()
 }
 
-/// The sessions and how the daemon looks, or why it cannot be reached.
-async fn listed(web: &Web) -> (Value, Vec<panewise_api::SessionSummary>) {
-    let listed = web.daemon.list().await;
-    web.note_daemon(listed.is_ok());
+/// Every host's sessions, and how this machine's daemon looks (or why it cannot be reached);
+/// `hosts` says each host's error, so a host that is down is said, never shown as empty.
+async fn listed(web: &Web) -> (Value, Vec<(String, Vec<panewise_api::SessionSummary>)>) {
+    let hosts = web.daemon.list_hosts().await;
+    let local = hosts
+        .iter()
+        .find(|(host, _)| host == LOCAL_HOST)
+        .map(|(_, listed)| listed.as_ref().err().map(|failed| failed.message.clone()));
+    let local_error = local.flatten();
+    web.note_daemon(local_error.is_none());
     let (last, failing) = *web.heard.lock().unwrap_or_else(PoisonError::into_inner);
     let reach = inbox::reach(last, failing, (web.clock)());
-    match listed {
-        Ok(sessions) => (json!({ "reach": reach, "error": null }), sessions),
-        Err(failed) => (
-            json!({ "reach": reach, "error": failed.message }),
-            Vec::new(),
-        ),
-    }
+    let said: Vec<Value> = hosts
+        .iter()
+        .map(|(host, listed)| {
+            json!({ "host": host, "error": listed.as_ref().err().map(|failed| failed.message.clone()) })
+        })
+        .collect();
+    let sessions = hosts
+        .into_iter()
+        .map(|(host, listed)| (host, listed.unwrap_or_default()))
+        .collect();
+    (
+        json!({ "reach": reach, "error": local_error, "hosts": said }),
+        sessions,
+    )
 }
 
 pub(crate) async fn sessions(State(web): State<Arc<Web>>) -> Response {
-    let (mut out, sessions) = listed(&web).await;
+    let (mut out, hosts) = listed(&web).await;
+    let sessions: Vec<Value> = hosts
+        .iter()
+        .flat_map(|(host, sessions)| {
+            sessions.iter().map(move |session| {
+                let mut session = json!(session);
+                session["host"] = json!(host);
+                session
+            })
+        })
+        .collect();
     out["sessions"] = json!(sessions);
     Json(out).into_response()
 }
 
 pub(crate) async fn inbox(State(web): State<Arc<Web>>) -> Response {
-    let (mut out, sessions) = listed(&web).await;
-    out["items"] = json!(inbox::inbox([(panewise_host_label(), &sessions[..])]));
+    let (mut out, hosts) = listed(&web).await;
+    out["items"] = json!(inbox::inbox(
+        hosts
+            .iter()
+            .map(|(host, sessions)| (host.as_str(), &sessions[..]))
+    ));
     Json(out).into_response()
-}
-
-/// This machine's daemon in the host column.
-fn panewise_host_label() -> &'static str {
-    "local"
 }
 
 #[derive(Deserialize)]

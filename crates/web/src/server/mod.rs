@@ -17,7 +17,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-pub use daemon::{Daemon, DaemonError, LocalDaemon, LogEvent};
+pub use daemon::{
+    subscription, Daemon, DaemonError, LocalDaemon, LogEvent, CALL_DEADLINE, LOCAL_HOST,
+};
 pub use listen::{check_bind, serve, BindError, Listen};
 
 use crate::guard::{self, Credential, Facts};
