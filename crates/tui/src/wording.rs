@@ -238,7 +238,12 @@ mod tests {
             mode: "ask".to_owned(),
         };
         let cases = [
-            ("allowed", &api, None, "allowed by the API client panewise approve"),
+            (
+                "allowed",
+                &api,
+                None,
+                "allowed by the API client panewise approve",
+            ),
             (
                 "denied",
                 &api,
@@ -258,13 +263,17 @@ mod tests {
                 "denied by the policy (--approval ask): approval mode ask asks, and there is no \
                  terminal to ask on",
             ),
-            ("denied", &Actor::Session, None, "denied by panewise, as the session ended"),
+            (
+                "denied",
+                &Actor::Session,
+                None,
+                "denied by panewise, as the session ended",
+            ),
         ];
         for (verdict, by, reason, expected) in cases {
             assert_eq!(answered(verdict, by, reason), expected);
         }
     }
-
 
     #[test]
     fn an_entry_is_one_labelled_block_escaped_and_indented() {
