@@ -1,7 +1,10 @@
 //! Repository hygiene checks in the style of rust-analyzer's "tidy" tests: every rule number
 //! the code cites resolves in `docs/RULES.md`, every library crate opens with a `//!` doc
-//! in the workspace's shape, `unsafe` appears in one audited function only, and the crate
-//! graph is the one `docs/ARCHITECTURE.md`'s "Layering" table lists.
+//! in the workspace's shape, `unsafe` appears in one audited function only, the crate
+//! graph is the one `docs/ARCHITECTURE.md`'s "Layering" table lists, no source file grows past
+//! [`MAX_FILE_LINES`] outside the shrinking [`LONG_FILES`], every repository path the docs name
+//! in backticks exists ([`doc_paths`] states the rule), and every test the docs cite as
+//! `file.rs::name` is declared there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -363,4 +366,234 @@ pub fn layering_differences(
         ));
     }
     differences
+}
+
+/// The most lines a source file may have, unless [`LONG_FILES`] lists it.
+pub const MAX_FILE_LINES: usize = 1_000;
+
+/// The source files allowed past [`MAX_FILE_LINES`], each with its line count when it was
+/// listed as its ceiling. The list may only shrink: a listed file that grows past its ceiling
+/// fails, and so does one that got shorter (lower its ceiling to the new count, so that what
+/// was cut cannot come back) or that is no longer over the limit (remove it). Splitting these
+/// is issue 42's work.
+pub const LONG_FILES: &[(&str, usize)] = &[
+    ("crates/cli/tests/cli/daemon.rs", 1_097),
+    ("crates/host/src/agent_loop/own_loop.rs", 1_094),
+    ("crates/host/src/agent_loop/own_loop/tests.rs", 1_115),
+    ("crates/pane-state/src/reducer.rs", 1_948),
+    ("crates/pane-state/tests/rules/phases.rs", 1_323),
+    ("crates/supervisor/src/registry/tests.rs", 1_206),
+    ("crates/window/src/conversation.rs", 1_214),
+    ("xtask/src/e2e.rs", 1_805),
+];
+
+/// The line count of every `.rs` file under `dirs` of `root`, by its path from `root` with
+/// `/` separators.
+pub fn rust_file_lines(root: &Path, dirs: &[&str]) -> Result<BTreeMap<String, usize>> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        text_files(&root.join(dir), &mut files)?;
+    }
+    let mut lines = BTreeMap::new();
+    for file in files.iter().filter(|f| f.extension().is_some_and(|e| e == "rs")) {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("could not read {}", file.display()))?;
+        let shown = file.strip_prefix(root).unwrap_or(file);
+        lines.insert(slashed(shown), text.lines().count());
+    }
+    Ok(lines)
+}
+
+fn slashed(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// What is wrong with the files' lengths against `allowed` (path, ceiling) and `limit`, one
+/// sentence each: a file over the limit that is not listed, a listed file over its ceiling, a
+/// listed file shorter than its ceiling, a listed file no longer over the limit or gone.
+pub fn long_file_problems(
+    lines: &BTreeMap<String, usize>,
+    allowed: &[(&str, usize)],
+    limit: usize,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (file, &count) in lines.iter().filter(|(_, &count)| count > limit) {
+        if !allowed.iter().any(|(listed, _)| listed == file) {
+            problems.push(format!(
+                "{file} has {count} lines, over {limit}: split it (the allow-list only shrinks)"
+            ));
+        }
+    }
+    for &(file, ceiling) in allowed {
+        match lines.get(file) {
+            None => problems.push(format!("{file} is listed but gone: remove it from the list")),
+            Some(&count) if count <= limit => problems.push(format!(
+                "{file} is down to {count} lines, within {limit}: remove it from the list"
+            )),
+            Some(&count) if count > ceiling => problems.push(format!(
+                "{file} grew to {count} lines, past its ceiling of {ceiling}: split it"
+            )),
+            Some(&count) if count < ceiling => problems.push(format!(
+                "{file} shrank to {count} lines: lower its ceiling from {ceiling} to {count}"
+            )),
+            Some(_) => {}
+        }
+    }
+    problems
+}
+
+/// The repository paths the inline code spans of a Markdown text name, with their line
+/// numbers. The rule, precisely:
+///
+/// - Only inline code spans count (text between single backticks on one line); fenced code
+///   blocks (between lines that start with three backticks) and link targets are not read.
+/// - A span names a repository path when it has no whitespace and its first component, before
+///   the first `/`, is one of `roots` (the directories at the repository's root).
+/// - Cut before checking: a `::item` suffix (a Rust item in the file, as in
+///   `crates/x/src/lib.rs::name`), a `#anchor`, and a `:LINE` or `:LINE:COL` suffix.
+/// - A span holding any of `* ? < > { } [ ] $ | …` is a pattern or a placeholder, not a path,
+///   and is left out.
+pub fn doc_paths(markdown: &str, roots: &BTreeSet<String>) -> Vec<(usize, String)> {
+    let mut paths = Vec::new();
+    let mut fenced = false;
+    for (index, line) in markdown.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        for span in line.split('`').skip(1).step_by(2) {
+            if span.is_empty() || span.contains(char::is_whitespace) {
+                continue;
+            }
+            if span.contains(['*', '?', '<', '>', '{', '}', '[', ']', '$', '|', '…']) {
+                continue;
+            }
+            let Some((first, _)) = span.split_once('/') else {
+                continue;
+            };
+            if !roots.contains(first) {
+                continue;
+            }
+            let path = span.split("::").next().unwrap_or(span);
+            let path = path.split('#').next().unwrap_or(path);
+            let mut path = path;
+            while let Some((before, after)) = path.rsplit_once(':') {
+                if after.is_empty() || !after.chars().all(|c| c.is_ascii_digit()) {
+                    break;
+                }
+                path = before;
+            }
+            paths.push((index + 1, path.to_string()));
+        }
+    }
+    paths
+}
+
+/// The directories at the repository's root that a doc path may start with: all but hidden
+/// version-control state and build output (`.git`, `target`).
+pub fn root_dirs(root: &Path) -> Result<BTreeSet<String>> {
+    let mut dirs = BTreeSet::new();
+    for entry in std::fs::read_dir(root).with_context(|| format!("could not list {}", root.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_dir() && name != ".git" && name != "target" {
+            dirs.insert(name);
+        }
+    }
+    Ok(dirs)
+}
+
+/// Every repository path the Markdown `docs` (relative to `root`) name in backticks that does
+/// not exist, as `doc:line: path`.
+pub fn missing_doc_paths(root: &Path, docs: &[PathBuf]) -> Result<Vec<String>> {
+    let roots = root_dirs(root)?;
+    let mut missing = Vec::new();
+    for doc in docs {
+        let text = std::fs::read_to_string(root.join(doc))
+            .with_context(|| format!("could not read {}", doc.display()))?;
+        for (line, path) in doc_paths(&text, &roots) {
+            if !root.join(&path).exists() {
+                missing.push(format!("{}:{line}: {path}", doc.display()));
+            }
+        }
+    }
+    Ok(missing)
+}
+
+/// The tests a Markdown text cites: inline code spans of the form `path/to/file.rs::name`.
+pub fn cited_tests(markdown: &str) -> Vec<(String, String)> {
+    markdown
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|span| span.split_once(".rs::"))
+        .filter(|(path, name)| {
+            !path.contains(char::is_whitespace)
+                && !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .map(|(path, name)| (format!("{path}.rs"), name.to_string()))
+        .collect()
+}
+
+/// Whether Rust `source` declares a function `name` (`fn name(` or `fn name<`), as a test is
+/// declared, in a `proptest!` block too.
+pub fn declares_fn(source: &str, name: &str) -> bool {
+    let needle = format!("fn {name}");
+    source.match_indices(&needle).any(|(at, _)| {
+        let before = source[..at].chars().next_back();
+        let after = source[at + needle.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && matches!(after, Some('(' | '<'))
+    })
+}
+
+/// Each test `markdown` cites whose file is missing or does not declare it, as a sentence.
+pub fn missing_cited_tests(root: &Path, markdown: &str) -> Vec<String> {
+    cited_tests(markdown)
+        .into_iter()
+        .filter_map(|(path, name)| match std::fs::read_to_string(root.join(&path)) {
+            Err(_) => Some(format!("{path}::{name}: no such file")),
+            Ok(source) if !declares_fn(&source, &name) => {
+                Some(format!("{path}::{name}: the file declares no `fn {name}`"))
+            }
+            Ok(_) => None,
+        })
+        .collect()
+}
+
+/// The `### ` sections of a Markdown text that cite no test (`file.rs::name`).
+pub fn sections_citing_no_test(markdown: &str) -> Vec<String> {
+    markdown
+        .split("\n### ")
+        .skip(1)
+        .map(|section| section.split("\n## ").next().unwrap_or(section))
+        .filter(|section| cited_tests(section).is_empty())
+        .map(|section| section.lines().next().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The workspace's library crates that depend on `anyhow` through a normal edge, but for
+/// `exempt` (xtask, whose library is the binary's checks).
+pub fn libraries_on_anyhow(metadata: &Metadata, exempt: &[&str]) -> Vec<String> {
+    let (libs, _) = workspace_libs(metadata);
+    metadata
+        .packages
+        .iter()
+        .filter(|package| libs.iter().any(|(name, _)| *name == package.name))
+        .filter(|package| !exempt.contains(&package.name.as_str()))
+        .filter(|package| {
+            package
+                .dependencies
+                .iter()
+                .any(|dep| dep.kind.is_none() && dep.name == "anyhow")
+        })
+        .map(|package| package.name.clone())
+        .collect()
 }

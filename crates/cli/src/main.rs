@@ -1,4 +1,30 @@
 //! The `panewise` binary: record, replay, window and decode agent sessions from the command line.
+//!
+//! One module per subcommand, each a front end over the libraries:
+//! - `run/`: `mod.rs` supervises a CLI, `own_loop.rs` runs the own loop (`mock`, the default
+//!   with no provider configured, starts the mock server in-process), `view.rs` is what both
+//!   print (plain lines, the failure line, the question, the versioned `--json` lines of
+//!   `docs/JSON.md`), `live.rs` the live line (a pure function of the pane state, the last
+//!   activity and the clock passed in), `editor.rs` the reedline terminal.
+//! - `replay.rs` folds a log line by line against its checkpoints and prints the conversation
+//!   (`replay/conversation.rs`), every control character escaped by `terminal_text.rs` (the
+//!   sanitiser of `crates/tui/src/text.rs`); `sessions_cmd.rs` lists logs as live, ended or
+//!   crashed by their lock and closing line.
+//! - The daemon's commands: `daemon_cmd.rs` (`panewise daemon`, its launcher `DaemonLauncher`,
+//!   `--stdio`, `stop`), `agents_cmd.rs` (`new`, `agents`, `send`, `answer`, `interrupt`,
+//!   `stop`, `rm`, `wait`, `resume`), `approve_cmd.rs` (`approve`, `deny`), `attach_cmd.rs`,
+//!   `ui_cmd.rs` (the dashboard's shell: raw mode, one event channel, every effect of
+//!   `panewise_tui::update` in one exhaustive match), `web_cmd.rs`, `remote.rs` and
+//!   `ui_remote.rs` (`--remote HOST` over ssh), `worktree.rs` (`--worktree`).
+//! - `launch.rs` starts what `panewise_host::launch::resolve` decided (`prepare`, then
+//!   `Prepared::start`, telemetry attached by `otel.rs`) for `run` and the daemon alike;
+//!   `resume.rs` reads a log and the chain it continues for every resume.
+//! - `window_cmd.rs`, `window_eval_cmd.rs` (and its plot), `decode_cmd.rs`,
+//!   `mock_server_cmd.rs`, `sandbox_cmd.rs`.
+//! - Shared: `exit.rs` the exit code table, `input.rs` where input comes from (a session named
+//!   by id or path), `json.rs` the `--json` schema version.
+//!
+//! `crates/cli/tests/cli/` runs the built binary, one module per subcommand.
 
 mod agents_cmd;
 mod approve_cmd;
