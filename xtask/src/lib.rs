@@ -1,8 +1,9 @@
 //! # xtask
 //!
 //! The workspace's automation as a library, so the checks `cargo xtask` runs are also
-//! `#[test]`s under `cargo test` (in `xtask/tests/tidy.rs`): the purity check of the pure
-//! crates, and the tidy checks of rule citations and crate docs.
+//! `#[test]`s under `cargo test` (in `xtask/tests/tidy.rs` and `xtask/tests/tidy_docs.rs`): the
+//! purity check of the pure crates, and the tidy checks of rule citations, crate docs, source
+//! file lengths, the docs' repository paths and the tests docs/ARCHITECTURE.md cites.
 //!
 //! ## Invariants
 //! - Every check can fail, and a test plants a violation to show that it does.
@@ -13,7 +14,7 @@
 //!
 //! ## API boundary
 //! [`purity`] ([`purity::PURE_CRATES`], [`purity::check`], [`purity::scan_source`]),
-//! [`tidy`] (rule citations and crate docs), [`metadata`], the slice of `cargo metadata`
+//! [`tidy`] (rule citations, crate docs, layering, file lengths, doc paths), [`metadata`], the slice of `cargo metadata`
 //! both read, and [`fuzz`] ([`fuzz::run`], [`fuzz::Target`]), the fuzz harness of the
 //! readers of untrusted bytes. The `cargo xtask` binary (`src/main.rs`) is a thin command line over these plus
 //! the CI and bench runners.

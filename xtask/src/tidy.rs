@@ -395,7 +395,10 @@ pub fn rust_file_lines(root: &Path, dirs: &[&str]) -> Result<BTreeMap<String, us
         text_files(&root.join(dir), &mut files)?;
     }
     let mut lines = BTreeMap::new();
-    for file in files.iter().filter(|f| f.extension().is_some_and(|e| e == "rs")) {
+    for file in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+    {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("could not read {}", file.display()))?;
         let shown = file.strip_prefix(root).unwrap_or(file);
@@ -429,7 +432,9 @@ pub fn long_file_problems(
     }
     for &(file, ceiling) in allowed {
         match lines.get(file) {
-            None => problems.push(format!("{file} is listed but gone: remove it from the list")),
+            None => problems.push(format!(
+                "{file} is listed but gone: remove it from the list"
+            )),
             Some(&count) if count <= limit => problems.push(format!(
                 "{file} is down to {count} lines, within {limit}: remove it from the list"
             )),
@@ -499,7 +504,9 @@ pub fn doc_paths(markdown: &str, roots: &BTreeSet<String>) -> Vec<(usize, String
 /// version-control state and build output (`.git`, `target`).
 pub fn root_dirs(root: &Path) -> Result<BTreeSet<String>> {
     let mut dirs = BTreeSet::new();
-    for entry in std::fs::read_dir(root).with_context(|| format!("could not list {}", root.display()))? {
+    for entry in
+        std::fs::read_dir(root).with_context(|| format!("could not list {}", root.display()))?
+    {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if entry.path().is_dir() && name != ".git" && name != "target" {
@@ -549,8 +556,7 @@ pub fn declares_fn(source: &str, name: &str) -> bool {
     source.match_indices(&needle).any(|(at, _)| {
         let before = source[..at].chars().next_back();
         let after = source[at + needle.len()..].chars().next();
-        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-            && matches!(after, Some('(' | '<'))
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && matches!(after, Some('(' | '<'))
     })
 }
 
@@ -558,13 +564,15 @@ pub fn declares_fn(source: &str, name: &str) -> bool {
 pub fn missing_cited_tests(root: &Path, markdown: &str) -> Vec<String> {
     cited_tests(markdown)
         .into_iter()
-        .filter_map(|(path, name)| match std::fs::read_to_string(root.join(&path)) {
-            Err(_) => Some(format!("{path}::{name}: no such file")),
-            Ok(source) if !declares_fn(&source, &name) => {
-                Some(format!("{path}::{name}: the file declares no `fn {name}`"))
-            }
-            Ok(_) => None,
-        })
+        .filter_map(
+            |(path, name)| match std::fs::read_to_string(root.join(&path)) {
+                Err(_) => Some(format!("{path}::{name}: no such file")),
+                Ok(source) if !declares_fn(&source, &name) => {
+                    Some(format!("{path}::{name}: the file declares no `fn {name}`"))
+                }
+                Ok(_) => None,
+            },
+        )
         .collect()
 }
 
