@@ -27,6 +27,7 @@ mod telemetry;
 mod transcripts;
 mod ui_terminal;
 mod usage;
+mod views_agree;
 mod web;
 mod window;
 mod window_eval;

@@ -1,0 +1,206 @@
+//! One session seen three ways: `panewise replay`, `agents` and `sessions` should name its
+//! provider, its model and its cost alike, and as the agent reported them (issue 42).
+//!
+//! A session of each case runs under a daemon to its end; each view's three words are read
+//! from what it prints (`replay`'s `session` and `calls` lines; `agents --json` and `sessions
+//! --json`, their cost worded by `panewise_api::view::cost_text` as their tables word it). Every
+//! word that differs from the truth is a difference; the differences found today are pinned in
+//! [`KNOWN_DIFFERENCES`], which may only shrink: a new difference fails, and so does a listed
+//! one that is gone (remove it from the list).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use panewise_api::{AgentState, CreateParams};
+
+use crate::daemon::{create, until_state, Daemon};
+
+const SESSION: &str = "7b0c3a52-0000-4000-8000-00000000f200";
+
+/// The model the fake Claude Code reports, and the cost its result line reports.
+const CLAUDE_MODEL: &str = "claude-sonnet-4-5";
+const CLAUDE_COST: &str = "$0.0424";
+
+/// A Claude Code that answers one prompt with a short text and a result line reporting its
+/// model and cost, then waits for more, as Claude Code does.
+fn fake_claude(dir: &Path) -> PathBuf {
+    let script = format!(
+        r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "2.0.0 (Claude Code)"; exit 0; fi
+read -r initialize
+read -r prompt
+echo '{{"type":"system","subtype":"init","cwd":"/tmp","session_id":"{SESSION}","tools":["Bash"],"model":"{CLAUDE_MODEL}","permissionMode":"default"}}'
+echo '{{"type":"stream_event","event":{{"type":"message_start","message":{{"id":"msg_1","type":"message","role":"assistant","model":"{CLAUDE_MODEL}","content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":1000,"output_tokens":1}}}}}},"session_id":"{SESSION}","parent_tool_use_id":null}}'
+echo '{{"type":"stream_event","event":{{"type":"content_block_start","index":0,"content_block":{{"type":"text","text":""}}}},"session_id":"{SESSION}","parent_tool_use_id":null}}'
+echo '{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"hello"}}}},"session_id":"{SESSION}","parent_tool_use_id":null}}'
+echo '{{"type":"stream_event","event":{{"type":"content_block_stop","index":0}},"session_id":"{SESSION}","parent_tool_use_id":null}}'
+echo '{{"type":"stream_event","event":{{"type":"message_delta","delta":{{"stop_reason":"end_turn"}},"usage":{{"output_tokens":20}}}},"session_id":"{SESSION}","parent_tool_use_id":null}}'
+echo '{{"type":"result","subtype":"success","is_error":false,"duration_ms":1000,"num_turns":1,"result":"hello","session_id":"{SESSION}","total_cost_usd":0.0424,"usage":{{"input_tokens":1000,"output_tokens":20}}}}'
+cat > /dev/null
+"#
+    );
+    let path = dir.join("fake-claude");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A view's three words for one session.
+#[derive(Debug)]
+struct Words {
+    provider: String,
+    model: String,
+    cost: String,
+}
+
+/// What is shown for "nothing": a view that names no model, or shows no cost.
+const NONE: &str = "(none)";
+
+/// `replay`'s words: the `session` line (`AGENT` or `AGENT, model MODEL`) and the cost after
+/// the `calls` line's last `; `.
+fn replay_words(text: &str) -> Words {
+    let value = |label: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(label))
+            .map(|rest| rest.trim().to_owned())
+    };
+    let session = value("session").unwrap_or_default();
+    let (provider, model) = match session.split_once(", model ") {
+        Some((provider, model)) => (provider.to_owned(), model.to_owned()),
+        None => (session, NONE.to_owned()),
+    };
+    let cost = value("calls")
+        .and_then(|calls| calls.rsplit_once("; ").map(|(_, cost)| cost.to_owned()))
+        .map_or(NONE.to_owned(), |cost| dollars(&cost));
+    Words {
+        provider,
+        model,
+        cost,
+    }
+}
+
+/// `agents --json`'s or `sessions --json`'s words for session `id`.
+fn json_words(stdout: &[u8], id: &str) -> Words {
+    let text = String::from_utf8_lossy(stdout);
+    let row: serde_json::Value = text
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|row| row["id"] == id)
+        .unwrap_or_else(|| panic!("no row for {id} in {text}"));
+    let cost = panewise_api::view::cost_text(
+        row["cost_usd"].as_f64(),
+        serde_json::from_value(row["cost_source"].clone()).unwrap(),
+    );
+    Words {
+        provider: row["provider"].as_str().unwrap_or(NONE).to_owned(),
+        model: row["model"].as_str().unwrap_or(NONE).to_owned(),
+        cost: if cost == "-" {
+            NONE.to_owned()
+        } else {
+            dollars(&cost)
+        },
+    }
+}
+
+/// The first dollar figure of a cost text (`~$0.0424` stays marked estimated), else the text.
+fn dollars(cost: &str) -> String {
+    cost.split_whitespace()
+        .find(|word| word.trim_start_matches('~').starts_with('$'))
+        .map_or_else(
+            || cost.to_owned(),
+            |word| word.trim_end_matches([',', ';']).to_owned(),
+        )
+}
+
+/// The differences found today, as (case, view, field, what the view shows). Only shrinks.
+const KNOWN_DIFFERENCES: &[(&str, &str, &str, &str)] = &[
+    // The header's model is the one asked for (`--model`), never the one the CLI reports.
+    ("claude-code", "replay", "model", NONE),
+    // `replay` prices the calls' tokens with the built-in table; the others show the cost
+    // Claude Code reported.
+    ("claude-code", "replay", "cost", "$0.0033"),
+    ("claude-code", "agents", "model", NONE),
+    ("claude-code", "sessions", "model", NONE),
+];
+
+/// One case: the provider as created, and the truth each view should show.
+struct Case {
+    name: &'static str,
+    provider: &'static str,
+    model: &'static str,
+    cost: &'static str,
+}
+
+const CASES: &[Case] = &[Case {
+    name: "claude-code",
+    provider: "claude-code",
+    model: CLAUDE_MODEL,
+    cost: CLAUDE_COST,
+}];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_agents_and_sessions_name_the_provider_model_and_cost_alike() {
+    let fixtures = tempfile::tempdir().unwrap();
+    let fake = fake_claude(fixtures.path());
+    let daemon = Daemon::start_custom(None, &[], &[("PANEWISE_CLAUDE", fake.as_path())]).await;
+    let client = daemon.connect("views").await;
+    let cwd = daemon.dir.path().join("work");
+    let mut found = Vec::new();
+    for case in CASES {
+        let session = create(
+            &client,
+            CreateParams {
+                provider: Some(case.provider.to_owned()),
+                cwd: Some(cwd.display().to_string()),
+                approval: Some("full-access".to_owned()),
+                name: Some(case.name.to_owned()),
+                prompt: Some("say hello".to_owned()),
+                ..CreateParams::default()
+            },
+        )
+        .await;
+        // A fresh session is idle before its prompt starts: wait for the turn's end.
+        let ended = until_state(&client, &session.id, |s| {
+            !matches!(
+                s.state,
+                AgentState::Idle | AgentState::Working | AgentState::NeedsInput
+            )
+        })
+        .await;
+        assert_eq!(ended.state, AgentState::Done, "{ended:?}");
+        let replay = daemon.run(&["replay", &session.id]);
+        assert!(replay.status.success(), "{replay:?}");
+        let agents = daemon.run(&["agents", "--json"]);
+        assert!(agents.status.success(), "{agents:?}");
+        let sessions = daemon.run(&["sessions", "--json"]);
+        assert!(sessions.status.success(), "{sessions:?}");
+        let views = [
+            (
+                "replay",
+                replay_words(&String::from_utf8_lossy(&replay.stdout)),
+            ),
+            ("agents", json_words(&agents.stdout, &session.id)),
+            ("sessions", json_words(&sessions.stdout, &session.id)),
+        ];
+        for (view, words) in &views {
+            for (field, shown, truth) in [
+                ("provider", &words.provider, case.provider),
+                ("model", &words.model, case.model),
+                ("cost", &words.cost, case.cost),
+            ] {
+                if shown != truth {
+                    found.push((case.name, *view, field, shown.clone()));
+                }
+            }
+        }
+    }
+    let known: Vec<(&str, &str, &str, String)> = KNOWN_DIFFERENCES
+        .iter()
+        .map(|&(case, view, field, shown)| (case, view, field, shown.to_owned()))
+        .collect();
+    assert_eq!(
+        found, known,
+        "the views' provider, model and cost against the truth (left: found; right: \
+         KNOWN_DIFFERENCES, which only shrinks)"
+    );
+}
