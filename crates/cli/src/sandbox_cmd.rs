@@ -8,7 +8,7 @@ use std::process::{ExitCode, Stdio};
 use anyhow::Context;
 use panewise_host::approval::ApprovalMode;
 use panewise_host::config::Config;
-use panewise_host::sandbox::{self, Mechanism, MechanismChoice, Probe};
+use panewise_host::sandbox::{self, BoxNetwork, Mechanism, MechanismChoice, Probe};
 
 use crate::exit;
 
@@ -26,6 +26,25 @@ enum SandboxCommand {
     Check,
     /// Run a command in the box an approval mode gives the own loop's `shell` commands.
     Run(RunArgs),
+    /// Inside a box with loopback ports (`[sandbox] network = [PORT, …]`): listen on each
+    /// port and carry its connections out, then run the command. panewise starts this in the
+    /// box itself; it is not for people.
+    #[command(name = "forward-inside", hide = true)]
+    ForwardInside(ForwardInsideArgs),
+}
+
+#[derive(clap::Args)]
+struct ForwardInsideArgs {
+    /// PORT=SOCKET: listen on 127.0.0.1:PORT and carry each connection to SOCKET.
+    #[arg(long = "link", value_parser = parse_link)]
+    links: Vec<sandbox::forward::Link>,
+    /// The command and its arguments.
+    #[arg(last = true, required = true)]
+    command: Vec<OsString>,
+}
+
+fn parse_link(value: &str) -> Result<sandbox::forward::Link, String> {
+    sandbox::forward::parse_link(std::ffi::OsStr::new(value))
 }
 
 #[derive(clap::Args)]
@@ -50,6 +69,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         SandboxCommand::Check => check(),
         SandboxCommand::Run(args) => run_boxed(args),
+        SandboxCommand::ForwardInside(args) => {
+            let code = sandbox::forward::run_inside(&args.links, &args.command)
+                .map_err(|reason| anyhow::anyhow!("sandbox forwarder: {reason}"))?;
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        }
     }
 }
 
@@ -61,7 +85,11 @@ fn yes_or(result: &Result<impl std::fmt::Display, String>) -> String {
 }
 
 /// The lines `sandbox check` prints for `probe` under `choice` (pure).
-fn check_report(probe: &Probe, choice: MechanismChoice, network: bool) -> (Vec<String>, bool) {
+fn check_report(
+    probe: &Probe,
+    choice: MechanismChoice,
+    network: &BoxNetwork,
+) -> (Vec<String>, bool) {
     let mut lines = vec![
         format!(
             "bubblewrap: {}",
@@ -102,7 +130,7 @@ fn check_report(probe: &Probe, choice: MechanismChoice, network: bool) -> (Vec<S
         ),
         format!(
             "network in the ask/auto box: {} ([sandbox] network)",
-            if network { "yes" } else { "no" }
+            network.describe()
         ),
     ];
     let verdict = probe.mechanism(choice);
@@ -128,7 +156,7 @@ fn check() -> anyhow::Result<ExitCode> {
     let (lines, available) = check_report(
         &probe,
         config.sandbox.mechanism.unwrap_or_default(),
-        config.sandbox.network(),
+        &config.sandbox.network(),
     );
     for line in lines {
         println!("{line}");
@@ -242,7 +270,7 @@ mod tests {
             ),
         ];
         for (probe, expected, available) in cases {
-            let (lines, ok) = check_report(&probe, MechanismChoice::Auto, false);
+            let (lines, ok) = check_report(&probe, MechanismChoice::Auto, &BoxNetwork::None);
             assert_eq!(ok, available, "{lines:?}");
             assert!(
                 lines.iter().any(|line| line.starts_with(expected)),

@@ -19,7 +19,7 @@ use panewise_window::{StrategyConfig, WindowError};
 
 use crate::approval::ApprovalMode;
 use crate::error::ConfigError;
-use crate::sandbox::{MechanismChoice, SandboxSettings, SANDBOX_KEYS};
+use crate::sandbox::{BoxNetwork, MechanismChoice, SandboxSettings, SANDBOX_KEYS};
 
 /// The configuration file's name, in a project directory and in the user config directory.
 pub const FILE_NAME: &str = "panewise.toml";
@@ -287,13 +287,19 @@ impl Config {
                         .to_owned(),
                 });
             }
-            if layer.sandbox.network == Some(true) {
+            if layer
+                .sandbox
+                .network
+                .as_ref()
+                .is_some_and(|network| *network != BoxNetwork::None)
+            {
                 return Err(ConfigError::Invalid {
                     path: project.to_path_buf(),
                     key: "sandbox.network".to_owned(),
-                    reason: "`true` is read from the user file only: a project file comes with \
-                             its repository, which must not open the network to the commands \
-                             the model runs; set it in your user file instead"
+                    reason: "`true` or a list of ports is read from the user file only: a \
+                             project file comes with its repository, which must not open the \
+                             network to the commands the model runs; set it in your user file \
+                             instead"
                         .to_owned(),
                 });
             }
@@ -797,6 +803,42 @@ fn is_variable_name(name: &str) -> bool {
         && characters.all(|rest| rest.is_ascii_alphanumeric() || rest == '_')
 }
 
+/// `[sandbox] network`: `true`, `false`, or a list of loopback ports (`[5173, 8080]`).
+fn box_network(
+    value: &toml::Value,
+    name: &str,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<BoxNetwork, ConfigError> {
+    let expected = "must be true, false or a list of loopback ports such as [5173, 8080]";
+    match value {
+        toml::Value::Boolean(network) => Ok(BoxNetwork::from(*network)),
+        toml::Value::Array(items) => {
+            let mut ports = Vec::with_capacity(items.len());
+            for item in items {
+                let port = item
+                    .as_integer()
+                    .and_then(|port| u16::try_from(port).ok())
+                    .filter(|port| *port != 0)
+                    .ok_or_else(|| {
+                        invalid(
+                            name,
+                            format!("{expected}: `{item}` is no port (1 to 65535)"),
+                        )
+                    })?;
+                if !ports.contains(&port) {
+                    ports.push(port);
+                }
+            }
+            Ok(if ports.is_empty() {
+                BoxNetwork::None
+            } else {
+                BoxNetwork::LoopbackPorts(ports)
+            })
+        }
+        _ => Err(invalid(name, expected.to_owned())),
+    }
+}
+
 /// The `[sandbox]` table.
 fn sandbox(
     value: &toml::Value,
@@ -809,15 +851,7 @@ fn sandbox(
     for (key, value) in table {
         let name = format!("sandbox.{key}");
         match key.as_str() {
-            "network" => {
-                settings.network = Some(value.as_bool().ok_or_else(|| {
-                    invalid(
-                        &name,
-                        "must be true or false (a list of loopback ports is not supported)"
-                            .to_owned(),
-                    )
-                })?);
-            }
+            "network" => settings.network = Some(box_network(value, &name, invalid)?),
             "mechanism" => {
                 let choice = value.as_str().and_then(MechanismChoice::from_name);
                 settings.mechanism = Some(choice.ok_or_else(|| {

@@ -152,3 +152,77 @@ fn sandbox_run_in_read_only_refuses_every_write() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(machine.path("project/f").exists());
 }
+
+/// Accepts one connection on `listener` within 30 s, reads a line and answers `pong`;
+/// returns the line, or `None` when nothing connected.
+fn answer_one(listener: std::net::TcpListener) -> Option<String> {
+    use std::io::{BufRead, Write};
+    listener.set_nonblocking(true).ok()?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let stream = loop {
+        match listener.accept() {
+            Ok((stream, _)) => break stream,
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                if std::time::Instant::now() > deadline {
+                    return None;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(_) => return None,
+        }
+    };
+    stream.set_nonblocking(false).ok()?;
+    let mut reader = std::io::BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    (&stream).write_all(b"pong\n").ok()?;
+    Some(line.trim().to_owned())
+}
+
+/// `[sandbox] network = [PORT]`: under each mechanism the box reaches that port of this
+/// machine's loopback both ways (a request and its answer), and no other port.
+#[test]
+fn a_loopback_port_listed_in_sandbox_network_is_reached_from_the_box_and_no_other_port() {
+    require_bwrap();
+    for mechanism in ["bubblewrap", "landlock"] {
+        let machine = Machine::new();
+        let allowed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let allowed_port = allowed.local_addr().unwrap().port();
+        let other_port = other.local_addr().unwrap().port();
+        std::fs::create_dir_all(machine.path("config/panewise")).unwrap();
+        std::fs::write(
+            machine.path("config/panewise/panewise.toml"),
+            format!("[sandbox]\nnetwork = [{allowed_port}]\nmechanism = \"{mechanism}\"\n"),
+        )
+        .unwrap();
+        let server = std::thread::spawn(move || answer_one(allowed));
+        let script = format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{allowed_port} && echo ping >&3 && read reply <&3 \
+             && echo \"got $reply\"; (echo x > /dev/tcp/127.0.0.1/{other_port}) 2>/dev/null \
+             && echo OTHER-CONNECTED || echo OTHER-REFUSED"
+        );
+        let output = machine.run(&[
+            "sandbox", "run", "--mode", "auto", "--", "bash", "-c", &script,
+        ]);
+        let out = String::from_utf8_lossy(&output.stdout);
+        let label = format!("{mechanism}: {out}{}", stderr(&output));
+        assert!(output.status.success(), "{label}");
+        assert!(out.contains("got pong"), "{label}");
+        assert!(out.contains("OTHER-REFUSED"), "{label}");
+        assert_eq!(server.join().unwrap().as_deref(), Some("ping"), "{label}");
+        other.set_nonblocking(true).unwrap();
+        assert!(
+            other.accept().is_err(),
+            "{label}: the unlisted port was reached"
+        );
+        let check = machine.run(&["sandbox", "check"]);
+        let check_out = String::from_utf8_lossy(&check.stdout);
+        assert!(
+            check_out.contains(&format!(
+                "network in the ask/auto box: only 127.0.0.1 port {allowed_port}"
+            )),
+            "{check_out}"
+        );
+    }
+}

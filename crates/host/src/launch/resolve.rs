@@ -394,7 +394,7 @@ fn own_loop(
         agent_env: ClientEnv::default(),
         // The tools get no API key, unless `pass_env` in the user file names it.
         env_remove: EnvPolicy::from_config(config).tool_removals(),
-        sandbox: config.sandbox,
+        sandbox: config.sandbox.clone(),
     })
 }
 
@@ -626,7 +626,7 @@ fn supervised(
         },
         agent_env,
         env_remove,
-        sandbox: config.sandbox,
+        sandbox: config.sandbox.clone(),
     })
 }
 

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 
-use super::{BoxKind, BoxSpec};
+use super::{BoxKind, BoxNetwork, BoxSpec};
 
 /// The variables a boxed command gets from panewise's environment, when set; everything
 /// else (every API key among it) stays out. `TMPDIR` is set to the box's own directory.
@@ -42,8 +42,8 @@ pub fn box_env(
 
 /// bubblewrap's arguments (after `bwrap`) running `command` in the box of `spec`:
 /// everything read-only, then the writable roots bound over it, a fresh `/dev` and, in its
-/// own PID namespace, a fresh `/proc`; no network (its own namespace, loopback only) unless
-/// the box has it; its own IPC namespace; killed with panewise; a session of its own (no
+/// own PID namespace, a fresh `/proc`; a network namespace of its own (its own loopback only)
+/// unless the box has the whole network (loopback ports come through [`super::forward`]); its own IPC namespace; killed with panewise; a session of its own (no
 /// `TIOCSTI` into panewise's terminal); the seccomp program read from `seccomp_fd`.
 pub fn argv(spec: &BoxSpec, seccomp_fd: Option<i32>, command: &[OsString]) -> Vec<OsString> {
     let mut args: Vec<OsString> = ["--ro-bind", "/", "/", "--dev", "/dev"]
@@ -62,7 +62,7 @@ pub fn argv(spec: &BoxSpec, seccomp_fd: Option<i32>, command: &[OsString]) -> Ve
             .into_iter()
             .map(OsString::from),
     );
-    if !spec.boxed.network {
+    if spec.boxed.network != BoxNetwork::Full {
         args.push("--unshare-net".into());
     }
     args.extend(

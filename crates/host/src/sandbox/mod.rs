@@ -13,7 +13,9 @@
 //!
 //! The read-only box: the whole file system read-only, no network. The workspace box: the
 //! working directory and a private temporary directory (`TMPDIR`) writable, the rest
-//! read-only, no network unless `[sandbox] network = true`. Both: a PID namespace of their own
+//! read-only, no network unless `[sandbox] network = true` (all of it) or a list of loopback
+//! ports ([`forward`]: only those ports of this machine's loopback, through a forwarder).
+//! Both: a PID namespace of their own
 //! with their own `/proc` (panewise and the daemon are not visible), their own IPC namespace,
 //! an environment built from an allow-list ([`bwrap::box_env`]: never an API key), and a
 //! seccomp filter ([`seccomp`]) refusing io_uring, ptrace, process_vm_readv/writev and, without
@@ -26,6 +28,7 @@
 //! then asks, and says why.
 
 pub mod bwrap;
+pub mod forward;
 pub mod landlock_box;
 pub mod probe;
 pub mod run;
@@ -40,20 +43,65 @@ pub use probe::{probe, Probe};
 /// The keys of the `[sandbox]` table.
 pub const SANDBOX_KEYS: [&str; 2] = ["network", "mechanism"];
 
+/// What network a box has.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BoxNetwork {
+    /// None: a network namespace of its own with only its own loopback (bubblewrap), or no
+    /// TCP at all (Landlock); no socket but `AF_UNIX` either way.
+    #[default]
+    None,
+    /// This machine's network, loopback included (`[sandbox] network = true`).
+    Full,
+    /// Only these TCP ports of this machine's loopback, e.g. a dev server's (`[sandbox]
+    /// network = [5173]`): under bubblewrap a forwarder in the box listens on
+    /// `127.0.0.1:PORT` and carries each connection to the port outside ([`forward`]); under
+    /// Landlock, TCP connections to these ports only (Landlock filters ports, not addresses).
+    LoopbackPorts(Vec<u16>),
+}
+
+impl From<bool> for BoxNetwork {
+    fn from(network: bool) -> Self {
+        if network {
+            BoxNetwork::Full
+        } else {
+            BoxNetwork::None
+        }
+    }
+}
+
+impl BoxNetwork {
+    /// How `sandbox check` and the docs name it.
+    pub fn describe(&self) -> String {
+        match self {
+            BoxNetwork::None => "no".to_owned(),
+            BoxNetwork::Full => "yes".to_owned(),
+            BoxNetwork::LoopbackPorts(ports) => format!(
+                "only 127.0.0.1 port{} {}",
+                if ports.len() == 1 { "" } else { "s" },
+                ports
+                    .iter()
+                    .map(u16::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
 /// The `[sandbox]` table of `panewise.toml`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSettings {
-    /// `network`: the workspace box (modes `ask` and `auto`) may use the network, loopback
-    /// included (default false). Only the boolean: a list of loopback ports is not supported.
-    pub network: Option<bool>,
+    /// `network`: what network the workspace box (modes `ask` and `auto`) has: `false` (the
+    /// default) none, `true` all of it, loopback included, or a list of loopback ports.
+    pub network: Option<BoxNetwork>,
     /// `mechanism`: which mechanism to use (default: the best available).
     pub mechanism: Option<MechanismChoice>,
 }
 
 impl SandboxSettings {
-    /// Whether the workspace box has the network.
-    pub fn network(&self) -> bool {
-        self.network.unwrap_or(false)
+    /// The workspace box's network.
+    pub fn network(&self) -> BoxNetwork {
+        self.network.clone().unwrap_or_default()
     }
 
     /// `self` over `base`, key by key.
@@ -151,14 +199,14 @@ pub struct ShellPlan {
 }
 
 /// A box and the mechanism that builds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoxedBy {
     /// The box.
     pub kind: BoxKind,
     /// The mechanism.
     pub mechanism: Mechanism,
-    /// Whether it has the network.
-    pub network: bool,
+    /// Its network.
+    pub network: BoxNetwork,
 }
 
 /// The sandbox a session's `shell` calls get: the settings and the probe's verdict, decided
@@ -183,9 +231,10 @@ impl ShellSandbox {
     /// The machine probed now, under `settings`.
     pub fn probed(settings: SandboxSettings) -> Self {
         let probe = probe::probe();
+        let mechanism = probe.mechanism(settings.mechanism.unwrap_or_default());
         Self {
             settings,
-            mechanism: probe.mechanism(settings.mechanism.unwrap_or_default()),
+            mechanism,
         }
     }
 
@@ -205,7 +254,10 @@ pub fn plan_shell(
     let boxed = |kind: BoxKind, mechanism: Mechanism| BoxedBy {
         kind,
         mechanism,
-        network: kind == BoxKind::Workspace && settings.network(),
+        network: match kind {
+            BoxKind::Workspace => settings.network(),
+            BoxKind::ReadOnly => BoxNetwork::None,
+        },
     };
     match (mode, mechanism) {
         (ApprovalMode::FullAccess, _) => ShellPlan {
@@ -249,7 +301,7 @@ pub fn plan_shell(
 
 /// The box a session's `shell` commands run in, with the mode that chose it (named in the
 /// output's note when the box refused something).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellBox {
     /// The box.
     pub boxed: BoxedBy,
@@ -283,7 +335,7 @@ impl BoxSpec {
         let lower = output.to_ascii_lowercase();
         let write_refused = lower.contains("read-only file system")
             || (self.boxed.mechanism == Mechanism::Landlock && lower.contains("permission denied"));
-        let net_refused = !self.boxed.network
+        let net_refused = self.boxed.network != BoxNetwork::Full
             && (lower.contains("network is unreachable")
                 || lower.contains("connection refused")
                 || lower.contains("operation not permitted")
@@ -301,14 +353,21 @@ impl BoxSpec {
             });
         }
         if net_refused {
-            notes.push(format!(
-                "[sandbox: no network in mode {}{}]",
-                mode.name(),
-                match self.boxed.kind {
-                    BoxKind::Workspace => "; `[sandbox] network = true` allows it",
-                    BoxKind::ReadOnly => "",
+            notes.push(match (&self.boxed.network, self.boxed.kind) {
+                (BoxNetwork::LoopbackPorts(_), _) => format!(
+                    "[sandbox: the network in mode {} is {}; `[sandbox] network` lists the \
+                     ports]",
+                    mode.name(),
+                    self.boxed.network.describe()
+                ),
+                (_, BoxKind::Workspace) => format!(
+                    "[sandbox: no network in mode {}; `[sandbox] network = true` allows it]",
+                    mode.name()
+                ),
+                (_, BoxKind::ReadOnly) => {
+                    format!("[sandbox: no network in mode {}]", mode.name())
                 }
-            ));
+            });
         }
         (!notes.is_empty()).then(|| notes.join("\n"))
     }

@@ -9,22 +9,26 @@ use std::sync::mpsc;
 
 use tokio::process::{Child, Command};
 
-use super::{bwrap, landlock_box, probe, seccomp, BoxSpec, BoxedBy, Mechanism};
+use super::{
+    bwrap, forward, landlock_box, probe, seccomp, BoxNetwork, BoxSpec, BoxedBy, Mechanism,
+};
 use crate::process::ProcessGroup;
 
 static NEXT_BOX: AtomicU64 = AtomicU64::new(0);
 
-/// What a boxed command holds until it is done: its temporary directory (removed on drop)
-/// and, under Landlock, the thread it was started from (whose end would kill it, as the
-/// parent-death signal is the thread's).
+/// What a boxed command holds until it is done: its temporary directory (removed on drop),
+/// under Landlock the thread it was started from (whose end would kill it, as the
+/// parent-death signal is the thread's), and the outside half of its forwarded ports.
 #[derive(Debug)]
 pub struct BoxGuard {
     tmpdir: PathBuf,
     _keep_thread: Option<mpsc::Sender<()>>,
+    _ports: Option<forward::Outside>,
 }
 
 impl Drop for BoxGuard {
     fn drop(&mut self) {
+        self._ports = None;
         let _gone = std::fs::remove_dir_all(&self.tmpdir);
     }
 }
@@ -77,10 +81,11 @@ pub fn spawn(
     let mut guard = BoxGuard {
         tmpdir,
         _keep_thread: None,
+        _ports: None,
     };
     let env = bwrap::box_env(std::env::vars_os(), &spec);
-    let program = seccomp::program(boxed.network).map_err(std::io::Error::other)?;
-    match boxed.mechanism {
+    let program = seccomp::program(&spec.boxed.network).map_err(std::io::Error::other)?;
+    match spec.boxed.mechanism {
         Mechanism::Bubblewrap => {
             let bwrap = probe::find_on_path("bwrap").ok_or_else(|| {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "`bwrap` is not on PATH")
@@ -90,9 +95,26 @@ pub fn spawn(
             let (read, write) = nix::unistd::pipe().map_err(std::io::Error::from)?;
             std::fs::File::from(write).write_all(&seccomp::program_bytes(&program))?;
             let fd = std::os::fd::AsRawFd::as_raw_fd(&read);
+            // Loopback ports: the box runs the inside forwarder, which runs the command.
+            let command = match &spec.boxed.network {
+                BoxNetwork::LoopbackPorts(ports) => {
+                    let links = ports
+                        .iter()
+                        .map(|&port| {
+                            forward::socket_path(&spec.tmpdir, port)
+                                .map(|socket| forward::Link { port, socket })
+                        })
+                        .collect::<Result<Vec<_>, String>>()
+                        .map_err(std::io::Error::other)?;
+                    guard._ports = Some(forward::Outside::start(&links)?);
+                    let exe = std::env::current_exe()?;
+                    forward::inside_argv(&exe, &links, command)
+                }
+                BoxNetwork::None | BoxNetwork::Full => command.to_vec(),
+            };
             let mut process = Command::new(bwrap);
             process
-                .args(bwrap::argv(&spec, Some(fd), command))
+                .args(bwrap::argv(&spec, Some(fd), &command))
                 .current_dir(&cwd)
                 .env_clear()
                 .envs(env);
@@ -114,12 +136,12 @@ pub fn spawn(
             process.args(args).current_dir(&cwd).env_clear().envs(env);
             setup(&mut process);
             let writable = spec.writable();
-            let network = boxed.network;
+            let network = spec.boxed.network.clone();
             let handle = tokio::runtime::Handle::current();
             let (started_tx, started_rx) = mpsc::channel();
             let (keep_tx, keep_rx) = mpsc::channel::<()>();
             std::thread::spawn(move || {
-                let started = landlock_box::restrict_thread(&writable, network)
+                let started = landlock_box::restrict_thread(&writable, &network)
                     .and_then(|()| {
                         seccompiler::apply_filter(&program)
                             .map_err(|error| format!("seccomp: {error}"))

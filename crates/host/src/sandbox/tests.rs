@@ -7,7 +7,7 @@ const BWRAP: Result<Mechanism, &String> = Ok(Mechanism::Bubblewrap);
 
 fn settings(network: bool) -> SandboxSettings {
     SandboxSettings {
-        network: Some(network),
+        network: Some(network.into()),
         mechanism: None,
     }
 }
@@ -16,7 +16,7 @@ fn boxed(kind: BoxKind, mechanism: Mechanism, network: bool) -> Option<BoxedBy> 
     Some(BoxedBy {
         kind,
         mechanism,
-        network,
+        network: network.into(),
     })
 }
 
@@ -113,7 +113,7 @@ fn spec(kind: BoxKind, network: bool) -> BoxSpec {
         boxed: BoxedBy {
             kind,
             mechanism: Mechanism::Bubblewrap,
-            network,
+            network: network.into(),
         },
         cwd: PathBuf::from("/work/repo"),
         tmpdir: PathBuf::from("/tmp/panewise-box-1"),
@@ -230,6 +230,40 @@ fn a_refusal_in_the_output_is_named_as_the_sandbox_s() {
         let note = spec(kind, network).refusal_note(ApprovalMode::Auto, output);
         assert_eq!(note.as_deref(), expected, "{output}");
     }
+    let mut ports = spec(BoxKind::Workspace, false);
+    ports.boxed.network = BoxNetwork::LoopbackPorts(vec![5173, 8080]);
+    assert_eq!(
+        ports
+            .refusal_note(ApprovalMode::Auto, "curl: (7) Connection refused")
+            .as_deref(),
+        Some(
+            "[sandbox: the network in mode auto is only 127.0.0.1 ports 5173, 8080; \
+             `[sandbox] network` lists the ports]"
+        )
+    );
+}
+
+#[test]
+fn loopback_ports_reach_the_workspace_box_only() {
+    let settings = SandboxSettings {
+        network: Some(BoxNetwork::LoopbackPorts(vec![5173])),
+        mechanism: None,
+    };
+    let auto = plan_shell(ApprovalMode::Auto, &settings, BWRAP);
+    assert_eq!(
+        auto.boxed.map(|boxed| boxed.network),
+        Some(BoxNetwork::LoopbackPorts(vec![5173]))
+    );
+    let read_only = plan_shell(ApprovalMode::ReadOnly, &settings, BWRAP);
+    assert_eq!(
+        read_only.boxed.map(|boxed| boxed.network),
+        Some(BoxNetwork::None)
+    );
+    // The box keeps a network namespace of its own: the ports come in through the forwarder.
+    let mut boxed = spec(BoxKind::Workspace, false);
+    boxed.boxed.network = BoxNetwork::LoopbackPorts(vec![5173]);
+    assert!(words(&bwrap::argv(&boxed, None, &[OsString::from("true")]))
+        .contains(&"--unshare-net".to_owned()));
 }
 
 #[test]
@@ -299,8 +333,21 @@ fn the_probe_s_verdict_prefers_bubblewrap_and_falls_back_to_landlock() {
 
 #[test]
 fn the_seccomp_program_compiles_with_and_without_network() {
+    let lengths: Vec<usize> = [
+        BoxNetwork::None,
+        BoxNetwork::Full,
+        BoxNetwork::LoopbackPorts(vec![5173]),
+    ]
+    .iter()
+    .map(|network| seccomp::program(network).map_or(0, |program| program.len()))
+    .collect();
+    // Each network refuses more sockets than the one before it allows: the programs differ.
+    assert!(
+        lengths[1] < lengths[0] && lengths[0] < lengths[2],
+        "{lengths:?}"
+    );
     for network in [false, true] {
-        let program = seccomp::program(network);
+        let program = seccomp::program(&network.into());
         assert!(
             matches!(&program, Ok(program) if !program.is_empty()),
             "{program:?}"

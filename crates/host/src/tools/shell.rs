@@ -99,10 +99,11 @@ pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
     };
-    let (mut child, group, boxed, _box_guard) = match context.shell_box {
+    let (mut child, group, boxed, _box_guard) = match &context.shell_box {
         Some(shell_box) => {
             let command = ["sh", "-c", script.as_str()].map(std::ffi::OsString::from);
-            match crate::sandbox::run::spawn(shell_box.boxed, &context.cwd, &command, pipes) {
+            match crate::sandbox::run::spawn(shell_box.boxed.clone(), &context.cwd, &command, pipes)
+            {
                 Ok(spawned) => (
                     spawned.child,
                     spawned.group,

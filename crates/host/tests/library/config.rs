@@ -574,3 +574,60 @@ fn the_remote_table_is_read_checked_and_refused_in_a_project_file() {
         .to_string();
     assert!(error.contains("user file only"), "{error}");
 }
+
+/// `[sandbox] network`: a boolean or a list of loopback ports; anything that opens the network
+/// is read from the user file only.
+#[test]
+fn sandbox_network_is_a_boolean_or_loopback_ports_and_opened_from_the_user_file_only() {
+    use panewise_host::sandbox::BoxNetwork;
+    let cases: &[(&str, Result<BoxNetwork, &str>)] = &[
+        ("false", Ok(BoxNetwork::None)),
+        ("true", Ok(BoxNetwork::Full)),
+        ("[]", Ok(BoxNetwork::None)),
+        (
+            "[5173, 8080, 5173]",
+            Ok(BoxNetwork::LoopbackPorts(vec![5173, 8080])),
+        ),
+        ("[0]", Err("`0` is no port (1 to 65535)")),
+        ("[70000]", Err("`70000` is no port (1 to 65535)")),
+        ("[\"5173\"]", Err("`\"5173\"` is no port")),
+        (
+            "\"yes\"",
+            Err("must be true, false or a list of loopback ports such as [5173, 8080]"),
+        ),
+    ];
+    for (value, expected) in cases {
+        let parsed = parse(&format!("[sandbox]\nnetwork = {value}\n"));
+        match (expected, parsed) {
+            (Ok(network), Ok(config)) => {
+                assert_eq!(config.sandbox.network.as_ref(), Some(network), "{value}")
+            }
+            (Err(part), Err(error)) => {
+                assert!(error.contains("key `sandbox.network`"), "{value}: {error}");
+                assert!(error.contains(part), "{value}: {error}");
+            }
+            (expected, parsed) => panic!("{value}: {parsed:?}, expected {expected:?}"),
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user.toml");
+    let project = dir.path().join("project/panewise.toml");
+    write(dir.path(), "user.toml", "[sandbox]\nnetwork = [5173]\n");
+    for (value, refused) in [("false", false), ("[8080]", true), ("true", true)] {
+        write(
+            dir.path(),
+            "project/panewise.toml",
+            &format!("[sandbox]\nnetwork = {value}\n"),
+        );
+        let loaded = Config::load_files(Some(&user), Some(&project));
+        assert_eq!(loaded.is_err(), refused, "{value}: {loaded:?}");
+        if let Err(error) = loaded {
+            assert!(
+                error
+                    .to_string()
+                    .contains("is read from the user file only"),
+                "{error}"
+            );
+        }
+    }
+}
