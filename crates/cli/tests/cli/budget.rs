@@ -145,3 +145,38 @@ async fn the_limits_table_caps_sessions_and_bad_caps_are_refused() {
     let nothing = daemon.run(&["budget", "filed"]);
     assert_eq!(nothing.status.code(), Some(2), "{nothing:?}");
 }
+
+/// The daemon's cap over all its sessions (`[limits] daemon_max_cost_usd` in the user file):
+/// the turn that crosses it ends, then the session is held with the daemon's reason and a
+/// prompt sent meanwhile waits; `panewise budget --daemon-max-cost-usd` raises it and the
+/// prompt goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemons_cap_holds_its_sessions_until_it_is_raised() {
+    let daemon = Daemon::start_with(Some("[limits]\ndaemon_max_cost_usd = 0.0001\n")).await;
+    let id = started(&daemon.run(&[
+        "new",
+        "--name",
+        "first",
+        "--model",
+        "claude-sonnet-4-5",
+        "run the tool",
+    ]));
+    let watcher = daemon.connect("watcher").await;
+    let held = until_state(&watcher, &id, |s| s.state == AgentState::NeedsInput).await;
+    let reason = held_reason(&held);
+    assert!(
+        reason.starts_with("daemon budget reached: $") && reason.ends_with(" of $0.0001"),
+        "{reason}"
+    );
+    assert_eq!(held.turns, 1, "the turn that crossed the cap ended");
+    let sent = daemon.run(&["send", "first", "and again"]);
+    assert!(sent.status.success(), "{sent:?}");
+    let raised = daemon.run(&["budget", "--daemon-max-cost-usd", "5"]);
+    assert!(raised.status.success(), "{raised:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&raised.stdout).trim(),
+        "budget of the daemon: $5.00 in all"
+    );
+    let after = until_state(&watcher, &id, |s| s.turns == 2).await;
+    assert!(after.waiting_for.is_none(), "{after:?}");
+}
