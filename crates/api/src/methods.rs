@@ -33,6 +33,9 @@ pub enum Method {
     Remove,
     /// `session/rename`: give a session a new name; [`RenameParams`] → [`Ack`].
     Rename,
+    /// `session/set_budget`: raise (or cut) a session's spend caps; [`SetBudgetParams`] →
+    /// [`SetBudgetResult`].
+    SetBudget,
     /// `session/subscribe`: the session's log lines from an offset, then live;
     /// [`SubscribeParams`] → [`SubscribeResult`], then [`LineNotice`]s and an [`EndNotice`].
     Subscribe,
@@ -41,6 +44,9 @@ pub enum Method {
     /// `sessions/subscribe`: the session list as it changes; [`ListParams`] →
     /// [`ListResult`], then [`ChangedNotice`]s and [`RemovedNotice`]s.
     SubscribeList,
+    /// `daemon/set_budget`: raise (or cut) the daemon's spend caps over all its sessions;
+    /// [`DaemonBudgetParams`] → [`DaemonBudgetResult`].
+    SetDaemonBudget,
     /// `daemon/shutdown`: stop every session as `session/stop` does, then exit;
     /// [`Empty`] → [`Ack`].
     Shutdown,
@@ -48,7 +54,7 @@ pub enum Method {
 
 impl Method {
     /// Every method, in the order `docs/API.md` lists them.
-    pub const ALL: [Method; 15] = [
+    pub const ALL: [Method; 17] = [
         Method::Hello,
         Method::List,
         Method::Create,
@@ -60,9 +66,11 @@ impl Method {
         Method::Resume,
         Method::Remove,
         Method::Rename,
+        Method::SetBudget,
         Method::Subscribe,
         Method::Unsubscribe,
         Method::SubscribeList,
+        Method::SetDaemonBudget,
         Method::Shutdown,
     ];
 
@@ -80,9 +88,11 @@ impl Method {
             Method::Resume => "session/resume",
             Method::Remove => "session/remove",
             Method::Rename => "session/rename",
+            Method::SetBudget => "session/set_budget",
             Method::Subscribe => "session/subscribe",
             Method::Unsubscribe => "session/unsubscribe",
             Method::SubscribeList => "sessions/subscribe",
+            Method::SetDaemonBudget => "daemon/set_budget",
             Method::Shutdown => "daemon/shutdown",
         }
     }
@@ -178,6 +188,15 @@ pub struct CreateParams {
     /// daemon's own mock server; default `tool-then-answer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mock_scenario: Option<String>,
+    /// The session's cost cap in US dollars (`panewise.toml` `[limits] max_cost_usd`
+    /// otherwise): reached, the session is held as `needs_input` until `session/set_budget`
+    /// raises it or the session is stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    /// The session's token cap (`[limits] max_tokens` otherwise): the cap of a session whose
+    /// cost is unknown, and held at as the cost cap is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
     /// Where the asking client is and what its environment holds: the session is made from
     /// this context, the daemon's own being the fallback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -352,6 +371,52 @@ pub struct RenameParams {
     pub session: String,
     /// Its new name.
     pub name: String,
+}
+
+/// `session/set_budget`'s params: each cap given replaces the session's; a cap left out
+/// stays as it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetBudgetParams {
+    /// The session.
+    pub session: String,
+    /// The most the session may cost, in US dollars (above 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    /// The most tokens it may process (above 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+}
+
+/// `session/set_budget`'s result: the caps the session has now. A session held at its budget
+/// goes on once its spend is within them (its summary's `waiting_for` then clears).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetBudgetResult {
+    /// Always true.
+    pub ok: bool,
+    /// The caps now.
+    pub budget: panewise_pane_state::BudgetCaps,
+}
+
+/// `daemon/set_budget`'s params: each cap given replaces the daemon's; one left out stays.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonBudgetParams {
+    /// What all the daemon's sessions may cost together, in US dollars (above 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    /// What they may cost in one day (UTC), in US dollars (above 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_max_cost_usd: Option<f64>,
+}
+
+/// `daemon/set_budget`'s result: the daemon's caps now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DaemonBudgetResult {
+    /// Always true.
+    pub ok: bool,
+    /// The caps now.
+    pub caps: panewise_pane_state::budget::DaemonCaps,
 }
 
 /// `session/subscribe`'s params.

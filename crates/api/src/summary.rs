@@ -1,6 +1,8 @@
 //! What the list says about a session, and its state class derived from the pane state.
 
-use panewise_pane_state::{State, TurnOutcome, TurnPhase, WindowSource, WindowStandDown};
+use panewise_pane_state::{
+    BudgetCaps, State, TurnOutcome, TurnPhase, WindowSource, WindowStandDown,
+};
 use panewise_protocol::{CostSource, FailureKind};
 use serde::{Deserialize, Serialize};
 
@@ -98,7 +100,10 @@ pub fn classify(state: &State, observed: &Observed) -> AgentState {
         Some(Ending::Ended) => return AgentState::Exited,
         None => {}
     }
-    if !state.pending_approvals.is_empty() || !state.pending_questions.is_empty() {
+    if !state.pending_approvals.is_empty()
+        || !state.pending_questions.is_empty()
+        || state.budget_hold.is_some()
+    {
         return AgentState::NeedsInput;
     }
     match &state.turn_phase {
@@ -140,6 +145,23 @@ pub enum WaitingFor {
         /// The questions.
         questions: Vec<String>,
     },
+    /// The session reached a spend cap and is held until it is raised (`session/set_budget`)
+    /// or the session is stopped (R112).
+    Budget {
+        /// Why, as shown: `budget reached: $X of $Y`.
+        reason: String,
+    },
+}
+
+impl WaitingFor {
+    /// The id of what waits: a request's, or `budget` for a hold at the budget (one at a
+    /// time).
+    pub fn id(&self) -> &str {
+        match self {
+            WaitingFor::Approval { id, .. } | WaitingFor::Question { id, .. } => id,
+            WaitingFor::Budget { .. } => "budget",
+        }
+    }
 }
 
 /// What the front of the pane state's queues waits for, if anything: the client model's
@@ -201,6 +223,9 @@ pub struct SessionSummary {
     pub cost_usd: Option<f64>,
     /// Where the cost comes from.
     pub cost_source: Option<CostSource>,
+    /// The session's spend caps, when it has any (R112): `max_cost_usd`, `max_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetCaps>,
     /// Since when a `needs_input` session has waited for what `waiting_for` names, ms since
     /// the Unix epoch (the time its request was recorded).
     #[serde(default)]
@@ -264,6 +289,8 @@ pub struct PaneFields {
     pub cost_usd: Option<f64>,
     /// Its source.
     pub cost_source: Option<CostSource>,
+    /// The spend caps.
+    pub budget: Option<BudgetCaps>,
     /// Turns completed.
     pub turns: u64,
 }
@@ -287,6 +314,7 @@ impl PaneFields {
             tokens: tokens(state),
             cost_usd: totals.and_then(|totals| totals.cost_usd),
             cost_source: totals.and_then(|totals| totals.cost_source),
+            budget: state.budget,
             turns: state.turns_completed,
         }
     }

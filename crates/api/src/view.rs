@@ -191,13 +191,15 @@ pub fn open_request(state: &State) -> Option<WaitingFor> {
             argument: approval.summary.clone(),
         });
     }
-    state
-        .pending_questions
-        .front()
-        .map(|questions| WaitingFor::Question {
+    if let Some(questions) = state.pending_questions.front() {
+        return Some(WaitingFor::Question {
             id: questions.id.clone(),
             questions: questions.questions.clone(),
-        })
+        });
+    }
+    state.budget_hold.as_ref().map(|hold| WaitingFor::Budget {
+        reason: hold.reason.clone(),
+    })
 }
 
 /// A terminal title: `panewise: NAME needs input`, `… working`, or `panewise: NAME`.
@@ -277,6 +279,7 @@ pub fn what_text(session: &SessionSummary) -> String {
         (Some(WaitingFor::Question { questions, .. }), _) => {
             format!("answer: {}", questions.join(" / "))
         }
+        (Some(WaitingFor::Budget { reason }), _) => reason.clone(),
         (None, Some(tool)) => match &session.tool_arg {
             Some(arg) => format!("{tool} {arg}"),
             None => tool.clone(),
@@ -363,6 +366,28 @@ pub fn cost_text(cost: Option<f64>, source: Option<CostSource>) -> String {
         (Some(cost), Some(CostSource::Estimated)) => format!("~${cost:.4}"),
         (Some(cost), _) => format!("${cost:.4}"),
         (None, _) => "-".to_owned(),
+    }
+}
+
+/// COST with the session's cap, when it has one (R112): `$0.0123/$0.50`, or the tokens
+/// against a token cap when no cost cap is set (`1.2k/20.0k tok`).
+pub fn cost_cap_text(
+    cost: Option<f64>,
+    source: Option<CostSource>,
+    tokens: Option<u64>,
+    budget: Option<&panewise_pane_state::BudgetCaps>,
+) -> String {
+    let spent = cost_text(cost, source);
+    match budget {
+        Some(panewise_pane_state::BudgetCaps {
+            max_cost_usd: Some(cap),
+            ..
+        }) => format!("{spent}/{}", panewise_pane_state::budget::usd(*cap)),
+        Some(panewise_pane_state::BudgetCaps {
+            max_tokens: Some(cap),
+            ..
+        }) => format!("{}/{} tok", tokens_text(tokens), tokens_text(Some(*cap))),
+        _ => spent,
     }
 }
 

@@ -94,12 +94,13 @@ pub fn agents(args: AgentsArgs) -> anyhow::Result<ExitCode> {
     } else {
         let now = panewise_host::clock::now_ms();
         let width = name_width(&list.sessions);
+        let costs = cost_width(&list.sessions);
         out.push_str(&format!(
-            "{:<width$} {:<11} {:<11} {:>5} {:>8} {:>9} {:>6}  {}\n",
+            "{:<width$} {:<11} {:<11} {:>5} {:>8} {:>costs$} {:>6}  {}\n",
             "NAME", "STATE", "PROVIDER", "CTX", "TOKENS", "COST", "AGE", "WAITING FOR / TOOL"
         ));
         for session in &list.sessions {
-            out.push_str(&row(session, now, width));
+            out.push_str(&row(session, now, width, costs));
             out.push('\n');
         }
     }
@@ -123,6 +124,26 @@ fn name_width<'a>(sessions: impl IntoIterator<Item = &'a SessionSummary>) -> usi
         .max()
         .unwrap_or(0)
         .clamp("NAME".len(), NAME_WIDTH_MAX)
+}
+
+/// The COST column's width: the widest cost (with its cap, [`cost_cell`]), at least 9.
+fn cost_width<'a>(sessions: impl IntoIterator<Item = &'a SessionSummary>) -> usize {
+    sessions
+        .into_iter()
+        .map(|session| cost_cell(session).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9)
+}
+
+/// A session's COST: what it spent, and its cap when it has one.
+fn cost_cell(session: &SessionSummary) -> String {
+    view::cost_cap_text(
+        session.cost_usd,
+        session.cost_source,
+        session.tokens,
+        session.budget.as_ref(),
+    )
 }
 
 /// `agents` over this machine and the remote hosts: one list, a HOST column (`host` in
@@ -168,8 +189,9 @@ fn agents_of_hosts(remotes: &Remotes, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         let now = panewise_host::clock::now_ms();
         let width = name_width(rows.iter().map(|(_, session)| session));
+        let costs = cost_width(rows.iter().map(|(_, session)| session));
         out.push_str(&format!(
-            "{:<HOST_WIDTH$} {:<width$} {:<11} {:<11} {:>5} {:>8} {:>9} {:>6}  {}\n",
+            "{:<HOST_WIDTH$} {:<width$} {:<11} {:<11} {:>5} {:>8} {:>costs$} {:>6}  {}\n",
             "HOST",
             "NAME",
             "STATE",
@@ -184,7 +206,7 @@ fn agents_of_hosts(remotes: &Remotes, json: bool) -> anyhow::Result<ExitCode> {
             out.push_str(&format!(
                 "{:<HOST_WIDTH$} {}\n",
                 cell(host.label(), HOST_WIDTH),
-                row(session, now, width)
+                row(session, now, width, costs)
             ));
         }
         for (host, why) in &unreachable {
@@ -207,9 +229,9 @@ fn agents_of_hosts(remotes: &Remotes, json: bool) -> anyhow::Result<ExitCode> {
 
 /// One session's row; `name_width` is the NAME column's (see [`name_width`]). Its words are
 /// the client model's ([`panewise_api::view`]), as the dashboard's row says them.
-fn row(session: &SessionSummary, now: u64, name_width: usize) -> String {
+fn row(session: &SessionSummary, now: u64, name_width: usize, cost_width: usize) -> String {
     format!(
-        "{:<name_width$} {:<11} {:<11} {:>5} {:>8} {:>9} {:>6}  {}",
+        "{:<name_width$} {:<11} {:<11} {:>5} {:>8} {:>cost_width$} {:>6}  {}",
         cell(&session.name, name_width),
         session.state.as_str(),
         cell(&session.provider, 11),
@@ -217,7 +239,7 @@ fn row(session: &SessionSummary, now: u64, name_width: usize) -> String {
             .context_pct
             .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),
         view::tokens_text(session.tokens),
-        view::cost_text(session.cost_usd, session.cost_source),
+        cost_cell(session),
         view::age_text(now, session.started_at_ms),
         one_line(&view::what_text(session), 80)
     )
@@ -258,6 +280,8 @@ pub struct NewArgs {
     /// names: `sleeping-tool`, `rate-limit`…).
     #[arg(long, value_name = "SCENARIO")]
     mock_scenario: Option<String>,
+    #[command(flatten)]
+    budget: crate::run::BudgetArgs,
     /// Continue a recorded session instead (as `panewise resume SESSION PROMPT`): its
     /// provider, model, working directory and settings are the recorded ones.
     #[arg(long, value_name = "SESSION", conflicts_with_all = [
@@ -344,6 +368,8 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
         window,
         worktree: args.worktree,
         mock_scenario: args.mock_scenario,
+        max_cost_usd: args.budget.max_cost_usd,
+        max_tokens: args.budget.max_tokens,
         client,
     };
     let remotes = Remotes::load(&RemoteArgs {

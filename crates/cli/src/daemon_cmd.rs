@@ -98,11 +98,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A user file that does not read does not keep the daemon (and so every running agent's
     // `agents` and `approve`) from starting: said in daemon.log, the export left to the
     // environment; a session started from it reads the file again and refuses there.
-    let settings = match panewise_host::config::Config::load_files(user.as_deref(), None) {
-        Ok(config) => config.telemetry,
+    let (settings, caps) = match panewise_host::config::Config::load_files(user.as_deref(), None) {
+        Ok(config) => (config.telemetry, config.limits.daemon_caps()),
         Err(error) => {
-            eprintln!("panewise daemon: {error}; [telemetry] is left to the environment");
-            panewise_host::config::TelemetrySettings::default()
+            eprintln!(
+                "panewise daemon: {error}; [telemetry] is left to the environment, and the \
+                 daemon's [limits] caps are unset (`panewise budget --daemon-max-cost-usd` sets them)"
+            );
+            (
+                panewise_host::config::TelemetrySettings::default(),
+                panewise_pane_state::budget::DaemonCaps::default(),
+            )
         }
     };
     let telemetry = crate::otel::start_with(settings).map(Arc::new);
@@ -139,6 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             launcher,
             notify,
             limits,
+            caps,
             async move {
                 let signal = terminations.recv().await;
                 eprintln!("panewise daemon: {}: stopping every session", signal.name());
@@ -320,6 +327,8 @@ impl DaemonLauncher {
             window,
             mock_scenario: params.mock_scenario.clone(),
             name: params.name.clone(),
+            max_cost_usd: params.max_cost_usd,
+            max_tokens: params.max_tokens,
             ..LaunchRequest::default()
         };
         let client = params.client.as_ref();

@@ -247,6 +247,7 @@ fn own_loop(
         stay_open: options.stay_open,
         deadlines: plan.deadlines,
         log_cap: plan.log_cap,
+        budget: plan.budget,
         ..SessionSpec::new(header, config.log.clone(), config.cwd.clone())
     };
     let mut backend = ModelAgent::new(config, client)?;
@@ -370,6 +371,7 @@ async fn supervised(
         stay_open: options.stay_open,
         deadlines: plan.deadlines,
         log_cap: plan.log_cap,
+        budget: plan.budget,
         ..SessionSpec::new(header, info.log.clone(), info.cwd.clone())
     };
     // The client's keys of the agent's own provider, then the trace context.

@@ -29,6 +29,7 @@
 mod agents_cmd;
 mod approve_cmd;
 mod attach_cmd;
+mod budget_cmd;
 mod daemon_cmd;
 mod decode_cmd;
 mod exit;
@@ -129,6 +130,10 @@ enum Command {
     /// Stop an agent's running turn.
     #[command(after_help = exit::EXIT_CODES)]
     Interrupt(agents_cmd::IdArgs),
+    /// Raise (or cut) an agent's spend caps: a session held at its budget goes on once its
+    /// spend is within them.
+    #[command(after_help = exit::EXIT_CODES)]
+    Budget(budget_cmd::Args),
     /// End an agent's session (its log is closed; `rm` then forgets it).
     #[command(after_help = exit::EXIT_CODES)]
     Stop(agents_cmd::IdArgs),
@@ -225,6 +230,7 @@ fn main() -> ExitCode {
         Command::Deny(args) => approve_cmd::deny(args),
         Command::Answer(args) => agents_cmd::answer(args),
         Command::Interrupt(args) => agents_cmd::interrupt(args),
+        Command::Budget(args) => budget_cmd::run(args),
         Command::Stop(args) => agents_cmd::stop(args),
         Command::Rm(args) => agents_cmd::rm(args),
         Command::Wait(args) => agents_cmd::wait(args),

@@ -34,6 +34,7 @@
 //! refer to the pane-state behaviour catalog); [`State`] documents every field's lifecycle.
 #![deny(missing_docs)]
 
+pub mod budget;
 pub mod cmd;
 pub mod context;
 pub mod error;
@@ -56,7 +57,9 @@ pub use log::{
 };
 pub use msg::{Msg, MsgKind};
 pub use reducer::{step, step_into, update, update_into, WATCHDOG_TICK_MS};
-pub use state::{Deadlines, PaneState, State, TurnOutcome, TurnPhase, WindowStandDown};
+pub use state::{
+    BudgetCaps, BudgetHold, Deadlines, PaneState, State, TurnOutcome, TurnPhase, WindowStandDown,
+};
 
 pub use panewise_protocol::{
     CompactionTrigger, CostSource, Failure, FailureKind, PlanStep, PlanStepStatus, SessionStats,

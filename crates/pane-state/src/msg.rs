@@ -14,7 +14,7 @@ use crate::cmd::ConfirmAction;
 use crate::cmd::DeadlineKind;
 use crate::ledger::TurnLedger;
 use crate::log::Actor;
-use crate::state::{ContextInvalidation, WaitingReason};
+use crate::state::{BudgetCaps, ContextInvalidation, WaitingReason};
 
 /// One thing that happened to the pane. See each variant for the rules (R-numbers refer to the
 /// pane-state behaviour catalog) it follows.
@@ -461,6 +461,22 @@ pub enum Msg {
         /// When.
         at: u64,
     },
+    /// The session's spend caps, as configured or as raised (R112): the latest replaces the
+    /// earlier.
+    BudgetSet {
+        /// The caps.
+        caps: BudgetCaps,
+    },
+    /// The session reached a cap and is held (R112).
+    BudgetReached {
+        /// Why, as shown: "budget reached: $X of $Y (…)".
+        reason: String,
+    },
+    /// The session is within its caps again and goes on (R113).
+    BudgetReleased {
+        /// What changed, as shown.
+        reason: String,
+    },
     /// The session's deadlines, as configured (`panewise.toml` `[deadlines]`, `run`'s flags):
     /// recorded before the first prompt, so a replay arms the same deadlines the live session
     /// did. Absent, the defaults hold ([`crate::reducer::SUBMIT_TIMEOUT_MS`],
@@ -545,7 +561,10 @@ impl Msg {
             | Msg::AgentShutdownOverdue
             | Msg::DeadlinesConfigured { .. }
             | Msg::WindowStoodDown { .. }
-            | Msg::WindowResumed { .. } => None,
+            | Msg::WindowResumed { .. }
+            | Msg::BudgetSet { .. }
+            | Msg::BudgetReached { .. }
+            | Msg::BudgetReleased { .. } => None,
         }
     }
 
@@ -619,6 +638,9 @@ impl Msg {
             Msg::DeadlinesConfigured { .. } => MsgKind::DeadlinesConfigured,
             Msg::WindowStoodDown { .. } => MsgKind::WindowStoodDown,
             Msg::WindowResumed { .. } => MsgKind::WindowResumed,
+            Msg::BudgetSet { .. } => MsgKind::BudgetSet,
+            Msg::BudgetReached { .. } => MsgKind::BudgetReached,
+            Msg::BudgetReleased { .. } => MsgKind::BudgetReleased,
         }
     }
 }
@@ -697,6 +719,9 @@ pub enum MsgKind {
     ApprovalAsked,
     WindowStoodDown,
     WindowResumed,
+    BudgetSet,
+    BudgetReached,
+    BudgetReleased,
 }
 
 impl Msg {
@@ -782,6 +807,9 @@ impl MsgKind {
         MsgKind::ApprovalAsked,
         MsgKind::WindowStoodDown,
         MsgKind::WindowResumed,
+        MsgKind::BudgetSet,
+        MsgKind::BudgetReached,
+        MsgKind::BudgetReleased,
     ];
 
     /// The serde tag, e.g. `tool_start`.
@@ -839,6 +867,9 @@ impl MsgKind {
             MsgKind::ApprovalAsked => "approval_asked",
             MsgKind::WindowStoodDown => "window_stood_down",
             MsgKind::WindowResumed => "window_resumed",
+            MsgKind::BudgetSet => "budget_set",
+            MsgKind::BudgetReached => "budget_reached",
+            MsgKind::BudgetReleased => "budget_released",
             MsgKind::ApprovalRequested => "approval_requested",
             MsgKind::ApprovalAnswered => "approval_answered",
             MsgKind::QuestionAsked => "question_asked",
@@ -938,6 +969,9 @@ mod tests {
             MsgKind::ApprovalAsked => 64,
             MsgKind::WindowStoodDown => 65,
             MsgKind::WindowResumed => 66,
+            MsgKind::BudgetSet => 67,
+            MsgKind::BudgetReached => 68,
+            MsgKind::BudgetReleased => 69,
         }
     }
 
@@ -950,6 +984,6 @@ mod tests {
                 Some(serde_json::Value::from(kind.as_str()))
             );
         }
-        assert_eq!(MsgKind::ALL.len(), position(MsgKind::WindowResumed) + 1);
+        assert_eq!(MsgKind::ALL.len(), position(MsgKind::BudgetReleased) + 1);
     }
 }

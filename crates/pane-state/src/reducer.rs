@@ -485,6 +485,27 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
             });
         }
         Msg::WindowResumed { .. } => s.window_stood_down = None,
+        Msg::BudgetSet { caps } => s.budget = (!caps.is_empty()).then_some(caps),
+        Msg::BudgetReached { reason } => {
+            // Held, as an approval holds a working turn, which waits for a person (R112); a
+            // settled turn stays settled: the hold keeps the next one from starting.
+            if s.turn_phase.is_working() {
+                bump(s, 0);
+            }
+            let since = s.now_ms;
+            open_modal(s, out, |s| {
+                s.budget_hold = Some(crate::state::BudgetHold { reason, since });
+            });
+        }
+        Msg::BudgetReleased { .. } => {
+            if s.budget_hold.take().is_some() {
+                // The turn's silence counts from the release, not from the hold (R113).
+                if s.turn_phase.is_working() {
+                    bump(s, 0);
+                }
+                close_modal(s, out, None);
+            }
+        }
     }
 }
 
@@ -1096,6 +1117,8 @@ fn can_send_prompt(s: &PaneState) -> bool {
         && !matches!(s.init_phase, InitPhase::InitPending)
         && !s.should_exit
         && !s.agent_kill_sent
+        // A session held at its budget starts no turn until the cap is raised (R112).
+        && s.budget_hold.is_none()
 }
 
 /// Starts a turn exactly as `TurnStart` does and asks the runner to send the prompt (R94).
@@ -1334,7 +1357,10 @@ fn refuse_answer(
 }
 
 fn is_waiting_for_input(s: &PaneState) -> bool {
-    !s.pending_approvals.is_empty() || !s.pending_questions.is_empty() || s.confirm.is_some()
+    !s.pending_approvals.is_empty()
+        || !s.pending_questions.is_empty()
+        || s.confirm.is_some()
+        || s.budget_hold.is_some()
 }
 
 /// Clears both parked queues: a cancelled task can never receive an answer (R86).

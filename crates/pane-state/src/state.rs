@@ -128,6 +128,13 @@ pub struct PaneState {
     /// removes nothing until that changes (R110, R111).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_stood_down: Option<WindowStandDown>,
+    /// The session's spend caps (`BudgetSet`), when it has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetCaps>,
+    /// The session is held at its budget (`BudgetReached`) until the cap is raised
+    /// (`BudgetReleased`): no model call starts and no queued prompt is sent (R112, R113).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_hold: Option<BudgetHold>,
     /// The context meter's reading (R17); display it through [`PaneState::plausible_reading`].
     pub context: Option<ContextReading>,
     /// Whether a history seed may still land (R18).
@@ -172,6 +179,34 @@ pub struct PaneState {
     pub diagnostics: Diagnostics,
 }
 
+/// A session's spend caps. A cap that is absent does not hold the session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetCaps {
+    /// The most the session may cost, in US dollars (reported or estimated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    /// The most tokens (input, cached and output) the session may process: the cap of a
+    /// session whose cost is unknown, and a cap of its own when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+}
+
+impl BudgetCaps {
+    /// No cap is set.
+    pub fn is_empty(&self) -> bool {
+        self.max_cost_usd.is_none() && self.max_tokens.is_none()
+    }
+}
+
+/// The session is held at its budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetHold {
+    /// Why, as shown: "budget reached: $X of $Y (…)".
+    pub reason: String,
+    /// When the hold began.
+    pub since: u64,
+}
+
 impl PaneState {
     /// A fresh pane for `agent_id`: idle, unsubscribed, history still loading.
     pub fn new(agent_id: impl Into<String>) -> Self {
@@ -213,6 +248,8 @@ impl PaneState {
             registry_attached_task_since: None,
             reconnecting: None,
             window_stood_down: None,
+            budget: None,
+            budget_hold: None,
             context: None,
             context_seedable: true,
             reported_context_windows: BTreeMap::new(),

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use panewise_pane_state::cmd::Event;
 pub use panewise_pane_state::log::Actor;
-use panewise_pane_state::{Msg, State};
+use panewise_pane_state::{BudgetCaps, Msg, State};
 use panewise_providers::ProviderEvent;
 
 /// A control sent into a running session.
@@ -54,6 +54,13 @@ pub enum Control {
     Stop,
     /// No more prompts will come: the session ends once its turns are done.
     EndOfInput,
+    /// The session's spend caps from now on (a raise, a cut, or none): recorded, and the
+    /// session held or released as its spend against them says (R112, R113).
+    SetBudget(BudgetCaps),
+    /// The daemon's verdict over all its sessions, or their day: `Some(reason)` holds the
+    /// session as its own cap would, `None` lifts that hold (the session's own caps still
+    /// count).
+    DaemonBudget(Option<String>),
 }
 
 /// What a running session tells its front ends, in order.

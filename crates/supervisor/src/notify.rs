@@ -61,6 +61,7 @@ pub(crate) async fn deliver(config: &NotifyConfig, summary: &SessionSummary) {
                 format!("approve {tool} {argument}")
             }
             Some(WaitingFor::Question { questions, .. }) => questions.join(" / "),
+            Some(WaitingFor::Budget { reason }) => reason.clone(),
             None => format!("{} turn(s) done", summary.turns),
         };
         let title = format!(

@@ -52,6 +52,7 @@ fn session(n: usize) -> SessionSummary {
         tokens: Some(123_456),
         cost_usd: Some(0.4321),
         cost_source: Some(CostSource::Estimated),
+        budget: None,
         log: String::new(),
         approval: "ask".to_owned(),
         started_at_ms: NOW.saturating_sub(age),

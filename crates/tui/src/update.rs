@@ -99,9 +99,7 @@ fn forget_moved_on(app: &mut App) {
 }
 
 fn request_id(waiting: &WaitingFor) -> &str {
-    match waiting {
-        WaitingFor::Approval { id, .. } | WaitingFor::Question { id, .. } => id,
-    }
+    waiting.id()
 }
 
 /// A remote host's list: its sessions replaced, the host reachable again, and the watched
@@ -410,6 +408,12 @@ fn answer_key(app: &mut App, key: Key, effects: &mut Vec<Effect>) -> Answering {
                 "{pressed}: {name} asks a question: 1-9 picks a choice, r replies"
             ));
         }
+        (WaitingFor::Budget { .. }, _) => {
+            return Answering::Refused(format!(
+                "{pressed}: {name} is held at its budget: raise it with `panewise budget \
+                 {name} --max-cost-usd N`, or s stops it"
+            ));
+        }
     }
     after_answer(app, session, request, effects);
     Answering::Answered
@@ -696,6 +700,9 @@ fn on_form_key(app: &mut App, mut form: Form, key: Key, effects: &mut Vec<Effect
                 window: None,
                 worktree: value(Field::Worktree).is_some_and(|text| text.eq_ignore_ascii_case("y")),
                 mock_scenario: None,
+                // The caps of `panewise.toml`'s `[limits]` apply; the form sets none.
+                max_cost_usd: None,
+                max_tokens: None,
                 // The shell sends its own context (`panewise ui`'s directory and keys).
                 client: None,
             }));

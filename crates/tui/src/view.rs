@@ -331,6 +331,13 @@ fn waiting_lines(session: &SessionSummary) -> Vec<Line<'static>> {
             }
             lines.push(Line::styled("1-9 picks a choice · r replies", bold));
         }
+        Some(WaitingFor::Budget { reason }) => {
+            lines.extend(safe_lines(reason, bold));
+            lines.push(Line::styled(
+                "raise it: panewise budget NAME --max-cost-usd N · s stops it",
+                bold,
+            ));
+        }
         None => {}
     }
     lines

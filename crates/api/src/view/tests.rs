@@ -338,6 +338,7 @@ fn a_row_says_what_the_session_does_or_waits_for() {
         tokens: None,
         cost_usd: None,
         cost_source: None,
+        budget: None,
         waiting_since_ms: None,
         failure_kind: None,
         window_stood_down: None,

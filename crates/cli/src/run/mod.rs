@@ -154,6 +154,8 @@ pub struct Args {
     capture: Option<PathBuf>,
     #[command(flatten)]
     deadlines: DeadlineArgs,
+    #[command(flatten)]
+    budget: BudgetArgs,
     /// The prompts, sent in order as turns of one session; without any, the lines of stdin.
     prompts: Vec<String>,
 }
@@ -312,9 +314,35 @@ fn flags_request(
         },
         submit_secs: args.deadlines.submit_timeout,
         stuck_secs: args.deadlines.stuck_after,
+        max_cost_usd: args.budget.max_cost_usd,
+        max_tokens: args.budget.max_tokens,
         name: None,
         resume,
     })
+}
+
+/// The spend caps of `run` and `new` (R112): reached, the session is held until the cap is
+/// raised (`panewise budget`) or it is stopped.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct BudgetArgs {
+    /// The most the session may cost, in US dollars, reported or estimated (default:
+    /// panewise.toml's `[limits] max_cost_usd`, else none).
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_cost_usd: Option<f64>,
+    /// The most tokens the session may process: the cap of a session whose cost is unknown
+    /// (default: `[limits] max_tokens`, else none).
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: Option<u64>,
+}
+
+/// A dollar figure above 0.
+pub fn parse_usd(text: &str) -> Result<f64, String> {
+    text.trim()
+        .trim_start_matches('$')
+        .parse::<f64>()
+        .ok()
+        .filter(|dollars| dollars.is_finite() && *dollars > 0.0)
+        .ok_or_else(|| format!("`{text}` is not a number of US dollars above 0"))
 }
 
 /// The deadline flags of `run`.

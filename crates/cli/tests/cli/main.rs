@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api_doc;
+mod budget;
 mod cache_guard;
 mod daemon;
 mod daemon_context;

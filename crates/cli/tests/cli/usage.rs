@@ -30,6 +30,7 @@ fn the_top_level_help_lists_every_subcommand() {
             "deny",
             "answer",
             "interrupt",
+            "budget",
             "stop",
             "rm",
             "wait",

@@ -58,6 +58,9 @@ pub enum LoopInput {
     Settle {
         /// Whether the reducer's turn is still working.
         turn_working: bool,
+        /// The session is held at its budget (R112): no model call starts until it is
+        /// released; a tool already asked for and the turn's end still go on.
+        held: bool,
         /// When.
         at_ms: u64,
     },
@@ -382,15 +385,26 @@ impl OwnLoop {
         }
     }
 
+    /// What the running turn's calls cost and processed so far: the session engine weighs it,
+    /// with the finished turns, against the session's caps before the next call (R112).
+    pub fn turn_stats(&self) -> &SessionStats {
+        &self.turn_stats
+    }
+
     /// Nothing is under way or due.
     pub fn is_idle(&self) -> bool {
         matches!(self.under_way, UnderWay::Nothing) && self.next == Next::Nothing
     }
 
     /// Whether a [`LoopInput::Settle`] would do anything now.
-    pub fn is_due(&self, turn_working: bool) -> bool {
+    pub fn is_due(&self, turn_working: bool, held: bool) -> bool {
         match self.under_way {
-            UnderWay::Nothing => self.next != Next::Nothing,
+            UnderWay::Nothing => match self.next {
+                Next::Nothing => false,
+                // Held at the budget: the call waits for the release (R112).
+                Next::Call => !held,
+                _ => true,
+            },
             _ => !turn_working,
         }
     }
@@ -427,8 +441,9 @@ impl OwnLoop {
             }
             LoopInput::Settle {
                 turn_working,
+                held,
                 at_ms,
-            } => self.settle(turn_working, at_ms),
+            } => self.settle(turn_working, held, at_ms),
             LoopInput::Visited { plan, at_ms } => self.visited((*plan)?, at_ms),
             LoopInput::ModelEvent { event, at_ms } => Ok(self.model_event(event, at_ms)),
             // The interrupt already ended the call and the turn.
@@ -455,7 +470,12 @@ impl OwnLoop {
     }
 
     /// What is due once everything is folded.
-    fn settle(&mut self, turn_working: bool, at_ms: u64) -> Result<Vec<Effect>, SessionError> {
+    fn settle(
+        &mut self,
+        turn_working: bool,
+        held: bool,
+        at_ms: u64,
+    ) -> Result<Vec<Effect>, SessionError> {
         if !matches!(self.under_way, UnderWay::Nothing) {
             // The reducer ended the turn (a deadline, a failure): nothing may go on working
             // for it unseen.
@@ -464,6 +484,10 @@ impl OwnLoop {
             } else {
                 self.interrupt(at_ms)
             });
+        }
+        if held && self.next == Next::Call {
+            // Past the budget no call starts: it waits, due, for the release (R112).
+            return Ok(Vec::new());
         }
         Ok(match std::mem::replace(&mut self.next, Next::Nothing) {
             Next::Nothing => Vec::new(),

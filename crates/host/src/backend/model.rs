@@ -329,6 +329,11 @@ impl ModelAgent {
         }
     }
 
+    /// What the running turn's calls cost and processed so far (R112).
+    pub(crate) fn turn_stats(&self) -> &panewise_protocol::SessionStats {
+        self.core.turn_stats()
+    }
+
     /// The session's clock, shared with the engine so the loop's stamps are the engine's.
     pub(crate) fn set_clock(&mut self, clock: SessionClock) {
         self.clock = clock;
@@ -422,13 +427,15 @@ impl ModelAgent {
         out: &mut Outlet,
     ) -> Result<Option<Vec<Produced>>, SessionError> {
         let turn_working = state.turn_phase.is_working();
-        if !self.core.is_due(turn_working) && !self.visit_due {
+        let held = state.budget_hold.is_some();
+        if !self.core.is_due(turn_working, held) && !self.visit_due {
             return Ok(None);
         }
         let mut produced = Vec::new();
         if !self.visit_due {
             let input = LoopInput::Settle {
                 turn_working,
+                held,
                 at_ms: self.clock.now_ms(),
             };
             produced = self.step(input, out)?;

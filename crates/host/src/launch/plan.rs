@@ -41,6 +41,10 @@ pub struct LaunchRequest {
     pub submit_secs: Option<u64>,
     /// `--stuck-after`, in seconds.
     pub stuck_secs: Option<u64>,
+    /// `--max-cost-usd`: the session's cost cap, over `[limits] max_cost_usd`.
+    pub max_cost_usd: Option<f64>,
+    /// `--max-tokens`: the session's token cap, over `[limits] max_tokens`.
+    pub max_tokens: Option<u64>,
     /// The session's name.
     pub name: Option<String>,
     /// The recorded session this one continues.
@@ -143,6 +147,8 @@ pub struct SessionPlan {
     pub startup_limit: std::time::Duration,
     /// The session log's cap in bytes (`[limits] log_max_mib`).
     pub log_cap: u64,
+    /// The spend caps (`[limits]`, the flags' over the file's), when it has any.
+    pub budget: Option<panewise_pane_state::BudgetCaps>,
     /// The session's name.
     pub name: Option<String>,
     /// The recorded log this session continues.

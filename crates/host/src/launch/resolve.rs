@@ -385,6 +385,9 @@ fn own_loop(
         deadlines: deadlines(&request, config),
         startup_limit: startup_limit(config),
         log_cap: config.limits.log_cap_bytes(),
+        budget: config
+            .limits
+            .budget(request.max_cost_usd, request.max_tokens),
         name: request
             .name
             .clone()
@@ -609,6 +612,9 @@ fn supervised(
         deadlines: deadlines(&request, config),
         startup_limit: startup_limit(config),
         log_cap: config.limits.log_cap_bytes(),
+        budget: config
+            .limits
+            .budget(request.max_cost_usd, request.max_tokens),
         name: request
             .name
             .clone()

@@ -12,6 +12,7 @@
 //! [`SessionHandle`] (controls in, updates out). [`lines`] is the front end that drives a
 //! session from lines of text (the terminal of `panewise run`, and the tests).
 
+mod budget;
 pub mod deadlines;
 pub mod handle;
 pub mod lines;
@@ -62,6 +63,9 @@ pub struct SessionSpec {
     /// The log's cap in bytes ([`crate::journal::session_log::DEFAULT_LOG_CAP_BYTES`]);
     /// past it the session is stopped and its log says why.
     pub log_cap: u64,
+    /// The spend caps, when it has any (`[limits]`, `--max-cost-usd`, `--max-tokens`);
+    /// recorded before the first prompt (R112).
+    pub budget: Option<panewise_pane_state::BudgetCaps>,
 }
 
 impl SessionSpec {
@@ -78,6 +82,7 @@ impl SessionSpec {
             stay_open: false,
             deadlines: None,
             log_cap: crate::journal::session_log::DEFAULT_LOG_CAP_BYTES,
+            budget: None,
         }
     }
 }
@@ -191,6 +196,10 @@ pub struct Session {
     input_open: bool,
     /// The deadlines to record before the first prompt.
     configured_deadlines: Option<panewise_pane_state::Deadlines>,
+    /// The spend caps to record before the first prompt.
+    configured_budget: Option<panewise_pane_state::BudgetCaps>,
+    /// The daemon's verdict over all its sessions (or their day), which holds this one too.
+    daemon_budget: Option<String>,
     /// A stop was asked for: nothing queued is sent any more.
     stopping: bool,
     /// The conversation's lines, queued until the next write to the log.
@@ -277,6 +286,8 @@ impl Session {
             can_ask: spec.can_ask,
             input_open: spec.stay_open,
             configured_deadlines: spec.deadlines,
+            configured_budget: spec.budget,
+            daemon_budget: None,
             stopping: false,
             transcript: TranscriptRecorder::new(PromptSource::Sent),
             session_span,
@@ -346,6 +357,11 @@ impl Session {
             .into_iter()
             .collect();
         first.extend(
+            self.configured_budget
+                .take()
+                .map(|caps| Produced::Msg(Msg::BudgetSet { caps })),
+        );
+        first.extend(
             self.mapper
                 .prologue(self.clock.now_ms())
                 .into_iter()
@@ -398,6 +414,8 @@ impl Session {
     /// Lets the backend do what is due now that everything is folded, step by step.
     async fn settle(&mut self) -> Result<(), SessionError> {
         loop {
+            // The budget is weighed before the backend may start anything (R112, R113).
+            self.weigh_budget().await?;
             let state = self.log.state();
             let input_open = self.input_open && !self.stopping;
             match self
@@ -488,6 +506,9 @@ impl Session {
             Control::EndOfInput => {
                 self.input_open = false;
             }
+            // Weighed against the spend at the next settle, which holds or releases.
+            Control::SetBudget(caps) => produced.push(Produced::Msg(Msg::BudgetSet { caps })),
+            Control::DaemonBudget(verdict) => self.daemon_budget = verdict,
             Control::Stop => {
                 self.stopping = true;
                 self.input_open = false;

@@ -82,7 +82,8 @@ fn every_error_names_the_file_the_key_and_the_reason() {
         (
             "colour = \"blue\"",
             "panewise.toml: key `colour`: unknown key, expected one of provider, model, \
-             approval, pass_env, window, providers, deadlines, notify, telemetry, remote, sandbox",
+             approval, pass_env, window, providers, deadlines, notify, telemetry, remote, sandbox, \
+             limits",
         ),
         (
             "pass_env = \"ANTHROPIC_API_KEY\"",
@@ -629,5 +630,57 @@ fn sandbox_network_is_a_boolean_or_loopback_ports_and_opened_from_the_user_file_
                 "{error}"
             );
         }
+
+/// `[limits]`' spend caps: dollars above 0 (a whole number reads as dollars), tokens above 0;
+/// every bad value and unknown key named; the flags win over the file for a session's caps.
+#[test]
+fn the_limits_table_reads_the_spend_caps() {
+    let config = parse(
+        "[limits]\nmax_cost_usd = 0.5\nmax_tokens = 20000\ndaemon_max_cost_usd = 10\n\
+         daily_max_cost_usd = 2.5\n",
+    )
+    .unwrap();
+    assert_eq!(config.limits.max_cost_usd, Some(0.5));
+    assert_eq!(config.limits.max_tokens, Some(20_000));
+    assert_eq!(config.limits.daemon_max_cost_usd, Some(10.0));
+    assert_eq!(config.limits.daily_max_cost_usd, Some(2.5));
+    let caps = |cost, tokens| panewise_pane_state::BudgetCaps {
+        max_cost_usd: cost,
+        max_tokens: tokens,
+    };
+    assert_eq!(
+        config.limits.budget(None, None),
+        Some(caps(Some(0.5), Some(20_000)))
+    );
+    assert_eq!(
+        config.limits.budget(Some(2.0), None),
+        Some(caps(Some(2.0), Some(20_000))),
+        "a flag wins over the file"
+    );
+    assert_eq!(Config::default().limits.budget(None, None), None);
+    let cases: &[(&str, &str)] = &[
+        (
+            "[limits]\nmax_cost_usd = 0",
+            "panewise.toml: key `limits.max_cost_usd`: must be a number of US dollars above 0, \
+             got 0",
+        ),
+        (
+            "[limits]\ndaily_max_cost_usd = \"5\"",
+            "panewise.toml: key `limits.daily_max_cost_usd`: must be a number of US dollars \
+             above 0, got the string \"5\"",
+        ),
+        (
+            "[limits]\nmax_tokens = 1.5",
+            "panewise.toml: key `limits.max_tokens`: must be a whole number of tokens above 0, \
+             got 1.5",
+        ),
+        (
+            "[limits]\nmax_usd = 1",
+            "panewise.toml: key `limits.max_usd`: unknown key, expected one of log_max_mib, \
+             max_cost_usd, max_tokens, daemon_max_cost_usd, daily_max_cost_usd",
+        ),
+    ];
+    for (text, message) in cases {
+        assert_eq!(parse(text).err().as_deref(), Some(*message), "{text}");
     }
 }

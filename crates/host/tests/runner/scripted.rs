@@ -13,8 +13,10 @@ use panewise_host::backend::process::{Launcher, ScriptedSignal, ScriptedSpawn};
 use panewise_host::backend::scripted::{ScriptStep, ScriptedModelClient};
 use panewise_host::backend::Backend;
 use panewise_host::session::handle::spawn;
-use panewise_host::session::{log_header, Actor, Session, SessionHandle, SessionSpec, Update};
-use panewise_pane_state::{parse_log_bytes, State, TurnOutcome, TurnPhase};
+use panewise_host::session::{
+    log_header, Actor, Control, Session, SessionHandle, SessionSpec, Update,
+};
+use panewise_pane_state::{parse_log_bytes, Msg, State, TurnOutcome, TurnPhase};
 use panewise_providers::claude_control::ClaudeLaunch;
 use panewise_providers::{ProviderEvent, SessionStats};
 use panewise_window::StrategyConfig;
@@ -597,5 +599,125 @@ async fn model_a_tool_allowed_for_the_session_is_not_asked_about_again() {
             "both answers are recorded as for the session ({kind})"
         );
     }
+    assert_replays(&scratch.log, &outcome.state);
+}
+
+/// A model session over `scripts` whose caps are `budget`, staying open for controls when
+/// `stay_open`.
+fn capped_session(
+    scratch: &Scratch,
+    budget: panewise_pane_state::BudgetCaps,
+    stay_open: bool,
+    scripts: Vec<Vec<ScriptStep>>,
+) -> (Session, SessionHandle, ScriptedModelClient) {
+    let client = ScriptedModelClient::new(scripts);
+    let strategy =
+        StrategyConfig::from_json(r#"{"strategy":"token-budget","thresholdTokens":150000}"#)
+            .unwrap();
+    let mut config = LoopConfig::new(
+        "mock",
+        "scripted-model",
+        scratch.cwd.clone(),
+        strategy,
+        scratch.log.clone(),
+    );
+    config.approval = ApprovalMode::FullAccess;
+    let backend = ModelAgent::new(config, Arc::new(client.clone())).unwrap();
+    let spec = SessionSpec {
+        budget: Some(budget),
+        stay_open,
+        ..spec(scratch, "mock", &["look around"], ApprovalMode::FullAccess)
+    };
+    let (session, handle) = Session::new(spec, Backend::Model(Box::new(backend))).unwrap();
+    (session, handle, client)
+}
+
+fn tool_then_answer() -> Vec<Vec<ScriptStep>> {
+    vec![
+        vec![tool_call("list_dir", r#"{"path":"."}"#), call_ended()],
+        vec![text("done"), call_ended()],
+    ]
+}
+
+/// Rule R112, R113: past its token cap after the first call (110 tokens of 50; the scripted
+/// model has no price, so its tokens are what counts), the session runs the tool that call
+/// asked for and starts no second call, however long it waits; a raise through the handle
+/// releases it, and only then is the second call made.
+#[tokio::test(start_paused = true)]
+async fn model_a_session_held_at_its_cap_makes_no_call_until_the_cap_is_raised() {
+    let scratch = scratch();
+    let caps = |max_tokens| panewise_pane_state::BudgetCaps {
+        max_cost_usd: None,
+        max_tokens: Some(max_tokens),
+    };
+    let (session, mut handle, client) =
+        capped_session(&scratch, caps(50), true, tool_then_answer());
+    let task = spawn(session);
+    let held = until(&mut handle, |update| {
+        matches!(
+            update,
+            Update::Recorded {
+                msg: Msg::BudgetReached { .. },
+                ..
+            }
+        )
+    })
+    .await;
+    assert!(
+        matches!(&held, Update::Recorded { msg: Msg::BudgetReached { reason }, .. } if reason == "budget reached: 110 tokens of 50"),
+        "{held:?}"
+    );
+    until(&mut handle, |update| {
+        matches!(
+            update,
+            Update::Recorded {
+                msg: Msg::ToolEnd { .. },
+                ..
+            }
+        )
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+    assert_eq!(client.requests(), vec![1], "no call while held");
+    assert_eq!(
+        handle.controls().send(Control::SetBudget(caps(1_000))),
+        Ok(())
+    );
+    until(&mut handle, |update| {
+        matches!(
+            update,
+            Update::Recorded {
+                msg: Msg::BudgetReleased { .. },
+                ..
+            }
+        )
+    })
+    .await;
+    until(&mut handle, |update| {
+        matches!(update, Update::Agent(ProviderEvent::TextDelta { text }) if text == "done")
+    })
+    .await;
+    assert_eq!(handle.controls().end_of_input(), Ok(()));
+    let outcome = task.await.unwrap().unwrap();
+    assert_eq!(outcome_of(&outcome.state), Some(TurnOutcome::Completed));
+    assert_eq!(client.requests(), vec![1, 3]);
+    assert_eq!(outcome.state.budget_hold, None);
+    assert_replays(&scratch.log, &outcome.state);
+}
+
+/// Rule R112: a session nothing can raise (its prompts given, no more input) stops at the cap
+/// rather than wait forever: its turn stopped, no second call made, its log closed.
+#[tokio::test(start_paused = true)]
+async fn model_a_session_nobody_can_raise_stops_at_its_cap() {
+    let scratch = scratch();
+    let caps = panewise_pane_state::BudgetCaps {
+        max_cost_usd: None,
+        max_tokens: Some(50),
+    };
+    let (session, _handle, client) = capped_session(&scratch, caps, false, tool_then_answer());
+    let outcome = spawn(session).await.unwrap().unwrap();
+    assert_eq!(client.requests(), vec![1]);
+    assert_eq!(outcome_of(&outcome.state), Some(TurnOutcome::Stopped));
+    assert!(outcome.state.budget_hold.is_some());
     assert_replays(&scratch.log, &outcome.state);
 }

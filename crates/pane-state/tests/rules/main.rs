@@ -4,6 +4,7 @@
 
 mod support;
 
+mod budget;
 mod compaction;
 mod context;
 mod interaction;

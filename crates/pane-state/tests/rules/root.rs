@@ -784,6 +784,18 @@ fn every_msg() -> Vec<Msg> {
             at: 21,
         },
         Msg::WindowResumed { at: 22 },
+        Msg::BudgetSet {
+            caps: panewise_pane_state::BudgetCaps {
+                max_cost_usd: Some(0.5),
+                max_tokens: None,
+            },
+        },
+        Msg::BudgetReached {
+            reason: "budget reached: $0.51 of $0.50".into(),
+        },
+        Msg::BudgetReleased {
+            reason: "budget raised to $2.00".into(),
+        },
     ]
 }
 

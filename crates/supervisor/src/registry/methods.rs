@@ -2,10 +2,10 @@
 //! queued, or the effect that will answer it later (a launch, a removal's stop).
 
 use panewise_api::{
-    Ack, AnswerParams, ApproveParams, ApproveResult, CreateParams, ErrorCode, HelloParams,
-    HelloResult, ListParams, ListResult, Method, PromptParams, RenameParams, Request, RequestId,
-    ResumeParams, RpcError, SessionParams, SubscribeParams, SubscribeResult, WaitingFor,
-    API_VERSION,
+    Ack, AnswerParams, ApproveParams, ApproveResult, CreateParams, DaemonBudgetParams,
+    DaemonBudgetResult, ErrorCode, HelloParams, HelloResult, ListParams, ListResult, Method,
+    PromptParams, RenameParams, Request, RequestId, ResumeParams, RpcError, SessionParams,
+    SetBudgetParams, SetBudgetResult, SubscribeParams, SubscribeResult, WaitingFor, API_VERSION,
 };
 use panewise_session_protocol::{Actor, Control};
 use serde::de::DeserializeOwned;
@@ -124,6 +124,28 @@ impl Registry {
                 self.remove(conn, request, &session, effects)?
             }
             Method::Rename => Reply::Now(self.rename(params(raw)?, effects)),
+            Method::SetBudget => Reply::Now(self.set_budget(params(raw)?, effects)),
+            Method::SetDaemonBudget => {
+                let given: DaemonBudgetParams = params(raw)?;
+                let positive = |cost: Option<f64>| cost.is_none_or(|c| c.is_finite() && c > 0.0);
+                if !positive(given.max_cost_usd)
+                    || !positive(given.daily_max_cost_usd)
+                    || (given.max_cost_usd.is_none() && given.daily_max_cost_usd.is_none())
+                {
+                    return Err(RpcError::new(
+                        ErrorCode::InvalidParams,
+                        "give max_cost_usd, daily_max_cost_usd or both, each above 0",
+                    ));
+                }
+                let caps = self.set_daemon_caps(
+                    panewise_pane_state::budget::DaemonCaps {
+                        max_cost_usd: given.max_cost_usd,
+                        daily_max_cost_usd: given.daily_max_cost_usd,
+                    },
+                    effects,
+                );
+                Reply::Now(result(DaemonBudgetResult { ok: true, caps }))
+            }
             Method::Subscribe => {
                 let subscribe: SubscribeParams = params(raw)?;
                 Reply::Now(self.subscribe(conn, &subscribe, effects))
@@ -239,6 +261,40 @@ impl Registry {
             continued,
         });
         Ok(Reply::Later)
+    }
+
+    /// New spend caps for a session: each one given over the session's own (R112); the
+    /// session weighs its spend against them and goes on when it is within them (R113).
+    fn set_budget(
+        &mut self,
+        params: SetBudgetParams,
+        effects: &mut Vec<Effect>,
+    ) -> Result<Value, RpcError> {
+        let positive = |cost: f64| cost.is_finite() && cost > 0.0;
+        if params.max_cost_usd.is_some_and(|cost| !positive(cost)) || params.max_tokens == Some(0) {
+            return Err(RpcError::new(
+                ErrorCode::InvalidParams,
+                "max_cost_usd and max_tokens must be above 0",
+            ));
+        }
+        if params.max_cost_usd.is_none() && params.max_tokens.is_none() {
+            return Err(RpcError::new(
+                ErrorCode::InvalidParams,
+                "give max_cost_usd, max_tokens or both",
+            ));
+        }
+        let id = self.resolve(&params.session)?;
+        let now = self
+            .sessions
+            .get(&id)
+            .and_then(|session| session.state.budget)
+            .unwrap_or_default();
+        let budget = panewise_pane_state::BudgetCaps {
+            max_cost_usd: params.max_cost_usd.or(now.max_cost_usd),
+            max_tokens: params.max_tokens.or(now.max_tokens),
+        };
+        self.control(&id, Control::SetBudget(budget), effects)?;
+        result(SetBudgetResult { ok: true, budget })
     }
 
     /// Sends a prompt, an interrupt or a stop to the session `key` names.

@@ -9,6 +9,7 @@
 //! (`tests.rs`). The shell (`shell/`) is one loop that owns the registry and executes the
 //! effects, one reader and one writer task per connection, and one task per session.
 
+mod budget;
 mod delivery;
 mod methods;
 mod session;
@@ -236,6 +237,8 @@ pub(crate) struct Registry {
     conns: BTreeMap<ConnId, Conn>,
     removals: Vec<PendingRemoval>,
     shutting_down: bool,
+    /// The daemon's spend caps over all its sessions, and the verdict they were told.
+    budget: budget::DaemonBudget,
 }
 
 /// What `session/remove` does with a session.
@@ -284,7 +287,18 @@ impl Registry {
             conns: BTreeMap::new(),
             removals: Vec::new(),
             shutting_down: false,
+            budget: budget::DaemonBudget::default(),
         }
+    }
+
+    /// The registry with the daemon's spend caps (`[limits] daemon_max_cost_usd`,
+    /// `daily_max_cost_usd`).
+    pub(crate) fn with_daemon_caps(
+        mut self,
+        caps: panewise_pane_state::budget::DaemonCaps,
+    ) -> Registry {
+        self.budget.caps = caps;
+        self
     }
 
     /// Folds `event` in; returns the registry and what the shell must do, in order.
@@ -426,6 +440,7 @@ impl Registry {
             effects,
         );
         self.publish(&id, effects);
+        self.tell_new_session(&id, effects);
         if self.shutting_down {
             // Launched while the daemon stops: it stops too.
             self.stop(&id, effects);
@@ -440,10 +455,18 @@ impl Registry {
         first_byte: u64,
         effects: &mut Vec<Effect>,
     ) {
+        let first_at = updates.iter().find_map(|update| match update {
+            Update::Recorded { at, .. } => Some(*at),
+            _ => None,
+        });
+        if let Some(at) = first_at {
+            self.roll_day(at);
+        }
         let Some(session) = self.sessions.get_mut(id) else {
             return;
         };
         let mut may_change = false;
+        let mut folded_at = None;
         for update in updates {
             match update {
                 Update::Started { state, .. } => {
@@ -451,6 +474,7 @@ impl Registry {
                     may_change = true;
                 }
                 Update::Recorded { at, msg } => {
+                    folded_at = Some(at);
                     let state = std::mem::replace(&mut session.state, State::new(""));
                     session.state = panewise_pane_state::step(state, at, msg).0;
                     session.note_waiting(at);
@@ -479,6 +503,9 @@ impl Registry {
         let publish = may_change && !awaits_the_mode(&session.state);
         if !lines.is_empty() {
             self.logged(id, lines, first_byte, effects);
+        }
+        if let Some(at) = folded_at {
+            self.weigh_daemon_budget(at, effects);
         }
         if publish {
             self.publish(id, effects);

@@ -100,6 +100,7 @@ impl Session {
             tokens: pane.tokens,
             cost_usd: pane.cost_usd,
             cost_source: pane.cost_source,
+            budget: pane.budget,
             log: self.info.log.display().to_string(),
             approval: self.info.approval.clone(),
             started_at_ms: self.started_at_ms,
@@ -149,9 +150,7 @@ pub(super) fn awaits_the_mode(state: &State) -> bool {
 
 /// The id of the request a session waits on.
 pub(super) fn waiting_id(waiting_for: &WaitingFor) -> &str {
-    match waiting_for {
-        WaitingFor::Approval { id, .. } | WaitingFor::Question { id, .. } => id,
-    }
+    waiting_for.id()
 }
 
 /// The id the daemon lists a launched session under: its log's file stem.

@@ -12,6 +12,8 @@ use serde_json::{json, Value};
 
 use super::*;
 
+mod budget;
+
 const A: ConnId = 1;
 const B: ConnId = 2;
 

@@ -68,11 +68,12 @@ pub async fn serve(
     launcher: Arc<dyn Launcher>,
     notify: NotifySource,
     limits: Limits,
+    caps: panewise_pane_state::budget::DaemonCaps,
     terminate: impl std::future::Future<Output = ()>,
 ) -> Result<(), SupervisorError> {
     let (inputs, mut received) = mpsc::channel::<Input>(INPUTS);
     let mut shell = Shell {
-        registry: Some(Registry::new(limits, std::process::id())),
+        registry: Some(Registry::new(limits, std::process::id()).with_daemon_caps(caps)),
         limits,
         inputs,
         launcher,

@@ -30,6 +30,7 @@ pub fn session(name: &str, state: AgentState, age_s: u64) -> SessionSummary {
         tokens: Some(3_798),
         cost_usd: Some(0.0123),
         cost_source: Some(CostSource::Estimated),
+        budget: None,
         log: format!("/tmp/{name}.jsonl"),
         approval: "ask".to_owned(),
         started_at_ms: NOW.saturating_sub(age_s * 1000),

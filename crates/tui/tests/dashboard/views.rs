@@ -183,3 +183,22 @@ fn a_window_stood_down_on_its_floor_is_shown_on_the_row() {
     );
     insta::assert_snapshot!(terminal.backend());
 }
+
+/// R112: a session held at its budget is listed as needing input with the reason on its row.
+#[test]
+fn a_session_held_at_its_budget_shows_the_reason_and_how_to_go_on() {
+    let held = SessionSummary {
+        state: AgentState::NeedsInput,
+        waiting_for: Some(panewise_api::WaitingFor::Budget {
+            reason: "budget reached: $0.0123 of $0.0100".to_owned(),
+        }),
+        ..session("capped", AgentState::NeedsInput, 30)
+    };
+    let list = vec![held, session("other", AgentState::Working, 60)];
+    let app = feed(app(120, 12), [Event::List(list)]).0;
+    let screen = format!("{}", draw(&app).backend());
+    assert!(
+        screen.contains("budget reached: $0.0123 of $0.0100"),
+        "{screen}"
+    );
+}

@@ -129,6 +129,10 @@ function inboxItem(item) {
       actionButton("Deny", "danger deny", approve("deny")),
     );
     card.append(row, message);
+  } else if (wait.kind === "budget") {
+    // Held at a spend cap: raised from a terminal (`panewise budget`), not from this page.
+    card.append(el("pre", "question", wait.reason));
+    card.append(el("div", "meta", "raise it with: panewise budget " + item.name + " --max-cost-usd N"));
   } else {
     for (const question of wait.questions || []) card.append(el("pre", "question", question));
     const text = el("input", "answer-text");

@@ -151,6 +151,7 @@ fn settle(core: &mut OwnLoop, at_ms: u64) -> Vec<Effect> {
         core,
         LoopInput::Settle {
             turn_working: true,
+            held: false,
             at_ms,
         },
     )
@@ -367,7 +368,7 @@ fn an_approval_answered_after_a_minute_runs_the_tool_then_calls_again() {
     );
     assert_eq!(core.request("c1"), Some(ToolRequest::Own(&echo())));
     // The person takes a minute: nothing is due meanwhile, whatever settles.
-    assert!(!core.is_due(true));
+    assert!(!core.is_due(true, false));
     assert_effects!(settle(&mut core, 1_013 + A_MINUTE / 2), vec![]);
     let answered = 1_013 + A_MINUTE;
     assert_effects!(
@@ -644,13 +645,14 @@ fn an_interrupt_during_a_tool_answers_every_call_left() {
 fn the_reducer_ending_the_turn_stops_the_call_under_way() {
     let mut core = own_loop(ApprovalMode::Ask);
     start_turn(&mut core, "count");
-    assert!(!core.is_due(true));
-    assert!(core.is_due(false));
+    assert!(!core.is_due(true, false));
+    assert!(core.is_due(false, false));
     assert_effects!(
         step(
             &mut core,
             LoopInput::Settle {
                 turn_working: false,
+                held: false,
                 at_ms: 1_030
             }
         ),
@@ -1112,4 +1114,52 @@ fn w77_results_the_provider_cleared_are_archived_and_recallable() {
     );
     settle(&mut core, 1_031);
     assert!(request_body(&visited_idle(&mut core, 1_032)).contains(r#""name":"recall""#));
+}
+
+fn settle_held(core: &mut OwnLoop, held: bool, at_ms: u64) -> Vec<Effect> {
+    step(
+        core,
+        LoopInput::Settle {
+            turn_working: true,
+            held,
+            at_ms,
+        },
+    )
+}
+
+/// Rule R112, R113: held at the budget, the loop starts no model call, however often it
+/// settles; the call is still due and starts at the release. A turn whose last call answered
+/// without tools still ends while held: the hold stops spending, not the turn's end.
+#[test]
+fn a_session_held_at_its_budget_starts_no_call_until_released() {
+    let mut core = own_loop(ApprovalMode::Ask);
+    let user = at(Message::user("count"), STARTED);
+    assert_effects!(
+        step(
+            &mut core,
+            LoopInput::Prompt {
+                text: "count".to_owned(),
+                at_ms: STARTED,
+            }
+        ),
+        vec![ledger(&user)]
+    );
+    assert!(!core.is_due(true, true), "held: the call is not due");
+    assert_effects!(settle_held(&mut core, true, STARTED + 1), vec![]);
+    assert_effects!(settle_held(&mut core, true, STARTED + 2), vec![]);
+    assert!(core.is_due(true, false), "released: the call is due again");
+    assert_effects!(
+        settle_held(&mut core, false, STARTED + 3),
+        vec![Effect::VisitWindow]
+    );
+    visited_idle(&mut core, STARTED + 4);
+    let (ended, stats) = call_ended(10, 0, 5);
+    event(&mut core, ended, 1_012);
+    step(&mut core, LoopInput::ModelEnded { at_ms: 1_013 });
+    assert!(core.is_due(true, true), "the turn's end is due while held");
+    assert_effects!(
+        settle_held(&mut core, true, 1_014),
+        vec![turn_ended(one_call(&stats), false)]
+    );
+    assert!(core.is_idle());
 }
