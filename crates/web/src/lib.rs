@@ -29,5 +29,6 @@
 pub mod guard;
 pub mod inbox;
 pub mod pairing;
+pub mod push;
 pub mod routes;
 pub mod server;

@@ -28,6 +28,7 @@ mod transcripts;
 mod ui_terminal;
 mod usage;
 mod web;
+mod web_push;
 mod window;
 mod window_eval;
 
