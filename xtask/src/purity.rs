@@ -370,10 +370,12 @@ pub const PURE_MODULES: &[PureModule] = &[
             "crates/web/src/routes.rs",
             "crates/web/src/pairing.rs",
             "crates/web/src/inbox.rs",
+            "crates/web/src/push.rs",
+            "crates/web/src/push_tests.rs",
         ],
         why: "panewise web's decisions: the Host, Origin and credential guard, the route table, \
-          pairing codes and device tokens (randomness and clock passed in), the inbox fold; the \
-          axum shell (server/) carries them out",
+          pairing codes and device tokens (randomness and clock passed in), the inbox fold, Web \
+          Push's subscriptions, edges and messages; the axum shell (server/) carries them out",
     },
 ];
 

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use panewise_web::guard::allowed_hosts;
 use panewise_web::server::{
-    check_bind, router, serve, system_clock, system_random, watch_pushes, DelaySource,
-    DeviceStore, Listen, LocalDaemon, Push, Web,
+    check_bind, router, serve, system_clock, system_random, watch_pushes, DelaySource, DeviceStore,
+    Listen, LocalDaemon, Push, Web,
 };
 
 /// The port `panewise web` listens on by default: fixed, so a bookmark, an `ssh -L` and a
@@ -99,7 +99,9 @@ fn notify_delay() -> DelaySource {
     let user = panewise_host::config::user_file();
     let last = Arc::new(std::sync::Mutex::new(std::time::Duration::ZERO));
     Arc::new(move || {
-        let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut last = last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         match crate::daemon_cmd::notify_settings(user.as_deref()) {
             Ok(settings) => *last = settings.delay,
             Err(error) => tracing::warn!(%error, "[notify]: keeping the last delay that read"),

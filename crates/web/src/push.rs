@@ -16,8 +16,8 @@
 //! go gives it nothing more. At most [`SUBSCRIPTIONS_PER_DEVICE`] per device (the oldest goes);
 //! the subscriptions are kept in the device's record, so revoking the device drops them.
 
+use core::net::IpAddr;
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 
 use base64ct::{Base64UrlUnpadded, Encoding};
 use panewise_api::{AgentState, SessionSummary, WaitingFor};
@@ -297,7 +297,11 @@ pub fn clean(text: &str, chars: usize) -> String {
         .map(|c| if c.is_whitespace() { ' ' } else { c })
         .filter(|c| !c.is_control())
         .collect();
-    let one_line = one_line.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    let one_line = one_line
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
     if one_line.chars().count() <= chars {
         return one_line;
     }
@@ -309,9 +313,13 @@ pub fn clean(text: &str, chars: usize) -> String {
 /// The push for `summary`, on `host`.
 pub fn message(host: &str, summary: &SessionSummary) -> PushMessage {
     let (tool, text) = match &summary.waiting_for {
-        Some(WaitingFor::Approval { tool, argument, .. }) => (Some(tool.as_str()), argument.clone()),
+        Some(WaitingFor::Approval { tool, argument, .. }) => {
+            (Some(tool.as_str()), argument.clone())
+        }
         Some(WaitingFor::Question { questions, .. }) => (None, questions.join(" / ")),
-        None if summary.state == AgentState::Done => (None, format!("{} turn(s) done", summary.turns)),
+        None if summary.state == AgentState::Done => {
+            (None, format!("{} turn(s) done", summary.turns))
+        }
         None => (None, String::new()),
     };
     PushMessage {

@@ -20,9 +20,24 @@ fn subscriptions_are_checked() {
     let long = format!("https://push.example/{}", "a".repeat(ENDPOINT_MAX));
     // (endpoint, p256dh, auth, accepted)
     let table: Vec<(&str, String, String, Result<(), SubscriptionError>)> = vec![
-        ("https://fcm.googleapis.com/fcm/send/abc", good.clone(), auth.clone(), Ok(())),
-        ("https://web.push.apple.com:443/QX", good.clone(), auth.clone(), Ok(())),
-        ("http://127.0.0.1:9/push", good.clone(), auth.clone(), Ok(())),
+        (
+            "https://fcm.googleapis.com/fcm/send/abc",
+            good.clone(),
+            auth.clone(),
+            Ok(()),
+        ),
+        (
+            "https://web.push.apple.com:443/QX",
+            good.clone(),
+            auth.clone(),
+            Ok(()),
+        ),
+        (
+            "http://127.0.0.1:9/push",
+            good.clone(),
+            auth.clone(),
+            Ok(()),
+        ),
         ("http://127.9.9.9/push", good.clone(), auth.clone(), Ok(())),
         ("http://[::1]:8080/push", good.clone(), auth.clone(), Ok(())),
         (
@@ -71,12 +86,42 @@ fn subscriptions_are_checked() {
             auth.clone(),
             Err(SubscriptionError::Endpoint("is longer than 2048 bytes")),
         ),
-        ("https://p.example/", b64(&[4; 64]), auth.clone(), Err(SubscriptionError::P256dh)),
-        ("https://p.example/", b64(&off_curve), auth.clone(), Err(SubscriptionError::P256dh)),
-        ("https://p.example/", "!!".to_owned(), auth.clone(), Err(SubscriptionError::P256dh)),
-        ("https://p.example/", good.clone(), b64(&[1; 15]), Err(SubscriptionError::Auth)),
-        ("https://p.example/", good.clone(), b64(&[1; 17]), Err(SubscriptionError::Auth)),
-        ("https://p.example/", good.clone(), format!("{auth}=="), Ok(())),
+        (
+            "https://p.example/",
+            b64(&[4; 64]),
+            auth.clone(),
+            Err(SubscriptionError::P256dh),
+        ),
+        (
+            "https://p.example/",
+            b64(&off_curve),
+            auth.clone(),
+            Err(SubscriptionError::P256dh),
+        ),
+        (
+            "https://p.example/",
+            "!!".to_owned(),
+            auth.clone(),
+            Err(SubscriptionError::P256dh),
+        ),
+        (
+            "https://p.example/",
+            good.clone(),
+            b64(&[1; 15]),
+            Err(SubscriptionError::Auth),
+        ),
+        (
+            "https://p.example/",
+            good.clone(),
+            b64(&[1; 17]),
+            Err(SubscriptionError::Auth),
+        ),
+        (
+            "https://p.example/",
+            good.clone(),
+            format!("{auth}=="),
+            Ok(()),
+        ),
     ];
     for (endpoint, p256dh, auth, want) in table {
         let got = validate(endpoint, &p256dh, &auth, 5).map(|_| ());
@@ -99,15 +144,28 @@ fn a_device_keeps_its_newest_subscriptions_and_revoking_it_drops_them() {
     let (phone, _) = devices.pair("phone", [1; 32], 0);
     let (tablet, _) = devices.pair("tablet", [2; 32], 0);
     for n in 0..6 {
-        let count = subscribe(&mut devices, &phone.id, subscription(&format!("https://p/{n}"), n));
+        let count = subscribe(
+            &mut devices,
+            &phone.id,
+            subscription(&format!("https://p/{n}"), n),
+        );
         assert_eq!(count, Ok((n as usize + 1).min(SUBSCRIPTIONS_PER_DEVICE)));
     }
     let kept: Vec<String> = targets(&devices).into_iter().map(|s| s.endpoint).collect();
-    assert_eq!(kept, ["https://p/2", "https://p/3", "https://p/4", "https://p/5"]);
+    assert_eq!(
+        kept,
+        ["https://p/2", "https://p/3", "https://p/4", "https://p/5"]
+    );
     // The same endpoint again replaces, it is never kept twice; another device taking it
     // takes it away from the first.
-    assert_eq!(subscribe(&mut devices, &phone.id, subscription("https://p/5", 9)), Ok(4));
-    assert_eq!(subscribe(&mut devices, &tablet.id, subscription("https://p/5", 10)), Ok(1));
+    assert_eq!(
+        subscribe(&mut devices, &phone.id, subscription("https://p/5", 9)),
+        Ok(4)
+    );
+    assert_eq!(
+        subscribe(&mut devices, &tablet.id, subscription("https://p/5", 10)),
+        Ok(1)
+    );
     assert_eq!(targets(&devices).len(), 4);
     assert_eq!(
         subscribe(&mut devices, "nobody", subscription("https://p/x", 1)),
@@ -115,14 +173,21 @@ fn a_device_keeps_its_newest_subscriptions_and_revoking_it_drops_them() {
     );
     assert!(unsubscribe(&mut devices, &phone.id, "https://p/2"));
     assert!(!unsubscribe(&mut devices, &phone.id, "https://p/2"));
-    assert!(!unsubscribe(&mut devices, &phone.id, "https://p/5"), "the tablet's now");
+    assert!(
+        !unsubscribe(&mut devices, &phone.id, "https://p/5"),
+        "the tablet's now"
+    );
     assert!(drop_endpoint(&mut devices, "https://p/3"));
     assert!(!drop_endpoint(&mut devices, "https://p/3"));
     let left: Vec<String> = targets(&devices).into_iter().map(|s| s.endpoint).collect();
     assert_eq!(left, ["https://p/4", "https://p/5"]);
     assert!(devices.revoke(&tablet.id).is_ok());
     let left: Vec<String> = targets(&devices).into_iter().map(|s| s.endpoint).collect();
-    assert_eq!(left, ["https://p/4"], "the revoked device's subscription went with it");
+    assert_eq!(
+        left,
+        ["https://p/4"],
+        "the revoked device's subscription went with it"
+    );
     assert!(devices.revoke(&phone.id).is_ok());
     assert!(targets(&devices).is_empty());
 }
@@ -144,10 +209,22 @@ fn verdicts_and_audiences() {
         assert_eq!(verdict(status), want, "{status}");
     }
     for (endpoint, want) in [
-        ("https://fcm.googleapis.com/fcm/send/x", Some("https://fcm.googleapis.com")),
-        ("https://web.push.apple.com:443/x", Some("https://web.push.apple.com")),
-        ("https://push.example:8443/x", Some("https://push.example:8443")),
-        ("http://127.0.0.1:4711/push/a", Some("http://127.0.0.1:4711")),
+        (
+            "https://fcm.googleapis.com/fcm/send/x",
+            Some("https://fcm.googleapis.com"),
+        ),
+        (
+            "https://web.push.apple.com:443/x",
+            Some("https://web.push.apple.com"),
+        ),
+        (
+            "https://push.example:8443/x",
+            Some("https://push.example:8443"),
+        ),
+        (
+            "http://127.0.0.1:4711/push/a",
+            Some("http://127.0.0.1:4711"),
+        ),
         ("http://127.0.0.1:80/a", Some("http://127.0.0.1")),
         ("http://[::1]:9/a", Some("http://[::1]:9")),
         ("ftp://x/a", None),
@@ -180,7 +257,11 @@ fn session(id: &str, state: &str, request: Option<&str>, attached: u32) -> Sessi
 
 /// One step of a watch: at `now` the host's list (None: unreachable), and the pushes
 /// expected, as (event, session, summary).
-type Step = (u64, Option<Vec<SessionSummary>>, Vec<(&'static str, &'static str, &'static str)>);
+type Step = (
+    u64,
+    Option<Vec<SessionSummary>>,
+    Vec<(&'static str, &'static str, &'static str)>,
+);
 
 #[test]
 fn pushes_go_on_the_notify_edges_after_the_delay_once() {
@@ -209,7 +290,11 @@ fn pushes_go_on_the_notify_edges_after_the_delay_once() {
                 (1000, Some(vec![working("s1")]), vec![]),
                 (2000, Some(vec![ask("s1", "r1")]), vec![approve]),
                 (3000, Some(vec![working("s1")]), vec![]),
-                (4000, Some(vec![done("s1")]), vec![("done", "s1", "2 turn(s) done")]),
+                (
+                    4000,
+                    Some(vec![done("s1")]),
+                    vec![("done", "s1", "2 turn(s) done")],
+                ),
                 (5000, Some(vec![done("s1")]), vec![]),
             ],
         ),
@@ -240,7 +325,11 @@ fn pushes_go_on_the_notify_edges_after_the_delay_once() {
             vec![
                 (0, Some(vec![]), vec![]),
                 (1000, Some(vec![working("s1")]), vec![]),
-                (2000, Some(vec![done("s1")]), vec![("done", "s1", "2 turn(s) done")]),
+                (
+                    2000,
+                    Some(vec![done("s1")]),
+                    vec![("done", "s1", "2 turn(s) done")],
+                ),
             ],
         ),
         (
@@ -248,10 +337,18 @@ fn pushes_go_on_the_notify_edges_after_the_delay_once() {
             1000,
             vec![
                 (0, Some(vec![]), vec![]),
-                (1000, Some(vec![session("s1", "needs_input", Some("r1"), 1)]), vec![]),
+                (
+                    1000,
+                    Some(vec![session("s1", "needs_input", Some("r1"), 1)]),
+                    vec![],
+                ),
                 (3000, Some(vec![ask("s1", "r1")]), vec![]),
                 (4000, Some(vec![ask("s2", "r9")]), vec![]),
-                (4500, Some(vec![session("s2", "needs_input", Some("r9"), 2)]), vec![]),
+                (
+                    4500,
+                    Some(vec![session("s2", "needs_input", Some("r9"), 2)]),
+                    vec![],
+                ),
                 (6000, Some(vec![ask("s2", "r9")]), vec![]),
             ],
         ),
@@ -270,9 +367,17 @@ fn pushes_go_on_the_notify_edges_after_the_delay_once() {
             0,
             vec![
                 (0, Some(vec![]), vec![]),
-                (1000, Some(vec![ask("s1", "q1")]), vec![("needs_input", "s1", "Which branch? / Why?")]),
+                (
+                    1000,
+                    Some(vec![ask("s1", "q1")]),
+                    vec![("needs_input", "s1", "Which branch? / Why?")],
+                ),
                 (2000, Some(vec![]), vec![]),
-                (3000, Some(vec![ask("s1", "q1")]), vec![("needs_input", "s1", "Which branch? / Why?")]),
+                (
+                    3000,
+                    Some(vec![ask("s1", "q1")]),
+                    vec![("needs_input", "s1", "Which branch? / Why?")],
+                ),
             ],
         ),
         (
@@ -315,7 +420,11 @@ fn a_push_is_short_and_on_one_line() {
     let pushed = message("devbox", &summary);
     assert_eq!(pushed.tool.as_deref(), Some("shell[31m"));
     assert_eq!(pushed.name, "name Injected: header");
-    assert!(pushed.summary.starts_with("rm -rf /tmp/x echo done 𝄞"), "{}", pushed.summary);
+    assert!(
+        pushed.summary.starts_with("rm -rf /tmp/x echo done 𝄞"),
+        "{}",
+        pushed.summary
+    );
     assert_eq!(pushed.summary.chars().count(), SUMMARY_CHARS);
     assert!(pushed.summary.ends_with('…'));
     assert_eq!(pushed.urgency(), Urgency::High);
@@ -326,7 +435,11 @@ fn a_push_is_short_and_on_one_line() {
     summary.provider = "𝄞".repeat(500);
     summary.id = "𝄞".repeat(500);
     let worst = serde_json::to_vec(&message(&"𝄞".repeat(500), &summary)).unwrap_or_default();
-    assert!(json.len() < worst.len() && worst.len() < 2048, "{}", worst.len());
+    assert!(
+        json.len() < worst.len() && worst.len() < 2048,
+        "{}",
+        worst.len()
+    );
     let done = message("local", &session("s2", "done", None, 0));
     assert_eq!(done.urgency(), Urgency::Normal);
     assert_eq!(done.tool, None);

@@ -46,7 +46,11 @@ impl Received {
 /// one again when they run out) and hands what it received on.
 async fn push_service(
     statuses: Vec<u16>,
-) -> (u16, mpsc::UnboundedReceiver<Received>, tokio::task::JoinHandle<()>) {
+) -> (
+    u16,
+    mpsc::UnboundedReceiver<Received>,
+    tokio::task::JoinHandle<()>,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let (sent, received) = mpsc::unbounded_channel();
@@ -88,7 +92,8 @@ async fn push_service(
             if let Some(status) = statuses.next() {
                 last = status;
             }
-            let answer = format!("HTTP/1.1 {last} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let answer =
+                format!("HTTP/1.1 {last} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
             stream.write_all(answer.as_bytes()).await.unwrap();
             let _ = sent.send(Received {
                 request_line,
@@ -110,10 +115,19 @@ async fn next_push(received: &mut mpsc::UnboundedReceiver<Received>, what: &str)
 /// What the push service checks of a push: the VAPID token signed by `key` for `audience`,
 /// the headers of RFC 8030/8291; the payload decrypted with the subscription's keys.
 fn open_push(push: &Received, key: &str, audience: &str, secret: &SecretKey, auth: &[u8]) -> Value {
-    assert!(push.request_line.starts_with("POST /push/phone-1 "), "{push:?}");
-    assert_eq!(push.header("Content-Encoding"), Some("aes128gcm"), "{push:?}");
+    assert!(
+        push.request_line.starts_with("POST /push/phone-1 "),
+        "{push:?}"
+    );
+    assert_eq!(
+        push.header("Content-Encoding"),
+        Some("aes128gcm"),
+        "{push:?}"
+    );
     assert_eq!(push.header("TTL"), Some("3600"), "{push:?}");
-    let vapid = push.header("Authorization").expect("a VAPID Authorization header");
+    let vapid = push
+        .header("Authorization")
+        .expect("a VAPID Authorization header");
     let rest = vapid.strip_prefix("vapid ").expect("the vapid scheme");
     let mut token = None;
     let mut public = None;
@@ -144,9 +158,8 @@ fn open_push(push: &Received, key: &str, audience: &str, secret: &SecretKey, aut
     assert!(verifier
         .verify_token::<NoCustomClaims>(token.unwrap(), Some(elsewhere))
         .is_err());
-    let plain =
-        web_push_native::decrypt(push.body.clone(), secret, &Auth::clone_from_slice(auth))
-            .expect("the payload decrypts with the subscription's keys");
+    let plain = web_push_native::decrypt(push.body.clone(), secret, &Auth::clone_from_slice(auth))
+        .expect("the payload decrypts with the subscription's keys");
     serde_json::from_slice(&plain).unwrap()
 }
 
@@ -212,7 +225,13 @@ async fn a_web_push_reaches_a_fake_push_service_signed_and_decryptable() {
             "auth": Base64UrlUnpadded::encode_string(&auth),
         }
     });
-    let kept = post(port, &token, "/api/push/subscription", &subscription.to_string()).await;
+    let kept = post(
+        port,
+        &token,
+        "/api/push/subscription",
+        &subscription.to_string(),
+    )
+    .await;
     assert_eq!(kept, json!({ "subscriptions": 1 }));
     // An endpoint over plain http to anything but loopback is refused.
     let (status, refused) = send(
@@ -228,7 +247,10 @@ async fn a_web_push_reaches_a_fake_push_service_signed_and_decryptable() {
     // A mock session asks: the push names the session and the tool.
     let asker = new_asking(&daemon, "pushed");
     let waiting = until_session(&daemon, &asker, |s| s.state == AgentState::NeedsInput).await;
-    let Some(WaitingFor::Approval { id: request, tool, .. }) = waiting.waiting_for.clone() else {
+    let Some(WaitingFor::Approval {
+        id: request, tool, ..
+    }) = waiting.waiting_for.clone()
+    else {
         panic!("{waiting:?}");
     };
     let push = next_push(&mut received, "the approval").await;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use panewise_api::{
-    ChangedNotice, EndNotice, ErrorCode, LineNotice, ListParams, ListResult, Method,
-    RemovedNotice, SessionSummary, SubscribeParams,
+    ChangedNotice, EndNotice, ErrorCode, LineNotice, ListParams, ListResult, Method, RemovedNotice,
+    SessionSummary, SubscribeParams,
 };
 use panewise_supervisor::{Client, SupervisorError};
 use tokio::sync::mpsc;

@@ -104,14 +104,23 @@ impl Push {
 
     /// The sender whose key is kept at `path` (base64url of the 32-byte private key, mode
     /// 0600), made with `random` the first time.
-    pub fn load_or_create(path: &Path, random: &Random, contact: String) -> Result<Push, PushError> {
+    pub fn load_or_create(
+        path: &Path,
+        random: &Random,
+        contact: String,
+    ) -> Result<Push, PushError> {
         let shown = path.display().to_string();
         let file_error = |error| PushError::KeyFile {
             path: shown.clone(),
             error,
         };
         match read_key(path) {
-            Ok(private) => return Push::new(&private, contact).map_err(|_| PushError::KeyBad(shown)),
+            Ok(private) => {
+                return Push::new(&private, contact).map_err(|error| match error {
+                    PushError::KeyBad(_) => PushError::KeyBad(shown),
+                    other => other,
+                })
+            }
             Err(KeyRead::Missing) => {}
             Err(KeyRead::Open) => return Err(PushError::KeyOpen(shown)),
             Err(KeyRead::Bad) => return Err(PushError::KeyBad(shown)),
@@ -158,7 +167,9 @@ impl Push {
     }
 
     /// The `Authorization` header of a push to `endpoint`: `vapid t=JWT, k=KEY` (RFC 8292),
-    /// the token for the endpoint's origin, naming the contact.
+    /// the token for the endpoint's origin, naming the contact. Signed here rather than by
+    /// `WebPushBuilder::with_vapid`, whose `aud` drops the endpoint's port (a push service on
+    /// a port of its own, as the tests' is, would refuse it).
     pub fn vapid_header(&self, endpoint: &str) -> Result<String, PushError> {
         let audience = push::audience(endpoint)
             .ok_or_else(|| PushError::Build("the endpoint has no origin".to_owned()))?;
@@ -200,7 +211,10 @@ impl Push {
             .post(subscription.endpoint.as_str())
             .headers(parts.headers)
             .header("Urgency", message.urgency().header())
-            .header(header::AUTHORIZATION, self.vapid_header(&subscription.endpoint)?)
+            .header(
+                header::AUTHORIZATION,
+                self.vapid_header(&subscription.endpoint)?,
+            )
             .body(body)
             .send()
             .await
@@ -264,7 +278,8 @@ pub async fn watch(web: Arc<Web>, delay: DelaySource) {
             Ok(Some((sessions, mut changes))) => {
                 let mut sessions = sessions;
                 loop {
-                    let messages = fold(&web, &mut watch, &delay, &[(LOCAL_HOST, Some(&sessions))]).await;
+                    let messages =
+                        fold(&web, &mut watch, &delay, &[(LOCAL_HOST, Some(&sessions))]).await;
                     send_all(&web, &sender, messages);
                     tokio::select! {
                         change = changes.recv() => match change {
@@ -418,11 +433,15 @@ pub(crate) async fn subscribe(
     let Some(device) = caller.device else {
         return error(StatusCode::UNAUTHORIZED, "pair this device first");
     };
-    let subscription =
-        match push::validate(&body.endpoint, &body.keys.p256dh, &body.keys.auth, (web.clock)()) {
-            Ok(subscription) => subscription,
-            Err(refused) => return error(StatusCode::BAD_REQUEST, refused.to_string()),
-        };
+    let subscription = match push::validate(
+        &body.endpoint,
+        &body.keys.p256dh,
+        &body.keys.auth,
+        (web.clock)(),
+    ) {
+        Ok(subscription) => subscription,
+        Err(refused) => return error(StatusCode::BAD_REQUEST, refused.to_string()),
+    };
     let _writing = web.writing.lock().unwrap_or_else(PoisonError::into_inner);
     let mut devices = match web.devices.load() {
         Ok(devices) => devices,
