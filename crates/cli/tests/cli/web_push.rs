@@ -4,8 +4,9 @@
 //! mock session under `--approval ask` that asks. The push service receives the POST, checks
 //! its VAPID `Authorization` (the JWT's ES256 signature against the key the server hands out,
 //! `aud` the push service's origin) and decrypts the `aes128gcm` body with the subscription's
-//! private key and auth secret: it names the session and the tool. A 410 from the push
-//! service then drops the subscription from the device's record.
+//! private key and auth secret: it names the session and the tool. A session whose approval
+//! mode answered for itself pushes its end only. A 410 from the push service then drops the
+//! subscription from the device's record.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -190,8 +191,8 @@ async fn send(port: u16, token: &str, method: &str, path: &str, body: &str) -> (
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_web_push_reaches_a_fake_push_service_signed_and_decryptable() {
     let daemon = Daemon::start().await;
-    // The first push is taken, the second answered "gone".
-    let (service, mut received, _service) = push_service(vec![201, 410]).await;
+    // The first two pushes are taken, the third answered "gone".
+    let (service, mut received, _service) = push_service(vec![201, 201, 410]).await;
 
     let port = free_port();
     let mut command = daemon.command();
@@ -244,6 +245,26 @@ async fn a_web_push_reaches_a_fake_push_service_signed_and_decryptable() {
     .await;
     assert_eq!(status, 400, "{refused}");
 
+    // A session whose approval mode answers its tool call itself never waits: its end is
+    // pushed, nothing before it.
+    let out = daemon.run(&[
+        "new",
+        "--name",
+        "trusted",
+        "--approval",
+        "full-access",
+        "run the tool",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let audience = format!("http://127.0.0.1:{service}");
+    let first = next_push(&mut received, "the trusted session's end").await;
+    let payload = open_push(&first, &key, &audience, &secret, &auth);
+    assert_eq!(
+        (&payload["event"], &payload["name"]),
+        (&json!("done"), &json!("trusted")),
+        "{payload}"
+    );
+
     // A mock session asks: the push names the session and the tool.
     let asker = new_asking(&daemon, "pushed");
     let waiting = until_session(&daemon, &asker, |s| s.state == AgentState::NeedsInput).await;
@@ -255,7 +276,6 @@ async fn a_web_push_reaches_a_fake_push_service_signed_and_decryptable() {
     };
     let push = next_push(&mut received, "the approval").await;
     assert_eq!(push.header("Urgency"), Some("high"), "{push:?}");
-    let audience = format!("http://127.0.0.1:{service}");
     let payload = open_push(&push, &key, &audience, &secret, &auth);
     assert_eq!(payload["v"], json!(1), "{payload}");
     assert_eq!(payload["event"], json!("needs_input"), "{payload}");
