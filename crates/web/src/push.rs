@@ -362,7 +362,8 @@ impl Watch {
     /// delay are the daemon's `[notify]` ones, by its own functions: an edge is a state
     /// change into `needs_input` or `done` with nobody attached
     /// ([`panewise_supervisor::is_edge`]), pushed once the state has lasted `delay_ms` if
-    /// still nobody is attached ([`panewise_supervisor::still_due`]).
+    /// still nobody is attached ([`panewise_supervisor::still_due`]) and nobody attached
+    /// meanwhile.
     pub fn observe(
         &mut self,
         host: &str,
@@ -392,6 +393,11 @@ impl Watch {
             let Some(seen) = known.get_mut(&summary.id) else {
                 continue;
             };
+            // Someone attached while the delay ran: they saw it (the daemon checks at the due
+            // moment; a fold of snapshots cannot know that moment, so any look before it counts).
+            if seen.pending && summary.attached > 0 {
+                seen.pending = false;
+            }
             if !seen.pending || now_ms.saturating_sub(seen.since_ms) < delay_ms {
                 continue;
             }

@@ -196,7 +196,7 @@ async fn no_request_without_a_device_token_allowed_host_and_origin_succeeds() {
                         let subscribed = subscriptions(&web);
                         let response = app
                             .clone()
-                            .oneshot(request.body(Body::from(body)).unwrap())
+                            .oneshot(request.body(Body::from(body.to_owned())).unwrap())
                             .await
                             .unwrap();
                         let after = daemon.calls.load(Ordering::SeqCst);
