@@ -81,6 +81,37 @@ const SHA2: &[&str] = &[
     "libc",
 ];
 
+/// What other workspace members' features add to the SHA-256 stack `panewise-window` shares
+/// with them (cargo unifies features across the workspace): `panewise-web`'s Web Push
+/// (`web-push-native`, RustCrypto) turns on OIDs (`const-oid`), constant-time helpers (`cmov`,
+/// `ctutils`) and `crypto-common`'s `getrandom`/`rand_core`, with their wasm-only halves
+/// (`wasm-bindgen`, `js-sys`, `bumpalo`, `futures-*`, `r-efi`, …). They are linked, never called:
+/// the source scan still refuses any randomness, clock or I/O path in window's code. Issue 42's
+/// `panewise-core` split is where the graph check becomes per-package.
+const SHA2_UNIFIED: &[&str] = &[
+    "const-oid",
+    "cmov",
+    "ctutils",
+    "getrandom",
+    "rand_core",
+    "r-efi",
+    "libm",
+    "wasm-bindgen",
+    "wasm-bindgen-macro",
+    "wasm-bindgen-macro-support",
+    "wasm-bindgen-shared",
+    "js-sys",
+    "bumpalo",
+    "futures-core",
+    "futures-io",
+    "futures-macro",
+    "futures-sink",
+    "futures-task",
+    "futures-util",
+    "pin-project-lite",
+    "slab",
+];
+
 /// ratatui's backend-free halves, as the dashboard's core links them: `ratatui-core` (layout,
 /// text, style, the `Frame`), `ratatui-widgets` (`Paragraph`, `Block`), and what they are built
 /// from: the layout solver (`kasuari`), small-string, width and segmentation tables, the
@@ -156,7 +187,7 @@ pub const PURE_CRATES: &[PureCrate] = &[
     PureCrate {
         package: "panewise-window",
         dir: "crates/window",
-        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2],
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2, SHA2_UNIFIED],
     },
     PureCrate {
         package: "panewise-providers",
@@ -168,6 +199,7 @@ pub const PURE_CRATES: &[PureCrate] = &[
             THISERROR,
             O200K,
             SHA2,
+            SHA2_UNIFIED,
             &[
                 "panewise-protocol",
                 "panewise-pane-state",
@@ -179,13 +211,29 @@ pub const PURE_CRATES: &[PureCrate] = &[
         package: "panewise-session-protocol",
         dir: "crates/session-protocol",
         // providers: the decoders' event vocabulary.
-        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2, PROVIDERS],
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            O200K,
+            SHA2,
+            SHA2_UNIFIED,
+            PROVIDERS,
+        ],
     },
     PureCrate {
         package: "panewise-window-eval",
         dir: "crates/window-eval",
         // providers: the price table and the decoders' vocabulary.
-        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2, PROVIDERS],
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            O200K,
+            SHA2,
+            SHA2_UNIFIED,
+            PROVIDERS,
+        ],
     },
     PureCrate {
         package: "panewise-tui",
@@ -359,6 +407,8 @@ pub const PURE_MODULES: &[PureModule] = &[
             "crates/supervisor/src/registry/delivery.rs",
             "crates/supervisor/src/registry/session.rs",
             "crates/supervisor/src/registry/tests.rs",
+            "crates/supervisor/src/registry/budget.rs",
+            "crates/supervisor/src/registry/tests/budget.rs",
         ],
         why:
             "the daemon's registry: Registry::update folds events into effects the daemon's shell \
@@ -370,10 +420,12 @@ pub const PURE_MODULES: &[PureModule] = &[
             "crates/web/src/routes.rs",
             "crates/web/src/pairing.rs",
             "crates/web/src/inbox.rs",
+            "crates/web/src/push.rs",
+            "crates/web/src/push_tests.rs",
         ],
         why: "panewise web's decisions: the Host, Origin and credential guard, the route table, \
-          pairing codes and device tokens (randomness and clock passed in), the inbox fold; the \
-          axum shell (server/) carries them out",
+          pairing codes and device tokens (randomness and clock passed in), the inbox fold, Web \
+          Push's subscriptions, edges and messages; the axum shell (server/) carries them out",
     },
 ];
 

@@ -454,7 +454,9 @@ fn default_notify() -> panewise_supervisor::NotifyConfig {
 }
 
 /// The daemon's `[notify]` settings, from the user file as it is now.
-fn notify_settings(user: Option<&Path>) -> anyhow::Result<panewise_supervisor::NotifyConfig> {
+pub(crate) fn notify_settings(
+    user: Option<&Path>,
+) -> anyhow::Result<panewise_supervisor::NotifyConfig> {
     let settings = panewise_host::config::Config::load_files(user, None)?.notify;
     Ok(notify_config(settings))
 }

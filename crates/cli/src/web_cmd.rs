@@ -15,7 +15,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use panewise_web::guard::allowed_hosts;
 use panewise_web::server::{
-    check_bind, router, serve, system_clock, system_random, DeviceStore, Listen, LocalDaemon, Web,
+    check_bind, router, serve, system_clock, system_random, watch_pushes, DelaySource, DeviceStore,
+    Listen, LocalDaemon, Push, Web,
 };
 
 /// The port `panewise web` listens on by default: fixed, so a bookmark, an `ssh -L` and a
@@ -64,18 +65,49 @@ struct ServeArgs {
     /// `host:port` as the browser sends it); repeatable.
     #[arg(long = "allow-host", value_name = "HOST")]
     allow_host: Vec<String>,
+    /// The contact a push service may reach this server's operator by (`mailto:` or
+    /// `https:`), named in every Web Push's VAPID token; some push services require a real one.
+    #[arg(long, value_name = "URL", default_value = "mailto:panewise@localhost")]
+    push_contact: String,
     #[command(flatten)]
     remote: crate::remote::RemoteArgs,
 }
 
-/// Where the paired devices are kept: `$XDG_DATA_HOME/panewise/web/devices.json`.
-fn devices_file() -> anyhow::Result<PathBuf> {
+/// Where `panewise web` keeps its state: `$XDG_DATA_HOME/panewise/web`.
+fn web_dir() -> anyhow::Result<PathBuf> {
     let sessions = panewise_host::session_log::sessions_dir()
         .context("neither XDG_DATA_HOME nor HOME is set")?;
     let data = sessions
         .parent()
         .context("the sessions directory has no parent")?;
-    Ok(data.join("web/devices.json"))
+    Ok(data.join("web"))
+}
+
+/// Where the paired devices are kept: `web/devices.json`.
+fn devices_file() -> anyhow::Result<PathBuf> {
+    Ok(web_dir()?.join("devices.json"))
+}
+
+/// Where the VAPID private key is kept (0600, made at the first start): `web/vapid.key`.
+fn vapid_file() -> anyhow::Result<PathBuf> {
+    Ok(web_dir()?.join("vapid.key"))
+}
+
+/// The `[notify]` delay, read from the user's file each time the push watcher asks (as the
+/// daemon reads it), the last that read kept when the file stops reading.
+fn notify_delay() -> DelaySource {
+    let user = panewise_host::config::user_file();
+    let last = Arc::new(std::sync::Mutex::new(std::time::Duration::ZERO));
+    Arc::new(move || {
+        let mut last = last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match crate::daemon_cmd::notify_settings(user.as_deref()) {
+            Ok(settings) => *last = settings.delay,
+            Err(error) => tracing::warn!(%error, "[notify]: keeping the last delay that read"),
+        }
+        *last
+    })
 }
 
 /// Runs `panewise web`.
@@ -141,16 +173,27 @@ fn serve_web(args: ServeArgs, store: DeviceStore) -> anyhow::Result<ExitCode> {
             // The address it was bound to explicitly is a Host the browser sends.
             extra.push(SocketAddr::new(ip, port).to_string());
         }
+        let random = system_random();
         let web = Web::new(
             daemon,
             allowed_hosts(port, &extra),
             store,
             system_clock(),
-            system_random(),
+            Arc::clone(&random),
         )
         .map_err(|why| anyhow::anyhow!("cannot draw a pairing code: {why}"))?;
+        // Web Push: the key is made once and kept; without it the page works, pushes don't.
+        let web = match Push::load_or_create(&vapid_file()?, &random, args.push_contact.clone()) {
+            Ok(push) => web.with_push(push),
+            Err(error) => {
+                eprintln!("panewise web: no Web Push: {error}");
+                web
+            }
+        };
         let code = web.pairing_code();
-        let app = router(Arc::new(web));
+        let web = Arc::new(web);
+        tokio::spawn(watch_pushes(Arc::clone(&web), notify_delay()));
+        let app = router(web);
         serve(&listen, app, |bound| {
             let page = match &listen {
                 Listen::Tcp(addr) if !addr.ip().is_loopback() => format!("http://{bound}/"),

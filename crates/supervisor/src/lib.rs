@@ -56,7 +56,7 @@ pub use error::SupervisorError;
 pub use launcher::{
     LaunchInfo, Launched, Launcher, LogMirror, SharedLogMirror, LOG_MIRROR_MAX_BYTES,
 };
-pub use notify::{NotifyConfig, NotifySource};
+pub use notify::{is_edge, notified, still_due, NotifyConfig, NotifySource};
 pub use registry::Limits;
 pub use server::{bind, Bound};
 pub use shell::serve;

@@ -30,9 +30,22 @@ impl NotifyConfig {
     }
 }
 
-/// The states whose edges are notified.
-pub(crate) fn notified(state: AgentState) -> bool {
+/// The states whose edges are notified (`[notify]`, and `panewise web`'s push, which reuses
+/// these rules).
+pub fn notified(state: AgentState) -> bool {
     matches!(state, AgentState::NeedsInput | AgentState::Done)
+}
+
+/// Whether a summary that was in state `before` (`None`: first seen) and is now `now` is an
+/// edge to notify once the delay ran out: into a notified state, nobody attached.
+pub fn is_edge(before: Option<AgentState>, now: &SessionSummary) -> bool {
+    before != Some(now.state) && notified(now.state) && now.attached == 0
+}
+
+/// Whether an edge into `state`, its delay run out, is still to be notified for `now`: the
+/// state lasted and still nobody is attached.
+pub fn still_due(state: AgentState, now: &SessionSummary) -> bool {
+    now.state == state && now.attached == 0
 }
 
 /// The event a command reads on its stdin.

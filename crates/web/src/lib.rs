@@ -17,7 +17,9 @@
 //! ## API boundary
 //! The decisions are pure modules with table tests: [`routes`] (the route table), [`guard`]
 //! (Host, Origin, method, credential), [`pairing`] (codes and device tokens, randomness and
-//! clock passed in), [`inbox`] (the inbox, staleness, the transcript fold). The shell
+//! clock passed in), [`inbox`] (the inbox, staleness, the transcript fold), [`push`] (Web
+//! Push: subscriptions, the `[notify]` edges, what a push says, the push service's verdict).
+//! The shell
 //! ([`server`]) is axum; it reaches the daemon through the [`server::Daemon`] trait, so the
 //! router is tested against a fake daemon (`tests/route_matrix.rs`).
 //!
@@ -29,5 +31,6 @@
 pub mod guard;
 pub mod inbox;
 pub mod pairing;
+pub mod push;
 pub mod routes;
 pub mod server;

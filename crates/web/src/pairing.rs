@@ -121,6 +121,10 @@ pub struct Device {
     pub token_sha256: String,
     /// When it was paired, ms since the epoch.
     pub paired_at_ms: u64,
+    /// Its browsers' Web Push subscriptions ([`crate::push`]): kept in its record, so that
+    /// revoking the device drops them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscriptions: Vec<crate::push::Subscription>,
 }
 
 /// Why a device could not be revoked.
@@ -168,6 +172,7 @@ impl Devices {
             name: device_name(name),
             token_sha256: hash,
             paired_at_ms: now_ms,
+            subscriptions: Vec::new(),
         };
         self.devices.push(device.clone());
         (device, token)

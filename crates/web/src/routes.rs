@@ -47,6 +47,18 @@ pub const ROUTES: &[RouteSpec] = &[
     route("GET", "/app.js", Access::Public, "the page's script"),
     route("GET", "/app.css", Access::Public, "the page's style"),
     route(
+        "GET",
+        "/sw.js",
+        Access::Public,
+        "the service worker that shows a push",
+    ),
+    route(
+        "GET",
+        "/manifest.webmanifest",
+        Access::Public,
+        "the web app manifest (a phone's home screen)",
+    ),
+    route(
         "POST",
         "/api/pair",
         Access::PairCode,
@@ -106,6 +118,24 @@ pub const ROUTES: &[RouteSpec] = &[
         "/api/devices",
         Access::Device,
         "the paired devices (no token)",
+    ),
+    route(
+        "GET",
+        "/api/push/key",
+        Access::Device,
+        "the VAPID public key a push subscription is made with",
+    ),
+    route(
+        "POST",
+        "/api/push/subscription",
+        Access::Device,
+        "keeps the browser's push subscription for this device",
+    ),
+    route(
+        "DELETE",
+        "/api/push/subscription",
+        Access::Device,
+        "forgets one of this device's push subscriptions",
     ),
 ];
 

@@ -12,7 +12,8 @@ use axum::http::{header, Request, StatusCode};
 use panewise_api::Method;
 use panewise_web::guard::allowed_hosts;
 use panewise_web::pairing::Devices;
-use panewise_web::server::{router, Daemon, DaemonError, DeviceStore, LogEvent, Web};
+use panewise_web::routes::{lookup, Lookup};
+use panewise_web::server::{router, Daemon, DaemonError, DeviceStore, LogEvent, Push, Web};
 use tokio::sync::mpsc;
 use tower::ServiceExt;
 
@@ -65,8 +66,37 @@ fn web(daemon: Arc<FakeDaemon>) -> (Arc<Web>, String) {
             Ok(())
         }),
     )
-    .unwrap();
+    .unwrap()
+    .with_push(Push::new(&[3; 32], "mailto:test@example.com".to_owned()).unwrap());
     (Arc::new(web), token)
+}
+
+/// A browser's subscription body: a real P-256 point and a 16-byte auth secret.
+fn subscription_body() -> String {
+    use base64ct::{Base64UrlUnpadded, Encoding};
+    use web_push_native::p256::elliptic_curve::sec1::ToEncodedPoint;
+    let secret = web_push_native::p256::SecretKey::from_slice(&[7; 32]).unwrap();
+    serde_json::json!({
+        "endpoint": "https://push.example/send/abc",
+        "keys": {
+            "p256dh": Base64UrlUnpadded::encode_string(
+                secret.public_key().to_encoded_point(false).as_bytes()
+            ),
+            "auth": Base64UrlUnpadded::encode_string(&[5; 16]),
+        }
+    })
+    .to_string()
+}
+
+/// How many push subscriptions the store holds.
+fn subscriptions(web: &Web) -> usize {
+    web.devices()
+        .load()
+        .unwrap()
+        .devices
+        .iter()
+        .map(|device| device.subscriptions.len())
+        .sum()
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -81,7 +111,8 @@ enum Cred {
 async fn no_request_without_a_device_token_allowed_host_and_origin_succeeds() {
     let daemon = Arc::new(FakeDaemon::default());
     let (web, token) = web(Arc::clone(&daemon));
-    let app = router(web);
+    let app = router(Arc::clone(&web));
+    let subscribe = subscription_body();
     let hosts: [(Option<&str>, bool); 5] = [
         (Some("127.0.0.1:7455"), true),
         (Some("localhost:7455"), true),
@@ -97,7 +128,7 @@ async fn no_request_without_a_device_token_allowed_host_and_origin_succeeds() {
         (Some("http://evil.test:7455"), false),
     ];
     // (method, path, body, device route)
-    let routes: [(&str, &str, &str, bool); 9] = [
+    let routes: [(&str, &str, &str, bool); 12] = [
         ("GET", "/api/inbox", "", true),
         ("GET", "/api/sessions", "", true),
         ("GET", "/api/devices", "", true),
@@ -112,6 +143,14 @@ async fn no_request_without_a_device_token_allowed_host_and_origin_succeeds() {
         ("POST", "/api/sessions", r#"{"prompt":"x"}"#, true),
         ("DELETE", "/api/sessions/s1/stop", "{}", true),
         ("PUT", "/api/sessions/s1/prompt", r#"{"text":"x"}"#, true),
+        ("GET", "/api/push/key", "", true),
+        ("POST", "/api/push/subscription", subscribe.as_str(), true),
+        (
+            "DELETE",
+            "/api/push/subscription",
+            r#"{"endpoint":"https://push.example/send/abc"}"#,
+            true,
+        ),
     ];
     let content_types: [(Option<&str>, bool); 3] = [
         (Some("application/json"), true),
@@ -154,9 +193,10 @@ async fn no_request_without_a_device_token_allowed_host_and_origin_succeeds() {
                             }
                         };
                         let before = daemon.calls.load(Ordering::SeqCst);
+                        let subscribed = subscriptions(&web);
                         let response = app
                             .clone()
-                            .oneshot(request.body(Body::from(body)).unwrap())
+                            .oneshot(request.body(Body::from(body.to_owned())).unwrap())
                             .await
                             .unwrap();
                         let after = daemon.calls.load(Ordering::SeqCst);
@@ -175,7 +215,7 @@ async fn no_request_without_a_device_token_allowed_host_and_origin_succeeds() {
                                 .is_some(),
                             "{what}"
                         );
-                        let known_method = matches!(method, "GET" | "POST");
+                        let known_method = matches!(lookup(method, path), Lookup::Found(_));
                         let should = host_ok
                             && known_method
                             && matches!(cred, Cred::Valid)
@@ -183,6 +223,7 @@ async fn no_request_without_a_device_token_allowed_host_and_origin_succeeds() {
                         assert_eq!(status.is_success(), should, "{what}");
                         if !should {
                             assert_eq!(after, before, "nothing reached the daemon: {what}");
+                            assert_eq!(subscriptions(&web), subscribed, "no subscription: {what}");
                         } else {
                             succeeded += 1;
                         }
@@ -213,7 +254,31 @@ async fn the_page_is_public_under_an_allowed_host_only_and_pairing_needs_the_cod
         String,
         StatusCode,
     );
-    let table: [Row<'_>; 8] = [
+    let table: [Row<'_>; 11] = [
+        (
+            "GET",
+            "/sw.js",
+            Some("127.0.0.1:7455"),
+            None,
+            String::new(),
+            StatusCode::OK,
+        ),
+        (
+            "GET",
+            "/manifest.webmanifest",
+            Some("localhost:7455"),
+            None,
+            String::new(),
+            StatusCode::OK,
+        ),
+        (
+            "GET",
+            "/sw.js",
+            Some("evil.test:7455"),
+            None,
+            String::new(),
+            StatusCode::MISDIRECTED_REQUEST,
+        ),
         (
             "GET",
             "/",

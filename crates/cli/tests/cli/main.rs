@@ -30,6 +30,7 @@ mod ui_terminal;
 mod usage;
 mod views_agree;
 mod web;
+mod web_push;
 mod window;
 mod window_eval;
 

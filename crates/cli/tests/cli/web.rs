@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use crate::daemon::{Daemon, DEADLINE};
 
 /// A process of this test, killed when the test ends however it ends.
-struct Owned(Child);
+pub(crate) struct Owned(Child);
 
 impl Drop for Owned {
     fn drop(&mut self) {
@@ -32,7 +32,7 @@ impl Drop for Owned {
     }
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -133,7 +133,7 @@ async fn click(client: &Client, css: &str) {
 }
 
 /// The daemon's summary of session `id`, polled until `done` holds.
-async fn until_session(
+pub(crate) async fn until_session(
     daemon: &Daemon,
     id: &str,
     done: impl Fn(&SessionSummary) -> bool,
@@ -152,7 +152,7 @@ async fn until_session(
     }
 }
 
-fn new_asking(daemon: &Daemon, name: &str) -> String {
+pub(crate) fn new_asking(daemon: &Daemon, name: &str) -> String {
     let out = daemon.run(&["new", "--name", name, "--approval", "ask", "run the tool"]);
     assert!(out.status.success(), "{out:?}");
     String::from_utf8(out.stdout)
@@ -478,7 +478,7 @@ impl Lcg {
 /// One HTTP/1.0 exchange on loopback (the answer is delimited by the connection's close, so
 /// no chunked decoding): the bytes read before `budget` bytes, the close, the `ended` event,
 /// or `idle` without a byte (a live stream then waits for more: that is a cut too).
-async fn http(port: u16, request: &str, budget: usize, idle: Duration) -> Vec<u8> {
+pub(crate) async fn http(port: u16, request: &str, budget: usize, idle: Duration) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
@@ -656,7 +656,7 @@ async fn the_transcript_cut_twenty_times_equals_the_fold_and_attach() {
 
 /// `panewise web` started by `command` on `port`, and a device token paired over HTTP with
 /// the code it printed, as the page would.
-async fn paired(mut command: Command, port: u16, device: &str) -> (Owned, String) {
+pub(crate) async fn paired(mut command: Command, port: u16, device: &str) -> (Owned, String) {
     command.stdout(Stdio::piped());
     let mut web = Owned(command.spawn().unwrap());
     let mut said = std::io::BufReader::new(web.0.stdout.take().unwrap());
@@ -677,7 +677,7 @@ async fn paired(mut command: Command, port: u16, device: &str) -> (Owned, String
 }
 
 /// A JSON POST to the web server as the page sends it (`token` empty: none), its JSON answer.
-async fn post(port: u16, token: &str, path: &str, body: &str) -> Value {
+pub(crate) async fn post(port: u16, token: &str, path: &str, body: &str) -> Value {
     let bearer = if token.is_empty() {
         String::new()
     } else {
@@ -700,7 +700,7 @@ async fn post(port: u16, token: &str, path: &str, body: &str) -> Value {
 }
 
 /// A GET of the API with the device's token, its JSON answer.
-async fn get(port: u16, token: &str, path: &str) -> Value {
+pub(crate) async fn get(port: u16, token: &str, path: &str) -> Value {
     let answer = http(
         port,
         &format!(

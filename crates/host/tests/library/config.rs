@@ -630,6 +630,8 @@ fn sandbox_network_is_a_boolean_or_loopback_ports_and_opened_from_the_user_file_
                 "{error}"
             );
         }
+    }
+}
 
 /// `[limits]`' spend caps: dollars above 0 (a whole number reads as dollars), tokens above 0;
 /// every bad value and unknown key named; the flags win over the file for a session's caps.

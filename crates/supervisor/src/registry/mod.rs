@@ -372,7 +372,7 @@ impl Registry {
                     return;
                 };
                 let summary = session.summary();
-                if summary.state == state && summary.attached == 0 {
+                if crate::notify::still_due(state, &summary) {
                     effects.push(Effect::Notify {
                         config,
                         summary: Box::new(summary),
@@ -674,10 +674,7 @@ impl Registry {
         let before = session.last_sent.as_ref().map(|sent| sent.pane.state);
         session.last_sent = Some(changing.clone());
         let summary = session.summary_with(changing);
-        if before != Some(summary.state)
-            && crate::notify::notified(summary.state)
-            && summary.attached == 0
-        {
+        if crate::notify::is_edge(before, &summary) {
             effects.push(Effect::ScheduleNotify {
                 id: id.to_owned(),
                 state: summary.state,

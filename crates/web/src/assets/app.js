@@ -294,8 +294,70 @@ function wire() {
   });
 }
 
+// Web Push: the browser's push subscription, made with the server's VAPID key once the
+// person allows notifications, is handed to the server for this device; a push is shown by
+// /sw.js. A browser without a service worker or PushManager (or a page not in a secure
+// context: http to anything but loopback) has no button.
+function pushKey(text) {
+  const raw = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+  return Uint8Array.from(raw, (c) => c.charCodeAt(0));
+}
+
+async function sendSubscription(method, body) {
+  const response = await fetch("/api/push/subscription", {
+    method,
+    headers: headers(true),
+    body: JSON.stringify(body),
+    credentials: "omit",
+    referrerPolicy: "no-referrer",
+  });
+  if (response.status === 401) unpaired();
+  return response.ok;
+}
+
+async function pushState() {
+  const button = $("push-button");
+  if (!("serviceWorker" in navigator) || !("PushManager" in window) || !window.isSecureContext) return;
+  const registration = await navigator.serviceWorker.register("/sw.js");
+  const current = await registration.pushManager.getSubscription();
+  button.hidden = false;
+  button.textContent = current ? "Stop notifying this device" : "Notify this device";
+  button.onclick = async () => {
+    button.disabled = true;
+    try {
+      const now = await registration.pushManager.getSubscription();
+      if (now) {
+        await sendSubscription("DELETE", { endpoint: now.endpoint });
+        await now.unsubscribe();
+        say("");
+      } else if ((await Notification.requestPermission()) === "granted") {
+        const key = (await getJson("/api/push/key")).key;
+        const made = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: pushKey(key) });
+        say((await sendSubscription("POST", made.toJSON())) ? "" : "this server did not take the subscription");
+      } else {
+        say("notifications are not allowed for this page");
+      }
+    } catch (error) {
+      say("notifications: " + error.message);
+    } finally {
+      button.disabled = false;
+      pushState();
+    }
+  };
+}
+
 function start() {
   $("pairing").hidden = true;
+  pushState().catch(() => { /* no push on this browser */ });
+  if ("serviceWorker" in navigator) {
+    // A tapped notification asks the page to show the inbox.
+    navigator.serviceWorker.addEventListener("message", (event) => {
+      if (event.data && event.data.kind === "show-inbox") {
+        $("inbox-section").scrollIntoView();
+        refresh();
+      }
+    });
+  }
   refresh();
   setInterval(refresh, POLL_MS);
   // Said within 30 s even when every poll hangs rather than fails.

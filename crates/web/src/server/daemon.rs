@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use panewise_api::{
-    EndNotice, ErrorCode, LineNotice, ListParams, ListResult, Method, SessionSummary,
-    SubscribeParams,
+    ChangedNotice, EndNotice, ErrorCode, LineNotice, ListParams, ListResult, Method, RemovedNotice,
+    SessionSummary, SubscribeParams,
 };
 use panewise_supervisor::{Client, SupervisorError};
 use tokio::sync::mpsc;
@@ -65,6 +65,19 @@ pub enum LogEvent {
     Ended,
 }
 
+/// One change of the daemon's session list (`sessions/subscribe`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListEvent {
+    /// A session's summary changed, or it was created.
+    Changed(Box<SessionSummary>),
+    /// A session was removed (its full id).
+    Removed(String),
+}
+
+/// The session list now and its changes from then on; the stream ends when the daemon
+/// closes the connection.
+pub type ListStream = (Vec<SessionSummary>, mpsc::Receiver<ListEvent>);
+
 /// A daemon, as the web shell uses it.
 #[async_trait::async_trait]
 pub trait Daemon: Send + Sync + 'static {
@@ -96,6 +109,13 @@ pub trait Daemon: Send + Sync + 'static {
     /// `HOST:ID` as the dashboard names them, and a host that cannot be reached its error.
     async fn list_hosts(&self) -> Vec<(String, Result<Vec<SessionSummary>, DaemonError>)> {
         vec![(LOCAL_HOST.to_owned(), self.list().await)]
+    }
+
+    /// This machine's session list and its changes as the daemon publishes them, on a
+    /// connection of its own (the push watcher's); `Ok(None)` when this daemon offers no
+    /// stream (several hosts), and the watcher lists every host each second instead.
+    async fn list_stream(&self) -> Result<Option<ListStream>, DaemonError> {
+        Ok(None)
     }
 
     /// Session `session`'s log lines from 0, then live, on a connection of its own named
@@ -199,6 +219,46 @@ impl Daemon for LocalDaemon {
         let connection = self.connect(client).await?;
         subscription(connection, session).await
     }
+
+    async fn list_stream(&self) -> Result<Option<ListStream>, DaemonError> {
+        let connection = tokio::time::timeout(CALL_DEADLINE, self.connect("panewise web push"))
+            .await
+            .map_err(|_| DaemonError::unreachable("the daemon did not answer in time"))??;
+        list_stream(connection).await.map(Some)
+    }
+}
+
+/// Subscribes `connection` to the session list: the list now, and its changes handed on
+/// until the daemon closes the connection or the receiver is dropped.
+pub async fn list_stream(connection: Client) -> Result<ListStream, DaemonError> {
+    let list: ListResult = tokio::time::timeout(
+        CALL_DEADLINE,
+        connection.call(Method::SubscribeList, ListParams {}),
+    )
+    .await
+    .map_err(|_| DaemonError::unreachable("the daemon did not answer in time"))??;
+    let (events, receiver) = mpsc::channel(256);
+    tokio::spawn(async move {
+        while let Some(notice) = connection.next_notification().await {
+            let event = if notice.method == ChangedNotice::METHOD {
+                match serde_json::from_value::<ChangedNotice>(notice.params) {
+                    Ok(changed) => ListEvent::Changed(Box::new(changed.session)),
+                    Err(_) => continue,
+                }
+            } else if notice.method == RemovedNotice::METHOD {
+                match serde_json::from_value::<RemovedNotice>(notice.params) {
+                    Ok(removed) => ListEvent::Removed(removed.id),
+                    Err(_) => continue,
+                }
+            } else {
+                continue;
+            };
+            if events.send(event).await.is_err() {
+                break;
+            }
+        }
+    });
+    Ok((list.sessions, receiver))
 }
 
 /// Subscribes `connection` to `session`'s log from line 0 and hands its lines on until the

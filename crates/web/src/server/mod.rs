@@ -6,6 +6,7 @@
 mod daemon;
 mod handlers;
 mod listen;
+mod push;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,9 +19,11 @@ use axum::routing::get;
 use axum::Router;
 
 pub use daemon::{
-    subscription, Daemon, DaemonError, LocalDaemon, LogEvent, CALL_DEADLINE, LOCAL_HOST,
+    list_stream, subscription, Daemon, DaemonError, ListEvent, ListStream, LocalDaemon, LogEvent,
+    CALL_DEADLINE, LOCAL_HOST,
 };
 pub use listen::{check_bind, serve, BindError, Listen};
+pub use push::{watch as watch_pushes, DelaySource, Push, PushError, SEND_TIMEOUT, WATCH_EVERY};
 
 use crate::guard::{self, Credential, Facts};
 use crate::pairing::{Device, Devices, PairingCode};
@@ -114,6 +117,11 @@ pub struct Web {
     pub(crate) random: Random,
     /// When the daemon last answered, and whether the last try failed.
     pub(crate) heard: Mutex<(Option<u64>, bool)>,
+    /// The Web Push sender, when push is set up.
+    pub(crate) push: Option<Arc<Push>>,
+    /// Held while the device store is read, changed and written back, so two changes made
+    /// at once (two subscriptions, a subscription and a push service's "gone") both stay.
+    pub(crate) writing: Mutex<()>,
 }
 
 impl Web {
@@ -136,7 +144,16 @@ impl Web {
             clock,
             random,
             heard: Mutex::new((None, false)),
+            push: None,
+            writing: Mutex::new(()),
         })
+    }
+
+    /// The same server, sending Web Push with `push` (the `/api/push` routes answer 503
+    /// without it).
+    pub fn with_push(mut self, push: Push) -> Web {
+        self.push = Some(Arc::new(push));
+        self
     }
 
     /// The pairing code to print (in the URL fragment, never the query).
@@ -257,6 +274,8 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/", get(handlers::page))
         .route("/app.js", get(handlers::script))
         .route("/app.css", get(handlers::style))
+        .route("/sw.js", get(push::service_worker))
+        .route("/manifest.webmanifest", get(push::manifest))
         .route("/api/pair", post(handlers::pair))
         .route("/api/inbox", get(handlers::inbox))
         .route(
@@ -270,6 +289,11 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/api/sessions/{id}/interrupt", post(handlers::interrupt))
         .route("/api/sessions/{id}/stop", post(handlers::stop))
         .route("/api/devices", get(handlers::devices))
+        .route("/api/push/key", get(push::key))
+        .route(
+            "/api/push/subscription",
+            post(push::subscribe).delete(push::unsubscribe),
+        )
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&web),
             guard_layer,
