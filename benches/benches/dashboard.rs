@@ -77,6 +77,7 @@ fn summary(n: usize, now_ms: u64) -> SessionSummary {
         tokens: Some(123_456),
         cost_usd: Some(0.4321),
         cost_source: Some(CostSource::Reported),
+        budget: None,
         waiting_since_ms: (state == AgentState::NeedsInput).then_some(now_ms - 5_000),
         failure_kind: None,
         log: String::new(),

@@ -380,20 +380,23 @@ async fn call(client: &Client, effect: Effect) -> Result<(), panewise_supervisor
             .call::<_, Ack>(Method::Rename, RenameParams { session, name })
             .await
             .map(drop),
-        Effect::Create(params) => client
-            .call::<_, CreateResult>(
-                Method::Create,
-                // A new session is the local daemon's, made from this process's context:
-                // its directory and its keys and endpoints.
-                CreateParams {
-                    client: params
-                        .client
-                        .or_else(|| panewise_host::launch::client_context(None).ok()),
-                    ..params
-                },
-            )
-            .await
-            .map(drop),
+        Effect::Create(params) => {
+            let params = *params;
+            client
+                .call::<_, CreateResult>(
+                    Method::Create,
+                    // A new session is the local daemon's, made from this process's context:
+                    // its directory and its keys and endpoints.
+                    CreateParams {
+                        client: params
+                            .client
+                            .or_else(|| panewise_host::launch::client_context(None).ok()),
+                        ..params
+                    },
+                )
+                .await
+                .map(drop)
+        }
         Effect::Resume { session } => client
             .call::<_, CreateResult>(
                 Method::Resume,

@@ -176,7 +176,7 @@ pub enum Effect {
         name: String,
     },
     /// `session/create`.
-    Create(CreateParams),
+    Create(Box<CreateParams>),
     /// `session/resume`.
     Resume {
         /// The session's id.

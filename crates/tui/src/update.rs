@@ -690,7 +690,7 @@ fn on_form_key(app: &mut App, mut form: Form, key: Key, effects: &mut Vec<Effect
                 let text = form.values.get(at).map(|v| v.trim()).unwrap_or("");
                 (!text.is_empty()).then(|| text.to_owned())
             };
-            effects.push(Effect::Create(CreateParams {
+            effects.push(Effect::Create(Box::new(CreateParams {
                 provider: value(Field::Provider),
                 model: value(Field::Model),
                 prompt: value(Field::Prompt),
@@ -705,7 +705,7 @@ fn on_form_key(app: &mut App, mut form: Form, key: Key, effects: &mut Vec<Effect
                 max_tokens: None,
                 // The shell sends its own context (`panewise ui`'s directory and keys).
                 client: None,
-            }));
+            })));
             return;
         }
         Key::Backspace => {

@@ -317,6 +317,8 @@ pub fn message(host: &str, summary: &SessionSummary) -> PushMessage {
             (Some(tool.as_str()), argument.clone())
         }
         Some(WaitingFor::Question { questions, .. }) => (None, questions.join(" / ")),
+        // Held at a spend cap: the reason ("budget reached: $X of $Y") is what to act on.
+        Some(WaitingFor::Budget { reason }) => (None, reason.clone()),
         None if summary.state == AgentState::Done => {
             (None, format!("{} turn(s) done", summary.turns))
         }

@@ -288,12 +288,12 @@ fn a_new_session_starts_with_the_configured_defaults() {
     let (after, effects) = feed(start, events);
     assert_eq!(
         effects,
-        vec![Effect::Create(CreateParams {
+        vec![Effect::Create(Box::new(CreateParams {
             provider: Some("mock".to_owned()),
             prompt: Some("hello".to_owned()),
             approval: Some("ask".to_owned()),
             ..CreateParams::default()
-        })]
+        }))]
     );
     assert_eq!(after.mode, Mode::List);
 }
