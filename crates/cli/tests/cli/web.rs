@@ -373,9 +373,12 @@ async fn the_inbox_in_a_real_browser_approves_refuses_rebinding_and_foreign_page
         .to_owned();
     let mut answered: Vec<String> = Vec::new();
     let done = loop {
+        // Idle also reads between `new`'s prompt and its turn's start: only an idle session
+        // that was asked something has finished.
         let now = until_session(&daemon, &five, |s| {
             (s.state == AgentState::NeedsInput && !answered.contains(&request_of(s)))
-                || matches!(s.state, AgentState::Done | AgentState::Idle)
+                || s.state == AgentState::Done
+                || (s.state == AgentState::Idle && !answered.is_empty())
         })
         .await;
         if now.state != AgentState::NeedsInput {
