@@ -64,7 +64,9 @@ impl Registry {
         let total: f64 = each().map(|(_, cost)| cost).sum();
         let today = self.budget.day.spent(each());
         let verdict = daemon_verdict(&self.budget.caps, total, today);
-        if verdict == self.budget.verdict {
+        // Told when the hold begins or ends, not at every cent past the cap: the reason
+        // first told stands while the hold does (a new session hears the same words).
+        if verdict.is_some() == self.budget.verdict.is_some() {
             return;
         }
         self.budget.verdict.clone_from(&verdict);

@@ -33,7 +33,12 @@ fn daemon_controls(effects: &[Effect]) -> Vec<(String, Option<String>)> {
 
 #[test]
 fn r112_r113_the_daemons_cap_holds_every_running_session_until_raised() {
-    let mut harness = Harness::new(limits());
+    // Room for every answer: this client never says it read one.
+    let mut harness = Harness::new(Limits {
+        queue_lines: 64,
+        ..limits()
+    });
+    connected(&mut harness, &[A]);
     harness.host(A, "a");
     harness.host(A, "b");
     let set = harness.request(A, "daemon/set_budget", json!({"max_cost_usd": 1.0}));
