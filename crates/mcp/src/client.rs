@@ -1,0 +1,1 @@
+//! The own loop's client of configured MCP servers.

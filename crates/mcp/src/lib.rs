@@ -1,0 +1,20 @@
+//! # panewise-mcp
+//!
+//! MCP for panewise, on the official SDK (`rmcp`, pinned exactly).
+//!
+//! - [`client`]: the own loop's client of the MCP servers a session is configured with.
+//! - [`serve`]: `panewise mcp serve`, the daemon's verbs as MCP tools over stdio.
+//!
+//! ## Invariants
+//! - No server process outlives the session that started it.
+//!
+//! ## Where to start reading
+//! [`client`], then [`serve`].
+
+#![deny(missing_docs)]
+
+pub mod client;
+pub mod error;
+pub mod serve;
+
+pub use error::McpError;

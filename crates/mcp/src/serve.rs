@@ -1,0 +1,1 @@
+//! `panewise mcp serve`: the daemon's verbs as MCP tools over stdio.
