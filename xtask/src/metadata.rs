@@ -134,77 +134,39 @@ impl Metadata {
             .iter()
             .find(|p| p.name == name && self.workspace_members.contains(&p.id))
     }
-
-    /// The names of every package reachable from `root_id` through normal edges only.
-    ///
-    /// Dev edges are left out at every step (tests may do I/O), and so are build edges: a
-    /// build script runs on the build machine, not in the library. Edges for every target
-    /// platform are followed, so the answer holds on all of them.
-    pub fn normal_closure(&self, root_id: &str) -> BTreeSet<String> {
-        let nodes: BTreeMap<&str, &Node> = self
-            .resolve
-            .nodes
-            .iter()
-            .map(|n| (n.id.as_str(), n))
-            .collect();
-        let names: BTreeMap<&str, &str> = self
-            .packages
-            .iter()
-            .map(|p| (p.id.as_str(), p.name.as_str()))
-            .collect();
-        let packages: BTreeMap<&str, &Package> =
-            self.packages.iter().map(|p| (p.id.as_str(), p)).collect();
-        let mut seen: BTreeSet<&str> = BTreeSet::new();
-        let mut stack = vec![root_id];
-        while let Some(id) = stack.pop() {
-            let Some(node) = nodes.get(id) else { continue };
-            for dep in &node.deps {
-                let name = names.get(dep.pkg.as_str()).copied().unwrap_or(&dep.pkg);
-                if let Some(package) = packages.get(id) {
-                    if !optional_dependency_enabled(package, &node.features, name) {
-                        continue;
-                    }
-                }
-                let normal = dep.dep_kinds.iter().any(|k| k.kind.is_none());
-                if normal && seen.insert(dep.pkg.as_str()) {
-                    stack.push(dep.pkg.as_str());
-                }
-            }
-        }
-        seen.iter()
-            .map(|id| names.get(id).copied().unwrap_or(id).to_string())
-            .collect()
-    }
 }
 
-/// Whether `package`, with `features` on, links its normal dependency `name`: always when it
-/// is not optional, else when an enabled feature turns it on (`dep:name`, `name/feature`, or the
-/// implicit feature `name`). A weak `name?/feature` does not: it only adds a feature to the
-/// dependency should something else turn it on. `cargo metadata` lists such a dependency in
-/// the resolve all the same (ratatui's `std` names `palette?/std`), so the graph is pruned here.
-pub fn optional_dependency_enabled(package: &Package, features: &[String], name: &str) -> bool {
-    let declared: Vec<&DeclaredDependency> = package
-        .dependencies
-        .iter()
-        .filter(|d| d.name == name && d.kind.is_none())
-        .collect();
-    if declared.is_empty() || declared.iter().any(|d| !d.optional) {
-        return true;
+/// Every package `package` links through normal edges, resolved as `cargo build -p package
+/// --all-features` would: per package, so a feature another workspace member turns on in a
+/// shared dependency does not count against it (cargo unifies features only across the
+/// packages one build selects), and edges for every target platform followed. Dev and build
+/// edges are left out (tests may do I/O; a build script runs on the build machine).
+pub fn linked_packages(root: &Path, package: &str) -> Result<BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = Command::new(&cargo)
+        .args(["tree", "-p", package, "--all-features", "-e", "normal"])
+        .args(["--target", "all", "--prefix", "none", "-f", "{p}"])
+        .arg("--manifest-path")
+        .arg(root.join("Cargo.toml"))
+        .output()
+        .with_context(|| format!("could not run `{cargo} tree`"))?;
+    if !output.status.success() {
+        bail!(
+            "`cargo tree -p {package}` failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
-    declared.iter().any(|d| {
-        let key = d.rename.as_deref().unwrap_or(&d.name);
-        features.iter().any(|feature| {
-            feature == key
-                || package.features.get(feature).is_some_and(|enables| {
-                    enables.iter().any(|item| {
-                        item.strip_prefix("dep:") == Some(key)
-                            || item
-                                .split_once('/')
-                                .is_some_and(|(dependency, _)| dependency == key)
-                    })
-                })
-        })
-    })
+    Ok(parse_tree(&String::from_utf8_lossy(&output.stdout)))
+}
+
+/// The package names in `cargo tree --prefix none -f {p}` output, the root (its first line)
+/// left out: each line is `name vX.Y.Z [(path)] [(proc-macro)] [(*)]`.
+pub fn parse_tree(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
 }
 
 /// The workspace root: the parent of the `xtask` package.

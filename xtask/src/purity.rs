@@ -1,7 +1,9 @@
 //! The purity check. Each pure crate gets two tests that can fail:
 //!
 //! - an **allowlist** of the crates its library may link: every package reachable from it
-//!   through normal edges, with every feature of every workspace member on, must be listed.
+//!   through normal edges, with every one of its features on, must be listed. Resolved per
+//!   crate (`cargo tree -p`), as building it alone would: a feature another member turns on
+//!   in a shared dependency is that member's, not the pure crate's.
 //!   No feature is exempt: a pure crate has no feature that adds effects (the model API
 //!   clients' transport, once providers' `api` feature, is its own crate, `panewise-transport`);
 //! - a **source scan** of all of its `src/`, no path excluded, for the ways Rust code reaches
@@ -13,6 +15,7 @@
 //! `#[cfg(test)]` modules under `src/` are scanned too: a test that needs files belongs in
 //! `tests/`, where the crate's library stays out of it.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -79,37 +82,6 @@ const SHA2: &[&str] = &[
     "cpufeatures",
     "cfg-if",
     "libc",
-];
-
-/// What other workspace members' features add to the SHA-256 stack `panewise-window` shares
-/// with them (cargo unifies features across the workspace): `panewise-web`'s Web Push
-/// (`web-push-native`, RustCrypto) turns on OIDs (`const-oid`), constant-time helpers (`cmov`,
-/// `ctutils`) and `crypto-common`'s `getrandom`/`rand_core`, with their wasm-only halves
-/// (`wasm-bindgen`, `js-sys`, `bumpalo`, `futures-*`, `r-efi`, …). They are linked, never called:
-/// the source scan still refuses any randomness, clock or I/O path in window's code. Issue 42's
-/// `panewise-core` split is where the graph check becomes per-package.
-const SHA2_UNIFIED: &[&str] = &[
-    "const-oid",
-    "cmov",
-    "ctutils",
-    "getrandom",
-    "rand_core",
-    "r-efi",
-    "libm",
-    "wasm-bindgen",
-    "wasm-bindgen-macro",
-    "wasm-bindgen-macro-support",
-    "wasm-bindgen-shared",
-    "js-sys",
-    "bumpalo",
-    "futures-core",
-    "futures-io",
-    "futures-macro",
-    "futures-sink",
-    "futures-task",
-    "futures-util",
-    "pin-project-lite",
-    "slab",
 ];
 
 /// ratatui's backend-free halves, as the dashboard's core links them: `ratatui-core` (layout,
@@ -187,7 +159,7 @@ pub const PURE_CRATES: &[PureCrate] = &[
     PureCrate {
         package: "panewise-window",
         dir: "crates/window",
-        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2, SHA2_UNIFIED],
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2],
     },
     PureCrate {
         package: "panewise-providers",
@@ -199,7 +171,6 @@ pub const PURE_CRATES: &[PureCrate] = &[
             THISERROR,
             O200K,
             SHA2,
-            SHA2_UNIFIED,
             &[
                 "panewise-protocol",
                 "panewise-pane-state",
@@ -211,29 +182,13 @@ pub const PURE_CRATES: &[PureCrate] = &[
         package: "panewise-session-protocol",
         dir: "crates/session-protocol",
         // providers: the decoders' event vocabulary.
-        allowed: &[
-            SERDE,
-            SERDE_JSON,
-            THISERROR,
-            O200K,
-            SHA2,
-            SHA2_UNIFIED,
-            PROVIDERS,
-        ],
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2, PROVIDERS],
     },
     PureCrate {
         package: "panewise-window-eval",
         dir: "crates/window-eval",
         // providers: the price table and the decoders' vocabulary.
-        allowed: &[
-            SERDE,
-            SERDE_JSON,
-            THISERROR,
-            O200K,
-            SHA2,
-            SHA2_UNIFIED,
-            PROVIDERS,
-        ],
+        allowed: &[SERDE, SERDE_JSON, THISERROR, O200K, SHA2, PROVIDERS],
     },
     PureCrate {
         package: "panewise-tui",
@@ -320,20 +275,30 @@ impl fmt::Display for Violation {
     }
 }
 
-/// The packages `krate` links that are not on its allowlist.
-pub fn dependency_violations(metadata: &Metadata, krate: &PureCrate) -> Vec<Violation> {
-    let Some(package) = metadata.member(krate.package) else {
-        return vec![Violation::MissingCrate {
+/// The packages `krate` links that are not on its allowlist, as `cargo tree -p` resolves
+/// it in the workspace at `root` ([`crate::metadata::linked_packages`]).
+pub fn dependency_violations(
+    metadata: &Metadata,
+    root: &Path,
+    krate: &PureCrate,
+) -> Result<Vec<Violation>> {
+    if metadata.member(krate.package).is_none() {
+        return Ok(vec![Violation::MissingCrate {
             krate: krate.package.to_string(),
-        }];
-    };
-    metadata
-        .normal_closure(&package.id)
-        .into_iter()
+        }]);
+    }
+    let linked = crate::metadata::linked_packages(root, krate.package)?;
+    Ok(disallowed(&linked, krate))
+}
+
+/// Of the packages `linked`, those not on `krate`'s allowlist.
+pub fn disallowed(linked: &BTreeSet<String>, krate: &PureCrate) -> Vec<Violation> {
+    linked
+        .iter()
         .filter(|name| !krate.allows(name))
         .map(|dependency| Violation::Dependency {
             krate: krate.package.to_string(),
-            dependency,
+            dependency: dependency.clone(),
         })
         .collect()
 }
@@ -365,7 +330,7 @@ pub fn crate_violations(
     root: &Path,
     krate: &PureCrate,
 ) -> Result<Vec<Violation>> {
-    let mut violations = dependency_violations(metadata, krate);
+    let mut violations = dependency_violations(metadata, root, krate)?;
     violations.extend(source_violations(&root.join(krate.dir), root)?);
     Ok(violations)
 }

@@ -393,40 +393,26 @@ fn every_file_under_src_is_scanned_however_deep() {
     );
 }
 
-/// A fixture resolve: the pure crate links serde (allowed), rayon through a feature (with
-/// rayon-core under it), and nix under serde; fastrand is a dev dependency and cc a build one.
-const PLANTED_METADATA: &str = r#"{
-  "workspace_members": ["w"],
-  "packages": [
-    {"id": "w", "name": "panewise-window"},
-    {"id": "serde", "name": "serde"},
-    {"id": "rayon", "name": "rayon"},
-    {"id": "rayon-core", "name": "rayon-core"},
-    {"id": "nix", "name": "nix"},
-    {"id": "fastrand", "name": "fastrand"},
-    {"id": "cc", "name": "cc"}
-  ],
-  "resolve": {"nodes": [
-    {"id": "w", "deps": [
-      {"pkg": "serde", "dep_kinds": [{"kind": null}]},
-      {"pkg": "rayon", "dep_kinds": [{"kind": null, "target": "cfg(unix)"}]},
-      {"pkg": "fastrand", "dep_kinds": [{"kind": "dev"}]},
-      {"pkg": "cc", "dep_kinds": [{"kind": "build"}]}
-    ]},
-    {"id": "serde", "deps": [{"pkg": "nix", "dep_kinds": [{"kind": null}]}]},
-    {"id": "rayon", "deps": [{"pkg": "rayon-core", "dep_kinds": [{"kind": null}]}]},
-    {"id": "rayon-core", "deps": []},
-    {"id": "nix", "deps": []},
-    {"id": "fastrand", "deps": []},
-    {"id": "cc", "deps": []}
-  ]}
-}"#;
+/// `cargo tree -p panewise-window --prefix none -f {p}` had window linked rayon (with
+/// rayon-core under it) and serde pulled in nix.
+const PLANTED_TREE: &str = "panewise-window v0.1.0 (/w/crates/window)
+serde v1.0.229
+nix v0.30.1
+rayon v1.11.0
+rayon-core v1.13.0
+serde v1.0.229 (*)
+serde_derive v1.0.229 (proc-macro)
+";
 
 #[test]
 fn planted_disallowed_dependencies_are_caught() {
-    let metadata = Metadata::parse(PLANTED_METADATA.as_bytes()).expect("fixture parses");
     let krate = purity::pure_crate("panewise-window").expect("listed");
-    let found: BTreeSet<String> = purity::dependency_violations(&metadata, krate)
+    let linked = xtask::metadata::parse_tree(PLANTED_TREE);
+    assert!(
+        !linked.contains("panewise-window"),
+        "the root is not its own dependency"
+    );
+    let found: BTreeSet<String> = purity::disallowed(&linked, krate)
         .into_iter()
         .map(|v| match v {
             Violation::Dependency { dependency, .. } => dependency,
@@ -440,100 +426,39 @@ fn planted_disallowed_dependencies_are_caught() {
     assert_eq!(found, expected);
 }
 
-/// providers with an HTTP client behind an optional feature, as it once had: reqwest (with
-/// hyper under it) optional behind `api`, and tokio as a plain dependency.
-const PLANTED_FEATURE_METADATA: &str = r#"{
-  "workspace_members": ["p"],
-  "packages": [
-    {"id": "p", "name": "panewise-providers",
-     "dependencies": [
-       {"name": "serde", "kind": null, "optional": false},
-       {"name": "reqwest", "kind": null, "optional": true},
-       {"name": "tokio", "kind": null, "optional": false}
-     ],
-     "features": {"api": ["dep:reqwest"]}},
-    {"id": "serde", "name": "serde"},
-    {"id": "reqwest", "name": "reqwest"},
-    {"id": "hyper", "name": "hyper"},
-    {"id": "tokio", "name": "tokio"}
-  ],
-  "resolve": {"nodes": [
-    {"id": "p", "features": ["api"], "deps": [
-      {"pkg": "serde", "dep_kinds": [{"kind": null}]},
-      {"pkg": "reqwest", "dep_kinds": [{"kind": null}]},
-      {"pkg": "tokio", "dep_kinds": [{"kind": null}]}
-    ]},
-    {"id": "reqwest", "deps": [{"pkg": "hyper", "dep_kinds": [{"kind": null}]}]},
-    {"id": "serde", "deps": []}, {"id": "hyper", "deps": []}, {"id": "tokio", "deps": []}
-  ]}
-}"#;
-
+/// The per-crate resolution is real: `panewise-window` is checked as built alone, so what
+/// the web crate's Web Push turns on in the SHA-256 stack they share (getrandom, wasm-bindgen,
+/// futures) is not linked by window, while the workspace-wide resolve has it.
 #[test]
-fn a_pure_crate_s_optional_effects_are_violations_too() {
-    let metadata = Metadata::parse(PLANTED_FEATURE_METADATA.as_bytes()).expect("fixture parses");
-    let krate = purity::pure_crate("panewise-providers").expect("listed");
-    let found: BTreeSet<String> = purity::dependency_violations(&metadata, krate)
-        .into_iter()
-        .map(|v| match v {
-            Violation::Dependency { dependency, .. } => dependency,
-            other => panic!("unexpected violation {other}"),
-        })
-        .collect();
-    let expected: BTreeSet<String> = ["hyper", "reqwest", "tokio"]
-        .map(String::from)
-        .into_iter()
-        .collect();
-    assert_eq!(found, expected);
+fn a_pure_crate_is_resolved_alone_not_with_the_workspace_s_features() {
+    let linked = xtask::metadata::linked_packages(&workspace_root(), "panewise-window")
+        .expect("cargo tree runs");
+    assert!(
+        linked.contains("sha2") && linked.contains("serde"),
+        "{linked:?}"
+    );
+    for unified in ["getrandom", "wasm-bindgen", "futures-util"] {
+        assert!(
+            !linked.contains(unified),
+            "window links {unified}: {linked:?}"
+        );
+    }
 }
 
-/// A window-like crate whose dependency `widgets` has two optional dependencies: `time`, named
-/// only by the weak `time?/std` of its enabled `std` feature (cargo metadata lists the edge all
-/// the same), and `nix`, turned on by its enabled `clock` feature.
-const PLANTED_WEAK_METADATA: &str = r#"{
+/// A workspace of panewise-window alone.
+const ONE_MEMBER_METADATA: &str = r#"{
   "workspace_members": ["w"],
-  "packages": [
-    {"id": "w", "name": "panewise-window",
-     "dependencies": [{"name": "widgets", "kind": null, "optional": false}]},
-    {"id": "widgets", "name": "widgets",
-     "dependencies": [
-       {"name": "time", "kind": null, "optional": true},
-       {"name": "nix", "kind": null, "optional": true}
-     ],
-     "features": {"std": ["time?/std"], "calendar": ["dep:time"], "clock": ["dep:nix"]}},
-    {"id": "time", "name": "time"},
-    {"id": "nix", "name": "nix"}
-  ],
-  "resolve": {"nodes": [
-    {"id": "w", "deps": [{"pkg": "widgets", "dep_kinds": [{"kind": null}]}], "features": []},
-    {"id": "widgets", "features": ["std", "clock"], "deps": [
-      {"pkg": "time", "dep_kinds": [{"kind": null}]},
-      {"pkg": "nix", "dep_kinds": [{"kind": null}]}
-    ]},
-    {"id": "time", "deps": []}, {"id": "nix", "deps": []}
-  ]}
+  "packages": [{"id": "w", "name": "panewise-window"}],
+  "resolve": {"nodes": [{"id": "w", "deps": []}]}
 }"#;
-
-#[test]
-fn a_weak_feature_does_not_link_its_optional_dependency_and_a_real_one_does() {
-    let metadata = Metadata::parse(PLANTED_WEAK_METADATA.as_bytes()).expect("fixture parses");
-    let krate = purity::pure_crate("panewise-window").expect("listed");
-    let found: BTreeSet<String> = purity::dependency_violations(&metadata, krate)
-        .into_iter()
-        .map(|v| match v {
-            Violation::Dependency { dependency, .. } => dependency,
-            other => panic!("unexpected violation {other}"),
-        })
-        .collect();
-    let expected: BTreeSet<String> = ["nix", "widgets"].map(String::from).into_iter().collect();
-    assert_eq!(found, expected);
-}
 
 #[test]
 fn a_pure_crate_missing_from_the_workspace_is_a_violation() {
-    let metadata = Metadata::parse(PLANTED_METADATA.as_bytes()).expect("fixture parses");
+    let metadata = Metadata::parse(ONE_MEMBER_METADATA.as_bytes()).expect("fixture parses");
     let krate = purity::pure_crate("panewise-protocol").expect("listed");
     assert_eq!(
-        purity::dependency_violations(&metadata, krate),
+        purity::dependency_violations(&metadata, &workspace_root(), krate)
+            .expect("a missing member is answered without running cargo"),
         vec![Violation::MissingCrate {
             krate: "panewise-protocol".to_string()
         }]

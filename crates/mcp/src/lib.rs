@@ -8,6 +8,10 @@
 //! ## Invariants
 //! - No server process outlives the session that started it.
 //!
+//! ## API boundary
+//! Talks MCP only; what a session does with a tool's result, and what the person is asked,
+//! stay in `panewise-host` and the daemon.
+//!
 //! ## Where to start reading
 //! [`client`], then [`serve`].
 
