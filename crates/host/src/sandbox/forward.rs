@@ -16,7 +16,7 @@
 //! unprivileged user does not have. The inside forwarder is the panewise binary itself, run
 //! with the box's environment (no key) under the box's seccomp filter; it starts the command
 //! as its child and ends with its status. What it is given to run is built by [`inside_argv`]
-//! and read back by [`parse_inside_args`] (pure, table-tested).
+//! and read back by [`parse_link`] (pure, table-tested).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

@@ -71,7 +71,7 @@ impl Limits {
     }
 
     /// One connection's byte bound while `conns` are connected: its share of the total,
-    /// no less than [`MIN_CONN_QUEUE_BYTES`] and no more than [`Limits::queue_bytes`]. Pure.
+    /// no less than `MIN_CONN_QUEUE_BYTES` and no more than [`Limits::queue_bytes`]. Pure.
     pub fn conn_queue_bytes(&self, conns: usize) -> usize {
         (self.total_queue_bytes / conns.max(1))
             .max(MIN_CONN_QUEUE_BYTES)
