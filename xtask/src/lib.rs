@@ -23,6 +23,7 @@
 //! [`purity::PURE_CRATES`] for what each pure crate may link, then [`purity::scan_source`] for
 //! what its source may not say, then `xtask/tests/tidy.rs` for the tests.
 
+pub mod circles;
 pub mod fuzz;
 pub mod metadata;
 pub mod purity;

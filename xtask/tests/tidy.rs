@@ -58,17 +58,17 @@ fn the_own_loops_core_is_pure() {
 /// the scan.
 #[test]
 fn a_file_added_to_a_pure_modules_folder_must_be_listed() {
-    let tree = TempTree::new("pure-module-folder");
+    let tree = tempfile::tempdir().expect("a temporary directory");
     for module in purity::PURE_MODULES {
         for file in module.files {
-            let to = tree.0.join(file);
+            let to = tree.path().join(file);
             std::fs::create_dir_all(to.parent().expect("a listed file has a folder"))
                 .expect("create dir");
             std::fs::copy(workspace_root().join(file), &to).expect("copy a listed file");
         }
     }
     assert!(
-        purity::module_violations(&tree.0)
+        purity::module_violations(tree.path())
             .expect("readable")
             .is_empty(),
         "the copies alone are clean"
@@ -79,9 +79,9 @@ fn a_file_added_to_a_pure_modules_folder_must_be_listed() {
         "crates/supervisor/src/registry/planted.rs",
     ];
     for file in planted {
-        std::fs::write(tree.0.join(file), "pub fn planted() {}\n").expect("plant");
+        std::fs::write(tree.path().join(file), "pub fn planted() {}\n").expect("plant");
     }
-    let found: Vec<String> = purity::module_violations(&tree.0)
+    let found: Vec<String> = purity::module_violations(tree.path())
         .expect("readable")
         .iter()
         .map(ToString::to_string)
@@ -92,24 +92,6 @@ fn a_file_added_to_a_pure_modules_folder_must_be_listed() {
             found.starts_with(planted) && found.contains("not listed in PURE_MODULES"),
             "{found:?}"
         );
-    }
-}
-
-/// A directory under the system temp dir, removed when dropped.
-struct TempTree(PathBuf);
-
-impl TempTree {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("xtask-tidy-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempTree(dir)
-    }
-}
-
-impl Drop for TempTree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -130,14 +112,14 @@ fn copy_tree(from: &Path, to: &Path) {
 /// the findings the plant added (everything the scan reports after, minus before).
 fn planted_findings(package: &str, file: &str, planted: &str) -> Vec<Violation> {
     let krate = purity::pure_crate(package).expect("listed in PURE_CRATES");
-    let tree = TempTree::new(package);
+    let tree = tempfile::tempdir().expect("a temporary directory");
     copy_tree(
         &workspace_root().join(krate.dir).join("src"),
-        &tree.0.join("src"),
+        &tree.path().join("src"),
     );
-    let scan = || purity::source_violations(&tree.0, &tree.0).expect("scan");
+    let scan = || purity::source_violations(tree.path(), tree.path()).expect("scan");
     let before = scan();
-    let path = tree.0.join("src").join(file);
+    let path = tree.path().join("src").join(file);
     let mut text = std::fs::read_to_string(&path).expect("file to plant in");
     text.push_str(planted);
     std::fs::write(&path, text).expect("write planted file");
@@ -364,28 +346,28 @@ pub async fn planted_wait() {
 
 #[test]
 fn every_file_under_src_is_scanned_however_deep() {
-    let tree = TempTree::new("nested");
-    std::fs::create_dir_all(tree.0.join("src/clients/http")).expect("dirs");
+    let tree = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir_all(tree.path().join("src/clients/http")).expect("dirs");
     std::fs::write(
-        tree.0.join("src/lib.rs"),
+        tree.path().join("src/lib.rs"),
         "pub mod clients;
 ",
     )
     .expect("lib.rs");
     std::fs::write(
-        tree.0.join("src/clients/mod.rs"),
+        tree.path().join("src/clients/mod.rs"),
         "pub mod http;
 ",
     )
     .expect("mod.rs");
     std::fs::write(
-        tree.0.join("src/clients/http/send.rs"),
+        tree.path().join("src/clients/http/send.rs"),
         "fn now() -> std::time::Instant { std::time::Instant::now() }
 ",
     )
     .expect("send.rs");
     assert_eq!(
-        purity::source_violations(&tree.0, &tree.0).expect("scan"),
+        purity::source_violations(tree.path(), tree.path()).expect("scan"),
         vec![
             source_finding("src/clients/http/send.rs", 1, "Instant"),
             source_finding("src/clients/http/send.rs", 1, "Instant"),

@@ -11,24 +11,6 @@ use std::path::{Path, PathBuf};
 use xtask::metadata::workspace_root;
 use xtask::tidy;
 
-/// A directory under the system temp dir, removed when dropped.
-struct TempTree(PathBuf);
-
-impl TempTree {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("xtask-docs-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempTree(dir)
-    }
-}
-
-impl Drop for TempTree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn no_source_file_grows_past_a_thousand_lines() {
     let lines = tidy::rust_file_lines(&workspace_root(), &["crates", "xtask"])
@@ -144,16 +126,16 @@ fn doc_paths_are_read_by_the_stated_rule() {
 
 #[test]
 fn a_stale_doc_path_is_named_with_its_line() {
-    let tree = TempTree::new("doc-paths");
-    std::fs::create_dir_all(tree.0.join("crates/a/src")).expect("dirs");
-    std::fs::write(tree.0.join("crates/a/src/lib.rs"), "").expect("lib.rs");
+    let tree = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir_all(tree.path().join("crates/a/src")).expect("dirs");
+    std::fs::write(tree.path().join("crates/a/src/lib.rs"), "").expect("lib.rs");
     std::fs::write(
-        tree.0.join("README.md"),
+        tree.path().join("README.md"),
         "# x\n\n`crates/a/src/lib.rs` is here;\n`crates/a/src/gone.rs` is not.\n",
     )
     .expect("README");
     assert_eq!(
-        tidy::missing_doc_paths(&tree.0, &[PathBuf::from("README.md")]).expect("readable"),
+        tidy::missing_doc_paths(tree.path(), &[PathBuf::from("README.md")]).expect("readable"),
         vec!["README.md:4: crates/a/src/gone.rs".to_owned()]
     );
 }
@@ -188,17 +170,17 @@ fn the_architecture_is_short_and_every_test_it_cites_exists() {
 
 #[test]
 fn a_cited_test_that_is_not_declared_is_named() {
-    let tree = TempTree::new("cited-tests");
-    std::fs::create_dir_all(tree.0.join("t")).expect("dirs");
+    let tree = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir_all(tree.path().join("t")).expect("dirs");
     std::fs::write(
-        tree.0.join("t/a.rs"),
+        tree.path().join("t/a.rs"),
         "#[test]\nfn real() {}\nfn generic<T>() {}\n// fn in_a_comment_only_prefix_x\nfn really() {}\n",
     )
     .expect("a.rs");
     let doc = "`t/a.rs::real`, `t/a.rs::generic`, `t/a.rs::real_not`, `t/a.rs::reall`, \
                `t/gone.rs::real`, `t/a.rs` (a path, not a test)";
     assert_eq!(
-        tidy::missing_cited_tests(&tree.0, doc),
+        tidy::missing_cited_tests(tree.path(), doc),
         vec![
             "t/a.rs::real_not: the file declares no `fn real_not`".to_owned(),
             "t/a.rs::reall: the file declares no `fn reall`".to_owned(),

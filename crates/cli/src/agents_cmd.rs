@@ -351,7 +351,7 @@ pub fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
     };
     let window = match &args.window {
         Some(path) => {
-            let config = crate::window_cmd::read_config(path)
+            let config = crate::strategy_config::read_config(path)
                 .with_context(|| format!("--window {}", path.display()))?;
             Some(serde_json::to_value(config)?)
         }

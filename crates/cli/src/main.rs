@@ -51,6 +51,7 @@ mod web_cmd;
 mod web_remote;
 mod worktree;
 
+mod strategy_config;
 mod window_cmd;
 mod window_eval_cmd;
 mod window_eval_plot;

@@ -22,8 +22,8 @@ use panewise_window_eval::report::{
 use panewise_window_eval::{formats, EvalError, Recording};
 
 use crate::exit::Usage;
+use crate::strategy_config::read_config;
 use crate::terminal_text::escape_controls;
-use crate::window_cmd::read_config;
 
 /// Arguments of `panewise window eval`.
 #[derive(clap::Args)]

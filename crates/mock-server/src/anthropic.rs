@@ -4,10 +4,10 @@
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use crate::cache::CacheSplit;
 use crate::context::Managed;
 use crate::frames::{hex_id, pieces, sse_frame, Rendered};
 use crate::script::{stated_cwd, Answer, ErrorKind, Reply, RequestFacts, COMPACTION_MARKER};
+use crate::usage::CacheSplit;
 use crate::usage::Usage;
 
 /// The signature sent with thinking blocks (the client only stores and echoes it).

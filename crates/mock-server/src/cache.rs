@@ -32,7 +32,7 @@ use std::sync::Mutex;
 use panewise_window::cache::{block_hash, Block, CacheRules, CallCache, PromptCache};
 use serde_json::Value;
 
-use crate::usage::BASE_INPUT_TOKENS;
+use crate::usage::{CacheSplit, BASE_INPUT_TOKENS};
 
 /// The most `cache_control` breakpoints one Anthropic request may carry.
 pub const MAX_BREAKPOINTS: usize = 4;
@@ -46,15 +46,6 @@ pub enum Api {
     OpenAi,
     /// Gemini.
     Gemini,
-}
-
-/// The cached part of one request's input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct CacheSplit {
-    /// Tokens read from the cache.
-    pub read: u64,
-    /// Tokens written to it (Anthropic only).
-    pub write: u64,
 }
 
 /// A request's prompt as the cache sees it.

@@ -5,9 +5,9 @@
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use crate::cache::CacheSplit;
 use crate::frames::{hex_id, pieces, sse_frame, Rendered};
 use crate::script::{stated_cwd, Answer, ErrorKind, Reply, RequestFacts, COMPACTION_MARKER};
+use crate::usage::CacheSplit;
 use crate::usage::Usage;
 
 /// The routing decision Gemini CLI's classifier expects as JSON text.

@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::cache::CacheSplit;
 use crate::config::Scenario;
+use crate::usage::CacheSplit;
 
 /// The text a `huge-input` answer carries once the tool ran; a later request that contains it
 /// is a continuation after the client compacted, and is answered with text (no new tool call).

@@ -2,7 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cache::CacheSplit;
+/// The cached part of one request's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheSplit {
+    /// Tokens read from the cache.
+    pub read: u64,
+    /// Tokens written to it (Anthropic only).
+    pub write: u64,
+}
 
 /// The input reported by every answer of the `huge-input` scenario's first step.
 pub const HUGE_INPUT_TOKENS: u64 = 190_000;

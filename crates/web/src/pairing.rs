@@ -121,10 +121,10 @@ pub struct Device {
     pub token_sha256: String,
     /// When it was paired, ms since the epoch.
     pub paired_at_ms: u64,
-    /// Its browsers' Web Push subscriptions ([`crate::push`]): kept in its record, so that
+    /// Its browsers' Web Push subscriptions (sent by [`crate::push`]): kept in its record, so that
     /// revoking the device drops them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub subscriptions: Vec<crate::push::Subscription>,
+    pub subscriptions: Vec<Subscription>,
 }
 
 /// Why a device could not be revoked.
@@ -210,6 +210,19 @@ impl Devices {
 /// answer as this web client's, naming the device: `panewise web (NAME)`.
 pub fn client_name(device: &str) -> String {
     format!("panewise web ({})", device_name(device))
+}
+
+/// A browser's push subscription, as kept in its device's record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subscription {
+    /// The push service's URL for this browser (a capability: never logged whole).
+    pub endpoint: String,
+    /// The browser's P-256 public key, uncompressed, base64url (65 bytes).
+    pub p256dh: String,
+    /// The browser's authentication secret, base64url (16 bytes).
+    pub auth: String,
+    /// When it was added, ms since the epoch.
+    pub added_at_ms: u64,
 }
 
 #[cfg(test)]

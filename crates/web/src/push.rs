@@ -41,18 +41,8 @@ pub const SUMMARY_CHARS: usize = 120;
 /// (a question older than that is better read in the inbox).
 pub const TTL_SECS: u64 = 3600;
 
-/// A browser's push subscription, as kept in its device's record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Subscription {
-    /// The push service's URL for this browser (a capability: never logged whole).
-    pub endpoint: String,
-    /// The browser's P-256 public key, uncompressed, base64url (65 bytes).
-    pub p256dh: String,
-    /// The browser's authentication secret, base64url (16 bytes).
-    pub auth: String,
-    /// When it was added, ms since the epoch.
-    pub added_at_ms: u64,
-}
+/// A browser's push subscription: kept in its device's record ([`crate::pairing`]).
+pub use crate::pairing::Subscription;
 
 /// Why a subscription was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

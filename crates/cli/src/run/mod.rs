@@ -292,7 +292,7 @@ fn flags_request(
 ) -> anyhow::Result<panewise_host::launch::LaunchRequest> {
     let window = match &args.window {
         Some(path) => Some(
-            crate::window_cmd::read_config(path)
+            crate::strategy_config::read_config(path)
                 .with_context(|| format!("--window {}", path.display()))?,
         ),
         None => None,

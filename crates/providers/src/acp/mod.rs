@@ -32,9 +32,8 @@ mod session;
 mod wire;
 
 pub(crate) use decode::AcpDecoder;
-pub use session::{
-    AcpLine, AcpRequestKind, AcpSession, AgentCapabilities, PermissionDecision, PermissionOption,
-};
+pub use session::{AcpLine, AcpRequestKind, AcpSession, PermissionDecision};
+pub use wire::{AgentCapabilities, PermissionOption};
 
 pub use crate::codex_appserver::ClientInfo;
 

@@ -4,32 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::wire::{Answer, PermissionParams};
+use super::wire::{AgentCapabilities, Answer, PermissionOption, PermissionParams};
 use super::{ClientInfo, PROTOCOL_VERSION};
 use crate::channel::{take_waiting, Dialect, Numbering};
 use crate::error::ChannelError;
 use crate::rpc::{lenient, Envelope, Shape};
-
-/// What the agent's `initialize` answer advertised.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AgentCapabilities {
-    /// The protocol version the agent chose.
-    pub protocol_version: Option<u64>,
-    /// `agentCapabilities.loadSession`: `session/load` replays a recorded session.
-    pub load_session: bool,
-    /// `agentCapabilities.sessionCapabilities.resume`: `session/resume` continues one without
-    /// replaying it.
-    pub resume_session: bool,
-    /// `agentInfo.name`.
-    pub agent_name: Option<String>,
-    /// `agentInfo.version`.
-    pub agent_version: Option<String>,
-    /// The ids of `authMethods` the agent offers.
-    pub auth_methods: Vec<String>,
-}
 
 /// Which of the session's requests an answer belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,19 +25,6 @@ pub enum AcpRequestKind {
     ResumeSession,
     /// `session/prompt`.
     Prompt,
-}
-
-/// One option of a permission request.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PermissionOption {
-    /// The id to answer with.
-    pub option_id: String,
-    /// Its label for people.
-    #[serde(default)]
-    pub name: Option<String>,
-    /// `allow_once`, `allow_always`, `reject_once` or `reject_always`.
-    pub kind: String,
 }
 
 /// The host's answer to a permission request, mapped to an option by its `kind`.

@@ -1,12 +1,41 @@
 //! The serde shapes of what an ACP agent writes, narrow and lenient: every field optional, so
 //! a message with fields missing or added still reads. Both the session and the decoder read
-//! them.
+//! them; the capabilities and permission options they carry are public.
 
 use panewise_protocol::SessionStats;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::session::{AgentCapabilities, PermissionOption};
+/// What the agent's `initialize` answer advertised.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentCapabilities {
+    /// The protocol version the agent chose.
+    pub protocol_version: Option<u64>,
+    /// `agentCapabilities.loadSession`: `session/load` replays a recorded session.
+    pub load_session: bool,
+    /// `agentCapabilities.sessionCapabilities.resume`: `session/resume` continues one without
+    /// replaying it.
+    pub resume_session: bool,
+    /// `agentInfo.name`.
+    pub agent_name: Option<String>,
+    /// `agentInfo.version`.
+    pub agent_version: Option<String>,
+    /// The ids of `authMethods` the agent offers.
+    pub auth_methods: Vec<String>,
+}
+
+/// One option of a permission request.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionOption {
+    /// The id to answer with.
+    pub option_id: String,
+    /// Its label for people.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `allow_once`, `allow_always`, `reject_once` or `reject_always`.
+    pub kind: String,
+}
 
 /// The fields of the answers this channel reads: `initialize`, `session/new`, `session/prompt`.
 #[derive(Deserialize)]
