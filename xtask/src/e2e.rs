@@ -942,10 +942,12 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     let window_floor_case =
         filter.is_none_or(|filter| super::e2e_window_floor::NAME.contains(filter));
     let recall_case = filter.is_none_or(|filter| super::e2e_recall::RUN_NAME.contains(filter));
+    let mcp_case = filter.is_none_or(|filter| super::e2e_mcp::NAME.contains(filter));
     let daemon_recall_case =
         filter.is_none_or(|filter| super::e2e_recall::DAEMON_NAME.contains(filter));
     ensure!(
         context_case
+            || mcp_case
             || window_floor_case
             || recall_case
             || daemon_recall_case
@@ -1065,6 +1067,16 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {name}"))?;
         eprintln!("e2e: {name}: ok");
     }
+    if mcp_case {
+        let name = super::e2e_mcp::NAME;
+        let mut bins = Vec::new();
+        for (package, bin) in super::e2e_mcp::PACKAGES {
+            bins.push(install(root, &target, package, bin)?.0);
+        }
+        super::e2e_mcp::run_case(&panewise, &bins, &target.join("runs").join(name))
+            .with_context(|| format!("e2e case {name}"))?;
+        eprintln!("e2e: {name}: ok");
+    }
     if window_floor_case {
         let name = super::e2e_window_floor::NAME;
         super::e2e_window_floor::run_case(&panewise, &target.join("runs").join(name))
@@ -1112,6 +1124,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + usize::from(caller_path_case)
             + usize::from(context_case)
             + usize::from(window_floor_case)
+            + usize::from(mcp_case)
             + usize::from(recall_case)
             + usize::from(daemon_recall_case)
     );

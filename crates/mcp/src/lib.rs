@@ -2,6 +2,9 @@
 //!
 //! MCP for panewise, on the official SDK (`rmcp`, pinned exactly).
 //!
+//! - [`config`]: which servers a session has (`[mcp.servers.NAME]`, `.mcp.json`), pure.
+//! - [`catalog`]: their tools as the model sees them (namespacing, approval class, tool
+//!   budget, the local search tool), pure.
 //! - [`client`]: the own loop's client of the MCP servers a session is configured with.
 //! - [`serve`]: `panewise mcp serve`, the daemon's verbs as MCP tools over stdio.
 //!
@@ -13,7 +16,9 @@
 
 #![deny(missing_docs)]
 
+pub mod catalog;
 pub mod client;
+pub mod config;
 pub mod error;
 pub mod serve;
 

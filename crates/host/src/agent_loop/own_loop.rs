@@ -22,7 +22,7 @@ use panewise_pane_state::Msg;
 use panewise_providers::RenderedRequest;
 use panewise_providers::{
     ApiError, ApiKind, CompactionTrigger, Failure, FailureKind, PriceTable, ProviderEvent,
-    RequestError, RequestHead, SessionStats, ToolDefinition, ToolStatus,
+    RequestError, RequestHead, SessionStats, ToolStatus,
 };
 use panewise_window::cache::{CachePricing, CacheRules};
 use panewise_window::provider::{cleared_spans, reconcile};
@@ -32,7 +32,8 @@ use panewise_window::{
 };
 
 use crate::agent_loop::history::{LoopHistory, PROVIDER_COMPACTION};
-use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine, PrefixBreak};
+use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine, PrefixBreak, ToolsEntry};
+use crate::agent_loop::tool_catalog::{ToolCatalog, ToolListCost};
 use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
 use crate::approval::{decide, Decision, ToolRequest};
 use crate::backend::model::{LoopConfig, ToolRun};
@@ -179,6 +180,8 @@ struct CallInProgress {
     /// A provider's compaction of this call's context: joins the conversation before the
     /// answer, and goes back in the next request.
     compaction: Option<String>,
+    /// What the request's tool list held and cost, for its ledger line.
+    tool_list: ToolListCost,
 }
 
 /// A tool call waiting for its turn, parsed or not.
@@ -215,9 +218,11 @@ pub struct OwnLoop {
     config: LoopConfig,
     api: ApiKind,
     strategy_name: String,
-    /// The tools offered while the archive is empty, then with `recall` (W76).
-    tool_definitions: Vec<ToolDefinition<'static>>,
-    tool_definitions_with_recall: Vec<ToolDefinition<'static>>,
+    /// The tools offered: the built-ins (`recall` once the archive holds a span, W76), the
+    /// MCP servers' loaded tools, and the search tool while a budget defers some.
+    catalog: ToolCatalog,
+    /// Whether the session was told which MCP servers failed (said before its first call).
+    said_mcp: bool,
     /// Every span the window (or the provider) let go of, which `recall` answers from.
     archive: SpanArchive,
     /// The window's conversation and, in step with it, each message rendered once for the
@@ -256,14 +261,19 @@ impl OwnLoop {
     /// A loop over `api` with nothing said yet. `strategy_name` is the window stage's, for
     /// the ledger's idle lines.
     pub fn new(config: LoopConfig, api: ApiKind, strategy_name: impl Into<String>) -> Self {
+        let history = LoopHistory::new(api);
         OwnLoop {
             config,
             api,
             strategy_name: strategy_name.into(),
-            tool_definitions: crate::tools::api_definitions(false),
-            tool_definitions_with_recall: crate::tools::api_definitions(true),
+            catalog: ToolCatalog::new(
+                config.mcp_tools.clone(),
+                config.tool_budget_tokens,
+                &|text| history.conversation().count_tokens(text),
+            ),
+            said_mcp: false,
             archive: SpanArchive::new(),
-            history: LoopHistory::new(api),
+            history,
             errored: BTreeSet::new(),
             call_ids: BTreeSet::new(),
             records: Vec::new(),
@@ -517,12 +527,23 @@ impl OwnLoop {
                 }
             },
             Next::Call => {
+                let mut effects = Vec::new();
+                if !std::mem::replace(&mut self.said_mcp, true) {
+                    // A server that failed is said before the first call, never just missing.
+                    for notice in &self.config.mcp_notices {
+                        effects.push(Effect::Notice(notice.clone()));
+                        effects.push(Effect::Emit(ProviderEvent::Warning {
+                            message: notice.clone(),
+                        }));
+                    }
+                }
                 self.iteration = self.iteration.saturating_add(1);
                 self.turn_iterations = self.turn_iterations.saturating_add(1);
                 self.under_way = UnderWay::Visit {
                     started_at_ms: at_ms,
                 };
-                vec![Effect::VisitWindow]
+                effects.push(Effect::VisitWindow);
+                effects
             }
             Next::EndTurn { interrupted } => {
                 self.prompt = None;
@@ -609,14 +630,17 @@ impl OwnLoop {
         // A request that breaks the pairing rule is never sent (the session stops, as the
         // rule is the loop's own); one the API cannot take (a call's arguments are not JSON)
         // fails the call, as the client's own rendering would.
+        let tools = self.catalog.definitions(!self.archive.is_empty());
+        let tool_list = {
+            let conversation = self.history.conversation();
+            ToolCatalog::cost(&tools, self.catalog.deferred().len(), &|text| {
+                conversation.count_tokens(text)
+            })
+        };
         let head = RequestHead {
             model: &self.config.model,
             system: self.config.system.as_deref(),
-            tools: if self.archive.is_empty() {
-                &self.tool_definitions
-            } else {
-                &self.tool_definitions_with_recall
-            },
+            tools: &tools,
             max_output_tokens: self.config.max_output_tokens,
             prompt_cache: self.config.prompt_cache,
             cache_key: self.config.cache_key.as_deref(),
@@ -627,6 +651,7 @@ impl OwnLoop {
                 self.under_way = UnderWay::Call(CallInProgress {
                     sent_messages: self.history.conversation().len(),
                     prefix_break,
+                    tool_list,
                     ..CallInProgress::default()
                 });
                 effects.push(Effect::CallModel(request));
@@ -697,8 +722,14 @@ impl OwnLoop {
                 // Each call in the ledger: its tokens by kind, its cost split, and where its
                 // request broke the cached prefix.
                 let mut line = call_entry(self.iteration, model.as_deref(), stats, &self.prices);
-                if let LedgerLine::Call { prefix_break, .. } = &mut line {
+                if let LedgerLine::Call {
+                    prefix_break,
+                    tools,
+                    ..
+                } = &mut line
+                {
                     *prefix_break = call.prefix_break;
+                    *tools = Some(ToolsEntry::of(call.tool_list));
                 }
                 effects.push(Effect::Ledger(line));
             }
@@ -744,15 +775,21 @@ impl OwnLoop {
                 self.pending.push_back(PendingCall {
                     id: tool_call.id.clone(),
                     name: tool_call.name.clone(),
-                    parsed: ToolCall::parse(
-                        &tool_call.name,
-                        &serde_json::Value::String(if tool_call.args.trim().is_empty() {
-                            "{}".to_owned()
-                        } else {
-                            tool_call.args.clone()
-                        }),
-                    )
-                    .map_err(|error| error.to_string()),
+                    parsed: {
+                        let arguments = serde_json::Value::String(
+                            if tool_call.args.trim().is_empty() {
+                                "{}".to_owned()
+                            } else {
+                                tool_call.args.clone()
+                            },
+                        );
+                        // The session's MCP tools and the search tool first, then the built-ins.
+                        match self.catalog.parse(&tool_call.name, &arguments) {
+                            Some(parsed) => parsed,
+                            None => ToolCall::parse(&tool_call.name, &arguments)
+                                .map_err(|error| error.to_string()),
+                        }
+                    },
                 });
             }
             message.tool_calls = calls;
@@ -876,6 +913,12 @@ impl OwnLoop {
             name,
             summary,
         };
+        if let ToolCall::ToolSearch(query) = &parsed {
+            let outcome = self.catalog.search(query);
+            let mut effects = vec![Effect::Emit(started)];
+            effects.extend(self.tool_finished(outcome, at_ms));
+            return effects;
+        }
         if let ToolCall::Recall(args) = &parsed {
             let outcome = crate::tools::recall::answer(
                 args,

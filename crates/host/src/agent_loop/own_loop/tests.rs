@@ -84,11 +84,7 @@ fn request_for(core: &OwnLoop, messages: &[Message], errored: &[&str]) -> Effect
             model: Cow::Borrowed(&config.model),
             system: config.system.as_deref().map(Cow::Borrowed),
             messages: Cow::Owned(api),
-            tools: Cow::Borrowed(if core.archive.is_empty() {
-                &core.tool_definitions
-            } else {
-                &core.tool_definitions_with_recall
-            }),
+            tools: Cow::Owned(core.catalog.definitions(!core.archive.is_empty())),
             max_output_tokens: config.max_output_tokens,
             prompt_cache: config.prompt_cache,
             cache_key: config.cache_key.as_deref().map(Cow::Borrowed),
