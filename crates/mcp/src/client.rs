@@ -137,7 +137,7 @@ impl McpClients {
     pub async fn start(
         plans: Vec<Plan>,
         cwd: &Path,
-        lookup: &dyn Fn(&str) -> Option<String>,
+        lookup: &(dyn Fn(&str) -> Option<String> + Sync),
         spawner: &dyn Spawner,
         startup: Duration,
     ) -> Self {
@@ -299,7 +299,7 @@ fn tail(stderr: &Mutex<String>) -> String {
 async fn connect(
     server: &ServerConfig,
     cwd: &Path,
-    lookup: &dyn Fn(&str) -> Option<String>,
+    lookup: &(dyn Fn(&str) -> Option<String> + Sync),
     spawner: &dyn Spawner,
     startup: Duration,
 ) -> Result<(Connection, Vec<McpTool>), String> {
@@ -383,6 +383,8 @@ async fn connect(
                 })?;
                 add(name, &value)?;
             }
+            // The workspace's reqwest has no bundled TLS provider: ring, as the model clients.
+            let _already_installed = rustls::crypto::ring::default_provider().install_default();
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
             let transport = StreamableHttpClientTransport::from_config(config);

@@ -262,15 +262,16 @@ impl OwnLoop {
     /// the ledger's idle lines.
     pub fn new(config: LoopConfig, api: ApiKind, strategy_name: impl Into<String>) -> Self {
         let history = LoopHistory::new(api);
+        let catalog = ToolCatalog::new(
+            config.mcp_tools.clone(),
+            config.tool_budget_tokens,
+            &|text| history.conversation().count_tokens(text),
+        );
         OwnLoop {
             config,
             api,
             strategy_name: strategy_name.into(),
-            catalog: ToolCatalog::new(
-                config.mcp_tools.clone(),
-                config.tool_budget_tokens,
-                &|text| history.conversation().count_tokens(text),
-            ),
+            catalog,
             said_mcp: false,
             archive: SpanArchive::new(),
             history,
@@ -531,10 +532,7 @@ impl OwnLoop {
                 if !std::mem::replace(&mut self.said_mcp, true) {
                     // A server that failed is said before the first call, never just missing.
                     for notice in &self.config.mcp_notices {
-                        effects.push(Effect::Notice(notice.clone()));
-                        effects.push(Effect::Emit(ProviderEvent::Warning {
-                            message: notice.clone(),
-                        }));
+                        effects.extend(mcp_notice(notice, at_ms));
                     }
                 }
                 self.iteration = self.iteration.saturating_add(1);
@@ -1159,3 +1157,25 @@ pub fn failure_event(error: &ApiError) -> ProviderEvent {
 
 #[cfg(test)]
 mod tests;
+
+/// How an MCP server that failed or stopped is said: in the pane, as a warning, and in the
+/// transcript (the log, `replay` and the dashboard's transcript), so it is never just missing.
+pub fn mcp_notice(text: &str, at_ms: u64) -> Vec<Effect> {
+    vec![
+        Effect::Notice(text.to_owned()),
+        Effect::Emit(ProviderEvent::Warning {
+            message: text.to_owned(),
+        }),
+        Effect::Transcript {
+            at_ms,
+            entry: TranscriptEntry::Failure {
+                failure: Failure {
+                    kind: FailureKind::Unknown,
+                    retryable: false,
+                    message: text.to_owned(),
+                    http_status: None,
+                },
+            },
+        },
+    ]
+}

@@ -411,8 +411,8 @@ impl ModelAgent {
             .unwrap_or_default();
         for why in gone {
             if self.mcp_said_gone.insert(why.clone()) {
-                out.notice(why.clone());
-                produced.push(Produced::Event(ProviderEvent::Warning { message: why }));
+                let effects = crate::agent_loop::own_loop::mcp_notice(&why, at_ms);
+                produced.extend(self.carry_out(effects, Some(out))?);
             }
         }
         Ok(produced)

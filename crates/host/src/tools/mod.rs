@@ -255,6 +255,14 @@ impl ToolCall {
             ToolName::EditFile => ToolCall::EditFile(arguments_of(tool, arguments)?),
             ToolName::ListDir => ToolCall::ListDir(arguments_of(tool, arguments)?),
             ToolName::Recall => ToolCall::Recall(arguments_of(tool, arguments)?),
+            // Not in `ToolName::ALL`, so `from_name` never names them: the own loop parses
+            // these against its catalog.
+            ToolName::Mcp | ToolName::ToolSearch => {
+                return Err(ToolError::BadArguments {
+                    tool: tool.as_str(),
+                    reason: "parsed by the own loop's tool catalog".to_owned(),
+                })
+            }
         })
     }
 
