@@ -32,8 +32,14 @@ const DEADLINE: Duration = Duration::from_secs(120);
 
 /// The packages, with the name of their `bin`.
 pub const PACKAGES: [(&str, &str); 2] = [
-    ("@modelcontextprotocol/server-filesystem", "mcp-server-filesystem"),
-    ("@modelcontextprotocol/server-everything", "mcp-server-everything"),
+    (
+        "@modelcontextprotocol/server-filesystem",
+        "mcp-server-filesystem",
+    ),
+    (
+        "@modelcontextprotocol/server-everything",
+        "mcp-server-everything",
+    ),
 ];
 
 /// The everything server in `streamableHttp` mode, killed when dropped.
@@ -82,10 +88,24 @@ fn start_http(bin: &Path, dir: &Path) -> Result<HttpServer> {
         child,
         url: format!("http://127.0.0.1:{port}/mcp"),
     };
-    until(Duration::from_secs(30), "the everything server listening", || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    })?;
+    until(
+        Duration::from_secs(30),
+        "the everything server listening",
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+    )?;
     Ok(server)
+}
+
+/// Installs the servers (pinned) under `target` and runs the case under `target/runs/`.
+pub fn run(root: &Path, target: &Path, panewise: &Path) -> Result<()> {
+    let mut bins = Vec::new();
+    for (package, bin) in PACKAGES {
+        bins.push(crate::e2e_npm::install(root, target, package, bin)?.0);
+    }
+    run_case(panewise, &bins, &target.join("runs").join(NAME))
+        .with_context(|| format!("e2e case {NAME}"))?;
+    eprintln!("e2e: {NAME}: ok");
+    Ok(())
 }
 
 /// Runs the case in `dir`, the servers' bins installed under `bins`.
@@ -96,7 +116,14 @@ pub fn run_case(panewise: &Path, bins: &[PathBuf], dir: &Path) -> Result<()> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
     }
-    for sub in ["home", "run", "data", "config/panewise", "logs", "http-home"] {
+    for sub in [
+        "home",
+        "run",
+        "data",
+        "config/panewise",
+        "logs",
+        "http-home",
+    ] {
         std::fs::create_dir_all(dir.join(sub))?;
     }
     let project = dir.join("project");
@@ -166,7 +193,10 @@ pub fn run_case(panewise: &Path, bins: &[PathBuf], dir: &Path) -> Result<()> {
     user_config(None)?;
     let listed = within(command(&["mcp", "list"]), DEADLINE)?;
     let said = text(&listed);
-    ensure!(listed.status.code() == Some(1), "mcp list with a broken server: {said}");
+    ensure!(
+        listed.status.code() == Some(1),
+        "mcp list with a broken server: {said}"
+    );
     for expected in [
         "files (.mcp.json, stdio: ",
         "everything (user panewise.toml, http: ",
@@ -176,7 +206,10 @@ pub fn run_case(panewise: &Path, bins: &[PathBuf], dir: &Path) -> Result<()> {
         "mcp__everything__echo",
         "tool definitions: ",
     ] {
-        ensure!(said.contains(expected), "mcp list does not say {expected:?}: {said}");
+        ensure!(
+            said.contains(expected),
+            "mcp list does not say {expected:?}: {said}"
+        );
     }
     let listed = within(command(&["mcp", "list", "--json"]), DEADLINE)?;
     let json: Value = serde_json::from_slice(&listed.stdout).context("mcp list --json")?;
@@ -205,7 +238,10 @@ pub fn run_case(panewise: &Path, bins: &[PathBuf], dir: &Path) -> Result<()> {
     let ran = run(&log)?;
     let said = text(&ran);
     ensure!(ran.status.success(), "run: {said}");
-    ensure!(said.contains("MCP-DONE"), "the model did not see both results: {said}");
+    ensure!(
+        said.contains("MCP-DONE"),
+        "the model did not see both results: {said}"
+    );
     ensure!(
         said.contains("MCP server broken failed to start"),
         "the broken server is not said: {said}"
@@ -215,19 +251,29 @@ pub fn run_case(panewise: &Path, bins: &[PathBuf], dir: &Path) -> Result<()> {
         session_log.contains("MCP server broken failed to start"),
         "the log does not say the broken server failed"
     );
-    let replayed = within(command(&["replay", "--json", &log.display().to_string()]), DEADLINE)?;
+    let replayed = within(
+        command(&["replay", "--json", &log.display().to_string()]),
+        DEADLINE,
+    )?;
     let replay = String::from_utf8_lossy(&replayed.stdout);
     ensure!(replayed.status.success(), "replay: {}", text(&replayed));
     for result in [
         format!("Allowed directories:\\n{}", project.display()),
         format!("Echo: {}", "hello from the panewise mock"),
     ] {
-        ensure!(replay.contains(&result), "the transcript lacks {result:?}: {replay}");
+        ensure!(
+            replay.contains(&result),
+            "the transcript lacks {result:?}: {replay}"
+        );
     }
     let full = tool_lists(&log)?;
-    ensure!(full.len() == 3, "3 model calls expected, the ledger has {full:?}");
     ensure!(
-        full.iter().all(|(count, tokens, deferred)| *count > 6 && *tokens > 0 && *deferred == 0),
+        full.len() == 3,
+        "3 model calls expected, the ledger has {full:?}"
+    );
+    ensure!(
+        full.iter()
+            .all(|(count, tokens, deferred)| *count > 6 && *tokens > 0 && *deferred == 0),
         "a call line without its whole tool list: {full:?}"
     );
     ensure!(
@@ -241,17 +287,29 @@ pub fn run_case(panewise: &Path, bins: &[PathBuf], dir: &Path) -> Result<()> {
     let log = dir.join("logs").join("budget.jsonl");
     let ran = run(&log)?;
     let said = text(&ran);
-    ensure!(ran.status.success() && said.contains("MCP-DONE"), "budget run: {said}");
+    ensure!(
+        ran.status.success() && said.contains("MCP-DONE"),
+        "budget run: {said}"
+    );
     let budget = tool_lists(&log)?;
     let (first, first_full) = (budget.first(), full.first());
     ensure!(
         matches!((first, first_full), (Some(small), Some(whole)) if small.1 < whole.1 && small.2 > 0),
         "the first request's tool list is not smaller with the budget: {budget:?} vs {full:?}"
     );
-    let replayed = within(command(&["replay", "--json", &log.display().to_string()]), DEADLINE)?;
+    let replayed = within(
+        command(&["replay", "--json", &log.display().to_string()]),
+        DEADLINE,
+    )?;
     let replay = String::from_utf8_lossy(&replayed.stdout);
-    for loaded in ["[tool search: list_allowed_directories] loaded", "[tool search: echo] loaded"] {
-        ensure!(replay.contains(loaded), "no search result {loaded:?}: {replay}");
+    for loaded in [
+        "[tool search: list_allowed_directories] loaded",
+        "[tool search: echo] loaded",
+    ] {
+        ensure!(
+            replay.contains(loaded),
+            "no search result {loaded:?}: {replay}"
+        );
     }
     ensure!(
         budget.len() == 5,
@@ -287,12 +345,18 @@ pub fn run_case(panewise: &Path, bins: &[PathBuf], dir: &Path) -> Result<()> {
             .iter()
             .any(|(_, name)| name.starts_with("node") || name.contains("mcp-server"))
     };
-    until(Duration::from_secs(60), "the filesystem server starting", filesystem_running)?;
+    until(
+        Duration::from_secs(60),
+        "the filesystem server starting",
+        filesystem_running,
+    )?;
     child.kill()?;
     let _status = child.wait()?;
-    until(Duration::from_secs(15), "every session process gone after kill -9", || {
-        processes_with_env(&marker).is_empty()
-    })
+    until(
+        Duration::from_secs(15),
+        "every session process gone after kill -9",
+        || processes_with_env(&marker).is_empty(),
+    )
     .with_context(|| format!("left: {:?}", processes_with_env(&marker)))?;
     Ok(())
 }

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use panewise_host::config::Config;
 use panewise_mcp::client::{ServerReport, ServerStatus};
-use panewise_window::TokenCounter;
 use panewise_tui::text::escape_controls;
+use panewise_window::TokenCounter;
 
 /// Arguments of `panewise mcp`.
 #[derive(clap::Args)]
@@ -70,14 +70,20 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .any(|report| matches!(report.status, ServerStatus::Failed(_)));
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json(&reports, &counter))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json(&reports, &counter))?
+        );
     } else if reports.is_empty() {
         println!(
             "no MCP server configured ([mcp.servers.NAME] in panewise.toml, or .mcp.json in {})",
             cwd.display()
         );
     } else {
-        print!("{}", table(&reports, &counter, config.mcp.tool_budget_tokens));
+        print!(
+            "{}",
+            table(&reports, &counter, config.mcp.tool_budget_tokens)
+        );
     }
     Ok(ExitCode::from(u8::from(failed)))
 }

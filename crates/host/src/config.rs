@@ -407,8 +407,11 @@ impl Config {
                 "mcp" => {
                     let json = serde_json::to_value(value)
                         .map_err(|error| invalid(key, format!("cannot be read: {error}")))?;
-                    config.mcp = panewise_mcp::config::parse_table(&json, panewise_mcp::config::Source::User)
-                        .map_err(|problem| invalid(&problem.key, problem.reason))?;
+                    config.mcp = panewise_mcp::config::parse_table(
+                        &json,
+                        panewise_mcp::config::Source::User,
+                    )
+                    .map_err(|problem| invalid(&problem.key, problem.reason))?;
                 }
                 other => {
                     return Err(invalid(

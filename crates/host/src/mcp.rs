@@ -87,10 +87,9 @@ pub fn notices(reports: &[ServerReport]) -> Vec<String> {
                 "MCP server {} failed to start, its tools are not offered: {why}",
                 report.name
             )),
-            ServerStatus::NotStarted(why) => Some(format!(
-                "MCP server {} not started: {why}",
-                report.name
-            )),
+            ServerStatus::NotStarted(why) => {
+                Some(format!("MCP server {} not started: {why}", report.name))
+            }
         })
         .collect()
 }

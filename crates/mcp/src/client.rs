@@ -166,9 +166,7 @@ impl McpClients {
             match connect(&server, cwd, lookup, spawner, startup).await {
                 Ok((connection, tools)) => {
                     report.tools = tools;
-                    clients
-                        .connections
-                        .insert(server.name.clone(), connection);
+                    clients.connections.insert(server.name.clone(), connection);
                 }
                 Err(why) => report.status = ServerStatus::Failed(why),
             }
@@ -270,7 +268,9 @@ impl McpClients {
     /// killed (dropping does the same, without waiting for the close).
     pub async fn shutdown(mut self) {
         for (_name, connection) in std::mem::take(&mut self.connections) {
-            let Connection { service, _group, .. } = connection;
+            let Connection {
+                service, _group, ..
+            } = connection;
             let _closed = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
             drop(_group);
         }
@@ -303,7 +303,11 @@ async fn connect(
     spawner: &dyn Spawner,
     startup: Duration,
 ) -> Result<(Connection, Vec<McpTool>), String> {
-    let timeout = Duration::from_secs(server.tool_timeout_secs.unwrap_or(DEFAULT_TOOL_TIMEOUT_SECS));
+    let timeout = Duration::from_secs(
+        server
+            .tool_timeout_secs
+            .unwrap_or(DEFAULT_TOOL_TIMEOUT_SECS),
+    );
     let stderr = Arc::new(Mutex::new(String::new()));
     let (service, child, group) = match &server.transport {
         Transport::Stdio { command, args, env } => {
@@ -378,9 +382,8 @@ async fn connect(
                 add(name, value)?;
             }
             for (name, variable) in env_headers {
-                let value = lookup(variable).ok_or_else(|| {
-                    format!("header {name} reads ${variable}, which is not set")
-                })?;
+                let value = lookup(variable)
+                    .ok_or_else(|| format!("header {name} reads ${variable}, which is not set"))?;
                 add(name, &value)?;
             }
             // The workspace's reqwest has no bundled TLS provider: ring, as the model clients.
@@ -402,7 +405,12 @@ async fn connect(
         }
     };
     let listed = match tokio::time::timeout(startup, service.list_all_tools()).await {
-        Err(_elapsed) => return Err(format!("no answer to tools/list within {}s", startup.as_secs())),
+        Err(_elapsed) => {
+            return Err(format!(
+                "no answer to tools/list within {}s",
+                startup.as_secs()
+            ))
+        }
         Ok(Err(error)) => return Err(format!("tools/list failed: {error}{}", tail(&stderr))),
         Ok(Ok(listed)) => listed,
     };

@@ -450,7 +450,11 @@ impl Plan {
 /// the user's `panewise.toml` (a name defined twice is the upper layer's whole). `settings`
 /// is the two files already laid one over the other; `project_servers` is the user file's
 /// (a project cannot let itself in).
-pub fn merge(settings: &McpSettings, mcp_json: &[ServerConfig], project_servers: bool) -> Vec<Plan> {
+pub fn merge(
+    settings: &McpSettings,
+    mcp_json: &[ServerConfig],
+    project_servers: bool,
+) -> Vec<Plan> {
     let mut servers: BTreeMap<String, ServerConfig> = BTreeMap::new();
     for server in settings
         .servers

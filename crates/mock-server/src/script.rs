@@ -221,9 +221,11 @@ fn mcp_script(facts: &RequestFacts) -> Answer {
         if facts.mcp.answered.get(index).copied().unwrap_or(false) {
             continue;
         }
-        if let Some(name) = facts.tools.iter().find(|name| {
-            name.starts_with("mcp__") && name.ends_with(suffix)
-        }) {
+        if let Some(name) = facts
+            .tools
+            .iter()
+            .find(|name| name.starts_with("mcp__") && name.ends_with(suffix))
+        {
             let args = if *suffix == "__echo" {
                 json!({ "message": MCP_ECHO_MESSAGE })
             } else {

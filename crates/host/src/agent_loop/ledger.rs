@@ -97,6 +97,23 @@ pub enum LedgerLine {
     },
 }
 
+impl LedgerLine {
+    /// A `call` line with where its request broke the cached prefix and its tool list; any
+    /// other line as it is.
+    pub fn with_request(mut self, at: Option<PrefixBreak>, list: ToolsEntry) -> Self {
+        if let LedgerLine::Call {
+            prefix_break,
+            tools,
+            ..
+        } = &mut self
+        {
+            *prefix_break = at;
+            *tools = Some(list);
+        }
+        self
+    }
+}
+
 /// A request's tool list in the ledger's `call` line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolsEntry {

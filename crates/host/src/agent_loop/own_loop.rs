@@ -33,8 +33,8 @@ use panewise_window::{
 
 use crate::agent_loop::history::{LoopHistory, PROVIDER_COMPACTION};
 use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine, PrefixBreak, ToolsEntry};
-use crate::agent_loop::tool_catalog::{ToolCatalog, ToolListCost};
 use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
+use crate::agent_loop::tool_catalog::{answer_here, mcp_notices, ToolCatalog, ToolListCost};
 use crate::approval::{decide, Decision, ToolRequest};
 use crate::backend::model::{LoopConfig, ToolRun};
 use crate::error::SessionError;
@@ -221,8 +221,6 @@ pub struct OwnLoop {
     /// The tools offered: the built-ins (`recall` once the archive holds a span, W76), the
     /// MCP servers' loaded tools, and the search tool while a budget defers some.
     catalog: ToolCatalog,
-    /// Whether the session was told which MCP servers failed (said before its first call).
-    said_mcp: bool,
     /// Every span the window (or the provider) let go of, which `recall` answers from.
     archive: SpanArchive,
     /// The window's conversation and, in step with it, each message rendered once for the
@@ -262,17 +260,12 @@ impl OwnLoop {
     /// the ledger's idle lines.
     pub fn new(config: LoopConfig, api: ApiKind, strategy_name: impl Into<String>) -> Self {
         let history = LoopHistory::new(api);
-        let catalog = ToolCatalog::new(
-            config.mcp_tools.clone(),
-            config.tool_budget_tokens,
-            &|text| history.conversation().count_tokens(text),
-        );
+        let catalog = ToolCatalog::of(&config, history.conversation());
         OwnLoop {
             config,
             api,
             strategy_name: strategy_name.into(),
             catalog,
-            said_mcp: false,
             archive: SpanArchive::new(),
             history,
             errored: BTreeSet::new(),
@@ -528,13 +521,8 @@ impl OwnLoop {
                 }
             },
             Next::Call => {
-                let mut effects = Vec::new();
-                if !std::mem::replace(&mut self.said_mcp, true) {
-                    // A server that failed is said before the first call, never just missing.
-                    for notice in &self.config.mcp_notices {
-                        effects.extend(mcp_notice(notice, at_ms));
-                    }
-                }
+                // An MCP server that failed is said before the first call (once).
+                let mut effects = mcp_notices(std::mem::take(&mut self.config.mcp_notices), at_ms);
                 self.iteration = self.iteration.saturating_add(1);
                 self.turn_iterations = self.turn_iterations.saturating_add(1);
                 self.under_way = UnderWay::Visit {
@@ -628,13 +616,9 @@ impl OwnLoop {
         // A request that breaks the pairing rule is never sent (the session stops, as the
         // rule is the loop's own); one the API cannot take (a call's arguments are not JSON)
         // fails the call, as the client's own rendering would.
-        let tools = self.catalog.definitions(!self.archive.is_empty());
-        let tool_list = {
-            let conversation = self.history.conversation();
-            ToolCatalog::cost(&tools, self.catalog.deferred().len(), &|text| {
-                conversation.count_tokens(text)
-            })
-        };
+        let with_recall = !self.archive.is_empty();
+        let (tools, tool_list) =
+            (self.catalog).request_tools(with_recall, self.history.conversation());
         let head = RequestHead {
             model: &self.config.model,
             system: self.config.system.as_deref(),
@@ -719,16 +703,8 @@ impl OwnLoop {
                 call.stats = Some(stats.clone());
                 // Each call in the ledger: its tokens by kind, its cost split, and where its
                 // request broke the cached prefix.
-                let mut line = call_entry(self.iteration, model.as_deref(), stats, &self.prices);
-                if let LedgerLine::Call {
-                    prefix_break,
-                    tools,
-                    ..
-                } = &mut line
-                {
-                    *prefix_break = call.prefix_break;
-                    *tools = Some(ToolsEntry::of(call.tool_list));
-                }
+                let line = call_entry(self.iteration, model.as_deref(), stats, &self.prices);
+                let line = line.with_request(call.prefix_break, ToolsEntry::of(call.tool_list));
                 effects.push(Effect::Ledger(line));
             }
             ProviderEvent::Failure { .. } => call.failed = true,
@@ -773,21 +749,7 @@ impl OwnLoop {
                 self.pending.push_back(PendingCall {
                     id: tool_call.id.clone(),
                     name: tool_call.name.clone(),
-                    parsed: {
-                        let arguments = serde_json::Value::String(
-                            if tool_call.args.trim().is_empty() {
-                                "{}".to_owned()
-                            } else {
-                                tool_call.args.clone()
-                            },
-                        );
-                        // The session's MCP tools and the search tool first, then the built-ins.
-                        match self.catalog.parse(&tool_call.name, &arguments) {
-                            Some(parsed) => parsed,
-                            None => ToolCall::parse(&tool_call.name, &arguments)
-                                .map_err(|error| error.to_string()),
-                        }
-                    },
+                    parsed: self.catalog.parse_call(&tool_call.name, &tool_call.args),
                 });
             }
             message.tool_calls = calls;
@@ -911,18 +873,8 @@ impl OwnLoop {
             name,
             summary,
         };
-        if let ToolCall::ToolSearch(query) = &parsed {
-            let outcome = self.catalog.search(query);
-            let mut effects = vec![Effect::Emit(started)];
-            effects.extend(self.tool_finished(outcome, at_ms));
-            return effects;
-        }
-        if let ToolCall::Recall(args) = &parsed {
-            let outcome = crate::tools::recall::answer(
-                args,
-                &self.archive,
-                self.config.tool_limits.output_bytes,
-            );
+        let cap = self.config.tool_limits.output_bytes;
+        if let Some(outcome) = answer_here(&mut self.catalog, &self.archive, cap, &parsed) {
             let mut effects = vec![Effect::Emit(started)];
             effects.extend(self.tool_finished(outcome, at_ms));
             return effects;
@@ -1157,25 +1109,3 @@ pub fn failure_event(error: &ApiError) -> ProviderEvent {
 
 #[cfg(test)]
 mod tests;
-
-/// How an MCP server that failed or stopped is said: in the pane, as a warning, and in the
-/// transcript (the log, `replay` and the dashboard's transcript), so it is never just missing.
-pub fn mcp_notice(text: &str, at_ms: u64) -> Vec<Effect> {
-    vec![
-        Effect::Notice(text.to_owned()),
-        Effect::Emit(ProviderEvent::Warning {
-            message: text.to_owned(),
-        }),
-        Effect::Transcript {
-            at_ms,
-            entry: TranscriptEntry::Failure {
-                failure: Failure {
-                    kind: FailureKind::Unknown,
-                    retryable: false,
-                    message: text.to_owned(),
-                    http_status: None,
-                },
-            },
-        },
-    ]
-}

@@ -13,6 +13,14 @@ use panewise_mcp::catalog::{self as mcp, McpTool};
 use panewise_providers::ToolDefinition;
 use serde_json::Value;
 
+use panewise_pane_state::log::TranscriptEntry;
+use panewise_providers::{Failure, FailureKind, ProviderEvent};
+
+use panewise_window::{Conversation, Message};
+
+use crate::agent_loop::own_loop::Effect;
+use crate::backend::model::LoopConfig;
+use crate::tools::recall::SpanArchive;
 use crate::tools::{McpCall, ToolCall, ToolOutcome};
 
 /// What a request's tool list holds and costs.
@@ -40,7 +48,10 @@ impl ToolCatalog {
     /// The built-in tools and `mcp` tools, loaded in order within `budget` tokens of MCP
     /// definitions (`count` is the window's counter); the rest are deferred.
     pub fn new(mcp: Vec<McpTool>, budget: Option<u64>, count: &dyn Fn(&str) -> u64) -> Self {
-        let costs: Vec<u64> = mcp.iter().map(|tool| count(&tool.definition_text())).collect();
+        let costs: Vec<u64> = mcp
+            .iter()
+            .map(|tool| count(&tool.definition_text()))
+            .collect();
         let loaded = mcp::loaded_under_budget(&costs, budget);
         ToolCatalog {
             builtin: crate::tools::api_definitions(false),
@@ -117,6 +128,40 @@ impl ToolCatalog {
         }
     }
 
+    /// The definitions of the next request (see [`ToolCatalog::definitions`]) and what they
+    /// hold and cost, counted with the conversation's counter.
+    pub fn request_tools(
+        &self,
+        with_recall: bool,
+        conversation: &Conversation<Message>,
+    ) -> (Vec<ToolDefinition<'static>>, ToolListCost) {
+        let tools = self.definitions(with_recall);
+        let count = |text: &str| conversation.count_tokens(text);
+        let cost = Self::cost(&tools, self.deferred().len(), &count);
+        (tools, cost)
+    }
+
+    /// The catalog of a loop configured with `config`, counted with the conversation's
+    /// counter.
+    pub fn of(config: &LoopConfig, conversation: &Conversation<Message>) -> Self {
+        let count = |text: &str| conversation.count_tokens(text);
+        Self::new(config.mcp_tools.clone(), config.tool_budget_tokens, &count)
+    }
+
+    /// A model's call of `name` with `arguments` as it streamed them (empty: `{}`), parsed:
+    /// the session's MCP tools and the search tool first, then the built-ins.
+    pub fn parse_call(&self, name: &str, arguments: &str) -> Result<ToolCall, String> {
+        let arguments = Value::String(if arguments.trim().is_empty() {
+            "{}".to_owned()
+        } else {
+            arguments.to_owned()
+        });
+        match self.parse(name, &arguments) {
+            Some(parsed) => parsed,
+            None => ToolCall::parse(name, &arguments).map_err(|error| error.to_string()),
+        }
+    }
+
     /// A call of an MCP tool or of the search tool, parsed; `None` for any other name (the
     /// built-ins parse themselves). A deferred tool is not callable until a search loads it.
     pub fn parse(&self, name: &str, arguments: &Value) -> Option<Result<ToolCall, String>> {
@@ -179,10 +224,64 @@ impl ToolCatalog {
         let deferred = self.deferred();
         let found = mcp::search(&self.mcp, &deferred, query);
         self.loaded.extend(found.iter().copied());
-        let tools: Vec<&McpTool> = found.iter().filter_map(|index| self.mcp.get(*index)).collect();
+        let tools: Vec<&McpTool> = found
+            .iter()
+            .filter_map(|index| self.mcp.get(*index))
+            .collect();
         let still = deferred.len().saturating_sub(found.len());
         ToolOutcome::ok(mcp::search_result(query, &tools, still))
     }
+}
+
+/// The result of a call the loop answers itself, from what it holds: a `recall` from the
+/// archive (W76), a search from the catalog (which loads what it found). `None` for a call
+/// that runs.
+pub fn answer_here(
+    catalog: &mut ToolCatalog,
+    archive: &SpanArchive,
+    output_bytes: usize,
+    call: &ToolCall,
+) -> Option<ToolOutcome> {
+    match call {
+        ToolCall::Recall(args) => Some(crate::tools::recall::answer(args, archive, output_bytes)),
+        ToolCall::ToolSearch(query) => Some(catalog.search(query)),
+        ToolCall::Shell(_)
+        | ToolCall::ReadFile(_)
+        | ToolCall::WriteFile(_)
+        | ToolCall::EditFile(_)
+        | ToolCall::ListDir(_)
+        | ToolCall::Mcp(_) => None,
+    }
+}
+
+/// [`mcp_notice`] of each of `notices`.
+pub fn mcp_notices(notices: Vec<String>, at_ms: u64) -> Vec<Effect> {
+    notices
+        .iter()
+        .flat_map(|notice| mcp_notice(notice, at_ms))
+        .collect()
+}
+
+/// How an MCP server that failed or stopped is said: in the pane, as a warning, and in the
+/// transcript (the log, `replay` and the dashboard's transcript), so it is never just missing.
+pub fn mcp_notice(text: &str, at_ms: u64) -> Vec<Effect> {
+    vec![
+        Effect::Notice(text.to_owned()),
+        Effect::Emit(ProviderEvent::Warning {
+            message: text.to_owned(),
+        }),
+        Effect::Transcript {
+            at_ms,
+            entry: TranscriptEntry::Failure {
+                failure: Failure {
+                    kind: FailureKind::Unknown,
+                    retryable: false,
+                    message: text.to_owned(),
+                    http_status: None,
+                },
+            },
+        },
+    ]
 }
 
 #[cfg(test)]
@@ -222,7 +321,11 @@ mod tests {
         };
         assert_eq!(
             names(&all),
-            ["mcp__s__echo", "mcp__s__get_sum", "mcp__s__list_allowed_directories"]
+            [
+                "mcp__s__echo",
+                "mcp__s__get_sum",
+                "mcp__s__list_allowed_directories"
+            ]
         );
         let mut budgeted = ToolCatalog::new(tools(), Some(0), &bytes);
         assert_eq!(names(&budgeted), ["mcp_tool_search"]);
@@ -230,13 +333,22 @@ mod tests {
         let small = ToolCatalog::cost(&budgeted.definitions(false), 3, &bytes);
         assert!(small.tokens < full.tokens, "{small:?} {full:?}");
         // A deferred tool is refused by name until a search loads it.
-        let refused = budgeted.parse("mcp__s__echo", &json!({})).unwrap().unwrap_err();
+        let refused = budgeted
+            .parse("mcp__s__echo", &json!({}))
+            .unwrap()
+            .unwrap_err();
         assert!(refused.contains("is deferred"), "{refused}");
         let outcome = budgeted.search("echo");
         assert!(outcome.content.starts_with("[tool search: echo] loaded 1"));
         assert_eq!(names(&budgeted), ["mcp__s__echo", "mcp_tool_search"]);
         let call = budgeted.parse("mcp__s__echo", &json!("{\"message\":\"hi\"}"));
-        assert!(matches!(call, Some(Ok(ToolCall::Mcp(McpCall { read_only: true, .. })))));
+        assert!(matches!(
+            call,
+            Some(Ok(ToolCall::Mcp(McpCall {
+                read_only: true,
+                ..
+            })))
+        ));
     }
 
     #[test]

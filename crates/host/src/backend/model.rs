@@ -411,7 +411,7 @@ impl ModelAgent {
             .unwrap_or_default();
         for why in gone {
             if self.mcp_said_gone.insert(why.clone()) {
-                let effects = crate::agent_loop::own_loop::mcp_notice(&why, at_ms);
+                let effects = crate::agent_loop::tool_catalog::mcp_notice(&why, at_ms);
                 produced.extend(self.carry_out(effects, Some(out))?);
             }
         }

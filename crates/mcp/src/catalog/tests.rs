@@ -19,7 +19,10 @@ fn namespacing_table() {
     let long = namespaced("server", &"x".repeat(100));
     assert_eq!(long.len(), MAX_NAME_LEN);
     let splits = [
-        ("mcp__files__read_text_file", Some(("files", "read_text_file"))),
+        (
+            "mcp__files__read_text_file",
+            Some(("files", "read_text_file")),
+        ),
         ("mcp__a__b__c", Some(("a", "b__c"))),
         ("mcp__files", None),
         ("mcp____x", None),
@@ -39,8 +42,14 @@ fn approval_class_is_the_read_only_hint_only() {
         (Some(json!({"readOnlyHint": true})), true),
         (Some(json!({"readOnlyHint": false})), false),
         (Some(json!({"readOnlyHint": "true"})), false),
-        (Some(json!({"readOnlyHint": true, "destructiveHint": true})), true),
-        (Some(json!({"destructiveHint": false, "idempotentHint": true})), false),
+        (
+            Some(json!({"readOnlyHint": true, "destructiveHint": true})),
+            true,
+        ),
+        (
+            Some(json!({"destructiveHint": false, "idempotentHint": true})),
+            false,
+        ),
     ];
     for (annotations, reads) in cases {
         assert_eq!(only_reads(annotations.as_ref()), reads, "{annotations:?}");
@@ -61,7 +70,10 @@ fn listed_tools_are_read_from_json() {
     let bare = McpTool::from_listed("w", &json!({"name": "x"})).unwrap();
     assert_eq!(bare.schema, json!({"type": "object"}));
     assert!(!bare.read_only);
-    assert_eq!(McpTool::from_listed("w", &json!({"description": "no name"})), None);
+    assert_eq!(
+        McpTool::from_listed("w", &json!({"description": "no name"})),
+        None
+    );
 }
 
 #[test]
@@ -109,15 +121,24 @@ fn search_table() {
         assert_eq!(search(&tools, deferred, query), expected, "{query}");
     }
     let text = search_result("echo", &[&tools[0]], 3);
-    assert!(text.starts_with("[tool search: echo] loaded 1 tool(s)"), "{text}");
+    assert!(
+        text.starts_with("[tool search: echo] loaded 1 tool(s)"),
+        "{text}"
+    );
     assert!(text.contains("- mcp__s__echo: Echoes back the input"));
     assert!(search_result("x", &[], 3).contains("no deferred tool matches"));
 }
 
 #[test]
 fn search_arguments() {
-    assert_eq!(search_query(&json!({"query": "echo"})), Ok("echo".to_owned()));
-    assert_eq!(search_query(&json!("{\"query\":\"sum\"}")), Ok("sum".to_owned()));
+    assert_eq!(
+        search_query(&json!({"query": "echo"})),
+        Ok("echo".to_owned())
+    );
+    assert_eq!(
+        search_query(&json!("{\"query\":\"sum\"}")),
+        Ok("sum".to_owned())
+    );
     assert!(search_query(&json!({})).is_err());
     assert!(search_query(&json!("not json")).is_err());
 }

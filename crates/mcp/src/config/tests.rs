@@ -75,13 +75,34 @@ fn toml_tables_are_read_strictly() {
         (json!({"tool_timeout_secs": 0}), "mcp.tool_timeout_secs"),
         (json!({"tool_budget_tokens": -1}), "mcp.tool_budget_tokens"),
         (json!({"servers": {"a": {}}}), "mcp.servers.a"),
-        (json!({"servers": {"a": {"command": "x", "url": "http://h"}}}), "mcp.servers.a"),
-        (json!({"servers": {"a": {"command": "x", "colour": 1}}}), "mcp.servers.a"),
-        (json!({"servers": {"a": {"url": "ftp://h"}}}), "mcp.servers.a.url"),
-        (json!({"servers": {"a": {"url": "http://h", "args": ["x"]}}}), "mcp.servers.a"),
-        (json!({"servers": {"a": {"command": "x", "env_headers": {"A": "B"}}}}), "mcp.servers.a.env_headers"),
-        (json!({"servers": {"a__b": {"command": "x"}}}), "mcp.servers.a__b"),
-        (json!({"servers": {"a": {"command": "x", "tool_timeout_secs": 99999}}}), "mcp.servers.a.tool_timeout_secs"),
+        (
+            json!({"servers": {"a": {"command": "x", "url": "http://h"}}}),
+            "mcp.servers.a",
+        ),
+        (
+            json!({"servers": {"a": {"command": "x", "colour": 1}}}),
+            "mcp.servers.a",
+        ),
+        (
+            json!({"servers": {"a": {"url": "ftp://h"}}}),
+            "mcp.servers.a.url",
+        ),
+        (
+            json!({"servers": {"a": {"url": "http://h", "args": ["x"]}}}),
+            "mcp.servers.a",
+        ),
+        (
+            json!({"servers": {"a": {"command": "x", "env_headers": {"A": "B"}}}}),
+            "mcp.servers.a.env_headers",
+        ),
+        (
+            json!({"servers": {"a__b": {"command": "x"}}}),
+            "mcp.servers.a__b",
+        ),
+        (
+            json!({"servers": {"a": {"command": "x", "tool_timeout_secs": 99999}}}),
+            "mcp.servers.a.tool_timeout_secs",
+        ),
     ];
     for (table, key) in refused {
         let problem = parse_table(&table, Source::User).unwrap_err();
@@ -118,9 +139,15 @@ fn mcp_json_reads_claude_codes_shapes() {
         other => panic!("{other:?}"),
     }
     let refused = [
-        (r#"{"mcpServers": {"a": {"type": "sse", "url": "http://h"}}}"#, "mcpServers.a.type"),
+        (
+            r#"{"mcpServers": {"a": {"type": "sse", "url": "http://h"}}}"#,
+            "mcpServers.a.type",
+        ),
         (r#"{"mcpServers": {"a": {}}}"#, "mcpServers.a"),
-        (r#"{"mcpServers": {"a__b": {"command": "x"}}}"#, "mcpServers.a__b"),
+        (
+            r#"{"mcpServers": {"a__b": {"command": "x"}}}"#,
+            "mcpServers.a__b",
+        ),
         (r#"{"mcpServers": 3}"#, "mcpServers"),
     ];
     for (text, key) in refused {
@@ -159,11 +186,28 @@ fn merge_layers_and_gates_project_servers() {
         ..McpSettings::default()
     };
     let settings = project.over(user);
-    let json = [server("a", Source::McpJson, "json-a"), server("c", Source::McpJson, "json-c")];
+    let json = [
+        server("a", Source::McpJson, "json-a"),
+        server("c", Source::McpJson, "json-c"),
+    ];
     // (project_servers, expected: name -> (command, started))
     let cases = [
-        (true, [("a", "json-a", true), ("b", "project-b", true), ("c", "json-c", true)]),
-        (false, [("a", "json-a", false), ("b", "project-b", false), ("c", "json-c", false)]),
+        (
+            true,
+            [
+                ("a", "json-a", true),
+                ("b", "project-b", true),
+                ("c", "json-c", true),
+            ],
+        ),
+        (
+            false,
+            [
+                ("a", "json-a", false),
+                ("b", "project-b", false),
+                ("c", "json-c", false),
+            ],
+        ),
     ];
     for (trusted, expected) in cases {
         let plans = merge(&settings, &json, trusted);
@@ -173,15 +217,23 @@ fn merge_layers_and_gates_project_servers() {
                 let Transport::Stdio { command, .. } = &plan.server().transport else {
                     unreachable!()
                 };
-                (plan.server().name.as_str(), command.as_str(), matches!(plan, Plan::Start(_)))
+                (
+                    plan.server().name.as_str(),
+                    command.as_str(),
+                    matches!(plan, Plan::Start(_)),
+                )
             })
             .collect();
         assert_eq!(got, expected, "project_servers = {trusted}");
-        assert!(plans.iter().all(|plan| plan.server().tool_timeout_secs == Some(9)));
+        assert!(plans
+            .iter()
+            .all(|plan| plan.server().tool_timeout_secs == Some(9)));
     }
     // A user server stays started whatever the project says; a disabled one never starts.
     let mut only_user = McpSettings::default();
-    only_user.servers.insert("u".into(), server("u", Source::User, "x"));
+    only_user
+        .servers
+        .insert("u".into(), server("u", Source::User, "x"));
     let mut off = server("off", Source::User, "x");
     off.enabled = false;
     only_user.servers.insert("off".into(), off);
