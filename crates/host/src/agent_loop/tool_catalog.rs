@@ -296,7 +296,7 @@ mod tests {
             .map(|name| {
                 McpTool::from_listed(
                     "s",
-                    &json!({"name": name, "description": format!("does {name}"),
+                    &json!({"name": name, "description": format!("does {name} {}", "at length ".repeat(50)),
                             "annotations": {"readOnlyHint": *name == "echo"}}),
                 )
                 .unwrap()

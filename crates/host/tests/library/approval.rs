@@ -26,6 +26,8 @@ fn call_on(tool: ToolName, path: &str) -> ToolCall {
         ToolName::EditFile => json!({ "path": path, "old_string": "a", "new_string": "b" }),
         // `recall` reads the session's archive, never a path: the query names one.
         ToolName::Recall => json!({ "query": path }),
+        // Not in `ToolName::ALL`: the own loop's catalog parses these (tool_catalog's tests).
+        ToolName::Mcp | ToolName::ToolSearch => json!({}),
     };
     ToolCall::parse(tool.as_str(), &arguments).unwrap()
 }
