@@ -103,6 +103,8 @@ const SHA2_UNIFIED: &[&str] = &[
     "js-sys",
     "bumpalo",
     "futures-core",
+    // rmcp (`panewise-mcp`) turns on futures-util's channels.
+    "futures-channel",
     "futures-io",
     "futures-macro",
     "futures-sink",

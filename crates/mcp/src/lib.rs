@@ -11,6 +11,12 @@
 //! ## Invariants
 //! - No server process outlives the session that started it.
 //!
+//! ## API boundary
+//! The own loop (`panewise-host`) uses [`config`] to read `[mcp]` and `.mcp.json`, [`catalog`]
+//! to offer and classify the tools, and [`client::McpClients`] to start, call and end the
+//! servers (a stdio server spawned through the host's [`client::Spawner`]). Nothing here
+//! depends on another panewise crate.
+//!
 //! ## Where to start reading
 //! [`client`], then [`serve`].
 

@@ -247,7 +247,7 @@ fn every_mode_tool_and_target_is_decided_by_the_table() {
                     reason,
                     format!(
                         "denied by approval mode read-only: {tool} may not run (only read_file, \
-                         list_dir and recall do)"
+                         list_dir, recall and MCP tools annotated read-only do)"
                     )
                 );
             } else {

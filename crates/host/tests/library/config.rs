@@ -83,7 +83,7 @@ fn every_error_names_the_file_the_key_and_the_reason() {
             "colour = \"blue\"",
             "panewise.toml: key `colour`: unknown key, expected one of provider, model, \
              approval, pass_env, window, providers, deadlines, notify, telemetry, remote, sandbox, \
-             limits",
+             limits, mcp",
         ),
         (
             "pass_env = \"ANTHROPIC_API_KEY\"",
