@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use anyhow::{bail, ensure, Context, Result};
+
+use crate::e2e_npm::install;
 use serde_json::Value;
 
 /// The CLI a case supervises.
@@ -942,10 +944,12 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     let window_floor_case =
         filter.is_none_or(|filter| super::e2e_window_floor::NAME.contains(filter));
     let recall_case = filter.is_none_or(|filter| super::e2e_recall::RUN_NAME.contains(filter));
+    let mcp_case = filter.is_none_or(|filter| super::e2e_mcp::NAME.contains(filter));
     let daemon_recall_case =
         filter.is_none_or(|filter| super::e2e_recall::DAEMON_NAME.contains(filter));
     ensure!(
         context_case
+            || mcp_case
             || window_floor_case
             || recall_case
             || daemon_recall_case
@@ -1065,6 +1069,9 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {name}"))?;
         eprintln!("e2e: {name}: ok");
     }
+    if mcp_case {
+        super::e2e_mcp::run(root, &target, &panewise)?;
+    }
     if window_floor_case {
         let name = super::e2e_window_floor::NAME;
         super::e2e_window_floor::run_case(&panewise, &target.join("runs").join(name))
@@ -1112,44 +1119,11 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + usize::from(caller_path_case)
             + usize::from(context_case)
             + usize::from(window_floor_case)
+            + usize::from(mcp_case)
             + usize::from(recall_case)
             + usize::from(daemon_recall_case)
     );
     Ok(())
-}
-
-/// Installs `package` at its pinned version under `target/e2e/` (once) and returns the path of
-/// its `bin` and the version.
-fn install(root: &Path, target: &Path, package: &str, bin: &str) -> Result<(PathBuf, String)> {
-    let versions: Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("e2e/versions.json")).context("e2e/versions.json")?,
-    )?;
-    let version = versions[package]
-        .as_str()
-        .with_context(|| format!("e2e/versions.json names no version of {package}"))?;
-    std::fs::create_dir_all(target)?;
-    let installed = target
-        .join("node_modules")
-        .join(package)
-        .join("package.json");
-    let current = std::fs::read_to_string(&installed)
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|json| json["version"].as_str().map(str::to_owned));
-    if current.as_deref() != Some(version) {
-        eprintln!("e2e: npm install {package}@{version}");
-        let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
-            .arg(target)
-            .arg(format!("{package}@{version}"))
-            .status()
-            .context("cannot run npm (Node.js and npm are needed for the end-to-end run)")?;
-        ensure!(status.success(), "npm install {package}@{version} failed");
-    }
-    Ok((
-        target.join("node_modules/.bin").join(bin),
-        version.to_owned(),
-    ))
 }
 
 /// A mock server for one case, stopped when dropped.

@@ -151,7 +151,7 @@ impl Prepared {
             } => {
                 let client = HttpModelClient::new(ApiConfig::new(api, base_url, key))
                     .map_err(|error| anyhow::anyhow!("--provider {}: {error}", info.provider))?;
-                own_loop(&plan, &info, settings, Arc::new(client), None, options)?
+                own_loop(&plan, &info, settings, Arc::new(client), None, options).await?
             }
             AgentSpec::Mock { server, settings } => {
                 let (url, scenario) = match server {
@@ -167,7 +167,7 @@ impl Prepared {
                 let api = ApiConfig::new(ApiKind::Anthropic, url, ApiKey::new("mock"));
                 let client =
                     HttpModelClient::new(api).map_err(|error| anyhow::anyhow!("{error}"))?;
-                own_loop(&plan, &info, settings, Arc::new(client), scenario, options)?
+                own_loop(&plan, &info, settings, Arc::new(client), scenario, options).await?
             }
             agent => {
                 // The session's span opens before the agent starts: the agent is given its
@@ -192,7 +192,7 @@ fn prepare_export(telemetry: Option<&Telemetry>, info: &LaunchInfo) -> Option<Ar
     crate::otel::session_export(telemetry, &info.log, &info.provider, info.model.clone())
 }
 
-fn own_loop(
+async fn own_loop(
     plan: &SessionPlan,
     info: &LaunchInfo,
     settings: OwnLoopSettings,
@@ -218,6 +218,13 @@ fn own_loop(
     if let Some(on) = settings.prompt_cache {
         config.prompt_cache = on;
     }
+    // The MCP servers start with the session and end with it (the backend holds them).
+    let mcp_plans = panewise_host::mcp::plans(&plan.mcp, &info.cwd)
+        .map_err(|error| anyhow::anyhow!("MCP configuration: {error}"))?;
+    let mcp = panewise_host::mcp::start(mcp_plans, &info.cwd).await;
+    config.mcp_tools = mcp.tools();
+    config.mcp_notices = panewise_host::mcp::notices(mcp.reports());
+    config.tool_budget_tokens = plan.mcp.tool_budget_tokens;
     // What a resume needs to run the session as it ran.
     let own_loop = panewise_pane_state::log::OwnLoopHeader {
         approval: Some(plan.approval.name().to_owned()),
@@ -250,7 +257,7 @@ fn own_loop(
         budget: plan.budget,
         ..SessionSpec::new(header, config.log.clone(), config.cwd.clone())
     };
-    let mut backend = ModelAgent::new(config, client)?;
+    let mut backend = ModelAgent::new(config, client)?.with_mcp(Arc::new(mcp));
     if let Some(rebuilt) = &settings.rebuilt {
         backend.resume_from(rebuilt)?;
         // The spans the recorded session's window let go of stay recallable (W75).

@@ -36,6 +36,7 @@ mod exit;
 mod input;
 mod json;
 mod launch;
+mod mcp_cmd;
 mod mock_server_cmd;
 mod otel;
 mod remote;
@@ -183,6 +184,10 @@ enum Command {
     /// `run -- CMD` in the box an approval mode uses.
     #[command(after_help = exit::EXIT_CODES)]
     Sandbox(sandbox_cmd::Args),
+    /// The MCP servers of the own loop: `list` each configured server, its state and its
+    /// tools with their token cost.
+    #[command(after_help = exit::EXIT_CODES)]
+    Mcp(mcp_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -221,6 +226,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => decode_cmd::run(args),
         Command::MockServer(args) => mock_server_cmd::run(args),
         Command::Sandbox(args) => sandbox_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(args),
         Command::Run(args) => run::run(*args),
         Command::Sessions(args) => sessions_cmd::run(args),
         Command::New(args) => agents_cmd::new(args),

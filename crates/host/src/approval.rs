@@ -11,6 +11,9 @@
 //! | `auto`        | run  | run  | ask  | run in the workspace box      | ask  |
 //! | `full-access` | run  | run  | run  | run, no box                   | run  |
 //!
+//! A tool of an MCP server (`mcp__server__tool`) its server annotated `readOnlyHint: true` is
+//! in the first column; any other MCP tool in the last ([`ToolCall::only_reads`]).
+//!
 //! The own `shell` column is [`crate::sandbox::plan_shell`]'s: where no sandbox can be had,
 //! `shell` falls back to the last column and the session says once why.
 //!
@@ -142,12 +145,15 @@ fn decide_own(mode: ApprovalMode, call: &ToolCall, cwd: &Path) -> Decision {
             };
         }
     }
-    if tool.only_reads() {
+    // An MCP tool its server annotated read-only is a read; any other is a command.
+    if call.only_reads() {
         return Decision::Run;
     }
+    let name = call.name();
     let denied = || {
         format!(
-            "denied by approval mode {}: {tool} may not run (only read_file, list_dir and recall do)",
+            "denied by approval mode {}: {name} may not run (only read_file, list_dir, recall \
+             and MCP tools annotated read-only do)",
             mode.name()
         )
     };

@@ -25,7 +25,7 @@ use crate::sandbox::{BoxNetwork, MechanismChoice, SandboxSettings, SANDBOX_KEYS}
 pub const FILE_NAME: &str = "panewise.toml";
 
 /// The top-level keys a file may hold.
-pub const TOP_LEVEL_KEYS: [&str; 12] = [
+pub const TOP_LEVEL_KEYS: [&str; 13] = [
     "provider",
     "model",
     "approval",
@@ -38,6 +38,7 @@ pub const TOP_LEVEL_KEYS: [&str; 12] = [
     "remote",
     "sandbox",
     "limits",
+    "mcp",
 ];
 
 mod limits;
@@ -223,6 +224,9 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// `[limits]`: how far one session may grow.
     pub limits: LimitsSettings,
+    /// `[mcp]`: the MCP servers the own loop's sessions use (`project_servers` from the user
+    /// file only).
+    pub mcp: panewise_mcp::config::McpSettings,
     /// The files read, the lowest layer first.
     pub sources: Vec<PathBuf>,
 }
@@ -256,7 +260,12 @@ impl Config {
             config = Self::read(user)?;
         }
         if let Some(project) = project.filter(|path| path.is_file()) {
-            let layer = Self::read(project)?;
+            let mut layer = Self::read(project)?;
+            // A server the project file defines is the repository's choice (see
+            // `panewise_mcp::config::merge`).
+            for server in layer.mcp.servers.values_mut() {
+                server.source = panewise_mcp::config::Source::Project;
+            }
             if layer.telemetry.content.is_some() {
                 return Err(ConfigError::Invalid {
                     path: project.to_path_buf(),
@@ -300,6 +309,15 @@ impl Config {
                              project file comes with its repository, which must not open the \
                              network to the commands the model runs; set it in your user file \
                              instead"
+                        .to_owned(),
+                });
+            }
+            if layer.mcp.project_servers.is_some() {
+                return Err(ConfigError::Invalid {
+                    path: project.to_path_buf(),
+                    key: "mcp.project_servers".to_owned(),
+                    reason: "is read from the user file only: a project cannot let its own \
+                             servers start; set it in your user file instead"
                         .to_owned(),
                 });
             }
@@ -386,6 +404,15 @@ impl Config {
                 "remote" => config.remote = remote::remote(value, &invalid)?,
                 "sandbox" => config.sandbox = sandbox(value, &invalid)?,
                 "limits" => config.limits = limits::limits(value, &invalid)?,
+                "mcp" => {
+                    let json = serde_json::to_value(value)
+                        .map_err(|error| invalid(key, format!("cannot be read: {error}")))?;
+                    config.mcp = panewise_mcp::config::parse_table(
+                        &json,
+                        panewise_mcp::config::Source::User,
+                    )
+                    .map_err(|problem| invalid(&problem.key, problem.reason))?;
+                }
                 other => {
                     return Err(invalid(
                         other,
@@ -437,6 +464,7 @@ impl Config {
             remote: base.remote,
             sandbox: self.sandbox.over(base.sandbox),
             limits: self.limits.over(base.limits),
+            mcp: self.mcp.over(base.mcp),
             sources,
         }
     }

@@ -82,6 +82,7 @@ pub mod config;
 pub mod error;
 pub mod journal;
 pub mod launch;
+pub mod mcp;
 pub mod process;
 pub mod regular_file;
 pub mod sandbox;

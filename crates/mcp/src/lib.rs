@@ -2,6 +2,9 @@
 //!
 //! MCP for panewise, on the official SDK (`rmcp`, pinned exactly).
 //!
+//! - [`config`]: which servers a session has (`[mcp.servers.NAME]`, `.mcp.json`), pure.
+//! - [`catalog`]: their tools as the model sees them (namespacing, approval class, tool
+//!   budget, the local search tool), pure.
 //! - [`client`]: the own loop's client of the MCP servers a session is configured with.
 //! - [`serve`]: `panewise mcp serve`, the daemon's verbs as MCP tools over stdio.
 //!
@@ -9,15 +12,19 @@
 //! - No server process outlives the session that started it.
 //!
 //! ## API boundary
-//! Talks MCP only; what a session does with a tool's result, and what the person is asked,
-//! stay in `panewise-host` and the daemon.
+//! The own loop (`panewise-host`) uses [`config`] to read `[mcp]` and `.mcp.json`, [`catalog`]
+//! to offer and classify the tools, and [`client::McpClients`] to start, call and end the
+//! servers (a stdio server spawned through the host's [`client::Spawner`]). Nothing here
+//! depends on another panewise crate.
 //!
 //! ## Where to start reading
 //! [`client`], then [`serve`].
 
 #![deny(missing_docs)]
 
+pub mod catalog;
 pub mod client;
+pub mod config;
 pub mod error;
 pub mod serve;
 

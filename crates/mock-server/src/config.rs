@@ -98,11 +98,18 @@ pub enum Scenario {
     /// of `cat /proc/$PPID/environ`, a shell call of `env`; then a text answer. What the file
     /// tools' refusals and the shell's environment must hold.
     KeyProbe,
+    /// Calls of MCP tools as panewise's own loop offers them (`mcp__SERVER__TOOL`): first a
+    /// tool named `…__list_allowed_directories` (the filesystem server's), then one named
+    /// `…__echo` (the everything server's) with the message [`crate::MCP_ECHO_MESSAGE`]; a
+    /// tool not offered while `mcp_tool_search` is, is searched for by its name first (once),
+    /// then called when the next request offers it. Then a text answer naming what came back
+    /// (`MCP-DONE`, or `MCP-MISSING: …` for a tool neither offered nor found).
+    McpTools,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 21] = [
+    pub const ALL: [Scenario; 22] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -124,6 +131,7 @@ impl Scenario {
         Scenario::Recall,
         Scenario::SandboxProbe,
         Scenario::KeyProbe,
+        Scenario::McpTools,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -150,6 +158,7 @@ impl Scenario {
             Scenario::Recall => "recall",
             Scenario::SandboxProbe => "sandbox-probe",
             Scenario::KeyProbe => "key-probe",
+            Scenario::McpTools => "mcp-tools",
         }
     }
 

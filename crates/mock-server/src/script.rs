@@ -164,6 +164,91 @@ pub fn recall_verdict(recalled: &str) -> String {
     }
 }
 
+/// The message the `mcp-tools` scenario echoes.
+pub const MCP_ECHO_MESSAGE: &str = "hello from the panewise mock";
+
+/// The tools the `mcp-tools` scenario calls, by the end of their namespaced name, in order,
+/// with their arguments, and how the result of each opens (what the real servers answer).
+pub const MCP_WANTED: [(&str, &str); 2] = [
+    ("__list_allowed_directories", "Allowed directories"),
+    ("__echo", "Echo: "),
+];
+
+/// The own loop's tool search, and how its results open (`[tool search: QUERY] …`).
+const MCP_SEARCH_TOOL: &str = "mcp_tool_search";
+const MCP_SEARCH_PREFIX: &str = "[tool search: ";
+
+/// What the `mcp-tools` scenario reads from a request: the strings of its body that open a
+/// wanted tool's result, and the queries of the searches already answered.
+#[derive(Debug, Clone, Default)]
+pub struct McpFacts {
+    /// For each of [`MCP_WANTED`], whether its result is in the request.
+    pub answered: [bool; 2],
+    /// The queries of the search results in the request.
+    pub searched: Vec<String>,
+}
+
+/// The `mcp-tools` facts of a request body, whatever the API.
+pub fn mcp_facts(body: &Value) -> McpFacts {
+    let mut strings = Vec::new();
+    collect_strings(body, &mut strings);
+    let mut facts = McpFacts::default();
+    for text in strings {
+        for (answered, (_, opening)) in facts.answered.iter_mut().zip(MCP_WANTED) {
+            *answered |= text.starts_with(opening);
+        }
+        if let Some(rest) = text.strip_prefix(MCP_SEARCH_PREFIX) {
+            if let Some((query, _)) = rest.split_once(']') {
+                facts.searched.push(query.to_owned());
+            }
+        }
+    }
+    facts
+}
+
+/// The `mcp-tools` scenario: each wanted tool in turn, searched for first when deferred.
+fn mcp_script(facts: &RequestFacts) -> Answer {
+    let calling = |name: &str, args: Value| Answer {
+        thinking: Some(format!("I'll use the {name} tool.")),
+        text: "I'll call the MCP tool.".to_owned(),
+        calls: vec![ToolCall {
+            name: name.to_owned(),
+            args,
+        }],
+        ..Answer::default()
+    };
+    for (index, (suffix, _)) in MCP_WANTED.iter().enumerate() {
+        if facts.mcp.answered.get(index).copied().unwrap_or(false) {
+            continue;
+        }
+        if let Some(name) = facts
+            .tools
+            .iter()
+            .find(|name| name.starts_with("mcp__") && name.ends_with(suffix))
+        {
+            let args = if *suffix == "__echo" {
+                json!({ "message": MCP_ECHO_MESSAGE })
+            } else {
+                json!({})
+            };
+            return calling(name, args);
+        }
+        let query = suffix.trim_start_matches('_');
+        let searchable = facts.tools.iter().any(|name| name == MCP_SEARCH_TOOL);
+        if searchable && !facts.mcp.searched.iter().any(|searched| searched == query) {
+            return calling(MCP_SEARCH_TOOL, json!({ "query": query }));
+        }
+        return Answer {
+            text: format!("MCP-MISSING: no tool ending in {suffix} was offered or found."),
+            ..Answer::default()
+        };
+    }
+    Answer {
+        text: "MCP-DONE: both MCP tools answered.".to_owned(),
+        ..Answer::default()
+    }
+}
+
 /// What the server learned from one request body.
 #[derive(Debug, Clone, Default)]
 pub struct RequestFacts {
@@ -179,6 +264,8 @@ pub struct RequestFacts {
     pub archived_span: Option<String>,
     /// The text of a `recall` result in the request.
     pub recalled: Option<String>,
+    /// What the `mcp-tools` scenario reads.
+    pub mcp: McpFacts,
 }
 
 /// One scripted tool call.
@@ -280,6 +367,9 @@ pub fn plan(scenario: Scenario, facts: &RequestFacts) -> Reply {
 fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
     if scenario == Scenario::Recall {
         return recall_script(facts);
+    }
+    if scenario == Scenario::McpTools {
+        return mcp_script(facts);
     }
     let rounds = facts.tool_rounds;
     let shell = |command: &str, description: &str| shell_call(&facts.tools, command, description);

@@ -259,6 +259,7 @@ mod tests {
                 total_usd: total,
             }),
             prefix_break: None,
+            tools: None,
         };
         let cases = [
             (vec![], "cost: no model call was made".to_owned()),

@@ -89,7 +89,56 @@ pub enum LedgerLine {
         /// breakpoint placed before it; absent when the request only appended to the last.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prefix_break: Option<PrefixBreak>,
+        /// The request's tool list: how many definitions it sent and their tokens, counted as
+        /// the window counts messages, and how many MCP tools a tool budget deferred. Ledgers
+        /// written before it existed have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<ToolsEntry>,
     },
+}
+
+impl LedgerLine {
+    /// A `call` line with where its request broke the cached prefix and its tool list; any
+    /// other line as it is.
+    pub fn with_request(mut self, at: Option<PrefixBreak>, list: ToolsEntry) -> Self {
+        if let LedgerLine::Call {
+            prefix_break,
+            tools,
+            ..
+        } = &mut self
+        {
+            *prefix_break = at;
+            *tools = Some(list);
+        }
+        self
+    }
+}
+
+/// A request's tool list in the ledger's `call` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolsEntry {
+    /// Definitions sent.
+    pub count: usize,
+    /// Their tokens (the definitions' JSON, counted with the window's counter).
+    pub tokens: u64,
+    /// MCP tools deferred behind `mcp_tool_search` (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deferred: usize,
+}
+
+fn is_zero(value: &usize) -> bool {
+    *value == 0
+}
+
+impl ToolsEntry {
+    /// The entry of a request's tool list.
+    pub fn of(cost: crate::agent_loop::tool_catalog::ToolListCost) -> Self {
+        ToolsEntry {
+            count: cost.tools,
+            tokens: cost.tokens,
+            deferred: cost.deferred,
+        }
+    }
 }
 
 /// Where a request's prefix first differs from the previous request's, in the ledger's `call`
@@ -424,6 +473,7 @@ pub fn call_entry(
         tokens,
         cost,
         prefix_break: None,
+        tools: None,
     }
 }
 

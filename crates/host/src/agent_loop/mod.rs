@@ -11,6 +11,7 @@ pub mod ledger;
 pub mod own_loop;
 pub mod request;
 pub mod resume;
+pub mod tool_catalog;
 
 /// True for a file the own loop writes beside a session log (its window ledger, its archive):
 /// it is not a session, and a listing of sessions leaves it out.

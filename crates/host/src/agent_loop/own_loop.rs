@@ -22,7 +22,7 @@ use panewise_pane_state::Msg;
 use panewise_providers::RenderedRequest;
 use panewise_providers::{
     ApiError, ApiKind, CompactionTrigger, Failure, FailureKind, PriceTable, ProviderEvent,
-    RequestError, RequestHead, SessionStats, ToolDefinition, ToolStatus,
+    RequestError, RequestHead, SessionStats, ToolStatus,
 };
 use panewise_window::cache::{CachePricing, CacheRules};
 use panewise_window::provider::{cleared_spans, reconcile};
@@ -32,8 +32,9 @@ use panewise_window::{
 };
 
 use crate::agent_loop::history::{LoopHistory, PROVIDER_COMPACTION};
-use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine, PrefixBreak};
+use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine, PrefixBreak, ToolsEntry};
 use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
+use crate::agent_loop::tool_catalog::{answer_here, mcp_notices, ToolCatalog, ToolListCost};
 use crate::approval::{decide, Decision, ToolRequest};
 use crate::backend::model::{LoopConfig, ToolRun};
 use crate::error::SessionError;
@@ -179,6 +180,8 @@ struct CallInProgress {
     /// A provider's compaction of this call's context: joins the conversation before the
     /// answer, and goes back in the next request.
     compaction: Option<String>,
+    /// What the request's tool list held and cost, for its ledger line.
+    tool_list: ToolListCost,
 }
 
 /// A tool call waiting for its turn, parsed or not.
@@ -215,9 +218,9 @@ pub struct OwnLoop {
     config: LoopConfig,
     api: ApiKind,
     strategy_name: String,
-    /// The tools offered while the archive is empty, then with `recall` (W76).
-    tool_definitions: Vec<ToolDefinition<'static>>,
-    tool_definitions_with_recall: Vec<ToolDefinition<'static>>,
+    /// The tools offered: the built-ins (`recall` once the archive holds a span, W76), the
+    /// MCP servers' loaded tools, and the search tool while a budget defers some.
+    catalog: ToolCatalog,
     /// Every span the window (or the provider) let go of, which `recall` answers from.
     archive: SpanArchive,
     /// The window's conversation and, in step with it, each message rendered once for the
@@ -256,14 +259,15 @@ impl OwnLoop {
     /// A loop over `api` with nothing said yet. `strategy_name` is the window stage's, for
     /// the ledger's idle lines.
     pub fn new(config: LoopConfig, api: ApiKind, strategy_name: impl Into<String>) -> Self {
+        let history = LoopHistory::new(api);
+        let catalog = ToolCatalog::of(&config, history.conversation());
         OwnLoop {
             config,
             api,
             strategy_name: strategy_name.into(),
-            tool_definitions: crate::tools::api_definitions(false),
-            tool_definitions_with_recall: crate::tools::api_definitions(true),
+            catalog,
             archive: SpanArchive::new(),
-            history: LoopHistory::new(api),
+            history,
             errored: BTreeSet::new(),
             call_ids: BTreeSet::new(),
             records: Vec::new(),
@@ -517,12 +521,15 @@ impl OwnLoop {
                 }
             },
             Next::Call => {
+                // An MCP server that failed is said before the first call (once).
+                let mut effects = mcp_notices(std::mem::take(&mut self.config.mcp_notices), at_ms);
                 self.iteration = self.iteration.saturating_add(1);
                 self.turn_iterations = self.turn_iterations.saturating_add(1);
                 self.under_way = UnderWay::Visit {
                     started_at_ms: at_ms,
                 };
-                vec![Effect::VisitWindow]
+                effects.push(Effect::VisitWindow);
+                effects
             }
             Next::EndTurn { interrupted } => {
                 self.prompt = None;
@@ -609,14 +616,13 @@ impl OwnLoop {
         // A request that breaks the pairing rule is never sent (the session stops, as the
         // rule is the loop's own); one the API cannot take (a call's arguments are not JSON)
         // fails the call, as the client's own rendering would.
+        let with_recall = !self.archive.is_empty();
+        let (tools, tool_list) =
+            (self.catalog).request_tools(with_recall, self.history.conversation());
         let head = RequestHead {
             model: &self.config.model,
             system: self.config.system.as_deref(),
-            tools: if self.archive.is_empty() {
-                &self.tool_definitions
-            } else {
-                &self.tool_definitions_with_recall
-            },
+            tools: &tools,
             max_output_tokens: self.config.max_output_tokens,
             prompt_cache: self.config.prompt_cache,
             cache_key: self.config.cache_key.as_deref(),
@@ -627,6 +633,7 @@ impl OwnLoop {
                 self.under_way = UnderWay::Call(CallInProgress {
                     sent_messages: self.history.conversation().len(),
                     prefix_break,
+                    tool_list,
                     ..CallInProgress::default()
                 });
                 effects.push(Effect::CallModel(request));
@@ -696,10 +703,8 @@ impl OwnLoop {
                 call.stats = Some(stats.clone());
                 // Each call in the ledger: its tokens by kind, its cost split, and where its
                 // request broke the cached prefix.
-                let mut line = call_entry(self.iteration, model.as_deref(), stats, &self.prices);
-                if let LedgerLine::Call { prefix_break, .. } = &mut line {
-                    *prefix_break = call.prefix_break;
-                }
+                let line = call_entry(self.iteration, model.as_deref(), stats, &self.prices);
+                let line = line.with_request(call.prefix_break, ToolsEntry::of(call.tool_list));
                 effects.push(Effect::Ledger(line));
             }
             ProviderEvent::Failure { .. } => call.failed = true,
@@ -744,15 +749,7 @@ impl OwnLoop {
                 self.pending.push_back(PendingCall {
                     id: tool_call.id.clone(),
                     name: tool_call.name.clone(),
-                    parsed: ToolCall::parse(
-                        &tool_call.name,
-                        &serde_json::Value::String(if tool_call.args.trim().is_empty() {
-                            "{}".to_owned()
-                        } else {
-                            tool_call.args.clone()
-                        }),
-                    )
-                    .map_err(|error| error.to_string()),
+                    parsed: self.catalog.parse_call(&tool_call.name, &tool_call.args),
                 });
             }
             message.tool_calls = calls;
@@ -876,12 +873,8 @@ impl OwnLoop {
             name,
             summary,
         };
-        if let ToolCall::Recall(args) = &parsed {
-            let outcome = crate::tools::recall::answer(
-                args,
-                &self.archive,
-                self.config.tool_limits.output_bytes,
-            );
+        let cap = self.config.tool_limits.output_bytes;
+        if let Some(outcome) = answer_here(&mut self.catalog, &self.archive, cap, &parsed) {
             let mut effects = vec![Effect::Emit(started)];
             effects.extend(self.tool_finished(outcome, at_ms));
             return effects;

@@ -87,6 +87,16 @@ pub struct LoopConfig {
     /// The session's prompt-cache key (OpenAI `prompt_cache_key`): stable over the session,
     /// [`session_cache_key`] of the log by default.
     pub cache_key: Option<String>,
+    /// The tools of the session's MCP servers, as they listed them at the start
+    /// ([`panewise_mcp::client::McpClients::tools`]); the calls go to the clients given with
+    /// [`ModelAgent::with_mcp`].
+    pub mcp_tools: Vec<panewise_mcp::catalog::McpTool>,
+    /// What the session is told before its first call: each MCP server that failed to start
+    /// or was not started, and why.
+    pub mcp_notices: Vec<String>,
+    /// `toolBudgetTokens`: the most tokens of MCP tool definitions a request carries; the
+    /// rest are deferred behind `mcp_tool_search`. `None` sends them all.
+    pub tool_budget_tokens: Option<u64>,
 }
 
 /// The prompt-cache key of the session logged at `log`: `panewise-` and a fixed-seed hash of
@@ -131,6 +141,9 @@ impl LoopConfig {
             sandbox: crate::sandbox::ShellSandbox::unavailable("the machine was not probed"),
             prompt_cache: true,
             cache_key,
+            mcp_tools: Vec::new(),
+            mcp_notices: Vec::new(),
+            tool_budget_tokens: None,
         }
     }
 }
@@ -208,6 +221,12 @@ pub struct ModelAgent {
     /// Transcript lines the loop itself knows (a call's whole input, a refusal, the policy's
     /// answer), for the engine to record.
     transcript: Vec<(u64, TranscriptEntry)>,
+    /// The session's MCP servers; dropped with the session, which ends them.
+    mcp: Arc<panewise_mcp::client::McpClients>,
+    /// Servers found gone by a call, to be said once each (shared with the call's future).
+    mcp_gone: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Servers already said to be gone.
+    mcp_said_gone: std::collections::BTreeSet<String>,
 }
 
 impl std::fmt::Debug for ModelAgent {
@@ -275,7 +294,17 @@ impl ModelAgent {
             clock: SessionClock::start(),
             tools,
             transcript: Vec::new(),
+            mcp: Arc::new(panewise_mcp::client::McpClients::none()),
+            mcp_gone: Arc::new(std::sync::Mutex::new(Vec::new())),
+            mcp_said_gone: std::collections::BTreeSet::new(),
         })
+    }
+
+    /// The backend calling the session's MCP servers through `clients` (whose tools the
+    /// configuration's `mcp_tools` listed). The servers end when the backend is dropped.
+    pub fn with_mcp(mut self, clients: Arc<panewise_mcp::client::McpClients>) -> Self {
+        self.mcp = clients;
+        self
     }
 
     /// Continues a recorded session: its rebuilt conversation becomes the start of this one's
@@ -373,7 +402,20 @@ impl ModelAgent {
                 LoopInput::ToolDone { outcome, at_ms }
             }
         };
-        self.step(input, out)
+        let mut produced = self.step(input, out)?;
+        // A server a call found gone is said in the pane, the log and the dashboard, once.
+        let gone: Vec<String> = self
+            .mcp_gone
+            .lock()
+            .map(|mut gone| std::mem::take(&mut *gone))
+            .unwrap_or_default();
+        for why in gone {
+            if self.mcp_said_gone.insert(why.clone()) {
+                let effects = crate::agent_loop::tool_catalog::mcp_notice(&why, at_ms);
+                produced.extend(self.carry_out(effects, Some(out))?);
+            }
+        }
+        Ok(produced)
     }
 
     /// The reducer's prompt starts a turn: it joins the conversation, and the next step is a
@@ -500,6 +542,26 @@ impl ModelAgent {
                 Effect::CancelCall => {
                     self.cancel.cancel();
                     self.stream = None;
+                }
+                Effect::RunTool {
+                    id: _,
+                    call: crate::tools::ToolCall::Mcp(call),
+                } => {
+                    let running = self.mcp.call(&call.server, &call.tool, call.arguments);
+                    let gone = self.mcp_gone.clone();
+                    let cap = self.tools.limits.output_bytes;
+                    self.running = Some(Box::pin(async move {
+                        let outcome = running.await;
+                        if let (Some(why), Ok(mut said)) = (outcome.server_gone, gone.lock()) {
+                            said.push(why);
+                        }
+                        let content = crate::tools::output::cap_text(&outcome.text, cap);
+                        if outcome.is_error {
+                            ToolOutcome::error(content)
+                        } else {
+                            ToolOutcome::ok(content)
+                        }
+                    }));
                 }
                 Effect::RunTool { id: _, call } => {
                     let context = self.tools.clone();

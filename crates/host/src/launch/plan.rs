@@ -163,6 +163,9 @@ pub struct SessionPlan {
     pub env_remove: Vec<String>,
     /// `[sandbox]`: the own loop's `shell` sandbox settings.
     pub sandbox: crate::sandbox::SandboxSettings,
+    /// `[mcp]`: the own loop's MCP servers (the user and project files laid over each other;
+    /// the project's `.mcp.json` is read when the session starts).
+    pub mcp: panewise_mcp::config::McpSettings,
 }
 
 /// Where a session runs.

@@ -398,6 +398,7 @@ fn own_loop(
         // The tools get no API key, unless `pass_env` in the user file names it.
         env_remove: EnvPolicy::from_config(config).tool_removals(),
         sandbox: config.sandbox.clone(),
+        mcp: config.mcp.clone(),
     })
 }
 
@@ -633,6 +634,7 @@ fn supervised(
         agent_env,
         env_remove,
         sandbox: config.sandbox.clone(),
+        mcp: config.mcp.clone(),
     })
 }
 

@@ -55,6 +55,13 @@ pub enum ToolName {
     ListDir,
     /// Gives back a span the context window removed, from the session's archive.
     Recall,
+    /// A tool of a configured MCP server (`mcp__server__tool`): not in [`ToolName::ALL`], as
+    /// the servers' tools are the session's, not panewise's; the own loop parses its calls
+    /// against the tools the servers listed ([`McpCall`]).
+    Mcp,
+    /// `mcp_tool_search`, offered while a tool budget defers MCP tools; the own loop answers
+    /// it itself from its catalog.
+    ToolSearch,
 }
 
 impl ToolName {
@@ -77,6 +84,8 @@ impl ToolName {
             ToolName::EditFile => edit_file::NAME,
             ToolName::ListDir => list_dir::NAME,
             ToolName::Recall => recall::NAME,
+            ToolName::Mcp => "mcp",
+            ToolName::ToolSearch => panewise_mcp::catalog::SEARCH_TOOL,
         }
     }
 
@@ -94,6 +103,8 @@ impl ToolName {
             ToolName::EditFile => edit_file::DESCRIPTION,
             ToolName::ListDir => list_dir::DESCRIPTION,
             ToolName::Recall => recall::DESCRIPTION,
+            ToolName::Mcp => "A tool of a configured MCP server.",
+            ToolName::ToolSearch => "Find deferred MCP tools and load them.",
         }
     }
 
@@ -106,6 +117,8 @@ impl ToolName {
             ToolName::EditFile => edit_file::schema(),
             ToolName::ListDir => list_dir::schema(),
             ToolName::Recall => recall::schema(),
+            ToolName::Mcp => serde_json::json!({"type": "object"}),
+            ToolName::ToolSearch => panewise_mcp::catalog::search_schema(),
         }
     }
 
@@ -113,7 +126,7 @@ impl ToolName {
     pub fn only_reads(self) -> bool {
         matches!(
             self,
-            ToolName::ReadFile | ToolName::ListDir | ToolName::Recall
+            ToolName::ReadFile | ToolName::ListDir | ToolName::Recall | ToolName::ToolSearch
         )
     }
 
@@ -189,7 +202,30 @@ pub enum ToolCall {
     ListDir(list_dir::Args),
     /// `recall`.
     Recall(recall::Args),
+    /// A tool of a configured MCP server.
+    Mcp(McpCall),
+    /// `mcp_tool_search`, with its query.
+    ToolSearch(String),
 }
+
+/// One call of an MCP server's tool, as the own loop parsed it against the tools the servers
+/// listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpCall {
+    /// The name the model called (`mcp__server__tool`).
+    pub namespaced: String,
+    /// The server's configured name.
+    pub server: String,
+    /// The tool's name on the server.
+    pub tool: String,
+    /// The arguments, a JSON object.
+    pub arguments: Value,
+    /// The server annotated the tool `readOnlyHint: true`: the call is treated as reading.
+    pub read_only: bool,
+}
+
+/// The most characters of an MCP call's arguments an approval prompt shows.
+const MCP_SUMMARY_CHARS: usize = 300;
 
 impl ToolCall {
     /// Parses a model's call of `name` with `arguments` (a JSON object, or a string holding
@@ -219,6 +255,14 @@ impl ToolCall {
             ToolName::EditFile => ToolCall::EditFile(arguments_of(tool, arguments)?),
             ToolName::ListDir => ToolCall::ListDir(arguments_of(tool, arguments)?),
             ToolName::Recall => ToolCall::Recall(arguments_of(tool, arguments)?),
+            // Not in `ToolName::ALL`, so `from_name` never names them: the own loop parses
+            // these against its catalog.
+            ToolName::Mcp | ToolName::ToolSearch => {
+                return Err(ToolError::BadArguments {
+                    tool: tool.as_str(),
+                    reason: "parsed by the own loop's tool catalog".to_owned(),
+                })
+            }
         })
     }
 
@@ -231,6 +275,26 @@ impl ToolCall {
             ToolCall::EditFile(_) => ToolName::EditFile,
             ToolCall::ListDir(_) => ToolName::ListDir,
             ToolCall::Recall(_) => ToolName::Recall,
+            ToolCall::Mcp(_) => ToolName::Mcp,
+            ToolCall::ToolSearch(_) => ToolName::ToolSearch,
+        }
+    }
+
+    /// The name the model called.
+    pub fn name(&self) -> &str {
+        match self {
+            ToolCall::Mcp(call) => &call.namespaced,
+            other => other.tool().as_str(),
+        }
+    }
+
+    /// True when the call only reads: a reading tool, or an MCP tool its server annotated
+    /// `readOnlyHint: true` ([`panewise_mcp::catalog::only_reads`]). Every other MCP call
+    /// is treated as running a command.
+    pub fn only_reads(&self) -> bool {
+        match self {
+            ToolCall::Mcp(call) => call.read_only,
+            other => other.tool().only_reads(),
         }
     }
 
@@ -238,7 +302,10 @@ impl ToolCall {
     /// command may touch anything, and for `recall`, which reads the session's archive.
     pub fn target_path(&self) -> Option<&str> {
         match self {
-            ToolCall::Shell(_) | ToolCall::Recall(_) => None,
+            ToolCall::Shell(_)
+            | ToolCall::Recall(_)
+            | ToolCall::Mcp(_)
+            | ToolCall::ToolSearch(_) => None,
             ToolCall::ReadFile(args) => Some(&args.path),
             ToolCall::WriteFile(args) => Some(&args.path),
             ToolCall::EditFile(args) => Some(&args.path),
@@ -252,6 +319,15 @@ impl ToolCall {
         match self {
             ToolCall::Shell(args) => args.command.clone(),
             ToolCall::Recall(args) => args.summary(),
+            ToolCall::ToolSearch(query) => query.clone(),
+            ToolCall::Mcp(call) => {
+                let arguments = call.arguments.to_string();
+                let mut shown: String = arguments.chars().take(MCP_SUMMARY_CHARS).collect();
+                if shown.len() < arguments.len() {
+                    shown.push('…');
+                }
+                format!("{} {shown}", call.namespaced)
+            }
             other => other.target_path().unwrap_or_default().to_owned(),
         }
     }
@@ -395,6 +471,16 @@ pub async fn run(call: &ToolCall, context: &ToolContext) -> ToolOutcome {
             "{}: this context has no session archive; panewise's own loop answers it from \
              the archive its context window keeps",
             recall::NAME
+        )),
+        // The MCP servers are the own loop's, which runs these calls itself.
+        ToolCall::Mcp(call) => ToolOutcome::error(format!(
+            "{}: this context has no MCP client; panewise's own loop calls the servers it \
+             started",
+            call.namespaced
+        )),
+        ToolCall::ToolSearch(_) => ToolOutcome::error(format!(
+            "{}: answered by panewise's own loop from its tool catalog",
+            panewise_mcp::catalog::SEARCH_TOOL
         )),
     }
 }

@@ -26,6 +26,8 @@ fn call_on(tool: ToolName, path: &str) -> ToolCall {
         ToolName::EditFile => json!({ "path": path, "old_string": "a", "new_string": "b" }),
         // `recall` reads the session's archive, never a path: the query names one.
         ToolName::Recall => json!({ "query": path }),
+        // Not in `ToolName::ALL`: the own loop's catalog parses these (tool_catalog's tests).
+        ToolName::Mcp | ToolName::ToolSearch => json!({}),
     };
     ToolCall::parse(tool.as_str(), &arguments).unwrap()
 }
@@ -245,7 +247,7 @@ fn every_mode_tool_and_target_is_decided_by_the_table() {
                     reason,
                     format!(
                         "denied by approval mode read-only: {tool} may not run (only read_file, \
-                         list_dir and recall do)"
+                         list_dir, recall and MCP tools annotated read-only do)"
                     )
                 );
             } else {

@@ -83,7 +83,7 @@ fn every_error_names_the_file_the_key_and_the_reason() {
             "colour = \"blue\"",
             "panewise.toml: key `colour`: unknown key, expected one of provider, model, \
              approval, pass_env, window, providers, deadlines, notify, telemetry, remote, sandbox, \
-             limits",
+             limits, mcp",
         ),
         (
             "pass_env = \"ANTHROPIC_API_KEY\"",
@@ -685,4 +685,50 @@ fn the_limits_table_reads_the_spend_caps() {
     for (text, message) in cases {
         assert_eq!(parse(text).err().as_deref(), Some(*message), "{text}");
     }
+}
+
+/// `[mcp]`: servers read with their source (the project file's are the project's), every bad
+/// value named by key, and `project_servers` from the user file only.
+#[test]
+fn the_mcp_table_is_read_with_its_source_and_project_servers_from_the_user_file_only() {
+    use panewise_mcp::config::Source;
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user.toml");
+    let project = dir.path().join("project/panewise.toml");
+    write(
+        dir.path(),
+        "user.toml",
+        "[mcp]\nproject_servers = true\ntool_budget_tokens = 500\n\
+         [mcp.servers.web]\nurl = \"http://127.0.0.1:1/mcp\"\nenv_headers = { Authorization = \"T\" }\n",
+    );
+    write(
+        dir.path(),
+        "project/panewise.toml",
+        "[mcp.servers.files]\ncommand = \"npx\"\nargs = [\"x\"]\n",
+    );
+    let config = Config::load_files(Some(&user), Some(&project)).unwrap();
+    assert_eq!(config.mcp.project_servers, Some(true));
+    assert_eq!(config.mcp.tool_budget_tokens, Some(500));
+    assert_eq!(config.mcp.servers["web"].source, Source::User);
+    assert_eq!(config.mcp.servers["files"].source, Source::Project);
+    for (text, key) in [
+        ("[mcp]\nnope = 1\n", "mcp.nope"),
+        ("[mcp.servers.a]\nurl = \"ftp://x\"\n", "mcp.servers.a.url"),
+        ("[mcp.servers.a]\n", "mcp.servers.a"),
+    ] {
+        let error = parse(text).unwrap_err();
+        assert!(error.contains(&format!("key `{key}`")), "{text}: {error}");
+    }
+    write(
+        dir.path(),
+        "project/panewise.toml",
+        "[mcp]\nproject_servers = true\n",
+    );
+    let error = Config::load_files(Some(&user), Some(&project)).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("key `mcp.project_servers`: is read from the user file only"),
+        "{error}"
+    );
 }

@@ -84,11 +84,7 @@ fn request_for(core: &OwnLoop, messages: &[Message], errored: &[&str]) -> Effect
             model: Cow::Borrowed(&config.model),
             system: config.system.as_deref().map(Cow::Borrowed),
             messages: Cow::Owned(api),
-            tools: Cow::Borrowed(if core.archive.is_empty() {
-                &core.tool_definitions
-            } else {
-                &core.tool_definitions_with_recall
-            }),
+            tools: Cow::Owned(core.catalog.definitions(!core.archive.is_empty())),
             max_output_tokens: config.max_output_tokens,
             prompt_cache: config.prompt_cache,
             cache_key: config.cache_key.as_deref().map(Cow::Borrowed),
@@ -275,18 +271,20 @@ fn an_answer_without_tools_ends_the_turn_with_the_calls_figures() {
     );
     event(&mut core, text("there."), 1_011);
     let (ended, stats) = call_ended(10, 90, 5);
-    // The call is filed in the ledger with its tokens by kind and its cost split.
+    // The request's tool list: the built-ins, counted as the window counts.
+    let count = |text: &str| core.conversation().count_tokens(text);
+    let tools = ToolCatalog::cost(&crate::tools::api_definitions(false), 0, &count);
+    let line = call_entry(
+        1,
+        Some("claude-sonnet-4-5"),
+        &stats,
+        &PriceTable::built_in(),
+    );
+    let line = line.with_request(None, ToolsEntry::of(tools));
+    // The call is filed in the ledger with its tokens by kind, its cost split and its tools.
     assert_effects!(
         event(&mut core, ended.clone(), 1_012),
-        vec![
-            Effect::Ledger(call_entry(
-                1,
-                Some("claude-sonnet-4-5"),
-                &stats,
-                &PriceTable::built_in()
-            )),
-            Effect::Emit(ended)
-        ]
+        vec![Effect::Ledger(line), Effect::Emit(ended)]
     );
     let LedgerLine::Call {
         cost: Some(cost), ..
