@@ -360,8 +360,8 @@ pub const KNOWN_CIRCLES: &[(&str, &str)] = &[
     ("crates/window", "crate: config ↔ provider ↔ stage"),
     (
         "xtask",
-        "crate: e2e ↔ e2e_context ↔ e2e_daemon ↔ e2e_dashboard ↔ e2e_recall ↔ e2e_ssh ↔ \
-         e2e_telemetry ↔ e2e_window_floor",
+        "crate: e2e ↔ e2e_context ↔ e2e_daemon ↔ e2e_dashboard ↔ e2e_mcp ↔ e2e_recall ↔ \
+         e2e_ssh ↔ e2e_telemetry ↔ e2e_window_floor",
     ),
 ];
 
