@@ -98,11 +98,16 @@ pub enum Scenario {
     /// of `cat /proc/$PPID/environ`, a shell call of `env`; then a text answer. What the file
     /// tools' refusals and the shell's environment must hold.
     KeyProbe,
+    /// A question to the person through the client's asking tool (panewise's `ask_user`,
+    /// offering [`crate::ASK_CHOICES`], or Claude Code's `AskUserQuestion`); once the answer's
+    /// tool result is in the request, a text answer quoting it after
+    /// [`crate::ASK_ANSWER_TEXT`] (`ASK-USER-UNANSWERED` when the result carries none).
+    AskUser,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 21] = [
+    pub const ALL: [Scenario; 22] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -124,6 +129,7 @@ impl Scenario {
         Scenario::Recall,
         Scenario::SandboxProbe,
         Scenario::KeyProbe,
+        Scenario::AskUser,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -150,6 +156,7 @@ impl Scenario {
             Scenario::Recall => "recall",
             Scenario::SandboxProbe => "sandbox-probe",
             Scenario::KeyProbe => "key-probe",
+            Scenario::AskUser => "ask-user",
         }
     }
 

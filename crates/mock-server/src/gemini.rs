@@ -85,6 +85,7 @@ pub fn facts(body: &Value, raw: &str) -> RequestFacts {
         cwd: stated_cwd(raw),
         archived_span,
         recalled,
+        answered: crate::script::answer_fact(body),
     }
 }
 

@@ -67,6 +67,29 @@ pub enum KeyProbe {
 /// escaped, the `touch` is plain to see. (It creates `spoofed` in the working directory.)
 pub const SPOOFED_COMMAND: &str = "touch spoofed #\r\u{1b}[2Kecho hello";
 
+/// The question the `ask-user` scenario asks.
+pub const ASK_QUESTION: &str = "Which colour should the button be?";
+
+/// The options the `ask-user` scenario offers.
+pub const ASK_CHOICES: [&str; 2] = ["red", "blue"];
+
+/// How a tool result that carries the person's answer begins: panewise's `ask_user`, then
+/// Claude Code's `AskUserQuestion`.
+pub const ANSWER_OPENINGS: [&str; 2] = ["The person answered: ", "User has answered your question"];
+
+/// The opening of the `ask-user` scenario's final text; the answer's tool result follows.
+pub const ASK_ANSWER_TEXT: &str = "ASK-USER-ANSWER: ";
+
+/// The first string of the request that carries a person's answer ([`ANSWER_OPENINGS`]).
+pub fn answer_fact(body: &Value) -> Option<String> {
+    let mut strings = Vec::new();
+    collect_strings(body, &mut strings);
+    strings
+        .into_iter()
+        .find(|text| ANSWER_OPENINGS.iter().any(|opening| text.starts_with(opening)))
+        .map(str::to_owned)
+}
+
 /// The rounds of the `recall` scenario before it recalls.
 pub const RECALL_ROUNDS: usize = 3;
 
@@ -179,6 +202,8 @@ pub struct RequestFacts {
     pub archived_span: Option<String>,
     /// The text of a `recall` result in the request.
     pub recalled: Option<String>,
+    /// The tool result carrying the person's answer ([`answer_fact`]).
+    pub answered: Option<String>,
 }
 
 /// One scripted tool call.
@@ -281,6 +306,9 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
     if scenario == Scenario::Recall {
         return recall_script(facts);
     }
+    if scenario == Scenario::AskUser {
+        return ask_script(facts);
+    }
     let rounds = facts.tool_rounds;
     let shell = |command: &str, description: &str| shell_call(&facts.tools, command, description);
     let calls: Option<Vec<ToolCall>> = match scenario {
@@ -369,6 +397,55 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
                 cache: CacheSplit::default(),
             }
         }
+    }
+}
+
+/// The `ask-user` scenario: a question to the person through the client's asking tool, then
+/// a text answer quoting the answer's tool result.
+fn ask_script(facts: &RequestFacts) -> Answer {
+    if let Some(answered) = &facts.answered {
+        return Answer {
+            text: format!("{ASK_ANSWER_TEXT}{answered}"),
+            ..Answer::default()
+        };
+    }
+    if facts.tool_rounds > 0 {
+        return Answer {
+            text: "ASK-USER-UNANSWERED: the question's result carried no answer.".to_owned(),
+            ..Answer::default()
+        };
+    }
+    let offered = |name: &str| facts.tools.iter().any(|t| t == name);
+    let call = if offered("ask_user") {
+        ToolCall {
+            name: "ask_user".to_owned(),
+            args: json!({"question": ASK_QUESTION, "choices": ASK_CHOICES}),
+        }
+    } else if offered("AskUserQuestion") {
+        let options: Vec<Value> = ASK_CHOICES
+            .iter()
+            .map(|label| json!({"label": label, "description": format!("A {label} button")}))
+            .collect();
+        ToolCall {
+            name: "AskUserQuestion".to_owned(),
+            args: json!({"questions": [{
+                "question": ASK_QUESTION,
+                "header": "Colour",
+                "options": options,
+                "multiSelect": false
+            }]}),
+        }
+    } else {
+        return Answer {
+            text: "No tool to ask the person with was offered, so I answer directly.".to_owned(),
+            ..Answer::default()
+        };
+    };
+    Answer {
+        thinking: Some("The colour is the person's decision; I'll ask.".to_owned()),
+        text: "I'll ask which colour you want.".to_owned(),
+        calls: vec![call],
+        ..Answer::default()
     }
 }
 
@@ -540,6 +617,39 @@ mod tests {
     }
 
     const ID: &str = "sp-0123456789ab";
+
+    #[test]
+    fn the_ask_user_scenario_asks_through_the_offered_tool_then_quotes_the_answer() {
+        let answered = |mut facts: RequestFacts, answer: &str| {
+            facts.answered = Some(answer.to_owned());
+            facts
+        };
+        // (the request's facts, the tool called, how the text starts)
+        let cases = [
+            (facts(0, &["shell", "ask_user"]), Some("ask_user"), "I'll ask"),
+            (facts(0, &["Bash", "AskUserQuestion"]), Some("AskUserQuestion"), "I'll ask"),
+            (facts(0, &["shell"]), None, "No tool to ask"),
+            (
+                answered(facts(1, &["ask_user"]), "The person answered: blue"),
+                None,
+                "ASK-USER-ANSWER: The person answered: blue",
+            ),
+            (facts(1, &["ask_user"]), None, "ASK-USER-UNANSWERED"),
+        ];
+        for (facts, tool, text) in cases {
+            let answer = script(Scenario::AskUser, &facts);
+            assert_eq!(
+                answer.calls.first().map(|call| call.name.as_str()),
+                tool,
+                "{facts:?}"
+            );
+            assert!(answer.text.starts_with(text), "{facts:?}: {}", answer.text);
+        }
+        let body = json!({"messages": [{"content": [{"type": "tool_result",
+            "content": "User has answered your questions: \"Which?\"=\"blue\""}]}]});
+        assert!(answer_fact(&body).is_some_and(|text| text.ends_with("\"blue\"")));
+        assert_eq!(answer_fact(&json!({"text": "The person said"})), None);
+    }
 
     #[test]
     fn the_recall_scenario_runs_rounds_then_recalls_then_judges() {

@@ -107,6 +107,16 @@ pub enum LoopInput {
         /// When.
         at_ms: u64,
     },
+    /// The person answered the question an `ask_user` call put (`answers` empty: nobody
+    /// could).
+    Answered {
+        /// The call (the question set's id).
+        id: String,
+        /// One answer per question.
+        answers: Vec<String>,
+        /// When.
+        at_ms: u64,
+    },
     /// The person stopped the turn.
     Interrupt {
         /// When.
@@ -207,6 +217,12 @@ enum UnderWay {
     },
     /// A person is asked to approve a call (the reducer's queue holds the request).
     Approval(PendingCall),
+    /// A person is asked an `ask_user` call's question (the reducer's queue holds it).
+    Question {
+        id: String,
+        name: String,
+        args: crate::tools::ask_user::Args,
+    },
 }
 
 /// The own loop's state: the conversation, the turn's progress, what is under way.
@@ -465,6 +481,7 @@ impl OwnLoop {
                 reason,
                 at_ms,
             } => Ok(self.resolve_approval(&id, approved, reason, at_ms)),
+            LoopInput::Answered { id, answers, at_ms } => Ok(self.answered(&id, &answers, at_ms)),
             LoopInput::Interrupt { at_ms } => Ok(self.interrupt(at_ms)),
         }
     }
@@ -886,7 +903,55 @@ impl OwnLoop {
             effects.extend(self.tool_finished(outcome, at_ms));
             return effects;
         }
+        if let ToolCall::AskUser(args) = parsed {
+            // The question waits in the reducer's queue for whoever answers first.
+            let shown = args.shown();
+            let UnderWay::Tool { id, name, .. } =
+                std::mem::replace(&mut self.under_way, UnderWay::Nothing)
+            else {
+                return Vec::new();
+            };
+            self.under_way = UnderWay::Question {
+                id: id.clone(),
+                name,
+                args,
+            };
+            return vec![
+                Effect::Emit(started),
+                Effect::Transcript {
+                    at_ms,
+                    entry: TranscriptEntry::Question {
+                        id: id.clone(),
+                        questions: vec![shown.clone()],
+                    },
+                },
+                Effect::Reduce(Msg::QuestionAsked {
+                    id,
+                    questions: vec![shown],
+                    turn: None,
+                }),
+            ];
+        }
         vec![Effect::RunTool { id, call: parsed }, Effect::Emit(started)]
+    }
+
+    /// The answer to the question an `ask_user` call put: the call's result. An answer for
+    /// any other call changes nothing.
+    fn answered(&mut self, id: &str, answers: &[String], at_ms: u64) -> Vec<Effect> {
+        let (name, args) = match std::mem::replace(&mut self.under_way, UnderWay::Nothing) {
+            UnderWay::Question { id: asked, name, args } if asked == id => (name, args),
+            other => {
+                self.under_way = other;
+                return Vec::new();
+            }
+        };
+        let outcome = crate::tools::ask_user::result(&args, answers);
+        self.under_way = UnderWay::Tool {
+            id: id.to_owned(),
+            name,
+            summary: args.shown(),
+        };
+        self.tool_finished(outcome, at_ms)
     }
 
     /// A tool's result joins the conversation; the pane sees the tool end.
@@ -990,6 +1055,15 @@ impl OwnLoop {
                 ));
             }
             UnderWay::Approval(call) => left.push(call),
+            UnderWay::Question { id, name, .. } => {
+                effects.push(self.add_result(
+                    &id,
+                    &name,
+                    INTERRUPTED_RESULT.to_owned(),
+                    true,
+                    at_ms,
+                ));
+            }
         }
         left.extend(self.pending.drain(..));
         for call in left {

@@ -515,6 +515,17 @@ impl CliAgent {
         Ok(())
     }
 
+    /// Answers a question the agent asked. No CLI's channel asks one yet, so there is nobody
+    /// to give the answers to.
+    pub(crate) async fn resolve_question(
+        &mut self,
+        id: &str,
+        answers: &[String],
+    ) -> Result<(), SessionError> {
+        tracing::debug!(%id, answers = answers.len(), "question answer dropped");
+        Ok(())
+    }
+
     /// What the agent's pending request `id` asks to do.
     pub(crate) fn request(&self, id: &str) -> Option<ToolRequest<'_>> {
         self.approvals

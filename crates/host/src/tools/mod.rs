@@ -1,6 +1,7 @@
 //! panewise's own tools, which its agent loop runs for the model: `shell`, `read_file`,
-//! `write_file`, `edit_file`, `list_dir`, and `recall`, which the loop offers once its
-//! context window archived something and answers itself from that archive ([`recall`]).
+//! `write_file`, `edit_file`, `list_dir`, `ask_user`, which the loop answers itself with the
+//! person's answer ([`ask_user`]), and `recall`, which the loop offers once its context window
+//! archived something and answers itself from that archive ([`recall`]).
 //!
 //! The set is closed: [`ToolName`] names every tool, and [`ToolCall`] is one parsed call, one
 //! variant per tool, so the dispatcher ([`run`]) is one `match` and adding a tool is a compile
@@ -22,6 +23,7 @@
 //! panewise and its agents read ([`ToolContext::env_remove`], [`crate::secrets`]).
 
 pub mod approval;
+pub mod ask_user;
 pub mod edit_file;
 pub mod list_dir;
 pub mod output;
@@ -53,18 +55,21 @@ pub enum ToolName {
     EditFile,
     /// Lists a directory.
     ListDir,
+    /// Asks the person a question and waits for the answer.
+    AskUser,
     /// Gives back a span the context window removed, from the session's archive.
     Recall,
 }
 
 impl ToolName {
     /// Every tool, in the order a model is told about them.
-    pub const ALL: [ToolName; 6] = [
+    pub const ALL: [ToolName; 7] = [
         ToolName::Shell,
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
         ToolName::ListDir,
+        ToolName::AskUser,
         ToolName::Recall,
     ];
 
@@ -76,6 +81,7 @@ impl ToolName {
             ToolName::WriteFile => write_file::NAME,
             ToolName::EditFile => edit_file::NAME,
             ToolName::ListDir => list_dir::NAME,
+            ToolName::AskUser => ask_user::NAME,
             ToolName::Recall => recall::NAME,
         }
     }
@@ -93,6 +99,7 @@ impl ToolName {
             ToolName::WriteFile => write_file::DESCRIPTION,
             ToolName::EditFile => edit_file::DESCRIPTION,
             ToolName::ListDir => list_dir::DESCRIPTION,
+            ToolName::AskUser => ask_user::DESCRIPTION,
             ToolName::Recall => recall::DESCRIPTION,
         }
     }
@@ -105,15 +112,17 @@ impl ToolName {
             ToolName::WriteFile => write_file::schema(),
             ToolName::EditFile => edit_file::schema(),
             ToolName::ListDir => list_dir::schema(),
+            ToolName::AskUser => ask_user::schema(),
             ToolName::Recall => recall::schema(),
         }
     }
 
-    /// True for the tools that only read (they change no file and run no command).
+    /// True for the tools that only read (they change no file and run no command); asking
+    /// the person changes nothing either.
     pub fn only_reads(self) -> bool {
         matches!(
             self,
-            ToolName::ReadFile | ToolName::ListDir | ToolName::Recall
+            ToolName::ReadFile | ToolName::ListDir | ToolName::Recall | ToolName::AskUser
         )
     }
 
@@ -187,6 +196,8 @@ pub enum ToolCall {
     EditFile(edit_file::Args),
     /// `list_dir`.
     ListDir(list_dir::Args),
+    /// `ask_user`.
+    AskUser(ask_user::Args),
     /// `recall`.
     Recall(recall::Args),
 }
@@ -218,6 +229,7 @@ impl ToolCall {
             ToolName::WriteFile => ToolCall::WriteFile(arguments_of(tool, arguments)?),
             ToolName::EditFile => ToolCall::EditFile(arguments_of(tool, arguments)?),
             ToolName::ListDir => ToolCall::ListDir(arguments_of(tool, arguments)?),
+            ToolName::AskUser => ToolCall::AskUser(arguments_of(tool, arguments)?),
             ToolName::Recall => ToolCall::Recall(arguments_of(tool, arguments)?),
         })
     }
@@ -230,15 +242,17 @@ impl ToolCall {
             ToolCall::WriteFile(_) => ToolName::WriteFile,
             ToolCall::EditFile(_) => ToolName::EditFile,
             ToolCall::ListDir(_) => ToolName::ListDir,
+            ToolCall::AskUser(_) => ToolName::AskUser,
             ToolCall::Recall(_) => ToolName::Recall,
         }
     }
 
     /// The path the call reads or writes, as the model gave it; `None` for `shell`, whose
-    /// command may touch anything, and for `recall`, which reads the session's archive.
+    /// command may touch anything, for `recall`, which reads the session's archive, and for
+    /// `ask_user`, which reads the person.
     pub fn target_path(&self) -> Option<&str> {
         match self {
-            ToolCall::Shell(_) | ToolCall::Recall(_) => None,
+            ToolCall::Shell(_) | ToolCall::Recall(_) | ToolCall::AskUser(_) => None,
             ToolCall::ReadFile(args) => Some(&args.path),
             ToolCall::WriteFile(args) => Some(&args.path),
             ToolCall::EditFile(args) => Some(&args.path),
@@ -252,6 +266,7 @@ impl ToolCall {
         match self {
             ToolCall::Shell(args) => args.command.clone(),
             ToolCall::Recall(args) => args.summary(),
+            ToolCall::AskUser(args) => args.shown(),
             other => other.target_path().unwrap_or_default().to_owned(),
         }
     }
@@ -395,6 +410,12 @@ pub async fn run(call: &ToolCall, context: &ToolContext) -> ToolOutcome {
             "{}: this context has no session archive; panewise's own loop answers it from \
              the archive its context window keeps",
             recall::NAME
+        )),
+        // Only a loop with a person to ask answers it (`ask_user::result`).
+        ToolCall::AskUser(_) => ToolOutcome::error(format!(
+            "{}: this context has nobody to ask; panewise's own loop puts the question to \
+             the person",
+            ask_user::NAME
         )),
     }
 }

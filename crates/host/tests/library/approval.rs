@@ -26,6 +26,8 @@ fn call_on(tool: ToolName, path: &str) -> ToolCall {
         ToolName::EditFile => json!({ "path": path, "old_string": "a", "new_string": "b" }),
         // `recall` reads the session's archive, never a path: the query names one.
         ToolName::Recall => json!({ "query": path }),
+        // `ask_user` reads the person: the question names it.
+        ToolName::AskUser => json!({ "question": format!("may I read {path}?") }),
     };
     ToolCall::parse(tool.as_str(), &arguments).unwrap()
 }
@@ -113,7 +115,12 @@ impl Tree {
 
 /// One row per mode and own tool: the decision for a target inside the working directory,
 /// one outside it, and one the check refuses.
-const TABLE: [(ApprovalMode, ToolName, &str, &str, &str); 24] = [
+const TABLE: [(ApprovalMode, ToolName, &str, &str, &str); 28] = [
+    // `ask_user` changes nothing and asks the person anyway: it runs in every mode.
+    (ApprovalMode::ReadOnly, ToolName::AskUser, "run", "run", "run"),
+    (ApprovalMode::Ask, ToolName::AskUser, "run", "run", "run"),
+    (ApprovalMode::Auto, ToolName::AskUser, "run", "run", "run"),
+    (ApprovalMode::FullAccess, ToolName::AskUser, "run", "run", "run"),
     // `recall` only reads, as `read_file` does (W76): it runs in every mode.
     (
         ApprovalMode::ReadOnly,
