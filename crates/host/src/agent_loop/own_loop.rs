@@ -916,15 +916,9 @@ impl OwnLoop {
                 name,
                 args,
             };
+            // The session records the question in the transcript, as it does every agent's.
             return vec![
                 Effect::Emit(started),
-                Effect::Transcript {
-                    at_ms,
-                    entry: TranscriptEntry::Question {
-                        id: id.clone(),
-                        questions: vec![shown.clone()],
-                    },
-                },
                 Effect::Reduce(Msg::QuestionAsked {
                     id,
                     questions: vec![shown],

@@ -621,7 +621,18 @@ impl Session {
                     queue.extend(msgs);
                     self.out.send(Update::Agent(event));
                 }
-                Produced::Msg(msg) => queue.push_back(msg),
+                Produced::Msg(msg) => {
+                    if let Msg::QuestionAsked { id, questions, .. } = &msg {
+                        self.transcript.record(
+                            TranscriptEntry::Question {
+                                id: id.clone(),
+                                questions: questions.clone(),
+                            },
+                            now,
+                        );
+                    }
+                    queue.push_back(msg);
+                }
                 Produced::Note(note) => self
                     .log
                     .note(&note)
