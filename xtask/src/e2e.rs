@@ -939,6 +939,9 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     let answers_case =
         filter.is_none_or(|filter| super::e2e_dashboard::ANSWERS_NAME.contains(filter));
     let context_case = filter.is_none_or(|filter| super::e2e_context::NAME.contains(filter));
+    let ask_case = filter.is_none_or(|filter| super::e2e_questions::ASK_NAME.contains(filter));
+    let delegate_case =
+        filter.is_none_or(|filter| super::e2e_questions::DELEGATE_NAME.contains(filter));
     let window_floor_case =
         filter.is_none_or(|filter| super::e2e_window_floor::NAME.contains(filter));
     let recall_case = filter.is_none_or(|filter| super::e2e_recall::RUN_NAME.contains(filter));
@@ -954,6 +957,8 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             || !telemetry_cases.is_empty()
             || !dashboard_cases.is_empty()
             || answers_case
+            || ask_case
+            || delegate_case
             || caller_path_case
             || ssh_case,
         "no e2e case matches {filter:?}"
@@ -971,7 +976,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             || daemon_cases.iter().any(|case| case.cli == cli)
             || telemetry_cases.iter().any(|case| case.cli == Some(cli))
             || dashboard_cases.iter().any(|case| case.cli == cli)
-            || (caller_path_case && cli == Cli::Claude)
+            || ((caller_path_case || ask_case || delegate_case) && cli == Cli::Claude)
         {
             let (program, version) = install(root, &target, package, bin)?;
             programs.push((cli, program, version));
@@ -1059,6 +1064,30 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {}", case.name))?;
         eprintln!("e2e: {}: ok", case.name);
     }
+    let claude = programs
+        .iter()
+        .find(|(cli, ..)| *cli == Cli::Claude)
+        .map(|(_, program, _)| program.clone());
+    for (wanted, name, case) in [
+        (
+            ask_case,
+            super::e2e_questions::ASK_NAME,
+            super::e2e_questions::ask_case as fn(&Path, &Path, &Path) -> Result<()>,
+        ),
+        (
+            delegate_case,
+            super::e2e_questions::DELEGATE_NAME,
+            super::e2e_questions::delegate_case,
+        ),
+    ] {
+        if !wanted {
+            continue;
+        }
+        let program = claude.as_deref().context("Claude Code was not installed")?;
+        case(&panewise, program, &target.join("runs").join(name))
+            .with_context(|| format!("e2e case {name}"))?;
+        eprintln!("e2e: {name}: ok");
+    }
     if answers_case {
         let name = super::e2e_dashboard::ANSWERS_NAME;
         super::e2e_dashboard::answers_case(&panewise, &target.join("runs").join(name))
@@ -1108,6 +1137,8 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + telemetry_cases.len()
             + dashboard_cases.len()
             + usize::from(answers_case)
+            + usize::from(ask_case)
+            + usize::from(delegate_case)
             + usize::from(ssh_case)
             + usize::from(caller_path_case)
             + usize::from(context_case)

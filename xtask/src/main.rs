@@ -16,6 +16,7 @@ mod e2e_context;
 mod e2e_daemon;
 mod e2e_dashboard;
 mod e2e_metrics;
+mod e2e_questions;
 mod e2e_recall;
 mod e2e_ssh;
 mod e2e_telemetry;

@@ -43,6 +43,7 @@ pub fn facts(body: &Value, raw: &str) -> RequestFacts {
         archived_span,
         recalled,
         answered: crate::script::answer_fact(body),
+        delegated: crate::script::delegated_fact(body),
     }
 }
 

@@ -103,11 +103,16 @@ pub enum Scenario {
     /// tool result is in the request, a text answer quoting it after
     /// [`crate::ASK_ANSWER_TEXT`] (`ASK-USER-UNANSWERED` when the result carries none).
     AskUser,
+    /// Hands a task to another agent through `panewise mcp serve`'s tools, as an MCP client
+    /// offers them (`mcp__panewise__start`, then `…wait` until idle, then `…transcript`);
+    /// then a text answer saying whether the transcript holds the delegated mock agent's
+    /// answer (`DELEGATE-READ`, else `DELEGATE-MISSING`).
+    Delegate,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 22] = [
+    pub const ALL: [Scenario; 23] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -130,6 +135,7 @@ impl Scenario {
         Scenario::SandboxProbe,
         Scenario::KeyProbe,
         Scenario::AskUser,
+        Scenario::Delegate,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -157,6 +163,7 @@ impl Scenario {
             Scenario::SandboxProbe => "sandbox-probe",
             Scenario::KeyProbe => "key-probe",
             Scenario::AskUser => "ask-user",
+            Scenario::Delegate => "delegate",
         }
     }
 

@@ -90,6 +90,19 @@ pub fn answer_fact(body: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The name of the agent the `delegate` scenario starts.
+pub const DELEGATE_NAME: &str = "delegated";
+
+/// What the delegated mock agent answers (the `tool-then-answer` scenario's final text).
+pub const DELEGATED_ANSWER: &str = "The command printed `hello`. Done.";
+
+/// Whether a request body holds [`DELEGATED_ANSWER`].
+pub fn delegated_fact(body: &Value) -> bool {
+    let mut strings = Vec::new();
+    collect_strings(body, &mut strings);
+    strings.iter().any(|text| text.contains(DELEGATED_ANSWER))
+}
+
 /// The rounds of the `recall` scenario before it recalls.
 pub const RECALL_ROUNDS: usize = 3;
 
@@ -204,6 +217,8 @@ pub struct RequestFacts {
     pub recalled: Option<String>,
     /// The tool result carrying the person's answer ([`answer_fact`]).
     pub answered: Option<String>,
+    /// The request holds the delegated agent's answer ([`delegated_fact`]).
+    pub delegated: bool,
 }
 
 /// One scripted tool call.
@@ -309,6 +324,9 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
     if scenario == Scenario::AskUser {
         return ask_script(facts);
     }
+    if scenario == Scenario::Delegate {
+        return delegate_script(facts);
+    }
     let rounds = facts.tool_rounds;
     let shell = |command: &str, description: &str| shell_call(&facts.tools, command, description);
     let calls: Option<Vec<ToolCall>> = match scenario {
@@ -397,6 +415,48 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
                 cache: CacheSplit::default(),
             }
         }
+    }
+}
+
+/// The `delegate` scenario: `panewise mcp serve`'s tools in sequence, then a verdict.
+fn delegate_script(facts: &RequestFacts) -> Answer {
+    let tool = |name: &str| format!("mcp__panewise__{name}");
+    let step = match facts.tool_rounds {
+        0 => Some((
+            "start",
+            json!({"prompt": "print hello with the shell", "name": DELEGATE_NAME,
+                   "provider": "mock"}),
+        )),
+        1 => Some((
+            "wait",
+            json!({"session": DELEGATE_NAME, "until": "idle", "timeout_secs": 120}),
+        )),
+        2 => Some(("transcript", json!({"session": DELEGATE_NAME}))),
+        _ => None,
+    };
+    match step {
+        Some((name, args)) if facts.tools.iter().any(|t| *t == tool(name)) => Answer {
+            thinking: Some(format!("I'll hand this to another agent: {name}.")),
+            text: format!("Delegating: {name}."),
+            calls: vec![ToolCall {
+                name: tool(name),
+                args,
+            }],
+            ..Answer::default()
+        },
+        Some(_) => Answer {
+            text: "DELEGATE-NO-TOOLS: panewise's MCP tools were not offered.".to_owned(),
+            ..Answer::default()
+        },
+        None if facts.delegated => Answer {
+            text: format!("DELEGATE-READ: the delegated agent said: {DELEGATED_ANSWER}"),
+            ..Answer::default()
+        },
+        None => Answer {
+            text: "DELEGATE-MISSING: the transcript did not hold the delegated answer."
+                .to_owned(),
+            ..Answer::default()
+        },
     }
 }
 
@@ -645,6 +705,17 @@ mod tests {
             );
             assert!(answer.text.starts_with(text), "{facts:?}: {}", answer.text);
         }
+        // The delegate scenario: start, wait, transcript, then its verdict.
+        let mcp = ["mcp__panewise__start", "mcp__panewise__wait", "mcp__panewise__transcript"];
+        for (rounds, call) in [(0, Some(mcp[0])), (1, Some(mcp[1])), (2, Some(mcp[2])), (3, None)] {
+            let answer = script(Scenario::Delegate, &facts(rounds, &mcp));
+            assert_eq!(answer.calls.first().map(|c| c.name.as_str()), call, "{rounds}");
+        }
+        let mut read = facts(3, &mcp);
+        read.delegated = true;
+        assert!(script(Scenario::Delegate, &read).text.starts_with("DELEGATE-READ"));
+        assert!(script(Scenario::Delegate, &facts(3, &mcp)).text.starts_with("DELEGATE-MISSING"));
+        assert!(script(Scenario::Delegate, &facts(0, &["Bash"])).text.starts_with("DELEGATE-NO"));
         let body = json!({"messages": [{"content": [{"type": "tool_result",
             "content": "User has answered your questions: \"Which?\"=\"blue\""}]}]});
         assert!(answer_fact(&body).is_some_and(|text| text.ends_with("\"blue\"")));

@@ -33,34 +33,42 @@ async fn call(
     (result.is_error == Some(true), text)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_mcp_serve() {
-    let home = Home::new();
+/// `panewise mcp serve --approval CAP` in `home`, connected.
+async fn server(home: &Home, cap: &str) -> RunningService<RoleClient, ()> {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_panewise"));
     command
-        .args(["mcp", "serve", "--approval", "auto"])
+        .args(["mcp", "serve", "--approval", cap])
         .current_dir(home.path("work"))
         .env("XDG_RUNTIME_DIR", home.path("run"))
         .env("XDG_DATA_HOME", home.path("data"))
         .env("XDG_CONFIG_HOME", home.path("config"))
         .env("HOME", home.path("home"))
         .env_remove("PANEWISE_LOG");
-    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_mcp_serve() {
+    let home = Home::new();
+    // Freer than the server's cap: refused, nothing started.
+    let strict = server(&home, "read-only").await;
+    let (refused, why) = call(
+        &strict,
+        "start",
+        json!({"prompt": "print hello", "approval": "ask"}),
+    )
+    .await;
+    assert!(refused, "{why}");
+    assert!(why.contains("freer than this server allows"), "{why}");
+    strict.cancel().await.unwrap();
+    // The agent's shell command runs without asking anyone only under full-access.
+    let client = server(&home, "full-access").await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(
         names,
         ["start", "list", "transcript", "send", "wait", "answer", "stop"]
     );
-    // Freer than the server's cap: refused, nothing started.
-    let (refused, why) = call(
-        &client,
-        "start",
-        json!({"prompt": "print hello", "approval": "full-access"}),
-    )
-    .await;
-    assert!(refused, "{why}");
-    assert!(why.contains("freer than this server allows"), "{why}");
     // A mock agent on a task: started, waited for, read.
     let (failed, started) = call(
         &client,
@@ -71,7 +79,7 @@ async fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_m
     assert!(!failed, "{started}");
     let started: Value = serde_json::from_str(&started).unwrap();
     assert_eq!(started["name"], "delegate");
-    assert_eq!(started["approval"], "auto", "no approval asked: the cap");
+    assert_eq!(started["approval"], "full-access", "no approval asked: the cap");
     let (failed, waited) = call(
         &client,
         "wait",
