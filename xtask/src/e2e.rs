@@ -939,9 +939,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     let answers_case =
         filter.is_none_or(|filter| super::e2e_dashboard::ANSWERS_NAME.contains(filter));
     let context_case = filter.is_none_or(|filter| super::e2e_context::NAME.contains(filter));
-    let ask_case = filter.is_none_or(|filter| super::e2e_questions::ASK_NAME.contains(filter));
-    let delegate_case =
-        filter.is_none_or(|filter| super::e2e_questions::DELEGATE_NAME.contains(filter));
+    let questions = super::e2e_questions::wanted(filter);
     let window_floor_case =
         filter.is_none_or(|filter| super::e2e_window_floor::NAME.contains(filter));
     let recall_case = filter.is_none_or(|filter| super::e2e_recall::RUN_NAME.contains(filter));
@@ -957,8 +955,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             || !telemetry_cases.is_empty()
             || !dashboard_cases.is_empty()
             || answers_case
-            || ask_case
-            || delegate_case
+            || questions != [false, false]
             || caller_path_case
             || ssh_case,
         "no e2e case matches {filter:?}"
@@ -976,9 +973,9 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             || daemon_cases.iter().any(|case| case.cli == cli)
             || telemetry_cases.iter().any(|case| case.cli == Some(cli))
             || dashboard_cases.iter().any(|case| case.cli == cli)
-            || ((caller_path_case || ask_case || delegate_case) && cli == Cli::Claude)
+            || ((caller_path_case || questions.contains(&true)) && cli == Cli::Claude)
         {
-            let (program, version) = install(root, &target, package, bin)?;
+            let (program, version) = super::e2e_install::install(root, &target, package, bin)?;
             programs.push((cli, program, version));
         }
     }
@@ -1064,30 +1061,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {}", case.name))?;
         eprintln!("e2e: {}: ok", case.name);
     }
-    let claude = programs
-        .iter()
-        .find(|(cli, ..)| *cli == Cli::Claude)
-        .map(|(_, program, _)| program.clone());
-    for (wanted, name, case) in [
-        (
-            ask_case,
-            super::e2e_questions::ASK_NAME,
-            super::e2e_questions::ask_case as fn(&Path, &Path, &Path) -> Result<()>,
-        ),
-        (
-            delegate_case,
-            super::e2e_questions::DELEGATE_NAME,
-            super::e2e_questions::delegate_case,
-        ),
-    ] {
-        if !wanted {
-            continue;
-        }
-        let program = claude.as_deref().context("Claude Code was not installed")?;
-        case(&panewise, program, &target.join("runs").join(name))
-            .with_context(|| format!("e2e case {name}"))?;
-        eprintln!("e2e: {name}: ok");
-    }
+    super::e2e_questions::run(&panewise, &target, &programs, questions)?;
     if answers_case {
         let name = super::e2e_dashboard::ANSWERS_NAME;
         super::e2e_dashboard::answers_case(&panewise, &target.join("runs").join(name))
@@ -1137,8 +1111,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + telemetry_cases.len()
             + dashboard_cases.len()
             + usize::from(answers_case)
-            + usize::from(ask_case)
-            + usize::from(delegate_case)
+            + questions.iter().filter(|wanted| **wanted).count()
             + usize::from(ssh_case)
             + usize::from(caller_path_case)
             + usize::from(context_case)
@@ -1147,40 +1120,6 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + usize::from(daemon_recall_case)
     );
     Ok(())
-}
-
-/// Installs `package` at its pinned version under `target/e2e/` (once) and returns the path of
-/// its `bin` and the version.
-fn install(root: &Path, target: &Path, package: &str, bin: &str) -> Result<(PathBuf, String)> {
-    let versions: Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("e2e/versions.json")).context("e2e/versions.json")?,
-    )?;
-    let version = versions[package]
-        .as_str()
-        .with_context(|| format!("e2e/versions.json names no version of {package}"))?;
-    std::fs::create_dir_all(target)?;
-    let installed = target
-        .join("node_modules")
-        .join(package)
-        .join("package.json");
-    let current = std::fs::read_to_string(&installed)
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|json| json["version"].as_str().map(str::to_owned));
-    if current.as_deref() != Some(version) {
-        eprintln!("e2e: npm install {package}@{version}");
-        let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
-            .arg(target)
-            .arg(format!("{package}@{version}"))
-            .status()
-            .context("cannot run npm (Node.js and npm are needed for the end-to-end run)")?;
-        ensure!(status.success(), "npm install {package}@{version} failed");
-    }
-    Ok((
-        target.join("node_modules/.bin").join(bin),
-        version.to_owned(),
-    ))
 }
 
 /// A mock server for one case, stopped when dropped.

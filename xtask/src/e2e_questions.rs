@@ -42,15 +42,30 @@ impl Place {
         let home = dir.join("home");
         let work = dir.join("work");
         let config = home.join(".config");
-        for sub in [&home, &work, &dir.join("run"), &dir.join("data"), &config.join("panewise")] {
+        for sub in [
+            &home,
+            &work,
+            &dir.join("run"),
+            &dir.join("data"),
+            &config.join("panewise"),
+        ] {
             std::fs::create_dir_all(sub)?;
         }
-        std::fs::write(config.join("panewise/panewise.toml"), "[notify]\ndesktop = false\n")?;
+        std::fs::write(
+            config.join("panewise/panewise.toml"),
+            "[notify]\ndesktop = false\n",
+        )?;
         let mut env = cli_env(Cli::Claude, &home, url)?;
         env.extend([
             ("PANEWISE_CLAUDE".to_owned(), program.display().to_string()),
-            ("XDG_RUNTIME_DIR".to_owned(), dir.join("run").display().to_string()),
-            ("XDG_DATA_HOME".to_owned(), dir.join("data").display().to_string()),
+            (
+                "XDG_RUNTIME_DIR".to_owned(),
+                dir.join("run").display().to_string(),
+            ),
+            (
+                "XDG_DATA_HOME".to_owned(),
+                dir.join("data").display().to_string(),
+            ),
             ("XDG_CONFIG_HOME".to_owned(), config.display().to_string()),
         ]);
         Ok(Place {
@@ -103,11 +118,31 @@ pub fn ask_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
     let work = place.work.display().to_string();
     let started = place.run(
         panewise,
-        &["new", "--provider", "claude-code", "--cwd", &work, "--approval", "ask", "--name",
-          "asker", "Make the button; ask me its colour."],
+        &[
+            "new",
+            "--provider",
+            "claude-code",
+            "--cwd",
+            &work,
+            "--approval",
+            "ask",
+            "--name",
+            "asker",
+            "Make the button; ask me its colour.",
+        ],
     )?;
     ensure!(started.status.success(), "new: {}", text(&started));
-    let waited = place.run(panewise, &["wait", "asker", "--until", "needs-input", "--timeout", "90s"])?;
+    let waited = place.run(
+        panewise,
+        &[
+            "wait",
+            "asker",
+            "--until",
+            "needs-input",
+            "--timeout",
+            "90s",
+        ],
+    )?;
     ensure!(waited.status.success(), "wait: {}", text(&waited));
     let entry = place.agent(panewise, "asker")?;
     ensure!(
@@ -119,7 +154,10 @@ pub fn ask_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
     let terminal = Terminal::start(&place.command(panewise, &["ui"]), &place.dir, ASK_NAME)?;
     terminal.wait_for("1-9 picks a choice · r replies")?;
     terminal.type_keys("2")?;
-    let waited = place.run(panewise, &["wait", "asker", "--until", "idle", "--timeout", "90s"])?;
+    let waited = place.run(
+        panewise,
+        &["wait", "asker", "--until", "idle", "--timeout", "90s"],
+    )?;
     ensure!(waited.status.success(), "wait: {}", text(&waited));
     terminal.type_keys("q")?;
     let (code, screen) = terminal.wait_exit()?;
@@ -127,9 +165,11 @@ pub fn ask_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
     let log = PathBuf::from(entry["log"].as_str().context("no log")?);
     let entries = transcript_entries(&log)?;
     ensure!(
-        entries.iter().any(|entry| entry["kind"] == "question_answered"
-            && entry["answers"] == json!(["2"])
-            && entry["client"] == "panewise ui"),
+        entries
+            .iter()
+            .any(|entry| entry["kind"] == "question_answered"
+                && entry["answers"] == json!(["2"])
+                && entry["client"] == "panewise ui"),
         "no answer by the dashboard in the log: {entries:?}"
     );
     let said = std::fs::read_to_string(&log)?;
@@ -177,7 +217,10 @@ pub fn delegate_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> 
             config.display()
         ),
     )?;
-    std::process::Command::new("chmod").arg("+x").arg(&wrapper).status()?;
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()?;
     for (key, value) in &mut place.env {
         if key == "PANEWISE_CLAUDE" {
             *value = wrapper.display().to_string();
@@ -186,8 +229,16 @@ pub fn delegate_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> 
     let work = place.work.display().to_string();
     let ran = place.run(
         panewise,
-        &["run", "--provider", "claude-code", "--cwd", &work, "--approval", "full-access",
-          "Hand the hello task to another agent and tell me what it said."],
+        &[
+            "run",
+            "--provider",
+            "claude-code",
+            "--cwd",
+            &work,
+            "--approval",
+            "full-access",
+            "Hand the hello task to another agent and tell me what it said.",
+        ],
     )?;
     let said = text(&ran);
     ensure!(ran.status.success(), "run: {said}");
@@ -201,5 +252,35 @@ pub fn delegate_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> 
         "the delegated agent is not an ordinary mock session: {delegated}"
     );
     drop(mock);
+    Ok(())
+}
+
+/// Which of the two cases `filter` selects: the question case, the delegation case.
+pub fn wanted(filter: Option<&str>) -> [bool; 2] {
+    [ASK_NAME, DELEGATE_NAME].map(|name| filter.is_none_or(|filter| name.contains(filter)))
+}
+
+/// Runs the cases `wanted` selects, with the Claude Code `programs` holds, under `target`.
+pub fn run(
+    panewise: &Path,
+    target: &Path,
+    programs: &[(Cli, PathBuf, String)],
+    wanted: [bool; 2],
+) -> Result<()> {
+    let cases: [(&str, fn(&Path, &Path, &Path) -> Result<()>); 2] =
+        [(ASK_NAME, ask_case), (DELEGATE_NAME, delegate_case)];
+    for ((name, case), wanted) in cases.into_iter().zip(wanted) {
+        if !wanted {
+            continue;
+        }
+        let program = programs
+            .iter()
+            .find(|(cli, ..)| *cli == Cli::Claude)
+            .map(|(_, program, _)| program.as_path())
+            .context("Claude Code was not installed")?;
+        case(panewise, program, &target.join("runs").join(name))
+            .with_context(|| format!("e2e case {name}"))?;
+        eprintln!("e2e: {name}: ok");
+    }
     Ok(())
 }

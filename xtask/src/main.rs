@@ -15,6 +15,7 @@ mod e2e;
 mod e2e_context;
 mod e2e_daemon;
 mod e2e_dashboard;
+mod e2e_install;
 mod e2e_metrics;
 mod e2e_questions;
 mod e2e_recall;

@@ -386,6 +386,9 @@ pub const PURE_MODULES: &[PureModule] = &[
         files: &[
             "crates/host/src/agent_loop/own_loop.rs",
             "crates/host/src/agent_loop/own_loop/tests.rs",
+            "crates/host/src/agent_loop/own_loop/tests/questions.rs",
+            "crates/host/src/agent_loop/own_loop/calls.rs",
+            "crates/host/src/agent_loop/own_loop/question.rs",
             "crates/host/src/agent_loop/history.rs",
             "crates/host/src/agent_loop/request.rs",
         ],

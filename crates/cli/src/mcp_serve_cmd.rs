@@ -115,9 +115,10 @@ impl Daemon for DaemonLink {
         timeout: Duration,
     ) -> DaemonFuture<'_, Option<SessionSummary>> {
         Box::pin(async move {
-            let client = Client::connect_or_start(&self.program, "panewise mcp serve", START_DEADLINE)
-                .await
-                .map_err(|error| error.to_string())?;
+            let client =
+                Client::connect_or_start(&self.program, "panewise mcp serve", START_DEADLINE)
+                    .await
+                    .map_err(|error| error.to_string())?;
             let follow = async {
                 let list: ListResult = client
                     .call(Method::SubscribeList, ListParams {})
@@ -161,14 +162,16 @@ impl Daemon for DaemonLink {
     fn transcript(&self, session: String, max_chars: usize) -> DaemonFuture<'_, String> {
         Box::pin(async move {
             let summary = Self::summary(&self.client, &session).await?;
-            let file = tokio::fs::File::open(&summary.log)
-                .await
-                .map_err(|error| format!("cannot read the session's log {}: {error}", summary.log))?;
+            let file = tokio::fs::File::open(&summary.log).await.map_err(|error| {
+                format!("cannot read the session's log {}: {error}", summary.log)
+            })?;
             let mut bytes = Vec::new();
             file.take(LOG_READ_CAP)
                 .read_to_end(&mut bytes)
                 .await
-                .map_err(|error| format!("cannot read the session's log {}: {error}", summary.log))?;
+                .map_err(|error| {
+                    format!("cannot read the session's log {}: {error}", summary.log)
+                })?;
             let text = String::from_utf8_lossy(&bytes);
             Ok(last_chars(&transcript_text(&text), max_chars))
         })

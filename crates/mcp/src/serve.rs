@@ -440,7 +440,9 @@ impl<D: Daemon> Server<D> {
             ToolArgs::List => {
                 let list: panewise_api::ListResult =
                     decode(daemon.call(Method::List, json!({})).await?)?;
-                Ok(Value::Array(list.sessions.iter().map(session_brief).collect()))
+                Ok(Value::Array(
+                    list.sessions.iter().map(session_brief).collect(),
+                ))
             }
             ToolArgs::Transcript { session, max_chars } => {
                 Ok(Value::String(daemon.transcript(session, max_chars).await?))
@@ -485,7 +487,9 @@ fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
 /// `value` without its `null` fields: the daemon's params take a missing field, not a null.
 fn without_nulls(value: Value) -> Value {
     match value {
-        Value::Object(map) => Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
+        }
         other => other,
     }
 }

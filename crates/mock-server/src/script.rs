@@ -86,7 +86,11 @@ pub fn answer_fact(body: &Value) -> Option<String> {
     collect_strings(body, &mut strings);
     strings
         .into_iter()
-        .find(|text| ANSWER_OPENINGS.iter().any(|opening| text.starts_with(opening)))
+        .find(|text| {
+            ANSWER_OPENINGS
+                .iter()
+                .any(|opening| text.starts_with(opening))
+        })
         .map(str::to_owned)
 }
 
@@ -453,8 +457,7 @@ fn delegate_script(facts: &RequestFacts) -> Answer {
             ..Answer::default()
         },
         None => Answer {
-            text: "DELEGATE-MISSING: the transcript did not hold the delegated answer."
-                .to_owned(),
+            text: "DELEGATE-MISSING: the transcript did not hold the delegated answer.".to_owned(),
             ..Answer::default()
         },
     }
@@ -686,8 +689,16 @@ mod tests {
         };
         // (the request's facts, the tool called, how the text starts)
         let cases = [
-            (facts(0, &["shell", "ask_user"]), Some("ask_user"), "I'll ask"),
-            (facts(0, &["Bash", "AskUserQuestion"]), Some("AskUserQuestion"), "I'll ask"),
+            (
+                facts(0, &["shell", "ask_user"]),
+                Some("ask_user"),
+                "I'll ask",
+            ),
+            (
+                facts(0, &["Bash", "AskUserQuestion"]),
+                Some("AskUserQuestion"),
+                "I'll ask",
+            ),
             (facts(0, &["shell"]), None, "No tool to ask"),
             (
                 answered(facts(1, &["ask_user"]), "The person answered: blue"),
@@ -706,16 +717,35 @@ mod tests {
             assert!(answer.text.starts_with(text), "{facts:?}: {}", answer.text);
         }
         // The delegate scenario: start, wait, transcript, then its verdict.
-        let mcp = ["mcp__panewise__start", "mcp__panewise__wait", "mcp__panewise__transcript"];
-        for (rounds, call) in [(0, Some(mcp[0])), (1, Some(mcp[1])), (2, Some(mcp[2])), (3, None)] {
+        let mcp = [
+            "mcp__panewise__start",
+            "mcp__panewise__wait",
+            "mcp__panewise__transcript",
+        ];
+        for (rounds, call) in [
+            (0, Some(mcp[0])),
+            (1, Some(mcp[1])),
+            (2, Some(mcp[2])),
+            (3, None),
+        ] {
             let answer = script(Scenario::Delegate, &facts(rounds, &mcp));
-            assert_eq!(answer.calls.first().map(|c| c.name.as_str()), call, "{rounds}");
+            assert_eq!(
+                answer.calls.first().map(|c| c.name.as_str()),
+                call,
+                "{rounds}"
+            );
         }
         let mut read = facts(3, &mcp);
         read.delegated = true;
-        assert!(script(Scenario::Delegate, &read).text.starts_with("DELEGATE-READ"));
-        assert!(script(Scenario::Delegate, &facts(3, &mcp)).text.starts_with("DELEGATE-MISSING"));
-        assert!(script(Scenario::Delegate, &facts(0, &["Bash"])).text.starts_with("DELEGATE-NO"));
+        assert!(script(Scenario::Delegate, &read)
+            .text
+            .starts_with("DELEGATE-READ"));
+        assert!(script(Scenario::Delegate, &facts(3, &mcp))
+            .text
+            .starts_with("DELEGATE-MISSING"));
+        assert!(script(Scenario::Delegate, &facts(0, &["Bash"]))
+            .text
+            .starts_with("DELEGATE-NO"));
         let body = json!({"messages": [{"content": [{"type": "tool_result",
             "content": "User has answered your questions: \"Which?\"=\"blue\""}]}]});
         assert!(answer_fact(&body).is_some_and(|text| text.ends_with("\"blue\"")));

@@ -38,7 +38,11 @@ pub fn question_lines(input: &Value) -> Vec<String> {
         .filter_map(|question| {
             let mut line = one_line(question["question"].as_str()?);
             for (index, label) in labels(question).into_iter().take(MAX_OPTIONS).enumerate() {
-                line.push_str(&format!(" [{}] {}", index.saturating_add(1), one_line(label)));
+                line.push_str(&format!(
+                    " [{}] {}",
+                    index.saturating_add(1),
+                    one_line(label)
+                ));
             }
             Some(line)
         })
@@ -112,17 +116,33 @@ mod tests {
     fn answers_map_each_question_to_a_label_or_the_persons_words() {
         // (the answers given, the answers the tool is allowed with)
         let cases: [(&[&str], Value); 5] = [
-            (&["2", "1"], json!({"Which colour?": "blue", "Which\nsize?": "small"})),
-            (&["RED"], json!({"Which colour?": "red", "Which\nsize?": "RED"})),
-            (&["green", "9"], json!({"Which colour?": "green", "Which\nsize?": "9"})),
-            (&["0", "small"], json!({"Which colour?": "0", "Which\nsize?": "small"})),
+            (
+                &["2", "1"],
+                json!({"Which colour?": "blue", "Which\nsize?": "small"}),
+            ),
+            (
+                &["RED"],
+                json!({"Which colour?": "red", "Which\nsize?": "RED"}),
+            ),
+            (
+                &["green", "9"],
+                json!({"Which colour?": "green", "Which\nsize?": "9"}),
+            ),
+            (
+                &["0", "small"],
+                json!({"Which colour?": "0", "Which\nsize?": "small"}),
+            ),
             (&[], json!({})),
         ];
         for (answers, expected) in cases {
             let answers: Vec<String> = answers.iter().map(|a| (*a).to_owned()).collect();
             let updated = answered_input(&asked(), &answers);
             assert_eq!(updated["answers"], expected, "{answers:?}");
-            assert_eq!(updated["questions"], asked()["questions"], "the input is kept");
+            assert_eq!(
+                updated["questions"],
+                asked()["questions"],
+                "the input is kept"
+            );
         }
     }
 }

@@ -44,7 +44,9 @@ async fn server(home: &Home, cap: &str) -> RunningService<RoleClient, ()> {
         .env("XDG_CONFIG_HOME", home.path("config"))
         .env("HOME", home.path("home"))
         .env_remove("PANEWISE_LOG");
-    ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap()
+    ().serve(TokioChildProcess::new(command).unwrap())
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -67,7 +69,15 @@ async fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_m
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["start", "list", "transcript", "send", "wait", "answer", "stop"]
+        [
+            "start",
+            "list",
+            "transcript",
+            "send",
+            "wait",
+            "answer",
+            "stop"
+        ]
     );
     // A mock agent on a task: started, waited for, read.
     let (failed, started) = call(
@@ -79,7 +89,10 @@ async fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_m
     assert!(!failed, "{started}");
     let started: Value = serde_json::from_str(&started).unwrap();
     assert_eq!(started["name"], "delegate");
-    assert_eq!(started["approval"], "full-access", "no approval asked: the cap");
+    assert_eq!(
+        started["approval"], "full-access",
+        "no approval asked: the cap"
+    );
     let (failed, waited) = call(
         &client,
         "wait",
@@ -118,8 +131,12 @@ async fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_m
         json!({"session": "asker", "until": "needs_input", "timeout_secs": 60}),
     )
     .await;
-    assert!(waited.contains("Which colour should the button be?"), "{waited}");
-    let (failed, answered) = call(&client, "answer", json!({"session": "asker", "text": "1"})).await;
+    assert!(
+        waited.contains("Which colour should the button be?"),
+        "{waited}"
+    );
+    let (failed, answered) =
+        call(&client, "answer", json!({"session": "asker", "text": "1"})).await;
     assert!(!failed, "{answered}");
     call(
         &client,

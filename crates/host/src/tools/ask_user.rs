@@ -59,7 +59,11 @@ impl Args {
     pub fn shown(&self) -> String {
         let mut line = one_line(&self.question);
         for (index, choice) in self.choices.iter().take(MAX_CHOICES).enumerate() {
-            line.push_str(&format!(" [{}] {}", index.saturating_add(1), one_line(choice)));
+            line.push_str(&format!(
+                " [{}] {}",
+                index.saturating_add(1),
+                one_line(choice)
+            ));
         }
         line
     }
@@ -138,14 +142,22 @@ mod tests {
             (&["BLUE"], false, "The person answered: blue"),
             (&["3"], false, "The person answered: 3"),
             (&["0"], false, "The person answered: 0"),
-            (&["green, please"], false, "The person answered: green, please"),
+            (
+                &["green, please"],
+                false,
+                "The person answered: green, please",
+            ),
             (&[], true, "Nobody could answer"),
         ];
         for (answers, is_error, starts) in cases {
             let answers: Vec<String> = answers.iter().map(|a| (*a).to_owned()).collect();
             let outcome = result(&colour, &answers);
             assert_eq!(outcome.is_error, is_error, "{answers:?}");
-            assert!(outcome.content.starts_with(starts), "{answers:?}: {}", outcome.content);
+            assert!(
+                outcome.content.starts_with(starts),
+                "{answers:?}: {}",
+                outcome.content
+            );
         }
     }
 

@@ -117,10 +117,22 @@ impl Tree {
 /// one outside it, and one the check refuses.
 const TABLE: [(ApprovalMode, ToolName, &str, &str, &str); 28] = [
     // `ask_user` changes nothing and asks the person anyway: it runs in every mode.
-    (ApprovalMode::ReadOnly, ToolName::AskUser, "run", "run", "run"),
+    (
+        ApprovalMode::ReadOnly,
+        ToolName::AskUser,
+        "run",
+        "run",
+        "run",
+    ),
     (ApprovalMode::Ask, ToolName::AskUser, "run", "run", "run"),
     (ApprovalMode::Auto, ToolName::AskUser, "run", "run", "run"),
-    (ApprovalMode::FullAccess, ToolName::AskUser, "run", "run", "run"),
+    (
+        ApprovalMode::FullAccess,
+        ToolName::AskUser,
+        "run",
+        "run",
+        "run",
+    ),
     // `recall` only reads, as `read_file` does (W76): it runs in every mode.
     (
         ApprovalMode::ReadOnly,

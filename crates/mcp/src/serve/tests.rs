@@ -11,8 +11,16 @@ fn a_delegated_agent_starts_no_freer_than_the_servers_cap() {
         (None, "read-only", Ok("read-only")),
         (Some("read-only"), "ask", Ok("read-only")),
         (Some("ask"), "ask", Ok("ask")),
-        (Some("auto"), "ask", Err("approval auto is freer than this server allows")),
-        (Some("full-access"), "auto", Err("approval full-access is freer")),
+        (
+            Some("auto"),
+            "ask",
+            Err("approval auto is freer than this server allows"),
+        ),
+        (
+            Some("full-access"),
+            "auto",
+            Err("approval full-access is freer"),
+        ),
         (Some("auto"), "full-access", Ok("auto")),
         (Some("yolo"), "ask", Err("unknown approval mode \"yolo\"")),
         (None, "yolo", Err("unknown approval mode \"yolo\"")),
@@ -65,12 +73,36 @@ fn every_tool_parses_its_arguments_or_says_what_is_wrong() {
                 text: "go on".to_owned(),
             }),
         ),
-        ("send", json!({"session": "a"}), Err("send needs a non-empty `text`")),
-        ("answer", json!({"session": "a", "text": " "}), Err("answer needs")),
-        ("stop", json!({}), Err("bad arguments for stop: missing field `session`")),
-        ("start", json!({"prompt": ""}), Err("start needs a non-empty `prompt`")),
-        ("start", json!({"prompt": "x", "yolo": true}), Err("bad arguments for start")),
-        ("approve", json!({"session": "a"}), Err("no tool \"approve\"")),
+        (
+            "send",
+            json!({"session": "a"}),
+            Err("send needs a non-empty `text`"),
+        ),
+        (
+            "answer",
+            json!({"session": "a", "text": " "}),
+            Err("answer needs"),
+        ),
+        (
+            "stop",
+            json!({}),
+            Err("bad arguments for stop: missing field `session`"),
+        ),
+        (
+            "start",
+            json!({"prompt": ""}),
+            Err("start needs a non-empty `prompt`"),
+        ),
+        (
+            "start",
+            json!({"prompt": "x", "yolo": true}),
+            Err("bad arguments for start"),
+        ),
+        (
+            "approve",
+            json!({"session": "a"}),
+            Err("no tool \"approve\""),
+        ),
     ];
     for (name, arguments, expected) in cases {
         let got = ToolArgs::parse(name, arguments.clone());
@@ -87,14 +119,31 @@ fn a_wait_ends_at_its_state_or_where_the_session_gets_nowhere() {
     use AgentState as S;
     // (until, the states that end it)
     let cases: [(Until, &[AgentState]); 4] = [
-        (Until::Idle, &[S::Idle, S::Done, S::Interrupted, S::Failed, S::Stopped, S::Exited]),
-        (Until::NeedsInput, &[S::NeedsInput, S::Failed, S::Stopped, S::Exited]),
+        (
+            Until::Idle,
+            &[
+                S::Idle,
+                S::Done,
+                S::Interrupted,
+                S::Failed,
+                S::Stopped,
+                S::Exited,
+            ],
+        ),
+        (
+            Until::NeedsInput,
+            &[S::NeedsInput, S::Failed, S::Stopped, S::Exited],
+        ),
         (Until::Done, &[S::Done, S::Failed, S::Stopped, S::Exited]),
         (Until::Ended, &[S::Failed, S::Stopped, S::Exited]),
     ];
     for (until, ends) in cases {
         for state in AgentState::ALL {
-            assert_eq!(until.reached(state), ends.contains(&state), "{until:?} {state:?}");
+            assert_eq!(
+                until.reached(state),
+                ends.contains(&state),
+                "{until:?} {state:?}"
+            );
         }
     }
 }
@@ -105,7 +154,12 @@ fn the_tools_are_listed_in_order_each_with_an_object_schema_and_the_cap_said() {
     let names: Vec<&str> = listed.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(names, TOOL_NAMES);
     for tool in &listed {
-        assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}", tool.name);
+        assert_eq!(
+            tool.input_schema.get("type"),
+            Some(&json!("object")),
+            "{}",
+            tool.name
+        );
         assert!(tool.description.as_deref().is_some_and(|d| !d.is_empty()));
     }
     let start = &listed[0];
