@@ -49,11 +49,28 @@ async fn server(home: &Home, cap: &str) -> RunningService<RoleClient, ()> {
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_mcp_serve() {
+#[test]
+fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_mcp_serve() {
     let home = Home::new();
+    // Its own runtime, ended before `home` stops the daemon (which makes a runtime of its own).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(drive(&home));
+    drop(runtime);
+    // It is an ordinary daemon session.
+    assert!(
+        home.agents().iter().any(|(name, _)| name == "delegate"),
+        "{:?}",
+        home.agents()
+    );
+}
+
+async fn drive(home: &Home) {
     // Freer than the server's cap: refused, nothing started.
-    let strict = server(&home, "read-only").await;
+    let strict = server(home, "read-only").await;
     let (refused, why) = call(
         &strict,
         "start",
@@ -64,7 +81,7 @@ async fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_m
     assert!(why.contains("freer than this server allows"), "{why}");
     strict.cancel().await.unwrap();
     // The agent's shell command runs without asking anyone only under full-access.
-    let client = server(&home, "full-access").await;
+    let client = server(home, "full-access").await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(
@@ -110,12 +127,6 @@ async fn an_mcp_client_starts_waits_for_reads_and_answers_a_mock_agent_through_m
     assert!(
         transcript.contains("The command printed `hello`. Done."),
         "{transcript}"
-    );
-    // It is an ordinary daemon session.
-    assert!(
-        home.agents().iter().any(|(name, _)| name == "delegate"),
-        "{:?}",
-        home.agents()
     );
     // A delegated agent that asks a question: answered through the server.
     let (failed, started) = call(
