@@ -412,6 +412,7 @@ pub const PURE_MODULES: &[PureModule] = &[
             "crates/supervisor/src/registry/tests.rs",
             "crates/supervisor/src/registry/budget.rs",
             "crates/supervisor/src/registry/tests/budget.rs",
+            "crates/supervisor/src/registry/tests/questions.rs",
         ],
         why:
             "the daemon's registry: Registry::update folds events into effects the daemon's shell \
