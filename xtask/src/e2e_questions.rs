@@ -174,8 +174,9 @@ pub fn ask_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
     );
     let said = std::fs::read_to_string(&log)?;
     ensure!(
-        said.lines().any(|line| line.contains("ASK-USER-ANSWER: User has answered")
-            && line.contains("blue")),
+        said.lines().any(
+            |line| line.contains("ASK-USER-ANSWER: User has answered") && line.contains("blue")
+        ),
         "Claude Code's next request did not carry the answer blue: see {}",
         log.display()
     );

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use panewise_api::{ListParams, ListResult, Method, SessionSummary, SessionView};
-use panewise_mcp::serve::{Daemon, DaemonFuture, ServeOptions, Until, APPROVAL_MODES};
+use panewise_mcp::serve::{wait_over, Daemon, DaemonFuture, ServeOptions, Until, APPROVAL_MODES};
 use panewise_supervisor::Client;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
@@ -112,6 +112,7 @@ impl Daemon for DaemonLink {
         &self,
         session: String,
         until: Until,
+        min_turns: u64,
         timeout: Duration,
     ) -> DaemonFuture<'_, Option<SessionSummary>> {
         Box::pin(async move {
@@ -128,7 +129,7 @@ impl Daemon for DaemonLink {
                 let mut current = list.sessions.into_iter().find(|s| s.id == id);
                 loop {
                     if let Some(summary) = current.take() {
-                        if until.reached(summary.state) {
+                        if wait_over(until, summary.state, summary.turns, min_turns) {
                             return Ok(summary);
                         }
                         current = Some(summary);

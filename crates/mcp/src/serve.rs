@@ -38,13 +38,14 @@ pub type DaemonFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + 
 pub trait Daemon: Send + Sync + 'static {
     /// One call of the daemon's API: `method` with `params`, its result.
     fn call(&self, method: Method, params: Value) -> DaemonFuture<'_, Value>;
-    /// Waits until the session `session` names is in a state `until` accepts (or can get
-    /// nowhere: failed, stopped, exited), at most `timeout`; its summary then, `None` when
-    /// the time ran out.
+    /// Waits until the session `session` names is where [`wait_over`] says a wait for
+    /// `until` ends, with at least `min_turns` turns completed, at most `timeout`; its summary
+    /// then, `None` when the time ran out.
     fn wait(
         &self,
         session: String,
         until: Until,
+        min_turns: u64,
         timeout: Duration,
     ) -> DaemonFuture<'_, Option<SessionSummary>>;
     /// The session's conversation as text, its last `max_chars` characters.
@@ -94,6 +95,18 @@ impl Until {
                 Until::Ended => false,
             }
     }
+}
+
+/// Whether a wait for `until` ends at `state` with `turns` completed: a session that ended
+/// ends any wait; `idle` and `done` also need the turn the caller gave to have completed
+/// (`min_turns`), since a session is idle, too, before its first turn starts.
+pub fn wait_over(until: Until, state: AgentState, turns: u64, min_turns: u64) -> bool {
+    let ended = Until::Ended.reached(state);
+    let turn_done = match until {
+        Until::Idle | Until::Done => turns >= min_turns,
+        Until::NeedsInput | Until::Ended => true,
+    };
+    ended || (until.reached(state) && turn_done)
 }
 
 /// The longest a `wait` waits, whatever it asks.
@@ -405,6 +418,9 @@ pub fn session_brief(session: &SessionSummary) -> Value {
 pub struct Server<D> {
     daemon: Arc<D>,
     options: ServeOptions,
+    /// Per session id, the turns it must have completed before a wait for `idle` or `done`
+    /// ends: the turn this server gave it (by `start` or `send`) included.
+    given: std::sync::Mutex<std::collections::HashMap<String, u64>>,
 }
 
 impl<D: Daemon> Server<D> {
@@ -413,7 +429,41 @@ impl<D: Daemon> Server<D> {
         Server {
             daemon: Arc::new(daemon),
             options,
+            given: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
+    }
+
+    fn give(&self, id: &str, min_turns: u64) {
+        self.given
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.to_owned(), min_turns);
+    }
+
+    fn given(&self, id: &str) -> u64 {
+        self.given
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The summary of the session `key` names, now.
+    async fn summary(&self, key: &str) -> Result<SessionSummary, String> {
+        let list: panewise_api::ListResult =
+            decode(self.daemon.call(Method::List, json!({})).await?)?;
+        let id = panewise_api::resolve_session(
+            list.sessions
+                .iter()
+                .map(|s| (s.id.as_str(), s.name.as_str())),
+            key,
+        )
+        .map_err(|error| error.message)?;
+        list.sessions
+            .into_iter()
+            .find(|session| session.id == id)
+            .ok_or_else(|| "the session is gone from the list".to_owned())
     }
 
     /// Runs one call; `Err` is a tool error the caller sees.
@@ -435,6 +485,7 @@ impl<D: Daemon> Server<D> {
                 let params = without_nulls(params);
                 let created: panewise_api::CreateResult =
                     decode(daemon.call(Method::Create, params).await?)?;
+                self.give(&created.session.id, created.session.turns.saturating_add(1));
                 Ok(session_brief(&created.session))
             }
             ToolArgs::List => {
@@ -448,22 +499,29 @@ impl<D: Daemon> Server<D> {
                 Ok(Value::String(daemon.transcript(session, max_chars).await?))
             }
             ToolArgs::Send { session, text } => {
+                let before = self.summary(&session).await?;
                 daemon
                     .call(Method::Prompt, json!({"session": session, "text": text}))
                     .await?;
+                self.give(&before.id, before.turns.saturating_add(1));
                 Ok(json!({"ok": true}))
             }
             ToolArgs::Wait {
                 session,
                 until,
                 timeout,
-            } => match daemon.wait(session, until, timeout).await? {
-                Some(summary) => Ok(session_brief(&summary)),
-                None => Err(format!(
-                    "{} s passed before the agent got there; wait again, or read its transcript",
-                    timeout.as_secs()
-                )),
-            },
+            } => {
+                let id = self.summary(&session).await?.id;
+                let min_turns = self.given(&id);
+                match daemon.wait(id, until, min_turns, timeout).await? {
+                    Some(summary) => Ok(session_brief(&summary)),
+                    None => Err(format!(
+                        "{} s passed before the agent got there; wait again, or read its \
+                         transcript",
+                        timeout.as_secs()
+                    )),
+                }
+            }
             ToolArgs::Answer { session, text } => {
                 daemon
                     .call(Method::Answer, json!({"session": session, "text": text}))

@@ -168,3 +168,27 @@ fn the_tools_are_listed_in_order_each_with_an_object_schema_and_the_cap_said() {
         .as_deref()
         .is_some_and(|d| d.contains("`approval` may be at most auto")));
 }
+
+#[test]
+fn a_wait_for_idle_or_done_needs_the_turn_it_was_given_to_have_completed() {
+    use AgentState as S;
+    // (until, the state, turns completed, turns needed, whether the wait ends)
+    let cases = [
+        (Until::Idle, S::Idle, 0, 1, false),
+        (Until::Idle, S::Idle, 1, 1, true),
+        (Until::Idle, S::Working, 1, 2, false),
+        (Until::Done, S::Done, 2, 2, true),
+        (Until::Done, S::Done, 1, 2, false),
+        (Until::Idle, S::Failed, 0, 1, true),
+        (Until::NeedsInput, S::NeedsInput, 0, 1, true),
+        (Until::Ended, S::Idle, 5, 1, false),
+        (Until::Ended, S::Stopped, 0, 1, true),
+    ];
+    for (until, state, turns, min_turns, over) in cases {
+        assert_eq!(
+            wait_over(until, state, turns, min_turns),
+            over,
+            "{until:?} {state:?} {turns}/{min_turns}"
+        );
+    }
+}

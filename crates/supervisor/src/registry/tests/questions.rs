@@ -22,10 +22,17 @@ fn an_answer_goes_to_the_question_waiting_and_is_refused_when_none_waits() {
     h.host(A, "s1");
     let refused = h.request(A, "session/answer", json!({"session": "s1", "text": "2"}));
     assert!(controls(&refused).is_empty());
-    assert_eq!(sent(&refused, A)[0]["error"]["code"], json!(-32003), "not_waiting");
+    assert_eq!(
+        sent(&refused, A)[0]["error"]["code"],
+        json!(-32003),
+        "not_waiting"
+    );
     h.record("s1", 10, asked("r1"));
     let approval = h.request(A, "session/answer", json!({"session": "s1", "text": "2"}));
-    assert!(controls(&approval).is_empty(), "an approval is not a question");
+    assert!(
+        controls(&approval).is_empty(),
+        "an approval is not a question"
+    );
     assert_eq!(sent(&approval, A)[0]["error"]["code"], json!(-32003));
     h.record(
         "s1",
