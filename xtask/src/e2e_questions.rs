@@ -106,6 +106,7 @@ fn fresh(dir: &Path) -> Result<()> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
     }
+    std::fs::create_dir_all(dir)?;
     Ok(())
 }
 
