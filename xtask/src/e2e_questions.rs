@@ -3,7 +3,7 @@
 //! - `claude-ask-user-question`: the mock's `ask-user` makes Claude Code call
 //!   `AskUserQuestion`; the daemon's session shows it as a question (not an approval), the
 //!   dashboard in tmux answers it with `2`, and Claude Code's next request carries the answer
-//!   (the mock quotes it: `ASK-USER-ANSWER: User has answered…blue`).
+//!   (the mock quotes it: `ASK-USER-ANSWER: Your questions have been answered…blue`).
 //! - `claude-drives-mcp-serve`: Claude Code, configured with `panewise mcp serve` as an MCP
 //!   server (`--mcp-config`), follows the mock's `delegate`: starts a mock panewise agent
 //!   (`mcp__panewise__start`), waits for it, reads its transcript, and says what it answered
@@ -175,9 +175,9 @@ pub fn ask_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
     );
     let said = std::fs::read_to_string(&log)?;
     ensure!(
-        said.lines().any(
-            |line| line.contains("ASK-USER-ANSWER: User has answered") && line.contains("blue")
-        ),
+        said.lines().any(|line| line
+            .contains("ASK-USER-ANSWER: Your questions have been answered")
+            && line.contains("blue")),
         "Claude Code's next request did not carry the answer blue: see {}",
         log.display()
     );

@@ -74,8 +74,12 @@ pub const ASK_QUESTION: &str = "Which colour should the button be?";
 pub const ASK_CHOICES: [&str; 2] = ["red", "blue"];
 
 /// How a tool result that carries the person's answer begins: panewise's `ask_user`, then
-/// Claude Code's `AskUserQuestion`.
-pub const ANSWER_OPENINGS: [&str; 2] = ["The person answered: ", "User has answered your question"];
+/// Claude Code's `AskUserQuestion` (the pinned 2.1.332's words, then older releases').
+pub const ANSWER_OPENINGS: [&str; 3] = [
+    "The person answered: ",
+    "Your questions have been answered",
+    "User has answered your question",
+];
 
 /// The opening of the `ask-user` scenario's final text; the answer's tool result follows.
 pub const ASK_ANSWER_TEXT: &str = "ASK-USER-ANSWER: ";
