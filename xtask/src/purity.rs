@@ -89,6 +89,8 @@ const SHA2: &[&str] = &[
 /// the source scan still refuses any randomness, clock or I/O path in window's code. Issue 42's
 /// `panewise-core` split is where the graph check becomes per-package.
 const SHA2_UNIFIED: &[&str] = &[
+    // Reached once rmcp (panewise-mcp, in the binary) unifies the wasm stack's features.
+    "futures-channel",
     "const-oid",
     "cmov",
     "ctutils",

@@ -8,6 +8,10 @@
 //! ## Invariants
 //! - No server process outlives the session that started it.
 //!
+//! ## API boundary
+//! [`serve::serve_stdio`] over a [`serve::Daemon`] (the binary connects it to the daemon's
+//! socket); the client's entry points are [`client`]'s.
+//!
 //! ## Where to start reading
 //! [`client`], then [`serve`].
 
