@@ -275,6 +275,9 @@ pub fn wanted(filter: Option<&str>) -> [bool; 2] {
     [ASK_NAME, DELEGATE_NAME].map(|name| filter.is_none_or(|filter| name.contains(filter)))
 }
 
+/// A case: run with the `panewise` binary, Claude Code's program, the case's directory.
+type Case = fn(&Path, &Path, &Path) -> Result<()>;
+
 /// Runs the cases `wanted` selects, with the Claude Code `programs` holds, under `target`.
 pub fn run(
     panewise: &Path,
@@ -282,8 +285,7 @@ pub fn run(
     programs: &[(Cli, PathBuf, String)],
     wanted: [bool; 2],
 ) -> Result<()> {
-    let cases: [(&str, fn(&Path, &Path, &Path) -> Result<()>); 2] =
-        [(ASK_NAME, ask_case), (DELEGATE_NAME, delegate_case)];
+    let cases: [(&str, Case); 2] = [(ASK_NAME, ask_case), (DELEGATE_NAME, delegate_case)];
     for ((name, case), wanted) in cases.into_iter().zip(wanted) {
         if !wanted {
             continue;
