@@ -941,6 +941,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     let answers_case =
         filter.is_none_or(|filter| super::e2e_dashboard::ANSWERS_NAME.contains(filter));
     let context_case = filter.is_none_or(|filter| super::e2e_context::NAME.contains(filter));
+    let questions = super::e2e_questions::wanted(filter);
     let window_floor_case =
         filter.is_none_or(|filter| super::e2e_window_floor::NAME.contains(filter));
     let recall_case = filter.is_none_or(|filter| super::e2e_recall::RUN_NAME.contains(filter));
@@ -958,6 +959,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             || !telemetry_cases.is_empty()
             || !dashboard_cases.is_empty()
             || answers_case
+            || questions != [false, false]
             || caller_path_case
             || ssh_case,
         "no e2e case matches {filter:?}"
@@ -975,9 +977,9 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             || daemon_cases.iter().any(|case| case.cli == cli)
             || telemetry_cases.iter().any(|case| case.cli == Some(cli))
             || dashboard_cases.iter().any(|case| case.cli == cli)
-            || (caller_path_case && cli == Cli::Claude)
+            || ((caller_path_case || questions.contains(&true)) && cli == Cli::Claude)
         {
-            let (program, version) = install(root, &target, package, bin)?;
+            let (program, version) = super::e2e_npm::install(root, &target, package, bin)?;
             programs.push((cli, program, version));
         }
     }
@@ -1063,6 +1065,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             .with_context(|| format!("e2e case {}", case.name))?;
         eprintln!("e2e: {}: ok", case.name);
     }
+    super::e2e_questions::run(&panewise, &target, &programs, questions)?;
     if answers_case {
         let name = super::e2e_dashboard::ANSWERS_NAME;
         super::e2e_dashboard::answers_case(&panewise, &target.join("runs").join(name))
@@ -1115,6 +1118,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             + telemetry_cases.len()
             + dashboard_cases.len()
             + usize::from(answers_case)
+            + questions.iter().filter(|wanted| **wanted).count()
             + usize::from(ssh_case)
             + usize::from(caller_path_case)
             + usize::from(context_case)

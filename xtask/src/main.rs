@@ -18,6 +18,7 @@ mod e2e_dashboard;
 mod e2e_mcp;
 mod e2e_metrics;
 mod e2e_npm;
+mod e2e_questions;
 mod e2e_recall;
 mod e2e_ssh;
 mod e2e_telemetry;

@@ -351,6 +351,9 @@ pub const PURE_MODULES: &[PureModule] = &[
         files: &[
             "crates/host/src/agent_loop/own_loop.rs",
             "crates/host/src/agent_loop/own_loop/tests.rs",
+            "crates/host/src/agent_loop/own_loop/tests/questions.rs",
+            "crates/host/src/agent_loop/own_loop/calls.rs",
+            "crates/host/src/agent_loop/own_loop/question.rs",
             "crates/host/src/agent_loop/history.rs",
             "crates/host/src/agent_loop/request.rs",
         ],
@@ -374,6 +377,7 @@ pub const PURE_MODULES: &[PureModule] = &[
             "crates/supervisor/src/registry/tests.rs",
             "crates/supervisor/src/registry/budget.rs",
             "crates/supervisor/src/registry/tests/budget.rs",
+            "crates/supervisor/src/registry/tests/questions.rs",
         ],
         why:
             "the daemon's registry: Registry::update folds events into effects the daemon's shell \

@@ -91,6 +91,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut view = SessionView::new();
         let mut title = String::new();
         let mut asked: Option<(String, String)> = None;
+        // The waiting request is a question: the next line typed is its answer.
+        let mut answering = false;
         let mut live = LiveLine::default();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
@@ -137,6 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         Some(WaitingFor::Approval { id: request, tool, argument })
                             if asked.as_ref().map(|(id, _)| id) != Some(&request) =>
                         {
+                            answering = false;
                             if bell {
                                 eprint!("\u{7}");
                             }
@@ -147,7 +150,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             }
                             asked = Some((request, question));
                         }
-                        None => asked = None,
+                        Some(WaitingFor::Question { id: set, questions })
+                            if asked.as_ref().map(|(id, _)| id) != Some(&set) =>
+                        {
+                            if bell {
+                                eprint!("\u{7}");
+                            }
+                            let question = format!(
+                                "{} (type your answer)",
+                                one_line(&questions.join(" / "), 160)
+                            );
+                            if !screen.is_editor() {
+                                eprintln!("panewise attach: {question}");
+                            }
+                            asked = Some((set, question));
+                            answering = true;
+                        }
+                        None => {
+                            asked = None;
+                            answering = false;
+                        }
                         _ => {}
                     }
                 }
@@ -160,6 +182,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         return Ok(());
                     };
                     let word = typed.trim();
+                    if answering && !word.is_empty() {
+                        // A question's answer is the whole line, whatever it says.
+                        answering = false;
+                        let _gone = calls.try_send(Call::Answer(panewise_api::AnswerParams {
+                            session: id.clone(),
+                            text: typed,
+                        }));
+                        continue;
+                    }
                     // The answers every front end accepts (`panewise_api::view::REPLIES`).
                     let decision = asked
                         .as_ref()
@@ -196,6 +227,7 @@ const CALLS_QUEUED: usize = 16;
 enum Call {
     Interrupt(panewise_api::SessionParams),
     Approve(ApproveParams),
+    Answer(panewise_api::AnswerParams),
     Prompt(PromptParams),
 }
 
@@ -217,6 +249,11 @@ async fn call_in_order(
             Call::Approve(params) => {
                 client
                     .call::<_, panewise_api::Ack>(Method::Approve, params)
+                    .await
+            }
+            Call::Answer(params) => {
+                client
+                    .call::<_, panewise_api::Ack>(Method::Answer, params)
                     .await
             }
             Call::Prompt(params) => {

@@ -21,6 +21,7 @@
 //!   `resume.rs` reads a log and the chain it continues for every resume.
 //! - `window_cmd.rs`, `window_eval_cmd.rs` (and its plot), `decode_cmd.rs`,
 //!   `mock_server_cmd.rs`, `sandbox_cmd.rs`.
+//! - `mcp_cmd.rs`: `panewise mcp`; `mcp_serve_cmd.rs` connects `mcp serve` to the daemon.
 //! - Shared: `exit.rs` the exit code table, `input.rs` where input comes from (a session named
 //!   by id or path), `json.rs` the `--json` schema version.
 //!
@@ -37,6 +38,7 @@ mod input;
 mod json;
 mod launch;
 mod mcp_cmd;
+mod mcp_serve_cmd;
 mod mock_server_cmd;
 mod otel;
 mod remote;
@@ -180,6 +182,10 @@ enum Command {
     /// Serve scripted Anthropic, OpenAI and Gemini model APIs on 127.0.0.1, for offline tests.
     #[command(name = "mock-server", after_help = exit::EXIT_CODES)]
     MockServer(mock_server_cmd::Args),
+    /// MCP: `serve` the daemon's verbs as MCP tools over stdio, so other agents can start,
+    /// wait for and read agents of any provider.
+    #[command(after_help = exit::EXIT_CODES)]
+    Mcp(mcp_cmd::Args),
     /// The sandbox of the own loop's `shell` commands: `check` what this machine offers,
     /// `run -- CMD` in the box an approval mode uses.
     #[command(after_help = exit::EXIT_CODES)]

@@ -2,6 +2,7 @@
 //! `panewise.toml`, the project's `.mcp.json`), started as a session starts it: its state
 //! (running, failed and why, not started and why) and its tools with what each definition
 //! costs in tokens, counted as the window counts. The servers are stopped before it returns.
+//! `panewise mcp serve` is `mcp_serve_cmd.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +25,13 @@ enum McpCommand {
     /// Start each configured server, list its state and its tools with their token cost,
     /// then stop it. Exit 0 when every server that should start did, 1 otherwise.
     List(ListArgs),
+    /// Serve the daemon's verbs as MCP tools on stdin and stdout: start an agent of any
+    /// provider, list agents, read a transcript, send, wait, answer a question, stop.
+    ///
+    /// For an MCP client's configuration (Claude Code's `--mcp-config`, Codex's
+    /// `[mcp_servers]`): `{"command": "panewise", "args": ["mcp", "serve"]}`. The agents it
+    /// starts are the daemon's, shown in the dashboard; their approvals are the person's.
+    Serve(crate::mcp_serve_cmd::ServeArgs),
 }
 
 #[derive(clap::Args)]
@@ -41,6 +49,7 @@ struct ListArgs {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         McpCommand::List(args) => list(args),
+        McpCommand::Serve(args) => crate::mcp_serve_cmd::serve(args),
     }
 }
 

@@ -14,8 +14,10 @@
 //! ## API boundary
 //! The own loop (`panewise-host`) uses [`config`] to read `[mcp]` and `.mcp.json`, [`catalog`]
 //! to offer and classify the tools, and [`client::McpClients`] to start, call and end the
-//! servers (a stdio server spawned through the host's [`client::Spawner`]). Nothing here
-//! depends on another panewise crate.
+//! servers (a stdio server spawned through the host's [`client::Spawner`]). `panewise mcp
+//! serve` is [`serve::serve_stdio`] over a [`serve::Daemon`] (the binary connects it to the
+//! daemon's socket). The only panewise crate this one depends on is `panewise-api`, the
+//! daemon's protocol types.
 //!
 //! ## Where to start reading
 //! [`client`], then [`serve`].

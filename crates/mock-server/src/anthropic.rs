@@ -43,6 +43,8 @@ pub fn facts(body: &Value, raw: &str) -> RequestFacts {
         archived_span,
         recalled,
         mcp: crate::script::mcp_facts(body),
+        answered: crate::script::answer_fact(body),
+        delegated: crate::script::delegated_fact(body),
     }
 }
 

@@ -105,11 +105,21 @@ pub enum Scenario {
     /// then called when the next request offers it. Then a text answer naming what came back
     /// (`MCP-DONE`, or `MCP-MISSING: …` for a tool neither offered nor found).
     McpTools,
+    /// A question to the person through the client's asking tool (panewise's `ask_user`,
+    /// offering [`crate::ASK_CHOICES`], or Claude Code's `AskUserQuestion`); once the answer's
+    /// tool result is in the request, a text answer quoting it after
+    /// [`crate::ASK_ANSWER_TEXT`] (`ASK-USER-UNANSWERED` when the result carries none).
+    AskUser,
+    /// Hands a task to another agent through `panewise mcp serve`'s tools, as an MCP client
+    /// offers them (`mcp__panewise__start`, then `…wait` until idle, then `…transcript`);
+    /// then a text answer saying whether the transcript holds the delegated mock agent's
+    /// answer (`DELEGATE-READ`, else `DELEGATE-MISSING`).
+    Delegate,
 }
 
 impl Scenario {
     /// Every scenario, in documentation order.
-    pub const ALL: [Scenario; 22] = [
+    pub const ALL: [Scenario; 24] = [
         Scenario::ToolThenAnswer,
         Scenario::MultiRound,
         Scenario::ParallelCalls,
@@ -132,6 +142,8 @@ impl Scenario {
         Scenario::SandboxProbe,
         Scenario::KeyProbe,
         Scenario::McpTools,
+        Scenario::AskUser,
+        Scenario::Delegate,
     ];
 
     /// The name used by `--scenario` and the [`SCENARIO_HEADER`].
@@ -159,6 +171,8 @@ impl Scenario {
             Scenario::SandboxProbe => "sandbox-probe",
             Scenario::KeyProbe => "key-probe",
             Scenario::McpTools => "mcp-tools",
+            Scenario::AskUser => "ask-user",
+            Scenario::Delegate => "delegate",
         }
     }
 

@@ -67,6 +67,50 @@ pub enum KeyProbe {
 /// escaped, the `touch` is plain to see. (It creates `spoofed` in the working directory.)
 pub const SPOOFED_COMMAND: &str = "touch spoofed #\r\u{1b}[2Kecho hello";
 
+/// The question the `ask-user` scenario asks.
+pub const ASK_QUESTION: &str = "Which colour should the button be?";
+
+/// The options the `ask-user` scenario offers.
+pub const ASK_CHOICES: [&str; 2] = ["red", "blue"];
+
+/// How a tool result that carries the person's answer begins: panewise's `ask_user`, then
+/// Claude Code's `AskUserQuestion` (the pinned 2.1.332's words, then older releases').
+pub const ANSWER_OPENINGS: [&str; 3] = [
+    "The person answered: ",
+    "Your questions have been answered",
+    "User has answered your question",
+];
+
+/// The opening of the `ask-user` scenario's final text; the answer's tool result follows.
+pub const ASK_ANSWER_TEXT: &str = "ASK-USER-ANSWER: ";
+
+/// The first string of the request that carries a person's answer ([`ANSWER_OPENINGS`]).
+pub fn answer_fact(body: &Value) -> Option<String> {
+    let mut strings = Vec::new();
+    collect_strings(body, &mut strings);
+    strings
+        .into_iter()
+        .find(|text| {
+            ANSWER_OPENINGS
+                .iter()
+                .any(|opening| text.starts_with(opening))
+        })
+        .map(str::to_owned)
+}
+
+/// The name of the agent the `delegate` scenario starts.
+pub const DELEGATE_NAME: &str = "delegated";
+
+/// What the delegated mock agent answers (the `tool-then-answer` scenario's final text).
+pub const DELEGATED_ANSWER: &str = "The command printed `hello`. Done.";
+
+/// Whether a request body holds [`DELEGATED_ANSWER`].
+pub fn delegated_fact(body: &Value) -> bool {
+    let mut strings = Vec::new();
+    collect_strings(body, &mut strings);
+    strings.iter().any(|text| text.contains(DELEGATED_ANSWER))
+}
+
 /// The rounds of the `recall` scenario before it recalls.
 pub const RECALL_ROUNDS: usize = 3;
 
@@ -266,6 +310,10 @@ pub struct RequestFacts {
     pub recalled: Option<String>,
     /// What the `mcp-tools` scenario reads.
     pub mcp: McpFacts,
+    /// The tool result carrying the person's answer ([`answer_fact`]).
+    pub answered: Option<String>,
+    /// The request holds the delegated agent's answer ([`delegated_fact`]).
+    pub delegated: bool,
 }
 
 /// One scripted tool call.
@@ -371,6 +419,12 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
     if scenario == Scenario::McpTools {
         return mcp_script(facts);
     }
+    if scenario == Scenario::AskUser {
+        return ask_script(facts);
+    }
+    if scenario == Scenario::Delegate {
+        return delegate_script(facts);
+    }
     let rounds = facts.tool_rounds;
     let shell = |command: &str, description: &str| shell_call(&facts.tools, command, description);
     let calls: Option<Vec<ToolCall>> = match scenario {
@@ -459,6 +513,96 @@ fn script(scenario: Scenario, facts: &RequestFacts) -> Answer {
                 cache: CacheSplit::default(),
             }
         }
+    }
+}
+
+/// The `delegate` scenario: `panewise mcp serve`'s tools in sequence, then a verdict.
+fn delegate_script(facts: &RequestFacts) -> Answer {
+    let tool = |name: &str| format!("mcp__panewise__{name}");
+    let step = match facts.tool_rounds {
+        0 => Some((
+            "start",
+            json!({"prompt": "print hello with the shell", "name": DELEGATE_NAME,
+                   "provider": "mock"}),
+        )),
+        1 => Some((
+            "wait",
+            json!({"session": DELEGATE_NAME, "until": "idle", "timeout_secs": 120}),
+        )),
+        2 => Some(("transcript", json!({"session": DELEGATE_NAME}))),
+        _ => None,
+    };
+    match step {
+        Some((name, args)) if facts.tools.iter().any(|t| *t == tool(name)) => Answer {
+            thinking: Some(format!("I'll hand this to another agent: {name}.")),
+            text: format!("Delegating: {name}."),
+            calls: vec![ToolCall {
+                name: tool(name),
+                args,
+            }],
+            ..Answer::default()
+        },
+        Some(_) => Answer {
+            text: "DELEGATE-NO-TOOLS: panewise's MCP tools were not offered.".to_owned(),
+            ..Answer::default()
+        },
+        None if facts.delegated => Answer {
+            text: format!("DELEGATE-READ: the delegated agent said: {DELEGATED_ANSWER}"),
+            ..Answer::default()
+        },
+        None => Answer {
+            text: "DELEGATE-MISSING: the transcript did not hold the delegated answer.".to_owned(),
+            ..Answer::default()
+        },
+    }
+}
+
+/// The `ask-user` scenario: a question to the person through the client's asking tool, then
+/// a text answer quoting the answer's tool result.
+fn ask_script(facts: &RequestFacts) -> Answer {
+    if let Some(answered) = &facts.answered {
+        return Answer {
+            text: format!("{ASK_ANSWER_TEXT}{answered}"),
+            ..Answer::default()
+        };
+    }
+    if facts.tool_rounds > 0 {
+        return Answer {
+            text: "ASK-USER-UNANSWERED: the question's result carried no answer.".to_owned(),
+            ..Answer::default()
+        };
+    }
+    let offered = |name: &str| facts.tools.iter().any(|t| t == name);
+    let call = if offered("ask_user") {
+        ToolCall {
+            name: "ask_user".to_owned(),
+            args: json!({"question": ASK_QUESTION, "choices": ASK_CHOICES}),
+        }
+    } else if offered("AskUserQuestion") {
+        let options: Vec<Value> = ASK_CHOICES
+            .iter()
+            .map(|label| json!({"label": label, "description": format!("A {label} button")}))
+            .collect();
+        ToolCall {
+            name: "AskUserQuestion".to_owned(),
+            args: json!({"questions": [{
+                "question": ASK_QUESTION,
+                "header": "Colour",
+                "options": options,
+                "multiSelect": false
+            }]}),
+        }
+    } else {
+        return Answer {
+            text: "No tool to ask the person with was offered, so I answer directly.".to_owned(),
+            ..Answer::default()
+        };
+    };
+    Answer {
+        thinking: Some("The colour is the person's decision; I'll ask.".to_owned()),
+        text: "I'll ask which colour you want.".to_owned(),
+        calls: vec![call],
+        ..Answer::default()
     }
 }
 
@@ -630,6 +774,77 @@ mod tests {
     }
 
     const ID: &str = "sp-0123456789ab";
+
+    #[test]
+    fn the_ask_user_scenario_asks_through_the_offered_tool_then_quotes_the_answer() {
+        let answered = |mut facts: RequestFacts, answer: &str| {
+            facts.answered = Some(answer.to_owned());
+            facts
+        };
+        // (the request's facts, the tool called, how the text starts)
+        let cases = [
+            (
+                facts(0, &["shell", "ask_user"]),
+                Some("ask_user"),
+                "I'll ask",
+            ),
+            (
+                facts(0, &["Bash", "AskUserQuestion"]),
+                Some("AskUserQuestion"),
+                "I'll ask",
+            ),
+            (facts(0, &["shell"]), None, "No tool to ask"),
+            (
+                answered(facts(1, &["ask_user"]), "The person answered: blue"),
+                None,
+                "ASK-USER-ANSWER: The person answered: blue",
+            ),
+            (facts(1, &["ask_user"]), None, "ASK-USER-UNANSWERED"),
+        ];
+        for (facts, tool, text) in cases {
+            let answer = script(Scenario::AskUser, &facts);
+            assert_eq!(
+                answer.calls.first().map(|call| call.name.as_str()),
+                tool,
+                "{facts:?}"
+            );
+            assert!(answer.text.starts_with(text), "{facts:?}: {}", answer.text);
+        }
+        // The delegate scenario: start, wait, transcript, then its verdict.
+        let mcp = [
+            "mcp__panewise__start",
+            "mcp__panewise__wait",
+            "mcp__panewise__transcript",
+        ];
+        for (rounds, call) in [
+            (0, Some(mcp[0])),
+            (1, Some(mcp[1])),
+            (2, Some(mcp[2])),
+            (3, None),
+        ] {
+            let answer = script(Scenario::Delegate, &facts(rounds, &mcp));
+            assert_eq!(
+                answer.calls.first().map(|c| c.name.as_str()),
+                call,
+                "{rounds}"
+            );
+        }
+        let mut read = facts(3, &mcp);
+        read.delegated = true;
+        assert!(script(Scenario::Delegate, &read)
+            .text
+            .starts_with("DELEGATE-READ"));
+        assert!(script(Scenario::Delegate, &facts(3, &mcp))
+            .text
+            .starts_with("DELEGATE-MISSING"));
+        assert!(script(Scenario::Delegate, &facts(0, &["Bash"]))
+            .text
+            .starts_with("DELEGATE-NO"));
+        let body = json!({"messages": [{"content": [{"type": "tool_result",
+            "content": "User has answered your questions: \"Which?\"=\"blue\""}]}]});
+        assert!(answer_fact(&body).is_some_and(|text| text.ends_with("\"blue\"")));
+        assert_eq!(answer_fact(&json!({"text": "The person said"})), None);
+    }
 
     #[test]
     fn the_recall_scenario_runs_rounds_then_recalls_then_judges() {

@@ -82,6 +82,7 @@ mod channel;
 mod classify;
 mod claude;
 pub mod claude_control;
+pub mod claude_question;
 mod codex;
 pub mod codex_appserver;
 pub mod decoder;

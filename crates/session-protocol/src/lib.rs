@@ -46,6 +46,16 @@ pub enum Control {
         /// What the agent is told with a denial, besides who denied it.
         message: Option<String>,
     },
+    /// The answers to the question set the agent asked (`Msg::QuestionAsked`): one per
+    /// question; none says nobody can answer, and the agent is told so.
+    AnswerQuestion {
+        /// The question set answered; `None` answers the one asked first.
+        id: Option<String>,
+        /// One answer per question.
+        answers: Vec<String>,
+        /// Who answered.
+        by: Actor,
+    },
     /// Stop the running turn (the first Ctrl-C); sent again while the turn is stopping, it
     /// kills the agent (the second).
     Interrupt,

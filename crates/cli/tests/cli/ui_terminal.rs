@@ -14,12 +14,12 @@ use panewise_supervisor::Client;
 
 use crate::run_terminal::Terminal;
 
-struct Home {
+pub(crate) struct Home {
     dir: tempfile::TempDir,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["run", "data", "home", "config", "work"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
@@ -27,11 +27,11 @@ impl Home {
         Home { dir }
     }
 
-    fn path(&self, sub: &str) -> PathBuf {
+    pub(crate) fn path(&self, sub: &str) -> PathBuf {
         self.dir.path().join(sub)
     }
 
-    fn panewise(&self, args: &[&str]) -> Output {
+    pub(crate) fn panewise(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_panewise"))
             .current_dir(self.path("work"))
             .env("XDG_RUNTIME_DIR", self.path("run"))
@@ -45,7 +45,7 @@ impl Home {
     }
 
     /// The sessions' names and states, as `panewise agents --json` prints them.
-    fn agents(&self) -> Vec<(String, String)> {
+    pub(crate) fn agents(&self) -> Vec<(String, String)> {
         let output = self.panewise(&["agents", "--json"]);
         assert!(output.status.success(), "{output:?}");
         String::from_utf8_lossy(&output.stdout)
@@ -61,7 +61,7 @@ impl Home {
     }
 
     /// Waits (bounded) until `name` is in `state`.
-    fn until_state(&self, name: &str, state: &str) {
+    pub(crate) fn until_state(&self, name: &str, state: &str) {
         let start = Instant::now();
         loop {
             let agents = self.agents();

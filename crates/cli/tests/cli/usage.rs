@@ -41,6 +41,7 @@ fn the_top_level_help_lists_every_subcommand() {
             "decode",
             "window",
             "mock-server",
+            "mcp",
             "sandbox",
             "help"
         ],

@@ -15,6 +15,7 @@ use panewise_pane_state::{Msg, State, TurnPhase};
 use panewise_providers::claude_control::{
     permission_line, user_line, ClaudeLaunch, ControlRequests, PermissionAnswer,
 };
+use panewise_providers::claude_question;
 use panewise_providers::codex_appserver::{ClientInfo, ThreadOptions};
 use panewise_providers::oneshot::{OneShotCli, OneShotLaunch};
 use panewise_providers::rpc_client::{RpcClient, RpcProtocol, Step};
@@ -175,6 +176,8 @@ pub struct CliAgent {
     outcome: CliOutcome,
     /// Permission requests seen, by id: the tool and its input, to answer them.
     approvals: HashMap<String, (String, Value)>,
+    /// Questions asked (Claude Code's `AskUserQuestion`), by request id: the tool's input.
+    questions: HashMap<String, Value>,
     /// The control requests written to Claude Code, numbered.
     control: ControlRequests,
     capture: Option<Capture>,
@@ -222,6 +225,7 @@ impl CliAgent {
             prompt_after_exit: None,
             outcome: CliOutcome::default(),
             approvals: HashMap::new(),
+            questions: HashMap::new(),
             control: ControlRequests::default(),
             capture,
             shutdown_at: None,
@@ -515,6 +519,33 @@ impl CliAgent {
         Ok(())
     }
 
+    /// Answers a question the agent asked: Claude Code's `AskUserQuestion` is allowed with
+    /// the answers in its input; no answer (nobody could give one) denies it, saying so.
+    pub(crate) async fn resolve_question(
+        &mut self,
+        id: &str,
+        answers: &[String],
+    ) -> Result<(), SessionError> {
+        let Some(input) = self.questions.remove(id) else {
+            tracing::debug!(%id, "answer to a question nobody holds dropped");
+            return Ok(());
+        };
+        let answer = if answers.is_empty() {
+            PermissionAnswer::Deny {
+                message: "nobody could answer the question; decide by yourself and say what \
+                          you assumed"
+                    .to_owned(),
+            }
+        } else {
+            PermissionAnswer::Allow {
+                input: claude_question::answered_input(&input, answers),
+            }
+        };
+        let line = permission_line(id, &answer);
+        self.write_line(&line).await?;
+        Ok(())
+    }
+
     /// What the agent's pending request `id` asks to do.
     pub(crate) fn request(&self, id: &str) -> Option<ToolRequest<'_>> {
         self.approvals
@@ -581,6 +612,22 @@ impl CliAgent {
                 ..
             } = &event
             {
+                // Claude Code's `AskUserQuestion` asks the person, not for an approval: it
+                // goes into the reducer's question queue, and its answer allows the tool with
+                // the answers (`resolve_question`).
+                let questions = claude_question::question_lines(input);
+                let asks = tool == claude_question::TOOL
+                    && !matches!(self.channel, Channel::Rpc(_))
+                    && !questions.is_empty();
+                if asks {
+                    self.questions.insert(request_id.clone(), input.clone());
+                    produced.push(Produced::Msg(Msg::QuestionAsked {
+                        id: request_id.clone(),
+                        questions,
+                        turn: None,
+                    }));
+                    continue;
+                }
                 self.approvals
                     .insert(request_id.clone(), (tool.clone(), input.clone()));
             }

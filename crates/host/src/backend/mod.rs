@@ -161,6 +161,23 @@ impl Backend {
         }
     }
 
+    /// Gives the agent the answers to the question set `id` it asked (empty: nobody could
+    /// answer).
+    pub(crate) async fn resolve_question(
+        &mut self,
+        id: &str,
+        answers: &[String],
+        out: &mut Outlet,
+    ) -> Result<Vec<Produced>, SessionError> {
+        match self {
+            Backend::Cli(agent) => {
+                agent.resolve_question(id, answers).await?;
+                Ok(Vec::new())
+            }
+            Backend::Model(agent) => agent.resolve_question(id, answers, out),
+        }
+    }
+
     /// What the pending request `id` asks to do, for the approval policy.
     pub(crate) fn request(&self, id: &str) -> Option<ToolRequest<'_>> {
         match self {

@@ -445,6 +445,21 @@ impl ModelAgent {
         self.step(input, out)
     }
 
+    /// The answers to the question an `ask_user` call put: the call's result.
+    pub(crate) fn resolve_question(
+        &mut self,
+        id: &str,
+        answers: &[String],
+        out: &mut Outlet,
+    ) -> Result<Vec<Produced>, SessionError> {
+        let input = LoopInput::Answered {
+            id: id.to_owned(),
+            answers: answers.to_vec(),
+            at_ms: self.clock.now_ms(),
+        };
+        self.step(input, out)
+    }
+
     /// What the call whose approval is asked wants to do.
     pub(crate) fn request(&self, id: &str) -> Option<ToolRequest<'_>> {
         self.core.request(id)

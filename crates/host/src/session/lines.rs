@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use panewise_pane_state::{step, State};
+use panewise_pane_state::{step, Msg, State};
 use panewise_providers::ProviderEvent;
 use tokio::sync::mpsc;
 
@@ -194,6 +194,7 @@ pub async fn drive(
         controls,
         state: None,
         asking: None,
+        answering: None,
         lines_open: user.lines.is_some(),
         lines_are_prompts: user.prompts,
         can_answer: user.ask,
@@ -249,6 +250,8 @@ struct LineClient {
     /// gone, while the fold shows the request pending until the engine records the answer, and
     /// a line typed in between is a prompt, not a second answer.
     asking: Option<Question>,
+    /// The question set (`Msg::QuestionAsked`) the person's next line answers.
+    answering: Option<String>,
     lines_open: bool,
     lines_are_prompts: bool,
     can_answer: bool,
@@ -269,6 +272,9 @@ impl LineClient {
                 self.state = Some(*state);
             }
             Update::Recorded { at, msg } => {
+                if let Msg::QuestionAsked { id, questions, .. } = &msg {
+                    self.question(id, questions, view);
+                }
                 if let Some(state) = self.state.take() {
                     let (state, _commands) = step(state, at, msg);
                     view.state(&state);
@@ -324,8 +330,42 @@ impl LineClient {
         }
     }
 
+    /// The agent asks the person: their next line is the answer, or, with nobody to type
+    /// one, the agent is told at once that nobody can answer.
+    fn question(&mut self, id: &str, questions: &[String], view: &mut dyn View) {
+        if !self.can_answer {
+            // A session that cannot ask says so to the agent itself.
+            return;
+        }
+        if self.lines_open {
+            view.notice(&format!(
+                "question: {}; type your answer",
+                questions.join(" / ")
+            ));
+            self.answering = Some(id.to_owned());
+        } else {
+            self.send(
+                Control::AnswerQuestion {
+                    id: Some(id.to_owned()),
+                    answers: Vec::new(),
+                    by: Actor::Session,
+                },
+                view,
+            );
+        }
+    }
+
     fn line(&mut self, line: String, view: &mut dyn View) {
-        if let Some(question) = self.asking.take() {
+        if let Some(id) = self.answering.take() {
+            self.send(
+                Control::AnswerQuestion {
+                    id: Some(id),
+                    answers: vec![line],
+                    by: Actor::Person,
+                },
+                view,
+            );
+        } else if let Some(question) = self.asking.take() {
             match reply(&line) {
                 Some(Reply::AllowOnce) => {
                     self.send(Control::allow(Some(question.id), Actor::Person), view);

@@ -202,6 +202,8 @@ pub struct Session {
     daemon_budget: Option<String>,
     /// A stop was asked for: nothing queued is sent any more.
     stopping: bool,
+    /// Who sent the last answer to a question, for the transcript once it is accepted.
+    question_by: Option<Actor>,
     /// The conversation's lines, queued until the next write to the log.
     transcript: TranscriptRecorder,
     session_span: tracing::Span,
@@ -289,6 +291,7 @@ impl Session {
             configured_budget: spec.budget,
             daemon_budget: None,
             stopping: false,
+            question_by: None,
             transcript: TranscriptRecorder::new(PromptSource::Sent),
             session_span,
             turn_span: tracing::Span::none(),
@@ -498,6 +501,13 @@ impl Session {
                     reason,
                 }));
             }
+            Control::AnswerQuestion { id, answers, by } => {
+                tracing::info!(?id, ?by, "question answered");
+                // Who answered goes into the transcript once the reducer accepts the answer
+                // (`Cmd::ResolveQuestion`).
+                self.question_by = Some(by);
+                produced.push(Produced::Msg(Msg::QuestionAnswered { id, answers }));
+            }
             Control::Interrupt => {
                 self.transcript
                     .record(TranscriptEntry::Interrupt { by: Actor::Person }, now);
@@ -538,10 +548,11 @@ impl Session {
         Ok(produced)
     }
 
-    /// Denials, by the session, of every request put to a person: nobody can answer them.
+    /// Denials, by the session, of every request put to a person, and no answers to every
+    /// question waiting: nobody can answer them.
     fn deny_asked(&self, reason: &str) -> Vec<Msg> {
-        self.log
-            .state()
+        let state = self.log.state();
+        let denials = state
             .pending_approvals
             .iter()
             .filter(|pending| pending.asked)
@@ -551,8 +562,15 @@ impl Session {
                 for_session: false,
                 by: Some(Actor::Session),
                 reason: Some(reason.to_owned()),
-            })
-            .collect()
+            });
+        let unanswered = state
+            .pending_questions
+            .iter()
+            .map(|set| Msg::QuestionAnswered {
+                id: Some(set.id.clone()),
+                answers: Vec::new(),
+            });
+        denials.chain(unanswered).collect()
     }
 
     /// Records and folds what the backend produced: each message's commands run before the
@@ -603,7 +621,18 @@ impl Session {
                     queue.extend(msgs);
                     self.out.send(Update::Agent(event));
                 }
-                Produced::Msg(msg) => queue.push_back(msg),
+                Produced::Msg(msg) => {
+                    if let Msg::QuestionAsked { id, questions, .. } = &msg {
+                        self.transcript.record(
+                            TranscriptEntry::Question {
+                                id: id.clone(),
+                                questions: questions.clone(),
+                            },
+                            now,
+                        );
+                    }
+                    queue.push_back(msg);
+                }
                 Produced::Note(note) => self
                     .log
                     .note(&note)
@@ -681,6 +710,25 @@ impl Session {
         if let Some(answer) = self.answer_front_approval() {
             // Folded next, before anything else can look at the same front request.
             queue.push_front(answer);
+        }
+        if !self.can_ask {
+            // Nobody can answer a question here: the agent is told so at once.
+            let front = self.log.state().pending_questions.front();
+            let queued = |set: &panewise_pane_state::state::PendingQuestionSet| {
+                queue.iter().any(|msg| {
+                    matches!(msg, Msg::QuestionAnswered { id: Some(id), .. } if *id == set.id)
+                })
+            };
+            if let Some(set) = front.filter(|set| !queued(set)) {
+                self.out.notice(format!(
+                    "nobody is at a terminal to answer the question: {}",
+                    set.questions.join(" / ")
+                ));
+                queue.push_back(Msg::QuestionAnswered {
+                    id: Some(set.id.clone()),
+                    answers: Vec::new(),
+                });
+            }
         }
         Ok(())
     }
@@ -778,9 +826,24 @@ impl Session {
             // The backend's interrupt already stops what the turn's scope holds (the model
             // call's token, the tool's process group); the scope itself is the reducer's.
             Cmd::CancelScope { .. } => {}
-            // No backend asks the reducer's questions or confirmations yet; what they change
-            // reaches the front ends through the recorded messages.
-            Cmd::ResolveQuestion { .. } | Cmd::RunConfirmed { .. } => {}
+            Cmd::ResolveQuestion { id, answers } => {
+                let by = self.question_by.take().unwrap_or(Actor::Session);
+                self.transcript.record(
+                    TranscriptEntry::QuestionAnswered {
+                        id: Some(id.clone()),
+                        answers: answers.clone(),
+                        by,
+                    },
+                    self.clock.now_ms(),
+                );
+                return self
+                    .backend
+                    .resolve_question(&id, &answers, &mut self.out)
+                    .await;
+            }
+            // No backend asks for the reducer's confirmations yet; what they change reaches
+            // the front ends through the recorded messages.
+            Cmd::RunConfirmed { .. } => {}
             // Request context is for hosts that build the agent's request; the own loop builds
             // its request from the window stage's view of the conversation.
             Cmd::AttachRequestContext { .. } => {}

@@ -1,6 +1,7 @@
 //! panewise's own tools, which its agent loop runs for the model: `shell`, `read_file`,
-//! `write_file`, `edit_file`, `list_dir`, and `recall`, which the loop offers once its
-//! context window archived something and answers itself from that archive ([`recall`]).
+//! `write_file`, `edit_file`, `list_dir`, `ask_user`, which the loop answers itself with the
+//! person's answer ([`ask_user`]), and `recall`, which the loop offers once its context window
+//! archived something and answers itself from that archive ([`recall`]).
 //!
 //! The set is closed: [`ToolName`] names every tool, and [`ToolCall`] is one parsed call, one
 //! variant per tool, so the dispatcher ([`run`]) is one `match` and adding a tool is a compile
@@ -22,6 +23,7 @@
 //! panewise and its agents read ([`ToolContext::env_remove`], [`crate::secrets`]).
 
 pub mod approval;
+pub mod ask_user;
 pub mod edit_file;
 pub mod list_dir;
 pub mod output;
@@ -53,6 +55,8 @@ pub enum ToolName {
     EditFile,
     /// Lists a directory.
     ListDir,
+    /// Asks the person a question and waits for the answer.
+    AskUser,
     /// Gives back a span the context window removed, from the session's archive.
     Recall,
     /// A tool of a configured MCP server (`mcp__server__tool`): not in [`ToolName::ALL`], as
@@ -66,12 +70,13 @@ pub enum ToolName {
 
 impl ToolName {
     /// Every tool, in the order a model is told about them.
-    pub const ALL: [ToolName; 6] = [
+    pub const ALL: [ToolName; 7] = [
         ToolName::Shell,
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
         ToolName::ListDir,
+        ToolName::AskUser,
         ToolName::Recall,
     ];
 
@@ -83,6 +88,7 @@ impl ToolName {
             ToolName::WriteFile => write_file::NAME,
             ToolName::EditFile => edit_file::NAME,
             ToolName::ListDir => list_dir::NAME,
+            ToolName::AskUser => ask_user::NAME,
             ToolName::Recall => recall::NAME,
             ToolName::Mcp => "mcp",
             ToolName::ToolSearch => panewise_mcp::catalog::SEARCH_TOOL,
@@ -102,6 +108,7 @@ impl ToolName {
             ToolName::WriteFile => write_file::DESCRIPTION,
             ToolName::EditFile => edit_file::DESCRIPTION,
             ToolName::ListDir => list_dir::DESCRIPTION,
+            ToolName::AskUser => ask_user::DESCRIPTION,
             ToolName::Recall => recall::DESCRIPTION,
             ToolName::Mcp => "A tool of a configured MCP server.",
             ToolName::ToolSearch => "Find deferred MCP tools and load them.",
@@ -116,17 +123,23 @@ impl ToolName {
             ToolName::WriteFile => write_file::schema(),
             ToolName::EditFile => edit_file::schema(),
             ToolName::ListDir => list_dir::schema(),
+            ToolName::AskUser => ask_user::schema(),
             ToolName::Recall => recall::schema(),
             ToolName::Mcp => serde_json::json!({"type": "object"}),
             ToolName::ToolSearch => panewise_mcp::catalog::search_schema(),
         }
     }
 
-    /// True for the tools that only read (they change no file and run no command).
+    /// True for the tools that only read (they change no file and run no command); asking
+    /// the person changes nothing either.
     pub fn only_reads(self) -> bool {
         matches!(
             self,
-            ToolName::ReadFile | ToolName::ListDir | ToolName::Recall | ToolName::ToolSearch
+            ToolName::ReadFile
+            | ToolName::ListDir
+            | ToolName::Recall
+            | ToolName::ToolSearch
+            | ToolName::AskUser
         )
     }
 
@@ -200,6 +213,8 @@ pub enum ToolCall {
     EditFile(edit_file::Args),
     /// `list_dir`.
     ListDir(list_dir::Args),
+    /// `ask_user`.
+    AskUser(ask_user::Args),
     /// `recall`.
     Recall(recall::Args),
     /// A tool of a configured MCP server.
@@ -254,6 +269,7 @@ impl ToolCall {
             ToolName::WriteFile => ToolCall::WriteFile(arguments_of(tool, arguments)?),
             ToolName::EditFile => ToolCall::EditFile(arguments_of(tool, arguments)?),
             ToolName::ListDir => ToolCall::ListDir(arguments_of(tool, arguments)?),
+            ToolName::AskUser => ToolCall::AskUser(arguments_of(tool, arguments)?),
             ToolName::Recall => ToolCall::Recall(arguments_of(tool, arguments)?),
             // Not in `ToolName::ALL`, so `from_name` never names them: the own loop parses
             // these against its catalog.
@@ -274,6 +290,7 @@ impl ToolCall {
             ToolCall::WriteFile(_) => ToolName::WriteFile,
             ToolCall::EditFile(_) => ToolName::EditFile,
             ToolCall::ListDir(_) => ToolName::ListDir,
+            ToolCall::AskUser(_) => ToolName::AskUser,
             ToolCall::Recall(_) => ToolName::Recall,
             ToolCall::Mcp(_) => ToolName::Mcp,
             ToolCall::ToolSearch(_) => ToolName::ToolSearch,
@@ -299,13 +316,15 @@ impl ToolCall {
     }
 
     /// The path the call reads or writes, as the model gave it; `None` for `shell`, whose
-    /// command may touch anything, and for `recall`, which reads the session's archive.
+    /// command may touch anything, for `recall`, which reads the session's archive, and for
+    /// `ask_user`, which reads the person.
     pub fn target_path(&self) -> Option<&str> {
         match self {
             ToolCall::Shell(_)
             | ToolCall::Recall(_)
             | ToolCall::Mcp(_)
-            | ToolCall::ToolSearch(_) => None,
+            | ToolCall::ToolSearch(_)
+            | ToolCall::AskUser(_) => None,
             ToolCall::ReadFile(args) => Some(&args.path),
             ToolCall::WriteFile(args) => Some(&args.path),
             ToolCall::EditFile(args) => Some(&args.path),
@@ -328,6 +347,7 @@ impl ToolCall {
                 }
                 format!("{} {shown}", call.namespaced)
             }
+            ToolCall::AskUser(args) => args.shown(),
             other => other.target_path().unwrap_or_default().to_owned(),
         }
     }
@@ -481,6 +501,12 @@ pub async fn run(call: &ToolCall, context: &ToolContext) -> ToolOutcome {
         ToolCall::ToolSearch(_) => ToolOutcome::error(format!(
             "{}: answered by panewise's own loop from its tool catalog",
             panewise_mcp::catalog::SEARCH_TOOL
+        )),
+        // Only a loop with a person to ask answers it (`ask_user::result`).
+        ToolCall::AskUser(_) => ToolOutcome::error(format!(
+            "{}: this context has nobody to ask; panewise's own loop puts the question to \
+             the person",
+            ask_user::NAME
         )),
     }
 }

@@ -28,6 +28,8 @@ fn call_on(tool: ToolName, path: &str) -> ToolCall {
         ToolName::Recall => json!({ "query": path }),
         // Not in `ToolName::ALL`: the own loop's catalog parses these (tool_catalog's tests).
         ToolName::Mcp | ToolName::ToolSearch => json!({}),
+        // `ask_user` reads the person: the question names it.
+        ToolName::AskUser => json!({ "question": format!("may I read {path}?") }),
     };
     ToolCall::parse(tool.as_str(), &arguments).unwrap()
 }
@@ -115,7 +117,24 @@ impl Tree {
 
 /// One row per mode and own tool: the decision for a target inside the working directory,
 /// one outside it, and one the check refuses.
-const TABLE: [(ApprovalMode, ToolName, &str, &str, &str); 24] = [
+const TABLE: [(ApprovalMode, ToolName, &str, &str, &str); 28] = [
+    // `ask_user` changes nothing and asks the person anyway: it runs in every mode.
+    (
+        ApprovalMode::ReadOnly,
+        ToolName::AskUser,
+        "run",
+        "run",
+        "run",
+    ),
+    (ApprovalMode::Ask, ToolName::AskUser, "run", "run", "run"),
+    (ApprovalMode::Auto, ToolName::AskUser, "run", "run", "run"),
+    (
+        ApprovalMode::FullAccess,
+        ToolName::AskUser,
+        "run",
+        "run",
+        "run",
+    ),
     // `recall` only reads, as `read_file` does (W76): it runs in every mode.
     (
         ApprovalMode::ReadOnly,

@@ -317,7 +317,7 @@ async fn bad_arguments_are_error_results_saying_why() {
         (
             "rm_rf",
             json!({}),
-            "unknown tool `rm_rf`; the tools are shell, read_file, write_file, edit_file, list_dir, recall",
+            "unknown tool `rm_rf`; the tools are shell, read_file, write_file, edit_file, list_dir, ask_user, recall",
         ),
         (
             "edit_file",
@@ -359,6 +359,18 @@ async fn bad_arguments_are_error_results_saying_why() {
             "recall",
             json!({"span": "sp-0123456789ab"}),
             "bad arguments for `recall`: unknown field `span`, expected `id` or `query`",
+        ),
+        (
+            "ask_user",
+            json!({"choices": ["a"]}),
+            "bad arguments for `ask_user`: missing field `question`",
+        ),
+        // Only a loop with a person to ask answers `ask_user`.
+        (
+            "ask_user",
+            json!({"question": "Which?"}),
+            "ask_user: this context has nobody to ask; panewise's own loop puts the question \
+             to the person",
         ),
         // A tool context has no session archive: the own loop answers `recall` from its own.
         (

@@ -91,22 +91,27 @@ impl Registry {
             }
             Method::Answer => {
                 let answer: AnswerParams = params(raw)?;
-                // No backend asks the reducer's questions yet (the engine drops them); an
-                // answer goes to the agent as the next prompt, which is how every CLI that
-                // asks in text takes it.
+                let by = self.actor(conn);
                 let id = self.resolve(&answer.session)?;
                 let asks = self
                     .sessions
                     .get(&id)
-                    .map(|session| session.summary().waiting_for);
-                if !matches!(asks, Some(Some(WaitingFor::Question { .. }))) {
+                    .and_then(|session| session.summary().waiting_for);
+                // The question waiting now: an answer typed for an earlier one that was
+                // answered meanwhile is refused by the session, not given to the next one.
+                let Some(WaitingFor::Question { id: question, .. }) = asks else {
                     return Err(RpcError::new(
                         ErrorCode::NotWaiting,
                         "the session waits for no answer to a question (an approval is \
                          answered with session/approve)",
                     ));
-                }
-                self.control(&id, Control::Prompt(answer.text), effects)?;
+                };
+                let control = Control::AnswerQuestion {
+                    id: Some(question),
+                    answers: vec![answer.text],
+                    by,
+                };
+                self.control(&id, control, effects)?;
                 Reply::Now(result(Ack::OK))
             }
             Method::Interrupt => {

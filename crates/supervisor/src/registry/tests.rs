@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::*;
 
 mod budget;
-
+mod questions;
 const A: ConnId = 1;
 const B: ConnId = 2;
 

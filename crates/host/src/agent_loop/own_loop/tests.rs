@@ -13,7 +13,7 @@ use serde_json::json;
 use super::*;
 use crate::agent_loop::request::api_messages;
 use crate::approval::ApprovalMode;
-
+mod questions;
 const STARTED: u64 = 1_000;
 /// A person's pace: an approval answered a minute after it was asked.
 const A_MINUTE: u64 = 60_000;
