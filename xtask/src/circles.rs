@@ -350,6 +350,10 @@ pub const KNOWN_CIRCLES: &[(&str, &str)] = &[
          secrets ↔ session ↔ tools",
     ),
     (
+        "crates/host",
+        "agent_loop: history ↔ ledger ↔ own_loop ↔ request ↔ resume ↔ tool_catalog",
+    ),
+    (
         "crates/pane-state",
         "crate: cmd ↔ error ↔ log ↔ msg ↔ reducer ↔ state",
     ),
@@ -360,8 +364,8 @@ pub const KNOWN_CIRCLES: &[(&str, &str)] = &[
     ("crates/window", "crate: config ↔ provider ↔ stage"),
     (
         "xtask",
-        "crate: e2e ↔ e2e_context ↔ e2e_daemon ↔ e2e_dashboard ↔ e2e_mcp ↔ e2e_recall ↔ \
-         e2e_ssh ↔ e2e_telemetry ↔ e2e_window_floor",
+        "crate: e2e ↔ e2e_context ↔ e2e_daemon ↔ e2e_dashboard ↔ e2e_mcp ↔ e2e_questions ↔ \
+         e2e_recall ↔ e2e_ssh ↔ e2e_telemetry ↔ e2e_window_floor",
     ),
 ];
 

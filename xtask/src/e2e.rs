@@ -979,7 +979,7 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
             || dashboard_cases.iter().any(|case| case.cli == cli)
             || ((caller_path_case || questions.contains(&true)) && cli == Cli::Claude)
         {
-            let (program, version) = super::e2e_npm::install(root, &target, package, bin)?;
+            let (program, version) = install(root, &target, package, bin)?;
             programs.push((cli, program, version));
         }
     }

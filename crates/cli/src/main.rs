@@ -182,16 +182,13 @@ enum Command {
     /// Serve scripted Anthropic, OpenAI and Gemini model APIs on 127.0.0.1, for offline tests.
     #[command(name = "mock-server", after_help = exit::EXIT_CODES)]
     MockServer(mock_server_cmd::Args),
-    /// MCP: `serve` the daemon's verbs as MCP tools over stdio, so other agents can start,
-    /// wait for and read agents of any provider.
-    #[command(after_help = exit::EXIT_CODES)]
-    Mcp(mcp_cmd::Args),
     /// The sandbox of the own loop's `shell` commands: `check` what this machine offers,
     /// `run -- CMD` in the box an approval mode uses.
     #[command(after_help = exit::EXIT_CODES)]
     Sandbox(sandbox_cmd::Args),
-    /// The MCP servers of the own loop: `list` each configured server, its state and its
-    /// tools with their token cost.
+    /// MCP: `list` the own loop's configured servers, their state and their tools with their
+    /// token cost; `serve` the daemon's verbs as MCP tools over stdio, so other agents can
+    /// start, wait for and read agents of any provider.
     #[command(after_help = exit::EXIT_CODES)]
     Mcp(mcp_cmd::Args),
 }

@@ -235,7 +235,7 @@ impl ToolCatalog {
 
 /// The result of a call the loop answers itself, from what it holds: a `recall` from the
 /// archive (W76), a search from the catalog (which loads what it found). `None` for a call
-/// that runs.
+/// that runs, and for `ask_user`, which waits for the person.
 pub fn answer_here(
     catalog: &mut ToolCatalog,
     archive: &SpanArchive,
@@ -250,7 +250,8 @@ pub fn answer_here(
         | ToolCall::WriteFile(_)
         | ToolCall::EditFile(_)
         | ToolCall::ListDir(_)
-        | ToolCall::Mcp(_) => None,
+        | ToolCall::Mcp(_)
+        | ToolCall::AskUser(_) => None,
     }
 }
 

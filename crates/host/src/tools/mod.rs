@@ -136,10 +136,10 @@ impl ToolName {
         matches!(
             self,
             ToolName::ReadFile
-            | ToolName::ListDir
-            | ToolName::Recall
-            | ToolName::ToolSearch
-            | ToolName::AskUser
+                | ToolName::ListDir
+                | ToolName::Recall
+                | ToolName::ToolSearch
+                | ToolName::AskUser
         )
     }
 
