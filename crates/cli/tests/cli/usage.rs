@@ -41,8 +41,8 @@ fn the_top_level_help_lists_every_subcommand() {
             "decode",
             "window",
             "mock-server",
-            "mcp",
             "sandbox",
+            "mcp",
             "help"
         ],
         "{help}"
