@@ -57,6 +57,9 @@ async fn a_log_that_reaches_its_cap_stops_the_session_and_says_why() {
     let chunk = format!("{DELTA}\n").repeat(64).into_bytes();
     // Floods until the session kills it; a session that never stopped would flood forever.
     let mut sent = 0_u64;
+    // The session may drop the agent's stdout before its kill is seen here: the flood stops
+    // then, and the kill is still awaited.
+    let mut reading = true;
     loop {
         tokio::select! {
             // What the session writes (the handshake, the prompt, its interrupt) is read, as
@@ -67,8 +70,11 @@ async fn a_log_that_reaches_its_cap_stops_the_session_and_says_why() {
                 assert_eq!(signal, Some(ScriptedSignal::Kill));
                 break;
             }
-            written = process.stdout.send(chunk.clone()) => {
-                written.unwrap();
+            written = process.stdout.send(chunk.clone()), if reading => {
+                if written.is_err() {
+                    reading = false;
+                    continue;
+                }
                 sent += chunk.len() as u64;
                 assert!(sent < 64 * cap, "the session was not stopped at its cap");
             }
