@@ -433,7 +433,7 @@ async fn connect(
 
 /// A `tools/call` result (as JSON) as text for the model: text contents as they are, other
 /// contents described in a line, structured content when there is nothing else; and whether
-/// the server flagged it an error. Cut to [`RESULT_BYTES`].
+/// the server flagged it an error. Cut to 1 MiB.
 pub fn result_text(result: &Value) -> (String, bool) {
     let is_error = result
         .get("isError")
