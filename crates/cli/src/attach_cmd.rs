@@ -42,7 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let bell = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::current_dir()
             .ok()
-            .and_then(|dir| panewise_host::config::Config::load(&dir).ok())
+            .and_then(|dir| panewise_host::config::load(&dir).ok())
             .is_none_or(|config| config.notify.bell.unwrap_or(true));
     let on_terminal = [
         std::io::IsTerminal::is_terminal(&std::io::stdin()),

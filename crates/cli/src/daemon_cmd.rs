@@ -98,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A user file that does not read does not keep the daemon (and so every running agent's
     // `agents` and `approve`) from starting: said in daemon.log, the export left to the
     // environment; a session started from it reads the file again and refuses there.
-    let (settings, caps) = match panewise_host::config::Config::load_files(user.as_deref(), None) {
+    let (settings, caps) = match panewise_host::config::load_files(user.as_deref(), None) {
         Ok(config) => (config.telemetry, config.limits.daemon_caps()),
         Err(error) => {
             eprintln!(
@@ -457,7 +457,7 @@ fn default_notify() -> panewise_supervisor::NotifyConfig {
 pub(crate) fn notify_settings(
     user: Option<&Path>,
 ) -> anyhow::Result<panewise_supervisor::NotifyConfig> {
-    let settings = panewise_host::config::Config::load_files(user, None)?.notify;
+    let settings = panewise_host::config::load_files(user, None)?.notify;
     Ok(notify_config(settings))
 }
 

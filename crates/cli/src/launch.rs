@@ -211,7 +211,7 @@ async fn own_loop(
     config.approval = plan.approval;
     config.tool_env_remove = plan.env_remove.clone();
     // What this machine offers decides the box `shell` gets, and whether `auto` asks.
-    config.sandbox = panewise_host::sandbox::ShellSandbox::probed(plan.sandbox.clone());
+    config.sandbox = panewise_host::sandbox::probed(plan.sandbox.clone());
     if let Some(limit) = settings.max_iterations {
         config.max_iterations = limit;
     }

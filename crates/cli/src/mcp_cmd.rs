@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use panewise_host::config::Config;
 use panewise_mcp::client::{ServerReport, ServerStatus};
 use panewise_tui::text::escape_controls;
 use panewise_window::TokenCounter;
@@ -61,7 +60,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cwd = cwd
         .canonicalize()
         .with_context(|| format!("{}", cwd.display()))?;
-    let config = Config::load(&cwd)?;
+    let config = panewise_host::config::load(&cwd)?;
     let plans = panewise_host::mcp::plans(&config.mcp, &cwd)
         .map_err(|error| anyhow::anyhow!("MCP configuration: {error}"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

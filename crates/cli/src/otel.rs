@@ -5,7 +5,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use panewise_host::config::Config;
 use panewise_telemetry::export::SessionExport;
 use panewise_telemetry::{SessionInfo, Settings, Telemetry};
 
@@ -16,7 +15,7 @@ const FLUSH_DEADLINE: Duration = Duration::from_secs(3);
 /// that cannot be used is a warning: telemetry never stops a session from running.
 pub(crate) fn start(cwd: &Path) -> Option<Telemetry> {
     start_with(
-        Config::load(cwd)
+        panewise_host::config::load(cwd)
             .map(|config| config.telemetry)
             .unwrap_or_default(),
     )

@@ -85,7 +85,7 @@ impl Remotes {
         // A file that does not read (a typo mid-edit) must not stop anyone from seeing or
         // answering the agents that run: said, and this machine's daemon reached as if it had
         // no `[remote]` table. Whatever starts a session reads it again and refuses there.
-        let settings = match panewise_host::config::Config::load_files(user.as_deref(), None) {
+        let settings = match panewise_host::config::load_files(user.as_deref(), None) {
             Ok(config) => config.remote,
             Err(error) => {
                 eprintln!(

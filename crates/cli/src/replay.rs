@@ -120,12 +120,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// The session's window ledger, when one lies beside the log: a line per visit of the window
 /// stage (strategy, what left, refusals, pins, the summarizer's calls).
 fn window_summary(log_path: &std::path::Path) -> String {
-    use panewise_host::agent_loop::ledger::{ledger_path, Ledger};
+    use panewise_host::agent_loop::ledger::ledger_path;
     if log_path.as_os_str() == "-" {
         return String::new();
     }
     let path = ledger_path(log_path);
-    let Ok(ledger) = Ledger::read(&path) else {
+    let Ok(ledger) = panewise_host::agent_loop::ledger::read(&path) else {
         return String::new();
     };
     let lines = ledger.printed_lines();

@@ -7,7 +7,6 @@ use std::process::{ExitCode, Stdio};
 
 use anyhow::Context;
 use panewise_host::approval::ApprovalMode;
-use panewise_host::config::Config;
 use panewise_host::sandbox::{self, BoxNetwork, Mechanism, MechanismChoice, Probe};
 
 use crate::exit;
@@ -151,7 +150,7 @@ fn check_report(
 
 fn check() -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let config = Config::load(&cwd)?;
+    let config = panewise_host::config::load(&cwd)?;
     let probe = sandbox::probe();
     let (lines, available) = check_report(
         &probe,
@@ -173,8 +172,8 @@ fn run_boxed(args: RunArgs) -> anyhow::Result<ExitCode> {
         .ok_or_else(|| anyhow::anyhow!("--mode: unknown mode `{}`", args.mode))?;
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let cwd = args.cwd.map_or_else(|| here.clone(), |dir| here.join(dir));
-    let config = Config::load(&cwd)?;
-    let shell = sandbox::ShellSandbox::probed(config.sandbox);
+    let config = panewise_host::config::load(&cwd)?;
+    let shell = sandbox::probed(config.sandbox);
     let plan = shell.plan(mode);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -77,7 +77,7 @@ fn now_ms() -> u64 {
 /// The settings the dashboard starts with, from `panewise.toml` where it is run.
 fn settings(remote_hosts: Vec<String>) -> Settings {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let config = panewise_host::config::Config::load(&cwd).ok();
+    let config = panewise_host::config::load(&cwd).ok();
     let config = config.as_ref();
     Settings {
         bell: config.is_none_or(|config| config.notify.bell.unwrap_or(true)),

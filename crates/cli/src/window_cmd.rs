@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::summarize::{block_on, Summarizer, WindowRunner};
-use panewise_host::agent_loop::ledger::{is_ledger, ledger_path, Ledger};
+use panewise_host::agent_loop::ledger::{is_ledger, ledger_path};
 
 /// Arguments of `panewise window`.
 #[derive(clap::Args)]
@@ -259,7 +259,7 @@ fn read_conversation(path: &Path, name: &str) -> Result<Vec<Message>> {
     let text = match recorded_session(path) {
         Some(ledger) => {
             // A recorded session: its messages, as panewise's own loop gave them to the window.
-            let read = Ledger::read(&ledger)
+            let read = panewise_host::agent_loop::ledger::read(&ledger)
                 .with_context(|| format!("cannot read the window ledger {}", ledger.display()))?;
             let mut text = String::new();
             for message in read.messages() {

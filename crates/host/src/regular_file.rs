@@ -18,10 +18,7 @@ use std::io::{BufRead, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// The most bytes a file read whole may hold (512 MiB): twice the default session-log cap
-/// (`[log] max_bytes`, 256 MiB), so a log that reached its cap and went on logging all but
-/// its deltas still reads, while a file of a GiB, or one that grows without end, is refused.
-pub const MAX_READ_BYTES: u64 = 512 * 1024 * 1024;
+pub use panewise_core::config::MAX_READ_BYTES;
 
 /// The longest line a log reader takes (64 MiB): far over any line panewise writes (a tool's
 /// output is cut well before this; a checkpoint of a long session is a few MiB), and small

@@ -39,7 +39,7 @@ pub(crate) fn report(
             None => "",
         }
     );
-    let ledger = Ledger::read(&ledger_path(log)).unwrap_or_default();
+    let ledger = panewise_host::agent_loop::ledger::read(&ledger_path(log)).unwrap_or_default();
     let provider = ProviderEdits::of(&ledger);
     eprintln!(
         "panewise run: {}",

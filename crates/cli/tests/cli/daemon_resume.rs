@@ -55,7 +55,7 @@ async fn a_mock_session_waiting_for_approval_resumes_after_its_daemon_was_killed
 
     // The resumed conversation: the first prompt, the call that waited (answered as
     // interrupted), then the new prompt, and the model's answer to it.
-    let ledger = panewise_host::agent_loop::ledger::Ledger::read(
+    let ledger = panewise_host::agent_loop::ledger::read(
         &panewise_host::agent_loop::ledger::ledger_path(log),
     )
     .unwrap();

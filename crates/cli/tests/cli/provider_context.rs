@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use panewise_host::agent_loop::ledger::{ledger_path, Ledger, LedgerLine};
+use panewise_host::agent_loop::ledger::{ledger_path, LedgerLine};
 use panewise_mock_server::{LoggedRequest, Scenario};
 use panewise_window::AppliedContextEdit;
 use serde_json::Value;
@@ -65,7 +65,7 @@ fn model_calls(server: &panewise_mock_server::RunningServer) -> Vec<LoggedReques
 }
 
 fn provider_edits(log: &Path) -> Vec<panewise_window::ProviderEditRecord> {
-    Ledger::read(&ledger_path(log))
+    panewise_host::agent_loop::ledger::read(&ledger_path(log))
         .unwrap()
         .lines
         .into_iter()

@@ -50,11 +50,7 @@ pub fn checkpoint_due(bytes_since: u64, ms_since: u64) -> bool {
     bytes_since > 0 && (bytes_since >= CHECKPOINT_EVERY_BYTES || ms_since >= CHECKPOINT_EVERY_MS)
 }
 
-/// A session log's cap when `[limits] log_max_mib` does not set one: 256 MiB. A session of
-/// hours logs tens of MiB; a flooding agent (26–52 MB/s) reaches this in seconds rather
-/// than filling the disk. Every log stays under what `replay` and `resume` read
-/// ([`crate::regular_file::MAX_READ_BYTES`]).
-pub const DEFAULT_LOG_CAP_BYTES: u64 = 256 * 1024 * 1024;
+pub use panewise_core::config::DEFAULT_LOG_CAP_BYTES;
 
 /// What a log may still take past its cap, for the lines that close a stopped session (the
 /// transcript's end saying why, the final checkpoint).
@@ -259,6 +255,12 @@ pub fn log_cap_error(cap: u64) -> std::io::Error {
     )
 }
 
+impl panewise_core::journal::transcript::TranscriptSink for SessionLogFile {
+    fn transcript(&mut self, at_ms: u64, entry: &TranscriptEntry) -> std::io::Result<()> {
+        SessionLogFile::transcript(self, at_ms, entry)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,3 +457,4 @@ mod tests {
         assert_eq!(locked(&probe), Some(Some(false)));
     }
 }
+

@@ -65,7 +65,7 @@ pub fn client_context(session_dir: Option<&Path>) -> std::io::Result<ClientConte
     let cwd = std::env::current_dir()?;
     let from = session_dir.unwrap_or(&cwd);
     // A file that cannot be read is the daemon's to report; here it only names variables.
-    let config = Config::load(from).unwrap_or_default();
+    let config = crate::config::load(from).unwrap_or_default();
     Ok(ClientContext {
         cwd: cwd.display().to_string(),
         env: client_env(&config),
@@ -96,7 +96,7 @@ pub fn launch_context(
     // A directory that cannot be resolved is reported by `resolve` itself.
     let dir = config_dir(request, &context).unwrap_or_else(|_| context.own_cwd.clone());
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-    context.config = Config::load(&dir)?;
+    context.config = crate::config::load(&dir)?;
     context.own_env = client_env(&context.config);
     Ok(context)
 }

@@ -1,7 +1,7 @@
 //! The launch layer: what to run, decided once for `panewise run`, the daemon's
 //! `session/create` and its `session/resume`.
 //!
-//! [`resolve::resolve`] is pure: a [`plan::LaunchRequest`] and the
+//! [`resolve::resolve`] is pure (it and the plan are `panewise_core::launch`'s): a [`plan::LaunchRequest`] and the
 //! [`plan::LaunchContext`] it is asked in become a [`plan::SessionPlan`] naming one
 //! [`plan::AgentSpec`], or a [`crate::error::LaunchError`]. The context is gathered by
 //! [`context`]: the asking client's working directory and its provider keys and endpoints
@@ -10,14 +10,8 @@
 //! project file found from the session's directory over it).
 
 pub mod context;
-pub mod plan;
-pub mod resolve;
 
 pub use context::{
     client_context, client_env, launch_context, CLIENT_VARIABLES, CLI_CONFIG_VARIABLES,
 };
-pub use plan::{
-    AgentSpec, CodexChannel, GeminiChannel, KeySource, LaunchContext, LaunchRequest,
-    MockServerSpec, OwnLoopSettings, Programs, Recorded, RecordedKind, SessionDir, SessionPlan,
-};
-pub use resolve::resolve;
+pub use panewise_core::launch::*;

@@ -6,47 +6,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use super::{Mechanism, MechanismChoice};
-
-/// What the probe found; each part the thing found or why not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Probe {
-    /// `bwrap` on `PATH`: its path and version.
-    pub bwrap: Result<(PathBuf, String), String>,
-    /// Whether `bwrap` could build a box (user, PID, network namespaces, its own `/proc`).
-    pub namespaces: Result<(), String>,
-    /// The Landlock ABI the kernel enforces.
-    pub landlock: Result<u32, String>,
-    /// Whether seccomp filters can be installed.
-    pub seccomp: Result<(), String>,
-}
-
-impl Probe {
-    /// The mechanism `choice` gets on this machine, or why none: bubblewrap when it runs,
-    /// else Landlock; seccomp is required by both.
-    pub fn mechanism(&self, choice: MechanismChoice) -> Result<Mechanism, String> {
-        if let Err(reason) = &self.seccomp {
-            return Err(format!("seccomp is unavailable: {reason}"));
-        }
-        let bubblewrap = match (&self.bwrap, &self.namespaces) {
-            (Ok(_), Ok(())) => Ok(Mechanism::Bubblewrap),
-            (Err(reason), _) => Err(format!("bubblewrap: {reason}")),
-            (Ok(_), Err(reason)) => Err(format!("bubblewrap cannot build a box: {reason}")),
-        };
-        let landlock = match &self.landlock {
-            Ok(_) => Ok(Mechanism::Landlock),
-            Err(reason) => Err(format!("Landlock: {reason}")),
-        };
-        match choice {
-            MechanismChoice::Bubblewrap => bubblewrap,
-            MechanismChoice::Landlock => landlock,
-            MechanismChoice::Auto => match (bubblewrap, landlock) {
-                (Ok(found), _) | (Err(_), Ok(found)) => Ok(found),
-                (Err(first), Err(second)) => Err(format!("{first}; {second}")),
-            },
-        }
-    }
-}
+use super::Probe;
 
 /// The first executable `name` on `PATH`.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {

@@ -2,6 +2,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::*;
+use crate::approval::ApprovalMode;
 
 const BWRAP: Result<Mechanism, &String> = Ok(Mechanism::Bubblewrap);
 

@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
 use tracing::Instrument;
 
-use crate::approval::{decide, ApprovalMode, Decision};
+use crate::approval::{decide_in, ApprovalMode, Decision};
 use crate::backend::{Backend, BackendInput, BackendOutcome, Produced};
 use crate::clock::{now_ms, SessionClock};
 use crate::error::SessionError;
@@ -864,7 +864,7 @@ impl Session {
         let (id, tool, summary) = (front.id.clone(), front.tool.clone(), front.summary.clone());
         let allowed_by = state.allowed_for_session.get(&tool).cloned();
         let decision = match self.backend.request(&id) {
-            Some(request) => decide(self.approval, &request, &self.cwd),
+            Some(request) => decide_in(self.approval, &request, &self.cwd),
             // A request the backend holds nothing about is a person's to decide.
             None => Decision::Ask,
         };

@@ -6,8 +6,6 @@
 //! no more than [`ToolLimits::read_bytes`] of it, the skipped lines counted and dropped, the
 //! shown ones kept up to the output cap.
 
-use serde::Deserialize;
-use serde_json::{json, Value};
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::OpenOptionsExt;
@@ -17,44 +15,8 @@ use super::output::CappedText;
 use super::paths::not_a_file;
 use super::{ToolContext, ToolLimits, ToolOutcome};
 
-/// The name the model calls it by.
-pub const NAME: &str = "read_file";
+pub use panewise_core::tools::read_file::*;
 
-/// What it does, for the model.
-pub const DESCRIPTION: &str = "Read a text file. Relative paths are resolved against the \
-working directory. Optionally skip `offset` lines and show at most `limit` lines. The result \
-starts with a header line naming the file and the lines shown; long results are cut with a \
-note.";
-
-/// The arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    /// The file.
-    pub path: String,
-    /// Lines skipped before the first one shown (default 0).
-    #[serde(default)]
-    pub offset: Option<u64>,
-    /// The most lines shown (default: all).
-    #[serde(default)]
-    pub limit: Option<u64>,
-}
-
-/// The JSON schema of [`Args`].
-pub fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "The file to read."},
-            "offset": {"type": "integer", "minimum": 0,
-                       "description": "Lines to skip before the first line shown (default 0)."},
-            "limit": {"type": "integer", "minimum": 1,
-                      "description": "The most lines to show (default: all)."}
-        },
-        "required": ["path"],
-        "additionalProperties": false
-    })
-}
 
 /// Reads the file.
 pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {

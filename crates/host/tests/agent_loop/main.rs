@@ -255,7 +255,7 @@ pub(crate) fn assert_no_orphans(api: ApiKind, requests: &[LoggedRequest]) {
 
 /// The ledger of a run, parsed.
 pub(crate) fn ledger(log: &Path) -> panewise_host::agent_loop::ledger::Ledger {
-    panewise_host::agent_loop::ledger::Ledger::read(
+    panewise_host::agent_loop::ledger::read(
         &panewise_host::agent_loop::ledger::ledger_path(log),
     )
     .unwrap()

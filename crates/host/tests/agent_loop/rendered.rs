@@ -110,7 +110,7 @@ async fn run(api: ApiKind, strategy: &str) -> (Vec<Vec<u8>>, Ledger, LoopConfig)
     let task = spawn(session);
     while handle.next_update().await.is_some() {}
     task.await.unwrap().unwrap();
-    let ledger = Ledger::read(&ledger_path(&log)).unwrap();
+    let ledger = panewise_host::agent_loop::ledger::read(&ledger_path(&log)).unwrap();
     (client.bodies(), ledger, config)
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use panewise_host::approval::{agent_edit_paths, decide, ApprovalMode, Decision, ToolRequest};
+use panewise_host::approval::{agent_edit_paths, decide_in, ApprovalMode, Decision, ToolRequest};
 use panewise_host::error::WriteRefusal;
 use panewise_host::tools::paths::{check_write, is_inside, open_for_write, OpenFor};
 use panewise_host::tools::{self, ToolCall, ToolContext, ToolName};
@@ -35,7 +35,7 @@ fn call_on(tool: ToolName, path: &str) -> ToolCall {
 }
 
 fn own(mode: ApprovalMode, call: &ToolCall, cwd: &Path) -> Decision {
-    decide(mode, &ToolRequest::Own(call), cwd)
+    decide_in(mode, &ToolRequest::Own(call), cwd)
 }
 
 fn kind(decision: &Decision) -> &'static str {
@@ -405,7 +405,7 @@ fn an_agents_file_edits_are_decided_by_the_same_check() {
         for tool in AGENT_EDITS {
             for (path, place) in tree.targets() {
                 let input = agent_edit(tool, &[&path]);
-                let decision = decide(
+                let decision = decide_in(
                     mode,
                     &ToolRequest::Agent {
                         tool,
@@ -425,7 +425,7 @@ fn an_agents_file_edits_are_decided_by_the_same_check() {
         }
         // Anything but a file edit is asked in `auto`, whatever it names.
         let command = json!({ "command": "ls", "file_path": "inside.txt" });
-        let decision = decide(
+        let decision = decide_in(
             mode,
             &ToolRequest::Agent {
                 tool: "Bash",
@@ -447,7 +447,7 @@ fn auto_runs_an_agents_edit_only_when_every_path_is_inside() {
     let tree = Tree::new();
     let outside = tree.outside.join("x.txt").display().to_string();
     let auto = |tool: &str, input: &Value| {
-        kind(&decide(
+        kind(&decide_in(
             ApprovalMode::Auto,
             &ToolRequest::Agent { tool, input },
             &tree.cwd,

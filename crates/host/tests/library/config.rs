@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use panewise_host::approval::ApprovalMode;
 use panewise_host::config::{
+    self,
     project_file, user_file, Config, ConfigOverrides, ProviderName, ProviderSettings,
 };
 use panewise_window::{PinConfig, StrategyConfig};
@@ -171,7 +172,7 @@ fn syntax_and_read_errors_name_the_file_and_line() {
     let error = parse("model = \"m\"\napproval = \n").unwrap_err();
     assert!(error.starts_with("panewise.toml: line 2: "), "{error}");
     let dir = tempfile::tempdir().unwrap();
-    let error = Config::read(dir.path()).unwrap_err().to_string();
+    let error = config::read(dir.path()).unwrap_err().to_string();
     assert!(
         error.starts_with(&format!("cannot read {}: ", dir.path().display())),
         "{error}"
@@ -236,7 +237,7 @@ fn a_project_file_overrides_the_user_file_key_by_key() {
     let user = dir.path().join("user/panewise.toml");
     let project = dir.path().join("project/panewise.toml");
     let missing = dir.path().join("missing.toml");
-    let config = Config::load_files(Some(&user), Some(&project)).unwrap();
+    let config = config::load_files(Some(&user), Some(&project)).unwrap();
     assert_eq!(config.provider, Some(ProviderName::Anthropic));
     assert_eq!(config.model.as_deref(), Some("project-model"));
     assert_eq!(config.approval, Some(ApprovalMode::ReadOnly));
@@ -263,12 +264,12 @@ fn a_project_file_overrides_the_user_file_key_by_key() {
     );
     assert_eq!(config.sources, [user.clone(), project]);
     // Missing files are skipped.
-    let only_user = Config::load_files(Some(&user), Some(&missing)).unwrap();
+    let only_user = config::load_files(Some(&user), Some(&missing)).unwrap();
     assert_eq!(only_user.model.as_deref(), Some("user-model"));
     assert_eq!(only_user.sources, [user]);
-    assert_eq!(Config::load_files(None, None).unwrap(), Config::default());
+    assert_eq!(config::load_files(None, None).unwrap(), Config::default());
     assert_eq!(
-        Config::load_files(None, None)
+        config::load_files(None, None)
             .unwrap()
             .approval_or_default(),
         ApprovalMode::Ask
@@ -284,7 +285,7 @@ fn pass_env_is_read_from_the_user_file_only() {
     let project = dir.path().join("project/panewise.toml");
     write(dir.path(), "user.toml", "pass_env = [\"OPENAI_API_KEY\"]\n");
     write(dir.path(), "project/panewise.toml", "model = \"m\"\n");
-    let config = Config::load_files(Some(&user), Some(&project)).unwrap();
+    let config = config::load_files(Some(&user), Some(&project)).unwrap();
     assert_eq!(config.pass_env, Some(vec!["OPENAI_API_KEY".to_owned()]));
     assert_eq!(config.model.as_deref(), Some("m"));
     write(
@@ -292,7 +293,7 @@ fn pass_env_is_read_from_the_user_file_only() {
         "project/panewise.toml",
         "pass_env = [\"ANTHROPIC_API_KEY\"]\n",
     );
-    let error = Config::load_files(Some(&user), Some(&project)).unwrap_err();
+    let error = config::load_files(Some(&user), Some(&project)).unwrap_err();
     assert_eq!(
         error.to_string(),
         format!(
@@ -313,14 +314,14 @@ fn telemetry_content_is_read_from_the_user_file_only() {
     let project = dir.path().join("project/panewise.toml");
     write(dir.path(), "user.toml", "[telemetry]\ncontent = true\n");
     write(dir.path(), "project/panewise.toml", "model = \"m\"\n");
-    let config = Config::load_files(Some(&user), Some(&project)).unwrap();
+    let config = config::load_files(Some(&user), Some(&project)).unwrap();
     assert_eq!(config.telemetry.content, Some(true));
     write(
         dir.path(),
         "project/panewise.toml",
         "[telemetry]\ncontent = false\n",
     );
-    let error = Config::load_files(Some(&user), Some(&project))
+    let error = config::load_files(Some(&user), Some(&project))
         .unwrap_err()
         .to_string();
     assert!(
@@ -438,7 +439,7 @@ fn the_user_file_lives_under_xdg_config_home() {
     );
     write(dir.path(), "work/.git/HEAD", "");
     write(dir.path(), "work/panewise.toml", "model = \"p\"");
-    let config = Config::load(&dir.path().join("work")).unwrap();
+    let config = config::load(&dir.path().join("work")).unwrap();
     assert_eq!(config.approval, Some(ApprovalMode::FullAccess));
     assert_eq!(config.model.as_deref(), Some("p"));
     assert_eq!(config.sources.len(), 2);
@@ -570,7 +571,7 @@ fn the_remote_table_is_read_checked_and_refused_in_a_project_file() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("panewise.toml");
     std::fs::write(&project, "[remote]\nssh_command = \"sh -c evil\"\n").unwrap();
-    let error = panewise_host::config::Config::load_files(None, Some(&project))
+    let error = panewise_host::config::load_files(None, Some(&project))
         .unwrap_err()
         .to_string();
     assert!(error.contains("user file only"), "{error}");
@@ -620,7 +621,7 @@ fn sandbox_network_is_a_boolean_or_loopback_ports_and_opened_from_the_user_file_
             "project/panewise.toml",
             &format!("[sandbox]\nnetwork = {value}\n"),
         );
-        let loaded = Config::load_files(Some(&user), Some(&project));
+        let loaded = config::load_files(Some(&user), Some(&project));
         assert_eq!(loaded.is_err(), refused, "{value}: {loaded:?}");
         if let Err(error) = loaded {
             assert!(
@@ -706,7 +707,7 @@ fn the_mcp_table_is_read_with_its_source_and_project_servers_from_the_user_file_
         "project/panewise.toml",
         "[mcp.servers.files]\ncommand = \"npx\"\nargs = [\"x\"]\n",
     );
-    let config = Config::load_files(Some(&user), Some(&project)).unwrap();
+    let config = config::load_files(Some(&user), Some(&project)).unwrap();
     assert_eq!(config.mcp.project_servers, Some(true));
     assert_eq!(config.mcp.tool_budget_tokens, Some(500));
     assert_eq!(config.mcp.servers["web"].source, Source::User);
@@ -724,7 +725,7 @@ fn the_mcp_table_is_read_with_its_source_and_project_servers_from_the_user_file_
         "project/panewise.toml",
         "[mcp]\nproject_servers = true\n",
     );
-    let error = Config::load_files(Some(&user), Some(&project)).unwrap_err();
+    let error = config::load_files(Some(&user), Some(&project)).unwrap_err();
     assert!(
         error
             .to_string()

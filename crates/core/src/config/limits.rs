@@ -2,8 +2,17 @@
 //! together and their day may spend (R112).
 
 use super::{describe, ConfigError};
-use crate::journal::session_log::DEFAULT_LOG_CAP_BYTES;
-use crate::regular_file::MAX_READ_BYTES;
+
+/// A session log's cap when `[limits] log_max_mib` does not set one: 256 MiB. A session of
+/// hours logs tens of MiB; a flooding agent (26–52 MB/s) reaches this in seconds rather
+/// than filling the disk. Every log stays under what `replay` and `resume` read
+/// ([`MAX_READ_BYTES`]).
+pub const DEFAULT_LOG_CAP_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The most bytes a file read whole may hold (512 MiB): twice the default session-log cap
+/// ([`DEFAULT_LOG_CAP_BYTES`]), so a log that reached its cap and went on logging all but
+/// its deltas still reads, while a file of a GiB, or one that grows without end, is refused.
+pub const MAX_READ_BYTES: u64 = 512 * 1024 * 1024;
 
 /// The keys of the `[limits]` table.
 pub const LIMITS_KEYS: [&str; 5] = [

@@ -5,7 +5,7 @@
 //! (replacements, the removed span, the note in its place), re-rendering only what the plan
 //! changed. The body of an iteration is then assembled from the fragments.
 //!
-//! The own loop ([`crate::backend::model`]) keeps one instead of building every request from
+//! The own loop (the host's `panewise_host::backend::model`) keeps one instead of building every request from
 //! the whole conversation ([`api_messages`](super::request::api_messages), then
 //! `ApiKind::body`); [`api_entry`] maps one message exactly as `api_messages` does, and a
 //! property test (`benches/tests/rendered_history.rs`) holds the assembled body byte for byte

@@ -165,7 +165,7 @@ pub struct SessionPlan {
     pub sandbox: crate::sandbox::SandboxSettings,
     /// `[mcp]`: the own loop's MCP servers (the user and project files laid over each other;
     /// the project's `.mcp.json` is read when the session starts).
-    pub mcp: panewise_mcp::config::McpSettings,
+    pub mcp: crate::mcp::config::McpSettings,
 }
 
 /// Where a session runs.

@@ -1,6 +1,6 @@
 //! The tools the own loop offers a model, as pure data: its built-in tools, the tools of the
 //! session's MCP servers, and — when a tool budget defers some of those — the local
-//! `mcp_tool_search` tool that loads them ([`panewise_mcp::catalog`] decides which).
+//! `mcp_tool_search` tool that loads them ([`crate::mcp::catalog`] decides which).
 //!
 //! The catalog counts what the definitions of each request cost, with the window's own
 //! counter, for the ledger's `call` line. No I/O, no clock: the own loop owns one and the
@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use panewise_mcp::catalog::{self as mcp, McpTool};
+use crate::mcp::catalog::{self as mcp, McpTool};
 use panewise_providers::ToolDefinition;
 use serde_json::Value;
 
@@ -19,7 +19,7 @@ use panewise_providers::{Failure, FailureKind, ProviderEvent};
 use panewise_window::{Conversation, Message};
 
 use crate::agent_loop::own_loop::Effect;
-use crate::backend::model::LoopConfig;
+use crate::agent_loop::config::LoopConfig;
 use crate::tools::recall::SpanArchive;
 use crate::tools::{McpCall, ToolCall, ToolOutcome};
 
@@ -364,7 +364,6 @@ mod tests {
                 read_only,
             })
         };
-        let cwd = std::path::Path::new("/nonexistent-cwd");
         // (readOnlyHint, mode, decision): a read-only tool reads; any other runs a command.
         let cases = [
             (true, ApprovalMode::ReadOnly, "run"),
@@ -377,7 +376,11 @@ mod tests {
             (false, ApprovalMode::FullAccess, "run"),
         ];
         for (read_only, mode, expected) in cases {
-            let decision = decide(mode, &ToolRequest::Own(&call(read_only)), cwd);
+            let decision = decide(
+                mode,
+                &ToolRequest::Own(&call(read_only)),
+                &crate::approval::PathFacts::new(),
+            );
             let got = match &decision {
                 Decision::Run => "run",
                 Decision::Ask => "ask",

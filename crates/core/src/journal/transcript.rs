@@ -17,7 +17,13 @@ use std::collections::VecDeque;
 use panewise_pane_state::log::{Actor, ToolCallStatus, TranscriptEntry};
 use panewise_providers::{ProviderEvent, ToolStatus};
 
-use super::session_log::SessionLogFile;
+/// Where transcript lines are appended: the session log's writer (`panewise_host`'s
+/// `SessionLogFile`), or anything a test keeps them in.
+pub trait TranscriptSink {
+    /// Appends one transcript line stamped `at_ms`.
+    fn transcript(&mut self, at_ms: u64, entry: &TranscriptEntry) -> std::io::Result<()>;
+}
+
 
 /// How Claude Code's stream says the person interrupted the turn (a user message it writes).
 const CLAUDE_INTERRUPT_MARK: &str = "[Request interrupted by user";
@@ -157,7 +163,7 @@ impl TranscriptRecorder {
     }
 
     /// Appends every queued entry to `log`, oldest first. The open line of text stays open.
-    pub fn write_to(&mut self, log: &mut SessionLogFile) -> std::io::Result<()> {
+    pub fn write_to(&mut self, log: &mut impl TranscriptSink) -> std::io::Result<()> {
         while let Some((at_ms, entry)) = self.queue.front() {
             log.transcript(*at_ms, entry)?;
             self.queue.pop_front();
@@ -172,7 +178,7 @@ impl TranscriptRecorder {
         &mut self,
         at_ms: u64,
         error: Option<String>,
-        log: &mut SessionLogFile,
+        log: &mut impl TranscriptSink,
     ) -> std::io::Result<()> {
         self.record(TranscriptEntry::SessionEnded { error }, at_ms);
         self.write_to(log)

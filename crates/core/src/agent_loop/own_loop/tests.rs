@@ -1010,7 +1010,7 @@ fn w76_a_recall_is_offered_with_the_archive_and_answered_from_it_in_every_mode()
         );
         let answer = format!("{header}{content}");
         let call = ToolCall::parse("recall", &json!({ "id": span.id.as_str() })).unwrap();
-        let decision = decide(mode, &ToolRequest::Own(&call), &core.config().cwd);
+        let decision = decide(mode, &ToolRequest::Own(&call), &crate::approval::PathFacts::new());
         assert_eq!(decision, Decision::Run, "{mode:?}");
         assert_effects!(
             effects,

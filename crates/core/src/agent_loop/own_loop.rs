@@ -2,7 +2,7 @@
 //! (a prompt, a model event, a tool's end, a person's answer, the window stage's plan) into the
 //! loop's state and returns the [`Effect`]s to carry out, as comparable data — visit the window
 //! stage, call the model with this request, run this tool, ask a person, append this ledger
-//! line, emit this event, end the turn. The session backend ([`crate::backend::model`]) is the
+//! line, emit this event, end the turn. The session backend (the host's `panewise_host::backend::model`) is the
 //! thin shell that carries them out: it owns the HTTP stream, the running tool's future, the
 //! ledger file, the clock and the window stage's summarizer, and feeds what they produce back
 //! in as inputs.
@@ -35,9 +35,9 @@ use crate::agent_loop::history::{LoopHistory, PROVIDER_COMPACTION};
 use crate::agent_loop::ledger::{call_entry, ArchivedEntry, LedgerLine, PrefixBreak, ToolsEntry};
 use crate::agent_loop::resume::{Rebuilt, INTERRUPTED_RESULT};
 use crate::agent_loop::tool_catalog::{answer_here, mcp_notices, ToolCatalog, ToolListCost};
-use crate::approval::{decide, Decision, ToolRequest};
-use crate::backend::model::{LoopConfig, ToolRun};
-use crate::error::SessionError;
+use crate::approval::{decide, paths_to_resolve, Decision, PathFacts, ToolRequest};
+use crate::agent_loop::config::{LoopConfig, ToolRun};
+use crate::error::LoopError;
 use crate::journal::transcript;
 use crate::sandbox::ShellApproval;
 use crate::tools::recall::SpanArchive;
@@ -97,6 +97,15 @@ pub enum LoopInput {
         /// When.
         at_ms: u64,
     },
+    /// The shell's answer to [`Effect::ResolvePaths`] for call `id`.
+    PathsResolved {
+        /// The call.
+        id: String,
+        /// What it found for each path.
+        facts: PathFacts,
+        /// When.
+        at_ms: u64,
+    },
     /// A person answered the approval asked for call `id`.
     Approval {
         /// The call.
@@ -142,6 +151,15 @@ pub enum Effect {
         id: String,
         /// The parsed call.
         call: ToolCall,
+    },
+    /// Find on disk, from the working directory, the facts the approval policy needs about
+    /// these paths of call `id` (`panewise_host::approval::resolve_paths`); answer with
+    /// [`LoopInput::PathsResolved`].
+    ResolvePaths {
+        /// The call.
+        id: String,
+        /// The paths as the call names them ([`crate::approval::paths_to_resolve`]).
+        paths: Vec<String>,
     },
     /// Stop the running tool (its process group is killed).
     CancelTool,
@@ -218,6 +236,8 @@ enum UnderWay {
         name: String,
         summary: String,
     },
+    /// The shell finds the facts about a call's paths the policy decides over.
+    Resolving(PendingCall),
     /// A person is asked to approve a call (the reducer's queue holds the request).
     Approval(PendingCall),
     /// A person is asked an `ask_user` call's question (the reducer's queue holds it).
@@ -445,7 +465,7 @@ impl OwnLoop {
     }
 
     /// Folds one input; the effects to carry out, in order.
-    pub fn step(&mut self, input: LoopInput) -> Result<Vec<Effect>, SessionError> {
+    pub fn step(&mut self, input: LoopInput) -> Result<Vec<Effect>, LoopError> {
         match input {
             LoopInput::Prompt { text, at_ms } => {
                 let mut message = Message::user(text.clone());
@@ -479,6 +499,9 @@ impl OwnLoop {
             },
             LoopInput::ModelEnded { at_ms } => Ok(self.finish_call(at_ms)),
             LoopInput::ToolDone { outcome, at_ms } => Ok(self.tool_finished(outcome, at_ms)),
+            LoopInput::PathsResolved { id, facts, at_ms } => {
+                Ok(self.paths_resolved(&id, &facts, at_ms))
+            }
             LoopInput::Approval {
                 id,
                 approved,
@@ -496,7 +519,7 @@ impl OwnLoop {
         turn_working: bool,
         held: bool,
         at_ms: u64,
-    ) -> Result<Vec<Effect>, SessionError> {
+    ) -> Result<Vec<Effect>, LoopError> {
         if !matches!(self.under_way, UnderWay::Nothing) {
             // The reducer ended the turn (a deadline, a failure): nothing may go on working
             // for it unseen.
@@ -565,7 +588,7 @@ impl OwnLoop {
         &mut self,
         plan: Option<WindowPlan<Message>>,
         at_ms: u64,
-    ) -> Result<Vec<Effect>, SessionError> {
+    ) -> Result<Vec<Effect>, LoopError> {
         let UnderWay::Visit { started_at_ms } = self.under_way else {
             // The turn was stopped while the stage visited: its plan is for a call not made.
             return Ok(Vec::new());
@@ -655,7 +678,7 @@ impl OwnLoop {
                 });
                 effects.push(Effect::CallModel(request));
             }
-            Err(RequestError::Pairing(pairing)) => return Err(SessionError::Pairing(pairing)),
+            Err(RequestError::Pairing(pairing)) => return Err(LoopError::Pairing(pairing)),
             Err(other) => {
                 // The failure ends the turn in the reducer.
                 self.under_way = UnderWay::Nothing;
@@ -793,11 +816,45 @@ impl OwnLoop {
                 return self.refuse(call, reason, at_ms);
             }
         };
-        let mut decision = decide(
-            self.config.approval,
-            &ToolRequest::Own(&parsed),
-            &self.config.cwd,
-        );
+        // A file tool's paths are facts on disk: the shell finds them, and the call is decided
+        // when they come back.
+        let paths = paths_to_resolve(&ToolRequest::Own(&parsed));
+        if !paths.is_empty() {
+            let id = call.id.clone();
+            self.under_way = UnderWay::Resolving(call);
+            return vec![Effect::ResolvePaths { id, paths }];
+        }
+        self.decide_call(call, parsed, &PathFacts::new(), at_ms)
+    }
+
+    /// The shell found the facts about call `id`'s paths: the call is decided over them.
+    fn paths_resolved(&mut self, id: &str, facts: &PathFacts, at_ms: u64) -> Vec<Effect> {
+        let call = match std::mem::replace(&mut self.under_way, UnderWay::Nothing) {
+            UnderWay::Resolving(call) if call.id == id => call,
+            other => {
+                self.under_way = other;
+                return Vec::new();
+            }
+        };
+        match call.parsed.clone() {
+            Ok(parsed) => self.decide_call(call, parsed, facts, at_ms),
+            Err(reason) => {
+                self.next = Next::Tools;
+                self.refuse(call, reason, at_ms)
+            }
+        }
+    }
+
+    /// Decides a parsed call over the facts about its paths: runs it, asks through the
+    /// reducer's queue, or refuses.
+    fn decide_call(
+        &mut self,
+        call: PendingCall,
+        parsed: ToolCall,
+        facts: &PathFacts,
+        at_ms: u64,
+    ) -> Vec<Effect> {
+        let mut decision = decide(self.config.approval, &ToolRequest::Own(&parsed), facts);
         let mut effects = Vec::new();
         // `shell` is bounded by the sandbox where there is one: the sandbox's plan decides it.
         if matches!(parsed, ToolCall::Shell(_)) {
@@ -1002,7 +1059,7 @@ impl OwnLoop {
                     at_ms,
                 ));
             }
-            UnderWay::Approval(call) => left.push(call),
+            UnderWay::Resolving(call) | UnderWay::Approval(call) => left.push(call),
             UnderWay::Question { id, name, .. } => {
                 effects.push(self.add_result(
                     &id,
