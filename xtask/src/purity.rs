@@ -133,6 +133,53 @@ const PROVIDERS: &[&str] = &[
     "panewise-providers",
 ];
 
+/// `toml`: `panewise.toml` parsed in the core.
+const TOML: &[&str] = &[
+    "toml",
+    "toml_datetime",
+    "toml_edit",
+    "toml_write",
+    "serde_spanned",
+    "winnow",
+    "indexmap",
+    "equivalent",
+    "hashbrown",
+];
+
+/// `url`: a provider's `base_url` checked as the HTTP client will parse it (IDNA's Unicode
+/// tables included).
+const URL: &[&str] = &[
+    "url",
+    "form_urlencoded",
+    "percent-encoding",
+    "idna",
+    "idna_adapter",
+    "utf8_iter",
+    "icu_collections",
+    "icu_locale_core",
+    "icu_normalizer",
+    "icu_normalizer_data",
+    "icu_properties",
+    "icu_properties_data",
+    "icu_provider",
+    "displaydoc",
+    "litemap",
+    "potential_utf",
+    "smallvec",
+    "stable_deref_trait",
+    "tinystr",
+    "writeable",
+    "yoke",
+    "yoke-derive",
+    "zerofrom",
+    "zerofrom-derive",
+    "zerotrie",
+    "zerovec",
+    "zerovec-derive",
+    "synstructure",
+    "utf_types",
+];
+
 /// The crates that must do no I/O, read no clock, spawn nothing, draw no randomness and have
 /// no `async`.
 pub const PURE_CRATES: &[PureCrate] = &[
@@ -199,6 +246,29 @@ pub const PURE_CRATES: &[PureCrate] = &[
             THISERROR,
             RATATUI_CORE,
             &["panewise-protocol", "panewise-pane-state", "panewise-api"],
+        ],
+    },
+    PureCrate {
+        package: "panewise-core",
+        dir: "crates/core",
+        // Every decision the host makes: the pure crates it decides over, the configuration's
+        // TOML and the endpoints' URLs.
+        allowed: &[
+            SERDE,
+            SERDE_JSON,
+            THISERROR,
+            O200K,
+            SHA2,
+            PROVIDERS,
+            TOML,
+            URL,
+            &[
+                "panewise-protocol",
+                "panewise-pane-state",
+                "panewise-api",
+                "panewise-window",
+                "panewise-session-protocol",
+            ],
         ],
     },
 ];
@@ -347,27 +417,6 @@ pub struct PureModule {
 
 /// The pure modules inside effectful crates.
 pub const PURE_MODULES: &[PureModule] = &[
-    PureModule {
-        files: &[
-            "crates/host/src/agent_loop/own_loop.rs",
-            "crates/host/src/agent_loop/own_loop/tests.rs",
-            "crates/host/src/agent_loop/own_loop/tests/questions.rs",
-            "crates/host/src/agent_loop/own_loop/calls.rs",
-            "crates/host/src/agent_loop/own_loop/question.rs",
-            "crates/host/src/agent_loop/history.rs",
-            "crates/host/src/agent_loop/request.rs",
-        ],
-        why: "the own loop's core: OwnLoop::step returns effects the backend's shell carries out",
-    },
-    PureModule {
-        files: &[
-            "crates/host/src/launch/plan.rs",
-            "crates/host/src/launch/resolve.rs",
-            "crates/host/src/launch/resolve/tests.rs",
-        ],
-        why: "the launch layer's decision: resolve turns a request and the context it is asked in \
-          into a session plan; the files and environments are read by launch/context.rs",
-    },
     PureModule {
         files: &[
             "crates/supervisor/src/registry/mod.rs",

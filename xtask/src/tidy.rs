@@ -378,8 +378,6 @@ pub const MAX_FILE_LINES: usize = 1_000;
 /// is issue 42's work.
 pub const LONG_FILES: &[(&str, usize)] = &[
     ("crates/cli/tests/cli/daemon.rs", 1_097),
-    ("crates/host/src/agent_loop/own_loop.rs", 1_071),
-    ("crates/host/src/agent_loop/own_loop/tests.rs", 1_163),
     ("crates/pane-state/src/reducer.rs", 1_974),
     ("crates/pane-state/tests/rules/phases.rs", 1_323),
     ("crates/supervisor/src/registry/tests.rs", 1_208),

@@ -41,7 +41,7 @@ fn every_pure_crate_is_pure() {
 }
 
 #[test]
-fn the_own_loops_core_is_pure() {
+fn the_pure_modules_of_effectful_crates_are_pure() {
     let violations =
         purity::module_violations(&workspace_root()).expect("the modules' sources are readable");
     let lines: Vec<String> = violations.iter().map(ToString::to_string).collect();
@@ -73,11 +73,8 @@ fn a_file_added_to_a_pure_modules_folder_must_be_listed() {
             .is_empty(),
         "the copies alone are clean"
     );
-    // In the folder of a listed `mod.rs`, and in `own_loop/` beside the listed `own_loop.rs`.
-    let planted = [
-        "crates/host/src/agent_loop/own_loop/planted.rs",
-        "crates/supervisor/src/registry/planted.rs",
-    ];
+    // In the folder of a listed `mod.rs`.
+    let planted = ["crates/supervisor/src/registry/planted.rs"];
     for file in planted {
         std::fs::write(tree.path().join(file), "pub fn planted() {}\n").expect("plant");
     }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use panewise_window::config::describe_value;
 use panewise_window::{StrategyConfig, WindowError};
 
-use crate::approval::ApprovalMode;
+use crate::approval_mode::ApprovalMode;
 use crate::error::ConfigError;
 use crate::sandbox::{BoxNetwork, MechanismChoice, SandboxSettings, SANDBOX_KEYS};
 
@@ -204,7 +204,7 @@ pub struct Config {
     /// `approval`.
     pub approval: Option<ApprovalMode>,
     /// `pass_env`: API key variables to pass to tools and agents anyway (see
-    /// [`crate::secrets`]). Read from the user file only: a project file comes with its
+    /// the `secrets` policy). Read from the user file only: a project file comes with its
     /// repository, which must not be able to hand the keys to its tools.
     pub pass_env: Option<Vec<String>>,
     /// `[window]`: the context-window strategy, read as [`StrategyConfig`] reads it.
@@ -395,11 +395,9 @@ impl Config {
                 "mcp" => {
                     let json = serde_json::to_value(value)
                         .map_err(|error| invalid(key, format!("cannot be read: {error}")))?;
-                    config.mcp = crate::mcp::config::parse_table(
-                        &json,
-                        crate::mcp::config::Source::User,
-                    )
-                    .map_err(|problem| invalid(&problem.key, problem.reason))?;
+                    config.mcp =
+                        crate::mcp::config::parse_table(&json, crate::mcp::config::Source::User)
+                            .map_err(|problem| invalid(&problem.key, problem.reason))?;
                 }
                 other => {
                     return Err(invalid(

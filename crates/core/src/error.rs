@@ -270,12 +270,3 @@ impl From<panewise_providers::RequestError> for LoopError {
         }
     }
 }
-
-impl From<crate::agent_loop::history::SyncError> for LoopError {
-    fn from(error: crate::agent_loop::history::SyncError) -> Self {
-        match error {
-            crate::agent_loop::history::SyncError::Window(window) => LoopError::Window(window),
-            crate::agent_loop::history::SyncError::Request(request) => request.into(),
-        }
-    }
-}

@@ -34,6 +34,7 @@
 
 pub mod agent_loop;
 pub mod approval;
+pub mod approval_mode;
 pub mod config;
 pub mod error;
 pub mod journal;

@@ -5,8 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::approval::ApprovalMode;
-
+use crate::approval_mode::ApprovalMode;
 
 /// The keys of the `[sandbox]` table.
 pub const SANDBOX_KEYS: [&str; 2] = ["network", "mechanism"];
@@ -340,7 +339,6 @@ impl BoxSpec {
     }
 }
 
-
 /// What the probe found; each part the thing found or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Probe {
@@ -380,4 +378,3 @@ impl Probe {
         }
     }
 }
-

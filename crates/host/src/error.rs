@@ -6,7 +6,6 @@ pub use panewise_core::error::{
     ConfigError, LaunchError, LoopError, PairingError, ToolError, WriteRefusal,
 };
 
-
 /// An agent CLI could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
@@ -46,21 +45,6 @@ fn install_hint(npm_package: Option<&str>) -> String {
     npm_package
         .map(|package| format!(" (install it with `npm install -g {package}`)"))
         .unwrap_or_default()
-}
-
-/// Why a session did not take a control ([`crate::session::Controls::send`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum ControlRefused {
-    /// The session has ended.
-    #[error("the session has ended")]
-    Ended,
-    /// The session has [`crate::session::handle::CONTROL_BOUND`] controls unread: it is not
-    /// reading them (its agent does not read its input) or they come faster than it reads.
-    #[error(
-        "the session is not taking controls: {} sent before are still unread",
-        crate::session::handle::CONTROL_BOUND
-    )]
-    Busy,
 }
 
 /// Why a session stopped before its end.
@@ -138,4 +122,3 @@ impl From<crate::agent_loop::history::SyncError> for SessionError {
         LoopError::from(error).into()
     }
 }
-

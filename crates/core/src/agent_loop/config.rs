@@ -126,4 +126,3 @@ pub struct ToolRun {
     /// `shell`'s exit code.
     pub exit_code: Option<i32>,
 }
-

@@ -21,6 +21,7 @@ use panewise_window::cache::{anthropic_breakpoints_after_edit, block_hash, first
 use panewise_window::{Conversation, Message, Role, WindowError, WindowPlan};
 
 use super::ledger::PrefixBreak;
+use crate::error::LoopError;
 
 /// A window edit that the conversation or the rendered history refused.
 #[derive(Debug, thiserror::Error)]
@@ -33,10 +34,7 @@ pub enum SyncError {
     Request(#[from] RequestError),
 }
 
-/// The `injected_by` of the message that holds a provider's compaction (an Anthropic
-/// `compaction` block's summary, an OpenAI compaction item's opaque content): the next
-/// request sends it back in its place.
-pub const PROVIDER_COMPACTION: &str = "provider-compaction";
+pub use super::request::PROVIDER_COMPACTION;
 
 /// The API messages of one conversation message, as the loop's request builder maps it: a
 /// person's or the stage's text (or a system message) as user text; the model's text, when it
@@ -264,5 +262,13 @@ impl LoopHistory {
         out: &mut Vec<u8>,
     ) -> Result<(), RequestError> {
         self.rendered.write_body(head, out)
+    }
+}
+impl From<SyncError> for LoopError {
+    fn from(error: SyncError) -> Self {
+        match error {
+            SyncError::Window(window) => LoopError::Window(window),
+            SyncError::Request(request) => request.into(),
+        }
     }
 }

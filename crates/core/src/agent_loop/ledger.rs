@@ -13,8 +13,7 @@ use panewise_providers::call_usage::{cost_text, grouped};
 use panewise_providers::{CallTokens, CostSplit, PriceTable};
 use panewise_window::record::RecordDetail;
 use panewise_window::{
-    AppliedContextEdit, EditDecision, ProviderEditRecord, RefusalReason,
-    WindowFloor, WindowRecord,
+    AppliedContextEdit, EditDecision, ProviderEditRecord, RefusalReason, WindowFloor, WindowRecord,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -127,17 +126,6 @@ pub struct ToolsEntry {
 
 fn is_zero(value: &usize) -> bool {
     *value == 0
-}
-
-impl ToolsEntry {
-    /// The entry of a request's tool list.
-    pub fn of(cost: crate::agent_loop::tool_catalog::ToolListCost) -> Self {
-        ToolsEntry {
-            count: cost.tools,
-            tokens: cost.tokens,
-            deferred: cost.deferred,
-        }
-    }
 }
 
 /// Where a request's prefix first differs from the previous request's, in the ledger's `call`

@@ -12,6 +12,11 @@ use panewise_window::{Message, Role};
 
 use crate::error::PairingError;
 
+/// The `injected_by` of the message that holds a provider's compaction (an Anthropic
+/// `compaction` block's summary, an OpenAI compaction item's opaque content): the next
+/// request sends it back in its place.
+pub const PROVIDER_COMPACTION: &str = "provider-compaction";
+
 /// The API messages for `messages` (the kept window, oldest first): a person's or the
 /// stage's text as user text, the model's text and calls as they came, each tool result
 /// with the tool's name and whether it failed (`errored` holds the call ids that did).
@@ -32,14 +37,10 @@ pub fn api_messages<'a>(
                 text: Cow::Borrowed(&message.content),
             }),
             // A provider's compaction goes back verbatim in its place.
-            Role::Assistant
-                if message.injected_by.as_deref()
-                    == Some(crate::agent_loop::history::PROVIDER_COMPACTION) =>
-            {
-                out.push(ApiMessage::Compaction {
+            Role::Assistant if message.injected_by.as_deref() == Some(PROVIDER_COMPACTION) => out
+                .push(ApiMessage::Compaction {
                     content: Cow::Borrowed(&message.content),
-                })
-            }
+                }),
             Role::Assistant => {
                 if !message.content.is_empty() || message.tool_calls.is_empty() {
                     out.push(ApiMessage::Assistant {

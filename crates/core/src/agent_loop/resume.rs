@@ -23,7 +23,7 @@
 //! Window edits are not replayed: the rebuilt history is the whole conversation, and the
 //! resumed session's window stage compacts it as it would any conversation.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use panewise_pane_state::log::{ToolCallStatus, TranscriptEntry};
 use panewise_window::{Message, Role, ToolCall};
@@ -111,7 +111,7 @@ struct Builder {
     /// Calls without a result yet, in the order they were made.
     open: Vec<OpenCall>,
     /// Every call id seen, so a repeated call line is not a second call.
-    seen: HashSet<String>,
+    seen: BTreeSet<String>,
 }
 
 /// Rebuilds the loop's conversation from the transcripts of a chain of sessions, the first

@@ -13,12 +13,8 @@ use crate::mcp::catalog::{self as mcp, McpTool};
 use panewise_providers::ToolDefinition;
 use serde_json::Value;
 
-use panewise_pane_state::log::TranscriptEntry;
-use panewise_providers::{Failure, FailureKind, ProviderEvent};
-
 use panewise_window::{Conversation, Message};
 
-use crate::agent_loop::own_loop::Effect;
 use crate::agent_loop::config::LoopConfig;
 use crate::tools::recall::SpanArchive;
 use crate::tools::{McpCall, ToolCall, ToolOutcome};
@@ -255,34 +251,15 @@ pub fn answer_here(
     }
 }
 
-/// [`mcp_notice`] of each of `notices`.
-pub fn mcp_notices(notices: Vec<String>, at_ms: u64) -> Vec<Effect> {
-    notices
-        .iter()
-        .flat_map(|notice| mcp_notice(notice, at_ms))
-        .collect()
-}
-
-/// How an MCP server that failed or stopped is said: in the pane, as a warning, and in the
-/// transcript (the log, `replay` and the dashboard's transcript), so it is never just missing.
-pub fn mcp_notice(text: &str, at_ms: u64) -> Vec<Effect> {
-    vec![
-        Effect::Notice(text.to_owned()),
-        Effect::Emit(ProviderEvent::Warning {
-            message: text.to_owned(),
-        }),
-        Effect::Transcript {
-            at_ms,
-            entry: TranscriptEntry::Failure {
-                failure: Failure {
-                    kind: FailureKind::Unknown,
-                    retryable: false,
-                    message: text.to_owned(),
-                    http_status: None,
-                },
-            },
-        },
-    ]
+impl ToolListCost {
+    /// The ledger's entry of a request's tool list.
+    pub fn entry(self) -> crate::agent_loop::ledger::ToolsEntry {
+        crate::agent_loop::ledger::ToolsEntry {
+            count: self.tools,
+            tokens: self.tokens,
+            deferred: self.deferred,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,6 @@ pub trait TranscriptSink {
     fn transcript(&mut self, at_ms: u64, entry: &TranscriptEntry) -> std::io::Result<()>;
 }
 
-
 /// How Claude Code's stream says the person interrupted the turn (a user message it writes).
 const CLAUDE_INTERRUPT_MARK: &str = "[Request interrupted by user";
 
@@ -80,7 +79,7 @@ pub struct TranscriptRecorder {
     last_prompt: Option<String>,
     /// The calls recorded with their input (the own loop records a call when the model asks
     /// for it): their start is then not recorded a second time.
-    recorded_calls: std::collections::HashSet<String>,
+    recorded_calls: std::collections::BTreeSet<String>,
 }
 
 impl TranscriptRecorder {
@@ -97,7 +96,7 @@ impl TranscriptRecorder {
             joining: None,
             queue: VecDeque::new(),
             last_prompt: None,
-            recorded_calls: std::collections::HashSet::new(),
+            recorded_calls: std::collections::BTreeSet::new(),
         }
     }
 

@@ -10,7 +10,7 @@
 //! `panewise_host::tools` runs them. A call that does not parse is a [`ToolError`] the loop
 //! hands back to the model; long results are cut to [`ToolLimits::output_bytes`] with a note
 //! ([`output`]). Whether a call may run at all is the approval policy's business
-//! ([`crate::approval`]), not the tools'.
+//! (`approval`, which reads these types), not the tools'.
 
 pub mod ask_user;
 pub mod edit_file;

@@ -4,7 +4,7 @@
 //!
 //! The own loop offers it only once its archive holds a span, and answers it itself from
 //! the [`SpanArchive`] it keeps in step with the archive file
-//! ([`crate::agent_loop::archive`]): answering is a pure function of the archive
+//! (the host's `agent_loop::archive`): answering is a pure function of the archive
 //! ([`answer`]). Like `read_file` it only reads, so it runs in every approval mode.
 //!
 //! A query is ranked plainly: the exact phrase first, then the phrase in any case, then every

@@ -1,7 +1,7 @@
 //! The kernel's own file systems, which panewise's file tools keep out of: `/proc`, `/sys` and
 //! `/dev` (`/proc/self/environ` holds the API keys). Whether a path reaches one is found on
 //! disk by the host (`panewise_host::tools::system::system_reach`); the approval policy
-//! decides over what it found ([`crate::approval::PathFact`]).
+//! decides over what it found (the approval policy's `PathFact`).
 
 use std::path::{Path, PathBuf};
 
@@ -42,4 +42,3 @@ pub fn root_of(path: &Path) -> Option<&'static str> {
         .into_iter()
         .find(|root| path.starts_with(Path::new(root)))
 }
-

@@ -107,4 +107,3 @@ impl WindowLedger {
         self.file.flush()
     }
 }
-

@@ -296,7 +296,7 @@ impl ModelAgent {
             .unwrap_or_default();
         for why in gone {
             if self.mcp_said_gone.insert(why.clone()) {
-                let effects = crate::agent_loop::tool_catalog::mcp_notice(&why, at_ms);
+                let effects = crate::agent_loop::own_loop::mcp_notice(&why, at_ms);
                 produced.extend(self.carry_out(effects, Some(out))?);
             }
         }
@@ -473,7 +473,10 @@ impl ModelAgent {
                 Effect::ResolvePaths { id, paths } => {
                     let facts = crate::approval::resolve_paths(&self.tools.cwd, &paths);
                     let at_ms = self.clock.now_ms();
-                    queue.extend(self.core.step(LoopInput::PathsResolved { id, facts, at_ms })?);
+                    queue.extend(
+                        self.core
+                            .step(LoopInput::PathsResolved { id, facts, at_ms })?,
+                    );
                 }
                 // Dropping the future kills the tool's process group.
                 Effect::CancelTool => self.running = None,

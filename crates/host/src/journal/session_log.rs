@@ -457,4 +457,3 @@ mod tests {
         assert_eq!(locked(&probe), Some(Some(false)));
     }
 }
-

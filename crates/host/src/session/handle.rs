@@ -6,7 +6,7 @@ use tokio::sync::mpsc;
 use panewise_pane_state::log::Actor;
 
 use super::{Control, Session, SessionOutcome, Update};
-use crate::error::{ControlRefused, SessionError};
+use crate::error::SessionError;
 
 /// The controls a session's channel holds unread. At the bound a sender is refused at once
 /// ([`ControlRefused::Busy`]) rather than made to wait: senders are front ends that must not
@@ -136,4 +136,19 @@ impl SessionHandle {
 /// Runs `session` on a task of its own; its outcome is the task's.
 pub fn spawn(session: Session) -> tokio::task::JoinHandle<Result<SessionOutcome, SessionError>> {
     tokio::spawn(session.run())
+}
+
+/// Why a session did not take a control ([`super::Controls::send`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ControlRefused {
+    /// The session has ended.
+    #[error("the session has ended")]
+    Ended,
+    /// The session has [`CONTROL_BOUND`] controls unread: it is not
+    /// reading them (its agent does not read its input) or they come faster than it reads.
+    #[error(
+        "the session is not taking controls: {} sent before are still unread",
+        CONTROL_BOUND
+    )]
+    Busy,
 }

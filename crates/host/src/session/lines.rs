@@ -258,7 +258,7 @@ struct LineClient {
 }
 
 impl LineClient {
-    /// Sends `control`; a refusal ([`crate::error::ControlRefused`]) is told to the person.
+    /// Sends `control`; a refusal ([`crate::session::handle::ControlRefused`]) is told to the person.
     fn send(&self, control: Control, view: &mut dyn View) {
         if let Err(refused) = self.controls.send(control) {
             view.notice(&format!("{refused}; that was not sent"));

@@ -1,7 +1,6 @@
 //! `edit_file`: replaces an exact string in a file. Without `replace_all` the string must occur
 //! exactly once, so an edit never lands somewhere the model did not mean.
 
-
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -11,7 +10,6 @@ use super::{ToolContext, ToolOutcome};
 use crate::error::WriteRefusal;
 
 pub use panewise_core::tools::edit_file::*;
-
 
 /// Edits the file.
 pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {

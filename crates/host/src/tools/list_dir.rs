@@ -1,11 +1,9 @@
 //! `list_dir`: a directory's entries, one a line, sorted by name, directories ending in `/`.
 
-
 use super::output::cap_text;
 use super::{ToolContext, ToolOutcome};
 
 pub use panewise_core::tools::list_dir::*;
-
 
 /// Lists the directory.
 pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {

@@ -14,7 +14,7 @@
 //! resolved against the working directory ([`paths::resolve`]) and the resolved path is named
 //! in the result. Long results are cut to [`ToolLimits::output_bytes`] with a note
 //! ([`output`]). Whether a call may run at all is the approval policy's business
-//! ([`crate::approval`]), not the tools'; but the write tools hold every write to the one
+//! (`panewise_core::approval`), not the tools'; but the write tools hold every write to the one
 //! "inside the working directory" check again at the moment they write
 //! ([`paths::check_write`], [`paths::open_for_write`]), so a symlink or a hard link put in
 //! place after the call was decided is refused, not followed. `read_file` reads regular files

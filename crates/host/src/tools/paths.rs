@@ -5,8 +5,9 @@
 //! kernel will when the file is opened: component by component, every symlink followed (a
 //! link's own `..` taken physically, from the directory the link is in), up to the system's
 //! limit of links. It is the only check of "inside": the approval policy
-//! ([`crate::approval::decide`]) asks it for panewise's own writes and for a supervised
-//! agent's file edits alike ([`is_inside`]), and the write tools ask it again at the moment of
+//! (`panewise_core::approval::decide`, over the facts the host's `approval::resolve_paths`
+//! finds with it) asks it for panewise's own writes and for a supervised agent's file edits
+//! alike ([`is_inside`]), and the write tools ask it again at the moment of
 //! the write ([`open_for_write`]), which then opens what the check resolved one component at a
 //! time with `O_NOFOLLOW`, so a directory or the file swapped for a symlink after the check is
 //! refused, and re-reads the link count on the opened file, so a hard link swapped in is too.

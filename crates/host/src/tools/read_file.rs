@@ -6,7 +6,6 @@
 //! no more than [`ToolLimits::read_bytes`] of it, the skipped lines counted and dropped, the
 //! shown ones kept up to the output cap.
 
-
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -16,7 +15,6 @@ use super::paths::not_a_file;
 use super::{ToolContext, ToolLimits, ToolOutcome};
 
 pub use panewise_core::tools::read_file::*;
-
 
 /// Reads the file.
 pub async fn run(args: &Args, context: &ToolContext) -> ToolOutcome {

@@ -23,7 +23,6 @@ use super::{ToolContext, ToolOutcome};
 
 pub use panewise_core::tools::shell::*;
 
-
 /// How long the output pipe may stay open after the command's `sh` exited and everything found
 /// was killed: past it, something not found holds it, and the call ends saying so.
 const PIPE_GRACE_AFTER_EXIT: Duration = Duration::from_secs(2);

@@ -6,7 +6,7 @@
 //! process's memory; `/dev/fd/N` and `/dev/stdin` lead into `/proc/self/fd`. No approval mode
 //! but `full-access` lets `read_file`, `list_dir`, `write_file` or `edit_file` reach them
 //! (`recall` reads the session's archive and takes no path): the approval policy denies such a
-//! call before it runs or is asked ([`crate::approval::decide`]), and the tools refuse it
+//! call before it runs or is asked (`panewise_core::approval::decide`), and the tools refuse it
 //! again when they run ([`super::ToolContext::reach_system`]), `read_file` once more on the
 //! file it opened ([`opened_in_system`]), so a symlink swapped in after the check is refused
 //! too.

@@ -1,6 +1,5 @@
 //! `write_file`: writes a whole file, creating its parent directories.
 
-
 use std::io::Write;
 
 use super::paths::{self, OpenFor};
@@ -9,7 +8,6 @@ use super::{ToolContext, ToolOutcome};
 use crate::error::WriteRefusal;
 
 pub use panewise_core::tools::write_file::*;
-
 
 /// Writes the file: checked again ([`paths::check_write`]) and opened as checked
 /// ([`paths::open_for_write`]), then truncated and written.

@@ -255,10 +255,8 @@ pub(crate) fn assert_no_orphans(api: ApiKind, requests: &[LoggedRequest]) {
 
 /// The ledger of a run, parsed.
 pub(crate) fn ledger(log: &Path) -> panewise_host::agent_loop::ledger::Ledger {
-    panewise_host::agent_loop::ledger::read(
-        &panewise_host::agent_loop::ledger::ledger_path(log),
-    )
-    .unwrap()
+    panewise_host::agent_loop::ledger::read(&panewise_host::agent_loop::ledger::ledger_path(log))
+        .unwrap()
 }
 
 /// The session log replays, and its checkpoint matches (the loop records what it folds).

@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 
 use panewise_host::approval::ApprovalMode;
 use panewise_host::config::{
-    self,
-    project_file, user_file, Config, ConfigOverrides, ProviderName, ProviderSettings,
+    self, project_file, user_file, Config, ConfigOverrides, ProviderName, ProviderSettings,
 };
 use panewise_window::{PinConfig, StrategyConfig};
 

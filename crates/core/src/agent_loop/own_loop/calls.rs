@@ -1,5 +1,6 @@
 //! The own loop's free functions over a call: the provider's context edits filed in the
-//! ledger, a call id kept unique, a call's error as a failure event. Pure, as the loop is.
+//! ledger, a call id kept unique, a call's error as a failure event, an MCP server's failure
+//! said. Pure, as the loop is.
 
 use super::*;
 
@@ -76,4 +77,34 @@ pub fn failure_event(error: &ApiError) -> ProviderEvent {
             http_status: None,
         }),
     }
+}
+
+/// [`mcp_notice`] of each of `notices`.
+pub fn mcp_notices(notices: Vec<String>, at_ms: u64) -> Vec<Effect> {
+    notices
+        .iter()
+        .flat_map(|notice| mcp_notice(notice, at_ms))
+        .collect()
+}
+
+/// How an MCP server that failed or stopped is said: in the pane, as a warning, and in the
+/// transcript (the log, `replay` and the dashboard's transcript), so it is never just missing.
+pub fn mcp_notice(text: &str, at_ms: u64) -> Vec<Effect> {
+    vec![
+        Effect::Notice(text.to_owned()),
+        Effect::Emit(ProviderEvent::Warning {
+            message: text.to_owned(),
+        }),
+        Effect::Transcript {
+            at_ms,
+            entry: TranscriptEntry::Failure {
+                failure: Failure {
+                    kind: FailureKind::Unknown,
+                    retryable: false,
+                    message: text.to_owned(),
+                    http_status: None,
+                },
+            },
+        },
+    ]
 }
