@@ -1554,6 +1554,10 @@ fn on_terminal(
 
 /// The `panewise` binary next to the case directory's run (the workspace's debug build).
 fn panewise_of(dir: &Path) -> Result<PathBuf> {
+    // Where cargo built it, as `run` finds it: under CARGO_TARGET_DIR when it is set.
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Ok(PathBuf::from(target).join("debug/panewise"));
+    }
     let target = dir
         .ancestors()
         .find(|ancestor| ancestor.ends_with("target"))

@@ -21,7 +21,7 @@ pub enum BoxNetwork {
     Full,
     /// Only these TCP ports of this machine's loopback, e.g. a dev server's (`[sandbox]
     /// network = [5173]`): under bubblewrap a forwarder in the box listens on
-    /// `127.0.0.1:PORT` and carries each connection to the port outside ([`forward`]); under
+    /// `127.0.0.1:PORT` and carries each connection to the port outside (the host's `sandbox::forward`); under
     /// Landlock, TCP connections to these ports only (Landlock filters ports, not addresses).
     LoopbackPorts(Vec<u16>),
 }

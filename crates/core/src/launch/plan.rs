@@ -111,7 +111,7 @@ pub enum RecordedKind {
 pub struct LaunchContext {
     /// The asking client's working directory (`None`: a client that sent no context).
     pub client_cwd: Option<PathBuf>,
-    /// The variables the client sent ([`super::CLIENT_VARIABLES`] and any `api_key_env`).
+    /// The variables the client sent (the host's `launch::CLIENT_VARIABLES` and any `api_key_env`).
     pub client_env: ClientEnv,
     /// The launching process's own directory, the fallback when the client sent none.
     pub own_cwd: PathBuf,

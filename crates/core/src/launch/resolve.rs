@@ -4,7 +4,7 @@
 //! configuration files already read) into a [`SessionPlan`] naming one [`AgentSpec`].
 //!
 //! Pure: no file is read, no variable looked up, no clock read. The shell
-//! ([`super::context`]) reads the files and the environments and passes them in as data, and
+//! (the host's `launch::context`) reads the files and the environments and passes them in as data, and
 //! starts what the plan says.
 
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! what their definitions cost in tokens, which of them a tool budget defers, and the local
 //! search tool (`mcp_tool_search`) that loads deferred ones.
 //!
-//! No I/O here: the client ([`crate::client`]) lists the tools, and the own loop decides with
+//! No I/O here: the client (`panewise_mcp::client`) lists the tools, and the own loop decides with
 //! these functions.
 
 use std::collections::BTreeSet;
