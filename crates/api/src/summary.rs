@@ -3,7 +3,7 @@
 use panewise_pane_state::{
     BudgetCaps, State, TurnOutcome, TurnPhase, WindowSource, WindowStandDown,
 };
-use panewise_protocol::{CostSource, FailureKind};
+use panewise_protocol::{CostSource, FailureKind, SessionStats};
 use serde::{Deserialize, Serialize};
 
 /// The version of a [`SessionSummary`]'s fields (`v`), as `agents --json` prints it.
@@ -165,9 +165,9 @@ impl WaitingFor {
 }
 
 /// What the front of the pane state's queues waits for, if anything: the client model's
-/// [`crate::view::open_request`], the one reader of the reducer's open requests.
+/// [`open_request`], the one reader of the reducer's open requests.
 pub fn waiting_for(state: &State) -> Option<WaitingFor> {
-    crate::view::open_request(state)
+    open_request(state)
 }
 
 /// The context in use as a percentage of the model's window, when both are known and the
@@ -182,9 +182,9 @@ pub fn context_pct(state: &State) -> Option<f64> {
 }
 
 /// TOKENS: every token the session's calls processed, input (uncached, cache reads and cache
-/// writes) and output ([`crate::view::total_tokens`]).
+/// writes) and output ([`total_tokens`]).
 pub fn tokens(state: &State) -> Option<u64> {
-    crate::view::total_tokens(state.session_totals.as_ref()?)
+    total_tokens(state.session_totals.as_ref()?)
 }
 
 /// One session in the list: `agents --json` prints these.
@@ -285,6 +285,8 @@ pub struct PaneFields {
     pub window_stood_down: Option<WindowStandDown>,
     /// [`tokens`].
     pub tokens: Option<u64>,
+    /// The model the agent last reported ([`model_of`] with nothing asked).
+    pub model: Option<String>,
     /// The cost so far.
     pub cost_usd: Option<f64>,
     /// Its source.
@@ -312,6 +314,7 @@ impl PaneFields {
             failure_kind: state.failure.as_ref().map(|failure| failure.failure.kind),
             window_stood_down: state.window_stood_down,
             tokens: tokens(state),
+            model: model_of(state, None),
             cost_usd: totals.and_then(|totals| totals.cost_usd),
             cost_source: totals.and_then(|totals| totals.cost_source),
             budget: state.budget,
@@ -405,4 +408,59 @@ pub fn shown_key(key: &str) -> String {
 
 fn shown_name(name: &str) -> String {
     name.chars().filter(|c| !c.is_control()).take(40).collect()
+}
+
+/// What waits for a person in `state`: the oldest pending approval, else the oldest pending
+/// question. The one reader of the reducer's open requests for every client.
+pub fn open_request(state: &State) -> Option<WaitingFor> {
+    if let Some(approval) = state.pending_approvals.front() {
+        return Some(WaitingFor::Approval {
+            id: approval.id.clone(),
+            tool: approval.tool.clone(),
+            argument: approval.summary.clone(),
+        });
+    }
+    if let Some(questions) = state.pending_questions.front() {
+        return Some(WaitingFor::Question {
+            id: questions.id.clone(),
+            questions: questions.questions.clone(),
+        });
+    }
+    state.budget_hold.as_ref().map(|hold| WaitingFor::Budget {
+        reason: hold.reason.clone(),
+    })
+}
+
+/// Every input token the calls sent: uncached, read from the prompt cache and written to it.
+/// `None` when no part was reported.
+pub fn input_tokens(totals: &SessionStats) -> Option<u64> {
+    sum(&[
+        totals.input_tokens,
+        totals.cached_input_tokens,
+        totals.cache_write_input_tokens,
+    ])
+}
+
+/// A session's model, the one rule every view names it by: the model the agent last reported
+/// (a CLI's own choice, or what the API answered with), else the one `asked` for at launch.
+pub fn model_of(state: &State, asked: Option<&str>) -> Option<String> {
+    state
+        .last_context_model
+        .clone()
+        .or_else(|| asked.map(str::to_owned))
+}
+
+/// TOKENS: every token the calls processed, [`input_tokens`] plus output. `None` when no
+/// part was reported.
+pub fn total_tokens(totals: &SessionStats) -> Option<u64> {
+    sum(&[input_tokens(totals), totals.output_tokens])
+}
+
+fn sum(parts: &[Option<u64>]) -> Option<u64> {
+    parts.iter().any(Option::is_some).then(|| {
+        parts
+            .iter()
+            .flatten()
+            .fold(0u64, |total, n| total.saturating_add(*n))
+    })
 }

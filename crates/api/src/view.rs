@@ -18,10 +18,11 @@
 
 use panewise_pane_state::log::{LogLine, LogReader, TranscriptEntry};
 use panewise_pane_state::{Msg, State, WindowStandDown};
-use panewise_protocol::{CostSource, FailureKind, SessionStats};
+use panewise_protocol::{CostSource, FailureKind};
 
 use crate::methods::Decision;
 use crate::summary::{classify, AgentState, Observed, PaneFields, SessionSummary, WaitingFor};
+pub use crate::summary::{input_tokens, model_of, open_request, total_tokens};
 
 /// The most conversation entries a view keeps; older ones are dropped (the log keeps them
 /// all, `panewise replay` prints them).
@@ -179,27 +180,6 @@ impl SessionView {
             .and_then(|reading| reading.window_source)
             .is_some_and(|source| source == panewise_pane_state::WindowSource::Model)
     }
-}
-
-/// What waits for a person in `state`: the oldest pending approval, else the oldest pending
-/// question. The one reader of the reducer's open requests for every client.
-pub fn open_request(state: &State) -> Option<WaitingFor> {
-    if let Some(approval) = state.pending_approvals.front() {
-        return Some(WaitingFor::Approval {
-            id: approval.id.clone(),
-            tool: approval.tool.clone(),
-            argument: approval.summary.clone(),
-        });
-    }
-    if let Some(questions) = state.pending_questions.front() {
-        return Some(WaitingFor::Question {
-            id: questions.id.clone(),
-            questions: questions.questions.clone(),
-        });
-    }
-    state.budget_hold.as_ref().map(|hold| WaitingFor::Budget {
-        reason: hold.reason.clone(),
-    })
 }
 
 /// A terminal title: `panewise: NAME needs input`, `… working`, or `panewise: NAME`.
@@ -389,31 +369,6 @@ pub fn cost_cap_text(
         }) => format!("{}/{} tok", tokens_text(tokens), tokens_text(Some(*cap))),
         _ => spent,
     }
-}
-
-/// Every input token the calls sent: uncached, read from the prompt cache and written to it.
-/// `None` when no part was reported.
-pub fn input_tokens(totals: &SessionStats) -> Option<u64> {
-    sum(&[
-        totals.input_tokens,
-        totals.cached_input_tokens,
-        totals.cache_write_input_tokens,
-    ])
-}
-
-/// TOKENS: every token the calls processed, [`input_tokens`] plus output. `None` when no
-/// part was reported.
-pub fn total_tokens(totals: &SessionStats) -> Option<u64> {
-    sum(&[input_tokens(totals), totals.output_tokens])
-}
-
-fn sum(parts: &[Option<u64>]) -> Option<u64> {
-    parts.iter().any(Option::is_some).then(|| {
-        parts
-            .iter()
-            .flatten()
-            .fold(0u64, |total, n| total.saturating_add(*n))
-    })
 }
 
 #[cfg(test)]

@@ -106,6 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "{}",
             conversation(
                 folded.header.as_ref(),
+                &folded.state,
                 &folded.transcript,
                 &folded.calls,
                 &checked

@@ -207,7 +207,7 @@ fn read_session(path: &Path) -> Result<Listed, String> {
             .clone()
             .unwrap_or_else(|| provider_as_named(&header.agent_id).to_owned()),
         agent_id: header.agent_id.clone(),
-        model: header.model.clone(),
+        model: panewise_api::view::model_of(&state, header.model.as_deref()),
         cwd: header.cwd.clone(),
         first_prompt: first_prompt(&log),
         started,

@@ -465,6 +465,25 @@ pub fn edit_cost(pricing: CachePricing, rewritten: u64, saved: u64) -> EditCost 
     }
 }
 
+/// What the stage does with an edit once it knows what the edit costs in prompt cache
+/// ([`crate::cache::edit_cost`]; the caller gives the provider's multipliers in
+/// [`crate::VisitContext::cache_pricing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheGuard {
+    /// `paybackCalls`: hold an edit back unless it pays for the cache it breaks within this
+    /// many calls (the next one included). `None` (the default) applies every edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payback_calls: Option<u64>,
+    /// `overflowTokens`: at or above this many tokens in the window, an edit is applied even if
+    /// it does not pay (forced), and its record says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_tokens: Option<u64>,
+    /// `shadow`: record what the strategy would do, and change nothing.
+    #[serde(default)]
+    pub shadow: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,9 @@ use crate::strategy::{
 pub use crate::strategy_docs::{OptionDoc, StrategyDoc, PIN_OPTIONS, STRATEGY_DOCS};
 use crate::visit::PinSettings;
 
+pub use crate::cache::CacheGuard;
+pub use crate::error::describe_value;
+
 /// The options every local strategy takes, as configured: the pin ceilings (`false` and `0`
 /// both turn a pin off, W23), the excluded tools (W87) and the cache guard ([`CacheGuard`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,25 +60,6 @@ impl Default for PinConfig {
             cache: CacheGuard::default(),
         }
     }
-}
-
-/// What the stage does with an edit once it knows what the edit costs in prompt cache
-/// ([`crate::cache::edit_cost`]; the caller gives the provider's multipliers in
-/// [`crate::VisitContext::cache_pricing`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CacheGuard {
-    /// `paybackCalls`: hold an edit back unless it pays for the cache it breaks within this
-    /// many calls (the next one included). `None` (the default) applies every edit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub payback_calls: Option<u64>,
-    /// `overflowTokens`: at or above this many tokens in the window, an edit is applied even if
-    /// it does not pay (forced), and its record says so.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overflow_tokens: Option<u64>,
-    /// `shadow`: record what the strategy would do, and change nothing.
-    #[serde(default)]
-    pub shadow: bool,
 }
 
 /// A built-in strategy and its options, as a deployment configures it.
@@ -192,30 +176,6 @@ pub fn accepted_keys(strategy: &str) -> Vec<&'static str> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// A configuration value as a person wrote it: integers as integers, however large, and no
-/// exponent notation.
-pub fn describe_value(value: &Value) -> String {
-    match value {
-        Value::Number(number) if number.as_u64().is_some() || number.as_i64().is_some() => {
-            number.to_string()
-        }
-        Value::Number(number) => match number.as_f64() {
-            // Past 2^53 a float no longer says which integer was written; say what it is instead.
-            Some(float) if float >= 9_007_199_254_740_992.0 => {
-                format!("a number larger than {} (the largest accepted)", u64::MAX)
-            }
-            Some(float) if float <= -9_007_199_254_740_992.0 => "a large negative number".into(),
-            Some(float) => float.to_string(),
-            None => number.to_string(),
-        },
-        Value::String(_) => format!("the string {value}"),
-        Value::Bool(flag) => flag.to_string(),
-        Value::Null => "null".into(),
-        Value::Array(_) => "a list".into(),
-        Value::Object(_) => "a table".into(),
-    }
 }
 
 impl StrategyConfig {

@@ -1,5 +1,7 @@
 //! Every error the window stage can return.
 
+use serde_json::Value;
+
 /// What went wrong in the window stage.
 ///
 /// Bad input is always one of these, never a panic.
@@ -66,5 +68,29 @@ fn config_problem(field: &str, reason: &str) -> String {
         reason.to_string()
     } else {
         format!("field `{field}`: {reason}")
+    }
+}
+
+/// A configuration value as a person wrote it: integers as integers, however large, and no
+/// exponent notation.
+pub fn describe_value(value: &Value) -> String {
+    match value {
+        Value::Number(number) if number.as_u64().is_some() || number.as_i64().is_some() => {
+            number.to_string()
+        }
+        Value::Number(number) => match number.as_f64() {
+            // Past 2^53 a float no longer says which integer was written; say what it is instead.
+            Some(float) if float >= 9_007_199_254_740_992.0 => {
+                format!("a number larger than {} (the largest accepted)", u64::MAX)
+            }
+            Some(float) if float <= -9_007_199_254_740_992.0 => "a large negative number".into(),
+            Some(float) => float.to_string(),
+            None => number.to_string(),
+        },
+        Value::String(_) => format!("the string {value}"),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Null => "null".into(),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a table".into(),
     }
 }

@@ -437,7 +437,7 @@ pub(crate) fn thinking_keep(value: &Value) -> Result<ThinkingKeep, String> {
             Some(turns) if turns >= 1 => Ok(ThinkingKeep::Turns(turns)),
             _ => Err(format!(
                 "must be a whole number of at least 1 or \"all\", got {}",
-                crate::config::describe_value(other)
+                crate::error::describe_value(other)
             )),
         },
     }

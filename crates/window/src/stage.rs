@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 use crate::cache::edit_cost;
-use crate::config::CacheGuard;
+use crate::cache::CacheGuard;
 use crate::error::{SummarizerError, WindowError};
 use crate::floor::{floor_step, FloorKey, FloorStep};
 use crate::message::{Role, WindowMessage};

@@ -3,6 +3,8 @@
 //! escaped (the wording is `panewise_tui::wording`, shared with `attach` and the web page).
 
 use panewise_pane_state::log::{LogHeader, TranscriptEntry, TranscriptLine};
+use panewise_pane_state::State;
+use panewise_protocol::CostSource;
 use panewise_providers::PriceTable;
 use panewise_tui::wording::{entry_line, labelled};
 
@@ -10,16 +12,20 @@ use super::usage::{call_text, totals_text, LoggedCall};
 
 /// The header's facts, then the transcript, one block per line, each model call's usage under
 /// the lines logged up to it, the calls' totals, then what the checkpoints said of the fold
-/// (`checked`). Costs are priced with the built-in table.
+/// (`checked`). A call's cost is priced with the built-in table; the calls' total is what the
+/// agent reported when it reported one (the folded `state`'s), as every view shows it. The
+/// model is the one the agent last reported, else the one asked for
+/// ([`panewise_api::view::model_of`]).
 pub fn conversation(
     header: Option<&LogHeader>,
+    state: &State,
     transcript: &[TranscriptLine],
     calls: &[LoggedCall],
     checked: &str,
 ) -> String {
     let mut out = Block::default();
     if let Some(header) = header {
-        let agent = match &header.model {
+        let agent = match panewise_api::view::model_of(state, header.model.as_deref()) {
             Some(model) => format!("{}, model {model}", header.agent_id),
             None => header.agent_id.clone(),
         };
@@ -59,7 +65,11 @@ pub fn conversation(
         out.line("usage", &call_text(call, &prices));
     }
     if !calls.is_empty() {
-        out.line("calls", &totals_text(calls, &prices));
+        let totals = state.session_totals.as_ref();
+        let reported = totals
+            .filter(|totals| totals.cost_source == Some(CostSource::Reported))
+            .and_then(|totals| totals.cost_usd);
+        out.line("calls", &totals_text(calls, &prices, reported));
     }
     out.line("checkpoint", checked);
     out.text

@@ -77,7 +77,7 @@ pub fn call_text(call: &LoggedCall, prices: &PriceTable) -> String {
 
 /// The session's totals: every call's tokens summed by kind, and the cost split of the calls
 /// whose model has a price, saying how many had none (their cost is not guessed).
-pub fn totals_text(calls: &[LoggedCall], prices: &PriceTable) -> String {
+pub fn totals_text(calls: &[LoggedCall], prices: &PriceTable, reported: Option<f64>) -> String {
     let mut tokens = CallTokens::default();
     let mut cost: Option<CostSplit> = None;
     let mut unpriced = 0usize;
@@ -92,13 +92,21 @@ pub fn totals_text(calls: &[LoggedCall], prices: &PriceTable) -> String {
         1 => "1 model call".to_owned(),
         count => format!("{count} model calls"),
     };
-    let cost = match (cost, unpriced) {
-        (Some(split), 0) => cost_text(Some(&split)),
-        (Some(split), unpriced) => format!(
+    let cost = match (cost, unpriced, reported) {
+        // What the agent reported is the cost; the table's price of the tokens is beside it.
+        (priced, _, Some(reported)) => format!(
+            "${reported:.4} reported by the agent{}",
+            priced.map_or(String::new(), |split| format!(
+                " (the built-in table prices these tokens at ${:.4})",
+                split.total_usd
+            ))
+        ),
+        (Some(split), 0, None) => cost_text(Some(&split)),
+        (Some(split), unpriced, None) => format!(
             "{} (without {unpriced} call(s) whose model has no price)",
             cost_text(Some(&split))
         ),
-        (None, _) => cost_text(None),
+        (None, _, None) => cost_text(None),
     };
     format!("{count}: {}; {cost}", tokens.text())
 }
@@ -160,14 +168,14 @@ mod tests {
         assert_eq!(calls[1].after_lines, 4);
         // 0.0525 + 0.0034779 = 0.0559779.
         assert_eq!(
-            totals_text(&calls, &prices),
+            totals_text(&calls, &prices, None),
             "3 model calls: prompt 19,649 = 1,666 new + 7,983 cache read + 10,000 cache write \
              (4,000 of them 1h); 239 out; $0.0560 = $0.0035 input + $0.0024 cache read + \
              $0.0225 cache write 5m + $0.0240 cache write 1h + $0.0036 output (without 1 \
              call(s) whose model has no price)"
         );
         assert_eq!(
-            totals_text(&calls[2..], &prices),
+            totals_text(&calls[2..], &prices, None),
             "1 model call: prompt 500 (no cache figures reported); output not reported; cost \
              unknown (no price for the model)"
         );

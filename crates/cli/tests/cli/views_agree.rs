@@ -113,15 +113,7 @@ fn dollars(cost: &str) -> String {
 }
 
 /// The differences found today, as (case, view, field, what the view shows). Only shrinks.
-const KNOWN_DIFFERENCES: &[(&str, &str, &str, &str)] = &[
-    // The header's model is the one asked for (`--model`), never the one the CLI reports.
-    ("claude-code", "replay", "model", NONE),
-    // `replay` prices the calls' tokens with the built-in table; the others show the cost
-    // Claude Code reported.
-    ("claude-code", "replay", "cost", "$0.0033"),
-    ("claude-code", "agents", "model", NONE),
-    ("claude-code", "sessions", "model", NONE),
-];
+const KNOWN_DIFFERENCES: &[(&str, &str, &str, &str)] = &[];
 
 /// One case: the provider as created, and the truth each view should show.
 struct Case {

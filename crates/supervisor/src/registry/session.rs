@@ -86,7 +86,7 @@ impl Session {
             id: self.id.clone(),
             name,
             provider: self.info.provider.clone(),
-            model: self.info.model.clone(),
+            model: pane.model.or_else(|| self.info.model.clone()),
             cwd: self.info.cwd.display().to_string(),
             state: pane.state,
             waiting_for: pane.waiting_for,
