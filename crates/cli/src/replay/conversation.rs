@@ -4,7 +4,6 @@
 
 use panewise_pane_state::log::{LogHeader, TranscriptEntry, TranscriptLine};
 use panewise_pane_state::State;
-use panewise_protocol::CostSource;
 use panewise_providers::PriceTable;
 use panewise_tui::wording::{entry_line, labelled};
 
@@ -65,11 +64,11 @@ pub fn conversation(
         out.line("usage", &call_text(call, &prices));
     }
     if !calls.is_empty() {
-        let totals = state.session_totals.as_ref();
-        let reported = totals
-            .filter(|totals| totals.cost_source == Some(CostSource::Reported))
-            .and_then(|totals| totals.cost_usd);
-        out.line("calls", &totals_text(calls, &prices, reported));
+        let session = state
+            .session_totals
+            .as_ref()
+            .and_then(|totals| totals.cost_usd.zip(totals.cost_source));
+        out.line("calls", &totals_text(calls, &prices, session));
     }
     out.line("checkpoint", checked);
     out.text

@@ -4,6 +4,7 @@
 //! where the provider reported one.
 
 use panewise_pane_state::Msg;
+use panewise_protocol::CostSource;
 use panewise_providers::call_usage::cost_text;
 use panewise_providers::{CallTokens, CostSplit, PriceTable};
 
@@ -75,9 +76,16 @@ pub fn call_text(call: &LoggedCall, prices: &PriceTable) -> String {
     format!("{}; {}", call.tokens.text(), cost_text(cost.as_ref()))
 }
 
-/// The session's totals: every call's tokens summed by kind, and the cost split of the calls
-/// whose model has a price, saying how many had none (their cost is not guessed).
-pub fn totals_text(calls: &[LoggedCall], prices: &PriceTable, reported: Option<f64>) -> String {
+/// The session's totals: every call's tokens summed by kind, and its cost as every view shows
+/// it — the `session` cost the log's fold holds, with its source: what the agent reported
+/// (the built-in table's price of the tokens beside it), or panewise's estimate (`~`, its
+/// split beside it); without one, the cost split of the calls whose model has a price,
+/// saying how many had none (their cost is not guessed).
+pub fn totals_text(
+    calls: &[LoggedCall],
+    prices: &PriceTable,
+    session: Option<(f64, CostSource)>,
+) -> String {
     let mut tokens = CallTokens::default();
     let mut cost: Option<CostSplit> = None;
     let mut unpriced = 0usize;
@@ -92,21 +100,27 @@ pub fn totals_text(calls: &[LoggedCall], prices: &PriceTable, reported: Option<f
         1 => "1 model call".to_owned(),
         count => format!("{count} model calls"),
     };
-    let cost = match (cost, unpriced, reported) {
-        // What the agent reported is the cost; the table's price of the tokens is beside it.
-        (priced, _, Some(reported)) => format!(
+    let cost = match (cost, unpriced, session) {
+        (priced, _, Some((reported, CostSource::Reported))) => format!(
             "${reported:.4} reported by the agent{}",
             priced.map_or(String::new(), |split| format!(
                 " (the built-in table prices these tokens at ${:.4})",
                 split.total_usd
             ))
         ),
-        (Some(split), 0, None) => cost_text(Some(&split)),
-        (Some(split), unpriced, None) => format!(
+        (priced, _, Some((estimate, CostSource::Estimated))) => format!(
+            "~${estimate:.4} estimated from the tokens{}",
+            priced.map_or(String::new(), |split| format!(
+                " ({})",
+                cost_text(Some(&split))
+            ))
+        ),
+        (Some(split), 0, _) => cost_text(Some(&split)),
+        (Some(split), unpriced, _) => format!(
             "{} (without {unpriced} call(s) whose model has no price)",
             cost_text(Some(&split))
         ),
-        (None, _, None) => cost_text(None),
+        (None, _, _) => cost_text(None),
     };
     format!("{count}: {}; {cost}", tokens.text())
 }

@@ -102,33 +102,66 @@ fn json_words(stdout: &[u8], id: &str) -> Words {
     }
 }
 
-/// The first dollar figure of a cost text (`~$0.0424` stays marked estimated), else the text.
+/// The first dollar figure of a cost text (`~$0.0424` stays marked estimated); a text with
+/// none (`cost unknown …`) shows no cost.
 fn dollars(cost: &str) -> String {
     cost.split_whitespace()
         .find(|word| word.trim_start_matches('~').starts_with('$'))
         .map_or_else(
-            || cost.to_owned(),
-            |word| word.trim_end_matches([',', ';']).to_owned(),
+            || NONE.to_owned(),
+            |word| word.trim_end_matches([',', ';', ')']).to_owned(),
         )
 }
 
 /// The differences found today, as (case, view, field, what the view shows). Only shrinks.
 const KNOWN_DIFFERENCES: &[(&str, &str, &str, &str)] = &[];
 
-/// One case: the provider as created, and the truth each view should show.
+/// The cost a view should show.
+#[derive(Debug, Clone, Copy)]
+enum Cost {
+    /// This figure, as the agent reported it.
+    Reported(&'static str),
+    /// panewise's estimate from the tokens: marked `~`, the same figure in every view.
+    Estimated,
+    /// None shown: the model has no price, and a cost is never guessed.
+    Unpriced,
+}
+
+/// One case: the provider and model as created, and the truth each view should show.
 struct Case {
     name: &'static str,
     provider: &'static str,
+    /// The model asked for (`None`: the provider's default).
+    asked: Option<&'static str>,
     model: &'static str,
-    cost: &'static str,
+    cost: Cost,
 }
 
-const CASES: &[Case] = &[Case {
-    name: "claude-code",
-    provider: "claude-code",
-    model: CLAUDE_MODEL,
-    cost: CLAUDE_COST,
-}];
+const CASES: &[Case] = &[
+    Case {
+        name: "claude-code",
+        provider: "claude-code",
+        asked: None,
+        model: CLAUDE_MODEL,
+        cost: Cost::Reported(CLAUDE_COST),
+    },
+    // panewise's own loop on the built-in mock, with its own model (no price)…
+    Case {
+        name: "own-loop-unpriced",
+        provider: "mock",
+        asked: None,
+        model: "panewise-mock",
+        cost: Cost::Unpriced,
+    },
+    // …and asking for a priced model, which the mock answers as.
+    Case {
+        name: "own-loop-priced",
+        provider: "mock",
+        asked: Some(CLAUDE_MODEL),
+        model: CLAUDE_MODEL,
+        cost: Cost::Estimated,
+    },
+];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_agents_and_sessions_name_the_provider_model_and_cost_alike() {
@@ -143,6 +176,7 @@ async fn replay_agents_and_sessions_name_the_provider_model_and_cost_alike() {
             &client,
             CreateParams {
                 provider: Some(case.provider.to_owned()),
+                model: case.asked.map(str::to_owned),
                 cwd: Some(cwd.display().to_string()),
                 approval: Some("full-access".to_owned()),
                 name: Some(case.name.to_owned()),
@@ -174,11 +208,25 @@ async fn replay_agents_and_sessions_name_the_provider_model_and_cost_alike() {
             ("agents", json_words(&agents.stdout, &session.id)),
             ("sessions", json_words(&sessions.stdout, &session.id)),
         ];
+        // An estimate's truth is the figure `agents` shows, if it is marked as one: the
+        // other views must show the same.
+        let cost = match case.cost {
+            Cost::Reported(figure) => figure.to_owned(),
+            Cost::Unpriced => NONE.to_owned(),
+            Cost::Estimated => {
+                let agents = &views[1].1.cost;
+                if agents.starts_with("~$") {
+                    agents.clone()
+                } else {
+                    format!("~$ (agents shows {agents})")
+                }
+            }
+        };
         for (view, words) in &views {
             for (field, shown, truth) in [
                 ("provider", &words.provider, case.provider),
                 ("model", &words.model, case.model),
-                ("cost", &words.cost, case.cost),
+                ("cost", &words.cost, cost.as_str()),
             ] {
                 if shown != truth {
                     found.push((case.name, *view, field, shown.clone()));

@@ -24,11 +24,11 @@ use serde_json::Value;
 use tokio::time::{sleep_until, Duration, Instant};
 
 use super::process::{Launcher, Process};
+use super::NoticeSink;
 use super::Produced;
 use crate::agent::{AgentCommand, AgentExit};
 use crate::approval::ToolRequest;
 use crate::error::{AgentError, SessionError};
-use crate::session::Outlet;
 
 /// How long an agent may take to exit once its input was closed before it is killed (R100).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -254,7 +254,10 @@ impl CliAgent {
     }
 
     /// Starts the persistent process of the channels that have one.
-    pub(crate) async fn start(&mut self, out: &mut Outlet) -> Result<Vec<Produced>, SessionError> {
+    pub(crate) async fn start(
+        &mut self,
+        out: &mut dyn NoticeSink,
+    ) -> Result<Vec<Produced>, SessionError> {
         let produced = self.resume_note();
         match self.channel.clone() {
             Channel::Rpc(launch) => {
@@ -413,7 +416,7 @@ impl CliAgent {
     pub(crate) async fn write_step(
         &mut self,
         step: Step,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<(), SessionError> {
         for notice in &step.notices {
             out.notice(notice.clone());
@@ -432,7 +435,7 @@ impl CliAgent {
     pub(crate) async fn send_prompt(
         &mut self,
         text: String,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<(), SessionError> {
         match &self.channel {
             Channel::Claude(_) => {

@@ -1,5 +1,5 @@
 //! The agent behind a session, as a closed set: a supervised CLI ([`cli::CliAgent`]) or
-//! panewise's own model loop ([`model::ModelAgent`]). The engine ([`crate::session`]) calls
+//! panewise's own model loop ([`model::ModelAgent`]). The engine (the `session` module) calls
 //! one method per effect and folds what each returns; a backend never records, never steps the
 //! reducer and never reads the person's input.
 
@@ -15,7 +15,13 @@ use panewise_providers::{Provider, ProviderEvent};
 
 use crate::approval::ToolRequest;
 use crate::error::SessionError;
-use crate::session::Outlet;
+
+/// Where a backend says a line for the person watching (a notice): the engine's outlet, which
+/// shows it and hands it to the front ends. The backends name this, never the engine.
+pub(crate) trait NoticeSink: Send {
+    /// Says `text`.
+    fn notice(&mut self, text: String);
+}
 
 /// What a backend hands the engine, in order.
 #[derive(Debug)]
@@ -74,7 +80,10 @@ impl Backend {
         }
     }
 
-    pub(crate) async fn start(&mut self, out: &mut Outlet) -> Result<Vec<Produced>, SessionError> {
+    pub(crate) async fn start(
+        &mut self,
+        out: &mut dyn NoticeSink,
+    ) -> Result<Vec<Produced>, SessionError> {
         match self {
             Backend::Cli(agent) => agent.start(out).await,
             Backend::Model(_) => Ok(Vec::new()),
@@ -92,7 +101,7 @@ impl Backend {
     pub(crate) fn on_input(
         &mut self,
         input: BackendInput,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<Vec<Produced>, SessionError> {
         match (self, input) {
             (Backend::Cli(agent), BackendInput::Cli(input)) => agent.on_input(input),
@@ -106,7 +115,7 @@ impl Backend {
     pub(crate) async fn after_fold(
         &mut self,
         produced: Produced,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<Vec<Produced>, SessionError> {
         match (self, produced) {
             (Backend::Cli(agent), Produced::AfterFold(step)) => {
@@ -121,7 +130,7 @@ impl Backend {
     pub(crate) async fn send_prompt(
         &mut self,
         text: String,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<(), SessionError> {
         match self {
             Backend::Cli(agent) => agent.send_prompt(text, out).await,
@@ -129,14 +138,14 @@ impl Backend {
         }
     }
 
-    pub(crate) async fn interrupt(&mut self, out: &mut Outlet) -> Result<(), SessionError> {
+    pub(crate) async fn interrupt(&mut self, out: &mut dyn NoticeSink) -> Result<(), SessionError> {
         match self {
             Backend::Cli(agent) => agent.interrupt().await,
             Backend::Model(agent) => agent.interrupt(out),
         }
     }
 
-    pub(crate) fn kill(&mut self, out: &mut Outlet) -> Result<(), SessionError> {
+    pub(crate) fn kill(&mut self, out: &mut dyn NoticeSink) -> Result<(), SessionError> {
         match self {
             Backend::Cli(agent) => agent.kill(),
             // The loop's agent is panewise itself: killing it is stopping the turn, tool
@@ -150,7 +159,7 @@ impl Backend {
         id: &str,
         approved: bool,
         reason: &str,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<Vec<Produced>, SessionError> {
         match self {
             Backend::Cli(agent) => {
@@ -167,7 +176,7 @@ impl Backend {
         &mut self,
         id: &str,
         answers: &[String],
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<Vec<Produced>, SessionError> {
         match self {
             Backend::Cli(agent) => {
@@ -191,7 +200,7 @@ impl Backend {
         &mut self,
         state: &State,
         input_open: bool,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<Option<Vec<Produced>>, SessionError> {
         match self {
             Backend::Cli(agent) => {

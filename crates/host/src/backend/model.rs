@@ -32,6 +32,7 @@ use panewise_providers::{ApiError, ApiKind, Provider, ProviderEvent};
 use panewise_transport::{CancellationToken, EventStream, ModelClient};
 use panewise_window::{Message, WindowRecord};
 
+use super::NoticeSink;
 use super::Produced;
 use crate::agent_loop::archive::{self, ArchiveFile};
 use crate::agent_loop::ledger::{self, WindowLedger};
@@ -40,7 +41,6 @@ use crate::agent_loop::resume::Rebuilt;
 use crate::approval::{ApprovalMode, ToolRequest};
 use crate::clock::SessionClock;
 use crate::error::SessionError;
-use crate::session::Outlet;
 use crate::summarize::{ModelSummarizer, Summarizer, WindowRunner};
 use crate::tools::{ToolContext, ToolOutcome};
 
@@ -272,7 +272,7 @@ impl ModelAgent {
     pub(crate) fn on_input(
         &mut self,
         input: Input,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<Vec<Produced>, SessionError> {
         let at_ms = self.clock.now_ms();
         let input = match input {
@@ -319,7 +319,7 @@ impl ModelAgent {
         id: &str,
         approved: bool,
         reason: &str,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<Vec<Produced>, SessionError> {
         let input = LoopInput::Approval {
             id: id.to_owned(),
@@ -335,7 +335,7 @@ impl ModelAgent {
         &mut self,
         id: &str,
         answers: &[String],
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<Vec<Produced>, SessionError> {
         let input = LoopInput::Answered {
             id: id.to_owned(),
@@ -366,7 +366,7 @@ impl ModelAgent {
     pub(crate) async fn settle(
         &mut self,
         state: &panewise_pane_state::State,
-        out: &mut Outlet,
+        out: &mut dyn NoticeSink,
     ) -> Result<Option<Vec<Produced>>, SessionError> {
         let turn_working = state.turn_phase.is_working();
         let held = state.budget_hold.is_some();
@@ -401,7 +401,7 @@ impl ModelAgent {
     /// Stops the turn: the call is cancelled, the running tool's process group killed (its
     /// future dropped), and every call left without a result gets one saying it was
     /// interrupted, so the next request pairs every call with its result.
-    pub(crate) fn interrupt(&mut self, out: &mut Outlet) -> Result<(), SessionError> {
+    pub(crate) fn interrupt(&mut self, out: &mut dyn NoticeSink) -> Result<(), SessionError> {
         let at_ms = self.clock.now_ms();
         let effects = self.core.step(LoopInput::Interrupt { at_ms })?;
         // An interrupt's effects are cancellations, ledger lines and notices: nothing for
@@ -411,7 +411,11 @@ impl ModelAgent {
     }
 
     /// Folds `input` into the core and carries out what it returns.
-    fn step(&mut self, input: LoopInput, out: &mut Outlet) -> Result<Vec<Produced>, SessionError> {
+    fn step(
+        &mut self,
+        input: LoopInput,
+        out: &mut dyn NoticeSink,
+    ) -> Result<Vec<Produced>, SessionError> {
         let effects = self.core.step(input)?;
         self.carry_out(effects, Some(out))
     }
@@ -421,7 +425,7 @@ impl ModelAgent {
     fn carry_out(
         &mut self,
         effects: Vec<Effect>,
-        mut out: Option<&mut Outlet>,
+        mut out: Option<&mut dyn NoticeSink>,
     ) -> Result<Vec<Produced>, SessionError> {
         let mut produced = Vec::new();
         let mut queue: VecDeque<Effect> = effects.into();

@@ -165,6 +165,12 @@ impl Outlet {
     }
 }
 
+impl crate::backend::NoticeSink for Outlet {
+    fn notice(&mut self, text: String) {
+        Outlet::notice(self, text);
+    }
+}
+
 /// Every input the loop folds.
 #[derive(Debug)]
 enum Input {
