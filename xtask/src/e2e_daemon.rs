@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e::{
+use crate::e2e_support::{
     cli_env, processes_with_env, replay, start_mock, Cli, RESUME_PROMPT, SHELL, WRITE,
 };
 
