@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e_daemon::{text, within};
 use crate::e2e_support::{
-    check_header, check_totals, cli_env, processes_with_env, replay, start_mock, Cli, WRITE,
+    check_header, check_totals, cli_env, processes_with_env, replay, start_mock, text, within, Cli,
+    WRITE,
 };
 use crate::e2e_terminal::Terminal;
 

@@ -16,9 +16,8 @@ use std::time::Duration;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::e2e_daemon::{text, within};
 use crate::e2e_dashboard::{transcript_entries, StopDaemons};
-use crate::e2e_support::{cli_env, start_mock, Cli};
+use crate::e2e_support::{cli_env, start_mock, text, within, Cli};
 use crate::e2e_terminal::Terminal;
 
 /// The question case's name.

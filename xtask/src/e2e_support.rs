@@ -5,7 +5,8 @@
 //! module can use it without reaching back to the runner that calls it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
@@ -282,4 +283,35 @@ pub(crate) fn check_totals(state: &Value, mock_log: &Path) -> Result<()> {
         bail!("session totals {got:?} differ from the mock's usage {sums:?}");
     }
     Ok(())
+}
+
+/// Runs `command` to its end, killed if it takes longer than `deadline`.
+pub(crate) fn within(mut command: Command, deadline: Duration) -> Result<Output> {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run panewise")?;
+    let until = Instant::now() + deadline;
+    loop {
+        if child.try_wait()?.is_some() {
+            return Ok(child.wait_with_output()?);
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let output = child.wait_with_output()?;
+            bail!("still running after {deadline:?}: {}", text(&output));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// An output's exit code, stdout and stderr, for a message.
+pub(crate) fn text(output: &Output) -> String {
+    format!(
+        "{:?}: {}{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }
