@@ -93,13 +93,11 @@ pub fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &DaemonCase) 
     }
     let mock = start_mock(panewise, case.scenario, dir)?;
     let mut env = cli_env(case.cli, &home, &mock.url)?;
-    let variable = match case.cli {
-        Cli::Claude => "PANEWISE_CLAUDE",
-        Cli::Codex => "PANEWISE_CODEX",
-        Cli::Gemini => "PANEWISE_GEMINI",
-    };
     env.extend([
-        (variable.to_owned(), program.display().to_string()),
+        (
+            case.cli.daemon_variable().to_owned(),
+            program.display().to_string(),
+        ),
         (
             "XDG_RUNTIME_DIR".to_owned(),
             dir.join("run").display().to_string(),

@@ -29,6 +29,15 @@ impl Cli {
         }
     }
 
+    /// The variable that names the executable the daemon starts for the CLI.
+    pub(crate) fn daemon_variable(self) -> &'static str {
+        match self {
+            Cli::Claude => "PANEWISE_CLAUDE",
+            Cli::Codex => "PANEWISE_CODEX",
+            Cli::Gemini => "PANEWISE_GEMINI",
+        }
+    }
+
     /// The flag of `panewise run` that names the executable.
     pub(crate) fn program_flag(self) -> &'static str {
         match self {
@@ -314,4 +323,89 @@ pub(crate) fn text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     )
+}
+
+/// How long one `panewise` command of a case run in a [`Place`] may take.
+const PLACE_DEADLINE: Duration = Duration::from_secs(120);
+
+/// A daemon case's place: its own HOME, working directory, runtime, data and config
+/// directories under the case's directory, and the environment that names them, so the daemon
+/// it starts (and the dashboard and CLIs talking to it) see nothing of the machine's.
+pub(crate) struct Place {
+    /// The case's directory.
+    pub(crate) dir: PathBuf,
+    /// The case's HOME.
+    pub(crate) home: PathBuf,
+    /// The working directory, canonical: as the daemon reports a session's `cwd`.
+    pub(crate) work: PathBuf,
+    /// The environment of every `panewise` command of the case.
+    pub(crate) env: Vec<(String, String)>,
+}
+
+impl Place {
+    /// Makes the directories under `dir`, with the daemon's desktop notifications off (the
+    /// dashboard's notices are enough).
+    pub(crate) fn new(dir: &Path) -> Result<Place> {
+        let home = dir.join("home");
+        let work = dir.join("work");
+        let config = home.join(".config");
+        for sub in [
+            &home,
+            &work,
+            &dir.join("run"),
+            &dir.join("data"),
+            &config.join("panewise"),
+        ] {
+            std::fs::create_dir_all(sub)?;
+        }
+        std::fs::write(
+            config.join("panewise/panewise.toml"),
+            "[notify]\ndesktop = false\n",
+        )?;
+        let env = [
+            ("HOME", &home),
+            ("XDG_RUNTIME_DIR", &dir.join("run")),
+            ("XDG_DATA_HOME", &dir.join("data")),
+            ("XDG_CONFIG_HOME", &config),
+        ]
+        .map(|(key, value)| (key.to_owned(), value.display().to_string()))
+        .to_vec();
+        Ok(Place {
+            dir: dir.to_path_buf(),
+            work: std::fs::canonicalize(work)?,
+            home,
+            env,
+        })
+    }
+
+    /// The place with `cli` pointed at the mock at `url`, and the daemon starting `program` as
+    /// that CLI.
+    pub(crate) fn with_cli(mut self, cli: Cli, program: &Path, url: &str) -> Result<Place> {
+        let cli_env = cli_env(cli, &self.home, url)?;
+        // HOME is the place's already.
+        self.env
+            .extend(cli_env.into_iter().filter(|(key, _)| key != "HOME"));
+        self.env.push((
+            cli.daemon_variable().to_owned(),
+            program.display().to_string(),
+        ));
+        Ok(self)
+    }
+
+    /// `panewise args` in the place, with no stdin and no `PANEWISE_LOG` of the caller's.
+    pub(crate) fn command(&self, panewise: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(panewise);
+        command
+            .args(args)
+            .current_dir(&self.work)
+            .envs(self.env.iter().map(|(key, value)| (key, value)))
+            .env_remove("PANEWISE_LOG")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs `panewise args` in the place to its end, killed past the deadline.
+    pub(crate) fn run(&self, panewise: &Path, args: &[&str]) -> Result<Output> {
+        within(self.command(panewise, args), PLACE_DEADLINE)
+    }
 }
