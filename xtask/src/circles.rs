@@ -351,11 +351,6 @@ pub const KNOWN_CIRCLES: &[(&str, &str)] = &[
         "crates/window",
         "crate: archive ↔ conversation ↔ notice ↔ plan ↔ span_cache ↔ visit",
     ),
-    (
-        "xtask",
-        "crate: e2e ↔ e2e_context ↔ e2e_daemon ↔ e2e_dashboard ↔ e2e_mcp ↔ e2e_questions ↔ \
-         e2e_recall ↔ e2e_ssh ↔ e2e_telemetry ↔ e2e_window_floor",
-    ),
 ];
 
 /// Every circle in the crates under `root/crates` and `root/xtask`, as `(crate folder,

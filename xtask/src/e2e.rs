@@ -13,43 +13,20 @@
 //! their own: the CLIs under the daemon (`e2e_daemon.rs`), restorable eviction and `recall`
 //! through `run` and the daemon (`e2e_recall.rs`), the dashboard in tmux
 //! (`e2e_dashboard.rs`), the dashboard over ssh (`e2e_ssh.rs`), the telemetry export
-//! (`e2e_telemetry.rs`).
+//! (`e2e_telemetry.rs`). What this runner and those cases share (the CLIs, the mock, the
+//! checks of a session's log) is in `e2e_support.rs`, which names none of them.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use anyhow::{bail, ensure, Context, Result};
-
-use crate::e2e_npm::install;
 use serde_json::Value;
 
-/// The CLI a case supervises.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Cli {
-    Claude,
-    Codex,
-    Gemini,
-}
-
-impl Cli {
-    /// `--provider` of `panewise run`.
-    pub(crate) fn provider(self) -> &'static str {
-        match self {
-            Cli::Claude => "claude-code",
-            Cli::Codex => "codex",
-            Cli::Gemini => "gemini-cli",
-        }
-    }
-
-    /// The flag of `panewise run` that names the executable.
-    fn program_flag(self) -> &'static str {
-        match self {
-            Cli::Claude => "--claude",
-            Cli::Codex => "--codex",
-            Cli::Gemini => "--gemini",
-        }
-    }
-}
+use crate::e2e_npm::install;
+use crate::e2e_support::{
+    check_header, check_totals, cli_env, processes_with_env, replay, start_mock, Cli, Mock,
+    RESUME_PROMPT, SHELL, WRITE,
+};
 
 /// One scenario of one CLI.
 struct Case {
@@ -117,12 +94,6 @@ impl Signal {
         }
     }
 }
-
-pub(crate) const WRITE: &str = "Create a file hello.txt containing hello, using your tools.";
-
-pub(crate) const SHELL: &str = "Run echo hello with your shell tool, then tell me what it printed.";
-
-pub(crate) const RESUME_PROMPT: &str = "Now say done.";
 
 const CASES: &[Case] = &[
     Case {
@@ -1130,121 +1101,6 @@ pub fn run(root: &Path, filter: Option<&str>, capture: Option<&Path>) -> Result<
     Ok(())
 }
 
-/// A mock server for one case, stopped when dropped.
-pub(crate) struct Mock {
-    child: Child,
-    pub(crate) url: String,
-    pub(crate) log: PathBuf,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ignored = self.child.kill();
-        let _ignored = self.child.wait();
-    }
-}
-
-pub(crate) fn start_mock(panewise: &Path, scenario: &str, dir: &Path) -> Result<Mock> {
-    use std::io::BufRead;
-    let log = dir.join("mock.jsonl");
-    let mut child = Command::new(panewise)
-        .args([
-            "mock-server",
-            "--port",
-            "0",
-            "--scenario",
-            scenario,
-            "--log",
-        ])
-        .arg(&log)
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("cannot start panewise mock-server")?;
-    let mut first = String::new();
-    if let Some(stdout) = child.stdout.take() {
-        std::io::BufReader::new(stdout).read_line(&mut first)?;
-    }
-    let url = first
-        .split_whitespace()
-        .find(|word| word.starts_with("http://127.0.0.1:"))
-        .map(str::to_owned)
-        .with_context(|| format!("the mock server said {first:?}"))?;
-    Ok(Mock { child, url, log })
-}
-
-/// The environment that points `cli` at the mock (and nowhere else), with the files it reads
-/// under `home`.
-pub(crate) fn cli_env(cli: Cli, home: &Path, url: &str) -> Result<Vec<(String, String)>> {
-    const KEY: &str = "sk-e2e-not-a-real-key";
-    let mut env: Vec<(&str, String)> = vec![
-        ("HOME", home.display().to_string()),
-        ("HTTP_PROXY", url.to_owned()),
-        ("HTTPS_PROXY", url.to_owned()),
-        ("NO_PROXY", "127.0.0.1".to_owned()),
-    ];
-    match cli {
-        Cli::Claude => env.extend([
-            ("ANTHROPIC_BASE_URL", url.to_owned()),
-            ("ANTHROPIC_API_KEY", KEY.to_owned()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
-            ("DISABLE_TELEMETRY", "1".to_owned()),
-            ("DISABLE_ERROR_REPORTING", "1".to_owned()),
-            ("DISABLE_AUTOUPDATER", "1".to_owned()),
-            ("CLAUDE_CODE_MAX_RETRIES", "1".to_owned()),
-        ]),
-        Cli::Codex => {
-            let codex_home = home.join(".codex");
-            std::fs::create_dir_all(&codex_home)?;
-            std::fs::write(
-                codex_home.join("config.toml"),
-                format!(
-                    "model = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\
-                     check_for_update_on_startup = false\n\n\
-                     [model_providers.mock]\nname = \"mock\"\nbase_url = \"{url}/v1\"\n\
-                     env_key = \"PANEWISE_E2E_KEY\"\nwire_api = \"responses\"\n\
-                     request_max_retries = 0\nstream_max_retries = 0\n\n\
-                     [analytics]\nenabled = false\n\n\
-                     [features]\nplugins = false\nremote_plugin = false\napps = false\n"
-                ),
-            )?;
-            env.extend([
-                ("CODEX_HOME", codex_home.display().to_string()),
-                ("PANEWISE_E2E_KEY", KEY.to_owned()),
-            ]);
-        }
-        Cli::Gemini => {
-            let gemini_home = home.join(".gemini");
-            std::fs::create_dir_all(&gemini_home)?;
-            std::fs::write(
-                gemini_home.join("settings.json"),
-                serde_json::json!({
-                    "security": {"auth": {"selectedType": "gemini-api-key"}},
-                    // Two attempts per call, as Claude Code gets one retry and Codex none:
-                    // headless Gemini CLI retries a 429 or 5xx silently (ten attempts by
-                    // default, minutes of backoff), longer than a turn may stay unanswered.
-                    "general": {
-                        "enableAutoUpdate": false,
-                        "enableAutoUpdateNotification": false,
-                        "maxAttempts": 2,
-                    },
-                    "privacy": {"usageStatisticsEnabled": false},
-                    "telemetry": {"enabled": false},
-                })
-                .to_string(),
-            )?;
-            env.extend([
-                ("GEMINI_API_KEY", KEY.to_owned()),
-                ("GOOGLE_GEMINI_BASE_URL", url.to_owned()),
-                ("GEMINI_CLI_TRUST_WORKSPACE", "true".to_owned()),
-            ]);
-        }
-    }
-    Ok(env
-        .into_iter()
-        .map(|(key, value)| (key.to_owned(), value))
-        .collect())
-}
-
 fn run_case(panewise: &Path, program: &Path, version: &str, dir: &Path, case: &Case) -> Result<()> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
@@ -1480,27 +1336,6 @@ fn after_signal(
     Ok(())
 }
 
-/// The live processes whose environment holds the entry `entry`, as (pid, command name).
-pub(crate) fn processes_with_env(entry: &str) -> Vec<(u32, String)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|proc_entry| {
-            let pid: u32 = proc_entry.file_name().to_str()?.parse().ok()?;
-            let environ = std::fs::read(proc_entry.path().join("environ")).ok()?;
-            let stat = std::fs::read_to_string(proc_entry.path().join("stat")).ok()?;
-            let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
-            let live = !(rest.starts_with('Z') || rest.starts_with('X'));
-            let holds = environ
-                .split(|byte| *byte == 0)
-                .any(|item| item == entry.as_bytes());
-            (live && holds).then(|| (pid, name.to_owned()))
-        })
-        .collect()
-}
-
 /// Runs `command` on a terminal (tmux), answers its approval question `y` once it is asked,
 /// and checks the turn completed with the tool run.
 fn on_terminal(
@@ -1642,77 +1477,6 @@ fn resume(
     Ok(())
 }
 
-pub(crate) fn replay(panewise: &Path, session: &Path) -> Result<Value> {
-    // The log replays to the state the run recorded (its closing checkpoint), and it reads
-    // back as a conversation: the prompt the run sent is in its transcript.
-    let replay = Command::new(panewise)
-        .args(["replay", "--json"])
-        .arg(session)
-        .output()?;
-    ensure!(
-        replay.status.success(),
-        "replay failed: {}",
-        String::from_utf8_lossy(&replay.stderr)
-    );
-    let lines = replay
-        .stdout
-        .split(|byte| *byte == b'\n')
-        .filter(|line| !line.is_empty())
-        .map(serde_json::from_slice::<Value>)
-        .collect::<Result<Vec<_>, _>>()?;
-    let kinds: Vec<&str> = lines
-        .iter()
-        .filter(|line| line["type"] == "transcript")
-        .filter_map(|line| line["entry"]["kind"].as_str())
-        .collect();
-    ensure!(
-        kinds.contains(&"prompt"),
-        "the replayed conversation of {} holds no prompt (kinds: {kinds:?})",
-        session.display()
-    );
-    let conversation = Command::new(panewise).arg("replay").arg(session).output()?;
-    ensure!(
-        conversation.status.success()
-            && String::from_utf8_lossy(&conversation.stdout)
-                .lines()
-                .any(|line| line.starts_with("prompt ")),
-        "`panewise replay {}` does not print the conversation",
-        session.display()
-    );
-    lines
-        .into_iter()
-        .find(|line| line["type"] == "replayed")
-        .map(|line| line["state"].clone())
-        .context("replay --json printed no `replayed` line")
-}
-
-/// The log's header names the provider, the CLI's pinned version, the working directory and
-/// panewise's version.
-pub(crate) fn check_header(
-    session: &Path,
-    provider: &str,
-    version: &str,
-    work: &Path,
-) -> Result<()> {
-    let text = std::fs::read_to_string(session)?;
-    let header: Value = serde_json::from_str(text.lines().next().unwrap_or_default())?;
-    let header = &header["header"];
-    ensure!(header["agent_id"] == provider, "header: {header}");
-    ensure!(
-        header["cli_version"]
-            .as_str()
-            .is_some_and(|found| found.contains(version)),
-        "the header's CLI version is not {version}: {header}"
-    );
-    let work = std::fs::canonicalize(work)?;
-    ensure!(
-        header["cwd"] == work.display().to_string(),
-        "header cwd: {header}"
-    );
-    ensure!(header["panewise_version"].is_string(), "header: {header}");
-    Ok(())
-}
-
 /// `--capture` saved the raw stream, and it decodes as the provider's stream.
 fn check_capture(panewise: &Path, dir: &Path, case: &Case) -> Result<()> {
     let capture = dir.join("capture.ndjson");
@@ -1745,37 +1509,6 @@ fn wait_for_line(path: &Path, needle: &str, timeout: std::time::Duration) -> Res
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     bail!("{} never held {needle} within {timeout:?}", path.display())
-}
-
-/// The session totals equal the sum of what the mock reported, call by call.
-pub(crate) fn check_totals(state: &Value, mock_log: &Path) -> Result<()> {
-    let mut sums = [0u64; 4];
-    for line in std::fs::read_to_string(mock_log)?.lines() {
-        let entry: Value = serde_json::from_str(line)?;
-        let usage = &entry["usage"];
-        if usage.is_null() {
-            continue;
-        }
-        let count = |key: &str| usage[key].as_u64().unwrap_or(0);
-        let cached = count("cached_input_tokens");
-        let written = count("cache_write_tokens");
-        sums[0] += count("input_tokens").saturating_sub(cached + written);
-        sums[1] += cached;
-        sums[2] += written;
-        sums[3] += count("output_tokens");
-    }
-    let totals = &state["session_totals"];
-    let got = [
-        totals["input_tokens"].as_u64(),
-        totals["cached_input_tokens"].as_u64(),
-        // Gemini has no cache writes to report: none is zero.
-        Some(totals["cache_write_input_tokens"].as_u64().unwrap_or(0)),
-        totals["output_tokens"].as_u64(),
-    ];
-    if got != sums.map(Some) {
-        bail!("session totals {got:?} differ from the mock's usage {sums:?}");
-    }
-    Ok(())
 }
 
 /// Whether a session log records an approval answered yes (a `msg` line of type

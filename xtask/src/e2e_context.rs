@@ -17,8 +17,7 @@ use std::time::Duration;
 use anyhow::{ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e::start_mock;
-use crate::e2e_daemon::{text, within};
+use crate::e2e_support::{start_mock, text, within};
 
 /// The case's name (`cargo xtask e2e client-context`).
 pub const NAME: &str = "daemon-client-context";
@@ -172,7 +171,7 @@ fn agent(listed: &Output, name: &str) -> Result<Value> {
 /// from a restarted one by its pid.
 fn daemon_environment(dir: &Path) -> Result<String> {
     let entry = format!("XDG_RUNTIME_DIR={}", dir.join("run").display());
-    let (pid, _) = crate::e2e::processes_with_env(&entry)
+    let (pid, _) = crate::e2e_support::processes_with_env(&entry)
         .into_iter()
         .find(|(_, name)| name == "panewise")
         .context("no daemon of the case runs")?;

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e::{
-    cli_env, processes_with_env, replay, start_mock, Cli, RESUME_PROMPT, SHELL, WRITE,
+use crate::e2e_support::{
+    cli_env, processes_with_env, replay, start_mock, text, within, Cli, RESUME_PROMPT, SHELL, WRITE,
 };
 
 /// One CLI under the daemon.
@@ -93,13 +93,11 @@ pub fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &DaemonCase) 
     }
     let mock = start_mock(panewise, case.scenario, dir)?;
     let mut env = cli_env(case.cli, &home, &mock.url)?;
-    let variable = match case.cli {
-        Cli::Claude => "PANEWISE_CLAUDE",
-        Cli::Codex => "PANEWISE_CODEX",
-        Cli::Gemini => "PANEWISE_GEMINI",
-    };
     env.extend([
-        (variable.to_owned(), program.display().to_string()),
+        (
+            case.cli.daemon_variable().to_owned(),
+            program.display().to_string(),
+        ),
         (
             "XDG_RUNTIME_DIR".to_owned(),
             dir.join("run").display().to_string(),
@@ -284,36 +282,6 @@ fn daemon_pid(dir: &Path) -> Result<u32> {
         .find(|(_, name)| name == "panewise")
         .map(|(pid, _)| pid)
         .context("no daemon of the case runs")
-}
-
-/// Runs `command` to its end, killed if it takes longer than `deadline`.
-pub(crate) fn within(mut command: Command, deadline: Duration) -> Result<Output> {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot run panewise")?;
-    let until = Instant::now() + deadline;
-    loop {
-        if child.try_wait()?.is_some() {
-            return Ok(child.wait_with_output()?);
-        }
-        if Instant::now() > until {
-            let _ = child.kill();
-            let output = child.wait_with_output()?;
-            bail!("still running after {deadline:?}: {}", text(&output));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-pub(crate) fn text(output: &Output) -> String {
-    format!(
-        "{:?}: {}{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// The case of issue 40's caller environment: the daemon runs with a `PATH` that has no

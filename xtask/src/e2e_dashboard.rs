@@ -9,16 +9,15 @@
 //! header and the token totals.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e::{
-    check_header, check_totals, cli_env, processes_with_env, replay, start_mock, Cli, WRITE,
+use crate::e2e_support::{
+    check_header, check_totals, processes_with_env, replay, start_mock, text, Cli, Place, WRITE,
 };
-use crate::e2e_daemon::{text, within};
 use crate::e2e_terminal::Terminal;
 
 /// One CLI started and answered from the dashboard.
@@ -138,54 +137,12 @@ pub fn run_case(
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
     }
-    let home = dir.join("home");
-    let work = dir.join("work");
-    let config = home.join(".config");
-    for sub in [
-        &home,
-        &work,
-        &dir.join("run"),
-        &dir.join("data"),
-        &config.join("panewise"),
-    ] {
-        std::fs::create_dir_all(sub)?;
-    }
-    // No desktop notification from the case's daemon (the dashboard's notices are enough).
-    std::fs::write(
-        config.join("panewise/panewise.toml"),
-        "[notify]\ndesktop = false\n",
-    )?;
+    let place = Place::new(dir)?;
     let daemons = StopDaemons(vec![dir.join("run")]);
     let mock = start_mock(panewise, "file-write", dir)?;
-    let mut env = cli_env(case.cli, &home, &mock.url)?;
-    let variable = match case.cli {
-        Cli::Claude => "PANEWISE_CLAUDE",
-        Cli::Codex => "PANEWISE_CODEX",
-        Cli::Gemini => "PANEWISE_GEMINI",
-    };
-    env.extend([
-        (variable.to_owned(), program.display().to_string()),
-        (
-            "XDG_RUNTIME_DIR".to_owned(),
-            dir.join("run").display().to_string(),
-        ),
-        (
-            "XDG_DATA_HOME".to_owned(),
-            dir.join("data").display().to_string(),
-        ),
-        ("XDG_CONFIG_HOME".to_owned(), config.display().to_string()),
-    ]);
-    let command = |args: &[&str]| {
-        let mut command = Command::new(panewise);
-        command
-            .args(args)
-            .current_dir(&work)
-            .envs(env.iter().map(|(key, value)| (key, value)))
-            .env_remove("PANEWISE_LOG")
-            .stdin(Stdio::null());
-        command
-    };
-    let run = |args: &[&str]| -> Result<Output> { within(command(args), DEADLINE) };
+    let place = place.with_cli(case.cli, program, &mock.url)?;
+    let command = |args: &[&str]| place.command(panewise, args);
+    let run = |args: &[&str]| place.run(panewise, args);
 
     // The dashboard, on a terminal; no daemon runs yet, so it starts one.
     let terminal = Terminal::start(&command(&["ui"]), dir, case.name)?;
@@ -198,7 +155,7 @@ pub fn run_case(
 
     // The new-session form: the prompt has the focus; up twice is the provider, down three
     // times from there the working directory, twice more the approval.
-    let work = std::fs::canonicalize(&work)?;
+    let work = &place.work;
     let work_text = work.display().to_string();
     terminal.type_keys("c")?;
     terminal.wait_for(" new session ")?;
@@ -313,7 +270,7 @@ pub fn run_case(
             .any(|entry| entry["kind"] == "tool_output" && entry["status"] == "success"),
         "the log has no successful tool output: {entries:?}"
     );
-    check_header(&log, case.stream_format, version, &work)?;
+    check_header(&log, case.stream_format, version, work)?;
     let state = replay(panewise, &log)?;
     ensure!(state["failure"].is_null(), "failure: {}", state["failure"]);
     ensure!(
@@ -333,7 +290,7 @@ pub fn run_case(
     let stopped = run(&["stop", &name])?;
     ensure!(stopped.status.success(), "stop: {}", text(&stopped));
     drop(daemons);
-    let home_entry = format!("HOME={}", home.display());
+    let home_entry = format!("HOME={}", place.home.display());
     let until = Instant::now() + DEADLINE;
     while !processes_with_env(&home_entry).is_empty() {
         if Instant::now() > until {
@@ -376,40 +333,10 @@ pub fn answers_case(panewise: &Path, dir: &Path) -> Result<()> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
     }
-    let home = dir.join("home");
-    let work = dir.join("work");
-    let config = home.join(".config");
-    for sub in [
-        &home,
-        &work,
-        &dir.join("run"),
-        &dir.join("data"),
-        &config.join("panewise"),
-    ] {
-        std::fs::create_dir_all(sub)?;
-    }
-    std::fs::write(
-        config.join("panewise/panewise.toml"),
-        "[notify]\ndesktop = false\n",
-    )?;
+    let place = Place::new(dir)?;
     let daemons = StopDaemons(vec![dir.join("run")]);
-    let env = [
-        ("HOME", home.clone()),
-        ("XDG_RUNTIME_DIR", dir.join("run")),
-        ("XDG_DATA_HOME", dir.join("data")),
-        ("XDG_CONFIG_HOME", config.clone()),
-    ];
-    let command = |args: &[&str]| {
-        let mut command = Command::new(panewise);
-        command
-            .args(args)
-            .current_dir(&work)
-            .envs(env.iter().map(|(key, value)| (key, value)))
-            .env_remove("PANEWISE_LOG")
-            .stdin(Stdio::null());
-        command
-    };
-    let run = |args: &[&str]| -> Result<Output> { within(command(args), DEADLINE) };
+    let command = |args: &[&str]| place.command(panewise, args);
+    let run = |args: &[&str]| place.run(panewise, args);
     let states = || -> Result<Vec<(String, String)>> {
         let listed = run(&["agents", "--json"])?;
         ensure!(listed.status.success(), "agents: {}", text(&listed));

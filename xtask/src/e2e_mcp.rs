@@ -21,8 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e::{processes_with_env, start_mock};
-use crate::e2e_daemon::{text, within};
+use crate::e2e_support::{processes_with_env, start_mock, text, within};
 
 /// The case's name (`cargo xtask e2e mcp`).
 pub const NAME: &str = "own-loop-mcp-servers";

@@ -10,15 +10,12 @@
 //!   (`DELEGATE-READ`); the agent is an ordinary session of the daemon.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::e2e::{cli_env, start_mock, Cli};
-use crate::e2e_daemon::{text, within};
 use crate::e2e_dashboard::{transcript_entries, StopDaemons};
+use crate::e2e_support::{start_mock, text, Cli, Place};
 use crate::e2e_terminal::Terminal;
 
 /// The question case's name.
@@ -27,79 +24,15 @@ pub const ASK_NAME: &str = "claude-ask-user-question";
 /// The delegation case's name.
 pub const DELEGATE_NAME: &str = "claude-drives-mcp-serve";
 
-/// How long one `panewise` command of a case may take.
-const DEADLINE: Duration = Duration::from_secs(120);
-
-/// A case's directories and environment: its own HOME, runtime, data and config.
-struct Place {
-    dir: PathBuf,
-    work: PathBuf,
-    env: Vec<(String, String)>,
-}
-
-impl Place {
-    fn new(dir: &Path, url: &str, program: &Path) -> Result<Place> {
-        let home = dir.join("home");
-        let work = dir.join("work");
-        let config = home.join(".config");
-        for sub in [
-            &home,
-            &work,
-            &dir.join("run"),
-            &dir.join("data"),
-            &config.join("panewise"),
-        ] {
-            std::fs::create_dir_all(sub)?;
-        }
-        std::fs::write(
-            config.join("panewise/panewise.toml"),
-            "[notify]\ndesktop = false\n",
-        )?;
-        let mut env = cli_env(Cli::Claude, &home, url)?;
-        env.extend([
-            ("PANEWISE_CLAUDE".to_owned(), program.display().to_string()),
-            (
-                "XDG_RUNTIME_DIR".to_owned(),
-                dir.join("run").display().to_string(),
-            ),
-            (
-                "XDG_DATA_HOME".to_owned(),
-                dir.join("data").display().to_string(),
-            ),
-            ("XDG_CONFIG_HOME".to_owned(), config.display().to_string()),
-        ]);
-        Ok(Place {
-            dir: dir.to_path_buf(),
-            work: std::fs::canonicalize(work)?,
-            env,
-        })
-    }
-
-    fn command(&self, panewise: &Path, args: &[&str]) -> Command {
-        let mut command = Command::new(panewise);
-        command
-            .args(args)
-            .current_dir(&self.work)
-            .envs(self.env.iter().map(|(key, value)| (key, value)))
-            .env_remove("PANEWISE_LOG")
-            .stdin(Stdio::null());
-        command
-    }
-
-    fn run(&self, panewise: &Path, args: &[&str]) -> Result<Output> {
-        within(self.command(panewise, args), DEADLINE)
-    }
-
-    /// `agents --json`'s entry of `name`.
-    fn agent(&self, panewise: &Path, name: &str) -> Result<Value> {
-        let listed = self.run(panewise, &["agents", "--json"])?;
-        ensure!(listed.status.success(), "agents: {}", text(&listed));
-        String::from_utf8_lossy(&listed.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .find(|entry| entry["name"] == name)
-            .with_context(|| format!("no session {name}: {}", text(&listed)))
-    }
+/// `agents --json`'s entry of `name` in `place`.
+fn agent(place: &Place, panewise: &Path, name: &str) -> Result<Value> {
+    let listed = place.run(panewise, &["agents", "--json"])?;
+    ensure!(listed.status.success(), "agents: {}", text(&listed));
+    String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|entry| entry["name"] == name)
+        .with_context(|| format!("no session {name}: {}", text(&listed)))
 }
 
 fn fresh(dir: &Path) -> Result<()> {
@@ -114,7 +47,7 @@ fn fresh(dir: &Path) -> Result<()> {
 pub fn ask_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
     fresh(dir)?;
     let mock = start_mock(panewise, "ask-user", dir)?;
-    let place = Place::new(dir, &mock.url, program)?;
+    let place = Place::new(dir)?.with_cli(Cli::Claude, program, &mock.url)?;
     let _daemons = StopDaemons(vec![dir.join("run")]);
     let work = place.work.display().to_string();
     let started = place.run(
@@ -145,7 +78,7 @@ pub fn ask_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
         ],
     )?;
     ensure!(waited.status.success(), "wait: {}", text(&waited));
-    let entry = place.agent(panewise, "asker")?;
+    let entry = agent(&place, panewise, "asker")?;
     ensure!(
         entry["waiting_for"]["kind"] == "question"
             && entry["waiting_for"]["questions"][0]
@@ -191,7 +124,7 @@ pub fn ask_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
 pub fn delegate_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> {
     fresh(dir)?;
     let mock = start_mock(panewise, "delegate", dir)?;
-    let mut place = Place::new(dir, &mock.url, program)?;
+    let mut place = Place::new(dir)?.with_cli(Cli::Claude, program, &mock.url)?;
     let _daemons = StopDaemons(vec![dir.join("run")]);
     // The server runs with the case's daemon directories, whatever Claude Code passes on.
     let server_env: serde_json::Map<String, Value> = place
@@ -225,7 +158,7 @@ pub fn delegate_case(panewise: &Path, program: &Path, dir: &Path) -> Result<()> 
         .arg(&wrapper)
         .status()?;
     for (key, value) in &mut place.env {
-        if key == "PANEWISE_CLAUDE" {
+        if key == Cli::Claude.daemon_variable() {
             *value = wrapper.display().to_string();
         }
     }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use anyhow::{ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e_daemon::{text, within};
+use crate::e2e_support::{text, within};
 
 /// The case of `panewise run`.
 pub const RUN_NAME: &str = "own-loop-recall";

@@ -14,9 +14,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e::{processes_with_env, replay};
-use crate::e2e_daemon::{text, within};
 use crate::e2e_dashboard::{list_row, peek_shows, transcript_entries};
+use crate::e2e_support::{processes_with_env, replay, text, within};
 use crate::e2e_terminal::Terminal;
 
 /// The case's name (`cargo xtask e2e ssh`).

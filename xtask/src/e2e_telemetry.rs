@@ -18,9 +18,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e::{cli_env, processes_with_env, start_mock, Cli, WRITE};
-use crate::e2e_daemon::{text, within};
 use crate::e2e_metrics::{free_ports, newest, rotel_agent, Rotel};
+use crate::e2e_support::{cli_env, processes_with_env, start_mock, text, within, Cli, WRITE};
 
 /// One telemetry case.
 pub struct TelemetryCase {

@@ -17,8 +17,7 @@ use std::time::Duration;
 use anyhow::{ensure, Context, Result};
 use serde_json::Value;
 
-use crate::e2e::start_mock;
-use crate::e2e_daemon::{text, within};
+use crate::e2e_support::{start_mock, text, within};
 
 /// The case's name (`cargo xtask e2e window-floor`).
 pub const NAME: &str = "own-loop-window-floor";

@@ -21,6 +21,7 @@ mod e2e_npm;
 mod e2e_questions;
 mod e2e_recall;
 mod e2e_ssh;
+mod e2e_support;
 mod e2e_telemetry;
 mod e2e_terminal;
 mod e2e_window_floor;
