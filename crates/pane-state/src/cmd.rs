@@ -22,9 +22,11 @@ use panewise_protocol::{CompactionTrigger, FailureKind, TurnId};
 use serde::{Deserialize, Serialize};
 
 use crate::context::{ReadingSource, WindowSource};
-use crate::log::Actor;
 use crate::msg::{Msg, MsgKind};
 use crate::state::{DisconnectReason, TurnOutcome, WaitingReason, WorkingKind};
+use crate::vocabulary::Actor;
+
+pub use crate::vocabulary::{ConfirmAction, DeadlineKind};
 
 /// One command returned by [`crate::update`].
 ///
@@ -378,28 +380,6 @@ pub enum Event {
     },
 }
 
-/// A deadline the reducer arms (R24, R27).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeadlineKind {
-    /// A submitted turn must show activity in time, or it ends as errored (R35).
-    Submit,
-    /// An interrupt must take effect in time, or the turn ends as interrupted (R35).
-    Interrupt,
-}
-
-impl DeadlineKind {
-    /// The message a runner sends back when the deadline armed by
-    /// [`Cmd::ScheduleDeadline`]`{ turn, kind: self, deadline_ms }` fires.
-    pub fn elapsed(self, turn: Option<TurnId>, deadline_ms: u64) -> Msg {
-        let deadline_ms = Some(deadline_ms);
-        match self {
-            DeadlineKind::Submit => Msg::SubmitTimeoutElapsed { turn, deadline_ms },
-            DeadlineKind::Interrupt => Msg::InterruptTimeoutElapsed { turn, deadline_ms },
-        }
-    }
-}
-
 /// Why queued prompts were dropped unsent (R94).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -498,17 +478,6 @@ impl IgnoreReason {
     }
 }
 
-/// A destructive action the user confirms in a modal before it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ConfirmAction {
-    /// Clear the conversation.
-    Clear,
-    /// Quit while a turn is running.
-    Quit,
-}
-
 /// Who saw a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -517,4 +486,16 @@ pub enum CompactionSource {
     Real,
     /// The ≥50% token-drop heuristic (R49).
     Heuristic,
+}
+
+impl DeadlineKind {
+    /// The message a runner sends back when the deadline armed by
+    /// [`Cmd::ScheduleDeadline`]`{ turn, kind: self, deadline_ms }` fires.
+    pub fn elapsed(self, turn: Option<TurnId>, deadline_ms: u64) -> Msg {
+        let deadline_ms = Some(deadline_ms);
+        match self {
+            DeadlineKind::Submit => Msg::SubmitTimeoutElapsed { turn, deadline_ms },
+            DeadlineKind::Interrupt => Msg::InterruptTimeoutElapsed { turn, deadline_ms },
+        }
+    }
 }

@@ -43,6 +43,7 @@ pub mod log;
 pub mod msg;
 pub mod reducer;
 pub mod state;
+pub mod vocabulary;
 
 pub use cmd::{
     AnswerRefusal, Cmd, CompactionSource, ConfirmAction, DeadlineKind, Event, IgnoreReason,

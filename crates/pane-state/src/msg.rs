@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 use panewise_protocol::{CompactionTrigger, Failure, PlanStep, SessionStats, TurnId};
 use serde::{Deserialize, Serialize};
 
-use crate::cmd::ConfirmAction;
-#[cfg(doc)]
-use crate::cmd::DeadlineKind;
 use crate::ledger::TurnLedger;
-use crate::log::Actor;
 use crate::state::{BudgetCaps, ContextInvalidation, WaitingReason};
+use crate::vocabulary::Actor;
+use crate::vocabulary::ConfirmAction;
+#[cfg(doc)]
+use crate::vocabulary::DeadlineKind;
 
 /// One thing that happened to the pane. See each variant for the rules (R-numbers refer to the
 /// pane-state behaviour catalog) it follows.
@@ -479,8 +479,8 @@ pub enum Msg {
     },
     /// The session's deadlines, as configured (`panewise.toml` `[deadlines]`, `run`'s flags):
     /// recorded before the first prompt, so a replay arms the same deadlines the live session
-    /// did. Absent, the defaults hold ([`crate::reducer::SUBMIT_TIMEOUT_MS`],
-    /// [`crate::reducer::STUCK_THRESHOLD_MS`]).
+    /// did. Absent, the defaults hold ([`crate::vocabulary::SUBMIT_TIMEOUT_MS`],
+    /// [`crate::vocabulary::STUCK_THRESHOLD_MS`]).
     DeadlinesConfigured {
         /// How long a sent prompt may wait for the agent's first sign of life.
         submit_ms: u64,

@@ -12,7 +12,6 @@ use crate::cmd::{
     SuppressReason,
 };
 use crate::context::{plausible_reading, resolve_window, ContextReading, ReadingSource};
-use crate::log::Actor;
 use crate::msg::{Msg, MsgKind};
 use crate::state::{
     ArmedDeadline, AttachedTask, ClosedRequest, CompactionInProgress, Confirmation,
@@ -21,15 +20,14 @@ use crate::state::{
     TurnOutcome, TurnPhase, TurnTokens, WaitingReason, CLOSED_REQUESTS_KEPT,
     CONTEXT_BUFFER_CAP_BYTES, MAX_QUEUED_PROMPTS,
 };
+use crate::vocabulary::Actor;
 
-/// Idle time after which the watchdog reports a stuck stream (R24).
-pub const STUCK_THRESHOLD_MS: u64 = 45_000;
+pub use crate::vocabulary::{STUCK_THRESHOLD_MS, SUBMIT_TIMEOUT_MS};
+
 /// Idle time after which the watchdog ends a silent streaming turn (R24).
 pub const LIVENESS_RECOVERY_MS: u64 = 180_000;
 /// Deadline for an interrupt to take effect (R24).
 pub const INTERRUPT_TIMEOUT_MS: u64 = 5_000;
-/// Deadline for a submitted turn to show activity (R24).
-pub const SUBMIT_TIMEOUT_MS: u64 = 30_000;
 /// How often a runner sends [`Msg::StreamWatchdogTick`] (R97). The watchdog compares idle time
 /// against [`STUCK_THRESHOLD_MS`] and [`LIVENESS_RECOVERY_MS`] only when it ticks, so a report
 /// comes at most one interval late: 5 s on 45 s, about a ninth, and one log line per 5 s of a

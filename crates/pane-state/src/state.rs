@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use panewise_protocol::{CompactionTrigger, Failure, PlanStep, SessionStats, TurnId};
 use serde::{Deserialize, Serialize};
 
-use crate::cmd::ConfirmAction;
 use crate::context::{plausible_reading, ContextReading};
 use crate::ledger::TurnLedger;
-use crate::log::Actor;
+use crate::vocabulary::Actor;
+use crate::vocabulary::ConfirmAction;
 
 /// How many prompts may wait for the working turn to end; the oldest goes first (R88, R94).
 pub const MAX_QUEUED_PROMPTS: usize = 32;
@@ -484,8 +484,8 @@ pub struct Deadlines {
 impl Default for Deadlines {
     fn default() -> Self {
         Deadlines {
-            submit_ms: crate::reducer::SUBMIT_TIMEOUT_MS,
-            stuck_ms: crate::reducer::STUCK_THRESHOLD_MS,
+            submit_ms: crate::vocabulary::SUBMIT_TIMEOUT_MS,
+            stuck_ms: crate::vocabulary::STUCK_THRESHOLD_MS,
         }
     }
 }

@@ -9,6 +9,8 @@
 
 use panewise_protocol::Failure;
 use serde::{Deserialize, Serialize};
+
+pub use crate::vocabulary::Actor;
 use serde_json::Value;
 
 /// One thing said or done in a session, in the order it happened.
@@ -185,48 +187,6 @@ impl TranscriptEntry {
             TranscriptEntry::History { .. } => "history",
             TranscriptEntry::Interrupt { .. } => "interrupt",
             TranscriptEntry::SessionEnded { .. } => "session_ended",
-        }
-    }
-}
-
-/// Who answered an approval or a question, or asked for an interrupt: written as `"by"` with
-/// the variant's own fields beside it (`{"by":"policy","mode":"auto"}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum Actor {
-    /// The approval mode answered as the person configured it.
-    Policy {
-        /// The mode (`read-only`, `ask`, `auto`, `full-access`).
-        mode: String,
-    },
-    /// The person, at a terminal (a line typed, Ctrl-C).
-    Person,
-    /// A client of the session's API (a supervisor), by the name it gave.
-    Api {
-        /// The client's name, when it gave one.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        client: Option<String>,
-    },
-    /// panewise itself, with nobody asked: the person's input ended, the session is
-    /// shutting down.
-    Session,
-    /// The agent, on its own (a CLI that interrupted its own turn).
-    Agent,
-}
-
-impl Actor {
-    /// Who, in words for a sentence such as "denied by …": the API client by the name it
-    /// gave (`panewise approve`), the person, the approval mode.
-    pub fn describe(&self) -> String {
-        match self {
-            Actor::Policy { mode } => format!("approval mode {mode}"),
-            Actor::Person => "the person at the terminal".to_owned(),
-            Actor::Api {
-                client: Some(client),
-            } => client.clone(),
-            Actor::Api { client: None } => "an API client".to_owned(),
-            Actor::Session => "panewise, as the session ended".to_owned(),
-            Actor::Agent => "the agent".to_owned(),
         }
     }
 }
