@@ -64,6 +64,7 @@ pub mod properties;
 pub mod provider;
 pub mod record;
 mod scan;
+pub mod span;
 mod span_cache;
 pub mod stage;
 pub mod strategy;

@@ -3,7 +3,9 @@
 //!
 //! None of these texts carries run content other than plain-identifier tool names and the
 //! archived spans' ids and one-line descriptions, whose only run content is a call's target,
-//! quoted, escaped and cut ([`crate::archive::quote_run_text`], W71).
+//! quoted, escaped and cut ([`crate::span::quote_run_text`], W71).
+
+use crate::span::is_plain_identifier;
 
 /// Every drop notice starts with this (W36, W38).
 pub const DROP_NOTICE_PREFIX: &str = "[dropped history";
@@ -30,14 +32,6 @@ pub(crate) fn is_masked_placeholder(content: &str) -> bool {
     content.starts_with(MASKED_PLACEHOLDER_PREFIX)
 }
 
-/// A plain identifier: 1–48 characters from `A–Z a–z 0–9 _ . : -` (W37).
-pub fn is_plain_identifier(name: &str) -> bool {
-    (1..=48).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
-}
-
 /// What a drop notice says.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DropNotice<'a> {
@@ -50,7 +44,7 @@ pub(crate) struct DropNotice<'a> {
 impl DropNotice<'_> {
     /// The notice text. `tool_names` are filtered to plain identifiers and capped at four;
     /// with none left the tool sentence is left out entirely (W37). `spans` is the sentence
-    /// naming the archived spans ([`crate::archive::spans_sentence`], W73), or empty.
+    /// naming the archived spans ([`crate::span::spans_sentence`], W73), or empty.
     pub(crate) fn render(&self, tool_names: &[&str], spans: &str) -> String {
         let mut text = format!(
             "{DROP_NOTICE_PREFIX}: {} earlier message{} dropped at iteration {} by the \"{}\" \
@@ -130,7 +124,7 @@ pub(crate) fn summary_frame(
 pub(crate) fn masked_placeholder(
     tool: Option<&str>,
     chars: u64,
-    span: Option<&crate::archive::SpanFacts>,
+    span: Option<&crate::span::SpanFacts>,
     described: bool,
 ) -> String {
     let tool = tool.filter(|name| is_plain_identifier(name));

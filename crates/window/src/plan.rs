@@ -104,15 +104,3 @@ impl<M> WindowPlan<M> {
         }
     }
 }
-
-impl<M: crate::message::WindowMessage> WindowPlan<M> {
-    /// Every span this plan lets go of, archived whole from `conversation`, the window it was
-    /// made for: call it before [`crate::Conversation::apply`]. See
-    /// [`crate::archive::archived_spans`]; a visit itself never reads or hashes what leaves.
-    pub fn archived_spans(
-        &self,
-        conversation: &crate::Conversation<M>,
-    ) -> Vec<crate::archive::ArchivedSpan> {
-        crate::archive::archived_spans(conversation, self)
-    }
-}

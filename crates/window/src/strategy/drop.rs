@@ -1,12 +1,13 @@
 //! The drop mechanism sliding-window and token-budget share (W30, W31): remove one contiguous
 //! span of turns and, where the wire needs it, put a drop notice in its place.
 
-use crate::archive::{spans_sentence, visit_notice_spans, Removal};
+use crate::archive::{spans_sentence, Removal};
 use crate::conversation::Kind;
 use crate::message::{Role, WindowMessage};
 use crate::notice::DropNotice;
 use crate::plan::{ContentReplacement, WindowEdit, WindowPlan};
 use crate::record::{Refusal, RefusalReason, WindowRecord};
+use crate::visit::visit_notice_spans;
 use crate::visit::{RemovalPlan, TurnSpan, Visit};
 
 /// The outcome of dropping a span: the plan, and the turn count after it.

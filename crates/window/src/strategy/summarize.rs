@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{fresh_reading, Billing, Planned, WindowStrategy, DEFAULT_KEEP_RECENT_TURNS};
-use crate::archive::{spans_sentence, visit_notice_spans, Removal};
+use crate::archive::{spans_sentence, Removal};
 use crate::conversation::Conversation;
 use crate::error::{SummarizerError, WindowError};
 use crate::floor::{measure_floor, over_threshold, stood_down_plan};
@@ -19,6 +19,7 @@ use crate::record::{
     BudgetPressure, CompactionRecord, FoldedSpan, HybridRecord, MaskingRecord, PlanAction,
     RecordDetail, Refusal, RefusalReason, Retain, Spend, Usage, WindowRecord,
 };
+use crate::visit::visit_notice_spans;
 use crate::visit::{TurnSpan, Visit};
 
 /// How a transcript line is labelled (W41). Kept unformatted so building a request costs no

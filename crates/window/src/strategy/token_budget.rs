@@ -103,7 +103,7 @@ pub(crate) fn notice_slack<M: WindowMessage>(
     let range = span.messages();
     let spans = crate::archive::longest_spans_sentence(
         range.len(),
-        crate::archive::longest_description_chars(visit, range),
+        crate::visit::longest_description_chars(visit, range),
     );
     let longest_name = "x".repeat(48);
     let names = [longest_name.as_str(); 5];
