@@ -13,7 +13,7 @@
 //! ## Invariants
 //! - No file, process, socket, clock, lock or randomness: the crate depends on no crate that
 //!   does them (no tokio, reqwest, hyper, nix, libc), so Cargo holds what a list of files
-//!   could not (`xtask/tests/tidy.rs::every_pure_crate_links_only_the_allowlist`).
+//!   could not (`xtask/tests/tidy.rs::every_pure_crate_is_pure`).
 //! - Paths on disk are facts the shell resolved and passed in: the approval policy decides
 //!   over [`approval::PathFacts`], and the own loop asks for them with
 //!   [`agent_loop::own_loop::Effect::ResolvePaths`]

@@ -1,10 +1,10 @@
 //! # panewise-host
 //!
-//! The session engine of panewise, as a library: the only crate with files, processes,
-//! sockets, tokio and the clock. The pure crates say what should happen (`Cmd`s, plans,
-//! events); this crate makes it happen and records it. Front ends — the `panewise` binary
-//! (`crates/cli`), and the supervisor and dashboard to come — are clients of a
-//! [`session::SessionHandle`].
+//! The session engine of panewise, as a library. The pure crates say what should happen
+//! (`Cmd`s, plans, events; every decision of the host is `panewise-core`'s, re-exported here at
+//! its old paths); this crate makes it happen and records it: files, processes, the sandbox,
+//! tokio and the session's clock. Front ends — the `panewise` binary (`crates/cli`), the
+//! daemon and the dashboard — are clients of a [`session::SessionHandle`].
 //!
 //! ## Invariants
 //! - There is one session loop ([`session::Session::run`]) for every kind of agent; no
