@@ -157,6 +157,7 @@ pub fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &DaemonCase) 
     ensure!(entry["state"] == "needs_input", "agents: {entry}");
     ensure!(entry["waiting_for"]["tool"].is_string(), "agents: {entry}");
     let log = entry["log"].as_str().context("no log")?.to_owned();
+    let id = entry["id"].as_str().context("no id")?.to_owned();
     if let Some(submit_secs) = case.late_answer {
         // The person's pace, not a condition to await: the answer comes well after the
         // submit deadline has passed.
@@ -174,6 +175,7 @@ pub fn run_case(panewise: &Path, program: &Path, dir: &Path, case: &DaemonCase) 
     if case.late_answer.is_some() {
         return late_answer_checks(panewise, &run, dir, case, &log);
     }
+    crate::e2e_views::check(&run, case.cli, &id, &log).context("the views disagree")?;
     let recorded = std::fs::read_to_string(&log)?;
     ensure!(
         recorded.contains("\"approved\":true"),

@@ -24,6 +24,7 @@ mod e2e_ssh;
 mod e2e_support;
 mod e2e_telemetry;
 mod e2e_terminal;
+mod e2e_views;
 mod e2e_window_floor;
 
 use std::path::PathBuf;

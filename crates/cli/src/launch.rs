@@ -12,8 +12,7 @@ use panewise_host::backend::cli::{Channel, CliAgent, CliLaunch, RpcLaunch};
 use panewise_host::backend::model::{LoopConfig, ModelAgent};
 use panewise_host::backend::Backend;
 use panewise_host::launch::{
-    AgentSpec, CodexChannel, GeminiChannel, MockServerSpec, OwnLoopSettings, SessionDir,
-    SessionPlan,
+    AgentSpec, Drive, MockServerSpec, OwnLoopSettings, SessionDir, SessionPlan,
 };
 use panewise_host::session::{log_header, Session, SessionHandle, SessionSpec};
 use panewise_mock_server::Scenario;
@@ -71,7 +70,12 @@ pub fn in_process_scenario(plan: &SessionPlan) -> anyhow::Result<Option<Scenario
             server: MockServerSpec::InProcess(scenario),
             ..
         } => Ok(Some(scenario.parse()?)),
-        _ => Ok(None),
+        AgentSpec::Mock {
+            server: MockServerSpec::Configured(_),
+            ..
+        }
+        | AgentSpec::OwnApi { .. }
+        | AgentSpec::Supervised { .. } => Ok(None),
     }
 }
 
@@ -281,70 +285,49 @@ async fn supervised(
         cwd: Some(cwd_text.clone()),
         ..ThreadOptions::default()
     };
-    let (program, channel) = match agent {
-        AgentSpec::ClaudeCode { program } => (
-            program,
-            Channel::Claude(ClaudeLaunch {
-                model: model.clone(),
-                ..ClaudeLaunch::default()
-            }),
-        ),
-        AgentSpec::Codex {
-            program,
-            channel: CodexChannel::AppServer,
-        } => (
-            program,
-            Channel::Rpc(RpcLaunch {
-                protocol: RpcProtocol::CodexAppServer,
-                args: vec!["app-server".to_owned()],
-                model: model.clone(),
-                thread: codex_thread(plan.approval, &cwd_text, model.clone()),
-                npm_package: Some("@openai/codex"),
-            }),
-        ),
-        AgentSpec::Codex {
-            program,
-            channel: CodexChannel::Exec,
-        } => (program, one_shot(OneShotCli::Codex, plan, model.clone())),
-        AgentSpec::GeminiCli {
-            program,
-            channel: GeminiChannel::Acp,
-        } => {
+    let AgentSpec::Supervised {
+        program,
+        args: command_args,
+        drive,
+    } = agent
+    else {
+        anyhow::bail!("the own loop is not a supervised agent")
+    };
+    let npm_package = drive.row().npm_package;
+    let channel = match drive {
+        Drive::ClaudeStreamJson => Channel::Claude(ClaudeLaunch {
+            model: model.clone(),
+            ..ClaudeLaunch::default()
+        }),
+        Drive::CodexAppServer => Channel::Rpc(RpcLaunch {
+            protocol: RpcProtocol::CodexAppServer,
+            args: vec!["app-server".to_owned()],
+            model: model.clone(),
+            thread: codex_thread(plan.approval, &cwd_text, model.clone()),
+            npm_package,
+        }),
+        Drive::CodexExec => one_shot(OneShotCli::Codex, plan, model.clone()),
+        Drive::GeminiAcp => {
             let mut args = gemini_acp_args(plan.approval, &info.log)?;
             if let Some(model) = &model {
                 args.extend(["--model".to_owned(), model.clone()]);
             }
-            (
-                program,
-                Channel::Rpc(RpcLaunch {
-                    protocol: RpcProtocol::Acp,
-                    args,
-                    model: model.clone(),
-                    thread: acp_thread(),
-                    npm_package: Some("@google/gemini-cli"),
-                }),
-            )
-        }
-        AgentSpec::GeminiCli {
-            program,
-            channel: GeminiChannel::StreamJson,
-        } => (
-            program,
-            one_shot(OneShotCli::GeminiCli, plan, model.clone()),
-        ),
-        AgentSpec::AcpCommand { program, args } => (
-            program,
             Channel::Rpc(RpcLaunch {
                 protocol: RpcProtocol::Acp,
                 args,
                 model: model.clone(),
                 thread: acp_thread(),
-                npm_package: None,
-            }),
-        ),
-        AgentSpec::OwnApi { .. } | AgentSpec::Mock { .. } => {
-            anyhow::bail!("the own loop is not a supervised agent")
+                npm_package,
+            })
         }
+        Drive::GeminiStreamJson => one_shot(OneShotCli::GeminiCli, plan, model.clone()),
+        Drive::AcpAgent => Channel::Rpc(RpcLaunch {
+            protocol: RpcProtocol::Acp,
+            args: command_args,
+            model: model.clone(),
+            thread: acp_thread(),
+            npm_package,
+        }),
     };
     // The executable as the asking client's PATH finds it: the daemon's own PATH is another
     // shell's.

@@ -62,9 +62,9 @@ pub(crate) fn session_export(
 
 /// `gen_ai.agent.name`: the supervised CLI, or panewise for its own loop.
 fn agent_name(provider: &str) -> String {
-    match provider {
-        "claude-code" | "codex" | "gemini-cli" | "acp" => provider.to_owned(),
-        _ => "panewise".to_owned(),
+    match panewise_host::launch::ProviderName::from_name(provider) {
+        Some(supervised) if supervised.is_supervised() => provider.to_owned(),
+        Some(_) | None => "panewise".to_owned(),
     }
 }
 

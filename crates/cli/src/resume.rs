@@ -68,6 +68,8 @@ pub fn read_agent_session(given: &Path) -> anyhow::Result<Recorded> {
             )
         })?;
     let cwd = header.cwd.map(PathBuf::from);
+    // The agent as the person named it: an ACP stream may be Gemini CLI's or another agent's.
+    let named = header.provider.as_deref().and_then(ProviderName::from_name);
     Ok(Recorded {
         log,
         cwd_exists: cwd.as_deref().is_some_and(Path::is_dir),
@@ -76,6 +78,7 @@ pub fn read_agent_session(given: &Path) -> anyhow::Result<Recorded> {
         name: header.name,
         kind: RecordedKind::Supervised {
             provider,
+            named,
             agent_session_id,
         },
     })

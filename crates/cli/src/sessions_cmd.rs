@@ -202,10 +202,7 @@ fn read_session(path: &Path) -> Result<Listed, String> {
         id: name.to_owned(),
         path: path_text.to_owned(),
         status,
-        provider: header
-            .provider
-            .clone()
-            .unwrap_or_else(|| provider_as_named(&header.agent_id).to_owned()),
+        provider: panewise_host::launch::provider_of(&header),
         agent_id: header.agent_id.clone(),
         model: panewise_api::view::model_of(&state, header.model.as_deref()),
         cwd: header.cwd.clone(),
@@ -251,16 +248,6 @@ fn first_prompt(log: &SessionLog) -> Option<String> {
                 _ => None,
             })
         })
-}
-
-/// The provider as `panewise run --provider` names it: a log names the stream it read
-/// (`codex-app-server`, `acp`), which is Codex's or Gemini CLI's default channel.
-fn provider_as_named(agent_id: &str) -> &str {
-    match agent_id {
-        "codex-app-server" => "codex",
-        "acp" => "gemini-cli",
-        other => other,
-    }
 }
 
 /// An RFC 3339 time (to the second) for `ms` since the epoch; `None` past the year 9999,

@@ -32,6 +32,7 @@
 //! [`approval`].
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod agent_loop;
 pub mod approval;
 pub mod approval_mode;

@@ -15,8 +15,6 @@
 //!
 //! Pure: lists of names in, lists of names out; the callers remove them when they spawn.
 
-use panewise_providers::Provider;
-
 use crate::config::{Config, ProviderName};
 
 pub use panewise_providers::keys::{KeyOwner, KEY_VARIABLES};
@@ -38,7 +36,7 @@ impl EnvPolicy {
             .iter()
             .filter_map(|(provider, settings)| {
                 let variable = settings.api_key_env.clone()?;
-                Some((variable, owner_of_configured(*provider)))
+                Some((variable, provider.row().keys))
             })
             .collect();
         Self {
@@ -54,11 +52,10 @@ impl EnvPolicy {
     }
 
     /// The variables to remove from a supervised agent's environment: the keys of every
-    /// provider but the agent's own, unless `pass_env` names them. An ACP agent is taken to
-    /// be Gemini CLI (`gemini --acp`, the one panewise starts); another ACP agent gets its
-    /// key through `pass_env`.
-    pub fn agent_removals(&self, provider: Provider) -> Vec<String> {
-        let own = owner_of_agent(provider);
+    /// provider but the agent's own ([`crate::agent::ProviderRow::keys`]), unless `pass_env`
+    /// names them.
+    pub fn agent_removals(&self, provider: ProviderName) -> Vec<String> {
+        let own = provider.row().keys;
         self.removals(|owner| owner != own)
     }
 
@@ -79,7 +76,7 @@ impl EnvPolicy {
 
 /// The variables to remove from a supervised `provider` agent's environment, the
 /// conventional key variables only (see [`EnvPolicy::agent_removals`]).
-pub fn agent_env_removals(provider: Provider, pass_env: &[String]) -> Vec<String> {
+pub fn agent_env_removals(provider: ProviderName, pass_env: &[String]) -> Vec<String> {
     EnvPolicy {
         configured: Vec::new(),
         pass_env: pass_env.to_vec(),
@@ -95,22 +92,4 @@ pub fn tool_env_removals(pass_env: &[String]) -> Vec<String> {
         pass_env: pass_env.to_vec(),
     }
     .tool_removals()
-}
-
-fn owner_of_agent(provider: Provider) -> KeyOwner {
-    match provider {
-        Provider::ClaudeCode => KeyOwner::Anthropic,
-        Provider::Codex | Provider::CodexAppServer => KeyOwner::OpenAi,
-        Provider::GeminiCli | Provider::Acp => KeyOwner::Google,
-    }
-}
-
-fn owner_of_configured(provider: ProviderName) -> KeyOwner {
-    match provider {
-        ProviderName::Anthropic | ProviderName::ClaudeCode => KeyOwner::Anthropic,
-        ProviderName::Openai | ProviderName::Codex => KeyOwner::OpenAi,
-        // An ACP agent is Gemini CLI unless `--agent-cmd` names another.
-        ProviderName::Gemini | ProviderName::GeminiCli | ProviderName::Acp => KeyOwner::Google,
-        ProviderName::Mock => KeyOwner::Nobody,
-    }
 }

@@ -7,7 +7,7 @@ use panewise_pane_state::State;
 use panewise_providers::PriceTable;
 use panewise_tui::wording::{entry_line, labelled};
 
-use super::usage::{call_text, totals_text, LoggedCall};
+use super::usage::{call_text, session_totals_text, totals_text, LoggedCall};
 
 /// The header's facts, then the transcript, one block per line, each model call's usage under
 /// the lines logged up to it, the calls' totals, then what the checkpoints said of the fold
@@ -24,10 +24,16 @@ pub fn conversation(
 ) -> String {
     let mut out = Block::default();
     if let Some(header) = header {
-        let agent = match panewise_api::view::model_of(state, header.model.as_deref()) {
-            Some(model) => format!("{}, model {model}", header.agent_id),
-            None => header.agent_id.clone(),
-        };
+        // The provider as every view names it; the stream it was read from when that says
+        // more (`codex, model gpt-5.5, channel codex-app-server`).
+        let provider = panewise_host::launch::provider_of(header);
+        let mut agent = provider.clone();
+        if let Some(model) = panewise_api::view::model_of(state, header.model.as_deref()) {
+            agent.push_str(&format!(", model {model}"));
+        }
+        if header.agent_id != provider {
+            agent.push_str(&format!(", channel {}", header.agent_id));
+        }
         out.line("session", &agent);
         if let Some(cwd) = &header.cwd {
             out.line("cwd", cwd);
@@ -69,6 +75,13 @@ pub fn conversation(
             .as_ref()
             .and_then(|totals| totals.cost_usd.zip(totals.cost_source));
         out.line("calls", &totals_text(calls, &prices, session));
+    } else if let Some(totals) = state
+        .session_totals
+        .as_ref()
+        .filter(|totals| totals.input_tokens.is_some() || totals.output_tokens.is_some())
+    {
+        // No call of its own reported: the session's totals still say what every view shows.
+        out.line("totals", &session_totals_text(totals));
     }
     out.line("checkpoint", checked);
     out.text

@@ -125,6 +125,31 @@ pub fn totals_text(
     format!("{count}: {}; {cost}", tokens.text())
 }
 
+/// The session's totals when the agent reported no call of its own (only per turn, as Gemini
+/// CLI over ACP does): its tokens and the cost every view shows for it
+/// ([`panewise_api::view::cost_text`]'s figure, said with its source).
+pub fn session_totals_text(totals: &panewise_protocol::SessionStats) -> String {
+    let count = |tokens: Option<u64>| {
+        tokens.map_or_else(
+            || "not reported".to_owned(),
+            panewise_providers::call_usage::grouped,
+        )
+    };
+    let cost = match (totals.cost_usd, totals.cost_source) {
+        (Some(cost), Some(CostSource::Reported)) => format!("${cost:.4} reported by the agent"),
+        (Some(cost), Some(CostSource::Estimated)) => {
+            format!("~${cost:.4} estimated from the tokens")
+        }
+        (Some(cost), Some(CostSource::Unknown) | None) => format!("${cost:.4}"),
+        (None, _) => "cost unknown (no price for these tokens)".to_owned(),
+    };
+    format!(
+        "prompt {}; {} out (reported per turn, not per call); {cost}",
+        count(panewise_api::view::input_tokens(totals)),
+        count(totals.output_tokens),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

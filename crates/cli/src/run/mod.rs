@@ -138,10 +138,8 @@ pub struct Args {
     gemini: Option<String>,
     /// How Codex and Gemini CLI are driven: `app-server` (Codex, the default) or `exec`;
     /// `acp` (Gemini CLI, the default) or `stream-json`.
-    #[arg(long, value_name = "CHANNEL", value_parser = clap::builder::PossibleValuesParser::new(
-        ["app-server", "exec", "acp", "stream-json"]
-    ))]
-    channel: Option<String>,
+    #[arg(long, value_name = "CHANNEL", value_parser = channel_name)]
+    channel: Option<panewise_host::launch::ChannelName>,
     /// The command of an ACP agent for `--provider acp` (default: `gemini --acp`).
     #[arg(long, value_name = "COMMAND")]
     agent_cmd: Option<String>,
@@ -199,7 +197,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some((settings.window.strategy_name(), false))
         }
         launch::AgentSpec::Mock { settings, .. } => Some((settings.window.strategy_name(), true)),
-        _ => None,
+        launch::AgentSpec::Supervised { .. } => None,
     };
     let scenario = crate::launch::in_process_scenario(&plan)?;
     let prepared = crate::launch::prepare(plan, args.log.clone(), None)?;
@@ -305,7 +303,7 @@ fn flags_request(
         window,
         max_iterations: args.max_iterations,
         mock_scenario: args.mock_scenario.clone(),
-        channel: args.channel.clone(),
+        channel: args.channel,
         agent_cmd: args.agent_cmd.clone(),
         programs: panewise_host::launch::Programs {
             claude: args.claude.clone(),
@@ -603,6 +601,15 @@ pub(crate) fn approval_arg() -> impl clap::builder::TypedValueParser<Value = App
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(ApprovalMode::ALL.map(ApprovalMode::name))
         .try_map(|name| ApprovalMode::from_name(&name).ok_or("not an approval mode"))
+}
+
+/// `--channel NAME`: one of [`panewise_host::launch::ChannelName`]'s names.
+fn channel_name(name: &str) -> Result<panewise_host::launch::ChannelName, String> {
+    use panewise_host::launch::ChannelName;
+    ChannelName::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = ChannelName::ALL.map(ChannelName::as_str).to_vec();
+        format!("expected one of {}", names.join(", "))
+    })
 }
 
 #[cfg(test)]

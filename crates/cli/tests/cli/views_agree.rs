@@ -1,9 +1,12 @@
-//! One session seen three ways: `panewise replay`, `agents` and `sessions` should name its
-//! provider, its model and its cost alike, and as the agent reported them (issue 42).
+//! One session seen four ways: `panewise replay`, `agents`, `sessions` and the dashboard should
+//! name its provider, its model and its cost alike, and as the agent reported them (issue 42).
 //!
 //! A session of each case runs under a daemon to its end; each view's three words are read
 //! from what it prints (`replay`'s `session` and `calls` lines; `agents --json` and `sessions
-//! --json`, their cost worded by `panewise_api::view::cost_text` as their tables word it). Every
+//! --json`, their cost worded by `panewise_api::view::cost_text` as their tables word it; the
+//! dashboard drawn from the daemon's summary on ratatui's test backend: the detail's title
+//! and the row's cost column). Codex and Gemini CLI are checked the same way against the
+//! published CLIs by `cargo xtask e2e` (`xtask/src/e2e_daemon.rs`). Every
 //! word that differs from the truth is a difference; the differences found today are pinned in
 //! [`KNOWN_DIFFERENCES`], which may only shrink: a new difference fails, and so does a listed
 //! one that is gone (remove it from the list).
@@ -11,7 +14,10 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use panewise_api::{AgentState, CreateParams};
+use panewise_api::{AgentState, CreateParams, SessionSummary};
+use panewise_tui::{App, Event, Settings};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
 
 use crate::daemon::{create, until_state, Daemon};
 
@@ -56,8 +62,8 @@ struct Words {
 /// What is shown for "nothing": a view that names no model, or shows no cost.
 const NONE: &str = "(none)";
 
-/// `replay`'s words: the `session` line (`AGENT` or `AGENT, model MODEL`) and the cost after
-/// the `calls` line's last `; `.
+/// `replay`'s words: the `session` line (`AGENT[, model MODEL][, channel STREAM]`) and the
+/// cost after the `calls` line's last `; ` (the `totals` line's, when no call was reported).
 fn replay_words(text: &str) -> Words {
     let value = |label: &str| {
         text.lines()
@@ -65,11 +71,14 @@ fn replay_words(text: &str) -> Words {
             .map(|rest| rest.trim().to_owned())
     };
     let session = value("session").unwrap_or_default();
-    let (provider, model) = match session.split_once(", model ") {
-        Some((provider, model)) => (provider.to_owned(), model.to_owned()),
-        None => (session, NONE.to_owned()),
-    };
+    let mut parts = session.split(", ");
+    let provider = parts.next().unwrap_or_default().to_owned();
+    let model = parts
+        .find_map(|part| part.strip_prefix("model "))
+        .unwrap_or(NONE)
+        .to_owned();
     let cost = value("calls")
+        .or_else(|| value("totals"))
         .and_then(|calls| calls.rsplit_once("; ").map(|(_, cost)| cost.to_owned()))
         .map_or(NONE.to_owned(), |cost| dollars(&cost));
     Words {
@@ -99,6 +108,69 @@ fn json_words(stdout: &[u8], id: &str) -> Words {
         } else {
             dollars(&cost)
         },
+    }
+}
+
+/// The dashboard's words for `summary` as the daemon sent it: the detail's title
+/// (` NAME · PROVIDER · STATE[ · MODEL] `) and the cost column of the session's row.
+fn dashboard_words(summary: &SessionSummary) -> Words {
+    let settings = Settings {
+        bell: false,
+        provider: "mock".to_owned(),
+        model: String::new(),
+        approval: "ask".to_owned(),
+        cwd: String::new(),
+        remote_hosts: Vec::new(),
+    };
+    let app = App::new(settings, summary.started_at_ms, (160, 40));
+    let (app, _) = panewise_tui::update(app, Event::List(vec![summary.clone()]));
+    let mut terminal = Terminal::new(TestBackend::new(160, 40)).unwrap();
+    terminal
+        .draw(|frame| panewise_tui::view(&app, frame))
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let lines: Vec<String> = (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol().to_owned())
+                .collect()
+        })
+        .collect();
+    let title_start = format!(" {} · ", summary.name);
+    let title = lines
+        .iter()
+        .find_map(|line| {
+            line.split_once(&title_start)
+                .map(|(_, rest)| rest.to_owned())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no detail title for {}:\n{}",
+                summary.name,
+                lines.join("\n")
+            )
+        });
+    let title = title.split("  ").next().unwrap_or_default();
+    let title = title.trim_end_matches(['─', '┐', ' ']);
+    let mut parts = title.split(" · ");
+    let provider = parts.next().unwrap_or_default().to_owned();
+    let model = parts.nth(1).unwrap_or(NONE).to_owned();
+    // The list is left of the detail pane's border; the row is the one naming the session.
+    let row = lines
+        .iter()
+        .map(|line| line.split('│').next().unwrap_or_default())
+        .find(|row| !row.contains(" · ") && row.split_whitespace().any(|word| word == summary.name))
+        .unwrap_or_else(|| panic!("no row for {}:\n{}", summary.name, lines.join("\n")));
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    let cost = columns
+        .len()
+        .checked_sub(2)
+        .and_then(|at| columns.get(at))
+        .map_or(NONE.to_owned(), |cost| dollars(cost));
+    Words {
+        provider,
+        model,
+        cost,
     }
 }
 
@@ -207,6 +279,7 @@ async fn replay_agents_and_sessions_name_the_provider_model_and_cost_alike() {
             ),
             ("agents", json_words(&agents.stdout, &session.id)),
             ("sessions", json_words(&sessions.stdout, &session.id)),
+            ("dashboard", dashboard_words(&ended)),
         ];
         // An estimate's truth is the figure `agents` shows, if it is marked as one: the
         // other views must show the same.

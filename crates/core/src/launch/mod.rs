@@ -8,7 +8,7 @@ pub mod plan;
 pub mod resolve;
 
 pub use plan::{
-    AgentSpec, CodexChannel, GeminiChannel, KeySource, LaunchContext, LaunchRequest,
-    MockServerSpec, OwnLoopSettings, Programs, Recorded, RecordedKind, SessionDir, SessionPlan,
+    AgentSpec, KeySource, LaunchContext, LaunchRequest, MockServerSpec, OwnLoopSettings, Programs,
+    Recorded, RecordedKind, SessionDir, SessionPlan,
 };
 pub use resolve::resolve;

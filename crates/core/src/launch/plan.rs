@@ -9,6 +9,7 @@ use panewise_pane_state::Deadlines;
 use panewise_providers::{ApiKey, ApiKind, Provider};
 use panewise_window::StrategyConfig;
 
+use crate::agent::{ChannelName, Drive};
 use crate::agent_loop::resume::Rebuilt;
 use crate::approval::ApprovalMode;
 use crate::config::{Config, ProviderName};
@@ -32,7 +33,7 @@ pub struct LaunchRequest {
     /// The built-in mock's scenario, for a `mock` session.
     pub mock_scenario: Option<String>,
     /// How Codex or Gemini CLI is driven (`app-server`, `exec`, `acp`, `stream-json`).
-    pub channel: Option<String>,
+    pub channel: Option<ChannelName>,
     /// The command of an ACP agent (`--agent-cmd`).
     pub agent_cmd: Option<String>,
     /// The agent executables named on the command line.
@@ -99,8 +100,10 @@ pub enum RecordedKind {
     },
     /// A supervised agent's session, continued by the agent's own resume id.
     Supervised {
-        /// The agent (and channel) it ran with.
+        /// The decoder its log was read with (the log's `agent_id`: the channel).
         provider: Provider,
+        /// The agent as the person named it (the log's `provider`), when the log says.
+        named: Option<ProviderName>,
         /// The agent's own session id.
         agent_session_id: String,
     },
@@ -200,31 +203,15 @@ pub enum AgentSpec {
         /// The loop's settings.
         settings: OwnLoopSettings,
     },
-    /// Claude Code over its control protocol.
-    ClaudeCode {
+    /// A supervised agent.
+    Supervised {
         /// The executable.
         program: String,
-    },
-    /// Codex.
-    Codex {
-        /// The executable.
-        program: String,
-        /// How it is driven.
-        channel: CodexChannel,
-    },
-    /// Gemini CLI.
-    GeminiCli {
-        /// The executable.
-        program: String,
-        /// How it is driven.
-        channel: GeminiChannel,
-    },
-    /// Any ACP agent, by command.
-    AcpCommand {
-        /// The executable.
-        program: String,
-        /// Its arguments.
+        /// The arguments `--agent-cmd` gave after the executable (an ACP agent's); empty for
+        /// the agents panewise knows, whose arguments the channel decides.
         args: Vec<String>,
+        /// How it is driven.
+        drive: Drive,
     },
 }
 
@@ -253,24 +240,6 @@ pub enum MockServerSpec {
     Configured(String),
 }
 
-/// How Codex is driven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CodexChannel {
-    /// `codex app-server`: JSON-RPC, it asks.
-    AppServer,
-    /// `codex exec --json`, one process per turn, it cannot ask.
-    Exec,
-}
-
-/// How Gemini CLI is driven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GeminiChannel {
-    /// `gemini --acp`: it asks.
-    Acp,
-    /// `--output-format stream-json`, one process per turn, it cannot ask.
-    StreamJson,
-}
-
 /// Where an own-loop session's API key came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeySource {
@@ -291,14 +260,11 @@ impl KeySource {
 }
 
 impl AgentSpec {
-    /// The provider family whose keys this agent keeps (`None`: the own loop, whose tools get
-    /// no key at all).
-    pub(crate) fn supervised(&self) -> Option<Provider> {
+    /// How the supervised agent is driven (`None`: the own loop).
+    pub fn drive(&self) -> Option<Drive> {
         match self {
             AgentSpec::OwnApi { .. } | AgentSpec::Mock { .. } => None,
-            AgentSpec::ClaudeCode { .. } => Some(Provider::ClaudeCode),
-            AgentSpec::Codex { .. } => Some(Provider::Codex),
-            AgentSpec::GeminiCli { .. } | AgentSpec::AcpCommand { .. } => Some(Provider::GeminiCli),
+            AgentSpec::Supervised { drive, .. } => Some(*drive),
         }
     }
 
@@ -306,7 +272,7 @@ impl AgentSpec {
     pub fn key_source(&self) -> Option<KeySource> {
         match self {
             AgentSpec::OwnApi { key_source, .. } => Some(*key_source),
-            _ => None,
+            AgentSpec::Mock { .. } | AgentSpec::Supervised { .. } => None,
         }
     }
 }

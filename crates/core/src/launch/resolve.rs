@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 
 use panewise_api::ClientEnv;
 use panewise_pane_state::Deadlines;
-use panewise_providers::{ApiKey, ApiKind, Provider};
+use panewise_providers::{ApiKey, Provider};
 use panewise_window::StrategyConfig;
 
 use super::plan::*;
+use crate::agent::{ChannelName, Drive};
 use crate::approval::ApprovalMode;
 use crate::config::{Config, ProviderName};
 use crate::error::LaunchError;
@@ -91,26 +92,31 @@ pub fn resolve(
         .as_ref()
         .map(|recorded| match &recorded.kind {
             RecordedKind::OwnLoop { provider, .. } => RecordedProvider::Own(*provider),
-            RecordedKind::Supervised { provider, .. } => RecordedProvider::Agent(*provider),
+            RecordedKind::Supervised {
+                provider, named, ..
+            } => RecordedProvider::Agent(*provider, *named),
         });
     let provider = match (named, recorded_provider) {
         (Some(named), None) => named,
         (None, None) => config.provider.unwrap_or(ProviderName::Mock),
         (None, Some(RecordedProvider::Own(own))) => own,
-        (None, Some(RecordedProvider::Agent(agent))) => agent_name(agent),
-        (Some(named), Some(RecordedProvider::Own(own))) if named == own => own,
-        (Some(named), Some(RecordedProvider::Agent(agent)))
-            if named.is_supervised() && family(agent_provider(named)) == family(agent) =>
-        {
-            named
+        (None, Some(RecordedProvider::Agent(decoder, recorded_name))) => {
+            match Drive::recorded(decoder, recorded_name) {
+                Some(drive) => drive.row().provider,
+                None => {
+                    return Err(LaunchError::Invalid(format!(
+                        "{}: no agent panewise runs reads a `{}` stream",
+                        recorded_log(&request).display(),
+                        decoder.as_str()
+                    )))
+                }
+            }
         }
+        (Some(named), Some(RecordedProvider::Own(own))) if named == own => own,
+        (Some(named), Some(RecordedProvider::Agent(decoder, _))) if reads(named, decoder) => named,
         (Some(named), Some(recorded)) => {
             return Err(LaunchError::ResumeProvider {
-                log: request
-                    .resume
-                    .as_ref()
-                    .map(|recorded| recorded.log.clone())
-                    .unwrap_or_default(),
+                log: recorded_log(&request),
                 recorded: recorded.name().to_owned(),
                 named: named.as_str().to_owned(),
             })
@@ -123,19 +129,32 @@ pub fn resolve(
     }
 }
 
+/// What a recorded session ran: the own loop with a provider, or an agent read with a
+/// decoder (and the name it was given, when the log kept it).
 #[derive(Clone, Copy)]
 enum RecordedProvider {
     Own(ProviderName),
-    Agent(Provider),
+    Agent(Provider, Option<ProviderName>),
 }
 
 impl RecordedProvider {
     fn name(self) -> &'static str {
         match self {
             RecordedProvider::Own(own) => own.as_str(),
-            RecordedProvider::Agent(agent) => agent.as_str(),
+            RecordedProvider::Agent(_, Some(named)) => named.as_str(),
+            RecordedProvider::Agent(decoder, None) => decoder.as_str(),
         }
     }
+}
+
+/// Whether one of `provider`'s drives reads `decoder`'s stream: a session read so can be
+/// continued as `provider` (a Codex `exec` log by `--provider codex`; an ACP log by
+/// `gemini-cli` or `acp`).
+fn reads(provider: ProviderName, decoder: Provider) -> bool {
+    provider
+        .drives()
+        .iter()
+        .any(|drive| drive.row().decoder == decoder)
 }
 
 /// `--provider NAME`: one vocabulary for the own loop's APIs and the supervised agents.
@@ -157,14 +176,6 @@ pub fn default_model(provider: ProviderName) -> &'static str {
         | ProviderName::Codex
         | ProviderName::GeminiCli
         | ProviderName::Acp => "claude-sonnet-4-5",
-    }
-}
-
-fn api_of(provider: ProviderName) -> ApiKind {
-    match provider {
-        ProviderName::Openai => ApiKind::OpenAi,
-        ProviderName::Gemini => ApiKind::Gemini,
-        _ => ApiKind::Anthropic,
     }
 }
 
@@ -353,7 +364,12 @@ fn own_loop(
         if request.mock_scenario.is_some() {
             return Err(LaunchError::ScenarioNotMock(provider.as_str().to_owned()));
         }
-        let api = api_of(provider);
+        let Some(api) = provider.api() else {
+            return Err(LaunchError::Invalid(format!(
+                "{} is a supervised agent, not a provider of panewise's own loop",
+                provider.as_str()
+            )));
+        };
         let (conventional_key, url_variable) = api.env_variables();
         let key_variable = settings
             .and_then(|settings| settings.api_key_env.as_deref())
@@ -419,36 +435,6 @@ pub fn parse_approval(name: &str) -> Result<ApprovalMode, LaunchError> {
     })
 }
 
-/// The supervised agent a provider name is.
-fn agent_provider(name: ProviderName) -> Provider {
-    match name {
-        ProviderName::Codex => Provider::Codex,
-        ProviderName::GeminiCli => Provider::GeminiCli,
-        ProviderName::Acp => Provider::Acp,
-        _ => Provider::ClaudeCode,
-    }
-}
-
-/// The provider name of a recorded agent.
-fn agent_name(provider: Provider) -> ProviderName {
-    match provider {
-        Provider::ClaudeCode => ProviderName::ClaudeCode,
-        Provider::Codex | Provider::CodexAppServer => ProviderName::Codex,
-        Provider::GeminiCli => ProviderName::GeminiCli,
-        Provider::Acp => ProviderName::Acp,
-    }
-}
-
-/// The CLI family: a channel of Codex is Codex, and an ACP session continues with Gemini CLI
-/// unless `--agent-cmd` names another agent.
-fn family(provider: Provider) -> Provider {
-    match provider {
-        Provider::CodexAppServer => Provider::Codex,
-        Provider::Acp => Provider::GeminiCli,
-        other => other,
-    }
-}
-
 fn supervised(
     request: LaunchRequest,
     context: &LaunchContext,
@@ -469,11 +455,17 @@ fn supervised(
             provider.as_str()
         )));
     }
+    // The drive the recorded session ran on, when it was this provider's.
     let recorded = match &request.resume {
         Some(Recorded {
-            kind: RecordedKind::Supervised { provider, .. },
+            kind:
+                RecordedKind::Supervised {
+                    provider: decoder,
+                    named,
+                    ..
+                },
             ..
-        }) => Some(*provider),
+        }) => Drive::recorded(*decoder, *named).filter(|drive| drive.row().provider == provider),
         _ => None,
     };
     let cwd = match (&request.cwd, &request.resume) {
@@ -499,98 +491,59 @@ fn supervised(
         .clone()
         .or_else(|| request.resume.as_ref().and_then(|r| r.model.clone()));
     // The channel: as asked; else the one the recorded session ran on; else the default.
-    let channel = request.channel.clone().or_else(|| match recorded {
-        Some(Provider::Codex) => Some("exec".to_owned()),
-        Some(Provider::GeminiCli) => Some("stream-json".to_owned()),
-        _ => None,
-    });
+    let channel = request
+        .channel
+        .or_else(|| recorded.map(|drive| drive.row().channel));
+    let drive = match Drive::of(provider, channel) {
+        Some(Ok(drive)) => drive,
+        Some(Err(driven_by)) => {
+            return Err(LaunchError::Channel {
+                channel: channel.map_or("", ChannelName::as_str).to_owned(),
+                provider: provider.as_str().to_owned(),
+                driven_by,
+            })
+        }
+        None => return Err(unreachable_own(provider)),
+    };
     let program = |flag: &Option<String>, variable: &str, default: &str| {
         flag.clone()
             .or_else(|| lookup(context, variable).map(|(value, _)| value))
             .unwrap_or_else(|| default.to_owned())
     };
-    let wrong_channel = |name: &str, driven_by: &str| {
-        Err(LaunchError::Channel {
-            channel: name.to_owned(),
-            provider: provider.as_str().to_owned(),
-            driven_by: driven_by.to_owned(),
-        })
+    let gemini = || program(&request.programs.gemini, "PANEWISE_GEMINI", "gemini");
+    let (drive, program, args) = match (drive, &request.agent_cmd) {
+        // `--agent-cmd` goes with `acp` alone (checked above).
+        (drive, Some(command)) => {
+            let mut words = command.split_whitespace().map(str::to_owned);
+            let program = words
+                .next()
+                .ok_or_else(|| LaunchError::Invalid("--agent-cmd is empty".to_owned()))?;
+            (drive, program, words.collect())
+        }
+        // `--provider acp` alone runs the ACP agent panewise knows: `gemini --acp`.
+        (Drive::AcpAgent, None) => (Drive::GeminiAcp, gemini(), Vec::new()),
+        (Drive::ClaudeStreamJson, None) => (
+            drive,
+            program(&request.programs.claude, "PANEWISE_CLAUDE", "claude"),
+            Vec::new(),
+        ),
+        (Drive::CodexAppServer | Drive::CodexExec, None) => (
+            drive,
+            program(&request.programs.codex, "PANEWISE_CODEX", "codex"),
+            Vec::new(),
+        ),
+        (Drive::GeminiAcp | Drive::GeminiStreamJson, None) => (drive, gemini(), Vec::new()),
     };
-    let agent = match (provider, channel.as_deref()) {
-        (ProviderName::ClaudeCode, None | Some("stream-json")) => AgentSpec::ClaudeCode {
-            program: program(&request.programs.claude, "PANEWISE_CLAUDE", "claude"),
-        },
-        (ProviderName::ClaudeCode, Some(other)) => return wrong_channel(other, "stream-json"),
-        (ProviderName::Codex, None | Some("app-server") | Some("exec")) => AgentSpec::Codex {
-            program: program(&request.programs.codex, "PANEWISE_CODEX", "codex"),
-            channel: if channel.as_deref() == Some("exec") {
-                CodexChannel::Exec
-            } else {
-                CodexChannel::AppServer
-            },
-        },
-        (ProviderName::Codex, Some(other)) => {
-            return wrong_channel(other, "app-server (default) or exec")
-        }
-        (ProviderName::GeminiCli | ProviderName::Acp, None | Some("acp") | Some("stream-json")) => {
-            let stream_json = channel.as_deref() == Some("stream-json");
-            match (&request.agent_cmd, stream_json) {
-                (Some(command), false) => {
-                    let mut words = command.split_whitespace().map(str::to_owned);
-                    let program = words
-                        .next()
-                        .ok_or_else(|| LaunchError::Invalid("--agent-cmd is empty".to_owned()))?;
-                    AgentSpec::AcpCommand {
-                        program,
-                        args: words.collect(),
-                    }
-                }
-                (Some(_), true) => {
-                    return wrong_channel("stream-json", "acp: --agent-cmd names an ACP agent")
-                }
-                (None, _) => AgentSpec::GeminiCli {
-                    program: program(&request.programs.gemini, "PANEWISE_GEMINI", "gemini"),
-                    channel: if stream_json {
-                        GeminiChannel::StreamJson
-                    } else {
-                        GeminiChannel::Acp
-                    },
-                },
-            }
-        }
-        (ProviderName::GeminiCli | ProviderName::Acp, Some(other)) => {
-            return wrong_channel(other, "acp (default) or stream-json")
-        }
-        (
-            ProviderName::Mock
-            | ProviderName::Anthropic
-            | ProviderName::Openai
-            | ProviderName::Gemini,
-            _,
-        ) => unreachable_own(provider)?,
-    };
-    let one_shot = matches!(
-        agent,
-        AgentSpec::Codex {
-            channel: CodexChannel::Exec,
-            ..
-        } | AgentSpec::GeminiCli {
-            channel: GeminiChannel::StreamJson,
-            ..
-        }
-    );
-    let family_name = agent_name(agent.supervised().unwrap_or(Provider::ClaudeCode));
-    let cannot_ask = (approval == ApprovalMode::Ask && one_shot).then(|| {
+    let cannot_ask = (approval == ApprovalMode::Ask && !drive.row().asks).then(|| {
         format!(
             "--approval ask: {} cannot ask for permission in this mode, so it runs read-only \
              (see `panewise run --help`)",
-            family_name.as_str()
+            drive.row().provider.as_str()
         )
     });
     // Other providers' keys are kept from the agent, unless `pass_env` names them; the
     // client's own variables of the agent's provider are the agent's.
-    let env_remove = EnvPolicy::from_config(config)
-        .agent_removals(agent.supervised().unwrap_or(Provider::ClaudeCode));
+    let env_remove = EnvPolicy::from_config(config).agent_removals(provider);
     let agent_env = ClientEnv::new(
         context
             .client_env
@@ -605,7 +558,11 @@ fn supervised(
             .provider
             .clone()
             .unwrap_or_else(|| provider.as_str().to_owned()),
-        agent,
+        agent: AgentSpec::Supervised {
+            program,
+            args,
+            drive,
+        },
         model,
         cwd: SessionDir::Given(cwd),
         approval,
@@ -639,11 +596,11 @@ fn supervised(
 }
 
 /// The own loop's names never reach [`supervised`]: [`resolve`] sends them to [`own_loop`].
-fn unreachable_own(provider: ProviderName) -> Result<AgentSpec, LaunchError> {
-    Err(LaunchError::Invalid(format!(
+fn unreachable_own(provider: ProviderName) -> LaunchError {
+    LaunchError::Invalid(format!(
         "{} is a provider of panewise's own loop, not a supervised agent",
         provider.as_str()
-    )))
+    ))
 }
 
 #[cfg(test)]

@@ -87,11 +87,13 @@ impl Channel {
 
     /// The npm package that installs the CLI, for the error when it is missing.
     pub fn npm_package(&self) -> &'static str {
-        match (self, self.provider()) {
-            (Channel::Rpc(launch), _) => launch.npm_package.unwrap_or(""),
-            (_, Provider::Codex) => "@openai/codex",
-            (_, Provider::GeminiCli) => "@google/gemini-cli",
-            _ => "@anthropic-ai/claude-code",
+        match self {
+            Channel::Rpc(launch) => launch.npm_package.unwrap_or(""),
+            Channel::Claude(_) => "@anthropic-ai/claude-code",
+            Channel::OneShot(launch) => match launch.cli {
+                OneShotCli::Codex => "@openai/codex",
+                OneShotCli::GeminiCli => "@google/gemini-cli",
+            },
         }
     }
 

@@ -14,4 +14,5 @@ pub mod context;
 pub use context::{
     client_context, client_env, launch_context, CLIENT_VARIABLES, CLI_CONFIG_VARIABLES,
 };
+pub use panewise_core::agent::{provider_of, ChannelName, Drive, ProviderName, Runs};
 pub use panewise_core::launch::*;

@@ -1,9 +1,8 @@
 //! Which API key variables each process panewise starts goes without.
 
 use panewise_host::agent::{AgentCommand, AgentProcess};
-use panewise_host::config::Config;
+use panewise_host::config::{Config, ProviderName};
 use panewise_host::secrets::{agent_env_removals, tool_env_removals, EnvPolicy, KEY_VARIABLES};
-use panewise_providers::Provider;
 
 const ANTHROPIC: [&str; 3] = [
     "ANTHROPIC_API_KEY",
@@ -25,18 +24,18 @@ fn sorted(groups: &[&[&str]]) -> Vec<String> {
 #[test]
 fn an_agent_keeps_its_own_providers_keys_and_no_other() {
     // (provider, what it goes without)
-    let cases: [(Provider, Vec<String>); 5] = [
-        (Provider::ClaudeCode, sorted(&[&OPENAI, &GOOGLE])),
-        (Provider::Codex, sorted(&[&ANTHROPIC, &GOOGLE])),
-        (Provider::CodexAppServer, sorted(&[&ANTHROPIC, &GOOGLE])),
-        (Provider::GeminiCli, sorted(&[&ANTHROPIC, &OPENAI])),
-        (Provider::Acp, sorted(&[&ANTHROPIC, &OPENAI])),
+    let cases: [(ProviderName, Vec<String>); 4] = [
+        (ProviderName::ClaudeCode, sorted(&[&OPENAI, &GOOGLE])),
+        (ProviderName::Codex, sorted(&[&ANTHROPIC, &GOOGLE])),
+        (ProviderName::GeminiCli, sorted(&[&ANTHROPIC, &OPENAI])),
+        // An ACP agent is taken to be Gemini CLI; another gets its key through `pass_env`.
+        (ProviderName::Acp, sorted(&[&ANTHROPIC, &OPENAI])),
     ];
     for (provider, removed) in cases {
         assert_eq!(agent_env_removals(provider, &[]), removed, "{provider:?}");
     }
     // `pass_env` hands another provider's key over anyway.
-    let passed = agent_env_removals(Provider::ClaudeCode, &["OPENAI_API_KEY".to_owned()]);
+    let passed = agent_env_removals(ProviderName::ClaudeCode, &["OPENAI_API_KEY".to_owned()]);
     assert_eq!(passed, sorted(&[&["CODEX_API_KEY"], &GOOGLE]));
 }
 
@@ -65,11 +64,11 @@ fn tools_go_without_every_key_known_or_configured() {
     );
     // A configured Anthropic key reaches Claude Code, the mock's reaches no agent.
     assert_eq!(
-        policy.agent_removals(Provider::ClaudeCode),
+        policy.agent_removals(ProviderName::ClaudeCode),
         sorted(&[&["CODEX_API_KEY", "MY_MOCK"], &GOOGLE])
     );
     assert!(policy
-        .agent_removals(Provider::Codex)
+        .agent_removals(ProviderName::Codex)
         .contains(&"MY_ANTHROPIC".to_owned()));
 }
 

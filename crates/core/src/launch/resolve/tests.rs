@@ -35,10 +35,16 @@ fn line(plan: &SessionPlan) -> String {
             settings.max_iterations,
             settings.rebuilt.is_some(),
         ),
-        AgentSpec::ClaudeCode { program } => format!("claude-code {program}"),
-        AgentSpec::Codex { program, channel } => format!("codex {program} {channel:?}"),
-        AgentSpec::GeminiCli { program, channel } => format!("gemini-cli {program} {channel:?}"),
-        AgentSpec::AcpCommand { program, args } => format!("acp {program} {args:?}"),
+        AgentSpec::Supervised {
+            program,
+            args,
+            drive,
+        } if args.is_empty() => format!("{} {program} {drive:?}", drive.row().provider.as_str()),
+        AgentSpec::Supervised {
+            program,
+            args,
+            drive,
+        } => format!("{} {program} {drive:?} {args:?}", drive.row().provider.as_str()),
     };
     let cwd = match &plan.cwd {
         SessionDir::Given(dir) => dir.display().to_string(),
@@ -138,6 +144,7 @@ fn recorded_agent(provider: Provider, cwd: &str) -> Recorded {
         name: None,
         kind: RecordedKind::Supervised {
             provider,
+            named: None,
             agent_session_id: "thread-1".to_owned(),
         },
     }
@@ -384,7 +391,7 @@ fn rows() -> Vec<Row> {
                     &[],
                 )
             },
-            expected: Ok("claude-code /opt/claude | as claude-code model=- cwd=/b approval=auto env=ANTHROPIC_API_KEY"),
+            expected: Ok("claude-code /opt/claude ClaudeStreamJson | as claude-code model=- cwd=/b approval=auto env=ANTHROPIC_API_KEY"),
         },
         Row {
             rule: "the executable flag beats the client's variable, which beats the daemon's",
@@ -396,37 +403,37 @@ fn rows() -> Vec<Row> {
                 ..ask("codex")
             },
             context: with_key(client_in_b(), &[("PANEWISE_CODEX", "/client/codex")], &[]),
-            expected: Ok("codex /flag/codex AppServer | as codex model=- cwd=/b approval=ask"),
+            expected: Ok("codex /flag/codex CodexAppServer | as codex model=- cwd=/b approval=ask"),
         },
         Row {
             rule: "the daemon's executable variable is the fallback",
             request: ask("gemini-cli"),
             context: with_key(client_in_b(), &[], &[("PANEWISE_GEMINI", "/daemon/gemini")]),
-            expected: Ok("gemini-cli /daemon/gemini Acp | as gemini-cli model=- cwd=/b approval=ask"),
+            expected: Ok("gemini-cli /daemon/gemini GeminiAcp | as gemini-cli model=- cwd=/b approval=ask"),
         },
         Row {
             rule: "codex exec cannot ask: ask runs read-only, with a notice",
             request: LaunchRequest {
-                channel: Some("exec".to_owned()),
+                channel: Some(ChannelName::Exec),
                 ..ask("codex")
             },
             context: client_in_b(),
-            expected: Ok("codex codex Exec | as codex model=- cwd=/b approval=ask cannot-ask"),
+            expected: Ok("codex codex CodexExec | as codex model=- cwd=/b approval=ask cannot-ask"),
         },
         Row {
             rule: "gemini-cli over stream-json under auto asks nothing and needs no notice",
             request: LaunchRequest {
-                channel: Some("stream-json".to_owned()),
+                channel: Some(ChannelName::StreamJson),
                 approval: Some(ApprovalMode::Auto),
                 ..ask("gemini-cli")
             },
             context: client_in_b(),
-            expected: Ok("gemini-cli gemini StreamJson | as gemini-cli model=- cwd=/b approval=auto"),
+            expected: Ok("gemini-cli gemini GeminiStreamJson | as gemini-cli model=- cwd=/b approval=auto"),
         },
         Row {
             rule: "a channel the agent has not is refused, naming its channels",
             request: LaunchRequest {
-                channel: Some("acp".to_owned()),
+                channel: Some(ChannelName::Acp),
                 ..ask("codex")
             },
             context: client_in_b(),
@@ -435,7 +442,7 @@ fn rows() -> Vec<Row> {
         Row {
             rule: "claude-code has one channel",
             request: LaunchRequest {
-                channel: Some("exec".to_owned()),
+                channel: Some(ChannelName::Exec),
                 ..ask("claude-code")
             },
             context: client_in_b(),
@@ -448,13 +455,13 @@ fn rows() -> Vec<Row> {
                 ..ask("acp")
             },
             context: client_in_b(),
-            expected: Ok("acp my-agent [\"--acp\", \"--fast\"] | as acp model=- cwd=/b approval=ask"),
+            expected: Ok("acp my-agent AcpAgent [\"--acp\", \"--fast\"] | as acp model=- cwd=/b approval=ask"),
         },
         Row {
             rule: "acp without --agent-cmd is gemini --acp",
             request: ask("acp"),
             context: client_in_b(),
-            expected: Ok("gemini-cli gemini Acp | as acp model=- cwd=/b approval=ask"),
+            expected: Ok("gemini-cli gemini GeminiAcp | as acp model=- cwd=/b approval=ask"),
         },
         Row {
             rule: "--agent-cmd goes with acp alone",
@@ -550,7 +557,7 @@ fn rows() -> Vec<Row> {
                 ..LaunchRequest::default()
             },
             context: client_in_b(),
-            expected: Ok("codex codex Exec | as codex model=opus cwd=/rec approval=ask resumes=/logs/agent.jsonl id=thread-1 cannot-ask"),
+            expected: Ok("codex codex CodexExec | as codex model=opus cwd=/rec approval=ask resumes=/logs/agent.jsonl id=thread-1 cannot-ask"),
         },
         Row {
             rule: "resume of a codex app-server session stays on app-server",
@@ -559,7 +566,7 @@ fn rows() -> Vec<Row> {
                 ..LaunchRequest::default()
             },
             context: client_in_b(),
-            expected: Ok("codex codex AppServer | as codex model=opus cwd=/rec approval=ask resumes=/logs/agent.jsonl id=thread-1"),
+            expected: Ok("codex codex CodexAppServer | as codex model=opus cwd=/rec approval=ask resumes=/logs/agent.jsonl id=thread-1"),
         },
         Row {
             rule: "resume of an acp session may be named gemini-cli: the same family",
@@ -568,7 +575,48 @@ fn rows() -> Vec<Row> {
                 ..ask("gemini-cli")
             },
             context: client_in_b(),
-            expected: Ok("gemini-cli gemini Acp | as gemini-cli model=opus cwd=/rec approval=ask resumes=/logs/agent.jsonl id=thread-1"),
+            expected: Ok("gemini-cli gemini GeminiAcp | as gemini-cli model=opus cwd=/rec approval=ask resumes=/logs/agent.jsonl id=thread-1"),
+        },
+        Row {
+            rule: "resume of a gemini-cli session keeps the name it was given, not the stream's",
+            request: LaunchRequest {
+                resume: Some(Recorded {
+                    kind: RecordedKind::Supervised {
+                        provider: Provider::Acp,
+                        named: Some(ProviderName::GeminiCli),
+                        agent_session_id: "thread-1".to_owned(),
+                    },
+                    ..recorded_agent(Provider::Acp, "/rec")
+                }),
+                ..LaunchRequest::default()
+            },
+            context: client_in_b(),
+            expected: Ok("gemini-cli gemini GeminiAcp | as gemini-cli model=opus cwd=/rec approval=ask resumes=/logs/agent.jsonl id=thread-1"),
+        },
+        Row {
+            rule: "resume of an acp session named acp stays acp (gemini --acp without --agent-cmd)",
+            request: LaunchRequest {
+                resume: Some(Recorded {
+                    kind: RecordedKind::Supervised {
+                        provider: Provider::Acp,
+                        named: Some(ProviderName::Acp),
+                        agent_session_id: "thread-1".to_owned(),
+                    },
+                    ..recorded_agent(Provider::Acp, "/rec")
+                }),
+                ..LaunchRequest::default()
+            },
+            context: client_in_b(),
+            expected: Ok("gemini-cli gemini GeminiAcp | as acp model=opus cwd=/rec approval=ask resumes=/logs/agent.jsonl id=thread-1"),
+        },
+        Row {
+            rule: "a log written before the name was kept continues with the decoder's first agent",
+            request: LaunchRequest {
+                resume: Some(recorded_agent(Provider::Acp, "/rec")),
+                ..LaunchRequest::default()
+            },
+            context: client_in_b(),
+            expected: Ok("gemini-cli gemini GeminiAcp | as gemini-cli model=opus cwd=/rec approval=ask resumes=/logs/agent.jsonl id=thread-1"),
         },
         Row {
             rule: "resume of a supervised session with another agent is refused",
