@@ -45,10 +45,7 @@ pub mod reducer;
 pub mod state;
 pub mod vocabulary;
 
-pub use cmd::{
-    AnswerRefusal, Cmd, CompactionSource, ConfirmAction, DeadlineKind, Event, IgnoreReason,
-    PromptDropReason, SuppressReason,
-};
+pub use cmd::{AnswerRefusal, Cmd, ConfirmAction, DeadlineKind, Event, IgnoreReason};
 pub use context::{ContextReading, ReadingSource, WindowSource};
 pub use error::{CheckpointMismatch, LogError};
 pub use log::{
