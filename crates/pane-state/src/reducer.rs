@@ -297,11 +297,7 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 .find(|pending| pending.id == id)
             {
                 Some(pending) => pending.asked = true,
-                None => ignore(
-                    s,
-                    MsgKind::ApprovalAsked,
-                    IgnoreReason::NoApprovalPending,
-                ),
+                None => ignore(s, MsgKind::ApprovalAsked, IgnoreReason::NoApprovalPending),
             }
         }
         Msg::ApprovalAnswered {
@@ -1162,12 +1158,7 @@ fn remove_pending(s: &mut PaneState, id: &str) -> Option<PendingMessage> {
     Some(s.pending.remove(index))
 }
 
-fn provider_waiting(
-    s: &mut PaneState,
-    reason: WaitingReason,
-    retry: Option<u64>,
-    at: u64,
-) {
+fn provider_waiting(s: &mut PaneState, reason: WaitingReason, retry: Option<u64>, at: u64) {
     if s.last_event_ms.is_none() {
         return;
     }
@@ -1263,7 +1254,6 @@ fn compaction_boundary(s: &mut PaneState, b: Boundary) {
     s.compactions = s.compactions.saturating_add(1);
 }
 
-
 fn tokens_in(s: &mut PaneState, input: u64, model: Option<String>) {
     let previous = s.context.take();
 
@@ -1342,11 +1332,7 @@ fn build_reading(
     }
 }
 
-fn learn_window(
-    s: &mut PaneState,
-    model: &str,
-    resolved: &crate::context::Resolved,
-) {
+fn learn_window(s: &mut PaneState, model: &str, resolved: &crate::context::Resolved) {
     let (Some(window), Some(crate::context::WindowSource::Learned)) =
         (resolved.window, resolved.source)
     else {
@@ -1488,7 +1474,6 @@ fn ignore(s: &mut PaneState, kind: MsgKind, reason: IgnoreReason) {
     s.diagnostics.ignored = s.diagnostics.ignored.saturating_add(1);
     s.diagnostics.last = Some(format!("{kind}: {}", reason.describe()));
 }
-
 
 fn armed_slot(s: &mut PaneState, kind: DeadlineKind) -> &mut Option<ArmedDeadline> {
     match kind {
