@@ -195,7 +195,7 @@ async fn model_an_approval_is_asked_through_the_handle_and_the_answer_runs_the_t
         assert_eq!(
             handle
                 .controls()
-                .answer(Some("other".to_owned()), true, person()),
+                .answer("other".to_owned(), true, person()),
             Ok(())
         );
         until(&mut handle, |update| {
@@ -203,7 +203,7 @@ async fn model_an_approval_is_asked_through_the_handle_and_the_answer_runs_the_t
         })
         .await;
         assert_eq!(
-            handle.controls().answer(Some(id), approved, person()),
+            handle.controls().answer(id, approved, person()),
             Ok(())
         );
         let outcome = task.await.unwrap().unwrap();
@@ -411,7 +411,7 @@ async fn cli_a_permission_request_is_asked_through_the_handle_and_answered_on_st
         assert_eq!(
             handle
                 .controls()
-                .answer(Some(id.clone()), approved, person()),
+                .answer(id.clone(), approved, person()),
             Ok(())
         );
         let answer = process.stdin.recv().await.unwrap();
@@ -571,7 +571,7 @@ async fn model_a_tool_allowed_for_the_session_is_not_asked_about_again() {
         unreachable!()
     };
     assert_eq!(
-        handle.controls().allow_for_session(Some(id), person()),
+        handle.controls().allow_for_session(id, person()),
         Ok(())
     );
     // The second request is answered by the allowance, as the one who gave it, and says so.
