@@ -1303,7 +1303,7 @@ fn tokens_in(s: &mut PaneState, input: u64, model: Option<String>) {
     }
 }
 
-/// Builds a reading with its window resolved (R51), learning windows and reporting a refuted
+/// Builds a reading with its window resolved (R51), learning windows and recording a refuted
 /// report once per model (R54).
 fn build_reading(
     s: &mut PaneState,
