@@ -7,8 +7,8 @@
 //! agent working?"), stream liveness, the context meter, compaction, tool activity, failures,
 //! queued messages, approvals and questions, and cost and token totals. [`Msg`] is everything
 //! that can happen; [`Cmd`] is everything the reducer asks the host to do (arm or cancel a
-//! turn's deadline, cancel a turn's tasks, send a prompt, interrupt or kill the agent, unblock a
-//! tool) or to report ([`Event`]). The host decides none of these itself.
+//! turn's deadline, send a prompt, interrupt or kill the agent, unblock a tool) or to report to
+//! a front end that reads it ([`Event`]). The host decides none of these itself.
 //!
 //! ## Invariants
 //! - **Pure.** No I/O, no clock reads, no randomness, no threads, no tokio. Time arrives as
@@ -16,7 +16,7 @@
 //!   Ids come from counters in the state. So the same `(State, Msg)` always gives the same
 //!   result, and folding a recorded log ([`log`]) recomputes the state exactly.
 //! - **Total.** `update` never panics. A message that makes no sense in the current state is a
-//!   no-op, or is counted in `state.diagnostics` with an [`Event::MessageIgnored`].
+//!   no-op, or is counted in `state.diagnostics`.
 //! - **Cheap.** The state moves by value and handlers edit it in place; no message clones the
 //!   whole state, and no handler does work that grows with the session's length.
 //! - **Guarded.** No working phase while the stream is unsubscribed; no turn starts while init
@@ -45,10 +45,7 @@ pub mod reducer;
 pub mod state;
 pub mod vocabulary;
 
-pub use cmd::{
-    AnswerRefusal, Cmd, CompactionSource, ConfirmAction, DeadlineKind, Event, IgnoreReason,
-    PromptDropReason, SuppressReason,
-};
+pub use cmd::{AnswerRefusal, Cmd, ConfirmAction, DeadlineKind, Event, IgnoreReason};
 pub use context::{ContextReading, ReadingSource, WindowSource};
 pub use error::{CheckpointMismatch, LogError};
 pub use log::{

@@ -187,8 +187,8 @@ pub enum Msg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<TurnId>,
     },
-    /// A model request is in flight, e.g. after a tool result (R68). It also consumes the
-    /// buffered hook context and task notices (R89).
+    /// A model request is in flight, e.g. after a tool result (R68). It also clears the
+    /// buffered hook context and task notices, which were for this request (R89).
     RequestStarted {
         /// The turn the request belongs to; a stale one is dropped (R81).
         #[serde(default, skip_serializing_if = "Option::is_none")]

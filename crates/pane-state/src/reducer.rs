@@ -7,10 +7,7 @@ use panewise_protocol::{
     CompactionTrigger, CostSource, Failure, FailureKind, SessionStats, TurnId,
 };
 
-use crate::cmd::{
-    AnswerRefusal, Cmd, CompactionSource, DeadlineKind, Event, IgnoreReason, PromptDropReason,
-    SuppressReason,
-};
+use crate::cmd::{AnswerRefusal, Cmd, DeadlineKind, Event, IgnoreReason};
 use crate::context::{plausible_reading, resolve_window, ContextReading, ReadingSource};
 use crate::msg::{Msg, MsgKind};
 use crate::state::{
@@ -42,11 +39,7 @@ pub const HEURISTIC_BASELINE_FLOOR: u64 = 10_000;
 ///
 /// Total and deterministic: it never panics, reads no clock and does no I/O. A message scoped
 /// to a turn that is no longer current is dropped before any handler runs (R81): the state
-/// comes back unchanged and the only command is a [`Event::MessageIgnored`] naming it.
-///
-/// Deliberate deviation from R81's "no Cmds": a stale result is reported, so a runner whose
-/// timer outlived its turn (or a provider that kept streaming after a cancel) is visible in
-/// telemetry. The state is still untouched, so nothing about the fold changes.
+/// comes back unchanged, with no command.
 #[inline]
 pub fn update(state: State, msg: Msg) -> (State, Vec<Cmd>) {
     let mut out = Vec::new();
@@ -60,7 +53,6 @@ pub fn update(state: State, msg: Msg) -> (State, Vec<Cmd>) {
 pub fn update_into(mut state: State, msg: Msg, out: &mut Vec<Cmd>) -> State {
     if let Some(turn) = msg.turn_id() {
         if state.current_turn != Some(turn) {
-            report_stale(msg.kind(), IgnoreReason::StaleTurn, out);
             return state;
         }
     }
@@ -96,24 +88,19 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         Msg::InitReady { at } => {
             if matches!(s.init_phase, InitPhase::InitPending) {
                 s.init_phase = InitPhase::InitReady { at };
-                emit(out, Event::InitReady);
             }
         }
         Msg::InitFailed { at, reason } => {
             if matches!(s.init_phase, InitPhase::InitPending) {
-                s.init_phase = InitPhase::InitFailed {
-                    at,
-                    reason: reason.clone(),
-                };
-                emit(out, Event::InitFailed { reason });
+                s.init_phase = InitPhase::InitFailed { at, reason };
             }
         }
-        Msg::StreamSubscribe { at } => stream_subscribe(s, at, out),
-        Msg::StreamUnsubscribe { at } => stream_unsubscribe(s, at, out),
-        Msg::StreamFlushObserved { added_count, at } => flush(s, added_count, at, out),
+        Msg::StreamSubscribe { at } => stream_subscribe(s, at),
+        Msg::StreamUnsubscribe { at } => stream_unsubscribe(s, at),
+        Msg::StreamFlushObserved { added_count, at } => flush(s, added_count, at),
         Msg::StreamWatchdogTick => watchdog(s, out),
         Msg::StreamSessionStarted => s.turn_tokens = None,
-        Msg::ReconcileTurnActive { at, active } => reconcile_turn_active(s, at, active, out),
+        Msg::ReconcileTurnActive { at, active } => reconcile_turn_active(s, at, active),
         Msg::ReconcileContextFromHistory {
             tokens,
             model,
@@ -123,8 +110,8 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
             for (model, window) in reported_windows {
                 s.reported_context_windows.entry(model).or_insert(window);
             }
-            re_resolve_reading(s, None, out);
-            seed_from_history(s, tokens, model, at, out);
+            re_resolve_reading(s, None);
+            seed_from_history(s, tokens, model, at);
         }
         Msg::ContextWindowsReported { windows } => {
             let mut changed_models = Vec::new();
@@ -135,7 +122,7 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 }
             }
             if !changed_models.is_empty() {
-                re_resolve_reading(s, Some(&changed_models), out);
+                re_resolve_reading(s, Some(&changed_models));
             }
         }
         Msg::PlanUpdated { steps } => s.plan = steps,
@@ -143,67 +130,54 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
             s.context = None;
             s.context_seedable = false;
         }
-        Msg::ContextModelSwitched { model } => model_switched(s, model, out),
+        Msg::ContextModelSwitched { model } => model_switched(s, model),
         Msg::TurnStart { at, content } => turn_start(s, at, content, out),
         Msg::TurnEnd {
             stats, interrupted, ..
-        } => turn_end(s, stats, interrupted, out),
-        Msg::TurnReset => turn_reset(s, out),
+        } => turn_end(s, stats, interrupted),
+        Msg::TurnReset => turn_reset(s),
         Msg::TurnStartFailed => {
             s.turn_phase = TurnPhase::Idle;
             s.compacting = None;
             s.pending_compaction_ping = None;
-            emit(out, Event::TurnStartFailed);
         }
-        Msg::TurnCancelled { turn } => {
+        Msg::TurnCancelled { .. } => {
             if matches!(s.turn_phase, TurnPhase::Interrupting { .. }) {
                 s.turn_phase = TurnPhase::Done {
                     outcome: TurnOutcome::Stopped,
                     finished_at: s.now_ms,
                 };
                 clear_turn_activity(s);
-                emit(out, Event::TurnCancelled { turn });
             }
         }
         Msg::ToolStart { name, arg, .. } => {
-            s.current_tool = Some(name.clone());
+            s.current_tool = Some(name);
             s.current_tool_arg = arg;
             bump(s, 1);
-            emit(out, Event::ToolStarted { name });
         }
         Msg::ToolEnd { .. } => {
             s.current_tool = None;
             s.current_tool_arg = None;
             bump(s, -1);
-            emit(out, Event::ToolEnded);
         }
-        Msg::TokensIn { input, model, .. } => tokens_in(s, input, model, out),
+        Msg::TokensIn { input, model, .. } => tokens_in(s, input, model),
         Msg::TokensOut { output, .. } => {
             let tokens = s.turn_tokens.get_or_insert_with(TurnTokens::default);
             tokens.output = output;
             tokens.raise_shown();
             bump(s, 0);
-            emit(out, Event::TokensUpdated);
         }
         Msg::OutputStreamed { chars, .. } => {
             if let Some(tokens) = s.turn_tokens.as_mut() {
-                let shown_before = tokens.shown_output;
                 tokens.streamed_chars = tokens.streamed_chars.saturating_add(chars);
                 tokens.requesting = false;
                 tokens.raise_shown();
-                // Characters arrive far more often than the counter moves; report only moves.
-                if tokens.shown_output != shown_before {
-                    emit(out, Event::TokensUpdated);
-                }
             }
         }
         Msg::RequestStarted { .. } => {
-            if !s.pending_hook_context.is_empty() || !s.pending_task_notices.is_empty() {
-                out.push(Cmd::AttachRequestContext {
-                    hook_context: std::mem::take(&mut s.pending_hook_context),
-                    task_notices: std::mem::take(&mut s.pending_task_notices),
-                });
-            }
+            // Buffered context is for the request now starting only, used once (R89).
+            s.pending_hook_context.clear();
+            s.pending_task_notices.clear();
             if let Some(tokens) = s.turn_tokens.as_mut() {
                 tokens.requesting = true;
             }
@@ -215,7 +189,6 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                     Some(last) => streaming_phase(s.streaming.buffer_size, 0, last),
                     None => TurnPhase::Idle,
                 };
-                emit(out, Event::StopFailed);
             }
         }
         Msg::InterruptTimeoutElapsed { deadline_ms, .. } => {
@@ -231,91 +204,57 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
             enqueued_while_busy,
         } => {
             s.pending.push(PendingMessage {
-                id: id.clone(),
+                id,
                 text,
                 created_at: at,
                 enqueued_while_busy,
                 flushing: false,
             });
-            emit(out, Event::PendingQueued { id });
         }
-        Msg::PendingMessageAccepted { id } => {
-            let was_present = remove_pending(s, &id).is_some();
-            emit(out, Event::PendingAccepted { id, was_present });
-        }
-        Msg::PendingMessageRejected { id } => {
-            let was_present = remove_pending(s, &id).is_some();
-            emit(out, Event::PendingRejected { id, was_present });
-        }
-        Msg::PendingMessageExpired { id } => {
-            let event = match remove_pending(s, &id) {
-                Some(message) => Event::PendingExpired {
-                    id,
-                    queued_at: message.created_at,
-                    age_ms: s.now_ms.saturating_sub(message.created_at),
-                    was_present: true,
-                },
-                None => Event::PendingExpired {
-                    id,
-                    queued_at: 0,
-                    age_ms: 0,
-                    was_present: false,
-                },
-            };
-            emit(out, event);
+        // An id no longer queued has nothing left to remove (R64, R65).
+        Msg::PendingMessageAccepted { id }
+        | Msg::PendingMessageRejected { id }
+        | Msg::PendingMessageExpired { id } => {
+            remove_pending(s, &id);
         }
         Msg::PendingMessageFlushStarted { id } => {
             if let Some(message) = s.pending.iter_mut().find(|m| m.id == id && !m.flushing) {
                 message.flushing = true;
-                emit(out, Event::PendingFlushStarted { id });
             }
         }
         Msg::ProviderWaiting {
             reason,
             retry_after_ms,
             at,
-        } => provider_waiting(s, reason, retry_after_ms, at, out),
-        Msg::FailureObserved { failure, at } => failure_observed(s, failure, at, out),
-        Msg::FailureCleared => {
-            if s.failure.take().is_some() {
-                emit(out, Event::FailureCleared);
-            }
-        }
+        } => provider_waiting(s, reason, retry_after_ms, at),
+        Msg::FailureObserved { failure, at } => failure_observed(s, failure, at),
+        Msg::FailureCleared => s.failure = None,
         Msg::DetailsToggle => s.details_open = !s.details_open,
         Msg::DetailsExpand => s.details_open = true,
         Msg::DetailsCollapse => s.details_open = false,
         Msg::StashToggle => s.stash_open = !s.stash_open,
-        Msg::CompactionStarted { trigger, at } => compaction_started(s, trigger, at, out),
+        Msg::CompactionStarted { trigger, at } => compaction_started(s, trigger, at),
+        // The boundary's token figures and duration are in the log; the fold needs only when
+        // and why it happened.
         Msg::CompactionBoundary {
             trigger,
-            pre_tokens,
-            post_tokens,
-            duration_ms,
             at,
             frame_timestamp,
+            ..
         } => compaction_boundary(
             s,
             Boundary {
                 trigger,
-                pre_tokens,
-                post_tokens,
-                duration_ms,
                 at,
                 frame_timestamp,
             },
-            out,
         ),
         Msg::AttachedTaskObserved { at } => {
             if s.attached_task.is_none() {
                 s.attached_task = Some(AttachedTask { since: at });
-                emit(out, Event::AttachedTaskObserved);
             }
         }
-        Msg::AttachedTaskCleared => {
-            if s.attached_task.take().is_some() {
-                emit(out, Event::AttachedTaskCleared);
-            }
-        }
+        Msg::AttachedTaskCleared => s.attached_task = None,
         Msg::RegistryAttachedTaskObserved { since } => {
             s.registry_attached_task_since = Some(since);
         }
@@ -344,13 +283,11 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
         } => {
             // A request is the agent at work: a turn still submitting has started (R104).
             bump(s, 0);
-            open_modal(s, out, |s| {
-                s.pending_approvals.push_back(PendingApproval {
-                    id,
-                    tool,
-                    summary,
-                    asked: false,
-                });
+            s.pending_approvals.push_back(PendingApproval {
+                id,
+                tool,
+                summary,
+                asked: false,
             });
         }
         Msg::ApprovalAsked { id } => {
@@ -360,12 +297,7 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 .find(|pending| pending.id == id)
             {
                 Some(pending) => pending.asked = true,
-                None => ignore(
-                    s,
-                    MsgKind::ApprovalAsked,
-                    IgnoreReason::NoApprovalPending,
-                    out,
-                ),
+                None => ignore(s, MsgKind::ApprovalAsked, IgnoreReason::NoApprovalPending),
             }
         }
         Msg::ApprovalAnswered {
@@ -384,22 +316,18 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 Some(index) => {
                     s.pending_approvals.remove(index);
                     close_request(s, id, RequestClosed::Withdrawn);
-                    close_modal(s, out, None);
                 }
                 None => ignore(
                     s,
                     MsgKind::ApprovalWithdrawn,
                     IgnoreReason::NoApprovalPending,
-                    out,
                 ),
             }
         }
         Msg::QuestionAsked { id, questions, .. } => {
             bump(s, 0);
-            open_modal(s, out, |s| {
-                s.pending_questions
-                    .push_back(PendingQuestionSet { id, questions });
-            });
+            s.pending_questions
+                .push_back(PendingQuestionSet { id, questions });
         }
         Msg::QuestionAnswered { id, answers } => {
             let index = match &id {
@@ -407,19 +335,14 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 Some(id) => s.pending_questions.iter().position(|set| set.id == *id),
             };
             match index.and_then(|index| s.pending_questions.remove(index)) {
-                Some(set) => close_modal(
-                    s,
-                    out,
-                    Some(Cmd::ResolveQuestion {
-                        id: set.id,
-                        answers,
-                    }),
-                ),
+                Some(set) => out.push(Cmd::ResolveQuestion {
+                    id: set.id,
+                    answers,
+                }),
                 None if id.is_none() => ignore(
                     s,
                     MsgKind::QuestionAnswered,
                     IgnoreReason::NoQuestionPending,
-                    out,
                 ),
                 None => refuse_answer(
                     s,
@@ -430,34 +353,29 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 ),
             }
         }
-        Msg::ConfirmRequested { action, prompt } => open_modal(s, out, |s| {
+        Msg::ConfirmRequested { action, prompt } => {
             s.confirm = Some(Confirmation { action, prompt });
-        }),
-        Msg::ConfirmAnswered { accepted } => match s.confirm.take() {
-            Some(confirmation) => close_modal(
-                s,
-                out,
-                accepted.then_some(Cmd::RunConfirmed {
-                    action: confirmation.action,
-                }),
-            ),
+        }
+        // No runner asks for a confirmation yet, so none carries one out: the answer closes
+        // the modal and stays in the log.
+        Msg::ConfirmAnswered { .. } => match s.confirm.take() {
+            Some(_) => {}
             None => ignore(
                 s,
                 MsgKind::ConfirmAnswered,
                 IgnoreReason::NoConfirmationPending,
-                out,
             ),
         },
         Msg::HookContextAdded { text, .. } => {
-            push_capped(s, BufferKind::HookContext, text, out);
+            push_capped(s, BufferKind::HookContext, text);
         }
-        Msg::TaskNoticeAdded { text } => push_capped(s, BufferKind::TaskNotice, text, out),
-        Msg::Quit => quit(s, out),
+        Msg::TaskNoticeAdded { text } => push_capped(s, BufferKind::TaskNotice, text),
+        Msg::Quit => quit(s),
         Msg::PromptSubmitted { text } => {
             s.drives_agent = true;
             prompt_submitted(s, text, out)
         }
-        Msg::AgentExited { code, signal } => agent_exited(s, code, signal, out),
+        Msg::AgentExited { code, signal } => agent_exited(s, code, signal),
         // Its exit is then expected, not a failure (R96, R100).
         Msg::AgentShutdownOverdue => kill_agent(s, out),
         Msg::DeadlinesConfigured {
@@ -491,9 +409,7 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 bump(s, 0);
             }
             let since = s.now_ms;
-            open_modal(s, out, |s| {
-                s.budget_hold = Some(crate::state::BudgetHold { reason, since });
-            });
+            s.budget_hold = Some(crate::state::BudgetHold { reason, since });
         }
         Msg::BudgetReleased { .. } => {
             if s.budget_hold.take().is_some() {
@@ -501,26 +417,8 @@ fn apply(s: &mut PaneState, msg: Msg, out: &mut Vec<Cmd>) {
                 if s.turn_phase.is_working() {
                     bump(s, 0);
                 }
-                close_modal(s, out, None);
             }
         }
-    }
-}
-
-/// Adds a modal for the user, announcing the wait when nothing was waiting before (R86).
-fn open_modal(s: &mut PaneState, out: &mut Vec<Cmd>, add: impl FnOnce(&mut PaneState)) {
-    let was_waiting = is_waiting_for_input(s);
-    add(s);
-    if !was_waiting {
-        emit(out, Event::WaitingForInput);
-    }
-}
-
-/// Emits the answered modal's command, then the end of the wait when no modal is left (R86).
-fn close_modal(s: &PaneState, out: &mut Vec<Cmd>, resolution: Option<Cmd>) {
-    out.extend(resolution);
-    if !is_waiting_for_input(s) {
-        emit(out, Event::WaitingEnded);
     }
 }
 
@@ -588,7 +486,7 @@ fn end_turn_hard(s: &mut PaneState, outcome: TurnOutcome, at: u64) {
     clear_turn_activity(s);
 }
 
-fn stream_subscribe(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
+fn stream_subscribe(s: &mut PaneState, at: u64) {
     s.last_event_ms = Some(at);
     s.streaming.last_event_time = at;
     match &mut s.turn_phase {
@@ -599,13 +497,12 @@ fn stream_subscribe(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
         TurnPhase::Disconnected { .. } => s.turn_phase = TurnPhase::Idle,
         _ => {}
     }
-    emit(out, Event::StreamSubscribed);
 }
 
 /// A working unsubscribe disconnects the turn (R25 table). An idle unsubscribe also closes the
 /// subscription gate: the original left `lastEventMs` set there (a quirk, R2), which let a turn
 /// start on a stream that no longer exists; a person would expect the start to be suppressed.
-fn stream_unsubscribe(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
+fn stream_unsubscribe(s: &mut PaneState, at: u64) {
     match s.turn_phase.working_kind() {
         Some(last_kind) => {
             let last_connected_at = s.last_event_ms.unwrap_or(at);
@@ -616,25 +513,15 @@ fn stream_unsubscribe(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
             };
             clear_turn_activity(s);
             s.last_event_ms = None;
-            emit(out, Event::StreamUnsubscribed);
-            emit(
-                out,
-                Event::StreamDisconnected {
-                    last_kind,
-                    reason: DisconnectReason::StreamUnsubscribed,
-                },
-            );
         }
         None => {
             s.pending_compaction_ping = None;
-            if s.last_event_ms.take().is_some() {
-                emit(out, Event::StreamUnsubscribed);
-            }
+            s.last_event_ms = None;
         }
     }
 }
 
-fn flush(s: &mut PaneState, added_count: u64, at: u64, out: &mut Vec<Cmd>) {
+fn flush(s: &mut PaneState, added_count: u64, at: u64) {
     if s.last_event_ms.is_none() {
         return;
     }
@@ -662,22 +549,15 @@ fn flush(s: &mut PaneState, added_count: u64, at: u64, out: &mut Vec<Cmd>) {
         }
         _ => {}
     }
-    emit(out, Event::StreamFlushObserved { added_count });
     if promoted {
-        promote_ping(s, out);
+        promote_ping(s);
     }
 }
 
 /// Applies a buffered compaction-start ping once the turn is known to be working (R46).
-fn promote_ping(s: &mut PaneState, out: &mut Vec<Cmd>) {
+fn promote_ping(s: &mut PaneState) {
     if let Some(ping) = s.pending_compaction_ping.take() {
         s.compacting = Some(ping);
-        emit(
-            out,
-            Event::CompactionStarted {
-                trigger: ping.trigger,
-            },
-        );
     }
 }
 
@@ -716,13 +596,6 @@ fn watchdog(s: &mut PaneState, out: &mut Vec<Cmd>) {
             if !s.drives_agent {
                 s.turn_phase = TurnPhase::Idle;
             }
-            emit(
-                out,
-                Event::WorkingRecovered {
-                    idle_since_ms: idle,
-                    threshold_ms: threshold,
-                },
-            );
             if !s.drives_agent {
                 return;
             }
@@ -743,13 +616,6 @@ fn watchdog(s: &mut PaneState, out: &mut Vec<Cmd>) {
                 failure,
                 at: s.now_ms,
             });
-            emit(
-                out,
-                Event::FailureObserved {
-                    code: FailureKind::StreamDisconnected,
-                    turn_was_ended: false,
-                },
-            );
             begin_stop(s, s.now_ms, InterruptReason::System, out);
             return;
         }
@@ -770,25 +636,20 @@ fn watchdog(s: &mut PaneState, out: &mut Vec<Cmd>) {
 /// breaks the invariant "no working phase while unsubscribed", so an `active: true` while
 /// unsubscribed is ignored here; the first live activity after the next subscribe promotes the
 /// phase instead. `active: false` still applies without the gate.
-fn reconcile_turn_active(s: &mut PaneState, at: u64, active: bool, out: &mut Vec<Cmd>) {
+fn reconcile_turn_active(s: &mut PaneState, at: u64, active: bool) {
     if active {
         if s.last_event_ms.is_some() && s.turn_phase.is_reconcile_promotable() {
             s.turn_phase = streaming_phase(0, 0, at);
-            emit(out, Event::TurnActiveReconciled);
-            promote_ping(s, out);
+            promote_ping(s);
         }
         return;
     }
-    let had_ping = s.pending_compaction_ping.take().is_some();
-    let demoted = matches!(s.turn_phase, TurnPhase::Streaming { .. });
-    if demoted {
+    s.pending_compaction_ping = None;
+    if matches!(s.turn_phase, TurnPhase::Streaming { .. }) {
         s.turn_phase = TurnPhase::Idle;
         s.current_tool = None;
         s.current_tool_arg = None;
         s.compacting = None;
-    }
-    if demoted || had_ping {
-        emit(out, Event::TurnInactiveReconciled { at });
     }
 }
 
@@ -797,21 +658,9 @@ fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec
     // the floor is still over (R111).
     s.window_stood_down = None;
     if s.last_event_ms.is_none() {
-        emit(
-            out,
-            Event::TurnStartSuppressed {
-                reason: SuppressReason::StreamNotActive,
-            },
-        );
         return;
     }
     if matches!(s.init_phase, InitPhase::InitPending) {
-        emit(
-            out,
-            Event::TurnStartSuppressed {
-                reason: SuppressReason::InitStillLoading,
-            },
-        );
         return;
     }
     // The agent's own start of the turn whose prompt panewise sent is its first sign of work,
@@ -845,15 +694,12 @@ fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec
     let turn = TurnId(s.next_turn_id);
     s.next_turn_id = s.next_turn_id.saturating_add(1);
     s.current_turn = Some(turn);
-    emit(out, Event::TurnStarted { at, turn });
     if acknowledges_prompt {
         if let Some(armed) = kept_deadline {
             disarm(DeadlineKind::Submit, armed, out);
         }
         s.turn_phase = streaming_phase(s.streaming.buffer_size, 0, at);
-        if s.failure.take().is_some() {
-            emit(out, Event::FailureCleared);
-        }
+        s.failure = None;
         return;
     }
     let deadline_ms = match kept_deadline {
@@ -864,9 +710,7 @@ fn turn_start(s: &mut PaneState, at: u64, content: Option<String>, out: &mut Vec
         None => at.saturating_add(s.deadlines.submit_ms),
     };
     arm(s, DeadlineKind::Submit, deadline_ms, out);
-    if s.failure.take().is_some() {
-        emit(out, Event::FailureCleared);
-    }
+    s.failure = None;
 }
 
 /// Merges a turn's reported stats with its live tokens; the reported totals win (R60).
@@ -974,16 +818,16 @@ fn add_costs(totals: &SessionStats, turn: &SessionStats) -> (Option<f64>, Option
     }
 }
 
-fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, interrupted: bool, out: &mut Vec<Cmd>) {
+fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, interrupted: bool) {
     if matches!(s.turn_phase, TurnPhase::Disconnected { .. }) {
         // The disconnect is the authoritative outcome (R32).
         s.pending_compaction_ping = None;
         return;
     }
     let merged = merge_stats(stats, s.turn_tokens.as_ref());
-    let stopping = matches!(s.turn_phase, TurnPhase::Interrupting { .. });
-    let outcome = match s.turn_phase {
-        TurnPhase::Done { outcome, .. } => outcome,
+    match s.turn_phase {
+        // Already ended: its outcome stands.
+        TurnPhase::Done { .. } => {}
         // The agent says the person stopped the turn (R98): a stop, even one panewise did not
         // send (a decoded capture, a stop typed into the agent itself).
         _ if interrupted => {
@@ -991,29 +835,19 @@ fn turn_end(s: &mut PaneState, stats: Option<SessionStats>, interrupted: bool, o
                 outcome: TurnOutcome::Stopped,
                 finished_at: s.now_ms,
             };
-            TurnOutcome::Stopped
         }
         _ => finish_turn(s, s.now_ms),
-    };
+    }
     s.session_totals = accumulate(s.session_totals.take(), merged.as_ref());
-    let stats_merged = merged.is_some();
     s.session_stats = merged;
     // `pending_compact_turn` stays: the result can overtake the /compact boundary, which is
     // what ends that turn (R14, R43); the next TurnStart resets it anyway.
     clear_turn_activity(s);
-    emit(
-        out,
-        Event::TurnEnded {
-            outcome,
-            stats_merged,
-            stopping_cleared: stopping,
-        },
-    );
 }
 
 /// Ends the turn in `Done`: `stopped` when a stop was pending, else `completed` (counted once).
 /// This is the soft end a result or a manual compaction boundary brings (R32, R45).
-fn finish_turn(s: &mut PaneState, finished_at: u64) -> TurnOutcome {
+fn finish_turn(s: &mut PaneState, finished_at: u64) {
     let outcome = if matches!(s.turn_phase, TurnPhase::Interrupting { .. }) {
         TurnOutcome::Stopped
     } else {
@@ -1026,7 +860,6 @@ fn finish_turn(s: &mut PaneState, finished_at: u64) -> TurnOutcome {
     if outcome == TurnOutcome::Completed {
         count_completed_turn(s);
     }
-    outcome
 }
 
 /// Counts a completed turn once: a `Done.completed` that later rounds of the same turn promote
@@ -1038,7 +871,7 @@ fn count_completed_turn(s: &mut PaneState) {
     }
 }
 
-fn turn_reset(s: &mut PaneState, out: &mut Vec<Cmd>) {
+fn turn_reset(s: &mut PaneState) {
     s.session_stats = None;
     s.session_totals = None;
     s.plan.clear();
@@ -1051,17 +884,15 @@ fn turn_reset(s: &mut PaneState, out: &mut Vec<Cmd>) {
     s.turn_phase = TurnPhase::Idle;
     s.current_turn = None;
     s.pending_compact_turn = false;
-    clear_waiting_queues(s, out);
+    clear_waiting_queues(s);
     // Prompts typed for the old conversation do not carry into the new one (R94).
-    drop_queued_prompts(s, PromptDropReason::Reset, out);
-    emit(out, Event::TurnReset);
+    s.queued_prompts.clear();
 }
 
 /// A stop interrupts the agent and arms the interrupt deadline (R36, R84, R95). A second stop
 /// while Interrupting keeps the phase and its deadline (R36) and cancels nothing again (R84), but
 /// escalates at once: the user who presses stop twice wants the agent gone, not another wait.
 fn request_stop(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
-    emit(out, Event::StopRequested);
     match s.turn_phase {
         TurnPhase::Submitting { .. } | TurnPhase::Streaming { .. } => {}
         TurnPhase::Interrupting { .. } => {
@@ -1073,8 +904,8 @@ fn request_stop(s: &mut PaneState, at: u64, out: &mut Vec<Cmd>) {
     begin_stop(s, at, InterruptReason::User, out);
 }
 
-/// Stops the working turn: Interrupting, the interrupt deadline armed, the turn's scope
-/// cancelled, the agent interrupted and the waiting queues cleared (R95).
+/// Stops the working turn: Interrupting, the interrupt deadline armed, the agent interrupted
+/// and the waiting queues cleared (R95).
 fn begin_stop(s: &mut PaneState, at: u64, reason: InterruptReason, out: &mut Vec<Cmd>) {
     s.turn_phase = TurnPhase::Interrupting {
         reason,
@@ -1086,13 +917,10 @@ fn begin_stop(s: &mut PaneState, at: u64, reason: InterruptReason, out: &mut Vec
         at.saturating_add(INTERRUPT_TIMEOUT_MS),
         out,
     );
-    out.push(Cmd::CancelScope {
-        turn: s.current_turn,
-    });
     out.push(Cmd::InterruptAgent {
         turn: s.current_turn,
     });
-    clear_waiting_queues(s, out);
+    clear_waiting_queues(s);
 }
 
 /// Asks the runner to kill the agent's process group, once per kill: its exit is then expected
@@ -1104,7 +932,6 @@ fn kill_agent(s: &mut PaneState, out: &mut Vec<Cmd>) {
     s.agent_kill_sent = true;
     let turn = s.current_turn;
     out.push(Cmd::KillAgent { turn });
-    emit(out, Event::AgentKillRequested { turn });
 }
 
 /// Whether the reducer may start a turn for a prompt now (R94): nothing working, the gates of
@@ -1132,13 +959,6 @@ fn start_prompt_turn(s: &mut PaneState, text: String, out: &mut Vec<Cmd>) {
 /// A prompt the user typed (R94): sent now when it can be, else queued FIFO behind the others.
 fn prompt_submitted(s: &mut PaneState, text: String, out: &mut Vec<Cmd>) {
     if s.should_exit {
-        emit(
-            out,
-            Event::PromptsDropped {
-                count: 1,
-                reason: PromptDropReason::Quit,
-            },
-        );
         return;
     }
     if s.queued_prompts.is_empty() && can_send_prompt(s) {
@@ -1148,24 +968,11 @@ fn prompt_submitted(s: &mut PaneState, text: String, out: &mut Vec<Cmd>) {
     if s.queued_prompts.len() >= MAX_QUEUED_PROMPTS {
         // Over the cap the oldest goes, as with R88's queued messages.
         s.queued_prompts.pop_front();
-        emit(
-            out,
-            Event::PromptsDropped {
-                count: 1,
-                reason: PromptDropReason::QueueFull,
-            },
-        );
     }
     s.queued_prompts.push_back(QueuedPrompt {
         text,
         queued_at: s.now_ms,
     });
-    emit(
-        out,
-        Event::PromptQueued {
-            queued: s.queued_prompts.len() as u64,
-        },
-    );
 }
 
 /// Sends the front queued prompt once no turn is working (R94). Run after every handler, so
@@ -1179,20 +986,10 @@ fn send_next_queued_prompt(s: &mut PaneState, out: &mut Vec<Cmd>) {
     }
 }
 
-/// Drops every queued prompt unsent, saying so (R94).
-fn drop_queued_prompts(s: &mut PaneState, reason: PromptDropReason, out: &mut Vec<Cmd>) {
-    if s.queued_prompts.is_empty() {
-        return;
-    }
-    let count = s.queued_prompts.len() as u64;
-    s.queued_prompts.clear();
-    emit(out, Event::PromptsDropped { count, reason });
-}
-
 /// The agent process ended (R96). A turn being stopped ends as the stop's outcome, never as a
 /// failure; any other working turn fails as `ProcessExited`; a clean or expected exit with no
 /// turn working changes nothing, and an unclean one is shown as a failure.
-fn agent_exited(s: &mut PaneState, code: Option<i32>, signal: Option<i32>, out: &mut Vec<Cmd>) {
+fn agent_exited(s: &mut PaneState, code: Option<i32>, signal: Option<i32>) {
     let killed = std::mem::take(&mut s.agent_kill_sent);
     let at = s.now_ms;
     match s.turn_phase {
@@ -1205,18 +1002,10 @@ fn agent_exited(s: &mut PaneState, code: Option<i32>, signal: Option<i32>, out: 
                 TurnOutcome::Stopped
             };
             end_turn_hard(s, outcome, at);
-            emit(
-                out,
-                Event::TurnEnded {
-                    outcome,
-                    stats_merged: false,
-                    stopping_cleared: true,
-                },
-            );
         }
         TurnPhase::Submitting { .. } | TurnPhase::Streaming { .. } => {
             let failure = process_exit_failure(code, signal, " before its turn ended");
-            failure_observed(s, failure, at, out);
+            failure_observed(s, failure, at);
         }
         TurnPhase::Idle | TurnPhase::Done { .. } | TurnPhase::Disconnected { .. } => {
             let clean = code == Some(0) && signal.is_none();
@@ -1232,7 +1021,7 @@ fn agent_exited(s: &mut PaneState, code: Option<i32>, signal: Option<i32>, out: 
                     }
                 );
             if !clean && !killed && !explained {
-                failure_observed(s, process_exit_failure(code, signal, ""), at, out);
+                failure_observed(s, process_exit_failure(code, signal, ""), at);
             }
         }
     }
@@ -1279,7 +1068,6 @@ fn approval_answered(
                     s,
                     MsgKind::ApprovalAnswered,
                     IgnoreReason::NoApprovalPending,
-                    out,
                 );
             }
             None => AnswerRefusal::NothingWaiting,
@@ -1319,18 +1107,14 @@ fn approval_answered(
             by: by.clone(),
         },
     );
-    close_modal(
-        s,
-        out,
-        Some(Cmd::ResolveApproval {
-            id: front.id,
-            tool: front.tool,
-            approved,
-            for_session,
-            by,
-            reason: if approved { None } else { reason },
-        }),
-    );
+    out.push(Cmd::ResolveApproval {
+        id: front.id,
+        tool: front.tool,
+        approved,
+        for_session,
+        by,
+        reason: if approved { None } else { reason },
+    });
 }
 
 /// Remembers how request `id` was closed, the newest [`CLOSED_REQUESTS_KEPT`] (R101).
@@ -1362,15 +1146,11 @@ fn is_waiting_for_input(s: &PaneState) -> bool {
 }
 
 /// Clears both parked queues: a cancelled task can never receive an answer (R86).
-fn clear_waiting_queues(s: &mut PaneState, out: &mut Vec<Cmd>) {
-    let was_waiting = !s.pending_approvals.is_empty() || !s.pending_questions.is_empty();
+fn clear_waiting_queues(s: &mut PaneState) {
     for pending in std::mem::take(&mut s.pending_approvals) {
         close_request(s, pending.id, RequestClosed::Withdrawn);
     }
     s.pending_questions.clear();
-    if was_waiting && !is_waiting_for_input(s) {
-        emit(out, Event::WaitingEnded);
-    }
 }
 
 fn remove_pending(s: &mut PaneState, id: &str) -> Option<PendingMessage> {
@@ -1378,13 +1158,7 @@ fn remove_pending(s: &mut PaneState, id: &str) -> Option<PendingMessage> {
     Some(s.pending.remove(index))
 }
 
-fn provider_waiting(
-    s: &mut PaneState,
-    reason: WaitingReason,
-    retry: Option<u64>,
-    at: u64,
-    out: &mut Vec<Cmd>,
-) {
+fn provider_waiting(s: &mut PaneState, reason: WaitingReason, retry: Option<u64>, at: u64) {
     if s.last_event_ms.is_none() {
         return;
     }
@@ -1400,32 +1174,16 @@ fn provider_waiting(
         *retry_after_ms = retry;
         *last_event_ms = at;
     }
-    emit(
-        out,
-        Event::ProviderWaiting {
-            reason,
-            retry_after_ms: retry,
-        },
-    );
 }
 
-fn failure_observed(s: &mut PaneState, failure: Failure, at: u64, out: &mut Vec<Cmd>) {
-    let code = failure.kind;
-    let turn_was_ended = s.turn_phase.is_working();
-    if turn_was_ended {
+fn failure_observed(s: &mut PaneState, failure: Failure, at: u64) {
+    if s.turn_phase.is_working() {
         end_turn_hard(s, TurnOutcome::Errored, at);
     }
     s.failure = Some(PaneFailure { failure, at });
-    emit(
-        out,
-        Event::FailureObserved {
-            code,
-            turn_was_ended,
-        },
-    );
 }
 
-fn compaction_started(s: &mut PaneState, trigger: CompactionTrigger, at: u64, out: &mut Vec<Cmd>) {
+fn compaction_started(s: &mut PaneState, trigger: CompactionTrigger, at: u64) {
     if s.last_event_ms.is_none() {
         return;
     }
@@ -1443,23 +1201,18 @@ fn compaction_started(s: &mut PaneState, trigger: CompactionTrigger, at: u64, ou
         if let TurnPhase::Streaming { last_event_ms, .. } = &mut s.turn_phase {
             *last_event_ms = at;
         }
-        emit(out, Event::CompactionStarted { trigger });
     } else if s.turn_phase.is_activity_promotable() {
         s.pending_compaction_ping = Some(ping);
-        emit(out, Event::CompactionStartedBuffered { trigger });
     }
 }
 
 struct Boundary {
     trigger: CompactionTrigger,
-    pre_tokens: u64,
-    post_tokens: u64,
-    duration_ms: Option<u64>,
     at: u64,
     frame_timestamp: Option<u64>,
 }
 
-fn compaction_boundary(s: &mut PaneState, b: Boundary, out: &mut Vec<Cmd>) {
+fn compaction_boundary(s: &mut PaneState, b: Boundary) {
     let preserves_newer = matches!(
         (s.compacting, b.frame_timestamp),
         (Some(c), Some(frame)) if frame < c.started_at
@@ -1492,42 +1245,17 @@ fn compaction_boundary(s: &mut PaneState, b: Boundary, out: &mut Vec<Cmd>) {
     }
     if b.trigger == CompactionTrigger::Manual && s.pending_compact_turn && s.turn_phase.is_working()
     {
-        let stopping = matches!(s.turn_phase, TurnPhase::Interrupting { .. });
-        let outcome = finish_turn(s, b.at);
+        finish_turn(s, b.at);
         s.current_tool = None;
         s.current_tool_arg = None;
         s.turn_tokens = None;
         s.pending_compact_turn = false;
-        emit(
-            out,
-            Event::TurnEnded {
-                outcome,
-                stats_merged: false,
-                stopping_cleared: stopping,
-            },
-        );
     }
     s.compactions = s.compactions.saturating_add(1);
-    emit(
-        out,
-        Event::ContextCompacted {
-            tokens_before: b.pre_tokens,
-            tokens_after: b.post_tokens,
-            source: CompactionSource::Real,
-            trigger: Some(b.trigger),
-            duration_ms: b.duration_ms,
-            frame_timestamp: b.frame_timestamp,
-        },
-    );
 }
 
-fn is_plausible_or_absent(reading: Option<&ContextReading>) -> bool {
-    reading.is_none_or(|r| plausible_reading(r).is_ok())
-}
-
-fn tokens_in(s: &mut PaneState, input: u64, model: Option<String>, out: &mut Vec<Cmd>) {
+fn tokens_in(s: &mut PaneState, input: u64, model: Option<String>) {
     let previous = s.context.take();
-    let previous_plausible = is_plausible_or_absent(previous.as_ref());
 
     // The token-drop heuristic compares only against a plausible live reading (R49).
     let baseline = previous
@@ -1545,12 +1273,7 @@ fn tokens_in(s: &mut PaneState, input: u64, model: Option<String>, out: &mut Vec
         s.last_context_model.clone_from(&model);
     }
     let model = model.or_else(|| s.last_context_model.clone());
-    let reading = build_reading(s, input, model, ReadingSource::Live, Some(s.now_ms), out);
-    if let Err(reason) = plausible_reading(&reading) {
-        if previous_plausible {
-            emit(out, rejected_event(&reading, reason.as_str()));
-        }
-    }
+    let reading = build_reading(s, input, model, ReadingSource::Live, Some(s.now_ms));
     s.context = Some(reading);
     s.context_seedable = false;
 
@@ -1575,34 +1298,12 @@ fn tokens_in(s: &mut PaneState, input: u64, model: Option<String>, out: &mut Vec
     });
 
     bump(s, 0);
-    emit(out, Event::TokensUpdated);
-    if let Some(before) = heuristic_drop {
+    if heuristic_drop.is_some() {
         s.compactions = s.compactions.saturating_add(1);
-        emit(
-            out,
-            Event::ContextCompacted {
-                tokens_before: before,
-                tokens_after: input,
-                source: CompactionSource::Heuristic,
-                trigger: None,
-                duration_ms: None,
-                frame_timestamp: None,
-            },
-        );
     }
 }
 
-fn rejected_event(reading: &ContextReading, reason: &str) -> Event {
-    Event::ContextReadingRejected {
-        tokens: reading.tokens,
-        window: reading.window,
-        model: reading.model.clone(),
-        source: reading.source,
-        reason: reason.to_owned(),
-    }
-}
-
-/// Builds a reading with its window resolved (R51), learning windows and reporting a refuted
+/// Builds a reading with its window resolved (R51), learning windows and recording a refuted
 /// report once per model (R54).
 fn build_reading(
     s: &mut PaneState,
@@ -1610,7 +1311,6 @@ fn build_reading(
     model: Option<String>,
     source: ReadingSource,
     at: Option<u64>,
-    out: &mut Vec<Cmd>,
 ) -> ContextReading {
     let resolved = resolve_window(
         model.as_deref(),
@@ -1619,7 +1319,7 @@ fn build_reading(
         &s.learned_context_windows,
     );
     if let Some(model_id) = model.as_deref() {
-        learn_window(s, model_id, &resolved, tokens, out);
+        learn_window(s, model_id, &resolved);
     }
     ContextReading {
         tokens,
@@ -1632,13 +1332,7 @@ fn build_reading(
     }
 }
 
-fn learn_window(
-    s: &mut PaneState,
-    model: &str,
-    resolved: &crate::context::Resolved,
-    tokens: u64,
-    out: &mut Vec<Cmd>,
-) {
+fn learn_window(s: &mut PaneState, model: &str, resolved: &crate::context::Resolved) {
     let (Some(window), Some(crate::context::WindowSource::Learned)) =
         (resolved.window, resolved.source)
     else {
@@ -1648,25 +1342,15 @@ fn learn_window(
     if known.is_none_or(|k| k < window) {
         s.learned_context_windows.insert(model.to_owned(), window);
     }
-    if let Some(reported) = resolved.refuted_report {
-        if s.refuted_models.insert(model.to_owned()) {
-            emit(
-                out,
-                Event::ContextWindowRefuted {
-                    model: model.to_owned(),
-                    reported,
-                    tokens,
-                    window,
-                    window_source: crate::context::WindowSource::Learned,
-                },
-            );
-        }
+    // The models whose reported window a prompt refuted stay on record (R54).
+    if resolved.refuted_report.is_some() {
+        s.refuted_models.insert(model.to_owned());
     }
 }
 
 /// Re-resolves the current reading's window after the reported map changed (R53, R56). A
 /// switched reading and a reading about another model are left alone.
-fn re_resolve_reading(s: &mut PaneState, changed_models: Option<&[String]>, out: &mut Vec<Cmd>) {
+fn re_resolve_reading(s: &mut PaneState, changed_models: Option<&[String]>) {
     let Some(reading) = s.context.as_ref() else {
         return;
     };
@@ -1689,23 +1373,16 @@ fn re_resolve_reading(s: &mut PaneState, changed_models: Option<&[String]>, out:
         }
     }
     let tokens = reading.tokens;
-    let was_plausible = plausible_reading(reading).is_ok();
     let resolved = resolve_window(
         Some(&model),
         tokens,
         &s.reported_context_windows,
         &s.learned_context_windows,
     );
-    learn_window(s, &model, &resolved, tokens, out);
+    learn_window(s, &model, &resolved);
     if let Some(reading) = s.context.as_mut() {
         reading.window = resolved.window;
         reading.window_source = resolved.source;
-        if let Err(reason) = plausible_reading(reading) {
-            if was_plausible {
-                let event = rejected_event(reading, reason.as_str());
-                emit(out, event);
-            }
-        }
     }
 }
 
@@ -1714,7 +1391,6 @@ fn seed_from_history(
     tokens: Option<u64>,
     model: Option<String>,
     at: Option<u64>,
-    out: &mut Vec<Cmd>,
 ) {
     let Some(tokens) = tokens else {
         return;
@@ -1722,21 +1398,18 @@ fn seed_from_history(
     if !s.context_seedable {
         return;
     }
-    let reading = build_reading(s, tokens, model.clone(), ReadingSource::History, at, out);
-    match plausible_reading(&reading) {
-        Ok(()) => {
-            s.context = Some(reading);
-            s.context_seedable = false;
-            if model.is_some() {
-                s.last_context_model = model;
-            }
-            emit(out, Event::ContextReconciledAtMount { tokens });
+    let reading = build_reading(s, tokens, model.clone(), ReadingSource::History, at);
+    // An implausible seed is not shown: the pane keeps what it had (R55, R56).
+    if plausible_reading(&reading).is_ok() {
+        s.context = Some(reading);
+        s.context_seedable = false;
+        if model.is_some() {
+            s.last_context_model = model;
         }
-        Err(reason) => emit(out, rejected_event(&reading, reason.as_str())),
     }
 }
 
-fn model_switched(s: &mut PaneState, model: String, out: &mut Vec<Cmd>) {
+fn model_switched(s: &mut PaneState, model: String) {
     let Some(reading) = s.context.as_mut() else {
         return;
     };
@@ -1746,7 +1419,7 @@ fn model_switched(s: &mut PaneState, model: String, out: &mut Vec<Cmd>) {
         .is_some_and(|own| own.eq_ignore_ascii_case(&model));
     if back_to_own {
         if reading.switched_to.take().is_some() {
-            re_resolve_reading(s, None, out);
+            re_resolve_reading(s, None);
         }
     } else {
         reading.window = None;
@@ -1762,7 +1435,7 @@ enum BufferKind {
     TaskNotice,
 }
 
-fn push_capped(s: &mut PaneState, kind: BufferKind, text: String, out: &mut Vec<Cmd>) {
+fn push_capped(s: &mut PaneState, kind: BufferKind, text: String) {
     let (buffer, label) = match kind {
         BufferKind::HookContext => (&mut s.pending_hook_context, MsgKind::HookContextAdded),
         BufferKind::TaskNotice => (&mut s.pending_task_notices, MsgKind::TaskNoticeAdded),
@@ -1781,38 +1454,25 @@ fn push_capped(s: &mut PaneState, kind: BufferKind, text: String, out: &mut Vec<
     if cut > 0 {
         buffer.push(text[..cut].to_owned());
     }
-    ignore(s, label, IgnoreReason::BufferFull, out);
+    ignore(s, label, IgnoreReason::BufferFull);
 }
 
-fn quit(s: &mut PaneState, out: &mut Vec<Cmd>) {
+fn quit(s: &mut PaneState) {
     if s.should_exit {
         return;
     }
-    if s.turn_phase.is_working() {
-        out.push(Cmd::CancelScope {
-            turn: s.current_turn,
-        });
-    }
-    clear_waiting_queues(s, out);
+    clear_waiting_queues(s);
     s.confirm = None;
     s.pending_hook_context.clear();
     s.pending_task_notices.clear();
-    drop_queued_prompts(s, PromptDropReason::Quit, out);
+    s.queued_prompts.clear();
     s.should_exit = true;
-    out.push(Cmd::Exit);
 }
 
 /// Counts a message that makes no sense in the current state, so it is never lost silently.
-fn ignore(s: &mut PaneState, kind: MsgKind, reason: IgnoreReason, out: &mut Vec<Cmd>) {
+fn ignore(s: &mut PaneState, kind: MsgKind, reason: IgnoreReason) {
     s.diagnostics.ignored = s.diagnostics.ignored.saturating_add(1);
     s.diagnostics.last = Some(format!("{kind}: {}", reason.describe()));
-    emit(out, Event::MessageIgnored { kind, reason });
-}
-
-/// Reports a stale message without touching the state: a stale result is expected traffic in
-/// a live runner, not a fault of the state it arrived in (R81).
-fn report_stale(kind: MsgKind, reason: IgnoreReason, out: &mut Vec<Cmd>) {
-    emit(out, Event::MessageIgnored { kind, reason });
 }
 
 fn armed_slot(s: &mut PaneState, kind: DeadlineKind) -> &mut Option<ArmedDeadline> {
@@ -1874,15 +1534,9 @@ fn deadline_elapsed(
     fired_deadline_ms: Option<u64>,
     out: &mut Vec<Cmd>,
 ) {
-    let (in_guarded_phase, msg_kind) = match kind {
-        DeadlineKind::Submit => (
-            matches!(s.turn_phase, TurnPhase::Submitting { .. }),
-            MsgKind::SubmitTimeoutElapsed,
-        ),
-        DeadlineKind::Interrupt => (
-            matches!(s.turn_phase, TurnPhase::Interrupting { .. }),
-            MsgKind::InterruptTimeoutElapsed,
-        ),
+    let in_guarded_phase = match kind {
+        DeadlineKind::Submit => matches!(s.turn_phase, TurnPhase::Submitting { .. }),
+        DeadlineKind::Interrupt => matches!(s.turn_phase, TurnPhase::Interrupting { .. }),
     };
     if !in_guarded_phase {
         return;
@@ -1892,8 +1546,8 @@ fn deadline_elapsed(
         (*slot, fired_deadline_ms),
         (Some(armed), Some(fired)) if armed.deadline_ms != fired
     );
+    // A stale timer is expected traffic in a live runner, not a fault: it changes nothing.
     if superseded {
-        report_stale(msg_kind, IgnoreReason::SupersededDeadline, out);
         return;
     }
     // It fired: nothing is left to cancel.
@@ -1917,13 +1571,11 @@ fn deadline_elapsed(
                 at,
             });
             end_turn_hard(s, TurnOutcome::Errored, at);
-            emit(out, Event::SubmitTimedOut { at });
         }
         DeadlineKind::Interrupt => {
             // The interrupt did not take: kill the agent, then end the turn (R35, R95).
             kill_agent(s, out);
             end_turn_hard(s, TurnOutcome::Interrupted, at);
-            emit(out, Event::InterruptTimedOut { at });
         }
     }
 }

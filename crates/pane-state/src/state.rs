@@ -169,11 +169,11 @@ pub struct PaneState {
     pub pending_questions: VecDeque<PendingQuestionSet>,
     /// A confirmation modal to show.
     pub confirm: Option<Confirmation>,
-    /// Hook context for the next model request, byte-capped (R89).
+    /// Hook context for the next model request, byte-capped and cleared when it starts (R89).
     pub pending_hook_context: Vec<String>,
-    /// Task notices for the next model request, byte-capped.
+    /// Task notices for the next model request, byte-capped and cleared when it starts.
     pub pending_task_notices: Vec<String>,
-    /// Set by `Quit`; the host drains effects and exits. The reducer never panics (R85).
+    /// Set by `Quit`: no prompt starts a turn any more (R85, R94).
     pub should_exit: bool,
     /// Messages the reducer could not apply, counted rather than lost.
     pub diagnostics: Diagnostics,

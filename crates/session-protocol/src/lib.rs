@@ -31,11 +31,11 @@ pub enum Control {
     /// A prompt: sent at once when the agent is idle, queued while a turn runs.
     Prompt(String),
     /// The answer to the approval question the session asked ([`Update::Ask`]). An answer
-    /// naming another request than the one asked, or sent when none is asked, is refused with
-    /// a notice.
+    /// naming a request that no longer waits, or one never asked, is refused with a notice.
     Answer {
-        /// The request answered (the id of [`Update::Ask`]); `None` answers the one asked now.
-        id: Option<String>,
+        /// The request answered: the id of its [`Update::Ask`]. Every front end names the
+        /// request it answers, so an answer never lands on a request asked after it was typed.
+        id: String,
         /// Allowed or denied.
         approved: bool,
         /// Allowed for the rest of the session: later requests for the same tool are allowed
@@ -94,7 +94,7 @@ pub enum Update {
     /// An event read from the agent (or produced by panewise's own loop), before it was
     /// mapped onto reducer messages.
     Agent(ProviderEvent),
-    /// An event the reducer emitted for views and telemetry (`Cmd::Emit`).
+    /// An event the reducer emitted for the front ends (`Cmd::Emit`).
     Emitted(Event),
     /// An approval question waits for a [`Control::Answer`].
     Ask {
@@ -135,8 +135,8 @@ pub enum Update {
 }
 
 impl Control {
-    /// Allows the request `id` (`None`: the one asked now) once, as `by`.
-    pub fn allow(id: Option<String>, by: Actor) -> Control {
+    /// Allows the request `id` once, as `by`.
+    pub fn allow(id: String, by: Actor) -> Control {
         Control::Answer {
             id,
             approved: true,
@@ -147,7 +147,7 @@ impl Control {
     }
 
     /// Allows the request `id` and later requests for the same tool, as `by`.
-    pub fn allow_for_session(id: Option<String>, by: Actor) -> Control {
+    pub fn allow_for_session(id: String, by: Actor) -> Control {
         Control::Answer {
             id,
             approved: true,
@@ -158,7 +158,7 @@ impl Control {
     }
 
     /// Denies the request `id`, telling the agent `message` besides who denied it.
-    pub fn deny(id: Option<String>, message: Option<String>, by: Actor) -> Control {
+    pub fn deny(id: String, message: Option<String>, by: Actor) -> Control {
         Control::Answer {
             id,
             approved: false,

@@ -46,12 +46,7 @@ impl Controls {
     }
 
     /// Answers the approval question asked, as `by`.
-    pub fn answer(
-        &self,
-        id: Option<String>,
-        approved: bool,
-        by: Actor,
-    ) -> Result<(), ControlRefused> {
+    pub fn answer(&self, id: String, approved: bool, by: Actor) -> Result<(), ControlRefused> {
         self.send(if approved {
             Control::allow(id, by)
         } else {
@@ -61,14 +56,14 @@ impl Controls {
 
     /// Allows the request asked, and every later request for the same tool in this session,
     /// as `by`.
-    pub fn allow_for_session(&self, id: Option<String>, by: Actor) -> Result<(), ControlRefused> {
+    pub fn allow_for_session(&self, id: String, by: Actor) -> Result<(), ControlRefused> {
         self.send(Control::allow_for_session(id, by))
     }
 
     /// Denies the request asked, as `by`, telling the agent `message` with the denial.
     pub fn deny(
         &self,
-        id: Option<String>,
+        id: String,
         message: Option<String>,
         by: Actor,
     ) -> Result<(), ControlRefused> {

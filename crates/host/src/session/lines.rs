@@ -302,7 +302,7 @@ impl LineClient {
                     view.notice(&format!(
                         "denied {tool} {summary}: nobody is at a terminal to answer"
                     ));
-                    self.send(Control::deny(Some(id), None, Actor::Session), view);
+                    self.send(Control::deny(id, None, Actor::Session), view);
                 }
             }
             Update::AskWithdrawn { id } => {
@@ -368,16 +368,13 @@ impl LineClient {
         } else if let Some(question) = self.asking.take() {
             match reply(&line) {
                 Some(Reply::AllowOnce) => {
-                    self.send(Control::allow(Some(question.id), Actor::Person), view);
+                    self.send(Control::allow(question.id, Actor::Person), view);
                 }
                 Some(Reply::AllowForSession) if question.offers_session => {
-                    self.send(
-                        Control::allow_for_session(Some(question.id), Actor::Person),
-                        view,
-                    );
+                    self.send(Control::allow_for_session(question.id, Actor::Person), view);
                 }
                 Some(Reply::Deny) => {
-                    self.send(Control::deny(Some(question.id), None, Actor::Person), view);
+                    self.send(Control::deny(question.id, None, Actor::Person), view);
                 }
                 Some(Reply::AllowForSession) | None => {
                     // Anything but an answer asks again: a stray line must not deny, nor
@@ -424,7 +421,7 @@ impl LineClient {
         if let Some(question) = self.asking.take() {
             view.notice("your input ended before you answered: denied");
             view.question_closed();
-            self.send(Control::deny(Some(question.id), None, Actor::Session), view);
+            self.send(Control::deny(question.id, None, Actor::Session), view);
         }
         if self.lines_are_prompts {
             self.send(Control::EndOfInput, view);

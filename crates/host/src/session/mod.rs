@@ -481,16 +481,8 @@ impl Session {
                 by,
                 message,
             } => {
-                // `None` answers the request put to the person now; the reducer decides
-                // whether the answer still counts (R101) and says why when it does not.
-                let id = id.or_else(|| {
-                    self.log
-                        .state()
-                        .pending_approvals
-                        .iter()
-                        .find(|pending| pending.asked)
-                        .map(|pending| pending.id.clone())
-                });
+                // The reducer decides whether the answer still counts (R101) and says why
+                // when it does not.
                 let who = by.describe();
                 let reason = (!approved).then(|| match message {
                     Some(message) if !message.trim().is_empty() => {
@@ -498,9 +490,9 @@ impl Session {
                     }
                     _ => format!("denied by {who}"),
                 });
-                tracing::info!(?id, approved, ?by, "approval answered");
+                tracing::info!(%id, approved, ?by, "approval answered");
                 produced.push(Produced::Msg(Msg::ApprovalAnswered {
-                    id,
+                    id: Some(id),
                     approved,
                     for_session: approved && for_session,
                     by: Some(by),
@@ -829,9 +821,6 @@ impl Session {
                 }
                 self.out.send(Update::Emitted(event));
             }
-            // The backend's interrupt already stops what the turn's scope holds (the model
-            // call's token, the tool's process group); the scope itself is the reducer's.
-            Cmd::CancelScope { .. } => {}
             Cmd::ResolveQuestion { id, answers } => {
                 let by = self.question_by.take().unwrap_or(Actor::Session);
                 self.transcript.record(
@@ -847,14 +836,6 @@ impl Session {
                     .resolve_question(&id, &answers, &mut self.out)
                     .await;
             }
-            // No backend asks for the reducer's confirmations yet; what they change reaches
-            // the front ends through the recorded messages.
-            Cmd::RunConfirmed { .. } => {}
-            // Request context is for hosts that build the agent's request; the own loop builds
-            // its request from the window stage's view of the conversation.
-            Cmd::AttachRequestContext { .. } => {}
-            // The session ends by `is_over`, once the backend is idle.
-            Cmd::Exit => {}
         }
         Ok(Vec::new())
     }
@@ -942,11 +923,7 @@ fn cmd_name(cmd: &Cmd) -> &'static str {
         Cmd::ResolveApproval { .. } => "resolve_approval",
         Cmd::ScheduleDeadline { .. } => "schedule_deadline",
         Cmd::CancelDeadline { .. } => "cancel_deadline",
-        Cmd::CancelScope { .. } => "cancel_scope",
         Cmd::ResolveQuestion { .. } => "resolve_question",
-        Cmd::RunConfirmed { .. } => "run_confirmed",
-        Cmd::AttachRequestContext { .. } => "attach_request_context",
-        Cmd::Exit => "exit",
         Cmd::Emit(_) => "emit",
     }
 }

@@ -193,19 +193,14 @@ async fn model_an_approval_is_asked_through_the_handle_and_the_answer_runs_the_t
         );
         // An answer naming another request is refused; the question still waits.
         assert_eq!(
-            handle
-                .controls()
-                .answer(Some("other".to_owned()), true, person()),
+            handle.controls().answer("other".to_owned(), true, person()),
             Ok(())
         );
         until(&mut handle, |update| {
             matches!(update, Update::Notice(text) if text.contains("that answer to request other was refused: no request with that id waits"))
         })
         .await;
-        assert_eq!(
-            handle.controls().answer(Some(id), approved, person()),
-            Ok(())
-        );
+        assert_eq!(handle.controls().answer(id, approved, person()), Ok(()));
         let outcome = task.await.unwrap().unwrap();
         assert_eq!(scratch.cwd.join("out.txt").exists(), approved);
         assert_eq!(outcome_of(&outcome.state), Some(TurnOutcome::Completed));
@@ -409,9 +404,7 @@ async fn cli_a_permission_request_is_asked_through_the_handle_and_answered_on_st
         };
         assert_eq!(tool, "Write");
         assert_eq!(
-            handle
-                .controls()
-                .answer(Some(id.clone()), approved, person()),
+            handle.controls().answer(id.clone(), approved, person()),
             Ok(())
         );
         let answer = process.stdin.recv().await.unwrap();
@@ -570,10 +563,7 @@ async fn model_a_tool_allowed_for_the_session_is_not_asked_about_again() {
     else {
         unreachable!()
     };
-    assert_eq!(
-        handle.controls().allow_for_session(Some(id), person()),
-        Ok(())
-    );
+    assert_eq!(handle.controls().allow_for_session(id, person()), Ok(()));
     // The second request is answered by the allowance, as the one who gave it, and says so.
     let answered = until(&mut handle, |update| {
         matches!(update, Update::Answered { for_session: true, by, .. } if *by == person())

@@ -8,7 +8,7 @@ use panewise_pane_state::context::{
 };
 use panewise_pane_state::state::ContextInvalidation;
 use panewise_pane_state::{
-    step, Cmd, CompactionTrigger, ContextReading, Event, Msg, ReadingSource, State, WindowSource,
+    step, CompactionTrigger, ContextReading, Msg, ReadingSource, State, WindowSource,
 };
 
 use crate::support::*;
@@ -50,20 +50,32 @@ fn seed(tokens: Option<u64>, model: Option<&str>, windows: &[(&str, u64)]) -> Ms
     }
 }
 
-fn rejected(
+/// Checks that `s` keeps this reading but does not show it, implausible for `reason` (R55).
+fn assert_rejected(
+    s: &State,
     tokens: u64,
     window: Option<u64>,
     model: Option<&str>,
     source: ReadingSource,
     reason: &str,
-) -> Cmd {
-    ev(Event::ContextReadingRejected {
-        tokens,
-        window,
-        model: model.map(str::to_owned),
-        source,
-        reason: reason.to_owned(),
-    })
+) {
+    let Some(reading) = s.context.as_ref() else {
+        panic!("the reading must be kept");
+    };
+    assert_eq!(
+        (
+            reading.tokens,
+            reading.window,
+            reading.model.as_deref(),
+            reading.source
+        ),
+        (tokens, window, model, source)
+    );
+    assert_eq!(
+        plausible_reading(reading).map_err(Implausible::as_str),
+        Err(reason)
+    );
+    assert_eq!(s.plausible_reading(), None);
 }
 
 fn with_reading(tokens: u64, model: &str) -> State {
@@ -84,7 +96,7 @@ fn r50_tokens_in_builds_a_live_reading_at_the_injected_now() {
         ))
     );
     assert!(!s.context_seedable);
-    assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -92,19 +104,15 @@ fn r50_r55_an_implausible_live_reading_is_stored_but_not_shown() {
     let (s, cmds) = step(streaming(T0), T0 + 5, tokens_in(0, Some(OPUS)));
     assert_eq!(s.context.as_ref().map(|r| r.tokens), Some(0));
     assert_eq!(s.plausible_reading(), None);
-    assert_eq!(
-        cmds,
-        vec![
-            rejected(
-                0,
-                Some(1_000_000),
-                Some(OPUS),
-                ReadingSource::Live,
-                "tokens is not a positive integer"
-            ),
-            ev(Event::TokensUpdated),
-        ]
+    assert_rejected(
+        &s,
+        0,
+        Some(1_000_000),
+        Some(OPUS),
+        ReadingSource::Live,
+        "tokens is not a positive integer",
     );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -160,7 +168,7 @@ fn r51_an_unknown_model_has_no_window_and_no_provider_default() {
         Some(live(300_000, Some(GPT), None, None, T0 + 1))
     );
     assert!(s.plausible_reading().is_some());
-    assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -180,7 +188,7 @@ fn r51_a_table_model_prompt_above_its_window_learns_the_next_tier() {
         s.learned_context_windows,
         BTreeMap::from([(HAIKU.to_owned(), 1_000_000)])
     );
-    assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -188,19 +196,15 @@ fn r51_above_every_tier_nothing_is_learned() {
     let (s, cmds) = step(streaming(T0), T0 + 1, tokens_in(1_500_000, Some(HAIKU)));
     assert!(s.learned_context_windows.is_empty());
     assert_eq!(s.plausible_reading(), None);
-    assert_eq!(
-        cmds,
-        vec![
-            rejected(
-                1_500_000,
-                Some(200_000),
-                Some(HAIKU),
-                ReadingSource::Live,
-                "tokens exceed the window"
-            ),
-            ev(Event::TokensUpdated),
-        ]
+    assert_rejected(
+        &s,
+        1_500_000,
+        Some(200_000),
+        Some(HAIKU),
+        ReadingSource::Live,
+        "tokens exceed the window",
     );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -208,39 +212,25 @@ fn r51_only_table_models_learn() {
     let s = settle(streaming(T0), &[(T0, report(&[(GPT, 400_000)]))]);
     let (s, cmds) = step(s, T0 + 1, tokens_in(500_000, Some(GPT)));
     assert!(s.learned_context_windows.is_empty());
-    assert_eq!(
-        cmds,
-        vec![
-            rejected(
-                500_000,
-                Some(400_000),
-                Some(GPT),
-                ReadingSource::Live,
-                "tokens exceed the window"
-            ),
-            ev(Event::TokensUpdated),
-        ]
+    assert_rejected(
+        &s,
+        500_000,
+        Some(400_000),
+        Some(GPT),
+        ReadingSource::Live,
+        "tokens exceed the window",
     );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
 fn r54_a_learned_window_refutes_a_smaller_report_once() {
     let s = settle(streaming(T0), &[(T0, report(&[(HAIKU, 200_000)]))]);
     let (s, cmds) = step(s, T0 + 1, tokens_in(300_000, Some(HAIKU)));
-    assert_eq!(
-        cmds,
-        vec![
-            ev(Event::ContextWindowRefuted {
-                model: HAIKU.into(),
-                reported: 200_000,
-                tokens: 300_000,
-                window: 1_000_000,
-                window_source: WindowSource::Learned,
-            }),
-            ev(Event::TokensUpdated),
-        ]
-    );
-    // Later calls on the same model keep the learned window but do not report it again.
+    assert_eq!(s.learned_context_windows.get(HAIKU), Some(&1_000_000));
+    assert_eq!(s.refuted_models, [HAIKU.to_owned()].into());
+    assert_eq!(cmds, vec![]);
+    // Later calls on the same model keep the learned window and record the refutation once.
     let (s, cmds) = step(s, T0 + 2, tokens_in(200_000, Some(HAIKU)));
     assert_eq!(
         s.context,
@@ -252,7 +242,8 @@ fn r54_a_learned_window_refutes_a_smaller_report_once() {
             T0 + 2
         ))
     );
-    assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
+    assert_eq!(s.refuted_models.len(), 1);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -298,32 +289,20 @@ fn r55_plausibility_reasons() {
 }
 
 #[test]
-fn r55_rejection_is_reported_once_until_a_plausible_reading_returns() {
+fn r55_each_implausible_reading_is_hidden_and_a_plausible_one_is_shown_again() {
     let reason = "tokens exceed every known window";
     let (s, cmds) = step(streaming(T0), T0 + 1, tokens_in(2_000_000, None));
-    assert_eq!(
-        cmds,
-        vec![
-            rejected(2_000_000, None, None, ReadingSource::Live, reason),
-            ev(Event::TokensUpdated)
-        ]
-    );
+    assert_rejected(&s, 2_000_000, None, None, ReadingSource::Live, reason);
+    assert_eq!(cmds, vec![]);
     let (s, cmds) = step(s, T0 + 2, tokens_in(3_000_000, None));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::TokensUpdated)],
-        "implausible after implausible is quiet"
-    );
+    assert_rejected(&s, 3_000_000, None, None, ReadingSource::Live, reason);
+    assert_eq!(cmds, vec![]);
     let (s, cmds) = step(s, T0 + 3, tokens_in(5_000, None));
-    assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
-    let (_, cmds) = step(s, T0 + 4, tokens_in(2_500_000, None));
-    assert_eq!(
-        cmds,
-        vec![
-            rejected(2_500_000, None, None, ReadingSource::Live, reason),
-            ev(Event::TokensUpdated)
-        ]
-    );
+    assert_eq!(s.plausible_reading().map(|r| r.tokens), Some(5_000));
+    assert_eq!(cmds, vec![]);
+    let (s, cmds) = step(s, T0 + 4, tokens_in(2_500_000, None));
+    assert_rejected(&s, 2_500_000, None, None, ReadingSource::Live, reason);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -338,16 +317,15 @@ fn r55_a_report_that_shrinks_the_window_below_the_reading_rejects_it() {
     let (s, cmds) = step(s, T0 + 2, report(&[(GPT, 200_000)]));
     assert_eq!(s.context.as_ref().and_then(|r| r.window), Some(200_000));
     assert_eq!(s.plausible_reading(), None);
-    assert_eq!(
-        cmds,
-        vec![rejected(
-            300_000,
-            Some(200_000),
-            Some(GPT),
-            ReadingSource::Live,
-            "tokens exceed the window"
-        )]
+    assert_rejected(
+        &s,
+        300_000,
+        Some(200_000),
+        Some(GPT),
+        ReadingSource::Live,
+        "tokens exceed the window",
     );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -410,11 +388,12 @@ fn r24_r51_implausible_reported_windows_are_ignored_when_resolving() {
             T0 + 3
         ))
     );
-    assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
+    assert_eq!(cmds, vec![]);
     // Nor does a nonsense report count as refuted by a learned window.
     let (s, _) = step(s, T0 + 4, report(&[(HAIKU, 100_000_001)]));
-    let (_, cmds) = step(s, T0 + 5, tokens_in(250_000, Some(HAIKU)));
-    assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
+    let (s, cmds) = step(s, T0 + 5, tokens_in(250_000, Some(HAIKU)));
+    assert!(s.refuted_models.is_empty());
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -441,10 +420,7 @@ fn r24_r56_implausible_history_windows_are_ignored_when_resolving() {
         s.context.as_ref().map(|r| (r.window, r.window_source)),
         Some((Some(200_000), Some(WindowSource::Model)))
     );
-    assert_eq!(
-        cmds,
-        vec![ev(Event::ContextReconciledAtMount { tokens: 50_000 })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -468,10 +444,7 @@ fn r56_a_history_seed_lands_once_while_seedable() {
     );
     assert!(!s.context_seedable);
     assert_eq!(s.last_context_model.as_deref(), Some(OPUS));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::ContextReconciledAtMount { tokens: 80_000 })]
-    );
+    assert_eq!(cmds, vec![]);
     // The first seed wins.
     assert_eq!(
         unchanged(s, T0 + 1, seed(Some(90_000), Some(HAIKU), &[])),
@@ -536,16 +509,8 @@ fn r56_an_implausible_seed_is_rejected_and_not_stored() {
         seed(Some(2_000_000), Some(GPT), &[]),
     );
     assert_eq!(s.context, None);
-    assert_eq!(
-        cmds,
-        vec![rejected(
-            2_000_000,
-            None,
-            Some(GPT),
-            ReadingSource::History,
-            "tokens exceed every known window"
-        )]
-    );
+    assert!(s.context_seedable, "a rejected seed leaves seeding open");
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -568,7 +533,7 @@ fn r57_invalidation_drops_the_reading_and_repeating_it_changes_nothing() {
     // The next, much smaller reading is a new conversation, not a compaction.
     let (s, cmds) = step(s, T0 + 4, tokens_in(8_000, Some(OPUS)));
     assert_eq!(s.compactions, 0);
-    assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use panewise_pane_state::{parse_log, step, Cmd, State};
+use panewise_pane_state::{parse_log, step, Cmd, Msg, State};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -74,15 +74,22 @@ fn r91_golden_compaction_race() {
 fn r91_golden_stop_and_quit() {
     let golden = snapshot("stop-and-quit.jsonl");
     assert!(golden.state.should_exit);
-    assert_eq!(
-        golden
-            .commands
-            .iter()
-            .filter(|c| matches!(c, Cmd::Exit))
-            .count(),
-        1,
-        "quit is idempotent"
-    );
+    // The log ends with a second quit, which changes nothing and asks for nothing (R85).
+    let text = std::fs::read_to_string(golden_dir().join("stop-and-quit.jsonl")).unwrap();
+    let log = parse_log(&text).unwrap();
+    let Some((last, before)) = log.entries.split_last() else {
+        panic!("the log has entries");
+    };
+    assert_eq!(last.msg, Msg::Quit);
+    let mut state = log.initial_state();
+    for entry in before {
+        state = step(state, entry.ts, entry.msg.clone()).0;
+    }
+    assert!(state.should_exit, "the first quit already ended it");
+    let (again, cmds) = step(state.clone(), last.ts, last.msg.clone());
+    assert_eq!(cmds, vec![]);
+    state.now_ms = last.ts;
+    assert_eq!(again, state);
 }
 
 #[test]

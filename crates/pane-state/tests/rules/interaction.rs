@@ -393,11 +393,11 @@ proptest! {
                     state.turn_phase,
                     TurnPhase::Submitting { .. } | TurnPhase::Streaming { .. }
                 );
-            let (next, cmds) = step(state, now, msg);
+            let is_deadline = matches!(msg, Msg::SubmitTimeoutElapsed { .. });
+            let (next, _) = step(state, now, msg);
             state = next;
-            let timed_out = cmds
-                .iter()
-                .any(|cmd| matches!(cmd, Cmd::Emit(Event::SubmitTimedOut { .. })));
+            // A submit deadline that fires ends the working turn (R35).
+            let timed_out = is_deadline && working_before && !state.turn_phase.is_working();
             if started.is_some() && working_before {
                 prop_assert!(!timed_out, "the submit deadline fired after the turn started: {:?}", script);
             }

@@ -4,7 +4,7 @@ use panewise_pane_state::state::{
     DisconnectReason, InitPhase, InterruptReason, WaitingReason, WorkingKind,
 };
 use panewise_pane_state::{
-    step, Cmd, CompactionTrigger, Event, FailureKind, Msg, State, TurnId, TurnOutcome, TurnPhase,
+    step, Cmd, CompactionTrigger, FailureKind, Msg, State, TurnId, TurnOutcome, TurnPhase,
 };
 
 use crate::support::*;
@@ -144,12 +144,7 @@ fn r25_bump_while_unsubscribed_only_edits_fields() {
     assert_eq!(s.turn_phase, TurnPhase::Idle);
     assert_eq!(s.last_event_ms, None);
     assert_eq!(s.current_tool.as_deref(), Some("Bash"));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::ToolStarted {
-            name: "Bash".into()
-        })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -191,12 +186,8 @@ fn r25_bump_promotes_idle_to_streaming_with_buffer_size_and_delta() {
     assert_eq!(s.turn_phase, TurnPhase::Idle);
     let (s, cmds) = step(s, T0 + 3, tool_start("Bash", None));
     assert_eq!(s.turn_phase, streaming_phase(4, 1, T0 + 3));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::ToolStarted {
-            name: "Bash".into()
-        })]
-    );
+    assert_eq!(s.current_tool.as_deref(), Some("Bash"));
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -209,7 +200,8 @@ fn r25_r37_tool_end_promoting_a_phase_starts_with_zero_tools() {
 fn r25_tokens_promote_done_completed_and_submitting() {
     let (s, cmds) = step(done_completed(T0), T0 + 1, tokens_out(3));
     assert_eq!(s.turn_phase, streaming_phase(1, 0, T0 + 1));
-    assert_eq!(cmds, vec![ev(Event::TokensUpdated)]);
+    assert_eq!(s.turn_tokens.as_ref().map(|t| t.output), Some(3));
+    assert_eq!(cmds, vec![]);
     let (s, _) = step(submitting(T0), T0 + 1, tokens_in(2_000, None));
     assert_eq!(s.turn_phase, streaming_phase(0, 0, T0 + 1));
 }
@@ -227,10 +219,7 @@ fn r25_subscribe_promotes_submitting_to_streaming_with_buffer_size() {
     s.streaming.buffer_size = 12;
     let (s, cmds) = step(s, T0 + 3, Msg::StreamSubscribe { at: T0 + 3 });
     assert_eq!(s.turn_phase, streaming_phase(12, 0, T0 + 3));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::StreamSubscribed), cancel(DeadlineKind::Submit, 1)]
-    );
+    assert_eq!(cmds, vec![cancel(DeadlineKind::Submit, 1)]);
 }
 
 #[test]
@@ -262,7 +251,7 @@ fn r25_resubscribe_after_a_disconnect_returns_to_idle() {
     let (s, cmds) = step(s, T0 + 2, Msg::StreamSubscribe { at: T0 + 2 });
     assert_eq!(s.turn_phase, TurnPhase::Idle);
     assert_eq!(s.last_event_ms, Some(T0 + 2));
-    assert_eq!(cmds, vec![ev(Event::StreamSubscribed)]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -288,16 +277,7 @@ fn r25_working_unsubscribe_disconnects_and_clears_the_turn_activity() {
     assert_eq!(s.turn_tokens, None);
     assert_eq!(s.compacting, None);
     assert_eq!(s.last_event_ms, None);
-    assert_eq!(
-        cmds,
-        vec![
-            ev(Event::StreamUnsubscribed),
-            ev(Event::StreamDisconnected {
-                last_kind: WorkingKind::Streaming,
-                reason: DisconnectReason::StreamUnsubscribed,
-            }),
-        ]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -346,10 +326,7 @@ fn r25_flush_promotes_idle_submitting_done_completed_and_disconnected() {
     ] {
         let (s, cmds) = step(in_phase(phase), T0 + 2, flush(2, T0 + 2));
         assert_eq!(s.turn_phase, streaming_phase(2, 0, T0 + 2));
-        assert_eq!(
-            cmds,
-            vec![ev(Event::StreamFlushObserved { added_count: 2 })]
-        );
+        assert_eq!(cmds, vec![]);
     }
 }
 
@@ -375,10 +352,7 @@ fn r25_flush_leaves_interrupting_and_terminal_done() {
         let (s, cmds) = step(in_phase(phase.clone()), T0 + 2, flush(2, T0 + 2));
         assert_eq!(s.turn_phase, phase);
         assert_eq!(s.streaming.buffer_size, 2);
-        assert_eq!(
-            cmds,
-            vec![ev(Event::StreamFlushObserved { added_count: 2 })]
-        );
+        assert_eq!(cmds, vec![]);
     }
 }
 
@@ -396,7 +370,7 @@ fn r25_reconcile_active_promotes_idle_and_done_completed_with_zero_buffer() {
             },
         );
         assert_eq!(s.turn_phase, streaming_phase(0, 0, T0 + 5));
-        assert_eq!(cmds, vec![ev(Event::TurnActiveReconciled)]);
+        assert_eq!(cmds, vec![]);
     }
 }
 
@@ -443,7 +417,7 @@ fn r25_reconcile_inactive_demotes_streaming_and_keeps_turn_tokens() {
     assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
     assert_eq!(s.compacting, None);
     assert_eq!(s.turn_tokens, tokens);
-    assert_eq!(cmds, vec![ev(Event::TurnInactiveReconciled { at: T0 + 4 })]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -469,26 +443,15 @@ fn r26_reconcile_inactive_on_a_quiet_pane_returns_the_same_state_without_events(
 #[test]
 fn r27_submit_deadline_is_armed_when_entering_submitting_and_kept_when_a_turn_replaces_it() {
     let (s, cmds) = step(subscribed_ready(T0), T0 + 1, turn_start(T0 + 1));
-    assert_eq!(
-        cmds,
-        vec![
-            ev(Event::TurnStarted {
-                at: T0 + 1,
-                turn: TurnId(1)
-            }),
-            schedule(DeadlineKind::Submit, 1, T0 + 30_001),
-        ]
-    );
+    assert_eq!(s.current_turn, Some(TurnId(1)));
+    assert_eq!(cmds, vec![schedule(DeadlineKind::Submit, 1, T0 + 30_001),]);
     let (s, cmds) = step(s, T0 + 2, turn_start(T0 + 2));
+    assert_eq!(s.current_turn, Some(TurnId(2)));
     // No new time: the deadline armed on entering Submitting stands (R27). It moves to the new
     // turn, so turn 1's timer cannot end turn 2 and turn 2 is still guarded.
     assert_eq!(
         cmds,
         vec![
-            ev(Event::TurnStarted {
-                at: T0 + 2,
-                turn: TurnId(2)
-            }),
             cancel(DeadlineKind::Submit, 1),
             schedule(DeadlineKind::Submit, 2, T0 + 30_001),
         ]
@@ -505,14 +468,11 @@ fn r27_submit_deadline_is_armed_when_entering_submitting_and_kept_when_a_turn_re
 #[test]
 fn r27_interrupt_deadline_is_scheduled_only_when_entering_interrupting() {
     let (s, cmds) = step(streaming(T0), T0 + 1, Msg::RequestStop { at: T0 + 1 });
+    assert_eq!(s.turn_phase, interrupting_phase(T0 + 1));
     assert_eq!(
         cmds,
         vec![
-            ev(Event::StopRequested),
             schedule(DeadlineKind::Interrupt, 1, T0 + 5_001),
-            Cmd::CancelScope {
-                turn: Some(TurnId(1))
-            },
             Cmd::InterruptAgent {
                 turn: Some(TurnId(1))
             },
@@ -530,24 +490,14 @@ fn r27_interrupt_deadline_is_scheduled_only_when_entering_interrupting() {
 fn r28_turn_start_suppressed_while_unsubscribed() {
     let s = settle(fresh(), &[(T0, Msg::InitReady { at: T0 })]);
     let cmds = unchanged(s, T0 + 1, turn_start(T0 + 1));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::TurnStartSuppressed {
-            reason: SuppressReason::StreamNotActive
-        })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
 fn r29_turn_start_suppressed_while_init_pending() {
     let s = settle(fresh(), &[(T0, Msg::StreamSubscribe { at: T0 })]);
     let cmds = unchanged(s, T0 + 1, turn_start(T0 + 1));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::TurnStartSuppressed {
-            reason: SuppressReason::InitStillLoading
-        })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -617,7 +567,7 @@ fn r30_reconcile_inactive_still_ignores_the_subscription_gate() {
         },
     );
     assert_eq!(s.turn_phase, TurnPhase::Idle);
-    assert_eq!(cmds, vec![ev(Event::TurnInactiveReconciled { at: T0 + 1 })]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -655,13 +605,7 @@ fn r31_turn_start_effects() {
     assert_eq!(s.current_turn, Some(TurnId(2)));
     assert_eq!(
         cmds,
-        vec![
-            ev(Event::TurnStarted {
-                at: T0 + 10,
-                turn: TurnId(2)
-            }),
-            schedule(DeadlineKind::Submit, 2, T0 + 10 + 30_000),
-        ]
+        vec![schedule(DeadlineKind::Submit, 2, T0 + 10 + 30_000),]
     );
 }
 
@@ -675,16 +619,7 @@ fn r31_turn_start_mid_turn_moves_a_streaming_turn_back_to_submitting() {
             pending_content: "also this".into()
         }
     );
-    assert_eq!(
-        cmds,
-        vec![
-            ev(Event::TurnStarted {
-                at: T0 + 1,
-                turn: TurnId(2)
-            }),
-            schedule(DeadlineKind::Submit, 2, T0 + 30_001),
-        ]
-    );
+    assert_eq!(cmds, vec![schedule(DeadlineKind::Submit, 2, T0 + 30_001),]);
 }
 
 #[test]
@@ -698,33 +633,23 @@ fn r32_turn_end_from_streaming_completes_at_the_injected_now() {
     );
     let (s, cmds) = step(s, T0 + 7, turn_end());
     assert_eq!(s.turn_phase, done(TurnOutcome::Completed, T0 + 7));
+    // The live tokens became the turn's stats (R60).
+    assert_eq!(
+        s.session_stats
+            .as_ref()
+            .and_then(|stats| stats.input_tokens),
+        Some(3_000)
+    );
     assert_eq!(s.current_tool, None);
     assert_eq!(s.turn_tokens, None);
-    assert_eq!(
-        cmds,
-        vec![ev(Event::TurnEnded {
-            outcome: TurnOutcome::Completed,
-            stats_merged: true,
-            stopping_cleared: false,
-        })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
 fn r32_turn_end_from_interrupting_is_stopped() {
     let (s, cmds) = step(interrupting(T0), T0 + 2, turn_end());
     assert_eq!(s.turn_phase, done(TurnOutcome::Stopped, T0 + 2));
-    assert_eq!(
-        cmds,
-        vec![
-            ev(Event::TurnEnded {
-                outcome: TurnOutcome::Stopped,
-                stats_merged: false,
-                stopping_cleared: true,
-            }),
-            cancel(DeadlineKind::Interrupt, 1),
-        ]
-    );
+    assert_eq!(cmds, vec![cancel(DeadlineKind::Interrupt, 1),]);
 }
 
 #[test]
@@ -750,14 +675,7 @@ fn r32_first_done_wins_and_only_stats_refresh() {
     );
     assert_eq!(s.turn_phase, done(TurnOutcome::Errored, T0));
     assert_eq!(s.session_stats, Some(stats));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::TurnEnded {
-            outcome: TurnOutcome::Errored,
-            stats_merged: true,
-            stopping_cleared: false,
-        })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -829,7 +747,7 @@ fn r33_turn_reset_wipes_turn_and_session_state_and_keeps_the_rest() {
         ],
     );
     let (after, cmds) = step(s.clone(), T0 + 7, Msg::TurnReset);
-    assert_eq!(cmds, vec![ev(Event::TurnReset)]);
+    assert_eq!(cmds, vec![]);
     assert_eq!(after.turn_phase, TurnPhase::Idle);
     assert_eq!(after.session_stats, None);
     assert_eq!(after.session_totals, None);
@@ -872,10 +790,7 @@ fn r34_turn_start_failed_touches_only_phase_compaction_and_ping() {
     // the turn's figures.
     expected.submit_deadline = None;
     assert_eq!(after, expected);
-    assert_eq!(
-        cmds,
-        vec![ev(Event::TurnStartFailed), cancel(DeadlineKind::Submit, 2)]
-    );
+    assert_eq!(cmds, vec![cancel(DeadlineKind::Submit, 2)]);
 }
 
 #[test]
@@ -895,7 +810,7 @@ fn r35_submit_timeout_ends_a_submitting_turn_as_errored() {
     assert_eq!(s.turn_tokens, None);
     assert_eq!(s.compacting, None);
     assert_eq!(s.pending_compaction_ping, None);
-    assert_eq!(cmds, vec![ev(Event::SubmitTimedOut { at: T0 + 30_000 })]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -924,16 +839,7 @@ fn r35_interrupt_timeout_ends_an_interrupting_turn_as_interrupted() {
     assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 5_002));
     assert_eq!(s.current_tool, None);
     // The interrupt did not take, so the agent is killed (R95).
-    assert_eq!(
-        cmds,
-        vec![
-            kill(1),
-            ev(Event::AgentKillRequested {
-                turn: Some(TurnId(1))
-            }),
-            ev(Event::InterruptTimedOut { at: T0 + 5_002 })
-        ]
-    );
+    assert_eq!(cmds, vec![kill(1),]);
 }
 
 #[test]
@@ -955,26 +861,17 @@ fn r36_r95_repeated_stop_keeps_the_original_sigint_time_and_kills_the_agent() {
     // The phase and its deadline stay (R36); the second stop escalates at once (R95).
     assert_eq!(s.turn_phase, interrupting_phase(T0));
     assert_eq!(s.interrupt_deadline, armed);
-    assert_eq!(
-        cmds,
-        vec![
-            ev(Event::StopRequested),
-            kill(1),
-            ev(Event::AgentKillRequested {
-                turn: Some(TurnId(1))
-            }),
-        ]
-    );
+    assert_eq!(cmds, vec![kill(1),]);
     // A third stop has nothing left to escalate.
     let cmds = unchanged(s, T0 + 4, Msg::RequestStop { at: T0 + 4 });
-    assert_eq!(cmds, vec![ev(Event::StopRequested)]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
-fn r36_stop_while_not_working_only_reports_the_request() {
+fn r36_stop_while_not_working_changes_nothing() {
     for s in [subscribed_ready(T0), done_completed(T0), done_errored(T0)] {
         let cmds = unchanged(s, T0 + 3, Msg::RequestStop { at: T0 + 3 });
-        assert_eq!(cmds, vec![ev(Event::StopRequested)]);
+        assert_eq!(cmds, vec![]);
     }
 }
 
@@ -994,7 +891,7 @@ fn r36_stop_from_submitting_interrupts_for_the_user() {
 fn r37_tools_active_never_goes_below_zero() {
     let (s, cmds) = step(streaming(T0), T0 + 1, tool_end());
     assert_eq!(s.turn_phase, streaming_phase(1, 0, T0 + 1));
-    assert_eq!(cmds, vec![ev(Event::ToolEnded)]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -1075,10 +972,7 @@ fn r25_stop_failed_returns_to_streaming_with_the_compaction_still_running() {
     let (s, cmds) = step(s, T0 + 3, Msg::StopFailed);
     assert_eq!(s.turn_phase, streaming_phase(1, 0, T0 + 1));
     assert!(s.compacting.is_some());
-    assert_eq!(
-        cmds,
-        vec![ev(Event::StopFailed), cancel(DeadlineKind::Interrupt, 1)]
-    );
+    assert_eq!(cmds, vec![cancel(DeadlineKind::Interrupt, 1)]);
 }
 
 #[test]
@@ -1087,10 +981,7 @@ fn r25_stop_failed_while_unsubscribed_goes_idle() {
     s.last_event_ms = None;
     let (s, cmds) = step(s, T0 + 3, Msg::StopFailed);
     assert_eq!(s.turn_phase, TurnPhase::Idle);
-    assert_eq!(
-        cmds,
-        vec![ev(Event::StopFailed), cancel(DeadlineKind::Interrupt, 1)]
-    );
+    assert_eq!(cmds, vec![cancel(DeadlineKind::Interrupt, 1)]);
 }
 
 #[test]
@@ -1121,10 +1012,7 @@ fn r25_failure_ends_a_working_turn_as_errored_at_its_time() {
             },
         );
         assert_eq!(s.turn_phase, done(TurnOutcome::Errored, T0 + 8));
-        let mut expected = vec![ev(Event::FailureObserved {
-            code: FailureKind::RateLimited,
-            turn_was_ended: true,
-        })];
+        let mut expected = vec![];
         expected.extend(disarmed);
         assert_eq!(cmds, expected);
     }
@@ -1152,13 +1040,7 @@ fn r25_provider_waiting_marks_a_streaming_turn_rate_limited() {
         }
     );
     assert_eq!(s.last_event_ms, Some(T0 + 2));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::ProviderWaiting {
-            reason: WaitingReason::RateLimited,
-            retry_after_ms: Some(20_000)
-        })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -1180,13 +1062,7 @@ fn r25_provider_waiting_outside_streaming_only_moves_the_gate() {
         }
     );
     assert_eq!(s.last_event_ms, Some(T0 + 2));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::ProviderWaiting {
-            reason: WaitingReason::RateLimited,
-            retry_after_ms: None
-        })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -1234,7 +1110,7 @@ fn r35_r81_an_earlier_turns_submit_deadline_does_not_end_the_current_turn() {
     // The runner echoes turn 1's timer back, as `DeadlineKind::elapsed` builds it.
     let late = DeadlineKind::Submit.elapsed(Some(TurnId(1)), T0 + 30_000);
     let cmds = unchanged(s, T0 + 30_000, late);
-    assert_eq!(cmds, vec![stale_turn(MsgKind::SubmitTimeoutElapsed)]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -1249,7 +1125,7 @@ fn r35_the_current_turns_submit_deadline_still_ends_it_as_errored() {
     assert_eq!(s.turn_phase, done(TurnOutcome::Errored, deadline));
     assert_eq!(s.submit_deadline, None);
     // It fired, so there is nothing left to cancel.
-    assert_eq!(cmds, vec![ev(Event::SubmitTimedOut { at: deadline })]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -1266,15 +1142,12 @@ fn r35_r81_an_earlier_turns_interrupt_deadline_does_not_end_the_current_turn() {
     assert!(matches!(s.turn_phase, TurnPhase::Interrupting { .. }));
     let late = DeadlineKind::Interrupt.elapsed(Some(TurnId(1)), T0 + 5_000);
     let cmds = unchanged(s.clone(), T0 + 5_000, late);
-    assert_eq!(cmds, vec![stale_turn(MsgKind::InterruptTimeoutElapsed)]);
+    assert_eq!(cmds, vec![]);
     let own = DeadlineKind::Interrupt.elapsed(Some(TurnId(2)), T0 + 5_004);
     let (s, cmds) = step(s, T0 + 5_004, own);
     assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 5_004));
-    assert_eq!(cmds.first(), Some(&kill(2)));
-    assert_eq!(
-        cmds.last(),
-        Some(&ev(Event::InterruptTimedOut { at: T0 + 5_004 }))
-    );
+    assert_eq!(cmds, vec![kill(2)]);
+    assert!(s.agent_kill_sent);
 }
 
 #[test]
@@ -1291,13 +1164,7 @@ fn r36_a_superseded_interrupt_deadline_of_the_same_turn_is_dropped() {
     );
     let first = DeadlineKind::Interrupt.elapsed(Some(TurnId(1)), T0 + 5_001);
     let cmds = unchanged(s.clone(), T0 + 5_001, first);
-    assert_eq!(
-        cmds,
-        vec![ev(Event::MessageIgnored {
-            kind: MsgKind::InterruptTimeoutElapsed,
-            reason: IgnoreReason::SupersededDeadline,
-        })]
-    );
+    assert_eq!(cmds, vec![]);
     let second = DeadlineKind::Interrupt.elapsed(Some(TurnId(1)), T0 + 8_000);
     let (s, _) = step(s, T0 + 8_000, second);
     assert_eq!(s.turn_phase, done(TurnOutcome::Interrupted, T0 + 8_000));
@@ -1319,5 +1186,5 @@ fn r90_the_submit_timeout_ends_the_turn_at_the_stamped_clock() {
     // The elapsed message carries no time of its own: one clock.
     let (s, cmds) = step(submitting(T0), T0 + 31_234, submit_elapsed());
     assert_eq!(s.turn_phase, done(TurnOutcome::Errored, T0 + 31_234));
-    assert_eq!(cmds, vec![ev(Event::SubmitTimedOut { at: T0 + 31_234 })]);
+    assert_eq!(cmds, vec![]);
 }

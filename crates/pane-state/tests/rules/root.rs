@@ -11,8 +11,8 @@ use panewise_pane_state::state::{
     CONTEXT_BUFFER_CAP_BYTES,
 };
 use panewise_pane_state::{
-    parse_log_bytes, step, update, Cmd, CompactionTrigger, CostSource, Event, FailureKind, Msg,
-    PlanStep, PlanStepStatus, SessionStats, State, TurnId, TurnOutcome, TurnPhase,
+    parse_log_bytes, step, update, Cmd, CompactionTrigger, CostSource, FailureKind, Msg, PlanStep,
+    PlanStepStatus, SessionStats, State, TurnId, TurnOutcome, TurnPhase,
 };
 
 use crate::support::*;
@@ -74,7 +74,7 @@ fn r90_step_stamps_the_injected_clock_and_update_reads_only_it() {
 }
 
 #[test]
-fn r81_a_stale_turn_id_is_dropped_unchanged_and_reported_as_ignored() {
+fn r81_a_stale_turn_id_is_dropped_unchanged_with_no_command() {
     let s = settle(
         second_turn(),
         &[(
@@ -127,13 +127,9 @@ fn r81_a_stale_turn_id_is_dropped_unchanged_and_reported_as_ignored() {
     ];
     for msg in stale {
         let kind = msg.kind();
-        // `update` itself, without the clock stamp, hands the state back as it was; the only
-        // command reports the drop (not counted in diagnostics: the state stays untouched).
-        assert_eq!(
-            update(s.clone(), msg),
-            (s.clone(), vec![stale_turn(kind)]),
-            "stale {kind}"
-        );
+        // `update` itself, without the clock stamp, hands the state back as it was, and asks
+        // for nothing (not counted in diagnostics either: a stale result is expected traffic).
+        assert_eq!(update(s.clone(), msg), (s.clone(), vec![]), "stale {kind}");
     }
 }
 
@@ -149,12 +145,7 @@ fn r81_the_current_turn_id_is_accepted() {
         },
     );
     assert_eq!(s.current_tool.as_deref(), Some("Read"));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::ToolStarted {
-            name: "Read".into()
-        })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -172,10 +163,7 @@ fn r81_after_a_reset_no_turn_is_current_so_tagged_results_are_stale() {
         arg: None,
         turn: Some(TurnId(2)),
     };
-    assert_eq!(
-        update(s.clone(), msg),
-        (s, vec![stale_turn(MsgKind::ToolStart)])
-    );
+    assert_eq!(update(s.clone(), msg), (s, vec![]));
 }
 
 #[test]
@@ -190,32 +178,27 @@ fn r84_request_stop_is_the_one_cancel_path_and_clears_both_queues() {
     assert_eq!(
         cmds,
         vec![
-            ev(Event::StopRequested),
             schedule(DeadlineKind::Interrupt, 1, T0 + 5_003),
-            Cmd::CancelScope {
-                turn: Some(TurnId(1))
-            },
             Cmd::InterruptAgent {
                 turn: Some(TurnId(1))
             },
-            ev(Event::WaitingEnded),
         ]
     );
 }
 
 #[test]
-fn r84_no_cancel_scope_when_idle_or_already_cancelling() {
+fn r84_a_stop_when_idle_or_already_cancelling_arms_nothing() {
     let cmds = unchanged(
         subscribed_ready(T0),
         T0 + 9,
         Msg::RequestStop { at: T0 + 9 },
     );
-    assert_eq!(cmds, vec![ev(Event::StopRequested)]);
-    // Already cancelling: no second cancel or deadline, only the kill escalation (R95).
+    assert_eq!(cmds, vec![]);
+    // Already cancelling: no second interrupt or deadline, only the kill escalation (R95).
     let (_, cmds) = step(interrupting(T0), T0 + 9, Msg::RequestStop { at: T0 + 9 });
     assert!(!cmds
         .iter()
-        .any(|c| matches!(c, Cmd::CancelScope { .. } | Cmd::ScheduleDeadline { .. })));
+        .any(|c| matches!(c, Cmd::InterruptAgent { .. } | Cmd::ScheduleDeadline { .. })));
     assert!(cmds.contains(&Cmd::KillAgent {
         turn: Some(TurnId(1))
     }));
@@ -237,13 +220,7 @@ fn r84_turn_cancelled_is_what_ends_a_cancelling_turn() {
     assert_eq!((&s.current_tool, &s.current_tool_arg), (&None, &None));
     assert_eq!(s.turn_tokens, None);
     assert_eq!(s.compacting, None);
-    assert_eq!(
-        cmds,
-        vec![
-            ev(Event::TurnCancelled { turn: TurnId(1) }),
-            cancel(DeadlineKind::Interrupt, 1)
-        ]
-    );
+    assert_eq!(cmds, vec![cancel(DeadlineKind::Interrupt, 1)]);
 }
 
 #[test]
@@ -260,7 +237,7 @@ fn r84_turn_cancelled_outside_cancelling_changes_nothing() {
 #[test]
 fn r86_approvals_queue_first_in_first_out() {
     let (s, cmds) = step(streaming(T0), T0 + 1, approval("a", 1));
-    assert_eq!(cmds, vec![ev(Event::WaitingForInput)]);
+    assert_eq!(cmds, vec![]);
     let (s, cmds) = step(s, T0 + 2, approval("b", 1));
     assert_eq!(cmds, vec![]);
     assert_eq!(
@@ -287,17 +264,14 @@ fn r86_approvals_queue_first_in_first_out() {
     let (s, cmds) = step(s, T0 + 4, Msg::approval_answer(None, false, None));
     assert_eq!(
         cmds,
-        vec![
-            Cmd::ResolveApproval {
-                id: "b".into(),
-                tool: "Bash".into(),
-                approved: false,
-                for_session: false,
-                by: None,
-                reason: None,
-            },
-            ev(Event::WaitingEnded)
-        ]
+        vec![Cmd::ResolveApproval {
+            id: "b".into(),
+            tool: "Bash".into(),
+            approved: false,
+            for_session: false,
+            by: None,
+            reason: None,
+        }]
     );
     assert!(s.pending_approvals.is_empty());
 }
@@ -340,23 +314,29 @@ fn r86_questions_queue_first_in_first_out() {
     );
     assert_eq!(
         cmds,
-        vec![
-            Cmd::ResolveQuestion {
-                id: "q2".into(),
-                answers: vec!["no".into()]
-            },
-            ev(Event::WaitingEnded)
-        ]
+        vec![Cmd::ResolveQuestion {
+            id: "q2".into(),
+            answers: vec!["no".into()]
+        }]
     );
     assert!(s.pending_questions.is_empty());
 }
 
 #[test]
-fn r86_waiting_ends_only_when_no_modal_is_left() {
+fn r86_each_answer_closes_only_its_own_modal() {
     let s = settle(streaming(T0), &[(T0 + 1, approval("a", 1))]);
     let (s, cmds) = step(s, T0 + 2, question("q", 1));
-    assert_eq!(cmds, vec![], "already waiting");
+    assert_eq!(
+        (s.pending_approvals.len(), s.pending_questions.len()),
+        (1, 1)
+    );
+    assert_eq!(cmds, vec![]);
     let (s, cmds) = step(s, T0 + 3, Msg::approval_answer(None, true, None));
+    assert_eq!(
+        (s.pending_approvals.len(), s.pending_questions.len()),
+        (0, 1),
+        "the question still waits"
+    );
     assert_eq!(
         cmds,
         vec![Cmd::ResolveApproval {
@@ -368,7 +348,7 @@ fn r86_waiting_ends_only_when_no_modal_is_left() {
             reason: None,
         }]
     );
-    let (_, cmds) = step(
+    let (s, cmds) = step(
         s,
         T0 + 4,
         Msg::QuestionAnswered {
@@ -376,15 +356,13 @@ fn r86_waiting_ends_only_when_no_modal_is_left() {
             answers: vec![],
         },
     );
+    assert!(s.pending_questions.is_empty());
     assert_eq!(
         cmds,
-        vec![
-            Cmd::ResolveQuestion {
-                id: "q".into(),
-                answers: vec![]
-            },
-            ev(Event::WaitingEnded)
-        ]
+        vec![Cmd::ResolveQuestion {
+            id: "q".into(),
+            answers: vec![]
+        }]
     );
 }
 
@@ -396,13 +374,7 @@ fn r86_an_answer_with_nothing_pending_is_counted_not_lost() {
         Msg::approval_answer(None, true, None),
     );
     assert_eq!(s.diagnostics.ignored, 1);
-    assert_eq!(
-        cmds,
-        vec![ev(Event::MessageIgnored {
-            kind: MsgKind::ApprovalAnswered,
-            reason: IgnoreReason::NoApprovalPending
-        })]
-    );
+    assert_eq!(cmds, vec![]);
     let (s, cmds) = step(
         s,
         T0 + 2,
@@ -412,13 +384,7 @@ fn r86_an_answer_with_nothing_pending_is_counted_not_lost() {
         },
     );
     assert_eq!(s.diagnostics.ignored, 2);
-    assert_eq!(
-        cmds,
-        vec![ev(Event::MessageIgnored {
-            kind: MsgKind::QuestionAnswered,
-            reason: IgnoreReason::NoQuestionPending
-        })]
-    );
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -429,11 +395,11 @@ fn r86_turn_reset_clears_both_queues() {
     );
     let (s, cmds) = step(s, T0 + 3, Msg::TurnReset);
     assert!(s.pending_approvals.is_empty() && s.pending_questions.is_empty());
-    assert_eq!(cmds, vec![ev(Event::WaitingEnded), ev(Event::TurnReset)]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
-fn confirmation_modal_runs_the_action_only_when_accepted() {
+fn confirmation_modal_closes_on_either_answer_and_counts_a_stray_one() {
     let ask = Msg::ConfirmRequested {
         action: ConfirmAction::Clear,
         prompt: "Clear the conversation?".into(),
@@ -446,33 +412,20 @@ fn confirmation_modal_runs_the_action_only_when_accepted() {
             prompt: "Clear the conversation?".into()
         })
     );
-    assert_eq!(cmds, vec![ev(Event::WaitingForInput)]);
+    assert_eq!(cmds, vec![]);
     let (yes, cmds) = step(s.clone(), T0 + 2, Msg::ConfirmAnswered { accepted: true });
     assert_eq!(yes.confirm, None);
-    assert_eq!(
-        cmds,
-        vec![
-            Cmd::RunConfirmed {
-                action: ConfirmAction::Clear
-            },
-            ev(Event::WaitingEnded)
-        ]
-    );
+    assert_eq!(cmds, vec![]);
     let (no, cmds) = step(s, T0 + 2, Msg::ConfirmAnswered { accepted: false });
     assert_eq!(no.confirm, None);
-    assert_eq!(cmds, vec![ev(Event::WaitingEnded)]);
-    let (_, cmds) = step(no, T0 + 3, Msg::ConfirmAnswered { accepted: true });
-    assert_eq!(
-        cmds,
-        vec![ev(Event::MessageIgnored {
-            kind: MsgKind::ConfirmAnswered,
-            reason: IgnoreReason::NoConfirmationPending
-        })]
-    );
+    assert_eq!(cmds, vec![]);
+    let (stray, cmds) = step(no, T0 + 3, Msg::ConfirmAnswered { accepted: true });
+    assert_eq!(stray.diagnostics.ignored, 1);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
-fn r85_quit_cancels_the_live_turn_clears_everything_parked_and_exits() {
+fn r85_quit_clears_everything_parked_and_exits() {
     let s = settle(
         streaming(T0),
         &[
@@ -486,16 +439,7 @@ fn r85_quit_cancels_the_live_turn_clears_everything_parked_and_exits() {
     assert!(s.should_exit);
     assert!(s.pending_approvals.is_empty() && s.pending_questions.is_empty());
     assert!(s.pending_hook_context.is_empty() && s.pending_task_notices.is_empty());
-    assert_eq!(
-        cmds,
-        vec![
-            Cmd::CancelScope {
-                turn: Some(TurnId(1))
-            },
-            ev(Event::WaitingEnded),
-            Cmd::Exit
-        ]
-    );
+    assert_eq!(cmds, vec![]);
     // Idempotent: a second quit changes nothing and asks for nothing.
     assert_eq!(unchanged(s, T0 + 6, Msg::Quit), vec![]);
 }
@@ -504,7 +448,7 @@ fn r85_quit_cancels_the_live_turn_clears_everything_parked_and_exits() {
 fn r85_quit_while_idle_only_exits() {
     let (s, cmds) = step(subscribed_ready(T0), T0 + 1, Msg::Quit);
     assert!(s.should_exit);
-    assert_eq!(cmds, vec![Cmd::Exit]);
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -524,13 +468,7 @@ fn r89_buffered_context_is_consumed_once_by_the_next_request() {
             turn: Some(TurnId(1)),
         },
     );
-    assert_eq!(
-        cmds,
-        vec![Cmd::AttachRequestContext {
-            hook_context: vec!["first".into(), "second".into()],
-            task_notices: vec!["todos changed".into()],
-        }]
-    );
+    assert_eq!(cmds, vec![]);
     assert!(s.pending_hook_context.is_empty() && s.pending_task_notices.is_empty());
     let (_, cmds) = step(
         s,
@@ -546,7 +484,7 @@ fn r89_buffered_context_is_consumed_once_by_the_next_request() {
 fn r89_hook_context_from_another_turn_is_not_accepted() {
     assert_eq!(
         update(second_turn(), hook("late", 1)),
-        (second_turn(), vec![stale_turn(MsgKind::HookContextAdded)])
+        (second_turn(), vec![])
     );
     let (s, _) = step(second_turn(), T0 + 3, hook("now", 2));
     assert_eq!(s.pending_hook_context, vec!["now".to_string()]);
@@ -559,18 +497,15 @@ fn r89_hook_context_is_capped_at_16_kib_and_the_cut_is_counted() {
     let (s, cmds) = step(s, T0 + 2, hook(&"b".repeat(20), 1));
     assert_eq!(s.pending_hook_context, vec![big.clone(), "b".repeat(10)]);
     assert_eq!(s.diagnostics.ignored, 1);
-    let cut = ev(Event::MessageIgnored {
-        kind: MsgKind::HookContextAdded,
-        reason: IgnoreReason::BufferFull,
-    });
-    assert_eq!(cmds, vec![cut.clone()]);
+    assert_eq!(cmds, vec![]);
     let (s, cmds) = step(s, T0 + 3, hook("c", 1));
     assert_eq!(
         s.pending_hook_context.len(),
         2,
         "a full buffer takes nothing more"
     );
-    assert_eq!(cmds, vec![cut]);
+    assert_eq!(s.diagnostics.ignored, 2, "and counts what it refused");
+    assert_eq!(cmds, vec![]);
 }
 
 #[test]
@@ -581,13 +516,8 @@ fn r89_task_notices_are_capped_on_a_character_boundary() {
     );
     let (s, cmds) = step(s, T0 + 1, notice("ééé"));
     assert_eq!(s.pending_task_notices.last().map(String::as_str), Some("é"));
-    assert_eq!(
-        cmds,
-        vec![ev(Event::MessageIgnored {
-            kind: MsgKind::TaskNoticeAdded,
-            reason: IgnoreReason::BufferFull,
-        })]
-    );
+    assert_eq!(s.diagnostics.ignored, 1, "the cut is counted");
+    assert_eq!(cmds, vec![]);
 }
 
 /// One sample of every variant, with every optional field filled so nothing is skipped.
@@ -886,22 +816,25 @@ fn r86_a_withdrawn_approval_leaves_the_queue_without_an_answer() {
     let (s, cmds) = step(s, T0 + 4, Msg::approval_answer(None, true, None));
     assert_eq!(
         cmds,
-        vec![
-            Cmd::ResolveApproval {
-                id: "b".into(),
-                tool: "Write".into(),
-                approved: true,
-                for_session: false,
-                by: None,
-                reason: None,
-            },
-            ev(Event::WaitingEnded)
-        ]
+        vec![Cmd::ResolveApproval {
+            id: "b".into(),
+            tool: "Write".into(),
+            approved: true,
+            for_session: false,
+            by: None,
+            reason: None,
+        }]
     );
     let (s, _) = step(s, T0 + 5, ask("c"));
     let (s, cmds) = step(s, T0 + 6, Msg::ApprovalWithdrawn { id: "c".into() });
-    assert_eq!(cmds, vec![ev(Event::WaitingEnded)]);
+    assert_eq!(cmds, vec![]);
     assert!(s.pending_approvals.is_empty());
-    let (_, cmds) = step(s, T0 + 7, Msg::ApprovalWithdrawn { id: "zz".into() });
-    assert!(matches!(cmds.as_slice(), [Cmd::Emit { .. }]), "{cmds:?}");
+    let ignored = s.diagnostics.ignored;
+    let (s, cmds) = step(s, T0 + 7, Msg::ApprovalWithdrawn { id: "zz".into() });
+    assert_eq!(cmds, vec![]);
+    assert_eq!(
+        s.diagnostics.ignored,
+        ignored + 1,
+        "an unknown id is counted"
+    );
 }

@@ -5,9 +5,7 @@ use panewise_pane_state::{
     step, Cmd, CompactionTrigger, Event, Failure, FailureKind, Msg, State, TurnOutcome, TurnPhase,
 };
 
-pub use panewise_pane_state::{
-    ConfirmAction, DeadlineKind, IgnoreReason, MsgKind, SuppressReason, TurnId,
-};
+pub use panewise_pane_state::{ConfirmAction, DeadlineKind, MsgKind, TurnId};
 
 /// A fixed epoch so times read like real milliseconds.
 pub const T0: u64 = 1_700_000_000_000;
@@ -111,14 +109,6 @@ pub fn cancel(kind: DeadlineKind, turn: u64) -> Cmd {
     }
 }
 
-/// The report of a message dropped because its turn is not current (R81).
-pub fn stale_turn(kind: MsgKind) -> Cmd {
-    ev(Event::MessageIgnored {
-        kind,
-        reason: IgnoreReason::StaleTurn,
-    })
-}
-
 /// The command killing the agent to end turn `turn` (R95).
 pub fn kill(turn: u64) -> Cmd {
     Cmd::KillAgent {
@@ -197,17 +187,6 @@ pub fn boundary(trigger: CompactionTrigger, at: u64, frame_timestamp: Option<u64
         at,
         frame_timestamp,
     }
-}
-
-pub fn compacted_real(trigger: CompactionTrigger, frame_timestamp: Option<u64>) -> Cmd {
-    ev(Event::ContextCompacted {
-        tokens_before: 150_000,
-        tokens_after: 9_000,
-        source: panewise_pane_state::CompactionSource::Real,
-        trigger: Some(trigger),
-        duration_ms: Some(40_000),
-        frame_timestamp,
-    })
 }
 
 pub fn failure(kind: FailureKind) -> Failure {

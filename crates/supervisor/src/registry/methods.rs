@@ -345,7 +345,7 @@ impl Registry {
             approve.request.as_deref(),
         )
         .map_err(|why| why.to_rpc(&session.name))?;
-        let request = Some(answered.id.clone());
+        let request = answered.id.clone();
         let control = match &approve.decision {
             panewise_api::Decision::AllowOnce => Control::allow(request, by.clone()),
             panewise_api::Decision::AllowForSession => {
