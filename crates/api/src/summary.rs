@@ -442,11 +442,19 @@ pub fn input_tokens(totals: &SessionStats) -> Option<u64> {
 }
 
 /// A session's model, the one rule every view names it by: the model the agent last reported
-/// (a CLI's own choice, or what the API answered with), else the one `asked` for at launch.
+/// with a call's tokens (a CLI's own choice, or what the API answered with); else the only
+/// model it reported a context window for (Gemini CLI over ACP names the model that did the
+/// work only in its per-turn usage); else the one `asked` for at launch.
 pub fn model_of(state: &State, asked: Option<&str>) -> Option<String> {
+    let mut windows = state.reported_context_windows.keys();
+    let only_reported = match (windows.next(), windows.next()) {
+        (Some(model), None) => Some(model.clone()),
+        (Some(_), Some(_)) | (None, _) => None,
+    };
     state
         .last_context_model
         .clone()
+        .or(only_reported)
         .or_else(|| asked.map(str::to_owned))
 }
 
@@ -463,4 +471,62 @@ fn sum(parts: &[Option<u64>]) -> Option<u64> {
             .flatten()
             .fold(0u64, |total, n| total.saturating_add(*n))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use panewise_pane_state::{Msg, State};
+
+    use super::model_of;
+
+    #[test]
+    fn the_model_is_the_last_reported_else_the_only_one_with_a_window_else_the_one_asked() {
+        let windows = |models: &[&str]| Msg::ContextWindowsReported {
+            windows: models
+                .iter()
+                .map(|model| ((*model).to_owned(), 1_000_000))
+                .collect(),
+        };
+        // (what the agent reported, the model asked for, the model every view shows)
+        let cases: [(Vec<Msg>, Option<&str>, Option<&str>); 5] = [
+            (vec![], None, None),
+            (vec![], Some("asked"), Some("asked")),
+            (
+                vec![windows(&["gemini-3.8-flash"])],
+                Some("asked"),
+                Some("gemini-3.8-flash"),
+            ),
+            (
+                vec![windows(&["opus", "haiku"])],
+                Some("asked"),
+                Some("asked"),
+            ),
+            (
+                vec![
+                    windows(&["opus", "haiku"]),
+                    Msg::TokensIn {
+                        input: 10,
+                        model: Some("opus".to_owned()),
+                        cache_read: None,
+                        cache_write: None,
+                        cache_write_1h: None,
+                        turn: None,
+                    },
+                ],
+                Some("asked"),
+                Some("opus"),
+            ),
+        ];
+        for (messages, asked, expected) in cases {
+            let mut state = State::new("agent");
+            for message in messages.clone() {
+                state = panewise_pane_state::step(state, 0, message).0;
+            }
+            assert_eq!(
+                model_of(&state, asked).as_deref(),
+                expected,
+                "{messages:?} asked {asked:?}"
+            );
+        }
+    }
 }
