@@ -251,6 +251,16 @@ pub fn run_case(
     ensure!(written.contains("hello"), "{WRITTEN} holds {written:?}");
     let entry = only_session(&run)?;
     ensure!(entry["state"] == "done", "after y: {entry}");
+    // Issue 42: the dashboard, `agents`, `sessions` and `replay` name it alike.
+    let id = entry["id"].as_str().context("no id")?;
+    crate::e2e_views::check(&run, case.cli, id, &log.display().to_string())?;
+    // The dashboard draws the summary the daemon pushed: wait for it, then say what differs.
+    let screen = terminal
+        .wait_until("the dashboard naming it as agents does", |screen| {
+            crate::e2e_views::check_dashboard(screen, &name, &entry).is_ok()
+        })
+        .or_else(|_| terminal.screen())?;
+    crate::e2e_views::check_dashboard(&screen, &name, &entry)?;
 
     // The log: the approval answered by the dashboard's client, the tool's success, and a
     // replay to the recorded state with one turn and no failure.

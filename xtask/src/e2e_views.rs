@@ -1,8 +1,9 @@
 //! Issue 42 against the published CLIs: one session of Claude Code, Codex (`app-server`) and
-//! Gemini CLI (`--acp`), run by the daemon, is named alike by `replay`, `agents --json` and
-//! `sessions --json` — the provider as the person named it, the same model, the same cost
-//! with the same source. (`crates/cli/tests/cli/views_agree.rs` holds the own loop and the
-//! dashboard to the same words.)
+//! Gemini CLI (`--acp`), run by the daemon, is named alike by `replay`, `agents --json`,
+//! `sessions --json` ([`check`], from the daemon cases) and the dashboard in tmux
+//! ([`check_dashboard`], from the dashboard cases) — the provider as the person named it, the
+//! same model, the same cost with the same source. (`crates/cli/tests/cli/views_agree.rs`
+//! holds the own loop to the same words.)
 
 use std::process::Output;
 
@@ -108,5 +109,36 @@ pub fn check(run: &dyn Fn(&[&str]) -> Result<Output>, cli: Cli, id: &str, log: &
             "{view} says {words:?} where agents says {truth:?}"
         );
     }
+    Ok(())
+}
+
+/// Checks that the dashboard's `screen` names session `name` as `agents --json`'s `entry`
+/// does: the peek's title `NAME · PROVIDER · STATE · MODEL` and the row's cost column.
+pub fn check_dashboard(screen: &str, name: &str, entry: &Value) -> Result<()> {
+    let words = json_words(entry);
+    let state = entry["state"].as_str().unwrap_or_default();
+    let mut title = format!("{name} · {} · {state}", words.provider);
+    if words.model != NONE {
+        title.push_str(&format!(" · {}", words.model));
+    }
+    ensure!(
+        screen.contains(&format!("{title} ")),
+        "the dashboard's title is not {title:?} (agents: {words:?}):\n{screen}"
+    );
+    let row = crate::e2e_dashboard::list_row(screen, name)
+        .with_context(|| format!("no row of {name}:\n{screen}"))?;
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    let cost = columns
+        .len()
+        .checked_sub(2)
+        .and_then(|at| columns.get(at))
+        .copied()
+        .unwrap_or_default();
+    let shown = if cost == "-" { NONE } else { cost };
+    ensure!(
+        shown == words.cost,
+        "the dashboard's row shows cost {cost:?} where agents says {:?}: {row}",
+        words.cost
+    );
     Ok(())
 }
