@@ -87,37 +87,36 @@ pub fn resolve(
         Some(name) => Some(parse_provider(name)?),
         None => None,
     };
-    let recorded_provider = request
-        .resume
-        .as_ref()
-        .map(|recorded| match &recorded.kind {
-            RecordedKind::OwnLoop { provider, .. } => RecordedProvider::Own(*provider),
-            RecordedKind::Supervised {
-                provider, named, ..
-            } => RecordedProvider::Agent(*provider, *named),
-        });
-    let provider = match (named, recorded_provider) {
+    // What the recorded session ran, in the one vocabulary: its provider, and for an agent
+    // the decoder its log was read with (which another name of the same agent may continue).
+    let recorded = match request.resume.as_ref().map(|recorded| &recorded.kind) {
+        None => None,
+        Some(RecordedKind::OwnLoop { provider, .. }) => Some((*provider, None)),
+        Some(RecordedKind::Supervised {
+            provider: decoder,
+            named,
+            ..
+        }) => match Drive::recorded(*decoder, *named) {
+            Some(drive) => Some((drive.row().provider, Some(*decoder))),
+            None => {
+                return Err(LaunchError::Invalid(format!(
+                    "{}: no agent panewise runs reads a `{}` stream",
+                    recorded_log(&request).display(),
+                    decoder.as_str()
+                )))
+            }
+        },
+    };
+    let provider = match (named, recorded) {
         (Some(named), None) => named,
         (None, None) => config.provider.unwrap_or(ProviderName::Mock),
-        (None, Some(RecordedProvider::Own(own))) => own,
-        (None, Some(RecordedProvider::Agent(decoder, recorded_name))) => {
-            match Drive::recorded(decoder, recorded_name) {
-                Some(drive) => drive.row().provider,
-                None => {
-                    return Err(LaunchError::Invalid(format!(
-                        "{}: no agent panewise runs reads a `{}` stream",
-                        recorded_log(&request).display(),
-                        decoder.as_str()
-                    )))
-                }
-            }
-        }
-        (Some(named), Some(RecordedProvider::Own(own))) if named == own => own,
-        (Some(named), Some(RecordedProvider::Agent(decoder, _))) if reads(named, decoder) => named,
-        (Some(named), Some(recorded)) => {
+        (None, Some((recorded, _))) => recorded,
+        (Some(named), Some((recorded, None))) if named == recorded => named,
+        (Some(named), Some((_, Some(decoder)))) if reads(named, decoder) => named,
+        (Some(named), Some((recorded, _))) => {
             return Err(LaunchError::ResumeProvider {
                 log: recorded_log(&request),
-                recorded: recorded.name().to_owned(),
+                recorded: recorded.as_str().to_owned(),
                 named: named.as_str().to_owned(),
             })
         }
@@ -126,24 +125,6 @@ pub fn resolve(
         supervised(request, context, provider)
     } else {
         own_loop(request, context, provider)
-    }
-}
-
-/// What a recorded session ran: the own loop with a provider, or an agent read with a
-/// decoder (and the name it was given, when the log kept it).
-#[derive(Clone, Copy)]
-enum RecordedProvider {
-    Own(ProviderName),
-    Agent(Provider, Option<ProviderName>),
-}
-
-impl RecordedProvider {
-    fn name(self) -> &'static str {
-        match self {
-            RecordedProvider::Own(own) => own.as_str(),
-            RecordedProvider::Agent(_, Some(named)) => named.as_str(),
-            RecordedProvider::Agent(decoder, None) => decoder.as_str(),
-        }
     }
 }
 
