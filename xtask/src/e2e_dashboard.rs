@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
+pub(crate) use crate::e2e_support::list_row;
 use crate::e2e_support::{
-    check_header, check_totals, processes_with_env, replay, start_mock, text, Cli, Place, WRITE,
+    check_header, check_totals, list_part, processes_with_env, replay, start_mock, text, Cli,
+    Place, WRITE,
 };
 use crate::e2e_terminal::Terminal;
 
@@ -77,20 +79,6 @@ impl Drop for StopDaemons {
             }
         }
     }
-}
-
-/// The list's part of a dashboard line: what is left of the peek's border.
-fn list_part(line: &str) -> &str {
-    line.split(['│', '┌', '└']).next().unwrap_or("").trim()
-}
-
-/// The list row of the session named `name` (its state mark first), as shown.
-pub(crate) fn list_row(screen: &str, name: &str) -> Option<String> {
-    screen
-        .lines()
-        .map(list_part)
-        .find(|row| row.split_whitespace().nth(1) == Some(name))
-        .map(str::to_owned)
 }
 
 /// The peek's text (what is inside its border), its lines joined by `glue`.

@@ -409,3 +409,17 @@ impl Place {
         within(self.command(panewise, args), PLACE_DEADLINE)
     }
 }
+
+/// The list's part of a dashboard line: what is left of the peek's border.
+pub(crate) fn list_part(line: &str) -> &str {
+    line.split(['│', '┌', '└']).next().unwrap_or("").trim()
+}
+
+/// The list row of the session named `name` (its state mark first), as shown.
+pub(crate) fn list_row(screen: &str, name: &str) -> Option<String> {
+    screen
+        .lines()
+        .map(list_part)
+        .find(|row| row.split_whitespace().nth(1) == Some(name))
+        .map(str::to_owned)
+}

@@ -125,7 +125,7 @@ pub fn check_dashboard(screen: &str, name: &str, entry: &Value) -> Result<()> {
         screen.contains(&format!("{title} ")),
         "the dashboard's title is not {title:?} (agents: {words:?}):\n{screen}"
     );
-    let row = crate::e2e_dashboard::list_row(screen, name)
+    let row = crate::e2e_support::list_row(screen, name)
         .with_context(|| format!("no row of {name}:\n{screen}"))?;
     let columns: Vec<&str> = row.split_whitespace().collect();
     let cost = columns
