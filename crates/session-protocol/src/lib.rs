@@ -49,8 +49,9 @@ pub enum Control {
     /// The answers to the question set the agent asked (`Msg::QuestionAsked`): one per
     /// question; none says nobody can answer, and the agent is told so.
     AnswerQuestion {
-        /// The question set answered; `None` answers the one asked first.
-        id: Option<String>,
+        /// The question set answered (every sender names it: an answer is never matched to
+        /// whichever question happens to wait).
+        id: String,
         /// One answer per question.
         answers: Vec<String>,
         /// Who answered.

@@ -346,7 +346,7 @@ impl LineClient {
         } else {
             self.send(
                 Control::AnswerQuestion {
-                    id: Some(id.to_owned()),
+                    id: id.to_owned(),
                     answers: Vec::new(),
                     by: Actor::Session,
                 },
@@ -359,7 +359,7 @@ impl LineClient {
         if let Some(id) = self.answering.take() {
             self.send(
                 Control::AnswerQuestion {
-                    id: Some(id),
+                    id,
                     answers: vec![line],
                     by: Actor::Person,
                 },

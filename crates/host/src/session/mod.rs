@@ -504,7 +504,10 @@ impl Session {
                 // Who answered goes into the transcript once the reducer accepts the answer
                 // (`Cmd::ResolveQuestion`).
                 self.question_by = Some(by);
-                produced.push(Produced::Msg(Msg::QuestionAnswered { id, answers }));
+                produced.push(Produced::Msg(Msg::QuestionAnswered {
+                    id: Some(id),
+                    answers,
+                }));
             }
             Control::Interrupt => {
                 self.transcript

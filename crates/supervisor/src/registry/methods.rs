@@ -107,7 +107,7 @@ impl Registry {
                     ));
                 };
                 let control = Control::AnswerQuestion {
-                    id: Some(question),
+                    id: question,
                     answers: vec![answer.text],
                     by,
                 };

@@ -50,7 +50,7 @@ fn an_answer_goes_to_the_question_waiting_and_is_refused_when_none_waits() {
     match controls(&answered).as_slice() {
         [(session, Control::AnswerQuestion { id, answers, by })] => {
             assert_eq!(session, "s1");
-            assert_eq!(id.as_deref(), Some("q1"));
+            assert_eq!(id, "q1");
             assert_eq!(answers, &["2".to_owned()]);
             assert!(matches!(by, Actor::Api { .. }), "{by:?}");
         }
