@@ -180,4 +180,7 @@ async fn a_user_file_that_does_not_read_stops_neither_agents_nor_approve() {
     assert!(stopped.status.success(), "{stopped:?}");
     let again = daemon.run(&["agents"]);
     assert!(again.status.success(), "{again:?}");
+    // The daemon `agents` started is no child of the test's: stop it, or it outlives the test.
+    let stopped = daemon.run(&["daemon", "stop"]);
+    assert!(stopped.status.success(), "{stopped:?}");
 }
