@@ -88,12 +88,15 @@ impl Channel {
     /// The npm package that installs the CLI, for the error when it is missing.
     pub fn npm_package(&self) -> &'static str {
         match self {
+            // An ACP stream may be any agent's: the launch says which package, if any.
             Channel::Rpc(launch) => launch.npm_package.unwrap_or(""),
-            Channel::Claude(_) => "@anthropic-ai/claude-code",
-            Channel::OneShot(launch) => match launch.cli {
-                OneShotCli::Codex => "@openai/codex",
-                OneShotCli::GeminiCli => "@google/gemini-cli",
-            },
+            // One drive reads each of these streams: its row names the package.
+            Channel::Claude(_) | Channel::OneShot(_) => panewise_core::agent::Drive::ALL
+                .into_iter()
+                .map(panewise_core::agent::Drive::row)
+                .find(|row| row.decoder == self.provider())
+                .and_then(|row| row.npm_package)
+                .unwrap_or(""),
         }
     }
 
